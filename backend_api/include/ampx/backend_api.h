@@ -1,0 +1,258 @@
+/*
+ * ampx backend plugin C ABI, version 1.
+ *
+ * Every backend plugin is a shared library exporting exactly one symbol,
+ * AMPX_PLUGIN_ENTRY_SYMBOL, a function that returns a pointer to a static,
+ * immutable ampx_plugin_api function table. The host checks abi_major, the
+ * table's struct_size and the presence of every required member before it
+ * calls anything else.
+ *
+ * Rules (modelled on OpenXLA's pjrt_c_api.h and ggml's backend vtables):
+ *  - Plain C99. No C++ types and no exceptions cross this boundary.
+ *  - Every struct begins with `size_t struct_size`, set by whoever fills the
+ *    struct to sizeof() as that side compiled it. The reader only touches the
+ *    members that lie within struct_size, so either side may be newer.
+ *  - Tables are append-only within a major version; a minor bump adds members
+ *    at the end. Optional members may be NULL.
+ *  - Errors: every fallible function returns `ampx_status*`; NULL means
+ *    success. A non-NULL status is allocated by the plugin and must be released
+ *    by the host with the same plugin's status_destroy().
+ *  - Ownership: every pointer passed *into* a plugin is borrowed for the
+ *    duration of the call only (unless documented otherwise). Handles returned
+ *    through `out` parameters are owned by the host and released through the
+ *    matching destroy/free function.
+ *  - Threading: a plugin instance is used from one host thread at a time.
+ */
+#ifndef AMPX_BACKEND_API_H_
+#define AMPX_BACKEND_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AMPX_ABI_VERSION_MAJOR 1
+#define AMPX_ABI_VERSION_MINOR 0
+
+/* The one exported symbol: `const ampx_plugin_api* ampx_plugin_entry(void);` */
+#define AMPX_PLUGIN_ENTRY_SYMBOL "ampx_plugin_entry"
+
+#if defined(_WIN32)
+#define AMPX_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define AMPX_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ------------------------------------------------------------------ types */
+
+/* Element types. Values are part of the ABI and never renumbered. */
+typedef enum ampx_dtype {
+  AMPX_DTYPE_INVALID = 0,
+  AMPX_DTYPE_F32 = 1,
+  AMPX_DTYPE_F16 = 2,  /* IEEE 754 binary16 */
+  AMPX_DTYPE_BF16 = 3, /* bfloat16: the upper 16 bits of an f32 */
+  AMPX_DTYPE_F64 = 4,
+  AMPX_DTYPE_I64 = 5,
+  AMPX_DTYPE_I32 = 6,
+  AMPX_DTYPE_BOOL = 7, /* one byte, 0 or 1 */
+  AMPX_DTYPE_I8 = 8,
+  AMPX_DTYPE_U8 = 9
+} ampx_dtype;
+
+typedef enum ampx_status_code {
+  AMPX_STATUS_OK = 0,
+  AMPX_STATUS_INVALID_ARGUMENT = 1,
+  AMPX_STATUS_UNSUPPORTED = 2,
+  AMPX_STATUS_OUT_OF_MEMORY = 3,
+  AMPX_STATUS_UNAVAILABLE = 4, /* e.g. no driver, device lost */
+  AMPX_STATUS_INTERNAL = 5
+} ampx_status_code;
+
+/* Opaque, plugin-allocated error object. NULL means OK. */
+typedef struct ampx_status ampx_status;
+/* Opaque plugin instance, buffer and prepared kernel. */
+typedef struct ampx_plugin ampx_plugin;
+typedef struct ampx_buffer ampx_buffer;
+typedef struct ampx_kernel ampx_kernel;
+
+typedef enum ampx_device_type {
+  AMPX_DEVICE_CPU = 1,
+  AMPX_DEVICE_GPU = 2,
+  AMPX_DEVICE_OTHER = 3
+} ampx_device_type;
+
+/* Precision support of one node instance on one device. */
+typedef enum ampx_support {
+  AMPX_SUPPORT_UNSUPPORTED = 0, /* cannot run this node as described */
+  AMPX_SUPPORT_NATIVE = 1,      /* a real kernel for these dtypes: the fast path */
+  AMPX_SUPPORT_EMULATED = 2     /* runs, but e.g. widens 16-bit to f32 internally */
+} ampx_support;
+
+/* ------------------------------------------------------ plugin creation */
+
+typedef struct ampx_plugin_create_args {
+  size_t struct_size;
+  /* Host log level, 0 = trace .. 6 = off, so a plugin can stay quiet. */
+  int32_t log_level;
+  /* Optional, may be NULL: "key=value;key=value" options from the user. */
+  const char* options;
+} ampx_plugin_create_args;
+
+typedef struct ampx_plugin_info {
+  size_t struct_size;
+  /* Why the plugin reports the device count it does, e.g. "no CUDA driver
+   * found"; empty when there is nothing to say. */
+  char note[256];
+  /* Library the plugin is built on and its version, e.g. "oneDNN 2.6.3". */
+  char library[128];
+} ampx_plugin_info;
+
+typedef struct ampx_device_props {
+  size_t struct_size;
+  char name[128];
+  char vendor[64];
+  char driver_version[64]; /* driver or library version */
+  /* Stable identity of "this kind of hardware with this software": the
+   * capability database keys on it. Same hardware and driver => same string. */
+  char fingerprint[256];
+  uint64_t memory_bytes; /* 0 when unknown */
+  ampx_device_type type;
+  int32_t compute_units; /* cores, SMs, ...; 0 when unknown */
+} ampx_device_props;
+
+/* ------------------------------------------------------- node description */
+
+typedef struct ampx_tensor_desc {
+  size_t struct_size;
+  ampx_dtype dtype;
+  int32_t rank;
+  const int64_t* dims; /* rank entries, all >= 0 */
+  /* Non-NULL when the tensor is a constant (a weight) whose bytes are known at
+   * prepare time: lets a plugin reorder weights once. Borrowed for the call. */
+  const void* const_data;
+} ampx_tensor_desc;
+
+typedef enum ampx_attr_kind {
+  AMPX_ATTR_INT = 1,
+  AMPX_ATTR_FLOAT = 2,
+  AMPX_ATTR_INTS = 3,
+  AMPX_ATTR_FLOATS = 4,
+  AMPX_ATTR_STRING = 5
+} ampx_attr_kind;
+
+typedef struct ampx_attr {
+  size_t struct_size;
+  const char* name;
+  ampx_attr_kind kind;
+  int64_t i;            /* AMPX_ATTR_INT */
+  double f;             /* AMPX_ATTR_FLOAT */
+  const int64_t* ints;  /* AMPX_ATTR_INTS, `count` entries */
+  const double* floats; /* AMPX_ATTR_FLOATS, `count` entries */
+  size_t count;
+  const char* s; /* AMPX_ATTR_STRING, NUL-terminated */
+} ampx_attr;
+
+/* One node instance: op type (see docs/OPS.md for the op set, its inputs and
+ * attributes), the exact dtypes and shapes of its inputs and outputs. */
+typedef struct ampx_node_desc {
+  size_t struct_size;
+  const char* op_type;
+  const char* name; /* for messages only */
+  size_t num_inputs;
+  const ampx_tensor_desc* inputs;
+  size_t num_outputs;
+  const ampx_tensor_desc* outputs;
+  size_t num_attrs;
+  const ampx_attr* attrs;
+} ampx_node_desc;
+
+typedef struct ampx_capability {
+  size_t struct_size;
+  ampx_support support; /* out */
+  /* out: predicted kernel time in microseconds, or < 0 when the plugin has no
+   * estimate. A hint only: the capability database measures. */
+  double cost_us;
+  /* out: optional short reason, e.g. "oneDNN: ref implementation only". */
+  char note[128];
+} ampx_capability;
+
+/* A region of a buffer: the executor packs many values into one arena. */
+typedef struct ampx_buffer_view {
+  size_t struct_size;
+  ampx_buffer* buffer;
+  uint64_t offset; /* bytes from the start of `buffer` */
+} ampx_buffer_view;
+
+/* ------------------------------------------------------------ the table */
+
+typedef struct ampx_plugin_api {
+  size_t struct_size;
+  uint32_t abi_major; /* AMPX_ABI_VERSION_MAJOR the plugin was built against */
+  uint32_t abi_minor;
+  const char* plugin_name;    /* short, [a-z0-9_]+, e.g. "cpu_ref" */
+  const char* plugin_version; /* e.g. "1.0.0" */
+
+  /* status objects */
+  ampx_status_code (*status_code)(const ampx_status* status);
+  const char* (*status_message)(const ampx_status* status); /* valid until destroy */
+  void (*status_destroy)(ampx_status* status);
+
+  /* lifetime; create may fail (e.g. driver missing is NOT a failure: report
+   * zero devices and a note instead; failure means the plugin is unusable). */
+  ampx_status* (*plugin_create)(const ampx_plugin_create_args* args, ampx_plugin** out);
+  void (*plugin_destroy)(ampx_plugin* plugin);
+  ampx_status* (*plugin_info)(ampx_plugin* plugin, ampx_plugin_info* out);
+
+  /* devices */
+  ampx_status* (*device_count)(ampx_plugin* plugin, int32_t* out);
+  ampx_status* (*device_props)(ampx_plugin* plugin, int32_t device, ampx_device_props* out);
+
+  /* capability: never assumed by the host; asked per node instance. */
+  ampx_status* (*query_capability)(ampx_plugin* plugin, int32_t device,
+                                   const ampx_node_desc* node, ampx_capability* out);
+
+  /* buffers */
+  ampx_status* (*buffer_alloc)(ampx_plugin* plugin, int32_t device, uint64_t bytes,
+                               ampx_buffer** out);
+  void (*buffer_free)(ampx_buffer* buffer);
+  ampx_status* (*copy_to_device)(ampx_buffer* dst, uint64_t dst_offset, const void* src,
+                                 uint64_t bytes);
+  ampx_status* (*copy_to_host)(void* dst, const ampx_buffer* src, uint64_t src_offset,
+                               uint64_t bytes);
+  /* Both buffers belong to this plugin (any of its devices). */
+  ampx_status* (*copy_device_to_device)(ampx_buffer* dst, uint64_t dst_offset,
+                                        const ampx_buffer* src, uint64_t src_offset,
+                                        uint64_t bytes);
+
+  /* prepared kernels: prepare once with the full description, launch many
+   * times with buffers of exactly the described sizes. */
+  ampx_status* (*kernel_prepare)(ampx_plugin* plugin, int32_t device,
+                                 const ampx_node_desc* node, ampx_kernel** out);
+  ampx_status* (*kernel_launch)(ampx_kernel* kernel, const ampx_buffer_view* inputs,
+                                size_t num_inputs, const ampx_buffer_view* outputs,
+                                size_t num_outputs);
+  void (*kernel_destroy)(ampx_kernel* kernel);
+
+  /* Waits until all work launched on the device has finished. */
+  ampx_status* (*synchronize)(ampx_plugin* plugin, int32_t device);
+
+  /* ---- optional members (may be NULL) ---- */
+  /* Host-visible address of a buffer, or NULL when it is not host-visible.
+   * Lets the host skip copies for CPU devices. */
+  void* (*buffer_host_ptr)(ampx_buffer* buffer);
+} ampx_plugin_api;
+
+/* The smallest table a v1 host accepts: everything up to and including
+ * `synchronize`. */
+#define AMPX_PLUGIN_API_MIN_SIZE_V1 \
+  (offsetof(ampx_plugin_api, synchronize) + sizeof(void*))
+
+typedef const ampx_plugin_api* (*ampx_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* AMPX_BACKEND_API_H_ */
