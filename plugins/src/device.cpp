@@ -1,0 +1,166 @@
+#include <ampx/plugins/device.hpp>
+
+#include <ampx/plugins/loaded_plugin.hpp>
+#include <ampx/plugins/status.hpp>
+
+#include "struct_io.hpp"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <stdexcept>
+#include <utility>
+
+namespace ampx::plugins {
+namespace {
+
+void check_node(const ampx_node_desc& node, const char* operation) {
+  if (node.struct_size == 0) {
+    throw std::invalid_argument(std::string(operation) + ": ampx_node_desc.struct_size is 0");
+  }
+  if (node.op_type == nullptr) {
+    throw std::invalid_argument(std::string(operation) + ": ampx_node_desc.op_type is NULL");
+  }
+}
+
+// "Relu 'conv1/relu'"
+std::string describe(const ampx_node_desc& node) {
+  return fmt::format("{} '{}'", node.op_type, node.name != nullptr ? node.name : "");
+}
+
+// Throws std::out_of_range unless [offset, offset + bytes) lies within size.
+void check_range(const char* operation, const char* which, uint64_t offset, uint64_t bytes,
+                 uint64_t size) {
+  if (offset > size || bytes > size - offset) {
+    throw std::out_of_range(
+        fmt::format("{}: {} bytes at offset {} exceed the {} buffer of {} bytes", operation, bytes,
+                    offset, which, size));
+  }
+}
+
+}  // namespace
+
+Device::Device(std::shared_ptr<const LoadedPlugin> plugin, int32_t index,
+               const ampx_device_props& props)
+    : plugin_(std::move(plugin)),
+      id_(plugin_->name() + ":" + std::to_string(index)),
+      index_(index),
+      props_(props) {}
+
+const std::string& Device::plugin_name() const noexcept {
+  return plugin_->name();
+}
+
+void Device::check_own(const Buffer& buffer, const char* what) const {
+  if (!buffer) throw std::invalid_argument(fmt::format("{}: empty Buffer", what));
+  if (buffer.plugin_ != plugin_ || buffer.device_ != index_) {
+    throw std::invalid_argument(fmt::format("{}: the buffer belongs to {}:{}, not to {}", what,
+                                            buffer.plugin_->name(), buffer.device_, id_));
+  }
+}
+
+Capability Device::query(const ampx_node_desc& node) const {
+  check_node(node, "query_capability");
+  ampx_capability out{};
+  out.struct_size = sizeof(out);
+  out.support = AMPX_SUPPORT_UNSUPPORTED;
+  out.cost_us = -1.0;
+  const std::string operation =
+      fmt::format("query_capability({}, device {})", describe(node), index_);
+  plugin_->check(plugin_->api().query_capability(plugin_->instance(), index_, &node, &out),
+                 operation);
+
+  const size_t size = detail::readable_size(out);
+  Capability result;
+  if (detail::has_member(out, size, &ampx_capability::support)) {
+    switch (out.support) {
+      case AMPX_SUPPORT_UNSUPPORTED:
+      case AMPX_SUPPORT_NATIVE:
+      case AMPX_SUPPORT_EMULATED:
+        result.support = out.support;
+        break;
+      default:
+        throw PluginError(plugin_->name(), operation, AMPX_STATUS_INTERNAL,
+                          fmt::format("invalid support value {}", static_cast<int>(out.support)));
+    }
+  }
+  if (detail::has_member(out, size, &ampx_capability::cost_us)) result.cost_us = out.cost_us;
+  if (detail::has_member(out, size, &ampx_capability::note)) {
+    detail::terminate(out.note);
+    result.note = detail::fixed_string(out.note);
+  }
+  return result;
+}
+
+Buffer Device::allocate(uint64_t bytes) const {
+  const auto& api = plugin_->api();
+  const std::string operation = fmt::format("buffer_alloc({} bytes, device {})", bytes, index_);
+  ampx_buffer* handle = nullptr;
+  plugin_->check(api.buffer_alloc(plugin_->instance(), index_, bytes, &handle), operation);
+  if (handle == nullptr) {
+    throw PluginError(plugin_->name(), operation, AMPX_STATUS_INTERNAL,
+                      "succeeded but returned no buffer");
+  }
+  // Owned from here on, so that a throw below frees it.
+  Buffer buffer(plugin_, handle, bytes, index_, nullptr);
+  if (api.buffer_host_ptr != nullptr) buffer.host_ptr_ = api.buffer_host_ptr(handle);
+  return buffer;
+}
+
+void Device::copy_to_device(const Buffer& dst, uint64_t dst_offset,
+                            std::span<const std::byte> src) const {
+  check_own(dst, "copy_to_device");
+  check_range("copy_to_device", "destination", dst_offset, src.size(), dst.size());
+  if (src.empty()) return;
+  plugin_->check(plugin_->api().copy_to_device(dst.handle(), dst_offset, src.data(), src.size()),
+                 fmt::format("copy_to_device({} bytes, device {})", src.size(), index_));
+}
+
+void Device::copy_to_host(std::span<std::byte> dst, const Buffer& src, uint64_t src_offset) const {
+  check_own(src, "copy_to_host");
+  check_range("copy_to_host", "source", src_offset, dst.size(), src.size());
+  if (dst.empty()) return;
+  plugin_->check(plugin_->api().copy_to_host(dst.data(), src.handle(), src_offset, dst.size()),
+                 fmt::format("copy_to_host({} bytes, device {})", dst.size(), index_));
+}
+
+void Device::copy_device_to_device(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
+                                   uint64_t src_offset, uint64_t bytes) const {
+  constexpr const char* kOperation = "copy_device_to_device";
+  if (!dst || !src) throw std::invalid_argument(fmt::format("{}: empty Buffer", kOperation));
+  if (dst.plugin_ != plugin_ || src.plugin_ != plugin_) {
+    throw std::invalid_argument(
+        fmt::format("{}: both buffers must belong to plugin {}", kOperation, plugin_->name()));
+  }
+  check_range(kOperation, "destination", dst_offset, bytes, dst.size());
+  check_range(kOperation, "source", src_offset, bytes, src.size());
+  if (bytes == 0) return;
+  plugin_->check(plugin_->api().copy_device_to_device(dst.handle(), dst_offset, src.handle(),
+                                                      src_offset, bytes),
+                 fmt::format("{}({} bytes, device {} to device {})", kOperation, bytes,
+                             src.device_index(), dst.device_index()));
+}
+
+Kernel Device::prepare(const ampx_node_desc& node) const {
+  check_node(node, "kernel_prepare");
+  const std::string operation =
+      fmt::format("kernel_prepare({}, device {})", describe(node), index_);
+  // Everything that can throw happens before the kernel exists.
+  std::string op_type = node.op_type;
+  std::string node_name = node.name != nullptr ? node.name : "";
+  ampx_kernel* handle = nullptr;
+  plugin_->check(plugin_->api().kernel_prepare(plugin_->instance(), index_, &node, &handle),
+                 operation);
+  if (handle == nullptr) {
+    throw PluginError(plugin_->name(), operation, AMPX_STATUS_INTERNAL,
+                      "succeeded but returned no kernel");
+  }
+  return Kernel(plugin_, handle, index_, std::move(op_type), std::move(node_name), node.num_inputs,
+                node.num_outputs);
+}
+
+void Device::synchronize() const {
+  plugin_->check(plugin_->api().synchronize(plugin_->instance(), index_),
+                 fmt::format("synchronize(device {})", index_));
+}
+
+}  // namespace ampx::plugins

@@ -1,0 +1,84 @@
+#include <ampx/plugins/kernel.hpp>
+
+#include <ampx/plugins/loaded_plugin.hpp>
+
+#include <spdlog/fmt/fmt.h>
+
+#include <stdexcept>
+#include <utility>
+
+namespace ampx::plugins {
+namespace {
+
+void check_views(std::span<const ampx_buffer_view> views, size_t expected, const char* kind,
+                 const std::string& op_type) {
+  if (views.size() != expected) {
+    throw std::invalid_argument(fmt::format("{} kernel launched with {} {}s, prepared for {}",
+                                            op_type, views.size(), kind, expected));
+  }
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (views[i].buffer == nullptr) {
+      throw std::invalid_argument(fmt::format("{} kernel: {} {} has no buffer", op_type, kind, i));
+    }
+  }
+}
+
+}  // namespace
+
+Kernel::Kernel(std::shared_ptr<const LoadedPlugin> plugin, ampx_kernel* handle, int32_t device,
+               std::string op_type, std::string node_name, size_t num_inputs,
+               size_t num_outputs) noexcept
+    : plugin_(std::move(plugin)),
+      handle_(handle),
+      device_(device),
+      op_type_(std::move(op_type)),
+      node_name_(std::move(node_name)),
+      num_inputs_(num_inputs),
+      num_outputs_(num_outputs) {}
+
+Kernel::Kernel(Kernel&& other) noexcept
+    : plugin_(std::move(other.plugin_)),
+      handle_(std::exchange(other.handle_, nullptr)),
+      device_(std::exchange(other.device_, -1)),
+      op_type_(std::move(other.op_type_)),
+      node_name_(std::move(other.node_name_)),
+      num_inputs_(std::exchange(other.num_inputs_, 0)),
+      num_outputs_(std::exchange(other.num_outputs_, 0)) {}
+
+Kernel& Kernel::operator=(Kernel&& other) noexcept {
+  if (this != &other) {
+    reset();
+    plugin_ = std::move(other.plugin_);
+    handle_ = std::exchange(other.handle_, nullptr);
+    device_ = std::exchange(other.device_, -1);
+    op_type_ = std::move(other.op_type_);
+    node_name_ = std::move(other.node_name_);
+    num_inputs_ = std::exchange(other.num_inputs_, 0);
+    num_outputs_ = std::exchange(other.num_outputs_, 0);
+  }
+  return *this;
+}
+
+void Kernel::reset() noexcept {
+  if (handle_ != nullptr) plugin_->api().kernel_destroy(handle_);
+  handle_ = nullptr;
+  device_ = -1;
+  op_type_.clear();
+  node_name_.clear();
+  num_inputs_ = 0;
+  num_outputs_ = 0;
+  // Last: this may unload the plugin.
+  plugin_.reset();
+}
+
+void Kernel::launch(std::span<const ampx_buffer_view> inputs,
+                    std::span<const ampx_buffer_view> outputs) {
+  if (handle_ == nullptr) throw std::logic_error("launch of an empty Kernel");
+  check_views(inputs, num_inputs_, "input", op_type_);
+  check_views(outputs, num_outputs_, "output", op_type_);
+  plugin_->check(plugin_->api().kernel_launch(handle_, inputs.data(), inputs.size(), outputs.data(),
+                                              outputs.size()),
+                 fmt::format("kernel_launch({} '{}', device {})", op_type_, node_name_, device_));
+}
+
+}  // namespace ampx::plugins

@@ -1,0 +1,151 @@
+/*
+ * c_relu: a small working C99 plugin with kernels, for the host's lifetime
+ * tests. Two host-memory devices; one kernel: Relu on f32 (native).
+ */
+#include "test_plugin.h"
+
+struct ampx_kernel {
+  int32_t device;
+  uint64_t count; /* elements */
+};
+
+static ampx_status* cr_create(const ampx_plugin_create_args* args, ampx_plugin** out) {
+  return tp_create(2, args, out);
+}
+
+static ampx_status* cr_info(ampx_plugin* plugin, ampx_plugin_info* out) {
+  (void)plugin;
+  out->struct_size = TP_MIN(out->struct_size, sizeof(*out));
+  if (TP_FITS(out, ampx_plugin_info, library)) {
+    snprintf(out->library, sizeof(out->library), "C99 libc");
+  }
+  return NULL;
+}
+
+static ampx_status* cr_device_props(ampx_plugin* plugin, int32_t device, ampx_device_props* out) {
+  ampx_status* status = tp_check_device(plugin, device);
+  if (status != NULL) return status;
+  out->struct_size = TP_MIN(out->struct_size, sizeof(*out));
+  if (TP_FITS(out, ampx_device_props, name)) {
+    snprintf(out->name, sizeof(out->name), "c_relu device %d", (int)device);
+  }
+  if (TP_FITS(out, ampx_device_props, fingerprint)) {
+    snprintf(out->fingerprint, sizeof(out->fingerprint), "c_relu/1.0");
+  }
+  if (TP_FITS(out, ampx_device_props, type)) out->type = AMPX_DEVICE_CPU;
+  return NULL;
+}
+
+/* Number of elements of a fully described f32 tensor, or -1. */
+static int64_t cr_f32_elements(const ampx_tensor_desc* tensor) {
+  int64_t count = 1;
+  int32_t i;
+  if (!TP_FITS(tensor, ampx_tensor_desc, dims) || tensor->dtype != AMPX_DTYPE_F32) return -1;
+  if (tensor->rank < 0 || (tensor->rank > 0 && tensor->dims == NULL)) return -1;
+  for (i = 0; i < tensor->rank; ++i) {
+    if (tensor->dims[i] < 0) return -1;
+    count *= tensor->dims[i];
+  }
+  return count;
+}
+
+/* NULL when the node is a Relu this plugin runs; *count gets its size. */
+static const char* cr_why_not(const ampx_node_desc* node, uint64_t* count) {
+  int64_t in_count, out_count;
+  if (!TP_FITS(node, ampx_node_desc, outputs) || node->op_type == NULL) return "bad node";
+  if (strcmp(node->op_type, "Relu") != 0) return "c_relu runs Relu only";
+  if (node->num_inputs != 1 || node->num_outputs != 1) return "Relu takes one input, one output";
+  in_count = cr_f32_elements(&node->inputs[0]);
+  out_count = cr_f32_elements(&node->outputs[0]);
+  if (in_count < 0 || out_count < 0) return "f32 only";
+  if (in_count != out_count) return "input and output sizes differ";
+  *count = (uint64_t)in_count;
+  return NULL;
+}
+
+static ampx_status* cr_query(ampx_plugin* plugin, int32_t device, const ampx_node_desc* node,
+                             ampx_capability* out) {
+  uint64_t count = 0;
+  const char* why_not;
+  ampx_status* status = tp_check_device(plugin, device);
+  if (status != NULL) return status;
+  why_not = cr_why_not(node, &count);
+  out->struct_size = TP_MIN(out->struct_size, sizeof(*out));
+  if (TP_FITS(out, ampx_capability, support)) {
+    out->support = why_not == NULL ? AMPX_SUPPORT_NATIVE : AMPX_SUPPORT_UNSUPPORTED;
+  }
+  if (TP_FITS(out, ampx_capability, cost_us)) {
+    out->cost_us = why_not == NULL ? 0.001 * (double)count : -1.0;
+  }
+  if (TP_FITS(out, ampx_capability, note)) {
+    snprintf(out->note, sizeof(out->note), "%s", why_not == NULL ? "" : why_not);
+  }
+  return NULL;
+}
+
+static ampx_status* cr_prepare(ampx_plugin* plugin, int32_t device, const ampx_node_desc* node,
+                               ampx_kernel** out) {
+  uint64_t count = 0;
+  const char* why_not;
+  ampx_kernel* kernel;
+  ampx_status* status = tp_check_device(plugin, device);
+  if (status != NULL) return status;
+  why_not = cr_why_not(node, &count);
+  if (why_not != NULL) return tp_status(AMPX_STATUS_UNSUPPORTED, "%s", why_not);
+  kernel = (ampx_kernel*)malloc(sizeof(ampx_kernel));
+  if (kernel == NULL) return tp_status(AMPX_STATUS_OUT_OF_MEMORY, "out of memory");
+  kernel->device = device;
+  kernel->count = count;
+  *out = kernel;
+  return NULL;
+}
+
+static ampx_status* cr_launch(ampx_kernel* kernel, const ampx_buffer_view* inputs,
+                              size_t num_inputs, const ampx_buffer_view* outputs,
+                              size_t num_outputs) {
+  const uint64_t bytes = kernel->count * sizeof(float);
+  const float* x;
+  float* y;
+  uint64_t i;
+  ampx_status* status;
+  if (num_inputs != 1 || num_outputs != 1) {
+    return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "Relu takes one input and one output");
+  }
+  if (inputs[0].buffer == NULL || outputs[0].buffer == NULL) {
+    return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "NULL buffer");
+  }
+  status = tp_check_range(inputs[0].buffer, inputs[0].offset, bytes);
+  if (status == NULL) status = tp_check_range(outputs[0].buffer, outputs[0].offset, bytes);
+  if (status != NULL) return status;
+  x = (const float*)(inputs[0].buffer->data + inputs[0].offset);
+  y = (float*)(outputs[0].buffer->data + outputs[0].offset);
+  for (i = 0; i < kernel->count; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  return NULL;
+}
+
+static void cr_kernel_destroy(ampx_kernel* kernel) {
+  free(kernel);
+}
+
+static const ampx_plugin_api cr_table = {
+    .struct_size = sizeof(ampx_plugin_api),
+    .abi_major = AMPX_ABI_VERSION_MAJOR,
+    .abi_minor = AMPX_ABI_VERSION_MINOR,
+    .plugin_name = "c_relu",
+    .plugin_version = "1.0.0",
+    .plugin_create = cr_create,
+    .plugin_info = cr_info,
+    .device_count = tp_device_count,
+    .device_props = cr_device_props,
+    .query_capability = cr_query,
+    .kernel_prepare = cr_prepare,
+    .kernel_launch = cr_launch,
+    .kernel_destroy = cr_kernel_destroy,
+    .buffer_host_ptr = tp_buffer_host_ptr,
+    TP_STATUS_MEMBERS,
+    TP_BUFFER_MEMBERS,
+};
+
+AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
+  return &cr_table;
+}

@@ -1,0 +1,39 @@
+# Test plugins for the plugin host, all in C99 (which also proves that the ABI
+# header compiles as C): working ones (c_minimal and its c_old / c_future
+# variants, c_relu) next to broken ones, in ${AMPX_BROKEN_PLUGIN_DIR} so one
+# discovery sees good and bad side by side. Never on the default search path.
+# Included from tests/test_plugins/CMakeLists.txt.
+
+set(_ampx_broken_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_ampx_broken_targets)
+
+function(_ampx_c_test_plugin name source)
+  set(src ${_ampx_broken_dir}/${source})
+  set_source_files_properties(${src} PROPERTIES LANGUAGE C)
+  ampx_add_plugin(${name} SOURCES ${src} OUTPUT_DIR ${AMPX_BROKEN_PLUGIN_DIR})
+  set(target ampx_backend_${name})
+  set_target_properties(${target} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+  target_include_directories(${target} PRIVATE ${_ampx_broken_dir})
+  target_compile_options(${target} PRIVATE
+    $<$<C_COMPILER_ID:GNU,Clang,AppleClang>:-pedantic-errors -Wstrict-prototypes>)
+  set(_ampx_broken_targets ${_ampx_broken_targets} ${target} PARENT_SCOPE)
+endfunction()
+
+_ampx_c_test_plugin(c_minimal c_minimal.c)
+_ampx_c_test_plugin(c_old c_minimal.c)
+target_compile_definitions(ampx_backend_c_old PRIVATE C_MINIMAL_OLD C_MINIMAL_NAME="c_old")
+_ampx_c_test_plugin(c_future c_minimal.c)
+target_compile_definitions(ampx_backend_c_future PRIVATE C_MINIMAL_FUTURE C_MINIMAL_NAME="c_future")
+_ampx_c_test_plugin(c_relu c_relu.c)
+
+_ampx_c_test_plugin(broken_noentry broken_noentry.c)
+_ampx_c_test_plugin(broken_abi broken_abi.c)
+_ampx_c_test_plugin(broken_small broken_small.c)
+_ampx_c_test_plugin(broken_init broken_init.c)
+_ampx_c_test_plugin(broken_null broken_null.c)
+_ampx_c_test_plugin(broken_name broken_name.c)
+_ampx_c_test_plugin(broken_devices broken_devices.c)
+
+# tests/plugin_host depends on these (a sibling directory: a global property).
+set_property(GLOBAL APPEND PROPERTY AMPX_BROKEN_PLUGIN_TARGETS ${_ampx_broken_targets})
+unset(_ampx_broken_targets)
