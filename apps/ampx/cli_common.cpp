@@ -1,0 +1,84 @@
+#include "cli_common.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace ampx::cli {
+
+void PolicyOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("--amp", amp, "amp level: O0, O1, O2, O3 or auto")->capture_default_str();
+  cmd.add_option("--dtype", dtype, "16-bit type: f16 or bf16")->capture_default_str();
+  cmd.add_option("--keep-fp32", keep_fp32, "node name or prefix* to keep in f32 (repeatable)")
+      ->take_all();
+  cmd.add_option("--force-16bit", force_16bit, "node name or prefix* to force to 16-bit")
+      ->take_all();
+  cmd.add_option("--white-list", white_list, "comma-separated ops replacing the white list")
+      ->each([this](const std::string&) { white_list_set = true; });
+  cmd.add_option("--black-list", black_list, "comma-separated ops replacing the black list")
+      ->each([this](const std::string&) { black_list_set = true; });
+}
+
+AmpPolicy PolicyOptions::to_policy() const {
+  AmpPolicy p;
+  try {
+    p.level = parse_amp_level(amp);
+    const auto d = parse_dtype(dtype);
+    if (!d || !is_16bit_float(*d))
+      throw UsageError("--dtype '" + dtype + "': expected f16 or bf16");
+    p.half = *d;
+    if (white_list_set) p.white_list = parse_op_list(white_list, "--white-list");
+    if (black_list_set) p.black_list = parse_op_list(black_list, "--black-list");
+    for (const auto& name : keep_fp32) {
+      validate_override_pattern(name, "--keep-fp32");
+      p.overrides.push_back({name, false});
+    }
+    for (const auto& name : force_16bit) {
+      validate_override_pattern(name, "--force-16bit");
+      p.overrides.push_back({name, true});
+    }
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return p;
+}
+
+void add_format_option(CLI::App& cmd, Format& format) {
+  cmd.add_option("--format", format, "output format: text or json")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, Format>{{"text", Format::kText}, {"json", Format::kJson}}));
+}
+
+void setup_logging(const GlobalOptions& opts) {
+  // Logs go to stderr so that --format json on stdout stays machine-readable.
+  auto logger = spdlog::stderr_color_mt("ampx");
+  logger->set_pattern("ampx: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::warn);
+  if (opts.verbose) spdlog::set_level(spdlog::level::debug);
+  if (!opts.log_level.empty()) {
+    const auto lvl = spdlog::level::from_str(opts.log_level);
+    if (lvl == spdlog::level::off && opts.log_level != "off")
+      throw UsageError("--log-level '" + opts.log_level +
+                       "': expected trace, debug, info, warn, error, critical or off");
+    spdlog::set_level(lvl);
+  }
+}
+
+plugins::PluginHost make_plugin_host(const GlobalOptions& opts) {
+  plugins::PluginHostOptions ho;
+  for (const auto& d : opts.plugin_dirs) ho.extra_dirs.emplace_back(d);
+  ho.log_level = static_cast<int>(spdlog::get_level());
+  return plugins::PluginHost(std::move(ho));
+}
+
+const plugins::Device& find_device(const plugins::PluginHost& host, const std::string& id) {
+  try {
+    return host.device(id);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--device: ") + e.what());
+  }
+}
+
+}  // namespace ampx::cli

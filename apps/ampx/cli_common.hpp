@@ -1,0 +1,50 @@
+// Pieces every ampx subcommand shares: the amp-policy options, output format,
+// plugin host creation and logging.
+#pragma once
+
+#include <ampx/amp/policy.hpp>
+#include <ampx/plugins/plugin_host.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ampx::cli {
+
+// A bad argument: printed as one line, exit code 2.
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class Format { kText, kJson };
+
+struct GlobalOptions {
+  bool verbose = false;
+  std::string log_level;
+  std::vector<std::string> plugin_dirs;
+};
+
+// Options that turn into an AmpPolicy.
+struct PolicyOptions {
+  std::string amp = "O0";
+  std::string dtype = "f16";
+  std::vector<std::string> keep_fp32;
+  std::vector<std::string> force_16bit;
+  std::string white_list;
+  std::string black_list;
+  bool white_list_set = false;
+  bool black_list_set = false;
+
+  void add_to(CLI::App& cmd);
+  AmpPolicy to_policy() const;  // throws UsageError naming the bad argument
+};
+
+void add_format_option(CLI::App& cmd, Format& format);
+void setup_logging(const GlobalOptions& opts);
+plugins::PluginHost make_plugin_host(const GlobalOptions& opts);
+const plugins::Device& find_device(const plugins::PluginHost& host, const std::string& id);
+
+}  // namespace ampx::cli

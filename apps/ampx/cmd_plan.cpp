@@ -1,0 +1,46 @@
+// `ampx plan`: the effective mixed-precision plan of a model on one device.
+#include "commands.hpp"
+#include "plan_output.hpp"
+
+#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/models/load_model.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace ampx::cli {
+namespace {
+
+struct PlanOptions {
+  std::string model;
+  std::string device = "cpu_ref:0";
+  PolicyOptions policy;
+  Format format = Format::kText;
+};
+
+int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
+  const AmpPolicy policy = opts.policy.to_policy();
+  const Graph graph = load_model(opts.model);
+  const auto host = make_plugin_host(global);
+  DeviceCapabilities caps(find_device(host, opts.device));
+  const AmpPlan plan = plan_amp(graph, policy, caps);
+  if (opts.format == Format::kJson)
+    std::cout << plan_to_json(plan, opts.model).dump(2) << "\n";
+  else
+    print_plan_text(std::cout, plan, opts.model);
+  return 0;
+}
+
+}  // namespace
+
+Action add_plan_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand("plan", "Show the effective AMP plan of a model on a device");
+  auto opts = std::make_shared<PlanOptions>();
+  cmd->add_option("MODEL", opts->model, "builtin:cnn, builtin:mlp or builtin:encoder")->required();
+  cmd->add_option("--device", opts->device, "device id, e.g. cpu_ref:0")->capture_default_str();
+  opts->policy.add_to(*cmd);
+  add_format_option(*cmd, opts->format);
+  return [&global, opts] { return run_plan(global, *opts); };
+}
+
+}  // namespace ampx::cli

@@ -1,0 +1,138 @@
+// `ampx run`: execute a plan, time it, and compare every output with the
+// f32 run on the reference backend.
+#include "commands.hpp"
+#include "plan_output.hpp"
+
+#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/exec/executor.hpp>
+#include <ampx/models/load_model.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+namespace ampx::cli {
+namespace {
+
+constexpr const char* kReferenceDevice = "cpu_ref:0";
+
+struct RunOptions {
+  std::string model;
+  std::string device = kReferenceDevice;
+  PolicyOptions policy;
+  int iters = 10;
+  int warmup = 2;
+  uint64_t seed = 1;
+  Format format = Format::kText;
+};
+
+int run_run(const GlobalOptions& global, const RunOptions& opts) {
+  const AmpPolicy policy = opts.policy.to_policy();
+  const Graph graph = load_model(opts.model);
+  const auto host = make_plugin_host(global);
+  const plugins::Device& device = find_device(host, opts.device);
+  const plugins::Device* ref_device = host.find_device(kReferenceDevice);
+  if (!ref_device)
+    throw std::runtime_error(std::string("the reference device ") + kReferenceDevice +
+                             " is not available (see `ampx devices`)");
+
+  DeviceCapabilities caps(device);
+  const AmpPlan plan = plan_amp(graph, policy, caps);
+  const auto inputs = random_inputs(graph, opts.seed);
+
+  Executor exec(plan.graph, device);
+  for (int i = 0; i < opts.warmup; ++i) (void)exec.run(inputs);
+  std::vector<double> times_ms;
+  std::vector<HostTensor> outputs;
+  for (int i = 0; i < opts.iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    outputs = exec.run(inputs);
+    const auto t1 = std::chrono::steady_clock::now();
+    times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(times_ms.begin(), times_ms.end());
+  const double median =
+      times_ms.size() % 2
+          ? times_ms[times_ms.size() / 2]
+          : 0.5 * (times_ms[times_ms.size() / 2 - 1] + times_ms[times_ms.size() / 2]);
+
+  // Reference: the same inputs through the f32 plan on cpu_ref.
+  DeviceCapabilities ref_caps(*ref_device);
+  const AmpPlan ref_plan = plan_amp(graph, AmpPolicy{}, ref_caps);
+  Executor ref_exec(ref_plan.graph, *ref_device);
+  const auto ref_outputs = ref_exec.run(inputs);
+
+  const auto& st = exec.stats();
+  if (opts.format == Format::kJson) {
+    nlohmann::json outs = nlohmann::json::array();
+    for (size_t i = 0; i < outputs.size(); ++i)
+      outs.push_back({{"name", graph.value(graph.outputs()[i]).name},
+                      {"dtype", std::string(dtype_name(outputs[i].type.dtype))},
+                      {"shape", outputs[i].type.shape},
+                      {"max_rel_error", max_relative_error(outputs[i], ref_outputs[i])}});
+    nlohmann::json j{{"schema", "ampx.run/1"},
+                     {"model", opts.model},
+                     {"device", plan.device_id},
+                     {"amp", std::string(amp_level_name(policy.level))},
+                     {"dtype", std::string(dtype_name(policy.half))},
+                     {"iters", opts.iters},
+                     {"warmup", opts.warmup},
+                     {"median_ms", median},
+                     {"min_ms", times_ms.front()},
+                     {"reference", std::string(kReferenceDevice) + " O0 f32"},
+                     {"memory",
+                      {{"planned_peak_bytes", st.arena_bytes},
+                       {"no_reuse_bytes", st.no_reuse_bytes},
+                       {"constant_bytes", st.constant_bytes}}},
+                     {"kernels", st.kernels},
+                     {"folded_at_load", st.folded_nodes},
+                     {"summary", summary_to_json(plan.summary)},
+                     {"outputs", std::move(outs)}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  const auto& s = plan.summary;
+  std::cout << fmt::format("{}: {}\n", opts.model, plan_title(plan));
+  std::cout << fmt::format("  nodes effectively 16-bit: {} of {} intended; casts: {}\n",
+                           s.effective_16bit, s.intended_16bit, s.casts);
+  std::cout << fmt::format(
+      "  time per run: median {:.3f} ms, min {:.3f} ms ({} iters, {} warm-up)\n", median,
+      times_ms.front(), opts.iters, opts.warmup);
+  std::cout << fmt::format(
+      "  memory: planned peak {:.2f} MiB (no reuse: {:.2f} MiB), weights {:.2f} MiB\n",
+      static_cast<double>(st.arena_bytes) / 1048576.0,
+      static_cast<double>(st.no_reuse_bytes) / 1048576.0,
+      static_cast<double>(st.constant_bytes) / 1048576.0);
+  std::cout << fmt::format("  outputs vs {} O0 f32:\n", kReferenceDevice);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::cout << fmt::format("    {:<16} {}{}  max relative error {:.3e}\n",
+                             graph.value(graph.outputs()[i]).name,
+                             dtype_name(outputs[i].type.dtype), shape_str(outputs[i].type.shape),
+                             max_relative_error(outputs[i], ref_outputs[i]));
+  return 0;
+}
+
+}  // namespace
+
+Action add_run_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand("run", "Execute a model under an AMP plan and check it");
+  auto opts = std::make_shared<RunOptions>();
+  cmd->add_option("MODEL", opts->model, "builtin:cnn, builtin:mlp or builtin:encoder")->required();
+  cmd->add_option("--device", opts->device, "device id, e.g. cpu_ref:0")->capture_default_str();
+  opts->policy.add_to(*cmd);
+  cmd->add_option("--iters", opts->iters, "timed runs")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", opts->warmup, "untimed runs first")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "seed of the random inputs")->capture_default_str();
+  add_format_option(*cmd, opts->format);
+  return [&global, opts] { return run_run(global, *opts); };
+}
+
+}  // namespace ampx::cli

@@ -1,0 +1,63 @@
+// The ampx command line. Errors are one line on stderr and a non-zero exit:
+// 2 for a bad argument, 1 for anything that failed while working.
+#include "commands.hpp"
+
+#include <ampx/ir/graph.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <map>
+
+int main(int argc, char** argv) {
+  using namespace ampx::cli;
+  CLI::App app{"ampx: automatic mixed precision, honest about the hardware", "ampx"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ampx 0.1.0");
+  GlobalOptions global;
+  app.add_flag("-v,--verbose", global.verbose, "debug logging on stderr");
+  app.add_option("--log-level", global.log_level, "trace, debug, info, warn (default), error, off");
+  app.add_option("--plugin-dir", global.plugin_dirs, "extra plugin directory, searched first")
+      ->take_all();
+
+  std::map<CLI::App*, Action> actions;
+  auto add = [&](Action (*adder)(CLI::App&, const GlobalOptions&)) {
+    const size_t before = app.get_subcommands({}).size();
+    Action a = adder(app, global);
+    actions[app.get_subcommands({}).at(before)] = std::move(a);
+  };
+  add(add_devices_command);
+  add(add_plan_command);
+  add(add_run_command);
+  add(add_summary_command);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 would print two lines; a bad argument gets one, and exit code 2.
+    const auto rest = app.remaining();
+    if (!rest.empty() && app.get_subcommands().empty())
+      std::cerr << "ampx: error: unknown command '" << rest.front() << "' (see ampx --help)\n";
+    else
+      std::cerr << "ampx: error: " << e.what() << " (see ampx --help)\n";
+    return 2;
+  }
+  try {
+    setup_logging(global);
+    for (auto& [cmd, action] : actions)
+      if (cmd->parsed()) return action();
+  } catch (const std::invalid_argument& e) {  // bad argument, UsageError included
+    std::cerr << "ampx: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ampx: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 1;
+}

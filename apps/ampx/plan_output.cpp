@@ -1,0 +1,92 @@
+#include "plan_output.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+namespace ampx::cli {
+
+namespace {
+std::string support_name(ampx_support s) {
+  switch (s) {
+    case AMPX_SUPPORT_NATIVE:
+      return "native";
+    case AMPX_SUPPORT_EMULATED:
+      return "emulated";
+    default:
+      return "unsupported";
+  }
+}
+}  // namespace
+
+std::string plan_title(const AmpPlan& plan) {
+  return std::string(amp_level_name(plan.policy.level)) + " " +
+         std::string(dtype_name(plan.policy.half)) + " on " + plan.device_id;
+}
+
+nlohmann::json summary_to_json(const PlanSummary& s) {
+  return {{"nodes", s.nodes},
+          {"float_nodes", s.float_nodes},
+          {"intended_16bit", s.intended_16bit},
+          {"effective_16bit", s.effective_16bit},
+          {"kept_fp32_no_native_kernel", s.kept_fp32_no_native},
+          {"casts", s.casts},
+          {"casts_on_constants", s.casts_on_constants}};
+}
+
+nlohmann::json plan_to_json(const AmpPlan& plan, const std::string& model) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : plan.nodes) {
+    nlohmann::json j{{"name", n.name},
+                     {"op", std::string(op_name(n.op))},
+                     {"intended", std::string(dtype_name(n.intended))},
+                     {"effective", std::string(dtype_name(n.effective))},
+                     {"reason", n.reason()},
+                     {"intent_reason", std::string(intent_reason_name(n.intent_reason))}};
+    if (n.is_float_node && is_16bit_float(n.intended)) {
+      j["device_16bit_support"] = support_name(n.support_16bit);
+      if (!n.note.empty()) j["device_note"] = n.note;
+    }
+    nodes.push_back(std::move(j));
+  }
+  nlohmann::json casts = nlohmann::json::array();
+  for (const auto& c : plan.casts)
+    casts.push_back({{"name", c.name},
+                     {"value", c.value},
+                     {"from", std::string(dtype_name(c.from))},
+                     {"to", std::string(dtype_name(c.to))},
+                     {"on_constant", c.on_constant}});
+  return {{"schema", "ampx.plan/1"},
+          {"model", model},
+          {"device", plan.device_id},
+          {"amp", std::string(amp_level_name(plan.policy.level))},
+          {"dtype", std::string(dtype_name(plan.policy.half))},
+          {"nodes", std::move(nodes)},
+          {"casts", std::move(casts)},
+          {"summary", summary_to_json(plan.summary)}};
+}
+
+void print_plan_text(std::ostream& out, const AmpPlan& plan, const std::string& model) {
+  size_t wn = 4, wo = 2;
+  for (const auto& n : plan.nodes) {
+    wn = std::max(wn, n.name.size());
+    wo = std::max(wo, op_name(n.op).size());
+  }
+  out << fmt::format("{}: {}\n\n", model, plan_title(plan));
+  out << fmt::format("{:<{}}  {:<{}}  {:<9}  {:<9}  {}\n", "node", wn, "op", wo, "intended",
+                     "effective", "reason");
+  for (const auto& n : plan.nodes)
+    out << fmt::format("{:<{}}  {:<{}}  {:<9}  {:<9}  {}\n", n.name, wn, op_name(n.op), wo,
+                       dtype_name(n.intended), dtype_name(n.effective), n.reason());
+  out << fmt::format("\ncasts inserted: {}\n", plan.casts.size());
+  for (const auto& c : plan.casts)
+    out << fmt::format("  {}  ({} {} -> {}{})\n", c.name, c.value, dtype_name(c.from),
+                       dtype_name(c.to), c.on_constant ? ", weight: folded at load" : "");
+  const auto& s = plan.summary;
+  out << fmt::format(
+      "\nsummary: {} nodes ({} float), intended 16-bit {}, effectively 16-bit {}, kept f32 "
+      "for lack of a native kernel {}, casts {} ({} on weights)\n",
+      s.nodes, s.float_nodes, s.intended_16bit, s.effective_16bit, s.kept_fp32_no_native, s.casts,
+      s.casts_on_constants);
+}
+
+}  // namespace ampx::cli

@@ -1,0 +1,85 @@
+// A complete ampx plugin (C ABI v1) running the reference kernels on host
+// memory, parameterised by a capability policy. cpu_ref and the test plugin
+// test_native are both this, with different policies:
+//
+//   namespace {
+//   std::unique_ptr<ampx::cpu_ref::CapabilityPolicy> make_policy(const ampx_plugin_create_args&);
+//   constexpr ampx::cpu_ref::HostPluginSpec kSpec{"my_cpu", "1.0.0", "ampx reference kernels",
+//                                                 "My CPU", &make_policy};
+//   }
+//   extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
+//     return ampx::cpu_ref::host_plugin_entry<kSpec>();
+//   }
+//
+// One device, index 0: the host CPU. Buffers are 64-byte aligned host memory
+// (buffer_host_ptr is implemented), copies are bounds-checked memmoves, and
+// no C++ exception ever leaves an entry point.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ampx/backend_api.h"
+
+namespace ampx::cpu_ref {
+
+// The answer for one node the kernels can run (unsupported nodes never reach
+// the policy: the plugin answers those itself, with the reason as note).
+struct CapabilityAnswer {
+  ampx_support support = AMPX_SUPPORT_NATIVE;
+  double cost_us = -1;  // < 0: no estimate
+  std::string note;     // truncated to ampx_capability::note
+};
+
+class CapabilityPolicy {
+ public:
+  virtual ~CapabilityPolicy() = default;
+  virtual CapabilityAnswer answer(const ampx_node_desc& node) const = 0;
+  // Appended to the device fingerprint when not empty: a configuration that
+  // changes the answers must change the fingerprint too.
+  virtual std::string fingerprint_suffix() const { return {}; }
+};
+
+struct HostPluginSpec {
+  const char* name;          // plugin_name ([a-z0-9_]+), device "<name>:0"
+  const char* version;       // plugin_version, also the device driver_version
+  const char* library;       // plugin_info.library
+  const char* device_label;  // device name "<label> (<cpu model>)"
+  // Called by plugin_create (args already defaulted for a NULL pointer or a
+  // short struct_size); may read the environment. May throw.
+  std::unique_ptr<CapabilityPolicy> (*make_policy)(const ampx_plugin_create_args& args);
+};
+
+// Cost hint in microseconds from estimate_work(): flops at `flops_per_s`,
+// bytes moved at 10 GB/s and, when `convert16`, 1 ns per 16-bit element
+// widened or rounded. A hint for the planner only; the capability database
+// measures.
+double cost_hint_us(const ampx_node_desc& node, double flops_per_s, bool convert16) noexcept;
+// cost_hint_us() of the same node with every f16/bf16 tensor made f32: what
+// the node would cost in f32, for policies that price 16-bit relative to it.
+double cost_hint_us_as_f32(const ampx_node_desc& node, double flops_per_s) noexcept;
+
+// True when any tensor of the node is f16 / bf16 (sets the flags given).
+bool node_uses_16bit(const ampx_node_desc& node, bool* f16 = nullptr,
+                     bool* bf16 = nullptr) noexcept;
+
+// plugin_create for `spec`.
+ampx_status* create_host_plugin(const HostPluginSpec& spec, const ampx_plugin_create_args* args,
+                                ampx_plugin** out) noexcept;
+
+using PluginCreateFn = ampx_status* (*)(const ampx_plugin_create_args*, ampx_plugin**);
+
+// The full v1 function table for `spec`, with `create` as plugin_create.
+ampx_plugin_api host_plugin_api(const HostPluginSpec& spec, PluginCreateFn create) noexcept;
+
+// What a plugin's ampx_plugin_entry() returns: a static table for Spec.
+template <const HostPluginSpec& Spec>
+const ampx_plugin_api* host_plugin_entry() noexcept {
+  static const ampx_plugin_api api =
+      host_plugin_api(Spec, [](const ampx_plugin_create_args* args, ampx_plugin** out) {
+        return create_host_plugin(Spec, args, out);
+      });
+  return &api;
+}
+
+}  // namespace ampx::cpu_ref

@@ -1,0 +1,74 @@
+// The reference CPU kernels: every op of docs/OPS.md, the numerical oracle of
+// ampx.
+//
+// Precision contract (keep it true):
+//  - f32 tensors are computed in f32.
+//  - f16/bf16 tensors are stored as 16-bit; every kernel widens its inputs to
+//    f32, computes (and accumulates) in f32, and rounds each output element to
+//    16-bit exactly once, round-to-nearest-even, when it is stored. That is
+//    "emulated" 16-bit.
+//  - Pure data movement (Reshape, Flatten, Transpose, Concat, Slice, Gather,
+//    Dropout) copies elements bit-exactly in any dtype.
+//  - Elementwise ops (Relu, Sigmoid, Tanh, Gelu, Clip, Add, Sub, Mul, Div) also
+//    accept f64, computed in f64.
+//  - Cast rounds to nearest even with a single rounding from the source value
+//    (float -> int truncates toward zero, NaN -> 0, saturating).
+//
+// Results do not depend on the number of threads: every output element is
+// computed by one thread, in a fixed order.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "ampx/backend_api.h"
+
+namespace ampx::cpu_ref {
+
+// A kernel prepared for one node description. Not thread-safe: one run() at a
+// time (it owns scratch memory).
+class CpuKernel {
+ public:
+  virtual ~CpuKernel() = default;
+  // inputs/outputs: host pointers to dense row-major tensors exactly as
+  // described at creation, in node order. Outputs must not overlap inputs.
+  // Pointers must be aligned to their element size. May throw
+  // std::invalid_argument for data-dependent errors (a Gather index out of
+  // range).
+  virtual void run(std::span<const void* const> inputs, std::span<void* const> outputs) = 0;
+};
+
+// Thrown by make_kernel when the node is well formed but has no kernel here
+// (unknown op type, dtype not handled). Other validation failures throw plain
+// std::invalid_argument. Messages always start with "node '<name>' (<op>): ".
+class UnsupportedNode : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Validates the node (arity, ranks, dims, attribute values, the dtype rule of
+// docs/OPS.md) and returns a kernel for it. Cheap: scratch memory is allocated
+// on the first run(). The node description is only borrowed for the call.
+std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node);
+
+// True when make_kernel(node) would succeed; otherwise false and, if `why` is
+// not NULL, the reason. Never throws.
+bool can_run(const ampx_node_desc& node, std::string* why) noexcept;
+
+// Rough amount of work of a node, for cost hints: floating-point operations
+// and bytes read + written. Never throws; malformed nodes give zeros.
+struct WorkEstimate {
+  double flops = 0;
+  double bytes = 0;
+  double elements_16bit = 0;  // 16-bit elements converted to/from f32
+};
+WorkEstimate estimate_work(const ampx_node_desc& node) noexcept;
+
+// Threads a single kernel may use. Default: the AMPX_CPU_REF_THREADS
+// environment variable if set (>= 1), else std::thread::hardware_concurrency().
+int max_threads() noexcept;
+void set_max_threads(int n) noexcept;  // n < 1 restores the default
+
+}  // namespace ampx::cpu_ref

@@ -1,0 +1,43 @@
+// The reference CPU backend plugin: every op of docs/OPS.md on the host CPU.
+// f32 and integer nodes are `native`; any node touching f16/bf16 is
+// `emulated` (16-bit storage, f32 compute, one rounding on store).
+#include "ampx/backend_api.h"
+#include "ampx/cpu_ref/host_plugin.hpp"
+
+namespace {
+
+using ampx::cpu_ref::CapabilityAnswer;
+using ampx::cpu_ref::CapabilityPolicy;
+
+// Cost hint: a deliberately crude 2 GFLOP/s (plus memory traffic and 16-bit
+// conversions); the capability database measures the real thing.
+constexpr double kFlopsPerSecond = 2e9;
+
+class CpuRefPolicy final : public CapabilityPolicy {
+ public:
+  CapabilityAnswer answer(const ampx_node_desc& node) const override {
+    CapabilityAnswer a;
+    if (ampx::cpu_ref::node_uses_16bit(node)) {
+      a.support = AMPX_SUPPORT_EMULATED;
+      a.note = "16-bit storage, f32 compute";
+      a.cost_us = ampx::cpu_ref::cost_hint_us(node, kFlopsPerSecond, true);
+    } else {
+      a.support = AMPX_SUPPORT_NATIVE;
+      a.cost_us = ampx::cpu_ref::cost_hint_us(node, kFlopsPerSecond, false);
+    }
+    return a;
+  }
+};
+
+std::unique_ptr<CapabilityPolicy> make_policy(const ampx_plugin_create_args&) {
+  return std::make_unique<CpuRefPolicy>();
+}
+
+constexpr ampx::cpu_ref::HostPluginSpec kSpec{"cpu_ref", "1.0.0", "ampx reference kernels",
+                                              "Reference CPU", &make_policy};
+
+}  // namespace
+
+extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
+  return ampx::cpu_ref::host_plugin_entry<kSpec>();
+}

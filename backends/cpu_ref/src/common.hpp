@@ -1,0 +1,104 @@
+// Internal to the kernel library: the validated view of a node that every op
+// factory works from, and the factory declarations.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/plugin_support.hpp"
+
+namespace ampx::cpu_ref::detail {
+
+using plugin_support::NodeView;
+
+struct TensorInfo {
+  ampx_dtype dtype = AMPX_DTYPE_INVALID;
+  std::vector<int64_t> dims;
+  int64_t numel = 0;
+  int rank() const { return static_cast<int>(dims.size()); }
+};
+
+std::string dims_str(const std::vector<int64_t>& dims);  // "[2, 3, 4]"
+int64_t product(const std::vector<int64_t>& dims, size_t begin = 0, size_t end = SIZE_MAX);
+// Row-major strides (in elements) of dense `dims`.
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims);
+
+// What a factory sees. `dtype` is the element dtype the kernel works in:
+// F32 (or F64) for compute ops, whose 16-bit variants are wrapped by the
+// dispatcher; the common data dtype (any) for data-movement ops.
+class Ctx {
+ public:
+  explicit Ctx(const NodeView& view);
+
+  const NodeView& v;
+  std::vector<TensorInfo> in, out;
+  ampx_dtype dtype = AMPX_DTYPE_INVALID;
+
+  [[noreturn]] void fail(const std::string& what) const { v.fail(what); }
+
+  // Input count in [min_in, max_in], output count == n_out.
+  void arity(size_t min_in, size_t max_in, size_t n_out) const;
+  // "<what> has 3 dims, expected 4"
+  void rank(const TensorInfo& t, const std::string& what, int r) const;
+  void min_rank(const TensorInfo& t, const std::string& what, int r) const;
+  // "<what> has shape [a], expected [b]"
+  void dims(const TensorInfo& t, const std::string& what, const std::vector<int64_t>& want) const;
+  // Normalises a possibly negative axis attribute value into [0, rank).
+  int64_t axis(int64_t a, int64_t rank, const std::string& attr) const;
+  // An INTS attribute that must have exactly n entries (default if absent).
+  std::vector<int64_t> ints_n(const char* name, size_t n, std::vector<int64_t> def) const;
+};
+
+// Factories: validate shapes/attributes (dtypes are already checked) and
+// build a kernel. Compute factories only ever see dtype F32 (or F64 for the
+// elementwise ops).
+using Factory = std::unique_ptr<CpuKernel> (*)(Ctx&);
+
+std::unique_ptr<CpuKernel> make_conv2d(Ctx&);
+std::unique_ptr<CpuKernel> make_matmul(Ctx&);
+std::unique_ptr<CpuKernel> make_gemm(Ctx&);
+std::unique_ptr<CpuKernel> make_maxpool(Ctx&);
+std::unique_ptr<CpuKernel> make_avgpool(Ctx&);
+std::unique_ptr<CpuKernel> make_global_avgpool(Ctx&);
+
+std::unique_ptr<CpuKernel> make_batchnorm(Ctx&);
+std::unique_ptr<CpuKernel> make_layernorm(Ctx&);
+std::unique_ptr<CpuKernel> make_softmax(Ctx&);
+std::unique_ptr<CpuKernel> make_reduce_mean(Ctx&);
+std::unique_ptr<CpuKernel> make_reduce_sum(Ctx&);
+
+std::unique_ptr<CpuKernel> make_relu(Ctx&);
+std::unique_ptr<CpuKernel> make_sigmoid(Ctx&);
+std::unique_ptr<CpuKernel> make_tanh(Ctx&);
+std::unique_ptr<CpuKernel> make_gelu(Ctx&);
+std::unique_ptr<CpuKernel> make_clip(Ctx&);
+std::unique_ptr<CpuKernel> make_add(Ctx&);
+std::unique_ptr<CpuKernel> make_sub(Ctx&);
+std::unique_ptr<CpuKernel> make_mul(Ctx&);
+std::unique_ptr<CpuKernel> make_div(Ctx&);
+
+std::unique_ptr<CpuKernel> make_reshape(Ctx&);
+std::unique_ptr<CpuKernel> make_flatten(Ctx&);
+std::unique_ptr<CpuKernel> make_transpose(Ctx&);
+std::unique_ptr<CpuKernel> make_concat(Ctx&);
+std::unique_ptr<CpuKernel> make_slice(Ctx&);
+std::unique_ptr<CpuKernel> make_gather(Ctx&);
+std::unique_ptr<CpuKernel> make_dropout(Ctx&);
+std::unique_ptr<CpuKernel> make_cast(Ctx&);
+
+// Sum of n floats with 8 independent partial sums: vectorises without
+// -ffast-math and loses less accuracy than one running sum. Fixed order.
+inline float sum_f32(const float* x, int64_t n) {
+  float p[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) p[l] += x[i + l];
+  float s = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+}  // namespace ampx::cpu_ref::detail

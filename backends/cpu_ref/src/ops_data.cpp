@@ -1,0 +1,552 @@
+// Data movement (bit-exact in any dtype): Reshape, Flatten, Dropout,
+// Transpose, Concat, Slice, Gather; and Cast.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ampx/half.hpp"
+#include "common.hpp"
+
+namespace ampx::cpu_ref::detail {
+namespace {
+
+using plugin_support::dtype_name;
+using plugin_support::dtype_size;
+
+// ------------------------------------------------------------- plain copy
+
+class CopyKernel final : public CpuKernel {
+ public:
+  explicit CopyKernel(size_t bytes) : bytes_(bytes) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    if (bytes_ && out[0] != in[0]) std::memmove(out[0], in[0], bytes_);
+  }
+
+ private:
+  size_t bytes_;
+};
+
+std::unique_ptr<CpuKernel> copy_kernel(const Ctx& c) {
+  return std::make_unique<CopyKernel>(static_cast<size_t>(c.in[0].numel) * dtype_size(c.dtype));
+}
+
+// ---------------------------------------------------------- strided copy
+
+// Copies a strided view of `src` (dims, element strides) into dense `dst`.
+// Dims of size 1 are dropped and contiguous neighbours merged; a unit inner
+// stride becomes memcpy runs.
+class StridedCopy {
+ public:
+  StridedCopy() = default;
+  StridedCopy(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, size_t es)
+      : es_(es) {
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] == 1) continue;
+      if (!dims_.empty() && strides_.back() == strides[i] * dims[i]) {
+        dims_.back() *= dims[i];
+        strides_.back() = strides[i];
+      } else {
+        dims_.push_back(dims[i]);
+        strides_.push_back(strides[i]);
+      }
+    }
+    count_ = product(dims);
+  }
+
+  void run(const void* src_v, void* dst_v) const {
+    if (count_ == 0) return;
+    const auto* src = static_cast<const unsigned char*>(src_v);
+    auto* dst = static_cast<unsigned char*>(dst_v);
+    if (dims_.empty()) {
+      std::memcpy(dst, src, es_);
+      return;
+    }
+    switch (es_) {
+      case 1:
+        return go<uint8_t>(src, dst);
+      case 2:
+        return go<uint16_t>(src, dst);
+      case 4:
+        return go<uint32_t>(src, dst);
+      default:
+        return go<uint64_t>(src, dst);
+    }
+  }
+
+ private:
+  template <class E>
+  void go(const unsigned char* src, unsigned char* dst) const {
+    const size_t r = dims_.size();
+    const int64_t inner = dims_.back(), is = strides_.back();
+    const int64_t rows = count_ / inner;
+    std::vector<int64_t> idx(r - 1, 0);
+    int64_t off = 0;  // source element offset of the current row
+    for (int64_t row = 0; row < rows; ++row) {
+      const E* s = reinterpret_cast<const E*>(src) + off;
+      E* d = reinterpret_cast<E*>(dst) + row * inner;
+      if (is == 1) {
+        std::memcpy(d, s, static_cast<size_t>(inner) * sizeof(E));
+      } else {
+        for (int64_t i = 0; i < inner; ++i) d[i] = s[i * is];
+      }
+      for (size_t k = r - 1; k-- > 0;) {
+        off += strides_[k];
+        if (++idx[k] < dims_[k]) break;
+        off -= strides_[k] * dims_[k];
+        idx[k] = 0;
+      }
+    }
+  }
+
+  std::vector<int64_t> dims_, strides_;
+  int64_t count_ = 0;
+  size_t es_ = 1;
+};
+
+class StridedKernel final : public CpuKernel {
+ public:
+  StridedKernel(StridedCopy copy, int64_t src_offset_bytes)
+      : copy_(std::move(copy)), offset_(src_offset_bytes) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    copy_.run(static_cast<const unsigned char*>(in[0]) + offset_, out[0]);
+  }
+
+ private:
+  StridedCopy copy_;
+  int64_t offset_;
+};
+
+// ------------------------------------------------------------- Concat
+
+class ConcatKernel final : public CpuKernel {
+ public:
+  ConcatKernel(int64_t outer, std::vector<size_t> chunk_bytes)
+      : outer_(outer), chunks_(std::move(chunk_bytes)) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    auto* dst = static_cast<unsigned char*>(out[0]);
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (size_t i = 0; i < chunks_.size(); ++i) {
+        if (!chunks_[i]) continue;
+        std::memcpy(dst, static_cast<const unsigned char*>(in[i]) + o * chunks_[i], chunks_[i]);
+        dst += chunks_[i];
+      }
+    }
+  }
+
+ private:
+  int64_t outer_;
+  std::vector<size_t> chunks_;
+};
+
+// ------------------------------------------------------------- Gather
+
+class GatherKernel final : public CpuKernel {
+ public:
+  GatherKernel(std::string where, int64_t outer, int64_t axis_len, int64_t n_idx,
+               size_t inner_bytes, bool idx64)
+      : where_(std::move(where)),
+        outer_(outer),
+        len_(axis_len),
+        n_idx_(n_idx),
+        inner_(inner_bytes),
+        idx64_(idx64) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* data = static_cast<const unsigned char*>(in[0]);
+    auto* dst = static_cast<unsigned char*>(out[0]);
+    // Validate every index before writing anything.
+    idx_.resize(static_cast<size_t>(n_idx_));
+    for (int64_t j = 0; j < n_idx_; ++j) {
+      int64_t k =
+          idx64_ ? static_cast<const int64_t*>(in[1])[j] : static_cast<const int32_t*>(in[1])[j];
+      if (k < -len_ || k >= len_) {
+        throw std::invalid_argument(where_ + ": index " + std::to_string(k) + " at position " +
+                                    std::to_string(j) + " is out of range for axis length " +
+                                    std::to_string(len_));
+      }
+      idx_[static_cast<size_t>(j)] = k < 0 ? k + len_ : k;
+    }
+    for (int64_t o = 0; o < outer_; ++o) {
+      const unsigned char* base = data + static_cast<size_t>(o * len_) * inner_;
+      for (int64_t j = 0; j < n_idx_; ++j) {
+        if (inner_)
+          std::memcpy(dst, base + static_cast<size_t>(idx_[static_cast<size_t>(j)]) * inner_,
+                      inner_);
+        dst += inner_;
+      }
+    }
+  }
+
+ private:
+  std::string where_;
+  int64_t outer_, len_, n_idx_;
+  size_t inner_;
+  bool idx64_;
+  std::vector<int64_t> idx_;
+};
+
+// --------------------------------------------------------------- Cast
+
+// Float to 16-bit with exactly one rounding: first to f32 with
+// round-to-odd (keeps a sticky bit, so the second rounding to 11 or 8
+// significant bits is the correctly rounded result), then nearest-even.
+float to_float_round_odd(double d) {
+  const float f = static_cast<float>(d);
+  if (!std::isfinite(d) || static_cast<double>(f) == d) return f;
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) --bits;  // truncate toward zero
+  return std::bit_cast<float>(bits | 1u);                        // sticky bit
+}
+float to_float_round_odd(int64_t v) {
+  const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  if (mag < (uint64_t{1} << 24)) return static_cast<float>(v);  // exact
+  const int shift = std::bit_width(mag) - 24;
+  uint64_t m = mag >> shift;
+  if (mag & ((uint64_t{1} << shift) - 1)) m |= 1;  // sticky
+  const float f = std::ldexp(static_cast<float>(m), shift);
+  return v < 0 ? -f : f;
+}
+
+// Every value is read either as a double (float sources, exact) or as an
+// int64 (integer and bool sources, exact) and written with one rounding.
+template <class T>
+T float_to_int(double d) {  // trunc toward zero, NaN -> 0, saturating
+  if (std::isnan(d)) return 0;
+  if (d <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(d);
+}
+
+class CastKernel final : public CpuKernel {
+ public:
+  CastKernel(ampx_dtype from, ampx_dtype to, int64_t n) : from_(from), to_(to), n_(n) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const void* s = in[0];
+    void* d = out[0];
+    if (from_ == to_) {
+      std::memcpy(d, s, static_cast<size_t>(n_) * dtype_size(from_));
+      return;
+    }
+    // Fast paths for the casts the planner inserts.
+    if (from_ == AMPX_DTYPE_F32 && to_ == AMPX_DTYPE_F16) {
+      for (int64_t i = 0; i < n_; ++i)
+        static_cast<uint16_t*>(d)[i] = float_to_f16_bits(static_cast<const float*>(s)[i]);
+      return;
+    }
+    if (from_ == AMPX_DTYPE_F32 && to_ == AMPX_DTYPE_BF16) {
+      for (int64_t i = 0; i < n_; ++i)
+        static_cast<uint16_t*>(d)[i] = float_to_bf16_bits(static_cast<const float*>(s)[i]);
+      return;
+    }
+    if (plugin_support::is_float_dtype(from_)) {
+      for (int64_t i = 0; i < n_; ++i) store_float(d, i, load_float(s, i));
+    } else {
+      for (int64_t i = 0; i < n_; ++i) store_int(d, i, load_int(s, i));
+    }
+  }
+
+ private:
+  double load_float(const void* p, int64_t i) const {
+    switch (from_) {
+      case AMPX_DTYPE_F32:
+        return static_cast<const float*>(p)[i];
+      case AMPX_DTYPE_F16:
+        return f16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+      case AMPX_DTYPE_BF16:
+        return bf16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+      default:
+        return static_cast<const double*>(p)[i];
+    }
+  }
+  int64_t load_int(const void* p, int64_t i) const {
+    switch (from_) {
+      case AMPX_DTYPE_I64:
+        return static_cast<const int64_t*>(p)[i];
+      case AMPX_DTYPE_I32:
+        return static_cast<const int32_t*>(p)[i];
+      case AMPX_DTYPE_I8:
+        return static_cast<const int8_t*>(p)[i];
+      case AMPX_DTYPE_U8:
+        return static_cast<const uint8_t*>(p)[i];
+      default:
+        return static_cast<const uint8_t*>(p)[i] != 0;  // bool
+    }
+  }
+  void store_float(void* p, int64_t i, double v) const {
+    switch (to_) {
+      case AMPX_DTYPE_F32:
+        static_cast<float*>(p)[i] = static_cast<float>(v);
+        break;
+      case AMPX_DTYPE_F16:
+        static_cast<uint16_t*>(p)[i] = float_to_f16_bits(to_float_round_odd(v));
+        break;
+      case AMPX_DTYPE_BF16:
+        static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(to_float_round_odd(v));
+        break;
+      case AMPX_DTYPE_F64:
+        static_cast<double*>(p)[i] = v;
+        break;
+      case AMPX_DTYPE_I64:
+        static_cast<int64_t*>(p)[i] = float_to_int<int64_t>(v);
+        break;
+      case AMPX_DTYPE_I32:
+        static_cast<int32_t*>(p)[i] = float_to_int<int32_t>(v);
+        break;
+      case AMPX_DTYPE_I8:
+        static_cast<int8_t*>(p)[i] = float_to_int<int8_t>(v);
+        break;
+      case AMPX_DTYPE_U8:
+        static_cast<uint8_t*>(p)[i] = float_to_int<uint8_t>(v);
+        break;
+      default:
+        static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0;
+        break;  // bool; NaN -> 1
+    }
+  }
+  void store_int(void* p, int64_t i, int64_t v) const {
+    switch (to_) {
+      case AMPX_DTYPE_F32:
+        static_cast<float*>(p)[i] = static_cast<float>(v);
+        break;
+      case AMPX_DTYPE_F16:
+        static_cast<uint16_t*>(p)[i] = float_to_f16_bits(to_float_round_odd(v));
+        break;
+      case AMPX_DTYPE_BF16:
+        static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(to_float_round_odd(v));
+        break;
+      case AMPX_DTYPE_F64:
+        static_cast<double*>(p)[i] = static_cast<double>(v);
+        break;
+      // Integer narrowing wraps (two's complement), as C++ and NumPy do.
+      case AMPX_DTYPE_I64:
+        static_cast<int64_t*>(p)[i] = v;
+        break;
+      case AMPX_DTYPE_I32:
+        static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v);
+        break;
+      case AMPX_DTYPE_I8:
+        static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v);
+        break;
+      case AMPX_DTYPE_U8:
+        static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v);
+        break;
+      default:
+        static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;
+        break;  // bool
+    }
+  }
+
+  ampx_dtype from_, to_;
+  int64_t n_;
+};
+
+}  // namespace
+
+// ------------------------------------------------------------ factories
+
+std::unique_ptr<CpuKernel> make_reshape(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.v.require_attr("shape");
+  const std::vector<int64_t> shape = c.v.get_ints("shape");
+  const auto& in = c.in[0].dims;
+  std::vector<int64_t> want(shape.size());
+  int64_t infer = -1, known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int64_t s = shape[i];
+    if (s == 0) {
+      if (i >= in.size())
+        c.fail("attribute 'shape' copies dim " + std::to_string(i) +
+               " (0) but the input has rank " + std::to_string(in.size()));
+      want[i] = in[i];
+    } else if (s == -1) {
+      if (infer >= 0) c.fail("attribute 'shape' has more than one -1");
+      infer = static_cast<int64_t>(i);
+      continue;
+    } else if (s < 0) {
+      c.fail("attribute 'shape' has invalid value " + std::to_string(s));
+    } else {
+      want[i] = s;
+    }
+    known *= want[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || c.in[0].numel % known != 0) {
+      c.fail("cannot infer the -1 dim of 'shape' " + dims_str(shape) + " from input shape " +
+             dims_str(in));
+    }
+    want[static_cast<size_t>(infer)] = c.in[0].numel / known;
+  } else if (known != c.in[0].numel) {
+    c.fail("attribute 'shape' " + dims_str(shape) + " has " + std::to_string(known) +
+           " elements, the input " + dims_str(in) + " has " + std::to_string(c.in[0].numel));
+  }
+  c.dims(c.out[0], "output", want);
+  return copy_kernel(c);
+}
+
+std::unique_ptr<CpuKernel> make_flatten(Ctx& c) {
+  c.arity(1, 1, 1);
+  const int64_t r = c.in[0].rank();
+  int64_t axis = c.v.get_int("axis", 1);
+  if (axis < -r || axis > r) {
+    c.fail("attribute 'axis' = " + std::to_string(axis) + " is out of range for rank " +
+           std::to_string(r));
+  }
+  if (axis < 0) axis += r;
+  const auto a = static_cast<size_t>(axis);
+  c.dims(c.out[0], "output", {product(c.in[0].dims, 0, a), product(c.in[0].dims, a)});
+  return copy_kernel(c);
+}
+
+std::unique_ptr<CpuKernel> make_dropout(Ctx& c) {
+  c.arity(1, 1, 1);
+  (void)c.v.get_float("ratio", 0.5);  // validates the kind; ignored at inference
+  c.dims(c.out[0], "output", c.in[0].dims);
+  return copy_kernel(c);
+}
+
+std::unique_ptr<CpuKernel> make_transpose(Ctx& c) {
+  c.arity(1, 1, 1);
+  const auto& in = c.in[0].dims;
+  const size_t r = in.size();
+  std::vector<int64_t> perm(r);
+  for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(r - 1 - i);
+  perm = c.v.get_ints("perm", perm);
+  if (perm.size() != r) {
+    c.fail("attribute 'perm' has " + std::to_string(perm.size()) + " values, expected " +
+           std::to_string(r));
+  }
+  std::vector<bool> seen(r, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<size_t>(p)]) {
+      c.fail("attribute 'perm' " + dims_str(perm) + " is not a permutation of 0.." +
+             std::to_string(r - 1));
+    }
+    seen[static_cast<size_t>(p)] = true;
+  }
+  const std::vector<int64_t> s = dense_strides(in);
+  std::vector<int64_t> want(r), strides(r);
+  for (size_t i = 0; i < r; ++i) {
+    want[i] = in[static_cast<size_t>(perm[i])];
+    strides[i] = s[static_cast<size_t>(perm[i])];
+  }
+  c.dims(c.out[0], "output", want);
+  return std::make_unique<StridedKernel>(StridedCopy(want, strides, dtype_size(c.dtype)), 0);
+}
+
+std::unique_ptr<CpuKernel> make_concat(Ctx& c) {
+  c.arity(1, SIZE_MAX, 1);
+  c.v.require_attr("axis");
+  const auto& first = c.in[0].dims;
+  const int64_t r = static_cast<int64_t>(first.size());
+  if (r == 0) c.fail("input 0 is a scalar; Concat needs rank >= 1");
+  const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", 0), r, "axis"));
+  std::vector<int64_t> want = first;
+  want[axis] = 0;
+  const size_t es = dtype_size(c.dtype);
+  std::vector<size_t> chunks;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    const auto& d = c.in[i].dims;
+    bool ok = d.size() == first.size();
+    for (size_t k = 0; ok && k < d.size(); ++k) ok = k == axis || d[k] == first[k];
+    if (!ok) {
+      c.fail("input " + std::to_string(i) + " has shape " + dims_str(d) +
+             ", incompatible with input 0 " + dims_str(first) + " for axis " +
+             std::to_string(axis));
+    }
+    want[axis] += d[axis];
+    chunks.push_back(static_cast<size_t>(product(d, axis)) * es);
+  }
+  c.dims(c.out[0], "output", want);
+  return std::make_unique<ConcatKernel>(product(first, 0, axis), std::move(chunks));
+}
+
+std::unique_ptr<CpuKernel> make_slice(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.v.require_attr("starts");
+  c.v.require_attr("ends");
+  const auto& in = c.in[0].dims;
+  const auto r = static_cast<int64_t>(in.size());
+  const std::vector<int64_t> starts = c.v.get_ints("starts"), ends = c.v.get_ints("ends");
+  const size_t n = starts.size();
+  if (ends.size() != n) c.fail("attributes 'starts' and 'ends' differ in length");
+  std::vector<int64_t> axes(n), steps(n, 1);
+  for (size_t i = 0; i < n; ++i) axes[i] = static_cast<int64_t>(i);
+  axes = c.v.get_ints("axes", axes);
+  steps = c.v.get_ints("steps", steps);
+  if (axes.size() != n) c.fail("attribute 'axes' differs in length from 'starts'");
+  if (steps.size() != n) c.fail("attribute 'steps' differs in length from 'starts'");
+
+  const std::vector<int64_t> s = dense_strides(in);
+  std::vector<int64_t> want = in, strides = s;
+  std::vector<bool> seen(in.size(), false);
+  int64_t offset = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto a = static_cast<size_t>(c.axis(axes[i], r, "axes"));
+    if (seen[a]) c.fail("attribute 'axes' repeats axis " + std::to_string(a));
+    seen[a] = true;
+    const int64_t dim = in[a], step = steps[i];
+    if (step == 0) c.fail("attribute 'steps' has a 0");
+    // ONNX: negative values count from the end, then clamp.
+    int64_t st = starts[i], en = ends[i];
+    if (st < 0) st = st < -dim ? -1 : st + dim;  // avoid overflow on INT64_MIN
+    if (en < 0) en = en < -dim ? -1 : en + dim;
+    int64_t len = 0;
+    if (dim == 0) {
+      st = 0;
+    } else if (step > 0) {
+      st = std::clamp<int64_t>(st, 0, dim);
+      en = std::clamp<int64_t>(en, 0, dim);
+      if (en > st) len = 1 + (en - st - 1) / step;
+    } else {
+      st = std::clamp<int64_t>(st, 0, dim - 1);
+      en = std::clamp<int64_t>(en, -1, dim - 1);
+      if (st > en) len = 1 + (st - en - 1) / (step == INT64_MIN ? INT64_MAX : -step);
+    }
+    want[a] = len;
+    if (len > 0) offset += st * s[a];
+    strides[a] = len > 1 ? step * s[a] : 0;  // |step| may be huge when len <= 1
+  }
+  c.dims(c.out[0], "output", want);
+  const size_t es = dtype_size(c.dtype);
+  return std::make_unique<StridedKernel>(StridedCopy(want, strides, es),
+                                         offset * static_cast<int64_t>(es));
+}
+
+std::unique_ptr<CpuKernel> make_gather(Ctx& c) {
+  c.arity(2, 2, 1);
+  const auto& d = c.in[0].dims;
+  const auto r = static_cast<int64_t>(d.size());
+  if (r == 0) c.fail("data is a scalar; Gather needs rank >= 1");
+  const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", 0), r, "axis"));
+  std::vector<int64_t> want(d.begin(), d.begin() + static_cast<ptrdiff_t>(axis));
+  want.insert(want.end(), c.in[1].dims.begin(), c.in[1].dims.end());
+  want.insert(want.end(), d.begin() + static_cast<ptrdiff_t>(axis) + 1, d.end());
+  c.dims(c.out[0], "output", want);
+  if (d[axis] == 0 && c.in[1].numel > 0) c.fail("gathers from an empty axis");
+  return std::make_unique<GatherKernel>(
+      c.v.where(), product(d, 0, axis), d[axis], c.in[1].numel,
+      static_cast<size_t>(product(d, axis + 1)) * dtype_size(c.dtype),
+      c.in[1].dtype == AMPX_DTYPE_I64);
+}
+
+std::unique_ptr<CpuKernel> make_cast(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.v.require_attr("to");
+  const int64_t to = c.v.get_int("to", 0);
+  auto known = [](int64_t dt) {
+    return dt == AMPX_DTYPE_F32 || dt == AMPX_DTYPE_F16 || dt == AMPX_DTYPE_BF16 ||
+           dt == AMPX_DTYPE_F64 || dt == AMPX_DTYPE_I64 || dt == AMPX_DTYPE_I32 ||
+           dt == AMPX_DTYPE_BOOL || dt == AMPX_DTYPE_I8 || dt == AMPX_DTYPE_U8;
+  };
+  if (!known(to)) c.fail("attribute 'to' = " + std::to_string(to) + " is not a valid dtype");
+  if (!known(c.in[0].dtype)) c.fail("input 0 has an invalid dtype");
+  if (c.out[0].dtype != static_cast<ampx_dtype>(to)) {
+    c.fail(std::string("output is ") + dtype_name(c.out[0].dtype) + " but attribute 'to' says " +
+           dtype_name(static_cast<ampx_dtype>(to)));
+  }
+  c.dims(c.out[0], "output", c.in[0].dims);
+  return std::make_unique<CastKernel>(c.in[0].dtype, static_cast<ampx_dtype>(to), c.in[0].numel);
+}
+
+}  // namespace ampx::cpu_ref::detail

@@ -1,0 +1,516 @@
+// Contractions and pooling in f32: Conv2d (im2col + GEMM, direct for
+// depthwise), MatMul and Gemm (the blocked GEMM), MaxPool, AveragePool,
+// GlobalAveragePool.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "common.hpp"
+#include "gemm.hpp"
+#include "parallel.hpp"
+
+namespace ampx::cpu_ref::detail {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+std::vector<int64_t> positive_ints(const Ctx& c, const char* name, size_t n, int64_t def,
+                                   int64_t min) {
+  std::vector<int64_t> v = c.ints_n(name, n, std::vector<int64_t>(n, def));
+  for (int64_t x : v) {
+    if (x < min) {
+      c.fail("attribute '" + std::string(name) + "' " + dims_str(v) +
+             " must be >= " + std::to_string(min));
+    }
+  }
+  return v;
+}
+
+// --------------------------------------------------------------- Conv2d
+
+struct ConvShape {
+  int64_t N, C, H, W, M, kH, kW, OH, OW, group, Cg, Mg;
+  int64_t sh, sw, pt, pl, dh, dw;
+};
+
+// Output columns ow in [lo, hi) whose input column ow*s - p + off lies in
+// [0, W).
+inline void valid_range(int64_t W, int64_t OW, int64_t s, int64_t p, int64_t off, int64_t& lo,
+                        int64_t& hi) {
+  lo = std::clamp<int64_t>(ceil_div(p - off, s), 0, OW);
+  hi = std::clamp<int64_t>(floor_div(W - 1 + p - off, s) + 1, lo, OW);
+}
+
+class Conv2dKernel final : public CpuKernel {
+ public:
+  Conv2dKernel(ConvShape s, bool has_bias) : s_(s), bias_(has_bias) {
+    pointwise_ = s.kH == 1 && s.kW == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 && s.pl == 0 &&
+                 s.OH == s.H && s.OW == s.W;
+    direct_ = s.Cg == 1 && s.group > 1;  // depthwise (any channel multiplier)
+  }
+
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    const auto* w = static_cast<const float*>(in[1]);
+    const float* b = bias_ ? static_cast<const float*>(in[2]) : nullptr;
+    auto* y = static_cast<float*>(out[0]);
+    const double work = static_cast<double>(s_.N) * s_.M * s_.OH * s_.OW * s_.Cg * s_.kH * s_.kW;
+    const int threads = threads_for(work);
+    if (s_.N >= 2 && threads > 1) {
+      // Whole images per thread; the GEMMs inside stay single-threaded.
+      parallel_for(s_.N, threads, [&](int64_t n0, int64_t n1) {
+        std::vector<float> col;
+        for (int64_t n = n0; n < n1; ++n) image(x, w, b, y, n, col, 1);
+      });
+    } else {
+      std::vector<float> col;
+      for (int64_t n = 0; n < s_.N; ++n) image(x, w, b, y, n, col, threads);
+    }
+  }
+
+ private:
+  void image(const float* x, const float* w, const float* b, float* y, int64_t n,
+             std::vector<float>& col, int threads) const {
+    const ConvShape& s = s_;
+    const int64_t ohw = s.OH * s.OW, kg = s.Cg * s.kH * s.kW;
+    const float* xn = x + n * s.C * s.H * s.W;
+    float* yn = y + n * s.M * ohw;
+    for (int64_t m = 0; m < s.M; ++m) std::fill_n(yn + m * ohw, ohw, b ? b[m] : 0.0f);
+    if (direct_) {
+      for (int64_t m = 0; m < s.M; ++m)
+        depthwise(xn + (m / s.Mg) * s.H * s.W, w + m * kg, yn + m * ohw);
+      return;
+    }
+    for (int64_t g = 0; g < s.group; ++g) {
+      const float* xg = xn + g * s.Cg * s.H * s.W;
+      const float* bmat = xg;
+      if (!pointwise_) {
+        col.resize(static_cast<size_t>(kg * ohw));
+        im2col(xg, col.data());
+        bmat = col.data();
+      }
+      GemmArgs<float> ga;
+      ga.M = s.Mg;
+      ga.N = ohw;
+      ga.K = kg;
+      ga.A = w + g * s.Mg * kg;
+      ga.rsA = kg;
+      ga.csA = 1;
+      ga.B = bmat;
+      ga.rsB = ohw;
+      ga.csB = 1;
+      ga.C = yn + g * s.Mg * ohw;
+      ga.ldc = ohw;
+      gemm(ga, threads);
+    }
+  }
+
+  // col[(c, ki, kj), (oh, ow)] = x[c, oh*sh - pt + ki*dh, ow*sw - pl + kj*dw] or 0.
+  void im2col(const float* xg, float* col) const {
+    const ConvShape& s = s_;
+    for (int64_t c = 0; c < s.Cg; ++c) {
+      const float* xc = xg + c * s.H * s.W;
+      for (int64_t ki = 0; ki < s.kH; ++ki) {
+        for (int64_t kj = 0; kj < s.kW; ++kj) {
+          int64_t lo, hi;
+          valid_range(s.W, s.OW, s.sw, s.pl, kj * s.dw, lo, hi);
+          for (int64_t oh = 0; oh < s.OH; ++oh) {
+            float* dst = col + oh * s.OW;
+            const int64_t ih = oh * s.sh - s.pt + ki * s.dh;
+            if (ih < 0 || ih >= s.H) {
+              std::fill_n(dst, s.OW, 0.0f);
+              continue;
+            }
+            // Input column of output column ow: base + ow * sw (never
+            // negative for ow >= lo, so no pointer before xc is formed).
+            const int64_t base = ih * s.W - s.pl + kj * s.dw;
+            std::fill_n(dst, lo, 0.0f);
+            if (s.sw == 1) {
+              if (hi > lo) std::copy(xc + (base + lo), xc + (base + hi), dst + lo);
+            } else {
+              for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = xc[base + ow * s.sw];
+            }
+            std::fill(dst + hi, dst + s.OW, 0.0f);
+          }
+          col += s.OH * s.OW;
+        }
+      }
+    }
+  }
+
+  // One output channel from one input channel (Cg == 1): y += w (*) x.
+  void depthwise(const float* xc, const float* wm, float* ym) const {
+    const ConvShape& s = s_;
+    for (int64_t ki = 0; ki < s.kH; ++ki) {
+      for (int64_t kj = 0; kj < s.kW; ++kj) {
+        const float wv = wm[ki * s.kW + kj];
+        int64_t lo, hi;
+        valid_range(s.W, s.OW, s.sw, s.pl, kj * s.dw, lo, hi);
+        for (int64_t oh = 0; oh < s.OH; ++oh) {
+          const int64_t ih = oh * s.sh - s.pt + ki * s.dh;
+          if (ih < 0 || ih >= s.H) continue;
+          const int64_t base = ih * s.W - s.pl + kj * s.dw;
+          float* dst = ym + oh * s.OW;
+          for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += wv * xc[base + ow * s.sw];
+        }
+      }
+    }
+  }
+
+  ConvShape s_;
+  bool bias_, pointwise_ = false, direct_ = false;
+};
+
+// --------------------------------------------------------------- MatMul
+
+class MatMulKernel final : public CpuKernel {
+ public:
+  MatMulKernel(int64_t M, int64_t N, int64_t K, std::vector<int64_t> batch,
+               std::vector<int64_t> a_strides, std::vector<int64_t> b_strides)
+      : M_(M),
+        N_(N),
+        K_(K),
+        batch_(std::move(batch)),
+        sa_(std::move(a_strides)),
+        sb_(std::move(b_strides)) {
+    nbatch_ = product(batch_);
+    // B shared by every batch and A dense: one GEMM with M * batch rows.
+    fold_ = nbatch_ > 1 && std::all_of(sb_.begin(), sb_.end(), [](int64_t v) { return v == 0; });
+    for (size_t i = 0; fold_ && i < batch_.size(); ++i) fold_ = batch_[i] == 1 || sa_[i] != 0;
+  }
+
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* a = static_cast<const float*>(in[0]);
+    const auto* b = static_cast<const float*>(in[1]);
+    auto* y = static_cast<float*>(out[0]);
+    std::fill_n(y, nbatch_ * M_ * N_, 0.0f);
+    if (fold_) {
+      gemm(args(a, b, y, M_ * nbatch_), max_threads());
+      return;
+    }
+    const double per = static_cast<double>(M_) * N_ * K_;
+    const int threads = threads_for(per * nbatch_);
+    if (nbatch_ >= 2 && threads > 1 && threads_for(per) < threads) {
+      parallel_for(nbatch_, threads, [&](int64_t b0, int64_t b1) {
+        for (int64_t i = b0; i < b1; ++i) one(a, b, y, i, 1);
+      });
+    } else {
+      for (int64_t i = 0; i < nbatch_; ++i) one(a, b, y, i, threads);
+    }
+  }
+
+ private:
+  GemmArgs<float> args(const float* a, const float* b, float* y, int64_t rows) const {
+    GemmArgs<float> g;
+    g.M = rows;
+    g.N = N_;
+    g.K = K_;
+    g.A = a;
+    g.rsA = K_;
+    g.csA = 1;
+    g.B = b;
+    g.rsB = N_;
+    g.csB = 1;
+    g.C = y;
+    g.ldc = N_;
+    return g;
+  }
+  void one(const float* a, const float* b, float* y, int64_t i, int threads) const {
+    int64_t oa = 0, ob = 0, rem = i;
+    for (size_t d = batch_.size(); d-- > 0;) {
+      const int64_t k = rem % batch_[d];
+      rem /= batch_[d];
+      oa += k * sa_[d];
+      ob += k * sb_[d];
+    }
+    gemm(args(a + oa, b + ob, y + i * M_ * N_, M_), threads);
+  }
+
+  int64_t M_, N_, K_, nbatch_ = 1;
+  std::vector<int64_t> batch_, sa_, sb_;  // element strides per output batch dim (0: broadcast)
+  bool fold_ = false;
+};
+
+// ----------------------------------------------------------------- Gemm
+
+class GemmKernel final : public CpuKernel {
+ public:
+  GemmKernel(GemmArgs<float> shape, float beta, bool has_c, int64_t c_rs, int64_t c_cs)
+      : g_(shape), beta_(beta), has_c_(has_c), c_rs_(c_rs), c_cs_(c_cs) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    GemmArgs<float> g = g_;
+    g.A = static_cast<const float*>(in[0]);
+    g.B = static_cast<const float*>(in[1]);
+    g.C = static_cast<float*>(out[0]);
+    if (has_c_) {
+      const auto* c = static_cast<const float*>(in[2]);
+      for (int64_t i = 0; i < g.M; ++i)
+        for (int64_t j = 0; j < g.N; ++j) g.C[i * g.N + j] = beta_ * c[i * c_rs_ + j * c_cs_];
+    } else {
+      std::fill_n(g.C, g.M * g.N, 0.0f);
+    }
+    gemm(g, max_threads());
+  }
+
+ private:
+  GemmArgs<float> g_;
+  float beta_;
+  bool has_c_;
+  int64_t c_rs_, c_cs_;
+};
+
+// -------------------------------------------------------------- pooling
+
+struct PoolShape {
+  int64_t planes, H, W, OH, OW, kH, kW, sh, sw, pt, pl, pb, pr;
+};
+
+template <bool kMax>
+class PoolKernel final : public CpuKernel {
+ public:
+  PoolKernel(PoolShape s, bool include_pad) : s_(s), include_pad_(include_pad) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const PoolShape& s = s_;
+    const auto* x = static_cast<const float*>(in[0]);
+    auto* y = static_cast<float*>(out[0]);
+    const double work = static_cast<double>(s.planes) * s.OH * s.OW * s.kH * s.kW;
+    parallel_for(s.planes, threads_for(work), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) plane(x + p * s.H * s.W, y + p * s.OH * s.OW);
+    });
+  }
+
+ private:
+  void plane(const float* x, float* y) const {
+    const PoolShape& s = s_;
+    for (int64_t oh = 0; oh < s.OH; ++oh) {
+      const int64_t h0 = oh * s.sh - s.pt;
+      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + s.kH, s.H);
+      for (int64_t ow = 0; ow < s.OW; ++ow) {
+        const int64_t w0 = ow * s.sw - s.pl;
+        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + s.kW, s.W);
+        if constexpr (kMax) {
+          float m = -std::numeric_limits<float>::infinity();  // padding never wins
+          for (int64_t h = hs; h < he; ++h)
+            for (int64_t w = ws; w < we; ++w) {
+              const float v = x[h * s.W + w];
+              if (v > m || std::isnan(v)) m = v;  // NaN propagates
+            }
+          y[oh * s.OW + ow] = m;
+        } else {
+          float sum = 0.0f;
+          for (int64_t h = hs; h < he; ++h)
+            for (int64_t w = ws; w < we; ++w) sum += x[h * s.W + w];
+          // count_include_pad counts padding cells, but never the part of a
+          // ceil_mode window that hangs past the bottom/right padding.
+          const int64_t count = include_pad_ ? (std::min(h0 + s.kH, s.H + s.pb) - h0) *
+                                                   (std::min(w0 + s.kW, s.W + s.pr) - w0)
+                                             : (he - hs) * (we - ws);
+          y[oh * s.OW + ow] = sum / static_cast<float>(count);
+        }
+      }
+    }
+  }
+
+  PoolShape s_;
+  bool include_pad_;
+};
+
+template <bool kMax>
+std::unique_ptr<CpuKernel> make_pool(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.rank(c.in[0], "input X", 4);
+  c.v.require_attr("kernel_shape");
+  const auto k = positive_ints(c, "kernel_shape", 2, 1, 1);
+  const auto st = positive_ints(c, "strides", 2, 1, 1);
+  const auto pads = positive_ints(c, "pads", 4, 0, 0);
+  const int64_t ceil_mode = c.v.get_int("ceil_mode", 0);
+  if (ceil_mode != 0 && ceil_mode != 1) c.fail("attribute 'ceil_mode' must be 0 or 1");
+  bool include_pad = false;
+  if (!kMax) {
+    const int64_t cip = c.v.get_int("count_include_pad", 0);
+    if (cip != 0 && cip != 1) c.fail("attribute 'count_include_pad' must be 0 or 1");
+    include_pad = cip == 1;
+  }
+  const auto& d = c.in[0].dims;
+  PoolShape s{d[0] * d[1], d[2],  d[3],    0,       0,       k[0],   k[1],
+              st[0],       st[1], pads[0], pads[1], pads[2], pads[3]};
+  // Every window must overlap the input: no window of padding only.
+  if (s.pt >= s.kH || s.pb >= s.kH || s.pl >= s.kW || s.pr >= s.kW) {
+    c.fail("attribute 'pads' " + dims_str(pads) + " must be smaller than 'kernel_shape' " +
+           dims_str(k));
+  }
+  auto out_size = [&](int64_t in, int64_t kk, int64_t ss, int64_t p0, int64_t p1) -> int64_t {
+    const int64_t span = in + p0 + p1 - kk;
+    if (span < 0) {
+      c.fail("window " + dims_str(k) + " is larger than the padded input " + dims_str(d));
+    }
+    if (!ceil_mode) return span / ss + 1;
+    int64_t o = ceil_div(span, ss) + 1;
+    // ONNX/PyTorch: a ceil_mode window starting in the bottom/right padding is dropped.
+    if ((o - 1) * ss >= in + p0) --o;
+    return o;
+  };
+  s.OH = out_size(s.H, s.kH, s.sh, s.pt, s.pb);
+  s.OW = out_size(s.W, s.kW, s.sw, s.pl, s.pr);
+  c.dims(c.out[0], "output", {d[0], d[1], s.OH, s.OW});
+  return std::make_unique<PoolKernel<kMax>>(s, include_pad);
+}
+
+class GlobalAvgPoolKernel final : public CpuKernel {
+ public:
+  GlobalAvgPoolKernel(int64_t planes, int64_t size) : planes_(planes), size_(size) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    auto* y = static_cast<float*>(out[0]);
+    for (int64_t p = 0; p < planes_; ++p)
+      y[p] = sum_f32(x + p * size_, size_) / static_cast<float>(size_);
+  }
+
+ private:
+  int64_t planes_, size_;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_conv2d(Ctx& c) {
+  c.arity(2, 3, 1);
+  c.rank(c.in[0], "input X", 4);
+  c.rank(c.in[1], "weight", 4);
+  const auto& x = c.in[0].dims;
+  const auto& w = c.in[1].dims;
+  ConvShape s{};
+  s.N = x[0], s.C = x[1], s.H = x[2], s.W = x[3];
+  s.M = w[0], s.kH = w[2], s.kW = w[3];
+  s.group = c.v.get_int("group", 1);
+  if (s.group < 1) c.fail("attribute 'group' = " + std::to_string(s.group) + " must be >= 1");
+  if (s.C % s.group != 0 || s.M % s.group != 0) {
+    c.fail("input channels " + std::to_string(s.C) + " and output channels " + std::to_string(s.M) +
+           " must be divisible by group " + std::to_string(s.group));
+  }
+  s.Cg = s.C / s.group;
+  s.Mg = s.M / s.group;
+  if (w[1] != s.Cg) {
+    c.fail("weight has shape " + dims_str(w) + ": dim 1 must be C/group = " + std::to_string(s.Cg));
+  }
+  if (s.kH < 1 || s.kW < 1) c.fail("weight has an empty kernel " + dims_str(w));
+  const auto st = positive_ints(c, "strides", 2, 1, 1);
+  const auto pads = positive_ints(c, "pads", 4, 0, 0);
+  const auto dil = positive_ints(c, "dilations", 2, 1, 1);
+  s.sh = st[0], s.sw = st[1], s.pt = pads[0], s.pl = pads[1], s.dh = dil[0], s.dw = dil[1];
+  const int64_t span_h = s.H + pads[0] + pads[2] - s.dh * (s.kH - 1) - 1;
+  const int64_t span_w = s.W + pads[1] + pads[3] - s.dw * (s.kW - 1) - 1;
+  if (span_h < 0 || span_w < 0) {
+    c.fail("dilated kernel " + dims_str({s.kH, s.kW}) + " is larger than the padded input " +
+           dims_str(x));
+  }
+  s.OH = span_h / s.sh + 1;
+  s.OW = span_w / s.sw + 1;
+  if (c.in.size() == 3) {
+    c.rank(c.in[2], "bias", 1);
+    c.dims(c.in[2], "bias", {s.M});
+  }
+  c.dims(c.out[0], "output", {s.N, s.M, s.OH, s.OW});
+  return std::make_unique<Conv2dKernel>(s, c.in.size() == 3);
+}
+
+std::unique_ptr<CpuKernel> make_matmul(Ctx& c) {
+  c.arity(2, 2, 1);
+  c.min_rank(c.in[0], "input A", 2);
+  c.min_rank(c.in[1], "input B", 2);
+  const auto& a = c.in[0].dims;
+  const auto& b = c.in[1].dims;
+  const int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  if (b[b.size() - 2] != K) {
+    c.fail("inner dims do not match: A " + dims_str(a) + ", B " + dims_str(b));
+  }
+  const size_t ra = a.size() - 2, rb = b.size() - 2, r = std::max(ra, rb);
+  std::vector<int64_t> batch(r), sa(r, 0), sb(r, 0);
+  const std::vector<int64_t> da = dense_strides(a), db = dense_strides(b);
+  for (size_t i = 0; i < r; ++i) {
+    const bool ha = i >= r - ra, hb = i >= r - rb;
+    const int64_t xa = ha ? a[i - (r - ra)] : 1, xb = hb ? b[i - (r - rb)] : 1;
+    if (xa != xb && xa != 1 && xb != 1) {
+      c.fail("batch dims do not broadcast: A " + dims_str(a) + ", B " + dims_str(b));
+    }
+    batch[i] = std::max(xa, xb);
+    if (xa == 0 || xb == 0) batch[i] = 0;
+    if (ha && xa != 1) sa[i] = da[i - (r - ra)];
+    if (hb && xb != 1) sb[i] = db[i - (r - rb)];
+  }
+  std::vector<int64_t> want = batch;
+  want.push_back(M);
+  want.push_back(N);
+  c.dims(c.out[0], "output", want);
+  return std::make_unique<MatMulKernel>(M, N, K, std::move(batch), std::move(sa), std::move(sb));
+}
+
+std::unique_ptr<CpuKernel> make_gemm(Ctx& c) {
+  c.arity(2, 3, 1);
+  c.rank(c.in[0], "input A", 2);
+  c.rank(c.in[1], "input B", 2);
+  const int64_t ta = c.v.get_int("transA", 0), tb = c.v.get_int("transB", 0);
+  if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1)) {
+    c.fail("attributes 'transA' and 'transB' must be 0 or 1");
+  }
+  const double alpha = c.v.get_float("alpha", 1.0), beta = c.v.get_float("beta", 1.0);
+  const auto& a = c.in[0].dims;
+  const auto& b = c.in[1].dims;
+  GemmArgs<float> g;
+  g.M = ta ? a[1] : a[0];
+  g.K = ta ? a[0] : a[1];
+  g.N = tb ? b[0] : b[1];
+  const int64_t kb = tb ? b[1] : b[0];
+  if (kb != g.K) {
+    c.fail("inner dims do not match: A " + dims_str(a) + (ta ? " (transposed)" : "") + ", B " +
+           dims_str(b) + (tb ? " (transposed)" : ""));
+  }
+  g.rsA = ta ? 1 : g.K;
+  g.csA = ta ? g.M : 1;
+  g.rsB = tb ? 1 : g.N;
+  g.csB = tb ? g.K : 1;
+  g.ldc = g.N;
+  g.alpha = static_cast<float>(alpha);
+  int64_t crs = 0, ccs = 0;
+  if (c.in.size() == 3) {
+    const auto& cd = c.in[2].dims;
+    if (cd.size() > 2) c.fail("input C has " + std::to_string(cd.size()) + " dims, expected <= 2");
+    std::vector<int64_t> full(2, 1);
+    std::copy(cd.begin(), cd.end(), full.begin() + static_cast<ptrdiff_t>(2 - cd.size()));
+    if ((full[0] != 1 && full[0] != g.M) || (full[1] != 1 && full[1] != g.N)) {
+      c.fail("input C " + dims_str(cd) + " does not broadcast to [" + std::to_string(g.M) + ", " +
+             std::to_string(g.N) + "]");
+    }
+    crs = full[0] == 1 ? 0 : full[1];
+    ccs = full[1] == 1 ? 0 : 1;
+  }
+  c.dims(c.out[0], "output", {g.M, g.N});
+  return std::make_unique<GemmKernel>(g, static_cast<float>(beta), c.in.size() == 3, crs, ccs);
+}
+
+std::unique_ptr<CpuKernel> make_maxpool(Ctx& c) {
+  return make_pool<true>(c);
+}
+std::unique_ptr<CpuKernel> make_avgpool(Ctx& c) {
+  return make_pool<false>(c);
+}
+
+std::unique_ptr<CpuKernel> make_global_avgpool(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.min_rank(c.in[0], "input X", 3);
+  const auto& d = c.in[0].dims;
+  std::vector<int64_t> want(d.size(), 1);
+  want[0] = d[0];
+  want[1] = d[1];
+  c.dims(c.out[0], "output", want);
+  const int64_t size = product(d, 2);
+  if (size == 0 && d[0] * d[1] > 0) c.fail("spatial dims are empty");
+  return std::make_unique<GlobalAvgPoolKernel>(d[0] * d[1], size);
+}
+
+}  // namespace ampx::cpu_ref::detail

@@ -1,0 +1,92 @@
+// Planner throughput on synthetic graphs of 1k, 10k and 100k nodes: nodes
+// planned per second. Planning must be linear; docs/benchmarks.md has results.
+#include <ampx/amp/planner.hpp>
+#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/ir/builder.hpp>
+#include <ampx/plugins/plugin_host.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+
+using namespace ampx;
+
+namespace {
+
+// Residual blocks MatMul -> Add -> Relu with a LayerNorm (black-listed under
+// O2) every fifth block, so the plan has Casts to place. Small tensors: the
+// planner's cost does not depend on them.
+Graph synthetic_graph(int64_t target_nodes) {
+  GraphBuilder b("synthetic", 1);
+  ValueId x = b.input("x", DType::kF32, {8, 16});
+  const ValueId w = b.random_weight("w", {16, 16}, 0.1f);
+  int64_t nodes = 0;
+  for (int64_t i = 0; nodes < target_nodes; ++i) {
+    // Appended rather than `"b" + to_string(i)`: GCC 12 warns falsely on that.
+    std::string p = "b";
+    p += std::to_string(i);
+    const ValueId h = b.add(OpType::kMatMul, p + ".mm", {x, w});
+    const ValueId r = b.add(OpType::kAdd, p + ".add", {h, x});
+    x = b.unary(OpType::kRelu, p + ".relu", r);
+    nodes += 3;
+    if (i % 5 == 4) {
+      x = b.layer_norm(p + ".ln", x);
+      ++nodes;
+    }
+  }
+  b.output(x);
+  return std::move(b).build();
+}
+
+// A device that answers instantly: measures the planner, not a plugin.
+class NativeEverywhere final : public CapabilitySource {
+ public:
+  std::string device_id() const override { return "synthetic:0"; }
+  Answer query(const ampx_node_desc&) override { return {AMPX_SUPPORT_NATIVE, -1, ""}; }
+};
+
+const Graph& graph_of(int64_t n) {
+  static std::map<int64_t, std::unique_ptr<Graph>> cache;
+  auto& g = cache[n];
+  if (!g) g = std::make_unique<Graph>(synthetic_graph(n));
+  return *g;
+}
+
+void BM_PlanO2_TableDevice(benchmark::State& state) {
+  const Graph& g = graph_of(state.range(0));
+  NativeEverywhere caps;
+  AmpPolicy policy;
+  policy.level = AmpLevel::kO2;
+  for (auto _ : state) benchmark::DoNotOptimize(plan_amp(g, policy, caps));
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.num_nodes()));
+  state.counters["nodes"] = static_cast<double>(g.num_nodes());
+}
+
+// The same through the C ABI of the real reference plugin.
+void BM_PlanO2_CpuRefPlugin(benchmark::State& state) {
+  static const plugins::PluginHost host;
+  const plugins::Device* dev = host.find_device("cpu_ref:0");
+  if (!dev) {
+    state.SkipWithError("cpu_ref:0 not found");
+    return;
+  }
+  const Graph& g = graph_of(state.range(0));
+  DeviceCapabilities caps(*dev);
+  AmpPolicy policy;
+  policy.level = AmpLevel::kO2;
+  for (auto _ : state) benchmark::DoNotOptimize(plan_amp(g, policy, caps));
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.num_nodes()));
+  state.counters["nodes"] = static_cast<double>(g.num_nodes());
+}
+
+BENCHMARK(BM_PlanO2_TableDevice)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlanO2_CpuRefPlugin)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

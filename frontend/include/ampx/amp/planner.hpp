@@ -1,0 +1,84 @@
+// The AMP planner: policy -> intended precision per node -> capability query
+// on the chosen device -> effective precision -> a rewritten graph with the
+// fewest Casts. See docs/PLANNER.md for the rules and reasons.
+#pragma once
+
+#include <ampx/backend_api.h>
+#include <ampx/amp/policy.hpp>
+#include <ampx/capability/capability_source.hpp>
+#include <ampx/ir/graph.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ampx {
+
+// Why a node got the precision it intends (policy step) ...
+enum class IntentReason {
+  kLevelO0,         // O0: everything f32
+  kWhiteList,       // on the white list (O1, auto)
+  kNotWhiteListed,  // O1: not on the white list
+  kBlackList,       // on the black list (O2, auto)
+  kLevelDefault,    // O2: not black-listed / O3: everything
+  kOverride,        // a per-node override
+  kFollowsInput,    // auto: follows its input's dtype
+  kPromote,         // auto: widest input dtype
+  kNotFloat,        // no floating-point data
+  kExplicitCast,    // a Cast in the model: its target dtype is fixed
+};
+// ... and why it ended where it did (effective step).
+enum class EffectiveReason {
+  kAsIntended,      // f32 intended, or 16-bit intended and the device is native
+  kNoNativeKernel,  // 16-bit intended, the device only emulates it
+  kUnsupported16,   // 16-bit intended, the device cannot run it in 16-bit at all
+};
+
+std::string_view intent_reason_name(IntentReason r);
+std::string_view effective_reason_name(EffectiveReason r);
+
+struct NodePlan {
+  NodeId node = kNone;  // id in the source graph
+  std::string name;
+  OpType op{};
+  DType intended = DType::kF32;   // compute dtype the policy wants
+  DType effective = DType::kF32;  // compute dtype the plan uses
+  IntentReason intent_reason{};
+  EffectiveReason effective_reason{};
+  ampx_support support_16bit = AMPX_SUPPORT_UNSUPPORTED;  // the device's answer, when asked
+  std::string note;                                       // the device's note, when it gave one
+  // One word for tables: the intent reason unless the device changed it.
+  std::string reason() const;
+  bool is_float_node = false;
+};
+
+struct CastRecord {
+  std::string name;   // the Cast node in the planned graph
+  std::string value;  // source value name
+  DType from = DType::kF32, to = DType::kF32;
+  bool on_constant = false;  // weights: folded once at load by the executor
+};
+
+struct PlanSummary {
+  int nodes = 0;
+  int float_nodes = 0;
+  int intended_16bit = 0;
+  int effective_16bit = 0;
+  int kept_fp32_no_native = 0;
+  int casts = 0;
+  int casts_on_constants = 0;
+};
+
+struct AmpPlan {
+  std::string device_id;
+  AmpPolicy policy;
+  Graph graph;                  // rewritten: effective dtypes and the Casts
+  std::vector<NodePlan> nodes;  // one per source node, in execution order
+  std::vector<CastRecord> casts;
+  PlanSummary summary;
+};
+
+// Plans `graph` for `device`. Throws std::runtime_error naming the node when
+// the device cannot run some node even in f32. Linear in graph size.
+AmpPlan plan_amp(const Graph& graph, const AmpPolicy& policy, CapabilitySource& device);
+
+}  // namespace ampx

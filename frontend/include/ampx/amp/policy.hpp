@@ -1,0 +1,49 @@
+// What the user asked for: an amp level with MindSpore semantics, optional
+// custom lists, per-node overrides and the 16-bit type. Pure policy: nothing
+// here knows about devices.
+#pragma once
+
+#include <ampx/ir/dtype.hpp>
+#include <ampx/ir/op_type.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ampx {
+
+enum class AmpLevel { kO0, kO1, kO2, kO3, kAuto };
+
+std::string_view amp_level_name(AmpLevel level);  // "O0".."O3", "auto"
+// Throws std::invalid_argument "unknown amp level 'x' (expected O0, O1, O2, O3 or auto)".
+AmpLevel parse_amp_level(std::string_view text);
+
+// Per-node override: `pattern` is a node name, or a name prefix ending in '*'.
+struct NodeOverride {
+  std::string pattern;
+  bool force_16bit = false;  // false: keep f32
+  bool matches(std::string_view node_name) const;
+};
+// Checks an override pattern; throws std::invalid_argument naming it.
+void validate_override_pattern(std::string_view pattern, std::string_view flag);
+
+struct AmpPolicy {
+  AmpLevel level = AmpLevel::kO0;
+  DType half = DType::kF16;  // f16 or bf16
+  // Custom lists replace the level's default list (as MindSpore's
+  // custom_mixed_precision does). Used by O1 (white) / O2 (black) / auto (both).
+  std::optional<std::vector<OpType>> white_list;
+  std::optional<std::vector<OpType>> black_list;
+  std::vector<NodeOverride> overrides;  // later entries win
+};
+
+// MindSpore's default lists mapped onto ampx's op set (amp-semantics.md).
+std::vector<OpType> default_white_list();  // O1: Conv2d, MatMul, Gemm, Relu
+std::vector<OpType> default_black_list();  // O2: BatchNorm, LayerNorm
+
+// "Conv2d,MatMul" -> ops; throws std::invalid_argument naming an unknown op.
+std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag);
+
+}  // namespace ampx

@@ -1,0 +1,33 @@
+// Tensors in host memory: what users pass in and get back, with the
+// conversions and the error metric `ampx run` reports.
+#pragma once
+
+#include <ampx/ir/graph.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ampx {
+
+struct HostTensor {
+  std::string name;
+  TensorType type;
+  std::vector<std::byte> data;
+};
+
+// Element i of a float or integer tensor, widened to double.
+std::vector<double> to_doubles(const HostTensor& t);
+
+// Seeded random inputs for every graph input: floats uniform in [-1, 1]
+// (never zeros), integers in [0, 8), booleans 0/1.
+std::vector<HostTensor> random_inputs(const Graph& graph, uint64_t seed);
+
+// Normwise relative error: max_i |got_i - ref_i| / max_i |ref_i| (ref all
+// zero: the absolute error). NaN/inf in `got` where `ref` is finite gives inf.
+// Documented in docs/PLANNER.md; the same definition the tests use.
+double max_relative_error(const HostTensor& got, const HostTensor& ref);
+
+}  // namespace ampx

@@ -1,0 +1,99 @@
+// The graph IR: values (typed, shaped, possibly constant) and nodes (op,
+// attributes, input and output values). Nodes refer to values by index, so a
+// planner can rewrite a copy of the graph (insert Casts, copies, backward
+// nodes) without pointer fix-ups, and per-node side tables (precision,
+// placement) are plain vectors indexed by NodeId.
+#pragma once
+
+#include <ampx/ir/attribute.hpp>
+#include <ampx/ir/dtype.hpp>
+#include <ampx/ir/op_type.hpp>
+#include <ampx/ir/shape.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ampx {
+
+using ValueId = int32_t;
+using NodeId = int32_t;
+inline constexpr int32_t kNone = -1;
+
+// Raised for any malformed graph; the message names the node or value.
+class GraphError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TensorType {
+  DType dtype = DType::kInvalid;
+  Shape shape;
+  friend bool operator==(const TensorType&, const TensorType&) = default;
+};
+
+// Immutable, shared bytes of a constant (weights are shared between a graph
+// and the plans made from it, never copied).
+using ConstantData = std::shared_ptr<const std::vector<std::byte>>;
+
+struct Value {
+  std::string name;
+  TensorType type;
+  NodeId producer = kNone;  // kNone for graph inputs and constants
+  ConstantData constant;    // non-null for constants (weights)
+  bool is_constant() const { return constant != nullptr; }
+  size_t byte_size() const;
+};
+
+struct Node {
+  std::string name;
+  OpType op;
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  AttrMap attrs;
+};
+
+class Graph {
+ public:
+  ValueId add_input(std::string name, TensorType type);
+  ValueId add_constant(std::string name, TensorType type, std::vector<std::byte> bytes);
+  ValueId add_constant(std::string name, TensorType type, ConstantData bytes);
+  // Adds a node with already-typed outputs; returns its id. No checking here:
+  // the builder infers types and the verifier checks whole graphs.
+  NodeId add_node(std::string name, OpType op, std::vector<ValueId> inputs,
+                  std::vector<TensorType> output_types, AttrMap attrs = {});
+  void add_output(ValueId v);
+
+  const Value& value(ValueId id) const { return values_.at(static_cast<size_t>(id)); }
+  Value& value(ValueId id) { return values_.at(static_cast<size_t>(id)); }
+  const Node& node(NodeId id) const { return nodes_.at(static_cast<size_t>(id)); }
+  Node& node(NodeId id) { return nodes_.at(static_cast<size_t>(id)); }
+
+  std::span<const Value> values() const { return values_; }
+  std::span<const Node> nodes() const { return nodes_; }
+  std::span<const ValueId> inputs() const { return inputs_; }
+  std::span<const ValueId> outputs() const { return outputs_; }
+  size_t num_values() const { return values_.size(); }
+  size_t num_nodes() const { return nodes_.size(); }
+
+  std::string name;
+
+  // Nodes in an order where every producer precedes its consumers (stable:
+  // insertion order where it already is one). Throws GraphError on a cycle.
+  std::vector<NodeId> topological_order() const;
+  // For each value, the nodes that read it (a node reading twice is listed twice).
+  std::vector<std::vector<NodeId>> consumers() const;
+  // Unique name derived from `base` ("base", "base_1", ...): for inserted nodes.
+  std::string unique_name(const std::string& base) const;
+
+ private:
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+};
+
+}  // namespace ampx

@@ -1,0 +1,73 @@
+// The op set (docs/OPS.md) and each op's static schema: arity, attributes and
+// its default class for MindSpore's `auto` amp level.
+#pragma once
+
+#include <ampx/ir/attribute.hpp>
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace ampx {
+
+enum class OpType {
+  kConv2d,
+  kMatMul,
+  kGemm,
+  kBatchNorm,
+  kLayerNorm,
+  kSoftmax,
+  kRelu,
+  kClip,
+  kGelu,
+  kSigmoid,
+  kTanh,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaxPool,
+  kAveragePool,
+  kGlobalAveragePool,
+  kReduceMean,
+  kReduceSum,
+  kReshape,
+  kFlatten,
+  kTranspose,
+  kConcat,
+  kSlice,
+  kGather,
+  kCast,
+  kDropout,
+};
+inline constexpr int kOpTypeCount = static_cast<int>(OpType::kDropout) + 1;
+
+// How MindSpore 2.x's `auto` level treats an op (amp-semantics.md).
+enum class AutoClass {
+  kWhite,    // always 16-bit
+  kBlack,    // always f32
+  kPromote,  // widest float input dtype
+  kFollow,   // dtype of its first float input
+};
+
+struct AttrSpec {
+  std::string_view name;
+  AttrKind kind;
+  bool required;
+};
+
+struct OpSchema {
+  OpType op;
+  std::string_view name;  // as in docs/OPS.md and on the C ABI
+  int min_inputs;
+  int max_inputs;  // -1: variadic
+  std::span<const AttrSpec> attrs;
+  AutoClass auto_class;
+};
+
+const OpSchema& op_schema(OpType op);
+std::string_view op_name(OpType op);
+std::optional<OpType> parse_op(std::string_view name);
+std::span<const OpSchema> all_op_schemas();
+
+}  // namespace ampx

@@ -1,0 +1,331 @@
+#include <ampx/amp/planner.hpp>
+#include <ampx/exec/node_desc.hpp>
+#include <ampx/ir/shape_inference.hpp>
+
+#include <array>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ampx {
+
+std::string_view intent_reason_name(IntentReason r) {
+  switch (r) {
+    case IntentReason::kLevelO0:
+      return "level-O0";
+    case IntentReason::kWhiteList:
+      return "white-list";
+    case IntentReason::kNotWhiteListed:
+      return "not-white-listed";
+    case IntentReason::kBlackList:
+      return "black-list";
+    case IntentReason::kLevelDefault:
+      return "policy";
+    case IntentReason::kOverride:
+      return "override";
+    case IntentReason::kFollowsInput:
+      return "follows-input";
+    case IntentReason::kPromote:
+      return "promote";
+    case IntentReason::kNotFloat:
+      return "not-float";
+    case IntentReason::kExplicitCast:
+      return "explicit-cast";
+  }
+  return "?";
+}
+
+std::string_view effective_reason_name(EffectiveReason r) {
+  switch (r) {
+    case EffectiveReason::kAsIntended:
+      return "as-intended";
+    case EffectiveReason::kNoNativeKernel:
+      return "no-native-kernel";
+    case EffectiveReason::kUnsupported16:
+      return "unsupported-16bit";
+  }
+  return "?";
+}
+
+std::string NodePlan::reason() const {
+  if (effective_reason != EffectiveReason::kAsIntended)
+    return std::string(effective_reason_name(effective_reason));
+  return std::string(intent_reason_name(intent_reason));
+}
+
+namespace {
+
+using OpSet = std::array<bool, kOpTypeCount>;
+
+OpSet to_set(const std::vector<OpType>& ops) {
+  OpSet s{};
+  for (OpType op : ops) s[static_cast<size_t>(op)] = true;
+  return s;
+}
+
+// Builds the rewritten graph: values keep a "home" version (the dtype their
+// producer emits) and at most one Cast per (value, target dtype), always
+// taken from the home version, so Cast->Cast chains cannot arise.
+class Rewriter {
+ public:
+  Rewriter(const Graph& src, AmpPlan& plan)
+      : src_(src), plan_(plan), home_(src.num_values(), kNone) {
+    Graph& pg = plan_.graph;
+    pg.name = src.name;
+    for (const Value& v : src.values()) names_.insert(v.name);
+    for (const Node& n : src.nodes()) names_.insert(n.name);
+    for (ValueId v : src.inputs())
+      home_[static_cast<size_t>(v)] = pg.add_input(src.value(v).name, src.value(v).type);
+    for (ValueId v = 0; v < static_cast<ValueId>(src.num_values()); ++v) {
+      const Value& val = src.value(v);
+      if (val.is_constant())
+        home_[static_cast<size_t>(v)] = pg.add_constant(val.name, val.type, val.constant);
+    }
+  }
+
+  DType home_dtype(ValueId v) const { return plan_.graph.value(home(v)).type.dtype; }
+  ValueId home(ValueId v) const { return home_[static_cast<size_t>(v)]; }
+
+  // `v` (a source value) in dtype `d`, inserting a Cast at most once.
+  ValueId as(ValueId v, DType d) {
+    const ValueId h = home(v);
+    if (plan_.graph.value(h).type.dtype == d) return h;
+    const uint64_t key = (static_cast<uint64_t>(v) << 8) | static_cast<uint64_t>(d);
+    if (auto it = cast_cache_.find(key); it != cast_cache_.end()) return it->second;
+    const Value& sv = src_.value(v);
+    const std::string name = fresh(sv.name + ".to_" + std::string(dtype_name(d)));
+    const NodeId id = plan_.graph.add_node(name, OpType::kCast, {h}, {{d, sv.type.shape}},
+                                           {{"to", static_cast<int64_t>(d)}});
+    const ValueId out = plan_.graph.node(id).outputs[0];
+    plan_.casts.push_back(
+        CastRecord{name, sv.name, plan_.graph.value(h).type.dtype, d, sv.is_constant()});
+    cast_cache_.emplace(key, out);
+    return out;
+  }
+
+  void add(const Node& n, std::vector<ValueId> inputs) {
+    Graph& pg = plan_.graph;
+    std::vector<TensorType> types;
+    for (ValueId v : inputs) types.push_back(pg.value(v).type);
+    auto out_types = infer_output_types(n.op, types, n.attrs, n.name);
+    const NodeId id = pg.add_node(n.name, n.op, std::move(inputs), std::move(out_types), n.attrs);
+    const auto& outs = pg.node(id).outputs;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      pg.value(outs[i]).name = src_.value(n.outputs[i]).name;
+      home_[static_cast<size_t>(n.outputs[i])] = outs[i];
+    }
+  }
+
+ private:
+  std::string fresh(std::string base) {
+    std::string name = base;
+    for (int i = 1; names_.contains(name); ++i) name = base + "_" + std::to_string(i);
+    names_.insert(name);
+    return name;
+  }
+
+  const Graph& src_;
+  AmpPlan& plan_;
+  std::vector<ValueId> home_;
+  std::unordered_map<uint64_t, ValueId> cast_cache_;
+  std::unordered_set<std::string> names_;
+};
+
+bool touches_float(const Graph& g, const Node& n) {
+  for (ValueId v : n.inputs)
+    if (is_float(g.value(v).type.dtype)) return true;
+  for (ValueId v : n.outputs)
+    if (is_float(g.value(v).type.dtype)) return true;
+  return false;
+}
+
+// The node's source types with every float dtype replaced by `d`.
+void types_in(const Graph& g, const Node& n, DType d, std::vector<TensorType>& ins,
+              std::vector<TensorType>& outs) {
+  ins.clear();
+  outs.clear();
+  auto conv = [&](TensorType t) {
+    if (is_float(t.dtype)) t.dtype = d;
+    return t;
+  };
+  for (ValueId v : n.inputs) ins.push_back(conv(g.value(v).type));
+  for (ValueId v : n.outputs) outs.push_back(conv(g.value(v).type));
+}
+
+}  // namespace
+
+AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& device) {
+  if (!is_16bit_float(policy.half))
+    throw std::invalid_argument("16-bit dtype must be f16 or bf16, got " +
+                                std::string(dtype_name(policy.half)));
+  AmpPlan plan;
+  plan.device_id = device.device_id();
+  plan.policy = policy;
+  const bool custom_white = policy.white_list.has_value();
+  const bool custom_black = policy.black_list.has_value();
+  const OpSet white = to_set(custom_white ? *policy.white_list : default_white_list());
+  const OpSet black = to_set(custom_black ? *policy.black_list : default_black_list());
+  std::vector<bool> override_used(policy.overrides.size(), false);
+
+  Rewriter rw(g, plan);
+  const auto order = g.topological_order();
+  plan.nodes.reserve(order.size());
+  std::vector<TensorType> ins, outs;
+
+  for (NodeId id : order) {
+    const Node& n = g.node(id);
+    NodePlan np;
+    np.node = id;
+    np.name = n.name;
+    np.op = n.op;
+    const size_t op_index = static_cast<size_t>(n.op);
+    np.is_float_node = n.op != OpType::kCast && touches_float(g, n);
+
+    if (!np.is_float_node) {
+      np.intent_reason =
+          n.op == OpType::kCast ? IntentReason::kExplicitCast : IntentReason::kNotFloat;
+      np.intended = np.effective = g.value(n.outputs.at(0)).type.dtype;
+    } else {
+      // 1. Policy.
+      bool want16 = false;
+      switch (policy.level) {
+        case AmpLevel::kO0:
+          np.intent_reason = IntentReason::kLevelO0;
+          break;
+        case AmpLevel::kO1:
+          want16 = white[op_index];
+          np.intent_reason = want16 ? IntentReason::kWhiteList : IntentReason::kNotWhiteListed;
+          break;
+        case AmpLevel::kO2:
+          want16 = !black[op_index];
+          np.intent_reason = want16 ? IntentReason::kLevelDefault : IntentReason::kBlackList;
+          break;
+        case AmpLevel::kO3:
+          want16 = true;
+          np.intent_reason = IntentReason::kLevelDefault;
+          break;
+        case AmpLevel::kAuto: {
+          AutoClass cls = op_schema(n.op).auto_class;
+          // A custom list replaces the default one: ops it no longer names
+          // fall back to following their inputs.
+          if (custom_white && cls == AutoClass::kWhite) cls = AutoClass::kFollow;
+          if (custom_black && cls == AutoClass::kBlack) cls = AutoClass::kFollow;
+          if (custom_white && white[op_index]) cls = AutoClass::kWhite;
+          if (custom_black && black[op_index]) cls = AutoClass::kBlack;
+          if (cls == AutoClass::kWhite) {
+            want16 = true;
+            np.intent_reason = IntentReason::kWhiteList;
+          } else if (cls == AutoClass::kBlack) {
+            np.intent_reason = IntentReason::kBlackList;
+          } else {
+            // Activations decide; constants (weights) adapt to them.
+            int n16 = 0, nfloat = 0;
+            bool first_is_16 = false;
+            for (ValueId v : n.inputs) {
+              const Value& val = g.value(v);
+              if (val.is_constant() || !is_float(val.type.dtype)) continue;
+              const bool is16 = is_16bit_float(rw.home_dtype(v));
+              if (nfloat == 0) first_is_16 = is16;
+              ++nfloat;
+              n16 += is16 ? 1 : 0;
+            }
+            if (cls == AutoClass::kPromote) {
+              want16 = nfloat > 0 && n16 == nfloat;
+              np.intent_reason = IntentReason::kPromote;
+            } else {
+              want16 = first_is_16;
+              np.intent_reason = IntentReason::kFollowsInput;
+            }
+          }
+          break;
+        }
+      }
+      for (size_t i = policy.overrides.size(); i-- > 0;) {
+        if (policy.overrides[i].matches(n.name)) {
+          override_used[i] = true;
+          want16 = policy.overrides[i].force_16bit;
+          np.intent_reason = IntentReason::kOverride;
+          break;
+        }
+      }
+      // Mark every matching override used, not only the winner.
+      for (size_t i = 0; i < policy.overrides.size(); ++i)
+        if (policy.overrides[i].matches(n.name)) override_used[i] = true;
+      np.intended = want16 ? policy.half : DType::kF32;
+      np.effective = DType::kF32;
+
+      // 2. What the device really has for exactly this node in 16-bit.
+      if (want16) {
+        types_in(g, n, policy.half, ins, outs);
+        const LoweredNode lowered(n, ins, outs);
+        const auto answer = device.query(lowered.desc());
+        np.support_16bit = answer.support;
+        np.note = answer.note;
+        if (answer.support == AMPX_SUPPORT_NATIVE) {
+          np.effective = policy.half;
+          np.effective_reason = EffectiveReason::kAsIntended;
+        } else {
+          np.effective_reason = answer.support == AMPX_SUPPORT_EMULATED
+                                    ? EffectiveReason::kNoNativeKernel
+                                    : EffectiveReason::kUnsupported16;
+        }
+      }
+    }
+
+    // 3. The host never assumes support: the variant that will run must be
+    // answered too (16-bit native was just answered).
+    if (!(np.is_float_node && is_16bit_float(np.effective))) {
+      if (np.is_float_node) {
+        types_in(g, n, np.effective, ins, outs);
+      } else {
+        ins.clear();
+        outs.clear();
+        for (ValueId v : n.inputs) ins.push_back({rw.home_dtype(v), g.value(v).type.shape});
+        for (ValueId v : n.outputs) outs.push_back(g.value(v).type);
+      }
+      const LoweredNode lowered(n, ins, outs);
+      const auto answer = device.query(lowered.desc());
+      if (answer.support == AMPX_SUPPORT_UNSUPPORTED)
+        throw std::runtime_error("node '" + n.name + "' (" + std::string(op_name(n.op)) +
+                                 "): device " + plan.device_id + " cannot run it in " +
+                                 std::string(dtype_name(np.effective)) +
+                                 (answer.note.empty() ? "" : ": " + answer.note));
+    }
+
+    // 4. Rewrite with Casts where an input's home dtype differs.
+    std::vector<ValueId> new_inputs;
+    new_inputs.reserve(n.inputs.size());
+    for (ValueId v : n.inputs) {
+      if (np.is_float_node && is_float(g.value(v).type.dtype))
+        new_inputs.push_back(rw.as(v, np.effective));
+      else
+        new_inputs.push_back(rw.home(v));
+    }
+    rw.add(n, std::move(new_inputs));
+    plan.nodes.push_back(std::move(np));
+  }
+
+  for (size_t i = 0; i < policy.overrides.size(); ++i)
+    if (!override_used[i])
+      throw std::invalid_argument("override '" + policy.overrides[i].pattern +
+                                  "' matches no node in graph '" + g.name + "'");
+
+  // Graph outputs keep their dtypes.
+  for (ValueId v : g.outputs()) plan.graph.add_output(rw.as(v, g.value(v).type.dtype));
+
+  PlanSummary& s = plan.summary;
+  s.nodes = static_cast<int>(plan.nodes.size());
+  for (const auto& np : plan.nodes) {
+    s.float_nodes += np.is_float_node ? 1 : 0;
+    const bool i16 = np.is_float_node && is_16bit_float(np.intended);
+    const bool e16 = np.is_float_node && is_16bit_float(np.effective);
+    s.intended_16bit += i16 ? 1 : 0;
+    s.effective_16bit += e16 ? 1 : 0;
+    s.kept_fp32_no_native += (i16 && !e16) ? 1 : 0;
+  }
+  s.casts = static_cast<int>(plan.casts.size());
+  for (const auto& c : plan.casts) s.casts_on_constants += c.on_constant ? 1 : 0;
+  return plan;
+}
+
+}  // namespace ampx

@@ -1,0 +1,55 @@
+#include <ampx/ir/attr_access.hpp>
+#include <ampx/ir/attribute.hpp>
+#include <ampx/ir/graph.hpp>
+
+namespace ampx {
+
+const char* attr_kind_name(AttrKind k) {
+  switch (k) {
+    case AttrKind::kInt:
+      return "int";
+    case AttrKind::kFloat:
+      return "float";
+    case AttrKind::kInts:
+      return "ints";
+    case AttrKind::kFloats:
+      return "floats";
+    case AttrKind::kString:
+      return "string";
+  }
+  return "?";
+}
+
+namespace {
+template <typename T>
+const T* find_typed(const AttrMap& attrs, std::string_view name, AttrKind want) {
+  auto it = attrs.find(name);
+  if (it == attrs.end()) return nullptr;
+  if (const T* v = std::get_if<T>(&it->second)) return v;
+  throw GraphError("attribute '" + std::string(name) + "' must be " + attr_kind_name(want) +
+                   ", got " + attr_kind_name(attr_kind(it->second)));
+}
+}  // namespace
+
+int64_t attr_int(const AttrMap& attrs, std::string_view name, int64_t fallback) {
+  const auto* v = find_typed<int64_t>(attrs, name, AttrKind::kInt);
+  return v ? *v : fallback;
+}
+double attr_float(const AttrMap& attrs, std::string_view name, double fallback) {
+  const auto* v = find_typed<double>(attrs, name, AttrKind::kFloat);
+  return v ? *v : fallback;
+}
+std::vector<int64_t> attr_ints(const AttrMap& attrs, std::string_view name,
+                               std::vector<int64_t> fallback) {
+  const auto* v = find_typed<std::vector<int64_t>>(attrs, name, AttrKind::kInts);
+  return v ? *v : fallback;
+}
+std::string attr_string(const AttrMap& attrs, std::string_view name, std::string fallback) {
+  const auto* v = find_typed<std::string>(attrs, name, AttrKind::kString);
+  return v ? *v : fallback;
+}
+bool has_attr(const AttrMap& attrs, std::string_view name) {
+  return attrs.contains(name);
+}
+
+}  // namespace ampx

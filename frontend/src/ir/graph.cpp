@@ -1,0 +1,109 @@
+#include <ampx/ir/graph.hpp>
+
+#include <unordered_set>
+
+namespace ampx {
+
+size_t Value::byte_size() const {
+  return static_cast<size_t>(element_count(type.shape)) * dtype_size(type.dtype);
+}
+
+ValueId Graph::add_input(std::string name, TensorType type) {
+  values_.push_back(Value{std::move(name), std::move(type), kNone, nullptr});
+  const auto id = static_cast<ValueId>(values_.size() - 1);
+  inputs_.push_back(id);
+  return id;
+}
+
+ValueId Graph::add_constant(std::string name, TensorType type, std::vector<std::byte> bytes) {
+  return add_constant(std::move(name), std::move(type),
+                      std::make_shared<const std::vector<std::byte>>(std::move(bytes)));
+}
+
+ValueId Graph::add_constant(std::string name, TensorType type, ConstantData bytes) {
+  values_.push_back(Value{std::move(name), std::move(type), kNone, std::move(bytes)});
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+NodeId Graph::add_node(std::string name, OpType op, std::vector<ValueId> inputs,
+                       std::vector<TensorType> output_types, AttrMap attrs) {
+  const auto id = static_cast<NodeId>(nodes_.size());
+  Node n{std::move(name), op, std::move(inputs), {}, std::move(attrs)};
+  for (size_t i = 0; i < output_types.size(); ++i) {
+    std::string vname = output_types.size() == 1 ? n.name : n.name + ":" + std::to_string(i);
+    values_.push_back(Value{std::move(vname), std::move(output_types[i]), id, nullptr});
+    n.outputs.push_back(static_cast<ValueId>(values_.size() - 1));
+  }
+  nodes_.push_back(std::move(n));
+  return id;
+}
+
+void Graph::add_output(ValueId v) {
+  outputs_.push_back(v);
+}
+
+std::vector<NodeId> Graph::topological_order() const {
+  // Kahn's algorithm over producer edges. Processing ready nodes in index
+  // order keeps insertion order when it is already topological.
+  const size_t n = nodes_.size();
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<NodeId>> users(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (ValueId v : nodes_[i].inputs) {
+      if (v < 0 || static_cast<size_t>(v) >= values_.size()) continue;  // verifier reports
+      const NodeId p = values_[static_cast<size_t>(v)].producer;
+      if (p != kNone) {
+        ++pending[i];
+        users[static_cast<size_t>(p)].push_back(static_cast<NodeId>(i));
+      }
+    }
+  }
+  std::vector<NodeId> order;
+  order.reserve(n);
+  std::vector<NodeId> ready;
+  for (size_t i = n; i-- > 0;)
+    if (pending[i] == 0) ready.push_back(static_cast<NodeId>(i));
+  // `ready` is a stack; pushing in reverse keeps smaller ids first. Newly
+  // freed users are pushed in reverse too.
+  while (!ready.empty()) {
+    const NodeId id = ready.back();
+    ready.pop_back();
+    order.push_back(id);
+    const auto& us = users[static_cast<size_t>(id)];
+    for (size_t k = us.size(); k-- > 0;) {
+      const NodeId u = us[k];
+      if (--pending[static_cast<size_t>(u)] == 0) ready.push_back(u);
+    }
+  }
+  if (order.size() != n) {
+    for (size_t i = 0; i < n; ++i)
+      if (pending[i] > 0)
+        throw GraphError("node '" + nodes_[i].name + "' (" + std::string(op_name(nodes_[i].op)) +
+                         "): part of a cycle");
+  }
+  return order;
+}
+
+std::vector<std::vector<NodeId>> Graph::consumers() const {
+  std::vector<std::vector<NodeId>> out(values_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    for (ValueId v : nodes_[i].inputs)
+      if (v >= 0 && static_cast<size_t>(v) < values_.size())
+        out[static_cast<size_t>(v)].push_back(static_cast<NodeId>(i));
+  return out;
+}
+
+std::string Graph::unique_name(const std::string& base) const {
+  // Linear scan is fine: callers needing many names (the planner) derive
+  // names from unique value names instead.
+  std::unordered_set<std::string_view> taken;
+  for (const auto& n : nodes_) taken.insert(n.name);
+  for (const auto& v : values_) taken.insert(v.name);
+  if (!taken.contains(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string cand = base + "_" + std::to_string(i);
+    if (!taken.contains(cand)) return cand;
+  }
+}
+
+}  // namespace ampx

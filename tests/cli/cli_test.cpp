@@ -1,0 +1,186 @@
+// The ampx binary as a user runs it: outputs, JSON fields, and the one-line
+// errors and exit codes for bad arguments.
+#include <tolerances.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Runs `env ampx args` through the shell with stdout and stderr captured apart.
+Result ampx(const std::string& args, const std::string& env = "") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ampx_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cmd = "env " + env + " AMPX_PLUGIN_PATH= '" AMPX_CLI_PATH "' " + args + " > '" +
+                          (dir / "out").string() + "' 2> '" + (dir / "err").string() +
+                          "' < /dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+const std::string kNative = "AMPX_TEST_NATIVE_OPS='*'";
+const std::string kTestDir = std::string("--plugin-dir ") + AMPX_TEST_PLUGIN_DIR;
+
+void expect_one_line_error(const Result& r, int code, const std::string& text) {
+  EXPECT_EQ(r.code, code) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(text));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+}
+
+TEST(Cli, DevicesListsCpuRef) {
+  const auto r = ampx("devices");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cpu_ref:0"));
+  const auto j = json::parse(ampx("devices --format json").out);
+  EXPECT_EQ(j["schema"], "ampx.devices/1");
+  bool found = false;
+  for (const auto& d : j["devices"]) found = found || d["id"] == "cpu_ref:0";
+  EXPECT_TRUE(found);
+  EXPECT_FALSE(j["devices"][0]["fingerprint"].get<std::string>().empty());
+}
+
+TEST(Cli, DevicesShowsSkippedPluginsWithReasons) {
+  const auto r =
+      ampx(std::string("--plugin-dir ") + AMPX_BROKEN_PLUGIN_DIR + " devices --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out);
+  std::string reasons;
+  for (const auto& s : j["skipped"]) reasons += s["reason"].get<std::string>() + "\n";
+  EXPECT_THAT(reasons, HasSubstr("simulated init failure"));
+  EXPECT_THAT(reasons, HasSubstr("2.0"));
+  bool cpu_ref = false;
+  for (const auto& d : j["devices"]) cpu_ref = cpu_ref || d["id"] == "cpu_ref:0";
+  EXPECT_TRUE(cpu_ref) << "broken plugins never take the host down";
+}
+
+TEST(Cli, PlanO2OnCpuRefIsNoNativeKernelOutsideTheBlackList) {
+  const auto r = ampx("plan builtin:cnn --amp O2 --device cpu_ref:0 --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out);
+  EXPECT_EQ(j["schema"], "ampx.plan/1");
+  for (const auto& n : j["nodes"]) {
+    EXPECT_EQ(n["effective"], "f32") << n["name"];
+    if (n["op"] == "BatchNorm") {
+      EXPECT_EQ(n["intended"], "f32");
+      EXPECT_EQ(n["reason"], "black-list");
+    } else {
+      EXPECT_EQ(n["intended"], "f16") << n["name"];
+      EXPECT_EQ(n["reason"], "no-native-kernel") << n["name"];
+    }
+  }
+  EXPECT_EQ(j["casts"].size(), 0u);
+  EXPECT_EQ(j["summary"]["effective_16bit"], 0);
+  const auto text = ampx("plan builtin:cnn --amp O2 --device cpu_ref:0");
+  EXPECT_THAT(text.out, HasSubstr("no-native-kernel"));
+  EXPECT_THAT(text.out, HasSubstr("summary:"));
+}
+
+TEST(Cli, PlanO2OnANativeDeviceGoes16BitWithMinimalCasts) {
+  const auto r =
+      ampx(kTestDir + " plan builtin:cnn --amp O2 --device test_native:0 --format json", kNative);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out);
+  for (const auto& n : j["nodes"])
+    EXPECT_EQ(n["effective"], n["op"] == "BatchNorm" ? "f32" : "f16") << n["name"];
+  int activation_casts = 0;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& c : j["casts"]) {
+    EXPECT_TRUE(seen.insert({c["value"].get<std::string>(), c["to"].get<std::string>()}).second)
+        << "one Cast per value and dtype";
+    activation_casts += c["on_constant"].get<bool>() ? 0 : 1;
+  }
+  EXPECT_EQ(activation_casts, 6);
+}
+
+TEST(Cli, KeepFp32OverridesANode) {
+  const auto r = ampx(
+      kTestDir +
+          " plan builtin:mlp --amp O3 --device test_native:0 --keep-fp32 fc2 relu* --format json",
+      kNative);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& n : json::parse(r.out)["nodes"]) {
+    const std::string name = n["name"];
+    const bool kept = name == "fc2" || name.starts_with("relu");
+    EXPECT_EQ(n["effective"], kept ? "f32" : "f16") << name;
+    if (kept) {
+      EXPECT_EQ(n["reason"], "override");
+    }
+  }
+}
+
+TEST(Cli, RunReportsTimesAndErrorsAgainstTheReference) {
+  const auto r = ampx(
+      kTestDir +
+          " run builtin:mlp --amp O2 --device test_native:0 --iters 2 --warmup 1 --format json",
+      kNative);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out);
+  EXPECT_GT(j["median_ms"].get<double>(), 0.0);
+  EXPECT_LE(j["min_ms"].get<double>(), j["median_ms"].get<double>());
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  const double err = j["outputs"][0]["max_rel_error"];
+  EXPECT_GT(err, 0.0);
+  EXPECT_LT(err, ampx::test::model_tolerance(AMPX_DTYPE_F16));
+  EXPECT_LT(j["memory"]["planned_peak_bytes"].get<uint64_t>(),
+            j["memory"]["no_reuse_bytes"].get<uint64_t>());
+  const auto text = ampx("run builtin:cnn --amp O0 --iters 1 --warmup 0");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("max relative error 0.000e+00"));
+  EXPECT_THAT(text.out, HasSubstr("planned peak"));
+}
+
+TEST(Cli, SummaryCoversEveryModelLevelAndDevice) {
+  const auto r = ampx("summary --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out);
+  EXPECT_EQ(j["rows"].size(),
+            3u * 4u * json::parse(ampx("devices --format json").out)["devices"].size());
+}
+
+TEST(Cli, BadArgumentsGiveOneLineErrors) {
+  expect_one_line_error(ampx("plan builtin:cnn --amp O5"), 2, "unknown amp level 'O5'");
+  expect_one_line_error(ampx("plan builtin:cnn --dtype f8"), 2,
+                        "--dtype 'f8': expected f16 or bf16");
+  expect_one_line_error(ampx("plan builtin:cnn --device cuda:7"), 2, "unknown device 'cuda:7'");
+  expect_one_line_error(ampx("plan builtin:cnn --keep-fp32 'a*b'"), 2, "--keep-fp32 'a*b'");
+  expect_one_line_error(ampx("plan builtin:cnn --amp O2 --keep-fp32 nosuchnode"), 2,
+                        "override 'nosuchnode' matches no node");
+  expect_one_line_error(ampx("plan builtin:resnet"), 2, "unknown built-in model 'resnet'");
+  expect_one_line_error(ampx("plan model.onnx"), 2, "model 'model.onnx'");
+  expect_one_line_error(ampx("plan builtin:cnn --white-list Conv2d,Foo --amp O1"), 2,
+                        "--white-list: unknown op 'Foo'");
+  expect_one_line_error(ampx("run builtin:cnn --iters 0"), 2, "--iters");
+  expect_one_line_error(ampx("frobnicate"), 2, "frobnicate");
+  expect_one_line_error(ampx("--log-level loud devices"), 2, "--log-level 'loud'");
+}
+
+}  // namespace

@@ -1,0 +1,116 @@
+// End to end through real plugins: plan on a device, execute, compare with
+// the f32 reference. cpu_ref answers `emulated` for 16-bit, so O2 there is
+// the f32 plan; test_native answers `native`, so O2 there really runs 16-bit.
+#include <ampx/amp/planner.hpp>
+#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/exec/executor.hpp>
+#include <ampx/models/builtin_models.hpp>
+#include <ampx/plugins/plugin_host.hpp>
+
+#include <tolerances.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+using namespace ampx;
+
+namespace {
+
+plugins::PluginHost make_host(const char* native_ops) {
+  ::setenv("AMPX_TEST_NATIVE_OPS", native_ops, 1);
+  plugins::PluginHostOptions opts;
+  opts.extra_dirs = {AMPX_TEST_PLUGIN_DIR};
+  opts.use_env_path = false;
+  return plugins::PluginHost(opts);
+}
+
+std::vector<HostTensor> run_plan(const AmpPlan& plan, const plugins::Device& dev,
+                                 const std::vector<HostTensor>& inputs) {
+  Executor exec(plan.graph, dev);
+  return exec.run(inputs);
+}
+
+AmpPolicy policy(AmpLevel l, DType half = DType::kF16) {
+  AmpPolicy p;
+  p.level = l;
+  p.half = half;
+  return p;
+}
+
+class BuiltinModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BuiltinModel, O2OnCpuRefIsTheF32Plan) {
+  const auto host = make_host("");
+  const auto& dev = host.device("cpu_ref:0");
+  const Graph g = make_builtin_model(GetParam());
+  DeviceCapabilities caps(dev);
+  const auto inputs = random_inputs(g, 3);
+  const AmpPlan o0 = plan_amp(g, policy(AmpLevel::kO0), caps);
+  const AmpPlan o2 = plan_amp(g, policy(AmpLevel::kO2), caps);
+  EXPECT_EQ(o2.summary.effective_16bit, 0);
+  EXPECT_GT(o2.summary.intended_16bit, 0);
+  EXPECT_EQ(o2.summary.casts, 0);
+  const auto a = run_plan(o0, dev, inputs);
+  const auto b = run_plan(o2, dev, inputs);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].data, b[i].data) << "bitwise identical";
+}
+
+TEST_P(BuiltinModel, NativeO2RunsIn16BitWithinTolerance) {
+  for (DType half : {DType::kF16, DType::kBF16}) {
+    const auto host = make_host("*");
+    const auto& ref_dev = host.device("cpu_ref:0");
+    const auto& dev = host.device("test_native:0");
+    const Graph g = make_builtin_model(GetParam());
+    const auto inputs = random_inputs(g, 5);
+    DeviceCapabilities ref_caps(ref_dev), caps(dev);
+    const auto ref = run_plan(plan_amp(g, policy(AmpLevel::kO0), ref_caps), ref_dev, inputs);
+    const AmpPlan plan = plan_amp(g, policy(AmpLevel::kO2, half), caps);
+    EXPECT_EQ(plan.summary.effective_16bit, plan.summary.intended_16bit);
+    EXPECT_GT(plan.summary.casts, 0);
+    const auto out = run_plan(plan, dev, inputs);
+    for (size_t i = 0; i < out.size(); ++i) {
+      EXPECT_EQ(out[i].type.dtype, DType::kF32) << "graph outputs keep their dtype";
+      const double err = max_relative_error(out[i], ref[i]);
+      EXPECT_LT(err, ampx::test::model_tolerance(to_c(half)))
+          << GetParam() << " " << dtype_name(half);
+      EXPECT_GT(err, 0.0) << "16-bit must differ from f32 somewhere";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, BuiltinModel, ::testing::Values("cnn", "mlp", "encoder"));
+
+TEST(Executor, ReportsMemoryReuseAndFoldsWeightCasts) {
+  const auto host = make_host("*");
+  const auto& dev = host.device("test_native:0");
+  const Graph g = make_builtin_model("mlp");
+  DeviceCapabilities caps(dev);
+  const AmpPlan plan = plan_amp(g, policy(AmpLevel::kO2), caps);
+  Executor exec(plan.graph, dev);
+  EXPECT_LT(exec.stats().arena_bytes, exec.stats().no_reuse_bytes);
+  EXPECT_EQ(exec.stats().folded_nodes, plan.summary.casts_on_constants);
+  EXPECT_EQ(exec.stats().kernels + exec.stats().folded_nodes,
+            static_cast<int>(plan.graph.num_nodes()));
+}
+
+TEST(Executor, RejectsInputsOfTheWrongShape) {
+  const auto host = make_host("");
+  const auto& dev = host.device("cpu_ref:0");
+  const Graph g = make_builtin_model("mlp");
+  DeviceCapabilities caps(dev);
+  const AmpPlan plan = plan_amp(g, policy(AmpLevel::kO0), caps);
+  Executor exec(plan.graph, dev);
+  auto inputs = random_inputs(g, 1);
+  inputs[0].type.shape = {32, 1024};
+  inputs[0].data.resize(32 * 1024 * 4);
+  try {
+    exec.run(inputs);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "input 'input': expected f32[64x1024], got f32[32x1024]");
+  }
+}
+
+}  // namespace

@@ -1,0 +1,300 @@
+// AMP planner: level semantics, custom lists, overrides, the effective step
+// driven by a table of capability answers, and Cast minimality.
+#include <ampx/amp/planner.hpp>
+#include <ampx/ir/builder.hpp>
+#include <ampx/ir/verifier.hpp>
+#include <ampx/models/builtin_models.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+using namespace ampx;
+using ::testing::HasSubstr;
+
+namespace {
+
+// Capability answers from a table: op type -> answer for 16-bit nodes;
+// f32 is always native. Counts queries so tests can see what was asked.
+class TableCaps final : public CapabilitySource {
+ public:
+  ampx_support default_16 = AMPX_SUPPORT_EMULATED;
+  std::map<std::string, ampx_support> per_op_16;
+  std::set<std::string> unsupported_f32;
+  int queries = 0;
+
+  std::string device_id() const override { return "table:0"; }
+  Answer query(const ampx_node_desc& node) override {
+    ++queries;
+    bool is16 = false;
+    for (size_t i = 0; i < node.num_outputs; ++i)
+      is16 = is16 || node.outputs[i].dtype == AMPX_DTYPE_F16 ||
+             node.outputs[i].dtype == AMPX_DTYPE_BF16;
+    for (size_t i = 0; i < node.num_inputs; ++i)
+      is16 =
+          is16 || node.inputs[i].dtype == AMPX_DTYPE_F16 || node.inputs[i].dtype == AMPX_DTYPE_BF16;
+    if (!is16)
+      return {
+          unsupported_f32.contains(node.op_type) ? AMPX_SUPPORT_UNSUPPORTED : AMPX_SUPPORT_NATIVE,
+          -1, ""};
+    auto it = per_op_16.find(node.op_type);
+    return {it == per_op_16.end() ? default_16 : it->second, -1, "table"};
+  }
+};
+
+const NodePlan& node(const AmpPlan& p, const std::string& name) {
+  for (const auto& n : p.nodes)
+    if (n.name == name) return n;
+  throw std::runtime_error("no node " + name);
+}
+
+AmpPolicy level(AmpLevel l, DType half = DType::kF16) {
+  AmpPolicy p;
+  p.level = l;
+  p.half = half;
+  return p;
+}
+
+// Every Cast reads a non-Cast value; at most one Cast per (source, dtype).
+void expect_minimal_casts(const AmpPlan& plan) {
+  const Graph& g = plan.graph;
+  std::set<std::pair<ValueId, DType>> seen;
+  for (const Node& n : g.nodes()) {
+    if (n.op != OpType::kCast) continue;
+    const ValueId src = n.inputs[0];
+    const NodeId producer = g.value(src).producer;
+    if (producer != kNone) {
+      EXPECT_NE(g.node(producer).op, OpType::kCast) << "chain at " << n.name;
+    }
+    EXPECT_TRUE(seen.insert({src, g.value(n.outputs[0]).type.dtype}).second)
+        << "second Cast of the same value to the same dtype: " << n.name;
+    EXPECT_NE(g.value(src).type.dtype, g.value(n.outputs[0]).type.dtype) << "no-op Cast " << n.name;
+  }
+  EXPECT_TRUE(verify_graph(g).empty());
+}
+
+struct LevelCase {
+  AmpLevel level;
+  friend void PrintTo(const LevelCase& c, std::ostream* os) { *os << amp_level_name(c.level); }
+  std::map<std::string, DType> intended;  // node -> intended dtype (cnn)
+};
+
+class CnnLevels : public ::testing::TestWithParam<LevelCase> {};
+
+TEST_P(CnnLevels, IntendedPrecisionFollowsMindSporeSemantics) {
+  const Graph g = make_builtin_model("cnn");
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  const AmpPlan plan = plan_amp(g, level(GetParam().level), caps);
+  for (const auto& [name, dtype] : GetParam().intended) {
+    EXPECT_EQ(node(plan, name).intended, dtype) << name;
+    EXPECT_EQ(node(plan, name).effective, dtype) << name << " (device answers native)";
+  }
+  expect_minimal_casts(plan);
+}
+
+constexpr DType H = DType::kF16, F = DType::kF32;
+INSTANTIATE_TEST_SUITE_P(
+    Levels, CnnLevels,
+    ::testing::Values(
+        LevelCase{AmpLevel::kO0,
+                  {{"conv1", F}, {"bn1", F}, {"relu1", F}, {"pool1", F}, {"fc1", F}}},
+        // O1: white list only (Conv, MatMul, Dense, and MindSpore's ReLU).
+        LevelCase{
+            AmpLevel::kO1,
+            {{"conv1", H}, {"bn1", F}, {"relu1", H}, {"pool1", F}, {"fc1", H}, {"flatten", F}}},
+        // O2: all but the black list (BatchNorm, LayerNorm).
+        LevelCase{
+            AmpLevel::kO2,
+            {{"conv1", H}, {"bn1", F}, {"relu1", H}, {"pool1", H}, {"fc1", H}, {"flatten", H}}},
+        // O3: everything.
+        LevelCase{AmpLevel::kO3,
+                  {{"conv1", H}, {"bn1", H}, {"relu1", H}, {"pool1", H}, {"fc2", H}}},
+        // auto: white -> 16, black -> f32, others follow their input.
+        LevelCase{
+            AmpLevel::kAuto,
+            {{"conv1", H}, {"bn1", F}, {"relu1", F}, {"pool1", F}, {"fc1", H}, {"relu3", H}}}),
+    [](const ::testing::TestParamInfo<LevelCase>& info) {
+      return std::string(amp_level_name(info.param.level));
+    });
+
+TEST(Planner, O2OnEmulatingDeviceKeepsEverythingF32ForNoNativeKernel) {
+  const Graph g = make_builtin_model("cnn");
+  TableCaps caps;  // 16-bit answered `emulated`, like cpu_ref
+  const AmpPlan plan = plan_amp(g, level(AmpLevel::kO2), caps);
+  for (const auto& n : plan.nodes) {
+    EXPECT_EQ(n.effective, DType::kF32) << n.name;
+    if (n.op == OpType::kBatchNorm) {
+      EXPECT_EQ(n.intended, DType::kF32);
+      EXPECT_EQ(n.reason(), "black-list");
+    } else {
+      EXPECT_EQ(n.intended, DType::kF16) << n.name;
+      EXPECT_EQ(n.reason(), "no-native-kernel") << n.name;
+    }
+  }
+  EXPECT_EQ(plan.summary.effective_16bit, 0);
+  EXPECT_EQ(plan.summary.kept_fp32_no_native, plan.summary.intended_16bit);
+  EXPECT_EQ(plan.summary.casts, 0) << "an all-f32 plan needs no Casts";
+}
+
+TEST(Planner, UnsupportedIn16BitIsItsOwnReason) {
+  const Graph g = make_builtin_model("mlp");
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  caps.per_op_16["Relu"] = AMPX_SUPPORT_UNSUPPORTED;
+  const AmpPlan plan = plan_amp(g, level(AmpLevel::kO3), caps);
+  EXPECT_EQ(node(plan, "relu1").reason(), "unsupported-16bit");
+  EXPECT_EQ(node(plan, "fc1").effective, DType::kF16);
+  expect_minimal_casts(plan);
+}
+
+TEST(Planner, NativeO2CastsOncePerValueAndKeepsGraphEdges) {
+  const Graph g = make_builtin_model("cnn");
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  const AmpPlan plan = plan_amp(g, level(AmpLevel::kO2), caps);
+  // Input cast to f16 once; BN sandwiched: relu1 output... conv1 -> bn1 needs
+  // f32, bn1 -> relu1 needs f16; the f32 output is cast back at the end.
+  const Graph& pg = plan.graph;
+  EXPECT_EQ(pg.value(pg.inputs()[0]).type.dtype, DType::kF32);
+  EXPECT_EQ(pg.value(pg.outputs()[0]).type.dtype, DType::kF32);
+  int activation_casts = 0;
+  for (const auto& c : plan.casts) activation_casts += c.on_constant ? 0 : 1;
+  // input->f16, conv1->f32 (bn1), bn1->f16, conv2->f32, bn2->f16, fc2->f32.
+  EXPECT_EQ(activation_casts, 6);
+  expect_minimal_casts(plan);
+  EXPECT_EQ(plan.summary.effective_16bit, plan.summary.intended_16bit);
+}
+
+TEST(Planner, CastOfASharedValueIsReusedByEveryConsumer) {
+  GraphBuilder b("fanout");
+  auto x = b.input("x", DType::kF32, {4, 8});
+  auto r1 = b.unary(OpType::kRelu, "r1", x);
+  auto r2 = b.unary(OpType::kSigmoid, "r2", x);
+  auto r3 = b.unary(OpType::kTanh, "r3", x);
+  auto s = b.add(OpType::kAdd, "s", {r1, r2});
+  auto t = b.add(OpType::kAdd, "t", {s, r3});
+  b.output(t);
+  b.output(x);  // the input itself is also an output: stays f32
+  const Graph g = std::move(b).build();
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  const AmpPlan plan = plan_amp(g, level(AmpLevel::kO3), caps);
+  ASSERT_EQ(plan.casts.size(), 2u);  // x -> f16 once, t -> f32 once
+  EXPECT_EQ(plan.casts[0].value, "x");
+  EXPECT_EQ(plan.graph.value(plan.graph.outputs()[1]).type.dtype, DType::kF32);
+  expect_minimal_casts(plan);
+}
+
+TEST(Planner, CustomListsReplaceTheDefaults) {
+  const Graph g = make_builtin_model("cnn");
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  AmpPolicy p = level(AmpLevel::kO1);
+  p.white_list = std::vector<OpType>{OpType::kMaxPool};
+  AmpPlan plan = plan_amp(g, p, caps);
+  EXPECT_EQ(node(plan, "conv1").intended, DType::kF32);
+  EXPECT_EQ(node(plan, "relu1").intended, DType::kF32);
+  EXPECT_EQ(node(plan, "pool1").intended, DType::kF16);
+
+  p = level(AmpLevel::kO2);
+  p.black_list = std::vector<OpType>{OpType::kGemm};
+  plan = plan_amp(g, p, caps);
+  EXPECT_EQ(node(plan, "bn1").intended, DType::kF16);
+  EXPECT_EQ(node(plan, "fc1").intended, DType::kF32);
+  EXPECT_EQ(node(plan, "fc1").reason(), "black-list");
+}
+
+TEST(Planner, OverridesByNameAndPrefixWinOverTheLevel) {
+  const Graph g = make_builtin_model("encoder");
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  AmpPolicy p = level(AmpLevel::kO2);
+  p.overrides = {{"attn.*", false}, {"ln1", true}, {"attn.context", true}};
+  const AmpPlan plan = plan_amp(g, p, caps);
+  EXPECT_EQ(node(plan, "attn.scores").intended, DType::kF32);
+  EXPECT_EQ(node(plan, "attn.scores").reason(), "override");
+  EXPECT_EQ(node(plan, "attn.softmax").intended, DType::kF32);
+  EXPECT_EQ(node(plan, "attn.context").intended, DType::kF16) << "later override wins";
+  EXPECT_EQ(node(plan, "ln1").intended, DType::kF16) << "forced despite the black list";
+  EXPECT_EQ(node(plan, "ln2").intended, DType::kF32);
+  expect_minimal_casts(plan);
+}
+
+TEST(Planner, OverrideMatchingNothingIsAnError) {
+  const Graph g = make_builtin_model("mlp");
+  TableCaps caps;
+  AmpPolicy p = level(AmpLevel::kO2);
+  p.overrides = {{"nope*", false}};
+  try {
+    plan_amp(g, p, caps);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("override 'nope*' matches no node in graph 'mlp'"));
+  }
+}
+
+TEST(Planner, Bf16IsTheHalfTypeWhenAsked) {
+  const Graph g = make_builtin_model("mlp");
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  const AmpPlan plan = plan_amp(g, level(AmpLevel::kO2, DType::kBF16), caps);
+  EXPECT_EQ(node(plan, "fc1").effective, DType::kBF16);
+  for (const auto& c : plan.casts) EXPECT_TRUE(c.to == DType::kBF16 || c.to == DType::kF32);
+}
+
+TEST(Planner, AutoFollowsTheEffectiveDtypeOfInputs) {
+  const Graph g = make_builtin_model("mlp");
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  caps.per_op_16["Gemm"] = AMPX_SUPPORT_EMULATED;
+  const AmpPlan plan = plan_amp(g, level(AmpLevel::kAuto), caps);
+  // fc1 wanted 16-bit but the device only emulates it, so relu1 follows f32.
+  EXPECT_EQ(node(plan, "fc1").reason(), "no-native-kernel");
+  EXPECT_EQ(node(plan, "relu1").intended, DType::kF32);
+  EXPECT_EQ(node(plan, "relu1").reason(), "follows-input");
+  EXPECT_EQ(plan.summary.casts, 0);
+}
+
+TEST(Planner, NodeTheDeviceCannotRunAtAllIsAnErrorNamingIt) {
+  const Graph g = make_builtin_model("mlp");
+  TableCaps caps;
+  caps.unsupported_f32.insert("Relu");
+  try {
+    plan_amp(g, level(AmpLevel::kO0), caps);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("node 'relu1' (Relu): device table:0 cannot run it in f32"));
+  }
+}
+
+TEST(Planner, ExplicitCastsAndIntegerNodesAreLeftAlone) {
+  GraphBuilder b("mixed");
+  auto x = b.input("x", DType::kF32, {6, 4});
+  const std::vector<int64_t> idx{0, 5, -1};
+  auto i = b.constant_i64("idx", {3}, idx);
+  auto gth = b.add(OpType::kGather, "gather", {x, i});
+  auto c = b.add(OpType::kCast, "to_f64", {gth}, {{"to", static_cast<int64_t>(DType::kF64)}});
+  b.output(c);
+  const Graph g = std::move(b).build();
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  const AmpPlan plan = plan_amp(g, level(AmpLevel::kO3), caps);
+  EXPECT_EQ(node(plan, "gather").effective, DType::kF16);
+  EXPECT_EQ(node(plan, "to_f64").reason(), "explicit-cast");
+  // x -> f16 only; the user's Cast reads the f16 value directly.
+  EXPECT_EQ(plan.casts.size(), 1u);
+  EXPECT_EQ(plan.graph.value(plan.graph.outputs()[0]).type.dtype, DType::kF64);
+  expect_minimal_casts(plan);
+}
+
+TEST(Planner, AsksTheDeviceAboutEveryNode) {
+  const Graph g = make_builtin_model("encoder");
+  TableCaps caps;
+  (void)plan_amp(g, level(AmpLevel::kO0), caps);
+  EXPECT_EQ(caps.queries, static_cast<int>(g.num_nodes()));
+}
+
+}  // namespace

@@ -1,0 +1,123 @@
+// test_native: a test-only plugin that runs the reference CPU kernels but
+// answers capability queries as configured by environment variables, read
+// once at plugin_create:
+//
+//   AMPX_TEST_NATIVE_OPS        comma-separated op types answered `native` in
+//                               16-bit; `*` = all; unset/empty = none (16-bit
+//                               is then `emulated`).
+//   AMPX_TEST_UNSUPPORTED_OPS   comma-separated op types answered
+//                               `unsupported` in 16-bit; `*` = all. Wins over
+//                               AMPX_TEST_NATIVE_OPS.
+//   AMPX_TEST_NATIVE_DTYPES     the 16-bit dtypes those two lists apply to:
+//                               comma-separated of f16, bf16 (default both).
+//                               A 16-bit node of another dtype is `emulated`.
+//
+// f32 (and integer) nodes are always `native`. Nodes the kernels cannot run
+// are `unsupported` whatever the configuration. Cost hint: f32 at 2 GFLOP/s;
+// a `native` 16-bit node costs exactly half of the same node in f32, an
+// `emulated` one its (16-bit bytes) cost plus conversions, as cpu_ref says.
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "ampx/backend_api.h"
+#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/plugin_support.hpp"
+
+namespace {
+
+using ampx::cpu_ref::CapabilityAnswer;
+using ampx::cpu_ref::CapabilityPolicy;
+
+constexpr double kFlopsPerSecond = 2e9;
+
+std::set<std::string> env_list(const char* name) {
+  std::set<std::string> items;
+  const char* v = std::getenv(name);
+  if (!v) return items;
+  std::string cur;
+  for (const char* p = v;; ++p) {
+    if (*p == ',' || *p == '\0') {
+      const size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
+      if (b != std::string::npos) items.insert(cur.substr(b, e - b + 1));
+      cur.clear();
+      if (*p == '\0') break;
+    } else {
+      cur += *p;
+    }
+  }
+  return items;
+}
+
+std::string join(const std::set<std::string>& s) {
+  std::string r;
+  for (const auto& x : s) r += (r.empty() ? "" : ",") + x;
+  return r;
+}
+
+class TestNativePolicy final : public CapabilityPolicy {
+ public:
+  TestNativePolicy()
+      : native_(env_list("AMPX_TEST_NATIVE_OPS")),
+        unsupported_(env_list("AMPX_TEST_UNSUPPORTED_OPS")) {
+    const char* dt = std::getenv("AMPX_TEST_NATIVE_DTYPES");
+    if (dt && *dt) {
+      const auto d = env_list("AMPX_TEST_NATIVE_DTYPES");
+      f16_ = d.count("f16") > 0;
+      bf16_ = d.count("bf16") > 0;
+    }
+  }
+
+  CapabilityAnswer answer(const ampx_node_desc& node) const override {
+    CapabilityAnswer a;
+    // What this node would cost in f32 (for an f32 node: its own cost).
+    const double f32_cost = ampx::cpu_ref::cost_hint_us_as_f32(node, kFlopsPerSecond);
+    bool f16 = false, bf16 = false;
+    if (!ampx::cpu_ref::node_uses_16bit(node, &f16, &bf16)) {
+      a.support = AMPX_SUPPORT_NATIVE;
+      a.cost_us = f32_cost;
+      return a;
+    }
+    const std::string op = node.op_type ? node.op_type : "";
+    const bool configured = (f16 && f16_) || (bf16 && bf16_);
+    if (configured && listed(unsupported_, op)) {
+      a.support = AMPX_SUPPORT_UNSUPPORTED;
+      a.note = "test_native: AMPX_TEST_UNSUPPORTED_OPS";
+    } else if (configured && listed(native_, op)) {
+      a.support = AMPX_SUPPORT_NATIVE;
+      a.cost_us = f32_cost / 2;
+      a.note = "test_native: AMPX_TEST_NATIVE_OPS";
+    } else {
+      a.support = AMPX_SUPPORT_EMULATED;
+      a.cost_us = ampx::cpu_ref::cost_hint_us(node, kFlopsPerSecond, true);
+      a.note = "16-bit storage, f32 compute";
+    }
+    return a;
+  }
+
+  // The configuration changes the answers, so it is part of the fingerprint.
+  std::string fingerprint_suffix() const override {
+    return "native=" + join(native_) + ";unsupported=" + join(unsupported_) +
+           ";dtypes=" + (f16_ ? "f16" : "") + (f16_ && bf16_ ? "," : "") + (bf16_ ? "bf16" : "");
+  }
+
+ private:
+  static bool listed(const std::set<std::string>& s, const std::string& op) {
+    return s.count("*") > 0 || s.count(op) > 0;
+  }
+  std::set<std::string> native_, unsupported_;
+  bool f16_ = true, bf16_ = true;
+};
+
+std::unique_ptr<CapabilityPolicy> make_policy(const ampx_plugin_create_args&) {
+  return std::make_unique<TestNativePolicy>();
+}
+
+constexpr ampx::cpu_ref::HostPluginSpec kSpec{"test_native", "1.0.0", "ampx reference kernels",
+                                              "test_native CPU", &make_policy};
+
+}  // namespace
+
+extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
+  return ampx::cpu_ref::host_plugin_entry<kSpec>();
+}
