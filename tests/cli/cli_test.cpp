@@ -127,7 +127,8 @@ TEST(Cli, KeepFp32OverridesANode) {
           " plan builtin:mlp --amp O3 --device test_native:0 --keep-fp32 fc2 relu* --format json",
       kNative);
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const auto& n : json::parse(r.out)["nodes"]) {
+  const auto j = json::parse(r.out);  // outlives the loop: a temporary would not
+  for (const auto& n : j["nodes"]) {
     const std::string name = n["name"];
     const bool kept = name == "fc2" || name.starts_with("relu");
     EXPECT_EQ(n["effective"], kept ? "f32" : "f16") << name;

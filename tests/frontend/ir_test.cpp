@@ -58,6 +58,14 @@ TEST(Builder, RejectsBadAttribute) {
               HasSubstr("missing required attribute 'shape'"));
 }
 
+TEST(Builder, RejectsUnknownOpByName) {
+  GraphBuilder b("g");
+  auto x = b.input("x", DType::kF32, {3});
+  EXPECT_THAT(error_of([&] { b.add("Frobnicate", "f", {x}); }),
+              HasSubstr("node 'f': unknown op 'Frobnicate'"));
+  EXPECT_EQ(b.type(b.add("Relu", "r", {x})).shape, (Shape{3}));
+}
+
 TEST(Builder, RejectsDuplicateNodeNames) {
   GraphBuilder b("g");
   auto x = b.input("x", DType::kF32, {3});

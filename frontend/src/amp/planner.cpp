@@ -1,8 +1,9 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/node_desc.hpp>
-#include <ampx/ir/shape_inference.hpp>
 
 #include <array>
+#include <cstring>
+#include <deque>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -72,8 +73,8 @@ class Rewriter {
       : src_(src), plan_(plan), home_(src.num_values(), kNone) {
     Graph& pg = plan_.graph;
     pg.name = src.name;
-    for (const Value& v : src.values()) names_.insert(v.name);
-    for (const Node& n : src.nodes()) names_.insert(n.name);
+    // Room for a Cast on about a quarter of the values without regrowing.
+    pg.reserve(src.num_nodes() + src.num_values() / 4, src.num_values() * 5 / 4);
     for (ValueId v : src.inputs())
       home_[static_cast<size_t>(v)] = pg.add_input(src.value(v).name, src.value(v).type);
     for (ValueId v = 0; v < static_cast<ValueId>(src.num_values()); ++v) {
@@ -93,21 +94,29 @@ class Rewriter {
     const uint64_t key = (static_cast<uint64_t>(v) << 8) | static_cast<uint64_t>(d);
     if (auto it = cast_cache_.find(key); it != cast_cache_.end()) return it->second;
     const Value& sv = src_.value(v);
-    const std::string name = fresh(sv.name + ".to_" + std::string(dtype_name(d)));
+    std::string name = fresh(sv.name + ".to_" + std::string(dtype_name(d)));
+    const DType from = plan_.graph.value(h).type.dtype;
     const NodeId id = plan_.graph.add_node(name, OpType::kCast, {h}, {{d, sv.type.shape}},
                                            {{"to", static_cast<int64_t>(d)}});
     const ValueId out = plan_.graph.node(id).outputs[0];
-    plan_.casts.push_back(
-        CastRecord{name, sv.name, plan_.graph.value(h).type.dtype, d, sv.is_constant()});
+    plan_.casts.push_back(CastRecord{std::move(name), sv.name, from, d, sv.is_constant()});
     cast_cache_.emplace(key, out);
     return out;
   }
 
-  void add(const Node& n, std::vector<ValueId> inputs) {
+  // Adds source node `n` reading `inputs`. Its float outputs take `compute`
+  // (the dtype rule of docs/OPS.md); other outputs keep their dtype. No
+  // re-inference: the node is the source node with dtypes changed, and the
+  // tests verify planned graphs.
+  void add(const Node& n, std::vector<ValueId> inputs, DType compute, bool float_node) {
     Graph& pg = plan_.graph;
-    std::vector<TensorType> types;
-    for (ValueId v : inputs) types.push_back(pg.value(v).type);
-    auto out_types = infer_output_types(n.op, types, n.attrs, n.name);
+    std::vector<TensorType> out_types;
+    out_types.reserve(n.outputs.size());
+    for (ValueId v : n.outputs) {
+      TensorType t = src_.value(v).type;
+      if (float_node && is_float(t.dtype)) t.dtype = compute;
+      out_types.push_back(std::move(t));
+    }
     const NodeId id = pg.add_node(n.name, n.op, std::move(inputs), std::move(out_types), n.attrs);
     const auto& outs = pg.node(id).outputs;
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -117,10 +126,21 @@ class Rewriter {
   }
 
  private:
-  std::string fresh(std::string base) {
+  // A name no source node or value has. Generated names all contain ".to_",
+  // so only source names containing it can collide: the index holds just
+  // those (usually none), built on the first Cast.
+  std::string fresh(const std::string& base) {
+    if (!names_built_) {
+      auto note = [&](const std::string& name) {
+        if (name.find(".to_") != std::string::npos) taken_.insert(name);
+      };
+      for (const Value& v : src_.values()) note(v.name);
+      for (const Node& n : src_.nodes()) note(n.name);
+      names_built_ = true;
+    }
     std::string name = base;
-    for (int i = 1; names_.contains(name); ++i) name = base + "_" + std::to_string(i);
-    names_.insert(name);
+    for (int i = 1; taken_.contains(name); ++i) name = base + "_" + std::to_string(i);
+    taken_.insert(owned_names_.emplace_back(name));
     return name;
   }
 
@@ -128,7 +148,55 @@ class Rewriter {
   AmpPlan& plan_;
   std::vector<ValueId> home_;
   std::unordered_map<uint64_t, ValueId> cast_cache_;
-  std::unordered_set<std::string> names_;
+  bool names_built_ = false;
+  std::unordered_set<std::string_view> taken_;  // views into src_ and owned_names_
+  std::deque<std::string> owned_names_;         // deque: stable addresses
+};
+
+// Capability answers memoised by node signature (op, dtypes, shapes,
+// attributes; never the name): a plugin answers for a node instance, so two
+// nodes with one signature get one answer, and large graphs of repeated
+// blocks cost one plugin call per distinct signature.
+class MemoizedQuery {
+ public:
+  explicit MemoizedQuery(CapabilitySource& source) : source_(source) {}
+
+  CapabilitySource::Answer operator()(const ampx_node_desc& d) {
+    key_.clear();
+    append(d.op_type, std::strlen(d.op_type) + 1);
+    auto tensors = [&](const ampx_tensor_desc* t, size_t n) {
+      append(&n, sizeof n);
+      for (size_t i = 0; i < n; ++i) {
+        append(&t[i].dtype, sizeof t[i].dtype);
+        append(&t[i].rank, sizeof t[i].rank);
+        append(t[i].dims, sizeof(int64_t) * static_cast<size_t>(t[i].rank));
+      }
+    };
+    tensors(d.inputs, d.num_inputs);
+    tensors(d.outputs, d.num_outputs);
+    for (size_t i = 0; i < d.num_attrs; ++i) {
+      const ampx_attr& a = d.attrs[i];
+      append(a.name, std::strlen(a.name) + 1);
+      append(&a.kind, sizeof a.kind);
+      append(&a.i, sizeof a.i);
+      append(&a.f, sizeof a.f);
+      append(&a.count, sizeof a.count);
+      if (a.kind == AMPX_ATTR_INTS) append(a.ints, sizeof(int64_t) * a.count);
+      if (a.kind == AMPX_ATTR_FLOATS) append(a.floats, sizeof(double) * a.count);
+      if (a.kind == AMPX_ATTR_STRING) append(a.s, std::strlen(a.s) + 1);
+    }
+    if (auto it = cache_.find(key_); it != cache_.end()) return it->second;
+    auto answer = source_.query(d);
+    cache_.emplace(key_, answer);
+    return answer;
+  }
+
+ private:
+  void append(const void* p, size_t n) { key_.append(static_cast<const char*>(p), n); }
+
+  CapabilitySource& source_;
+  std::string key_;  // reused: a hit allocates nothing
+  std::unordered_map<std::string, CapabilitySource::Answer> cache_;
 };
 
 bool touches_float(const Graph& g, const Node& n) {
@@ -139,17 +207,14 @@ bool touches_float(const Graph& g, const Node& n) {
   return false;
 }
 
-// The node's source types with every float dtype replaced by `d`.
-void types_in(const Graph& g, const Node& n, DType d, std::vector<TensorType>& ins,
-              std::vector<TensorType>& outs) {
+// The node's source dtypes with every float dtype replaced by `d`.
+void dtypes_as(const Graph& g, const Node& n, DType d, std::vector<DType>& ins,
+               std::vector<DType>& outs) {
   ins.clear();
   outs.clear();
-  auto conv = [&](TensorType t) {
-    if (is_float(t.dtype)) t.dtype = d;
-    return t;
-  };
-  for (ValueId v : n.inputs) ins.push_back(conv(g.value(v).type));
-  for (ValueId v : n.outputs) outs.push_back(conv(g.value(v).type));
+  auto conv = [&](DType t) { return is_float(t) ? d : t; };
+  for (ValueId v : n.inputs) ins.push_back(conv(g.value(v).type.dtype));
+  for (ValueId v : n.outputs) outs.push_back(conv(g.value(v).type.dtype));
 }
 
 }  // namespace
@@ -168,9 +233,11 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
   std::vector<bool> override_used(policy.overrides.size(), false);
 
   Rewriter rw(g, plan);
+  MemoizedQuery query(device);
+  LoweredNode lowered;
   const auto order = g.topological_order();
   plan.nodes.reserve(order.size());
-  std::vector<TensorType> ins, outs;
+  std::vector<DType> ins, outs;
 
   for (NodeId id : order) {
     const Node& n = g.node(id);
@@ -256,9 +323,9 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
 
       // 2. What the device really has for exactly this node in 16-bit.
       if (want16) {
-        types_in(g, n, policy.half, ins, outs);
-        const LoweredNode lowered(n, ins, outs);
-        const auto answer = device.query(lowered.desc());
+        dtypes_as(g, n, policy.half, ins, outs);
+        lowered.assign(g, n, ins, outs, false);
+        const auto answer = query(lowered.desc());
         np.support_16bit = answer.support;
         np.note = answer.note;
         if (answer.support == AMPX_SUPPORT_NATIVE) {
@@ -276,15 +343,15 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
     // answered too (16-bit native was just answered).
     if (!(np.is_float_node && is_16bit_float(np.effective))) {
       if (np.is_float_node) {
-        types_in(g, n, np.effective, ins, outs);
+        dtypes_as(g, n, np.effective, ins, outs);
       } else {
         ins.clear();
         outs.clear();
-        for (ValueId v : n.inputs) ins.push_back({rw.home_dtype(v), g.value(v).type.shape});
-        for (ValueId v : n.outputs) outs.push_back(g.value(v).type);
+        for (ValueId v : n.inputs) ins.push_back(rw.home_dtype(v));
+        for (ValueId v : n.outputs) outs.push_back(g.value(v).type.dtype);
       }
-      const LoweredNode lowered(n, ins, outs);
-      const auto answer = device.query(lowered.desc());
+      lowered.assign(g, n, ins, outs, false);
+      const auto answer = query(lowered.desc());
       if (answer.support == AMPX_SUPPORT_UNSUPPORTED)
         throw std::runtime_error("node '" + n.name + "' (" + std::string(op_name(n.op)) +
                                  "): device " + plan.device_id + " cannot run it in " +
@@ -301,7 +368,7 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
       else
         new_inputs.push_back(rw.home(v));
     }
-    rw.add(n, std::move(new_inputs));
+    rw.add(n, std::move(new_inputs), np.effective, np.is_float_node);
     plan.nodes.push_back(std::move(np));
   }
 

@@ -97,6 +97,13 @@ ValueId GraphBuilder::add(OpType op, std::string name, std::vector<ValueId> inpu
   return outs.at(0);
 }
 
+ValueId GraphBuilder::add(std::string_view op, std::string name, std::vector<ValueId> inputs,
+                          AttrMap attrs) {
+  const auto parsed = parse_op(op);
+  if (!parsed) throw GraphError("node '" + name + "': unknown op '" + std::string(op) + "'");
+  return add(*parsed, std::move(name), std::move(inputs), std::move(attrs));
+}
+
 ValueId GraphBuilder::conv2d(const std::string& name, ValueId x, int64_t out_channels,
                              int64_t kernel, int64_t stride, int64_t pad, int64_t group,
                              bool bias) {

@@ -1,5 +1,7 @@
 #include <ampx/ir/graph.hpp>
 
+#include <functional>
+#include <queue>
 #include <unordered_set>
 
 namespace ampx {
@@ -43,37 +45,54 @@ void Graph::add_output(ValueId v) {
 }
 
 std::vector<NodeId> Graph::topological_order() const {
-  // Kahn's algorithm over producer edges. Processing ready nodes in index
-  // order keeps insertion order when it is already topological.
+  // Kahn's algorithm over producer edges, users in CSR arrays (two passes,
+  // no per-node allocation). Ready nodes are taken smallest id first, so
+  // insertion order is kept where it already is topological.
   const size_t n = nodes_.size();
-  std::vector<int> pending(n, 0);
-  std::vector<std::vector<NodeId>> users(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (ValueId v : nodes_[i].inputs) {
-      if (v < 0 || static_cast<size_t>(v) >= values_.size()) continue;  // verifier reports
-      const NodeId p = values_[static_cast<size_t>(v)].producer;
-      if (p != kNone) {
-        ++pending[i];
-        users[static_cast<size_t>(p)].push_back(static_cast<NodeId>(i));
-      }
-    }
+  auto producer_of = [&](ValueId v) -> NodeId {
+    if (v < 0 || static_cast<size_t>(v) >= values_.size()) return kNone;  // verifier reports
+    return values_[static_cast<size_t>(v)].producer;
+  };
+  // Fast path: builders append nodes after their producers, so insertion
+  // order usually is an order already.
+  bool in_order = true;
+  for (size_t i = 0; i < n && in_order; ++i)
+    for (ValueId v : nodes_[i].inputs)
+      if (const NodeId p = producer_of(v); p != kNone && static_cast<size_t>(p) >= i)
+        in_order = false;
+  if (in_order) {
+    std::vector<NodeId> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<NodeId>(i);
+    return order;
   }
+  std::vector<int> pending(n, 0);
+  std::vector<size_t> first_user(n + 1, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (ValueId v : nodes_[i].inputs)
+      if (const NodeId p = producer_of(v); p != kNone) {
+        ++pending[i];
+        ++first_user[static_cast<size_t>(p) + 1];
+      }
+  for (size_t i = 0; i < n; ++i) first_user[i + 1] += first_user[i];
+  std::vector<NodeId> users(first_user[n]);
+  std::vector<size_t> fill(first_user.begin(), first_user.end() - 1);
+  for (size_t i = 0; i < n; ++i)
+    for (ValueId v : nodes_[i].inputs)
+      if (const NodeId p = producer_of(v); p != kNone)
+        users[fill[static_cast<size_t>(p)]++] = static_cast<NodeId>(i);
+
   std::vector<NodeId> order;
   order.reserve(n);
-  std::vector<NodeId> ready;
-  for (size_t i = n; i-- > 0;)
-    if (pending[i] == 0) ready.push_back(static_cast<NodeId>(i));
-  // `ready` is a stack; pushing in reverse keeps smaller ids first. Newly
-  // freed users are pushed in reverse too.
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push(static_cast<NodeId>(i));
   while (!ready.empty()) {
-    const NodeId id = ready.back();
-    ready.pop_back();
+    const NodeId id = ready.top();
+    ready.pop();
     order.push_back(id);
-    const auto& us = users[static_cast<size_t>(id)];
-    for (size_t k = us.size(); k-- > 0;) {
-      const NodeId u = us[k];
-      if (--pending[static_cast<size_t>(u)] == 0) ready.push_back(u);
-    }
+    for (size_t k = first_user[static_cast<size_t>(id)];
+         k < first_user[static_cast<size_t>(id) + 1]; ++k)
+      if (--pending[static_cast<size_t>(users[k])] == 0) ready.push(users[k]);
   }
   if (order.size() != n) {
     for (size_t i = 0; i < n; ++i)

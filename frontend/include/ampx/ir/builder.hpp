@@ -30,6 +30,10 @@ class GraphBuilder {
   ValueId add(OpType op, std::string name, std::vector<ValueId> inputs, AttrMap attrs = {});
   std::vector<ValueId> add_multi(OpType op, std::string name, std::vector<ValueId> inputs,
                                  AttrMap attrs = {});
+  // By op name, as importers and scripts have it; an unknown op is a
+  // GraphError "node 'NAME': unknown op 'X'".
+  ValueId add(std::string_view op, std::string name, std::vector<ValueId> inputs,
+              AttrMap attrs = {});
 
   // Layers with their own random weights (He-style scale), the building
   // blocks of the built-in models.

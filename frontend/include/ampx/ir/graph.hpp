@@ -66,6 +66,11 @@ class Graph {
   NodeId add_node(std::string name, OpType op, std::vector<ValueId> inputs,
                   std::vector<TensorType> output_types, AttrMap attrs = {});
   void add_output(ValueId v);
+  // Capacity for a graph of about this size: rewriting passes know it.
+  void reserve(size_t nodes, size_t values) {
+    nodes_.reserve(nodes);
+    values_.reserve(values);
+  }
 
   const Value& value(ValueId id) const { return values_.at(static_cast<size_t>(id)); }
   Value& value(ValueId id) { return values_.at(static_cast<size_t>(id)); }
