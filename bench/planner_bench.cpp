@@ -56,9 +56,9 @@ const Graph& graph_of(int64_t n) {
 // Times planning; the plan's destruction happens outside the timed region,
 // as in a process that plans once and runs the plan.
 void run_planner(benchmark::State& state, const Graph& g, const AmpPolicy& policy,
-                 CapabilitySource& caps) {
+                 CapabilitySource& caps, bool build_graph = false) {
   for (auto _ : state) {
-    AmpPlan plan = plan_amp(g, policy, caps);
+    AmpPlan plan = plan_amp(g, policy, caps, PlanOptions{.build_graph = build_graph});
     benchmark::DoNotOptimize(plan);
     state.PauseTiming();
     plan = AmpPlan{};
@@ -74,6 +74,15 @@ void BM_PlanO2_TableDevice(benchmark::State& state) {
   AmpPolicy policy;
   policy.level = AmpLevel::kO2;
   run_planner(state, g, policy, caps);
+}
+
+// Decisions plus the rewritten graph an Executor runs.
+void BM_PlanO2_TableDevice_WithGraph(benchmark::State& state) {
+  const Graph& g = graph_of(state.range(0));
+  NativeEverywhere caps;
+  AmpPolicy policy;
+  policy.level = AmpLevel::kO2;
+  run_planner(state, g, policy, caps, true);
 }
 
 // The same through the C ABI of the real reference plugin.
@@ -92,6 +101,11 @@ void BM_PlanO2_CpuRefPlugin(benchmark::State& state) {
 }
 
 BENCHMARK(BM_PlanO2_TableDevice)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlanO2_TableDevice_WithGraph)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanO2_CpuRefPlugin)
     ->Arg(1000)
     ->Arg(10000)

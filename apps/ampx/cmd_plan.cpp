@@ -23,7 +23,7 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   const Graph graph = load_model(opts.model);
   const auto host = make_plugin_host(global);
   DeviceCapabilities caps(find_device(host, opts.device));
-  const AmpPlan plan = plan_amp(graph, policy, caps);
+  const AmpPlan plan = plan_amp(graph, policy, caps, ampx::PlanOptions{.build_graph = false});
   if (opts.format == Format::kJson)
     std::cout << plan_to_json(plan, opts.model).dump(2) << "\n";
   else

@@ -44,7 +44,7 @@ int run_summary(const GlobalOptions& global, const SummaryOptions& opts) {
                            {"amp", std::string(amp_level_name(level))},
                            {"dtype", std::string(dtype_name(policy.half))}};
         try {
-          const AmpPlan plan = plan_amp(graph, policy, caps);
+          const AmpPlan plan = plan_amp(graph, policy, caps, ampx::PlanOptions{.build_graph = false});
           const auto& s = plan.summary;
           row["summary"] = summary_to_json(s);
           if (opts.format == Format::kText)

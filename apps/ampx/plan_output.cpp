@@ -44,7 +44,7 @@ nlohmann::json plan_to_json(const AmpPlan& plan, const std::string& model) {
                      {"intent_reason", std::string(intent_reason_name(n.intent_reason))}};
     if (n.is_float_node && is_16bit_float(n.intended)) {
       j["device_16bit_support"] = support_name(n.support_16bit);
-      if (!n.note.empty()) j["device_note"] = n.note;
+      if (const auto note = plan.note_of(n); !note.empty()) j["device_note"] = note;
     }
     nodes.push_back(std::move(j));
   }

@@ -69,8 +69,17 @@ OpSet to_set(const std::vector<OpType>& ops) {
 // taken from the home version, so Cast->Cast chains cannot arise.
 class Rewriter {
  public:
-  Rewriter(const Graph& src, AmpPlan& plan)
-      : src_(src), plan_(plan), home_(src.num_values(), kNone) {
+  // Without `build_graph` only the decisions are kept (home dtypes and the
+  // Cast records); plan.graph stays empty.
+  Rewriter(const Graph& src, AmpPlan& plan, bool build_graph)
+      : src_(src),
+        plan_(plan),
+        build_(build_graph),
+        home_(src.num_values(), kNone),
+        home_dtype_(src.num_values(), DType::kInvalid) {
+    for (ValueId v = 0; v < static_cast<ValueId>(src.num_values()); ++v)
+      home_dtype_[static_cast<size_t>(v)] = src.value(v).type.dtype;
+    if (!build_) return;
     Graph& pg = plan_.graph;
     pg.name = src.name;
     // Room for a Cast on about a quarter of the values without regrowing.
@@ -84,21 +93,24 @@ class Rewriter {
     }
   }
 
-  DType home_dtype(ValueId v) const { return plan_.graph.value(home(v)).type.dtype; }
+  DType home_dtype(ValueId v) const { return home_dtype_[static_cast<size_t>(v)]; }
   ValueId home(ValueId v) const { return home_[static_cast<size_t>(v)]; }
 
   // `v` (a source value) in dtype `d`, inserting a Cast at most once.
   ValueId as(ValueId v, DType d) {
     const ValueId h = home(v);
-    if (plan_.graph.value(h).type.dtype == d) return h;
+    const DType from = home_dtype(v);
+    if (from == d) return h;
     const uint64_t key = (static_cast<uint64_t>(v) << 8) | static_cast<uint64_t>(d);
     if (auto it = cast_cache_.find(key); it != cast_cache_.end()) return it->second;
     const Value& sv = src_.value(v);
     std::string name = fresh(sv.name + ".to_" + std::string(dtype_name(d)));
-    const DType from = plan_.graph.value(h).type.dtype;
-    const NodeId id = plan_.graph.add_node(name, OpType::kCast, {h}, {{d, sv.type.shape}},
-                                           {{"to", static_cast<int64_t>(d)}});
-    const ValueId out = plan_.graph.node(id).outputs[0];
+    ValueId out = kNone;
+    if (build_) {
+      const NodeId id = plan_.graph.add_node(name, OpType::kCast, {h}, {{d, sv.type.shape}},
+                                             {{"to", static_cast<int64_t>(d)}});
+      out = plan_.graph.node(id).outputs[0];
+    }
     plan_.casts.push_back(CastRecord{std::move(name), sv.name, from, d, sv.is_constant()});
     cast_cache_.emplace(key, out);
     return out;
@@ -109,6 +121,11 @@ class Rewriter {
   // re-inference: the node is the source node with dtypes changed, and the
   // tests verify planned graphs.
   void add(const Node& n, std::vector<ValueId> inputs, DType compute, bool float_node) {
+    for (ValueId v : n.outputs) {
+      const DType t = src_.value(v).type.dtype;
+      home_dtype_[static_cast<size_t>(v)] = float_node && is_float(t) ? compute : t;
+    }
+    if (!build_) return;
     Graph& pg = plan_.graph;
     std::vector<TensorType> out_types;
     out_types.reserve(n.outputs.size());
@@ -146,7 +163,9 @@ class Rewriter {
 
   const Graph& src_;
   AmpPlan& plan_;
-  std::vector<ValueId> home_;
+  bool build_;
+  std::vector<ValueId> home_;  // in plan_.graph; kNone without build_
+  std::vector<DType> home_dtype_;
   std::unordered_map<uint64_t, ValueId> cast_cache_;
   bool names_built_ = false;
   std::unordered_set<std::string_view> taken_;  // views into src_ and owned_names_
@@ -219,7 +238,8 @@ void dtypes_as(const Graph& g, const Node& n, DType d, std::vector<DType>& ins,
 
 }  // namespace
 
-AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& device) {
+AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& device,
+                 const PlanOptions& options) {
   if (!is_16bit_float(policy.half))
     throw std::invalid_argument("16-bit dtype must be f16 or bf16, got " +
                                 std::string(dtype_name(policy.half)));
@@ -232,7 +252,13 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
   const OpSet black = to_set(custom_black ? *policy.black_list : default_black_list());
   std::vector<bool> override_used(policy.overrides.size(), false);
 
-  Rewriter rw(g, plan);
+  Rewriter rw(g, plan, options.build_graph);
+  std::unordered_map<std::string, int32_t> note_ids;
+  auto intern_note = [&](const std::string& note) {
+    auto [it, added] = note_ids.try_emplace(note, static_cast<int32_t>(plan.notes.size()));
+    if (added) plan.notes.push_back(note);
+    return it->second;
+  };
   MemoizedQuery query(device);
   LoweredNode lowered;
   const auto order = g.topological_order();
@@ -327,7 +353,7 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
         lowered.assign(g, n, ins, outs, false);
         const auto answer = query(lowered.desc());
         np.support_16bit = answer.support;
-        np.note = answer.note;
+        if (!answer.note.empty()) np.note = intern_note(answer.note);
         if (answer.support == AMPX_SUPPORT_NATIVE) {
           np.effective = policy.half;
           np.effective_reason = EffectiveReason::kAsIntended;
@@ -361,7 +387,7 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
 
     // 4. Rewrite with Casts where an input's home dtype differs.
     std::vector<ValueId> new_inputs;
-    new_inputs.reserve(n.inputs.size());
+    if (options.build_graph) new_inputs.reserve(n.inputs.size());
     for (ValueId v : n.inputs) {
       if (np.is_float_node && is_float(g.value(v).type.dtype))
         new_inputs.push_back(rw.as(v, np.effective));
@@ -378,7 +404,10 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
                                   "' matches no node in graph '" + g.name + "'");
 
   // Graph outputs keep their dtypes.
-  for (ValueId v : g.outputs()) plan.graph.add_output(rw.as(v, g.value(v).type.dtype));
+  for (ValueId v : g.outputs()) {
+    const ValueId out = rw.as(v, g.value(v).type.dtype);
+    if (options.build_graph) plan.graph.add_output(out);
+  }
 
   PlanSummary& s = plan.summary;
   s.nodes = static_cast<int>(plan.nodes.size());

@@ -45,7 +45,9 @@ struct NodePlan {
   IntentReason intent_reason{};
   EffectiveReason effective_reason{};
   ampx_support support_16bit = AMPX_SUPPORT_UNSUPPORTED;  // the device's answer, when asked
-  std::string note;                                       // the device's note, when it gave one
+  // The device's note on its 16-bit answer: an index into AmpPlan::notes
+  // (-1: none). Notes repeat across nodes, so each is stored once.
+  int32_t note = -1;
   // One word for tables: the intent reason unless the device changed it.
   std::string reason() const;
   bool is_float_node = false;
@@ -71,14 +73,26 @@ struct PlanSummary {
 struct AmpPlan {
   std::string device_id;
   AmpPolicy policy;
-  Graph graph;                  // rewritten: effective dtypes and the Casts
+  Graph graph;                  // rewritten: effective dtypes and the Casts (if built)
   std::vector<NodePlan> nodes;  // one per source node, in execution order
   std::vector<CastRecord> casts;
+  std::vector<std::string> notes;  // distinct device notes, see NodePlan::note
   PlanSummary summary;
+
+  std::string_view note_of(const NodePlan& n) const {
+    return n.note < 0 ? std::string_view{} : std::string_view(notes[static_cast<size_t>(n.note)]);
+  }
+};
+
+struct PlanOptions {
+  // Build AmpPlan::graph, the rewritten graph an Executor runs. Reports and
+  // `ampx plan` need only the decisions, and skip it.
+  bool build_graph = true;
 };
 
 // Plans `graph` for `device`. Throws std::runtime_error naming the node when
 // the device cannot run some node even in f32. Linear in graph size.
-AmpPlan plan_amp(const Graph& graph, const AmpPolicy& policy, CapabilitySource& device);
+AmpPlan plan_amp(const Graph& graph, const AmpPolicy& policy, CapabilitySource& device,
+                 const PlanOptions& options = {});
 
 }  // namespace ampx
