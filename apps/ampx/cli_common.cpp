@@ -7,7 +7,10 @@ namespace ampx::cli {
 
 void PolicyOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--amp", amp, "amp level: O0, O1, O2, O3 or auto")->capture_default_str();
-  cmd.add_option("--dtype", dtype, "16-bit type: f16 or bf16")->capture_default_str();
+  cmd.add_option(
+         "--dtype", dtype,
+         "16-bit type: f16, bf16 or auto (what the device runs natively, see docs/PLANNER.md)")
+      ->capture_default_str();
   cmd.add_option("--keep-fp32", keep_fp32, "node name or prefix* to keep in f32 (repeatable)")
       ->take_all();
   cmd.add_option("--force-16bit", force_16bit, "node name or prefix* to force to 16-bit")
@@ -22,9 +25,9 @@ AmpPolicy PolicyOptions::to_policy() const {
   AmpPolicy p;
   try {
     p.level = parse_amp_level(amp);
-    const auto d = parse_dtype(dtype);
+    const auto d = dtype_auto() ? std::optional<DType>(DType::kF16) : parse_dtype(dtype);
     if (!d || !is_16bit_float(*d))
-      throw UsageError("--dtype '" + dtype + "': expected f16 or bf16");
+      throw UsageError("--dtype '" + dtype + "': expected f16, bf16 or auto");
     p.half = *d;
     if (white_list_set) p.white_list = parse_op_list(white_list, "--white-list");
     if (black_list_set) p.black_list = parse_op_list(black_list, "--black-list");
@@ -42,6 +45,17 @@ AmpPolicy PolicyOptions::to_policy() const {
     throw UsageError(e.what());
   }
   return p;
+}
+
+std::optional<HalfChoice> PolicyOptions::resolve_dtype(const Graph& graph, AmpPolicy& policy,
+                                                       CapabilitySource& device) const {
+  if (!dtype_auto()) return std::nullopt;
+  const HalfChoice c = choose_half_dtype(graph, policy, device);
+  policy.half = c.half;
+  spdlog::info("--dtype auto on {}: {} ({} nodes effectively f16, {} effectively bf16{})",
+               device.device_id(), dtype_name(c.half), c.f16_effective, c.bf16_effective,
+               c.any_native ? "" : "; no native 16-bit kernel: the plan stays f32");
+  return c;
 }
 
 void add_format_option(CLI::App& cmd, Format& format) {

@@ -2,11 +2,13 @@
 // plugin host creation and logging.
 #pragma once
 
+#include <ampx/amp/planner.hpp>
 #include <ampx/amp/policy.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,7 +41,14 @@ struct PolicyOptions {
   bool black_list_set = false;
 
   void add_to(CLI::App& cmd);
-  AmpPolicy to_policy() const;  // throws UsageError naming the bad argument
+  // Throws UsageError naming the bad argument. With `--dtype auto` the
+  // policy holds f16 until resolve_dtype() has seen the device.
+  AmpPolicy to_policy() const;
+  bool dtype_auto() const { return dtype == "auto"; }
+  // Applies `--dtype auto` for `device`; logs the choice. Returns it (or
+  // nullopt when the dtype was given).
+  std::optional<HalfChoice> resolve_dtype(const Graph& graph, AmpPolicy& policy,
+                                          CapabilitySource& device) const;
 };
 
 void add_format_option(CLI::App& cmd, Format& format);

@@ -19,15 +19,22 @@ struct PlanOptions {
 };
 
 int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
-  const AmpPolicy policy = opts.policy.to_policy();
+  AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model);
   const auto host = make_plugin_host(global);
   DeviceCapabilities caps(find_device(host, opts.device));
+  const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
   const AmpPlan plan = plan_amp(graph, policy, caps, ampx::PlanOptions{.build_graph = false});
-  if (opts.format == Format::kJson)
-    std::cout << plan_to_json(plan, opts.model).dump(2) << "\n";
-  else
+  if (opts.format == Format::kJson) {
+    auto j = plan_to_json(plan, opts.model);
+    if (choice) j["dtype_auto"] = half_choice_to_json(*choice);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    if (choice)
+      std::cout << "--dtype auto: " << dtype_name(choice->half) << " (" << choice->f16_effective
+                << " nodes native in f16, " << choice->bf16_effective << " in bf16)\n";
     print_plan_text(std::cout, plan, opts.model);
+  }
   return 0;
 }
 

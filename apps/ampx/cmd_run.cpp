@@ -31,7 +31,7 @@ struct RunOptions {
 };
 
 int run_run(const GlobalOptions& global, const RunOptions& opts) {
-  const AmpPolicy policy = opts.policy.to_policy();
+  AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model);
   const auto host = make_plugin_host(global);
   const plugins::Device& device = find_device(host, opts.device);
@@ -41,6 +41,7 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
                              " is not available (see `ampx devices`)");
 
   DeviceCapabilities caps(device);
+  const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
   const AmpPlan plan = plan_amp(graph, policy, caps);
   const auto inputs = random_inputs(graph, opts.seed);
 
@@ -92,6 +93,7 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
                      {"folded_at_load", st.folded_nodes},
                      {"summary", summary_to_json(plan.summary)},
                      {"outputs", std::move(outs)}};
+    if (choice) j["dtype_auto"] = half_choice_to_json(*choice);
     std::cout << j.dump(2) << "\n";
     return 0;
   }

@@ -29,9 +29,9 @@ int run_summary(const GlobalOptions& global, const SummaryOptions& opts) {
   if (host.devices().empty()) throw std::runtime_error("no devices found (see `ampx devices`)");
   nlohmann::json rows = nlohmann::json::array();
   if (opts.format == Format::kText)
-    std::cout << fmt::format("{:<8} {:<16} {:<5} {:>5} {:>9} {:>10} {:>14} {:>6} {:>12}\n", "model",
-                             "device", "amp", "nodes", "intended", "effective", "no-native-kern",
-                             "casts", "weight-casts");
+    std::cout << fmt::format("{:<8} {:<16} {:<5} {:<5} {:>5} {:>9} {:>10} {:>14} {:>6} {:>12}\n",
+                             "model", "device", "amp", "dtype", "nodes", "intended", "effective",
+                             "no-native-kern", "casts", "weight-casts");
   for (auto model : builtin_model_names()) {
     const Graph graph = make_builtin_model(model);
     for (const auto& device : host.devices()) {
@@ -41,17 +41,20 @@ int run_summary(const GlobalOptions& global, const SummaryOptions& opts) {
         policy.level = level;
         nlohmann::json row{{"model", "builtin:" + std::string(model)},
                            {"device", device.id()},
-                           {"amp", std::string(amp_level_name(level))},
-                           {"dtype", std::string(dtype_name(policy.half))}};
+                           {"amp", std::string(amp_level_name(level))}};
         try {
-          const AmpPlan plan = plan_amp(graph, policy, caps, ampx::PlanOptions{.build_graph = false});
+          po.resolve_dtype(graph, policy, caps);
+          row["dtype"] = std::string(dtype_name(policy.half));
+          const AmpPlan plan =
+              plan_amp(graph, policy, caps, ampx::PlanOptions{.build_graph = false});
           const auto& s = plan.summary;
           row["summary"] = summary_to_json(s);
           if (opts.format == Format::kText)
-            std::cout << fmt::format("{:<8} {:<16} {:<5} {:>5} {:>9} {:>10} {:>14} {:>6} {:>12}\n",
-                                     model, device.id(), amp_level_name(level), s.nodes,
-                                     s.intended_16bit, s.effective_16bit, s.kept_fp32_no_native,
-                                     s.casts - s.casts_on_constants, s.casts_on_constants);
+            std::cout << fmt::format(
+                "{:<8} {:<16} {:<5} {:<5} {:>5} {:>9} {:>10} {:>14} {:>6} {:>12}\n", model,
+                device.id(), amp_level_name(level), dtype_name(policy.half), s.nodes,
+                s.intended_16bit, s.effective_16bit, s.kept_fp32_no_native,
+                s.casts - s.casts_on_constants, s.casts_on_constants);
         } catch (const std::exception& e) {
           row["error"] = e.what();
           spdlog::warn("{} on {} at {}: {}", model, device.id(), amp_level_name(level), e.what());
@@ -80,7 +83,8 @@ Action add_summary_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand(
       "summary", "Effective-precision summary of every built-in model at O0-O3 on every device");
   auto opts = std::make_shared<SummaryOptions>();
-  cmd->add_option("--dtype", opts->dtype, "16-bit type: f16 or bf16")->capture_default_str();
+  cmd->add_option("--dtype", opts->dtype, "16-bit type: f16, bf16 or auto (per device and level)")
+      ->capture_default_str();
   add_format_option(*cmd, opts->format);
   return [&global, opts] { return run_summary(global, *opts); };
 }

@@ -33,6 +33,13 @@ nlohmann::json summary_to_json(const PlanSummary& s) {
           {"casts_on_constants", s.casts_on_constants}};
 }
 
+nlohmann::json half_choice_to_json(const HalfChoice& c) {
+  return {{"chosen", std::string(dtype_name(c.half))},
+          {"f16_effective", c.f16_effective},
+          {"bf16_effective", c.bf16_effective},
+          {"any_native", c.any_native}};
+}
+
 nlohmann::json plan_to_json(const AmpPlan& plan, const std::string& model) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const auto& n : plan.nodes) {

@@ -13,6 +13,8 @@ namespace ampx::cli {
 
 nlohmann::json summary_to_json(const PlanSummary& s);
 nlohmann::json plan_to_json(const AmpPlan& plan, const std::string& model);
+// The `dtype_auto` member of plan/run JSON when --dtype auto chose.
+nlohmann::json half_choice_to_json(const HalfChoice& c);
 void print_plan_text(std::ostream& out, const AmpPlan& plan, const std::string& model);
 // "O2 f16 on cpu_ref:0"
 std::string plan_title(const AmpPlan& plan);

@@ -75,9 +75,9 @@ std::vector<std::filesystem::path> list_plugin_files(const std::filesystem::path
   fs::directory_iterator it(dir, ec);
   if (ec) {
     if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) {
-      spdlog::debug("ampx: plugin directory {} does not exist", dir.string());
+      spdlog::debug("plugin directory {} does not exist", dir.string());
     } else {
-      spdlog::warn("ampx: cannot read plugin directory {}: {}", dir.string(), ec.message());
+      spdlog::warn("cannot read plugin directory {}: {}", dir.string(), ec.message());
     }
     return files;
   }
@@ -89,7 +89,7 @@ std::vector<std::filesystem::path> list_plugin_files(const std::filesystem::path
     files.push_back(path);
   }
   if (ec) {
-    spdlog::warn("ampx: error while reading plugin directory {}: {}", dir.string(), ec.message());
+    spdlog::warn("error while reading plugin directory {}: {}", dir.string(), ec.message());
   }
   std::sort(files.begin(), files.end(),
             [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
@@ -126,8 +126,7 @@ std::vector<std::filesystem::path> default_plugin_dirs() {
   boost::dll::fs::error_code ec;
   const fs::path program = boost::dll::program_location(ec);
   if (ec || program.empty()) {
-    spdlog::debug("ampx: executable location unknown ({}): no install plugin directory",
-                  ec.message());
+    spdlog::debug("executable location unknown ({}): no install plugin directory", ec.message());
   } else {
     dirs.push_back((program.parent_path() / AMPX_PLUGIN_INSTALL_REL_DIR).lexically_normal());
   }

@@ -165,7 +165,7 @@ std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
 
   if (plugin->abi_minor_ > AMPX_ABI_VERSION_MINOR) {
     spdlog::debug(
-        "ampx: plugin {} ({}) has ABI {}.{}, newer than host ABI {}.{}: using the v{}.{} "
+        "plugin {} ({}) has ABI {}.{}, newer than host ABI {}.{}: using the v{}.{} "
         "members",
         plugin->name_, file_name, plugin->abi_major_, plugin->abi_minor_, AMPX_ABI_VERSION_MAJOR,
         AMPX_ABI_VERSION_MINOR, AMPX_ABI_VERSION_MAJOR, AMPX_ABI_VERSION_MINOR);
@@ -230,7 +230,7 @@ void LoadedPlugin::create(const PluginCreateOptions& options) {
         props.type = AMPX_DEVICE_OTHER;
         break;
       default:
-        spdlog::warn("ampx: plugin {} device {}: invalid device type {}, using OTHER", name_, index,
+        spdlog::warn("plugin {} device {}: invalid device type {}, using OTHER", name_, index,
                      static_cast<int>(props.type));
         props.type = AMPX_DEVICE_OTHER;
     }

@@ -52,10 +52,10 @@ PluginHost::PluginHost(PluginHostOptions options) : options_(std::move(options))
   env_excluded_ = split_name_list(env_or_empty("AMPX_DISABLE_PLUGINS"));
 
   for (const fs::path& dir : search_dirs_) {
-    spdlog::debug("ampx: looking for backend plugins in {}", dir.string());
+    spdlog::debug("looking for backend plugins in {}", dir.string());
     for (const fs::path& file : list_plugin_files(dir)) load_file(file);
   }
-  spdlog::debug("ampx: {} backend plugin(s) loaded, {} skipped, {} device(s)", plugins_.size(),
+  spdlog::debug("{} backend plugin(s) loaded, {} skipped, {} device(s)", plugins_.size(),
                 skipped_.size(), devices_.size());
 }
 
@@ -75,9 +75,9 @@ std::string PluginHost::exclusion_of(std::string_view name) const {
 
 void PluginHost::skip(const fs::path& file, std::string name_hint, std::string reason, bool warn) {
   if (warn) {
-    spdlog::warn("ampx: skipping backend plugin {} ({})", reason, file.parent_path().string());
+    spdlog::warn("skipping backend plugin {} ({})", reason, file.parent_path().string());
   } else {
-    spdlog::info("ampx: not loading backend plugin {} ({})", reason, file.parent_path().string());
+    spdlog::info("not loading backend plugin {} ({})", reason, file.parent_path().string());
   }
   skipped_.push_back(SkippedPlugin{file, std::move(name_hint), std::move(reason)});
 }
@@ -151,9 +151,9 @@ void PluginHost::load_file(const fs::path& file) {
     devices_.push_back(Device(shared, static_cast<int32_t>(i), props[i]));
     record.device_ids.push_back(devices_.back().id());
   }
-  spdlog::debug("ampx: loaded backend plugin {} {} (ABI {}.{}) from {}: {} device(s){}{}",
-                record.name, record.version, record.abi_major, record.abi_minor, file.string(),
-                props.size(), record.note.empty() ? "" : "; ", record.note);
+  spdlog::debug("loaded backend plugin {} {} (ABI {}.{}) from {}: {} device(s){}{}", record.name,
+                record.version, record.abi_major, record.abi_minor, file.string(), props.size(),
+                record.note.empty() ? "" : "; ", record.note);
   loaded_.push_back(shared);
   plugins_.push_back(std::move(record));
 }

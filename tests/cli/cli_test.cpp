@@ -167,10 +167,28 @@ TEST(Cli, SummaryCoversEveryModelLevelAndDevice) {
             3u * 4u * json::parse(ampx("devices --format json").out)["devices"].size());
 }
 
+TEST(Cli, DtypeAutoFollowsTheDevice) {
+  // test_native configured to have native bf16 only.
+  auto r = ampx(
+      kTestDir + " plan builtin:mlp --amp O2 --device test_native:0 --dtype auto --format json",
+      kNative + " AMPX_TEST_NATIVE_DTYPES=bf16");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_EQ(j["dtype"], "bf16");
+  EXPECT_EQ(j["dtype_auto"]["bf16_effective"], 7);
+  EXPECT_EQ(j["summary"]["effective_16bit"], 7);
+  // cpu_ref emulates 16-bit: auto keeps every node f32.
+  r = ampx("plan builtin:mlp --amp O2 --device cpu_ref:0 --dtype auto --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = json::parse(r.out);
+  EXPECT_FALSE(j["dtype_auto"]["any_native"].get<bool>());
+  EXPECT_EQ(j["summary"]["effective_16bit"], 0);
+}
+
 TEST(Cli, BadArgumentsGiveOneLineErrors) {
   expect_one_line_error(ampx("plan builtin:cnn --amp O5"), 2, "unknown amp level 'O5'");
   expect_one_line_error(ampx("plan builtin:cnn --dtype f8"), 2,
-                        "--dtype 'f8': expected f16 or bf16");
+                        "--dtype 'f8': expected f16, bf16 or auto");
   expect_one_line_error(ampx("plan builtin:cnn --device cuda:7"), 2, "unknown device 'cuda:7'");
   expect_one_line_error(ampx("plan builtin:cnn --keep-fp32 'a*b'"), 2, "--keep-fp32 'a*b'");
   expect_one_line_error(ampx("plan builtin:cnn --amp O2 --keep-fp32 nosuchnode"), 2,

@@ -23,6 +23,8 @@ class TableCaps final : public CapabilitySource {
   ampx_support default_16 = AMPX_SUPPORT_EMULATED;
   std::map<std::string, ampx_support> per_op_16;
   std::set<std::string> unsupported_f32;
+  // When set, 16-bit answers in the other 16-bit dtype are `emulated`.
+  ampx_dtype only_16bit_dtype = AMPX_DTYPE_INVALID;
   int queries = 0;
 
   std::string device_id() const override { return "table:0"; }
@@ -39,6 +41,11 @@ class TableCaps final : public CapabilitySource {
       return {
           unsupported_f32.contains(node.op_type) ? AMPX_SUPPORT_UNSUPPORTED : AMPX_SUPPORT_NATIVE,
           -1, ""};
+    if (only_16bit_dtype != AMPX_DTYPE_INVALID)
+      for (size_t i = 0; i < node.num_outputs; ++i)
+        if (node.outputs[i].dtype != only_16bit_dtype &&
+            (node.outputs[i].dtype == AMPX_DTYPE_F16 || node.outputs[i].dtype == AMPX_DTYPE_BF16))
+          return {AMPX_SUPPORT_EMULATED, -1, "other 16-bit type"};
     auto it = per_op_16.find(node.op_type);
     return {it == per_op_16.end() ? default_16 : it->second, -1, "table"};
   }
@@ -300,6 +307,28 @@ TEST(Planner, AsksTheDeviceOncePerDistinctNodeSignature) {
   TableCaps caps2;
   (void)plan_amp(g, level(AmpLevel::kO2), caps2);
   EXPECT_EQ(caps2.queries, 4);
+}
+
+TEST(Planner, DtypeAutoPicksWhatTheDeviceRunsNatively) {
+  const Graph g = make_builtin_model("cnn");
+  TableCaps bf16_only;
+  bf16_only.default_16 = AMPX_SUPPORT_NATIVE;
+  bf16_only.only_16bit_dtype = AMPX_DTYPE_BF16;
+  HalfChoice c = choose_half_dtype(g, level(AmpLevel::kO2), bf16_only);
+  EXPECT_EQ(c.half, DType::kBF16);
+  EXPECT_EQ(c.f16_effective, 0);
+  EXPECT_EQ(c.bf16_effective, 10);
+  EXPECT_TRUE(c.any_native);
+
+  TableCaps both;
+  both.default_16 = AMPX_SUPPORT_NATIVE;
+  c = choose_half_dtype(g, level(AmpLevel::kO2), both);
+  EXPECT_EQ(c.half, DType::kF16) << "f16 on a tie: more mantissa";
+
+  TableCaps none;  // emulated only, like cpu_ref
+  c = choose_half_dtype(g, level(AmpLevel::kO2), none);
+  EXPECT_FALSE(c.any_native);
+  EXPECT_EQ(plan_amp(g, level(AmpLevel::kO2, c.half), none).summary.effective_16bit, 0);
 }
 
 }  // namespace

@@ -424,4 +424,19 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
   return plan;
 }
 
+HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy,
+                             CapabilitySource& device) {
+  HalfChoice c;
+  AmpPolicy p = policy;
+  p.half = DType::kF16;
+  c.f16_effective =
+      plan_amp(graph, p, device, PlanOptions{.build_graph = false}).summary.effective_16bit;
+  p.half = DType::kBF16;
+  c.bf16_effective =
+      plan_amp(graph, p, device, PlanOptions{.build_graph = false}).summary.effective_16bit;
+  c.any_native = c.f16_effective > 0 || c.bf16_effective > 0;
+  c.half = c.bf16_effective > c.f16_effective ? DType::kBF16 : DType::kF16;
+  return c;
+}
+
 }  // namespace ampx

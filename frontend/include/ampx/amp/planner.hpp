@@ -90,6 +90,19 @@ struct PlanOptions {
   bool build_graph = true;
 };
 
+// `--dtype auto`: which 16-bit type to plan with on this device. Plans the
+// policy's nodes in f16 and in bf16 (decisions only) and takes the one with
+// more nodes effectively 16-bit, f16 on a tie (more mantissa); when neither
+// has any, f16 is returned with `any_native` false: the plan stays f32
+// (every node `no-native-kernel`), which is the honest answer.
+struct HalfChoice {
+  DType half = DType::kF16;
+  int f16_effective = 0;
+  int bf16_effective = 0;
+  bool any_native = false;
+};
+HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy, CapabilitySource& device);
+
 // Plans `graph` for `device`. Throws std::runtime_error naming the node when
 // the device cannot run some node even in f32. Linear in graph size.
 AmpPlan plan_amp(const Graph& graph, const AmpPolicy& policy, CapabilitySource& device,
