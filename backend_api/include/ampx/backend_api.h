@@ -210,8 +210,8 @@ typedef struct ampx_plugin_api {
   ampx_status* (*device_props)(ampx_plugin* plugin, int32_t device, ampx_device_props* out);
 
   /* capability: never assumed by the host; asked per node instance. */
-  ampx_status* (*query_capability)(ampx_plugin* plugin, int32_t device,
-                                   const ampx_node_desc* node, ampx_capability* out);
+  ampx_status* (*query_capability)(ampx_plugin* plugin, int32_t device, const ampx_node_desc* node,
+                                   ampx_capability* out);
 
   /* buffers */
   ampx_status* (*buffer_alloc)(ampx_plugin* plugin, int32_t device, uint64_t bytes,
@@ -228,8 +228,8 @@ typedef struct ampx_plugin_api {
 
   /* prepared kernels: prepare once with the full description, launch many
    * times with buffers of exactly the described sizes. */
-  ampx_status* (*kernel_prepare)(ampx_plugin* plugin, int32_t device,
-                                 const ampx_node_desc* node, ampx_kernel** out);
+  ampx_status* (*kernel_prepare)(ampx_plugin* plugin, int32_t device, const ampx_node_desc* node,
+                                 ampx_kernel** out);
   ampx_status* (*kernel_launch)(ampx_kernel* kernel, const ampx_buffer_view* inputs,
                                 size_t num_inputs, const ampx_buffer_view* outputs,
                                 size_t num_outputs);
@@ -246,8 +246,7 @@ typedef struct ampx_plugin_api {
 
 /* The smallest table a v1 host accepts: everything up to and including
  * `synchronize`. */
-#define AMPX_PLUGIN_API_MIN_SIZE_V1 \
-  (offsetof(ampx_plugin_api, synchronize) + sizeof(void*))
+#define AMPX_PLUGIN_API_MIN_SIZE_V1 (offsetof(ampx_plugin_api, synchronize) + sizeof(void*))
 
 typedef const ampx_plugin_api* (*ampx_plugin_entry_fn)(void);
 

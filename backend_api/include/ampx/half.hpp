@@ -41,7 +41,7 @@ inline uint16_t float_to_f16_bits(float f) {
     return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
   }
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
-  if (abs < 0x38800000u) {  // result is subnormal or zero
+  if (abs < 0x38800000u) {               // result is subnormal or zero
     if (abs < 0x33000000u) return sign;  // below half the smallest subnormal
     const uint32_t e = abs >> 23;
     const uint32_t m = (abs & 0x7fffffu) | 0x800000u;
@@ -64,13 +64,18 @@ inline float bf16_bits_to_float(uint16_t h) {
 
 inline uint16_t float_to_bf16_bits(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
   x += 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>(x >> 16);
 }
 
 // Round-trips a float through a 16-bit format: what a value becomes once stored.
-inline float round_to_f16(float f) { return f16_bits_to_float(float_to_f16_bits(f)); }
-inline float round_to_bf16(float f) { return bf16_bits_to_float(float_to_bf16_bits(f)); }
+inline float round_to_f16(float f) {
+  return f16_bits_to_float(float_to_f16_bits(f));
+}
+inline float round_to_bf16(float f) {
+  return bf16_bits_to_float(float_to_bf16_bits(f));
+}
 
 }  // namespace ampx
