@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "ampx/half.hpp"
 #include "common.hpp"
@@ -240,9 +241,9 @@ class CastKernel final : public CpuKernel {
       return;
     }
     if (plugin_support::is_float_dtype(from_)) {
-      for (int64_t i = 0; i < n_; ++i) store_float(d, i, load_float(s, i));
+      for (int64_t i = 0; i < n_; ++i) store(d, i, load_float(s, i));
     } else {
-      for (int64_t i = 0; i < n_; ++i) store_int(d, i, load_int(s, i));
+      for (int64_t i = 0; i < n_; ++i) store(d, i, load_int(s, i));
     }
   }
 
@@ -273,38 +274,19 @@ class CastKernel final : public CpuKernel {
         return static_cast<const uint8_t*>(p)[i] != 0;  // bool
     }
   }
-  void store_float(void* p, int64_t i, double v) const {
-    switch (to_) {
-      case AMPX_DTYPE_F32:
-        static_cast<float*>(p)[i] = static_cast<float>(v);
-        break;
-      case AMPX_DTYPE_F16:
-        static_cast<uint16_t*>(p)[i] = float_to_f16_bits(to_float_round_odd(v));
-        break;
-      case AMPX_DTYPE_BF16:
-        static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(to_float_round_odd(v));
-        break;
-      case AMPX_DTYPE_F64:
-        static_cast<double*>(p)[i] = v;
-        break;
-      case AMPX_DTYPE_I64:
-        static_cast<int64_t*>(p)[i] = float_to_int<int64_t>(v);
-        break;
-      case AMPX_DTYPE_I32:
-        static_cast<int32_t*>(p)[i] = float_to_int<int32_t>(v);
-        break;
-      case AMPX_DTYPE_I8:
-        static_cast<int8_t*>(p)[i] = float_to_int<int8_t>(v);
-        break;
-      case AMPX_DTYPE_U8:
-        static_cast<uint8_t*>(p)[i] = float_to_int<uint8_t>(v);
-        break;
-      default:
-        static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0;
-        break;  // bool; NaN -> 1
-    }
-  }
-  void store_int(void* p, int64_t i, int64_t v) const {
+  // One store for both source kinds: V is double (float sources) or int64_t
+  // (integer sources). They differ only in how an integer target is reached:
+  // floats truncate toward zero and saturate, integer narrowing wraps (two's
+  // complement), as C++ and NumPy do.
+  template <typename V>
+  void store(void* p, int64_t i, V v) const {
+    auto to_int = [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_floating_point_v<V>)
+        return float_to_int<T>(v);
+      else
+        return static_cast<T>(v);
+    };
     switch (to_) {
       case AMPX_DTYPE_F32:
         static_cast<float*>(p)[i] = static_cast<float>(v);
@@ -318,22 +300,21 @@ class CastKernel final : public CpuKernel {
       case AMPX_DTYPE_F64:
         static_cast<double*>(p)[i] = static_cast<double>(v);
         break;
-      // Integer narrowing wraps (two's complement), as C++ and NumPy do.
       case AMPX_DTYPE_I64:
-        static_cast<int64_t*>(p)[i] = v;
+        static_cast<int64_t*>(p)[i] = to_int(int64_t{});
         break;
       case AMPX_DTYPE_I32:
-        static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v);
+        static_cast<int32_t*>(p)[i] = to_int(int32_t{});
         break;
       case AMPX_DTYPE_I8:
-        static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v);
+        static_cast<int8_t*>(p)[i] = to_int(int8_t{});
         break;
       case AMPX_DTYPE_U8:
-        static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v);
+        static_cast<uint8_t*>(p)[i] = to_int(uint8_t{});
         break;
       default:
-        static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;
-        break;  // bool
+        static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;  // bool; NaN -> 1
+        break;
     }
   }
 
