@@ -84,6 +84,7 @@ plugins::PluginHost make_plugin_host(const GlobalOptions& opts) {
   plugins::PluginHostOptions ho;
   for (const auto& d : opts.plugin_dirs) ho.extra_dirs.emplace_back(d);
   ho.log_level = static_cast<int>(spdlog::get_level());
+  if (opts.threads > 0) ho.default_plugin_options = "threads=" + std::to_string(opts.threads);
   return plugins::PluginHost(std::move(ho));
 }
 

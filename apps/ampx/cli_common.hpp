@@ -27,6 +27,7 @@ struct GlobalOptions {
   bool verbose = false;
   std::string log_level;
   std::vector<std::string> plugin_dirs;
+  int threads = 0;  // 0: each plugin's default (all cores)
 };
 
 // Options that turn into an AmpPolicy.

@@ -126,6 +126,8 @@ void PluginHost::load_file(const fs::path& file) {
   create_options.log_level = options_.log_level;
   if (const auto it = options_.plugin_options.find(name); it != options_.plugin_options.end()) {
     create_options.options = it->second;
+  } else {
+    create_options.options = options_.default_plugin_options;
   }
   try {
     plugin->create(create_options);

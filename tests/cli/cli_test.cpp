@@ -200,6 +200,7 @@ TEST(Cli, BadArgumentsGiveOneLineErrors) {
   expect_one_line_error(ampx("run builtin:cnn --iters 0"), 2, "--iters");
   expect_one_line_error(ampx("frobnicate"), 2, "frobnicate");
   expect_one_line_error(ampx("--log-level loud devices"), 2, "--log-level 'loud'");
+  expect_one_line_error(ampx("--threads 0 devices"), 2, "--threads");
 }
 
 }  // namespace

@@ -54,6 +54,9 @@ struct PluginHostOptions {
   int log_level = 2;
   // Per plugin name: the "key=value;key=value" string passed to plugin_create.
   std::map<std::string, std::string, std::less<>> plugin_options;
+  // For plugins without an entry in plugin_options (e.g. "threads=4" from
+  // `ampx --threads`): plugins ignore keys they do not know.
+  std::string default_plugin_options;
 };
 
 // Finds and loads every plugin in the search directories (in order; within a
