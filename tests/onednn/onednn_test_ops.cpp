@@ -102,6 +102,21 @@ const std::map<std::string, Maker>& cases() {
              .attr_float("alpha", 0.5)
              .attr_float("beta", 2.0);
        }},
+      {"Gemm_trans_only",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {5, 7}));
+         in(c, rnd(r, dt, {6, 5}));
+         c.nb.output(dt, {7, 6}).attr_int("transA", 1).attr_int("transB", 1);
+       }},
+      {"Gemm_alpha_beta_C_rows",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {7, 5}));
+         in(c, rnd(r, dt, {5, 6}));
+         in(c, rnd(r, dt, {7, 1}));
+         c.nb.output(dt, {7, 6}).attr_float("alpha", 0.5).attr_float("beta", 2.0);
+       }},
       {"Gemm_full_C",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("Gemm", "gemm");
@@ -344,7 +359,9 @@ TEST(OnednnCast, MatchesCpuRefBitwise) {
     c.nb.output(to, {3, 7, 5}).attr_int("to", to);
     const ampx_capability cap = onednn.capability(c.nb);
     if (cap.support == AMPX_SUPPORT_UNSUPPORTED) {
-      ADD_FAILURE() << "Cast unsupported: " << cap.note;
+      // oneDNN 2.6 has no f16<->bf16 reorder: measured, so answered honestly.
+      EXPECT_TRUE(from == F16 && to == BF16) << "Cast unsupported: " << cap.note;
+      EXPECT_NE(std::string(cap.note).find("reorder"), std::string::npos) << cap.note;
       continue;
     }
     expect_bits_equal(run_on(onednn, c.nb, c.inputs)[0], run_on(ref, c.nb, c.inputs)[0]);

@@ -69,9 +69,10 @@ PrimitivePlan plan_matmul(const NodeView& v, const dnnl::engine& eng) {
   return p;
 }
 
-// Y = alpha·A'·B' + beta·C. The matmul primitive computes
-// scale·(A·B + bias) followed by post-ops, so with C: scale = alpha/beta,
-// bias = C (broadcast), then an eltwise_linear post-op multiplies by beta.
+// Y = alpha·A'·B' + beta·C. oneDNN's matmul computes scale·(A·B + bias) and
+// then its post-ops, so C is the bias only when alpha = beta = 1; otherwise
+// scale = alpha/beta, C comes in through a binary-add post-op (broadcast) and
+// an eltwise_linear post-op multiplies everything by beta.
 PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng) {
   const ampx_tensor_desc &a = v.input(0), &y = v.output(0);
   const memory::data_type dt = to_dnnl(a.dtype);
@@ -85,19 +86,21 @@ PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng) {
   const memory::desc b_md({k, n}, dt, tb ? dims_t{1, k} : dims_t{n, 1});
   const memory::desc y_md = dense_md(dims_of(y), dt);
   const bool use_c = v.num_inputs() > 2 && beta != 0.0f;
+  const bool c_as_bias = use_c && alpha == 1.0f && beta == 1.0f;
+  const memory::desc c_md = use_c ? dense_md(pad_rank(dims_of(v.input(2)), 2), dt) : y_md;
 
   dnnl::primitive_attr attr;
   const float scale = use_c ? alpha / beta : alpha;
   if (scale != 1.0f) attr.set_output_scales(0, {scale});
-  if (use_c && beta != 1.0f) {
-    dnnl::post_ops po;
-    po.append_eltwise(1.0f, algorithm::eltwise_linear, beta, 0.0f);
-    attr.set_post_ops(po);
-  }
   PrimitivePlan p;
-  if (use_c) {
-    const ampx_tensor_desc& c = v.input(2);
-    const memory::desc c_md = dense_md(pad_rank(dims_of(c), 2), dt);
+  if (use_c && !c_as_bias) {
+    dnnl::post_ops po;
+    po.append_binary(algorithm::binary_add, c_md);
+    if (beta != 1.0f) po.append_eltwise(1.0f, algorithm::eltwise_linear, beta, 0.0f);
+    attr.set_post_ops(po);
+    p.args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, false, 2, c_md});
+  }
+  if (c_as_bias) {
     p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md, y_md), attr, eng);
     p.args.push_back({DNNL_ARG_BIAS, false, 2, c_md});
   } else {

@@ -117,7 +117,11 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
 
 std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_desc& node) const {
   const ps::NodeView v(node);
-  if (runs_as_loop(v)) return cpu_ref::make_kernel(node);
+  // The reference kernel factory validates the node against docs/OPS.md
+  // (malformed: invalid_argument; no kernel at all: UnsupportedNode) and is
+  // the kernel itself for the loop ops.
+  auto loop = cpu_ref::make_kernel(node);
+  if (runs_as_loop(v)) return loop;
   const cpu_ref::CapabilityAnswer a = answer(node);
   if (a.support == AMPX_SUPPORT_UNSUPPORTED)
     throw cpu_ref::UnsupportedNode(v.where() + ": " + a.note);
