@@ -1,6 +1,7 @@
 // Device and plugin facts, options, error statuses, and capability answers
 // under ONEDNN_MAX_CPU_ISA (oneDNN reads it once per process: a child runs
 // the same binary with it set).
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@ TEST(OnednnDevice, PropsAndInfo) {
   info.struct_size = sizeof info;
   p.ok(p.api->plugin_info(p.plugin, &info));
   EXPECT_EQ(std::string(info.library).rfind("oneDNN 2.", 0), 0u) << info.library;
+  EXPECT_NE(std::string(info.note).find("threads"), std::string::npos) << info.note;
   const ampx_device_props props = props_of(p);
   EXPECT_EQ(props.type, AMPX_DEVICE_CPU);
   EXPECT_GT(props.memory_bytes, 0u);
@@ -65,7 +67,13 @@ TEST(OnednnDevice, BuffersAreHostMemoryAndCopiesAreChecked) {
 }
 
 TEST(OnednnDevice, OptionsAreParsedAndBadOnesRefused) {
-  { Plugin p(plugin_path("onednn"), "threads=1"); }
+  {
+    Plugin p(plugin_path("onednn"), "threads=1");
+    ampx_plugin_info info{};
+    info.struct_size = sizeof info;
+    p.ok(p.api->plugin_info(p.plugin, &info));
+    EXPECT_NE(std::string(info.note).find(", 1 threads"), std::string::npos) << info.note;
+  }
   { Plugin p(plugin_path("onednn"), " threads=0 ; "); }
   for (const char* bad : {"threads=abc", "threads=-2", "speed=fast"}) {
     void* lib = dlopen(plugin_path("onednn").c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -182,8 +190,13 @@ std::string child_answers(const std::string& isa) {
   envp.push_back(nullptr);
   std::string self = "/proc/self/exe", filter = "--gtest_filter=OnednnIsaChild.WriteAnswers";
   char* argv[] = {self.data(), filter.data(), nullptr};
+  posix_spawn_file_actions_t quiet;  // the child's gtest chatter
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
-  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0) return {};
+  const int rc = posix_spawn(&pid, "/proc/self/exe", &quiet, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&quiet);
+  if (rc != 0) return {};
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};

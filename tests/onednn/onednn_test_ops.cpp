@@ -145,6 +145,7 @@ const std::map<std::string, Maker>& cases() {
       {"Add_broadcast", binary("Add", {2, 3, 4}, {3, 1}, {2, 3, 4})},
       {"Add_first_broadcasts", binary("Add", {3, 1}, {2, 3, 4}, {2, 3, 4})},
       {"Sub_broadcast", binary("Sub", {2, 3, 4}, {4}, {2, 3, 4})},
+      {"Sub_first_broadcasts", binary("Sub", {3, 1}, {2, 3, 4}, {2, 3, 4})},
       {"Mul_first_broadcasts", binary("Mul", {1, 4}, {3, 4}, {3, 4})},
       {"Div", binary("Div", {2, 3, 5}, {2, 3, 5}, {2, 3, 5})},
       {"Softmax_axis1", unary("Softmax", {3, 4, 5}, [](NodeBuilder& b) { b.attr_int("axis", 1); })},

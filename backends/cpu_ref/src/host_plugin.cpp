@@ -156,7 +156,7 @@ ampx_status* plugin_info(ampx_plugin* plugin, ampx_plugin_info* out) {
   return guard([&] {
     if (!plugin || !out) invalid("plugin_info: NULL argument");
     ampx_plugin_info info{};
-    ps::copy_cstr(info.note, "");
+    ps::copy_cstr(info.note, plugin->policy->plugin_note());
     const std::string lib = plugin->policy->library();
     ps::copy_cstr(info.library, lib.empty() ? std::string(plugin->spec->library) : lib);
     ps::write_out_struct(out, info);

@@ -54,21 +54,30 @@ PrimitivePlan plan_binary(const NodeView& v, const dnnl::engine& eng) {
   const dims_t yr = pad_rank(yd, rank);
   const bool commutative = op == "Add" || op == "Mul";
   size_t src0 = 0, src1 = 1;
-  // oneDNN broadcasts src1 only: swap the operands when only A broadcasts.
+  bool negate = false;
+  // oneDNN broadcasts src1 only: swap the operands when only A broadcasts
+  // (A - B = -(B - A): a linear post-op negates).
   if (ad != yr) {
-    if (!commutative || bd != yr) {
+    if (bd != yr || !(commutative || op == "Sub")) {
       throw NoPrimitive("oneDNN binary broadcasts only the second operand");
     }
     std::swap(ad, bd);
     std::swap(src0, src1);
+    negate = op == "Sub";
   }
   algorithm alg = algorithm::binary_add;
   if (op == "Sub") alg = algorithm::binary_sub;
   if (op == "Mul") alg = algorithm::binary_mul;
   if (op == "Div") alg = algorithm::binary_div;
   const memory::desc a_md = dense_md(ad, dt), b_md = dense_md(bd, dt), y_md = dense_md(yr, dt);
+  dnnl::primitive_attr attr;
+  if (negate) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, algorithm::eltwise_linear, -1.0f, 0.0f);
+    attr.set_post_ops(po);
+  }
   PrimitivePlan p;
-  p.pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, a_md, b_md, y_md), eng);
+  p.pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, a_md, b_md, y_md), attr, eng);
   p.args = {{DNNL_ARG_SRC_0, false, src0, a_md},
             {DNNL_ARG_SRC_1, false, src1, b_md},
             {DNNL_ARG_DST, true, 0, y_md}};

@@ -134,6 +134,11 @@ std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_de
   }
 }
 
+std::string OnednnPolicy::plugin_note() const {
+  return "ISA " + ctx_->isa() + ", " + ctx_->runtime() + " runtime, " +
+         std::to_string(ctx_->threads()) + " threads";
+}
+
 void OnednnPolicy::describe_device(ampx_device_props& p) const {
   const std::string model = cpu_ref::cpu_model_name();
   ps::copy_cstr(p.name, model);

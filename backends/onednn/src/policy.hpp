@@ -34,6 +34,8 @@ class OnednnPolicy final : public cpu_ref::CapabilityPolicy {
   std::unique_ptr<cpu_ref::CpuKernel> make_kernel(const ampx_node_desc& node) const override;
   void describe_device(ampx_device_props& props) const override;
   std::string library() const override { return "oneDNN " + ctx_->version(); }
+  // "ISA avx2, OpenMP runtime, 2 threads"
+  std::string plugin_note() const override;
 
   Context& context() const noexcept { return *ctx_; }
 

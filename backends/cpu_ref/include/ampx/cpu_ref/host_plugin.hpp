@@ -55,6 +55,8 @@ class CapabilityPolicy {
   virtual void describe_device(ampx_device_props& props) const { (void)props; }
   // plugin_info.library; empty: HostPluginSpec::library.
   virtual std::string library() const { return {}; }
+  // plugin_info.note (e.g. the configuration the device runs with).
+  virtual std::string plugin_note() const { return {}; }
 };
 
 struct HostPluginSpec {
