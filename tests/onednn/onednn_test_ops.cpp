@@ -3,6 +3,7 @@
 // reference within tolerance(dtype); f32 must run everywhere; 16-bit compute
 // is never `native` on a CPU without 16-bit hardware.
 #include <functional>
+#include <iostream>
 #include <map>
 
 #include "onednn_harness.hpp"
@@ -297,6 +298,11 @@ TEST_P(OnednnOps, MatchesCpuRefWhereverItRuns) {
     make(rng, dt, c);
     const ampx_capability cap = onednn_->capability(c.nb);
     const ampx_capability ref_cap = ref_->capability(c.nb);
+    std::cout << "[ answer   ] " << GetParam() << " " << dtype_str(dt) << ": "
+              << (cap.support == AMPX_SUPPORT_NATIVE     ? "native"
+                  : cap.support == AMPX_SUPPORT_EMULATED ? "emulated"
+                                                         : "unsupported")
+              << " (" << cap.note << ")\n";
     ASSERT_NE(ref_cap.support, AMPX_SUPPORT_UNSUPPORTED) << "bad test case: " << ref_cap.note;
     if (dt == F32) {
       EXPECT_NE(cap.support, AMPX_SUPPORT_UNSUPPORTED) << "f32 must run: " << cap.note;

@@ -72,8 +72,11 @@ PrimitivePlan plan_matmul(const NodeView& v, const dnnl::engine& eng) {
 // Y = alpha·A'·B' + beta·C. oneDNN's matmul computes scale·(A·B + bias) and
 // then its post-ops, so C is the bias only when alpha = beta = 1; otherwise
 // scale = alpha/beta, C comes in through a binary-add post-op (broadcast) and
-// an eltwise_linear post-op multiplies everything by beta.
-PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng) {
+// an eltwise_linear post-op multiplies everything by beta. `allow_bias`:
+// the C-as-bias form may be used.
+namespace {
+
+PrimitivePlan plan_gemm_as(const NodeView& v, const dnnl::engine& eng, bool allow_bias) {
   const ampx_tensor_desc &a = v.input(0), &y = v.output(0);
   const memory::data_type dt = to_dnnl(a.dtype);
   const float alpha = static_cast<float>(v.get_float("alpha", 1.0));
@@ -86,7 +89,7 @@ PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng) {
   const memory::desc b_md({k, n}, dt, tb ? dims_t{1, k} : dims_t{n, 1});
   const memory::desc y_md = dense_md(dims_of(y), dt);
   const bool use_c = v.num_inputs() > 2 && beta != 0.0f;
-  const bool c_as_bias = use_c && alpha == 1.0f && beta == 1.0f;
+  const bool c_as_bias = use_c && allow_bias && alpha == 1.0f && beta == 1.0f;
   const memory::desc c_md = use_c ? dense_md(pad_rank(dims_of(v.input(2)), 2), dt) : y_md;
 
   dnnl::primitive_attr attr;
@@ -109,6 +112,23 @@ PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng) {
   p.args.push_back({DNNL_ARG_SRC, false, 0, a_md});
   p.args.push_back({DNNL_ARG_WEIGHTS, false, 1, b_md});
   p.args.push_back({DNNL_ARG_DST, true, 0, y_md});
+  return p;
+}
+
+}  // namespace
+
+// Measured: C as the bias first; oneDNN's optimised matmul takes only some
+// bias shapes (a full [M,N] one goes to ref:any), so when that lands on a
+// reference implementation the binary post-op form is tried too.
+PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng) {
+  PrimitivePlan p = plan_gemm_as(v, eng, true);
+  if (v.num_inputs() > 2 && is_reference_impl(p.pd.impl_info_str())) {
+    try {
+      PrimitivePlan q = plan_gemm_as(v, eng, false);
+      if (!is_reference_impl(q.pd.impl_info_str())) return q;
+    } catch (const dnnl::error&) {
+    }
+  }
   return p;
 }
 
