@@ -86,11 +86,29 @@ PrimitivePlan plan_pool(const NodeView& v, const dnnl::engine& eng) {
     }
   }
   const memory::desc x_md = dense_md(x), y_md = dense_md(y);
+  auto make = [&](const memory::desc& src, const memory::desc& dst) {
+    return dnnl::pooling_v2_forward::primitive_desc(
+        dnnl::pooling_v2_forward::desc(prop_kind::forward_inference, alg, src, dst, strides, kernel,
+                                       dims_t{0, 0}, pl, pr),
+        eng);
+  };
   PrimitivePlan p;
-  p.pd = dnnl::pooling_v2_forward::primitive_desc(
-      dnnl::pooling_v2_forward::desc(prop_kind::forward_inference, alg, x_md, y_md, strides, kernel,
-                                     dims_t{0, 0}, pl, pr),
-      eng);
+  p.pd = make(x_md, y_md);
+  // oneDNN's jit pooling wants channel-blocked layouts: on plain NCHW it picks
+  // simple_nchw. Measure the blocked ones too; the kernel reorders in and out.
+  if (is_reference_impl(p.pd.impl_info_str())) {
+    for (auto tag : {memory::format_tag::nChw16c, memory::format_tag::nChw8c}) {
+      try {
+        auto q = make(memory::desc(xd, x_md.data_type(), tag),
+                      memory::desc(yd, y_md.data_type(), memory::format_tag::any));
+        if (!is_reference_impl(q.impl_info_str())) {
+          p.pd = q;
+          break;
+        }
+      } catch (const dnnl::error&) {
+      }
+    }
+  }
   p.args = {{DNNL_ARG_SRC, false, 0, x_md}, {DNNL_ARG_DST, true, 0, y_md}};
   return p;
 }
