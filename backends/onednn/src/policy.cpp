@@ -63,13 +63,6 @@ std::string node_signature(const ampx_node_desc& node) {
 
 OnednnPolicy::OnednnPolicy(const Options& opts) : ctx_(std::make_shared<Context>(opts)) {}
 
-bool OnednnPolicy::can_run(const ampx_node_desc& node, std::string* why) const {
-  // The reference kernels' validation is the op set's (docs/OPS.md): arity,
-  // ranks, attribute values, the dtype rule. oneDNN's own limits come in
-  // answer() as `unsupported` with a note.
-  return cpu_ref::can_run(node, why);
-}
-
 cpu_ref::CapabilityAnswer OnednnPolicy::answer(const ampx_node_desc& node) const {
   const std::string key = node_signature(node);
   {

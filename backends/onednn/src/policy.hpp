@@ -29,8 +29,8 @@ class OnednnPolicy final : public cpu_ref::CapabilityPolicy {
   explicit OnednnPolicy(const Options& opts);
 
   cpu_ref::CapabilityAnswer answer(const ampx_node_desc& node) const override;
-  std::string fingerprint_suffix() const override { return {}; }
-  bool can_run(const ampx_node_desc& node, std::string* why) const override;
+  // can_run: the default, the reference kernels' validation of the op set
+  // (docs/OPS.md); oneDNN's own limits come in answer() as `unsupported`.
   std::unique_ptr<cpu_ref::CpuKernel> make_kernel(const ampx_node_desc& node) const override;
   void describe_device(ampx_device_props& props) const override;
   std::string library() const override { return "oneDNN " + ctx_->version(); }

@@ -11,6 +11,9 @@
 //     return ampx::cpu_ref::host_plugin_entry<kSpec>();
 //   }
 //
+// A policy may also bring its own kernels and device description
+// (CapabilityPolicy::make_kernel / describe_device): backends/onednn does.
+//
 // One device, index 0: the host CPU. Buffers are 64-byte aligned host memory
 // (buffer_host_ptr is implemented), copies are bounds-checked memmoves, and
 // no C++ exception ever leaves an entry point.
