@@ -162,6 +162,14 @@ const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(dt, {3}, var));
          c.nb.output(dt, {2, 3, 5, 4}).attr_float("epsilon", 1e-3);
        }},
+      {"BatchNorm_2d",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BatchNorm", "bn");
+         in(c, rnd(r, dt, {5, 3}));
+         for (int i = 0; i < 3; ++i) in(c, rnd(r, dt, {3}));
+         in(c, Tensor::of(dt, {3}, {0.25, 1.0, 3.0}));
+         c.nb.output(dt, {5, 3});
+       }},
       {"LayerNorm_last_bias",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("LayerNorm", "ln");
