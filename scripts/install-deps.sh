@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libdnnl-dev  # optional: backends/onednn is built only when present
 )
 
 missing=()

@@ -48,18 +48,6 @@ struct ampx_kernel {
 };
 
 namespace ampx::cpu_ref {
-namespace {
-
-using ps::guard;
-using ps::StatusError;
-
-[[noreturn]] void invalid(const std::string& what) {
-  throw StatusError(AMPX_STATUS_INVALID_ARGUMENT, what);
-}
-
-void check_device(int32_t device) {
-  if (device != 0) invalid("device index " + std::to_string(device) + " out of range (1 device)");
-}
 
 // ------------------------------------------------------------ device info
 
@@ -81,14 +69,13 @@ std::string cpuinfo_field(const char* key) {
   return {};
 }
 
-std::string machine_arch() {
+static std::string machine_arch() {
   utsname u{};
   if (uname(&u) == 0) return u.machine;
   return "unknown";
 }
 
-// [A-Za-z0-9._-] kept, runs of anything else become one '_'.
-std::string sanitize(const std::string& s) {
+std::string fingerprint_token(const std::string& s) {
   std::string r;
   for (char ch : s) {
     const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
@@ -104,10 +91,28 @@ std::string sanitize(const std::string& s) {
   return r.empty() ? "unknown" : r;
 }
 
-ampx_device_props make_props(const HostPluginSpec& spec, const CapabilityPolicy& policy) {
+std::string cpu_model_name() {
   std::string model = cpuinfo_field("model name");
   if (model.empty()) model = cpuinfo_field("Model");  // some ARM kernels
   if (model.empty()) model = machine_arch();
+  return model;
+}
+
+namespace {
+
+using ps::guard;
+using ps::StatusError;
+
+[[noreturn]] void invalid(const std::string& what) {
+  throw StatusError(AMPX_STATUS_INVALID_ARGUMENT, what);
+}
+
+void check_device(int32_t device) {
+  if (device != 0) invalid("device index " + std::to_string(device) + " out of range (1 device)");
+}
+
+ampx_device_props make_props(const HostPluginSpec& spec, const CapabilityPolicy& policy) {
+  const std::string model = cpu_model_name();
   std::string vendor = cpuinfo_field("vendor_id");
   if (vendor.empty()) vendor = cpuinfo_field("CPU implementer");
   if (vendor.empty()) vendor = "unknown";
@@ -117,7 +122,7 @@ ampx_device_props make_props(const HostPluginSpec& spec, const CapabilityPolicy&
   ps::copy_cstr(p.name, std::string(spec.device_label) + " (" + model + ")");
   ps::copy_cstr(p.vendor, vendor);
   ps::copy_cstr(p.driver_version, spec.version);
-  std::string fp = std::string(spec.name) + "/" + spec.version + "/" + sanitize(model);
+  std::string fp = std::string(spec.name) + "/" + spec.version + "/" + fingerprint_token(model);
   const std::string suffix = policy.fingerprint_suffix();
   if (!suffix.empty()) fp += "/" + suffix;
   ps::copy_cstr(p.fingerprint, fp);
@@ -126,6 +131,8 @@ ampx_device_props make_props(const HostPluginSpec& spec, const CapabilityPolicy&
       pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
   p.type = AMPX_DEVICE_CPU;
   p.compute_units = static_cast<int32_t>(std::thread::hardware_concurrency());
+  policy.describe_device(p);
+  p.struct_size = sizeof p;
   return p;
 }
 
@@ -149,8 +156,9 @@ ampx_status* plugin_info(ampx_plugin* plugin, ampx_plugin_info* out) {
   return guard([&] {
     if (!plugin || !out) invalid("plugin_info: NULL argument");
     ampx_plugin_info info{};
-    ps::copy_cstr(info.note, "");
-    ps::copy_cstr(info.library, plugin->spec->library);
+    ps::copy_cstr(info.note, plugin->policy->plugin_note());
+    const std::string lib = plugin->policy->library();
+    ps::copy_cstr(info.library, lib.empty() ? std::string(plugin->spec->library) : lib);
     ps::write_out_struct(out, info);
   });
 }
@@ -177,7 +185,7 @@ ampx_status* query_capability(ampx_plugin* plugin, int32_t device, const ampx_no
     check_device(device);
     ampx_capability cap{};
     std::string why;
-    if (!can_run(*node, &why)) {
+    if (!plugin->policy->can_run(*node, &why)) {
       // The note is about this node already: drop the "node 'x' (Op): " prefix.
       const size_t cut = why.find("): ");
       if (why.rfind("node '", 0) == 0 && cut != std::string::npos) why.erase(0, cut + 3);
@@ -267,7 +275,7 @@ ampx_status* kernel_prepare(ampx_plugin* plugin, int32_t device, const ampx_node
     *out = nullptr;
     auto k = std::make_unique<ampx_kernel>();
     try {
-      k->kernel = make_kernel(*node);
+      k->kernel = plugin->policy->make_kernel(*node);
     } catch (const UnsupportedNode& e) {
       throw StatusError(AMPX_STATUS_UNSUPPORTED, e.what());
     }

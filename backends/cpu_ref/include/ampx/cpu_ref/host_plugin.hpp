@@ -11,6 +11,9 @@
 //     return ampx::cpu_ref::host_plugin_entry<kSpec>();
 //   }
 //
+// A policy may also bring its own kernels and device description
+// (CapabilityPolicy::make_kernel / describe_device): backends/onednn does.
+//
 // One device, index 0: the host CPU. Buffers are 64-byte aligned host memory
 // (buffer_host_ptr is implemented), copies are bounds-checked memmoves, and
 // no C++ exception ever leaves an entry point.
@@ -20,6 +23,7 @@
 #include <string>
 
 #include "ampx/backend_api.h"
+#include "ampx/cpu_ref/kernels.hpp"
 
 namespace ampx::cpu_ref {
 
@@ -38,6 +42,24 @@ class CapabilityPolicy {
   // Appended to the device fingerprint when not empty: a configuration that
   // changes the answers must change the fingerprint too.
   virtual std::string fingerprint_suffix() const { return {}; }
+
+  // The kernels themselves. By default the reference kernels; a plugin built
+  // on another library (backends/onednn) overrides these three together.
+  // can_run: false (and the reason) for nodes the plugin cannot run at all;
+  // never throws. make_kernel: throws UnsupportedNode for those.
+  virtual bool can_run(const ampx_node_desc& node, std::string* why) const {
+    return ampx::cpu_ref::can_run(node, why);
+  }
+  virtual std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) const {
+    return ampx::cpu_ref::make_kernel(node);
+  }
+  // Called once by plugin_create after the defaults are filled in (name
+  // "<label> (<cpu model>)", fingerprint, memory, cores): may override any.
+  virtual void describe_device(ampx_device_props& props) const { (void)props; }
+  // plugin_info.library; empty: HostPluginSpec::library.
+  virtual std::string library() const { return {}; }
+  // plugin_info.note (e.g. the configuration the device runs with).
+  virtual std::string plugin_note() const { return {}; }
 };
 
 struct HostPluginSpec {
@@ -62,6 +84,14 @@ double cost_hint_us_as_f32(const ampx_node_desc& node, double flops_per_s) noexc
 // True when any tensor of the node is f16 / bf16 (sets the flags given).
 bool node_uses_16bit(const ampx_node_desc& node, bool* f16 = nullptr,
                      bool* bf16 = nullptr) noexcept;
+
+// Host CPU facts for device properties: a /proc/cpuinfo field ("" when
+// absent), the CPU model name (falls back to the machine architecture), and a
+// string made safe for a fingerprint ([A-Za-z0-9._-] kept, runs of anything
+// else become one '_').
+std::string cpuinfo_field(const char* key);
+std::string cpu_model_name();
+std::string fingerprint_token(const std::string& s);
 
 // plugin_create for `spec`.
 ampx_status* create_host_plugin(const HostPluginSpec& spec, const ampx_plugin_create_args* args,

@@ -1,0 +1,22 @@
+// The oneDNN CPU backend plugin (device onednn:0): the shared host-memory
+// plugin (backends/cpu_ref/host_plugin.hpp) with oneDNN primitives as kernels
+// and capability answers measured from oneDNN's implementation choice.
+// Options: "threads=N" (0 or absent: all cores).
+#include "ampx/backend_api.h"
+#include "ampx/cpu_ref/host_plugin.hpp"
+#include "policy.hpp"
+
+namespace {
+
+std::unique_ptr<ampx::cpu_ref::CapabilityPolicy> make_policy(const ampx_plugin_create_args& args) {
+  return std::make_unique<ampx::onednn::OnednnPolicy>(ampx::onednn::parse_options(args.options));
+}
+
+constexpr ampx::cpu_ref::HostPluginSpec kSpec{"onednn", ampx::onednn::kPluginVersion, "oneDNN",
+                                              "oneDNN CPU", &make_policy};
+
+}  // namespace
+
+extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
+  return ampx::cpu_ref::host_plugin_entry<kSpec>();
+}

@@ -1,0 +1,123 @@
+#include "context.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+
+#ifdef AMPX_ONEDNN_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+namespace ampx::onednn {
+namespace {
+
+std::string isa_name(dnnl::cpu_isa isa) {
+  using I = dnnl::cpu_isa;
+  switch (isa) {
+    case I::all:
+      return "all";
+    case I::sse41:
+      return "sse41";
+    case I::avx:
+      return "avx";
+    case I::avx2:
+      return "avx2";
+    case I::avx2_vnni:
+      return "avx2_vnni";
+    case I::avx512_mic:
+      return "avx512_mic";
+    case I::avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case I::avx512_core:
+      return "avx512_core";
+    case I::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case I::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case I::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "isa_" + std::to_string(static_cast<int>(isa));
+  }
+}
+
+std::string runtime_name(unsigned rt) {
+  switch (rt) {
+    case DNNL_RUNTIME_OMP:
+      return "OpenMP";
+    case DNNL_RUNTIME_TBB:
+      return "TBB";
+    case DNNL_RUNTIME_SEQ:
+      return "sequential";
+    case DNNL_RUNTIME_THREADPOOL:
+      return "threadpool";
+    default:
+      return "runtime_" + std::to_string(rt);
+  }
+}
+
+}  // namespace
+
+Options parse_options(const char* options) {
+  Options o;
+  if (!options) return o;
+  std::string_view s(options);
+  while (!s.empty()) {
+    const size_t semi = s.find(';');
+    std::string_view kv = s.substr(0, semi);
+    s = semi == std::string_view::npos ? std::string_view() : s.substr(semi + 1);
+    while (!kv.empty() && kv.front() == ' ') kv.remove_prefix(1);
+    while (!kv.empty() && kv.back() == ' ') kv.remove_suffix(1);
+    if (kv.empty()) continue;
+    const size_t eq = kv.find('=');
+    const std::string key(kv.substr(0, eq));
+    const std::string value(eq == std::string_view::npos ? "" : kv.substr(eq + 1));
+    if (key == "threads") {
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || n < 0 || n > 4096) {
+        throw std::invalid_argument("onednn option threads='" + value +
+                                    "': expected an integer 0..4096 (0 = all cores)");
+      }
+      o.threads = static_cast<int>(n);
+    } else {
+      throw std::invalid_argument("onednn: unknown option '" + key + "' (known: threads)");
+    }
+  }
+  return o;
+}
+
+Context::Context(const Options& opts)
+    : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), threads_(opts.threads) {
+  const dnnl_version_t* v = dnnl_version();
+  version_ =
+      std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+  runtime_ = runtime_name(v->cpu_runtime);
+  isa_ = isa_name(dnnl::get_effective_cpu_isa());
+#ifdef AMPX_ONEDNN_HAVE_OPENMP
+  omp_ = v->cpu_runtime == DNNL_RUNTIME_OMP;
+#endif
+  if (threads_ <= 0) threads_ = static_cast<int>(std::thread::hardware_concurrency());
+  if (threads_ <= 0) threads_ = 1;
+}
+
+void Context::run(const std::function<void()>& fn) {
+#ifdef AMPX_ONEDNN_HAVE_OPENMP
+  if (omp_) {
+    const int prev = omp_get_max_threads();
+    omp_set_num_threads(threads_);
+    try {
+      fn();
+    } catch (...) {
+      omp_set_num_threads(prev);
+      throw;
+    }
+    omp_set_num_threads(prev);
+    return;
+  }
+#endif
+  fn();
+}
+
+}  // namespace ampx::onednn

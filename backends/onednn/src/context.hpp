@@ -1,0 +1,49 @@
+// One oneDNN CPU engine + stream per plugin instance, the thread count the
+// plugin's kernels run with, and the facts about the library and CPU that
+// the device properties report.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace ampx::onednn {
+
+// Plugin options, from ampx_plugin_create_args::options ("key=value;...").
+struct Options {
+  int threads = 0;  // threads=N; 0: all cores (the library default)
+};
+// Parses the options string; unknown keys and bad values throw
+// std::invalid_argument (plugin_create then fails with that message).
+Options parse_options(const char* options);
+
+class Context {
+ public:
+  explicit Context(const Options& opts);
+
+  const dnnl::engine& engine() const noexcept { return engine_; }
+  dnnl::stream& stream() noexcept { return stream_; }
+  // Runs fn with this plugin's thread count. Debian's libdnnl uses the
+  // OpenMP runtime (libgomp): the count is set on the calling thread for the
+  // call and restored after, so the host's own OpenMP use is untouched.
+  void run(const std::function<void()>& fn);
+
+  int threads() const noexcept { return threads_; }
+  // Effective ISA (respects ONEDNN_MAX_CPU_ISA), e.g. "avx2".
+  const std::string& isa() const noexcept { return isa_; }
+  // "2.6.3"
+  const std::string& version() const noexcept { return version_; }
+  // "OpenMP", "TBB", "sequential", ...
+  const std::string& runtime() const noexcept { return runtime_; }
+
+ private:
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  int threads_ = 0;
+  bool omp_ = false;
+  std::string isa_, version_, runtime_;
+};
+
+}  // namespace ampx::onednn

@@ -1,0 +1,75 @@
+#include "dnnl_util.hpp"
+
+namespace ampx::onednn {
+
+memory::data_type to_dnnl(ampx_dtype dt) {
+  switch (dt) {
+    case AMPX_DTYPE_F32:
+      return memory::data_type::f32;
+    case AMPX_DTYPE_F16:
+      return memory::data_type::f16;
+    case AMPX_DTYPE_BF16:
+      return memory::data_type::bf16;
+    case AMPX_DTYPE_I32:
+      return memory::data_type::s32;
+    case AMPX_DTYPE_I8:
+      return memory::data_type::s8;
+    case AMPX_DTYPE_U8:
+      return memory::data_type::u8;
+    default:
+      throw NoPrimitive(std::string("oneDNN has no ") + plugin_support::dtype_name(dt) +
+                        " data type");
+  }
+}
+
+dims_t dims_of(const ampx_tensor_desc& t) {
+  return dims_t(t.dims, t.dims + t.rank);
+}
+
+dims_t dense_strides(const dims_t& dims) {
+  dims_t s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * std::max<int64_t>(dims[i], 1);
+  return s;
+}
+
+memory::desc dense_md(const dims_t& dims, memory::data_type dt) {
+  if (dims.empty()) return memory::desc({1}, dt, dims_t{1});
+  if (dims.size() > DNNL_MAX_NDIMS) {
+    throw NoPrimitive("rank " + std::to_string(dims.size()) + " exceeds oneDNN's " +
+                      std::to_string(DNNL_MAX_NDIMS));
+  }
+  for (int64_t d : dims)
+    if (d == 0) throw NoPrimitive("empty tensors are not run by oneDNN here");
+  return memory::desc(dims, dt, dense_strides(dims));
+}
+
+memory::desc dense_md(const ampx_tensor_desc& t) {
+  return dense_md(dims_of(t), to_dnnl(t.dtype));
+}
+
+dims_t pad_rank(const dims_t& dims, size_t rank) {
+  dims_t r(rank > dims.size() ? rank - dims.size() : 0, 1);
+  r.insert(r.end(), dims.begin(), dims.end());
+  return r;
+}
+
+int64_t product(const dims_t& dims, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < dims.size() && i < to; ++i) p *= dims[i];
+  return p;
+}
+
+int normalize_axis(int64_t axis, int64_t rank) {
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= std::max<int64_t>(rank, 1)) {
+    throw NoPrimitive("axis " + std::to_string(axis) + " out of range");
+  }
+  return static_cast<int>(axis);
+}
+
+bool is_reference_impl(const std::string& impl) {
+  return impl.rfind("ref", 0) == 0 || impl.find("ref:") != std::string::npos ||
+         impl.find("simple") != std::string::npos;
+}
+
+}  // namespace ampx::onednn

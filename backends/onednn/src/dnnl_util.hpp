@@ -1,0 +1,65 @@
+// Small oneDNN helpers shared by the op builders: dtypes, dense memory
+// descriptors of ampx tensors, and what an op builder returns.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "ampx/backend_api.h"
+#include "ampx/plugin_support.hpp"
+
+namespace ampx::onednn {
+
+using dims_t = dnnl::memory::dims;
+using dnnl::memory;
+
+// Thrown by an op builder when oneDNN has no primitive for the node as
+// described (dtype, attribute value, broadcast pattern). The message is the
+// capability note: short, without the node prefix.
+class NoPrimitive : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// oneDNN data type of an ampx dtype; throws NoPrimitive for f64, i64, bool.
+memory::data_type to_dnnl(ampx_dtype dt);
+
+dims_t dims_of(const ampx_tensor_desc& t);
+// Row-major strides of dims.
+dims_t dense_strides(const dims_t& dims);
+// Dense row-major descriptor; a rank-0 tensor is described as [1].
+memory::desc dense_md(const dims_t& dims, memory::data_type dt);
+memory::desc dense_md(const ampx_tensor_desc& t);
+// dims with leading 1s up to `rank`.
+dims_t pad_rank(const dims_t& dims, size_t rank);
+int64_t product(const dims_t& dims, size_t from = 0, size_t to = SIZE_MAX);
+// Normalises a possibly negative axis against rank; throws NoPrimitive when
+// out of range (the frontend has verified it, so this is a guard).
+int normalize_axis(int64_t axis, int64_t rank);
+
+// One argument of a primitive bound to a node tensor.
+struct Arg {
+  int dnnl_arg;          // DNNL_ARG_*
+  bool output;           // node output (else input)
+  size_t index;          // node input / output index
+  memory::desc user_md;  // how the tensor lies in the ampx buffer
+};
+
+// What an op builder returns: the primitive descriptor (never the primitive:
+// capability queries stop here) and how node tensors bind to its arguments.
+// Arguments the primitive wants in another layout or dtype than user_md are
+// reordered by the kernel (constants once at prepare).
+struct PrimitivePlan {
+  dnnl::primitive_desc_base pd;
+  std::vector<Arg> args;
+};
+
+// impl_info_str() names a reference implementation ("ref:any",
+// "simple:any", "ref_int8:any", ...), i.e. no optimised kernel for these
+// dtypes on this CPU.
+bool is_reference_impl(const std::string& impl);
+
+}  // namespace ampx::onednn

@@ -1,0 +1,135 @@
+// Conv2d (convolution_forward), MatMul and Gemm (matmul primitive).
+#include "ops.hpp"
+
+namespace ampx::onednn {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+PrimitivePlan plan_conv2d(const NodeView& v, const dnnl::engine& eng) {
+  const ampx_tensor_desc &x = v.input(0), &w = v.input(1), &y = v.output(0);
+  const memory::data_type dt = to_dnnl(x.dtype);
+  const bool has_bias = v.num_inputs() > 2;
+  const auto strides = v.get_ints("strides", {1, 1});
+  const auto pads = v.get_ints("pads", {0, 0, 0, 0});
+  const auto dil = v.get_ints("dilations", {1, 1});
+  const int64_t group = v.get_int("group", 1);
+  const dims_t xd = dims_of(x), wd = dims_of(w), yd = dims_of(y);
+
+  // User layouts: X nchw, W [M, C/g, kH, kW] (as goihw when grouped), Y nchw.
+  const memory::desc x_user = dense_md(x), y_user = dense_md(y);
+  memory::desc w_user = dense_md(w);
+  dims_t w_dims = wd;
+  if (group > 1) {
+    w_dims = {group, wd[0] / group, wd[1], wd[2], wd[3]};
+    w_user = dense_md(w_dims, dt);
+  }
+  // Let oneDNN choose the layouts; the kernel reorders in and out (weights
+  // once at prepare when they are constant).
+  const memory::desc x_any(xd, dt, memory::format_tag::any);
+  const memory::desc w_any(w_dims, dt, memory::format_tag::any);
+  const memory::desc y_any(yd, dt, memory::format_tag::any);
+  const dims_t s{strides[0], strides[1]}, d{dil[0] - 1, dil[1] - 1};
+  const dims_t pl{pads[0], pads[1]}, pr{pads[2], pads[3]};
+
+  PrimitivePlan p;
+  if (has_bias) {
+    const memory::desc b_user = dense_md(v.input(2));
+    dnnl::convolution_forward::desc desc(prop_kind::forward_inference,
+                                         algorithm::convolution_direct, x_any, w_any, b_user, y_any,
+                                         s, d, pl, pr);
+    p.pd = dnnl::convolution_forward::primitive_desc(desc, eng);
+    p.args.push_back({DNNL_ARG_BIAS, false, 2, b_user});
+  } else {
+    dnnl::convolution_forward::desc desc(prop_kind::forward_inference,
+                                         algorithm::convolution_direct, x_any, w_any, y_any, s, d,
+                                         pl, pr);
+    p.pd = dnnl::convolution_forward::primitive_desc(desc, eng);
+  }
+  p.args.push_back({DNNL_ARG_SRC, false, 0, x_user});
+  p.args.push_back({DNNL_ARG_WEIGHTS, false, 1, w_user});
+  p.args.push_back({DNNL_ARG_DST, true, 0, y_user});
+  return p;
+}
+
+PrimitivePlan plan_matmul(const NodeView& v, const dnnl::engine& eng) {
+  const ampx_tensor_desc &a = v.input(0), &b = v.input(1), &y = v.output(0);
+  const memory::data_type dt = to_dnnl(a.dtype);
+  const dims_t yd = dims_of(y);
+  // Batch dims broadcast: give both operands the output's rank (leading 1s);
+  // the matmul primitive broadcasts size-1 batch dims.
+  const memory::desc a_md = dense_md(pad_rank(dims_of(a), yd.size()), dt);
+  const memory::desc b_md = dense_md(pad_rank(dims_of(b), yd.size()), dt);
+  const memory::desc y_md = dense_md(yd, dt);
+  PrimitivePlan p;
+  p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, y_md), eng);
+  p.args = {{DNNL_ARG_SRC, false, 0, a_md},
+            {DNNL_ARG_WEIGHTS, false, 1, b_md},
+            {DNNL_ARG_DST, true, 0, y_md}};
+  return p;
+}
+
+// Y = alpha·A'·B' + beta·C. oneDNN's matmul computes scale·(A·B + bias) and
+// then its post-ops, so C is the bias only when alpha = beta = 1; otherwise
+// scale = alpha/beta, C comes in through a binary-add post-op (broadcast) and
+// an eltwise_linear post-op multiplies everything by beta. `allow_bias`:
+// the C-as-bias form may be used.
+namespace {
+
+PrimitivePlan plan_gemm_as(const NodeView& v, const dnnl::engine& eng, bool allow_bias) {
+  const ampx_tensor_desc &a = v.input(0), &y = v.output(0);
+  const memory::data_type dt = to_dnnl(a.dtype);
+  const float alpha = static_cast<float>(v.get_float("alpha", 1.0));
+  const float beta = static_cast<float>(v.get_float("beta", 1.0));
+  const bool ta = v.get_int("transA", 0) != 0, tb = v.get_int("transB", 0) != 0;
+  const int64_t m = y.dims[0], n = y.dims[1];
+  const int64_t k = ta ? a.dims[0] : a.dims[1];
+  // Transposition through strides: A' is [M,K] whatever A's layout.
+  const memory::desc a_md({m, k}, dt, ta ? dims_t{1, m} : dims_t{k, 1});
+  const memory::desc b_md({k, n}, dt, tb ? dims_t{1, k} : dims_t{n, 1});
+  const memory::desc y_md = dense_md(dims_of(y), dt);
+  const bool use_c = v.num_inputs() > 2 && beta != 0.0f;
+  const bool c_as_bias = use_c && allow_bias && alpha == 1.0f && beta == 1.0f;
+  const memory::desc c_md = use_c ? dense_md(pad_rank(dims_of(v.input(2)), 2), dt) : y_md;
+
+  dnnl::primitive_attr attr;
+  const float scale = use_c ? alpha / beta : alpha;
+  if (scale != 1.0f) attr.set_output_scales(0, {scale});
+  PrimitivePlan p;
+  if (use_c && !c_as_bias) {
+    dnnl::post_ops po;
+    po.append_binary(algorithm::binary_add, c_md);
+    if (beta != 1.0f) po.append_eltwise(1.0f, algorithm::eltwise_linear, beta, 0.0f);
+    attr.set_post_ops(po);
+    p.args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, false, 2, c_md});
+  }
+  if (c_as_bias) {
+    p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md, y_md), attr, eng);
+    p.args.push_back({DNNL_ARG_BIAS, false, 2, c_md});
+  } else {
+    p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, y_md), attr, eng);
+  }
+  p.args.push_back({DNNL_ARG_SRC, false, 0, a_md});
+  p.args.push_back({DNNL_ARG_WEIGHTS, false, 1, b_md});
+  p.args.push_back({DNNL_ARG_DST, true, 0, y_md});
+  return p;
+}
+
+}  // namespace
+
+// Measured: C as the bias first; oneDNN's optimised matmul takes only some
+// bias shapes (a full [M,N] one goes to ref:any), so when that lands on a
+// reference implementation the binary post-op form is tried too.
+PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng) {
+  PrimitivePlan p = plan_gemm_as(v, eng, true);
+  if (v.num_inputs() > 2 && is_reference_impl(p.pd.impl_info_str())) {
+    try {
+      PrimitivePlan q = plan_gemm_as(v, eng, false);
+      if (!is_reference_impl(q.pd.impl_info_str())) return q;
+    } catch (const dnnl::error&) {
+    }
+  }
+  return p;
+}
+
+}  // namespace ampx::onednn

@@ -1,0 +1,59 @@
+// Transpose (a reorder from permuted strides), Cast between f32/f16/bf16 (a
+// reorder between data types) and Concat.
+#include "ops.hpp"
+
+namespace ampx::onednn {
+
+PrimitivePlan plan_transpose(const NodeView& v, const dnnl::engine& eng) {
+  const ampx_tensor_desc &x = v.input(0), &y = v.output(0);
+  const memory::data_type dt = to_dnnl(x.dtype);
+  const dims_t xd = dims_of(x), yd = dims_of(y);
+  std::vector<int64_t> perm = v.get_ints("perm");
+  if (perm.empty())
+    for (int64_t i = x.rank - 1; i >= 0; --i) perm.push_back(i);
+  // The input seen with the output's dims: y[i...] = x[...] with strides
+  // permuted.
+  const dims_t xs = dense_strides(xd);
+  dims_t src_strides(yd.size());
+  for (size_t i = 0; i < yd.size(); ++i)
+    src_strides[i] = xs[static_cast<size_t>(normalize_axis(perm[i], x.rank))];
+  if (yd.empty()) {
+    const memory::desc md = dense_md(yd, dt);
+    PrimitivePlan p;
+    p.pd = dnnl::reorder::primitive_desc(eng, md, eng, md);
+    p.args = {{DNNL_ARG_FROM, false, 0, md}, {DNNL_ARG_TO, true, 0, md}};
+    return p;
+  }
+  dense_md(yd, dt);  // rank and empty-tensor checks
+  const memory::desc src_md(yd, dt, src_strides);
+  const memory::desc dst_md = dense_md(yd, dt);
+  PrimitivePlan p;
+  p.pd = dnnl::reorder::primitive_desc(eng, src_md, eng, dst_md);
+  p.args = {{DNNL_ARG_FROM, false, 0, src_md}, {DNNL_ARG_TO, true, 0, dst_md}};
+  return p;
+}
+
+PrimitivePlan plan_cast(const NodeView& v, const dnnl::engine& eng) {
+  const memory::desc x_md = dense_md(v.input(0)), y_md = dense_md(v.output(0));
+  PrimitivePlan p;
+  p.pd = dnnl::reorder::primitive_desc(eng, x_md, eng, y_md);
+  p.args = {{DNNL_ARG_FROM, false, 0, x_md}, {DNNL_ARG_TO, true, 0, y_md}};
+  return p;
+}
+
+PrimitivePlan plan_concat(const NodeView& v, const dnnl::engine& eng) {
+  const ampx_tensor_desc& y = v.output(0);
+  const int axis = normalize_axis(v.get_int("axis", 0), y.rank);
+  const memory::desc y_md = dense_md(y);
+  std::vector<memory::desc> srcs;
+  PrimitivePlan p;
+  for (size_t i = 0; i < v.num_inputs(); ++i) {
+    srcs.push_back(dense_md(v.input(i)));
+    p.args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), false, i, srcs.back()});
+  }
+  p.pd = dnnl::concat::primitive_desc(y_md, axis, srcs, eng);
+  p.args.push_back({DNNL_ARG_DST, true, 0, y_md});
+  return p;
+}
+
+}  // namespace ampx::onednn

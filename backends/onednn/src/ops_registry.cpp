@@ -1,0 +1,41 @@
+#include <string_view>
+
+#include "ops.hpp"
+
+namespace ampx::onednn {
+namespace {
+
+bool is_float16_32(ampx_dtype dt) {
+  return dt == AMPX_DTYPE_F32 || dt == AMPX_DTYPE_F16 || dt == AMPX_DTYPE_BF16;
+}
+
+}  // namespace
+
+bool runs_as_loop(const NodeView& v) {
+  const std::string_view op = v.op_type();
+  if (op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather")
+    return true;
+  if (op == "Cast") return !is_float16_32(v.input(0).dtype) || !is_float16_32(v.output(0).dtype);
+  return false;
+}
+
+PrimitivePlan plan_primitive(const NodeView& v, const dnnl::engine& eng) {
+  const std::string_view op = v.op_type();
+  if (op == "Conv2d") return plan_conv2d(v, eng);
+  if (op == "MatMul") return plan_matmul(v, eng);
+  if (op == "Gemm") return plan_gemm(v, eng);
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Clip")
+    return plan_eltwise(v, eng);
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return plan_binary(v, eng);
+  if (op == "Softmax") return plan_softmax(v, eng);
+  if (op == "BatchNorm") return plan_batchnorm(v, eng);
+  if (op == "LayerNorm") return plan_layernorm(v, eng);
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return plan_pool(v, eng);
+  if (op == "ReduceMean" || op == "ReduceSum") return plan_reduce(v, eng);
+  if (op == "Transpose") return plan_transpose(v, eng);
+  if (op == "Cast") return plan_cast(v, eng);
+  if (op == "Concat") return plan_concat(v, eng);
+  throw NoPrimitive("no oneDNN kernel for op " + std::string(op));
+}
+
+}  // namespace ampx::onednn

@@ -1,0 +1,144 @@
+#include "policy.hpp"
+
+#include <sstream>
+
+#include "ops.hpp"
+#include "primitive_kernel.hpp"
+
+namespace ampx::onednn {
+namespace {
+
+namespace ps = ampx::plugin_support;
+
+// Cost hints (the capability database measures the real thing): optimised
+// oneDNN kernels at ~50 GFLOP/s, reference ones and loops at ~2 GFLOP/s.
+constexpr double kFastFlops = 50e9, kSlowFlops = 2e9;
+
+// "bf16" / "f16" when the node touches 16-bit floats, else "f32" etc.
+std::string node_dtype(const ps::NodeView& v) {
+  bool h = false, b = false;
+  cpu_ref::node_uses_16bit(v.desc(), &h, &b);
+  if (b) return "bf16";
+  if (h) return "f16";
+  return v.num_inputs() ? ps::dtype_name(v.input(0).dtype) : "f32";
+}
+
+}  // namespace
+
+std::string node_signature(const ampx_node_desc& node) {
+  const ps::NodeView v(node);
+  std::ostringstream s;
+  s.precision(17);
+  s << v.op_type();
+  auto tensor = [&](const ampx_tensor_desc& t) {
+    s << '|' << static_cast<int>(t.dtype) << ':';
+    for (int32_t i = 0; i < t.rank; ++i) s << t.dims[i] << ',';
+  };
+  for (size_t i = 0; i < v.num_inputs(); ++i) tensor(v.input(i));
+  s << "->";
+  for (size_t i = 0; i < v.num_outputs(); ++i) tensor(v.output(i));
+  for (size_t i = 0; i < v.num_attrs(); ++i) {
+    const ampx_attr& a = v.attr_at(i);
+    s << '|' << a.name << '=' << static_cast<int>(a.kind) << ':';
+    switch (a.kind) {
+      case AMPX_ATTR_INT:
+        s << a.i;
+        break;
+      case AMPX_ATTR_FLOAT:
+        s << a.f;
+        break;
+      case AMPX_ATTR_INTS:
+        for (size_t j = 0; j < a.count; ++j) s << a.ints[j] << ',';
+        break;
+      case AMPX_ATTR_FLOATS:
+        for (size_t j = 0; j < a.count; ++j) s << a.floats[j] << ',';
+        break;
+      case AMPX_ATTR_STRING:
+        s << (a.s ? a.s : "");
+        break;
+    }
+  }
+  return s.str();
+}
+
+OnednnPolicy::OnednnPolicy(const Options& opts) : ctx_(std::make_shared<Context>(opts)) {}
+
+cpu_ref::CapabilityAnswer OnednnPolicy::answer(const ampx_node_desc& node) const {
+  const std::string key = node_signature(node);
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  }
+  cpu_ref::CapabilityAnswer a = measure(node);
+  std::lock_guard lock(mu_);
+  cache_.emplace(key, a);
+  return a;
+}
+
+cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) const {
+  const ps::NodeView v(node);
+  const bool uses16 = cpu_ref::node_uses_16bit(node);
+  cpu_ref::CapabilityAnswer a;
+  if (runs_as_loop(v)) {
+    a.support = uses16 ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE;
+    a.note = uses16 ? "plain loop, 16-bit widened" : "plain loop";
+    a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, uses16);
+    return a;
+  }
+  const std::string what = node_dtype(v) + " " + std::string(v.op_type());
+  try {
+    const PrimitivePlan plan = plan_primitive(v, ctx_->engine());
+    const std::string impl = plan.pd.impl_info_str();
+    if (is_reference_impl(impl)) {
+      a.support = AMPX_SUPPORT_EMULATED;
+      a.note = what + ": " + impl + " only on " + ctx_->isa();
+      a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, uses16);
+    } else {
+      a.support = AMPX_SUPPORT_NATIVE;
+      a.note = "oneDNN " + impl;
+      a.cost_us = cpu_ref::cost_hint_us(node, kFastFlops, false);
+    }
+  } catch (const NoPrimitive& e) {
+    a.support = AMPX_SUPPORT_UNSUPPORTED;
+    a.note = what + ": " + e.what();
+  } catch (const dnnl::error& e) {
+    a.support = AMPX_SUPPORT_UNSUPPORTED;
+    a.note = what + ": no oneDNN implementation on " + ctx_->isa() + " (" + e.what() + ")";
+  }
+  return a;
+}
+
+std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_desc& node) const {
+  const ps::NodeView v(node);
+  // The reference kernel factory validates the node against docs/OPS.md
+  // (malformed: invalid_argument; no kernel at all: UnsupportedNode) and is
+  // the kernel itself for the loop ops.
+  auto loop = cpu_ref::make_kernel(node);
+  if (runs_as_loop(v)) return loop;
+  const cpu_ref::CapabilityAnswer a = answer(node);
+  if (a.support == AMPX_SUPPORT_UNSUPPORTED)
+    throw cpu_ref::UnsupportedNode(v.where() + ": " + a.note);
+  try {
+    return std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);
+  } catch (const NoPrimitive& e) {
+    throw cpu_ref::UnsupportedNode(v.where() + ": " + e.what());
+  } catch (const dnnl::error& e) {
+    throw ps::StatusError(AMPX_STATUS_INTERNAL, v.where() + ": oneDNN: " + e.what());
+  }
+}
+
+std::string OnednnPolicy::plugin_note() const {
+  return "ISA " + ctx_->isa() + ", " + ctx_->runtime() + " runtime, " +
+         std::to_string(ctx_->threads()) + " threads";
+}
+
+void OnednnPolicy::describe_device(ampx_device_props& p) const {
+  const std::string model = cpu_ref::cpu_model_name();
+  ps::copy_cstr(p.name, model);
+  ps::copy_cstr(p.driver_version, "oneDNN " + ctx_->version());
+  ps::copy_cstr(p.fingerprint, std::string("onednn/") + kPluginVersion + "/onednn-" +
+                                   ctx_->version() + "/" + ctx_->isa() + "/" +
+                                   cpu_ref::fingerprint_token(model));
+}
+
+}  // namespace ampx::onednn

@@ -1,0 +1,53 @@
+// The oneDNN plugin's capability policy and kernel factory (plugged into the
+// shared host-memory plugin of backends/cpu_ref/host_plugin.hpp).
+//
+// Capability answers are measured: for each node instance the policy builds
+// the oneDNN primitive descriptor for exactly its dtypes, shapes and
+// attributes and reads which implementation oneDNN picked:
+//   - creation fails                          -> unsupported (oneDNN's reason)
+//   - a reference implementation (ref, simple) -> emulated ("bf16 MatMul: ref:any only on avx2")
+//   - anything else (jit, gemm, brgemm, ...)   -> native  ("jit:avx2")
+// Ops run by plain loops (Reshape, Flatten, Dropout, Slice, Gather, non-float
+// Cast) are native in f32/integers and emulated in 16-bit. Answers are cached
+// by node signature (op, dtypes, dims, attributes).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "ampx/cpu_ref/host_plugin.hpp"
+#include "context.hpp"
+
+namespace ampx::onednn {
+
+inline constexpr const char* kPluginVersion = "0.1.0";
+
+class OnednnPolicy final : public cpu_ref::CapabilityPolicy {
+ public:
+  explicit OnednnPolicy(const Options& opts);
+
+  cpu_ref::CapabilityAnswer answer(const ampx_node_desc& node) const override;
+  // can_run: the default, the reference kernels' validation of the op set
+  // (docs/OPS.md); oneDNN's own limits come in answer() as `unsupported`.
+  std::unique_ptr<cpu_ref::CpuKernel> make_kernel(const ampx_node_desc& node) const override;
+  void describe_device(ampx_device_props& props) const override;
+  std::string library() const override { return "oneDNN " + ctx_->version(); }
+  // "ISA avx2, OpenMP runtime, 2 threads"
+  std::string plugin_note() const override;
+
+  Context& context() const noexcept { return *ctx_; }
+
+ private:
+  cpu_ref::CapabilityAnswer measure(const ampx_node_desc& node) const;
+
+  std::shared_ptr<Context> ctx_;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<std::string, cpu_ref::CapabilityAnswer> cache_;
+};
+
+// The cache key of a node: op, dtypes and dims of every tensor, attributes.
+std::string node_signature(const ampx_node_desc& node);
+
+}  // namespace ampx::onednn
