@@ -347,6 +347,22 @@ TEST_F(DiscoveryTest, DefaultDirsAreTheBuildThenTheInstallDir) {
 }
 
 #if defined(AMPX_HAVE_CPU_REF)
+TEST_F(DiscoveryTest, PluginOptionsReachPluginCreate) {
+  PluginHostOptions ok;
+  ok.default_plugin_options = "threads=1";
+  EXPECT_NE(PluginHost(ok).find_device("cpu_ref:0"), nullptr);
+
+  PluginHostOptions bad;
+  bad.plugin_options["cpu_ref"] = "threads=many";
+  const PluginHost host(bad);
+  EXPECT_EQ(host.find_device("cpu_ref:0"), nullptr);
+  std::string reasons;
+  for (const auto& s : host.skipped()) reasons += s.reason + "\n";
+  EXPECT_NE(reasons.find("cpu_ref option threads='many': expected a positive integer"),
+            std::string::npos)
+      << reasons;
+}
+
 TEST_F(DiscoveryTest, DefaultDirsFindCpuRef) {
   const PluginHost host;
   ASSERT_NE(host.find_device("cpu_ref:0"), nullptr)
