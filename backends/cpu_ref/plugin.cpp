@@ -4,12 +4,10 @@
 #include "ampx/backend_api.h"
 #include "ampx/cpu_ref/host_plugin.hpp"
 #include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/plugin_support.hpp"
 
-#include <algorithm>
-#include <charconv>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 
 namespace {
 
@@ -38,29 +36,18 @@ class CpuRefPolicy final : public CapabilityPolicy {
 
 // Options: "threads=N" (`ampx --threads N`) caps the kernel threads; the
 // default is all cores (or AMPX_CPU_REF_THREADS). Unknown keys are errors.
-void apply_options(std::string_view options) {
-  while (!options.empty()) {
-    const size_t end = std::min(options.find(';'), options.size());
-    const std::string_view item = options.substr(0, end);
-    options.remove_prefix(std::min(end + 1, options.size()));
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    const std::string_view key = item.substr(0, eq);
-    const std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+void apply_options(const char* options) {
+  namespace ps = ampx::plugin_support;
+  for (const auto& [key, value] : ps::split_options(options)) {
     if (key != "threads")
-      throw std::invalid_argument("cpu_ref: unknown option '" + std::string(key) +
-                                  "' (known: threads)");
-    int n = 0;
-    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || ptr != value.data() + value.size() || n < 1)
-      throw std::invalid_argument("cpu_ref option threads='" + std::string(value) +
-                                  "': expected a positive integer");
-    ampx::cpu_ref::set_max_threads(n);
+      throw std::invalid_argument("cpu_ref: unknown option '" + key + "' (known: threads)");
+    ampx::cpu_ref::set_max_threads(
+        static_cast<int>(ps::int_option("cpu_ref", key, value, 1, 4096)));
   }
 }
 
 std::unique_ptr<CapabilityPolicy> make_policy(const ampx_plugin_create_args& args) {
-  if (args.options) apply_options(args.options);
+  apply_options(args.options);
   return std::make_unique<CpuRefPolicy>();
 }
 

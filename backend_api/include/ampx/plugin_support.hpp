@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -379,5 +380,40 @@ class NodeView {
   std::string_view op_, name_;
   std::string where_;
 };
+
+// ---------------------------------------------------------------- options
+
+// The `options` string of ampx_plugin_create_args ("key=value;key=value",
+// blanks around items ignored; NULL or empty: none) as (key, value) pairs in
+// order. A key without '=' gets an empty value.
+inline std::vector<std::pair<std::string, std::string>> split_options(const char* options) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string_view s = options ? std::string_view(options) : std::string_view();
+  while (!s.empty()) {
+    const size_t semi = s.find(';');
+    std::string_view kv = s.substr(0, semi);
+    s = semi == std::string_view::npos ? std::string_view() : s.substr(semi + 1);
+    while (!kv.empty() && kv.front() == ' ') kv.remove_prefix(1);
+    while (!kv.empty() && kv.back() == ' ') kv.remove_suffix(1);
+    if (kv.empty()) continue;
+    const size_t eq = kv.find('=');
+    out.emplace_back(std::string(kv.substr(0, eq)),
+                     std::string(eq == std::string_view::npos ? "" : kv.substr(eq + 1)));
+  }
+  return out;
+}
+
+// An integer option value in [lo, hi]; throws std::invalid_argument
+// "<plugin> option <key>='<value>': expected an integer lo..hi".
+inline long int_option(std::string_view plugin, const std::string& key, const std::string& value,
+                       long lo, long hi) {
+  char* end = nullptr;
+  const long n = value.empty() ? 0 : std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || n < lo || n > hi)
+    throw std::invalid_argument(std::string(plugin) + " option " + key + "='" + value +
+                                "': expected an integer " + std::to_string(lo) + ".." +
+                                std::to_string(hi));
+  return n;
+}
 
 }  // namespace ampx::plugin_support

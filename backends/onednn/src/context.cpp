@@ -1,5 +1,7 @@
 #include "context.hpp"
 
+#include "ampx/plugin_support.hpp"
+
 #include <cstdlib>
 #include <stdexcept>
 #include <string_view>
@@ -60,30 +62,12 @@ std::string runtime_name(unsigned rt) {
 }  // namespace
 
 Options parse_options(const char* options) {
+  namespace ps = ampx::plugin_support;
   Options o;
-  if (!options) return o;
-  std::string_view s(options);
-  while (!s.empty()) {
-    const size_t semi = s.find(';');
-    std::string_view kv = s.substr(0, semi);
-    s = semi == std::string_view::npos ? std::string_view() : s.substr(semi + 1);
-    while (!kv.empty() && kv.front() == ' ') kv.remove_prefix(1);
-    while (!kv.empty() && kv.back() == ' ') kv.remove_suffix(1);
-    if (kv.empty()) continue;
-    const size_t eq = kv.find('=');
-    const std::string key(kv.substr(0, eq));
-    const std::string value(eq == std::string_view::npos ? "" : kv.substr(eq + 1));
-    if (key == "threads") {
-      char* end = nullptr;
-      const long n = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || n < 0 || n > 4096) {
-        throw std::invalid_argument("onednn option threads='" + value +
-                                    "': expected an integer 0..4096 (0 = all cores)");
-      }
-      o.threads = static_cast<int>(n);
-    } else {
+  for (const auto& [key, value] : ps::split_options(options)) {
+    if (key != "threads")
       throw std::invalid_argument("onednn: unknown option '" + key + "' (known: threads)");
-    }
+    o.threads = static_cast<int>(ps::int_option("onednn", key, value, 0, 4096));  // 0: all cores
   }
   return o;
 }
