@@ -1,19 +1,5 @@
 /* broken_name: a plugin_name outside [a-z0-9_]+. */
 #include "test_plugin.h"
 
-static const ampx_plugin_api table = {
-    .struct_size = sizeof(ampx_plugin_api),
-    .abi_major = AMPX_ABI_VERSION_MAJOR,
-    .abi_minor = AMPX_ABI_VERSION_MINOR,
-    .plugin_name = "Broken-Name",
-    .plugin_version = "0.0.1",
-    .plugin_create = tp_create_no_devices,
-    .device_count = tp_device_count,
-    TP_STATUS_MEMBERS,
-    TP_BUFFER_MEMBERS,
-    TP_STUB_MEMBERS,
-};
-
-AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
-  return &table;
-}
+TP_PLUGIN(sizeof(ampx_plugin_api), AMPX_ABI_VERSION_MAJOR, AMPX_ABI_VERSION_MINOR, "Broken-Name",
+          tp_create_no_devices)

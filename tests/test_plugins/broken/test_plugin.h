@@ -240,4 +240,23 @@ static inline void tp_kernel_destroy_none(ampx_kernel* kernel) {
 
 #define TP_STUB_MEMBERS TP_STUB_MEMBERS_BUT_LAUNCH, .kernel_launch = tp_launch_unsupported
 
+/* A whole table with every member filled, plus the entry point: each broken
+   plugin passes the one field it breaks and keeps the rest valid. */
+#define TP_PLUGIN(size, major, minor, name, create)                   \
+  static const ampx_plugin_api table = {                              \
+      .struct_size = (size),                                          \
+      .abi_major = (major),                                           \
+      .abi_minor = (minor),                                           \
+      .plugin_name = (name),                                          \
+      .plugin_version = "0.0.1",                                      \
+      .plugin_create = (create),                                      \
+      .device_count = tp_device_count,                                \
+      TP_STATUS_MEMBERS,                                              \
+      TP_BUFFER_MEMBERS,                                              \
+      TP_STUB_MEMBERS,                                                \
+  };                                                                  \
+  AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) { \
+    return &table;                                                    \
+  }
+
 #endif /* AMPX_TEST_PLUGIN_H_ */
