@@ -48,8 +48,5 @@ std::string attr_string(const AttrMap& attrs, std::string_view name, std::string
   const auto* v = find_typed<std::string>(attrs, name, AttrKind::kString);
   return v ? *v : fallback;
 }
-bool has_attr(const AttrMap& attrs, std::string_view name) {
-  return attrs.contains(name);
-}
 
 }  // namespace ampx

@@ -2,7 +2,6 @@
 
 #include <functional>
 #include <queue>
-#include <unordered_set>
 
 namespace ampx {
 
@@ -101,28 +100,6 @@ std::vector<NodeId> Graph::topological_order() const {
                          "): part of a cycle");
   }
   return order;
-}
-
-std::vector<std::vector<NodeId>> Graph::consumers() const {
-  std::vector<std::vector<NodeId>> out(values_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i)
-    for (ValueId v : nodes_[i].inputs)
-      if (v >= 0 && static_cast<size_t>(v) < values_.size())
-        out[static_cast<size_t>(v)].push_back(static_cast<NodeId>(i));
-  return out;
-}
-
-std::string Graph::unique_name(const std::string& base) const {
-  // Linear scan is fine: callers needing many names (the planner) derive
-  // names from unique value names instead.
-  std::unordered_set<std::string_view> taken;
-  for (const auto& n : nodes_) taken.insert(n.name);
-  for (const auto& v : values_) taken.insert(v.name);
-  if (!taken.contains(base)) return base;
-  for (int i = 1;; ++i) {
-    std::string cand = base + "_" + std::to_string(i);
-    if (!taken.contains(cand)) return cand;
-  }
 }
 
 }  // namespace ampx

@@ -15,6 +15,5 @@ double attr_float(const AttrMap& attrs, std::string_view name, double fallback);
 std::vector<int64_t> attr_ints(const AttrMap& attrs, std::string_view name,
                                std::vector<int64_t> fallback = {});
 std::string attr_string(const AttrMap& attrs, std::string_view name, std::string fallback);
-bool has_attr(const AttrMap& attrs, std::string_view name);
 
 }  // namespace ampx

@@ -89,10 +89,6 @@ class Graph {
   // Nodes in an order where every producer precedes its consumers (stable:
   // insertion order where it already is one). Throws GraphError on a cycle.
   std::vector<NodeId> topological_order() const;
-  // For each value, the nodes that read it (a node reading twice is listed twice).
-  std::vector<std::vector<NodeId>> consumers() const;
-  // Unique name derived from `base` ("base", "base_1", ...): for inserted nodes.
-  std::string unique_name(const std::string& base) const;
 
  private:
   std::vector<Value> values_;
