@@ -5,6 +5,7 @@
 
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
+#include <ampx/exec/fusion.hpp>
 #include <ampx/models/load_model.hpp>
 
 #include <fmt/format.h>
@@ -27,8 +28,26 @@ struct RunOptions {
   int iters = 10;
   int warmup = 2;
   uint64_t seed = 1;
+  bool no_fuse = false;
   Format format = Format::kText;
 };
+
+nlohmann::json fused_to_json(const FusedGraph& fused) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& g : fused.groups) j.push_back({{"node", g.node}, {"absorbed", g.absorbed}});
+  return j;
+}
+
+std::string fused_str(const FusedGraph& fused) {
+  if (fused.groups.empty()) return "none";
+  std::string s;
+  for (const auto& g : fused.groups) {
+    if (!s.empty()) s += ", ";
+    s += g.node;
+    for (const auto& a : g.absorbed) s += "+" + a;
+  }
+  return s;
+}
 
 int run_run(const GlobalOptions& global, const RunOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
@@ -45,7 +64,10 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   const AmpPlan plan = plan_amp(graph, policy, caps);
   const auto inputs = random_inputs(graph, opts.seed);
 
-  Executor exec(plan.graph, device);
+  FusionOptions fusion;
+  if (opts.no_fuse) fusion = {.fold_batchnorm = false, .epilogues = false};
+  const FusedGraph fused = fuse_for_device(plan.graph, caps, fusion);
+  Executor exec(fused.graph, device);
   for (int i = 0; i < opts.warmup; ++i) (void)exec.run(inputs);
   std::vector<double> times_ms;
   std::vector<HostTensor> outputs;
@@ -91,6 +113,7 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
                        {"constant_bytes", st.constant_bytes}}},
                      {"kernels", st.kernels},
                      {"folded_at_load", st.folded_nodes},
+                     {"fused", fused_to_json(fused)},
                      {"summary", summary_to_json(plan.summary)},
                      {"outputs", std::move(outs)}};
     if (choice) j["dtype_auto"] = half_choice_to_json(*choice);
@@ -104,6 +127,7 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   std::cout << fmt::format(
       "  time per run: median {:.3f} ms, min {:.3f} ms ({} iters, {} warm-up)\n", median,
       times_ms.front(), opts.iters, opts.warmup);
+  std::cout << fmt::format("  kernels per run: {}; fused: {}\n", st.kernels, fused_str(fused));
   std::cout << fmt::format(
       "  memory: planned peak {:.2f} MiB (no reuse: {:.2f} MiB), weights {:.2f} MiB\n",
       static_cast<double>(st.arena_bytes) / 1048576.0,
@@ -133,6 +157,8 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_flag("--no-fuse", opts->no_fuse,
+                "run the plan's nodes one kernel each (no BatchNorm folding, no epilogues)");
   add_format_option(*cmd, opts->format);
   return [&global, opts] { return run_run(global, *opts); };
 }

@@ -153,10 +153,15 @@ TEST(Cli, RunReportsTimesAndErrorsAgainstTheReference) {
   EXPECT_LT(err, ampx::test::model_tolerance(AMPX_DTYPE_F16));
   EXPECT_LT(j["memory"]["planned_peak_bytes"].get<uint64_t>(),
             j["memory"]["no_reuse_bytes"].get<uint64_t>());
-  const auto text = ampx("run builtin:cnn --amp O0 --iters 1 --warmup 0");
+  // Unfused, the f32 plan on cpu_ref is the reference itself.
+  const auto text = ampx("run builtin:cnn --amp O0 --iters 1 --warmup 0 --no-fuse");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("max relative error 0.000e+00"));
   EXPECT_THAT(text.out, HasSubstr("planned peak"));
+  EXPECT_THAT(text.out, HasSubstr("fused: none"));
+  const auto fused = ampx("run builtin:cnn --amp O0 --iters 1 --warmup 0");
+  ASSERT_EQ(fused.code, 0) << fused.err;
+  EXPECT_THAT(fused.out, HasSubstr("fused: conv1+bn1+relu1, conv2+bn2+relu2, fc1+relu3"));
 }
 
 TEST(Cli, SummaryCoversEveryModelLevelAndDevice) {

@@ -1,4 +1,7 @@
 // Conv2d, MatMul, Gemm against naive float64 references.
+#include <cmath>
+#include <numbers>
+
 #include "harness.hpp"
 
 namespace ampx::test {
@@ -228,6 +231,80 @@ TEST_P(Contraction, ResultsDoNotDependOnThreadCount) {
   const auto three = run_all();
   cpu_ref::set_max_threads(0);
   for (size_t i = 0; i < one.size(); ++i) expect_bits_equal(one[i], three[i]);
+}
+
+// ------------------------------------------------------ fused epilogues
+
+double activation_ref(const std::string& act, double x) {
+  if (act == "relu") return x < 0 ? 0 : x;
+  if (act == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  if (act == "gelu_tanh")
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+  return x;
+}
+
+TEST_P(Contraction, Conv2dWithActivationEpilogue) {
+  const ConvCase c{2, 3, 9, 8, 5, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}, true};
+  for (const std::string act : {"relu", "gelu", "gelu_tanh"}) {
+    const Tensor x = random_tensor(rng, dt(), {2, 3, 9, 8});
+    const Tensor w = random_tensor(rng, dt(), {5, 3, 3, 3});
+    const Tensor b = random_tensor(rng, dt(), {5});
+    NodeBuilder nb("Conv2d", "conv");
+    add_input(nb, x);
+    add_input(nb, w);
+    add_input(nb, b);
+    nb.output(dt(), {2, 5, 9, 8}).attr_ints("pads", {1, 1, 1, 1}).attr_str("activation", act);
+    auto ref = conv_ref(c, x.values(), w.values(), b.values(), 9, 8);
+    for (double& v : ref) v = activation_ref(act, v);
+    expect_close(run_node(nb, {&x, &w, &b})[0], ref, "Conv2d+" + act);
+  }
+}
+
+TEST_P(Contraction, MatMulWithBiasAndActivation) {
+  for (const std::string act : {"none", "relu", "gelu"}) {
+    const std::vector<int64_t> yd{2, 7, 9};
+    const Tensor a = random_tensor(rng, dt(), {2, 7, 13}), b = random_tensor(rng, dt(), {13, 9});
+    const Tensor bias = random_tensor(rng, dt(), {9});
+    NodeBuilder nb("MatMul", "mm");
+    add_input(nb, a);
+    add_input(nb, b);
+    add_input(nb, bias);
+    nb.output(dt(), yd).attr_str("activation", act);
+    auto ref = matmul_ref(a, b, yd);
+    const auto bv = bias.values();
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] = activation_ref(act, ref[i] + bv[i % 9]);
+    expect_close(run_node(nb, {&a, &b, &bias})[0], ref, "MatMul+bias+" + act);
+  }
+}
+
+TEST_P(Contraction, GemmWithActivation) {
+  const Tensor a = random_tensor(rng, dt(), {6, 11}), b = random_tensor(rng, dt(), {5, 11});
+  const Tensor c = random_tensor(rng, dt(), {5});
+  NodeBuilder nb("Gemm", "gemm");
+  add_input(nb, a);
+  add_input(nb, b);
+  add_input(nb, c);
+  nb.output(dt(), {6, 5}).attr_int("transB", 1).attr_str("activation", "gelu_tanh");
+  const auto av = a.values(), bv = b.values(), cv = c.values();
+  std::vector<double> ref(30);
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 5; ++j) {
+      double acc = cv[static_cast<size_t>(j)];
+      for (int64_t k = 0; k < 11; ++k)
+        acc += av[static_cast<size_t>(i * 11 + k)] * bv[static_cast<size_t>(j * 11 + k)];
+      ref[static_cast<size_t>(i * 5 + j)] = activation_ref("gelu_tanh", acc);
+    }
+  expect_close(run_node(nb, {&a, &b, &c})[0], ref, "Gemm+gelu_tanh");
+}
+
+TEST(ContractionEpilogue, UnknownActivationIsUnsupported) {
+  NodeBuilder nb("MatMul", "mm");
+  nb.input(AMPX_DTYPE_F32, {2, 3}).input(AMPX_DTYPE_F32, {3, 4});
+  nb.output(AMPX_DTYPE_F32, {2, 4}).attr_str("activation", "swish");
+  std::string why;
+  EXPECT_FALSE(cpu_ref::can_run(nb.desc(), &why));
+  EXPECT_NE(why.find("activation 'swish'"), std::string::npos) << why;
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Contraction, float_dtypes(), DtypeName());

@@ -89,6 +89,30 @@ const std::map<std::string, Maker>& cases() {
          in(c, rnd(r, dt, {6, 2, 3, 3}), true);
          c.nb.output(dt, {1, 6, 6, 5}).attr_ints("pads", {1, 1, 1, 1}).attr_int("group", 2);
        }},
+      {"Conv2d_bias_relu_epilogue",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2d", "conv");
+         in(c, rnd(r, dt, {2, 3, 7, 9}));
+         in(c, rnd(r, dt, {5, 3, 3, 3}), true);
+         in(c, rnd(r, dt, {5}), true);
+         c.nb.output(dt, {2, 5, 7, 9}).attr_ints("pads", {1, 1, 1, 1}).attr_str("activation", "relu");
+       }},
+      {"MatMul_bias_gelu_epilogue",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MatMul", "mm");
+         in(c, rnd(r, dt, {1, 13, 17}));
+         in(c, rnd(r, dt, {17, 11}), true);
+         in(c, rnd(r, dt, {11}), true);
+         c.nb.output(dt, {1, 13, 11}).attr_str("activation", "gelu");
+       }},
+      {"Gemm_C_gelu_tanh_epilogue",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {7, 5}));
+         in(c, rnd(r, dt, {6, 5}), true);
+         in(c, rnd(r, dt, {6}), true);
+         c.nb.output(dt, {7, 6}).attr_int("transB", 1).attr_str("activation", "gelu_tanh");
+       }},
       {"MatMul_2d", binary("MatMul", {13, 17}, {17, 11}, {13, 11})},
       {"MatMul_batch_broadcast", binary("MatMul", {2, 1, 5, 7}, {3, 7, 4}, {2, 3, 5, 4})},
       {"Gemm_trans_alpha_beta_bias",

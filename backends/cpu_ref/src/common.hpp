@@ -58,6 +58,8 @@ class Ctx {
 using Factory = std::unique_ptr<CpuKernel> (*)(Ctx&);
 
 std::unique_ptr<CpuKernel> make_conv2d(Ctx&);
+// Wraps a Conv2d/MatMul/Gemm kernel (f32) with its `activation` epilogue.
+std::unique_ptr<CpuKernel> with_activation(std::unique_ptr<CpuKernel> inner, const Ctx& c);
 std::unique_ptr<CpuKernel> make_matmul(Ctx&);
 std::unique_ptr<CpuKernel> make_gemm(Ctx&);
 std::unique_ptr<CpuKernel> make_maxpool(Ctx&);

@@ -249,6 +249,47 @@ std::unique_ptr<CpuKernel> make_tanh(Ctx& c) {
   return make_unary(c, TanhF{});
 }
 
+// ------------------------------------------------------ fused epilogue
+
+namespace {
+
+// A contraction followed by its activation, applied in f32 to the output
+// before the 16-bit wrapper rounds it: one rounding, as a fused kernel does.
+template <class F>
+class ActivationEpilogue final : public CpuKernel {
+ public:
+  ActivationEpilogue(std::unique_ptr<CpuKernel> inner, int64_t n, F f)
+      : inner_(std::move(inner)), n_(n), f_(f) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    inner_->run(in, out);
+    float* y = static_cast<float*>(out[0]);
+    parallel_for(n_, threads_for(static_cast<double>(n_) * F::kCost), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) y[i] = f_(y[i]);
+    });
+  }
+
+ private:
+  std::unique_ptr<CpuKernel> inner_;
+  int64_t n_;
+  F f_;
+};
+
+template <class F>
+std::unique_ptr<CpuKernel> epilogue(std::unique_ptr<CpuKernel> inner, const Ctx& c, F f) {
+  return std::make_unique<ActivationEpilogue<F>>(std::move(inner), c.out[0].numel, f);
+}
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> with_activation(std::unique_ptr<CpuKernel> inner, const Ctx& c) {
+  const std::string act = c.v.get_string("activation", "none");
+  if (act == "none") return inner;
+  if (act == "relu") return epilogue(std::move(inner), c, ReluF{});
+  if (act == "gelu") return epilogue(std::move(inner), c, GeluErfF{});
+  if (act == "gelu_tanh") return epilogue(std::move(inner), c, GeluTanhF{});
+  throw UnsupportedNode(c.v.where() + ": activation '" + act + "' has no kernel here");
+}
+
 std::unique_ptr<CpuKernel> make_gelu(Ctx& c) {
   const std::string approx = c.v.get_string("approximate", "none");
   if (approx == "none") return make_unary(c, GeluErfF{});

@@ -172,8 +172,9 @@ class Conv2dKernel final : public CpuKernel {
 class MatMulKernel final : public CpuKernel {
  public:
   MatMulKernel(int64_t M, int64_t N, int64_t K, std::vector<int64_t> batch,
-               std::vector<int64_t> a_strides, std::vector<int64_t> b_strides)
-      : M_(M),
+               std::vector<int64_t> a_strides, std::vector<int64_t> b_strides, bool has_bias)
+      : has_bias_(has_bias),
+        M_(M),
         N_(N),
         K_(K),
         batch_(std::move(batch)),
@@ -189,7 +190,14 @@ class MatMulKernel final : public CpuKernel {
     const auto* a = static_cast<const float*>(in[0]);
     const auto* b = static_cast<const float*>(in[1]);
     auto* y = static_cast<float*>(out[0]);
-    std::fill_n(y, nbatch_ * M_ * N_, 0.0f);
+    // The GEMM accumulates into y: start from the bias row (fused MatMul+Add)
+    // or from zero.
+    if (has_bias_) {
+      const auto* bias = static_cast<const float*>(in[2]);
+      for (int64_t r = 0; r < nbatch_ * M_; ++r) std::copy_n(bias, N_, y + r * N_);
+    } else {
+      std::fill_n(y, nbatch_ * M_ * N_, 0.0f);
+    }
     if (fold_) {
       gemm(args(a, b, y, M_ * nbatch_), max_threads());
       return;
@@ -232,6 +240,7 @@ class MatMulKernel final : public CpuKernel {
     gemm(args(a + oa, b + ob, y + i * M_ * N_, M_), threads);
   }
 
+  bool has_bias_;
   int64_t M_, N_, K_, nbatch_ = 1;
   std::vector<int64_t> batch_, sa_, sb_;  // element strides per output batch dim (0: broadcast)
   bool fold_ = false;
@@ -416,11 +425,11 @@ std::unique_ptr<CpuKernel> make_conv2d(Ctx& c) {
     c.dims(c.in[2], "bias", {s.M});
   }
   c.dims(c.out[0], "output", {s.N, s.M, s.OH, s.OW});
-  return std::make_unique<Conv2dKernel>(s, c.in.size() == 3);
+  return with_activation(std::make_unique<Conv2dKernel>(s, c.in.size() == 3), c);
 }
 
 std::unique_ptr<CpuKernel> make_matmul(Ctx& c) {
-  c.arity(2, 2, 1);
+  c.arity(2, 3, 1);
   c.min_rank(c.in[0], "input A", 2);
   c.min_rank(c.in[1], "input B", 2);
   const auto& a = c.in[0].dims;
@@ -447,7 +456,11 @@ std::unique_ptr<CpuKernel> make_matmul(Ctx& c) {
   want.push_back(M);
   want.push_back(N);
   c.dims(c.out[0], "output", want);
-  return std::make_unique<MatMulKernel>(M, N, K, std::move(batch), std::move(sa), std::move(sb));
+  const bool has_bias = c.in.size() == 3;
+  if (has_bias) c.dims(c.in[2], "bias", {N});
+  return with_activation(std::make_unique<MatMulKernel>(M, N, K, std::move(batch), std::move(sa),
+                                                        std::move(sb), has_bias),
+                         c);
 }
 
 std::unique_ptr<CpuKernel> make_gemm(Ctx& c) {
@@ -490,7 +503,8 @@ std::unique_ptr<CpuKernel> make_gemm(Ctx& c) {
     ccs = full[1] == 1 ? 0 : 1;
   }
   c.dims(c.out[0], "output", {g.M, g.N});
-  return std::make_unique<GemmKernel>(g, static_cast<float>(beta), c.in.size() == 3, crs, ccs);
+  return with_activation(
+      std::make_unique<GemmKernel>(g, static_cast<float>(beta), c.in.size() == 3, crs, ccs), c);
 }
 
 std::unique_ptr<CpuKernel> make_maxpool(Ctx& c) {

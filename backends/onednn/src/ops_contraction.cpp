@@ -6,6 +6,34 @@ namespace ampx::onednn {
 using dnnl::algorithm;
 using dnnl::prop_kind;
 
+namespace {
+
+// The node's fused `activation` (docs/OPS.md) as an eltwise post-op: the
+// primitive applies it to its f32 accumulator before the store.
+void append_activation(const NodeView& v, dnnl::post_ops& po) {
+  const std::string act = v.get_string("activation", "none");
+  if (act == "none") return;
+  if (act == "relu") {
+    po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+  } else if (act == "gelu") {
+    po.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+  } else if (act == "gelu_tanh") {
+    po.append_eltwise(1.0f, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+  } else {
+    throw NoPrimitive("activation '" + act + "' has no oneDNN post-op");
+  }
+}
+
+dnnl::primitive_attr activation_attr(const NodeView& v) {
+  dnnl::post_ops po;
+  append_activation(v, po);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(po);
+  return attr;
+}
+
+}  // namespace
+
 PrimitivePlan plan_conv2d(const NodeView& v, const dnnl::engine& eng) {
   const ampx_tensor_desc &x = v.input(0), &w = v.input(1), &y = v.output(0);
   const memory::data_type dt = to_dnnl(x.dtype);
@@ -32,19 +60,20 @@ PrimitivePlan plan_conv2d(const NodeView& v, const dnnl::engine& eng) {
   const dims_t s{strides[0], strides[1]}, d{dil[0] - 1, dil[1] - 1};
   const dims_t pl{pads[0], pads[1]}, pr{pads[2], pads[3]};
 
+  const dnnl::primitive_attr attr = activation_attr(v);
   PrimitivePlan p;
   if (has_bias) {
     const memory::desc b_user = dense_md(v.input(2));
     dnnl::convolution_forward::desc desc(prop_kind::forward_inference,
                                          algorithm::convolution_direct, x_any, w_any, b_user, y_any,
                                          s, d, pl, pr);
-    p.pd = dnnl::convolution_forward::primitive_desc(desc, eng);
+    p.pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
     p.args.push_back({DNNL_ARG_BIAS, false, 2, b_user});
   } else {
     dnnl::convolution_forward::desc desc(prop_kind::forward_inference,
                                          algorithm::convolution_direct, x_any, w_any, y_any, s, d,
                                          pl, pr);
-    p.pd = dnnl::convolution_forward::primitive_desc(desc, eng);
+    p.pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
   }
   p.args.push_back({DNNL_ARG_SRC, false, 0, x_user});
   p.args.push_back({DNNL_ARG_WEIGHTS, false, 1, w_user});
@@ -61,11 +90,18 @@ PrimitivePlan plan_matmul(const NodeView& v, const dnnl::engine& eng) {
   const memory::desc a_md = dense_md(pad_rank(dims_of(a), yd.size()), dt);
   const memory::desc b_md = dense_md(pad_rank(dims_of(b), yd.size()), dt);
   const memory::desc y_md = dense_md(yd, dt);
+  const dnnl::primitive_attr attr = activation_attr(v);
   PrimitivePlan p;
-  p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, y_md), eng);
-  p.args = {{DNNL_ARG_SRC, false, 0, a_md},
-            {DNNL_ARG_WEIGHTS, false, 1, b_md},
-            {DNNL_ARG_DST, true, 0, y_md}};
+  if (v.num_inputs() > 2) {  // fused bias [N], broadcast over every row
+    const memory::desc bias_md = dense_md(pad_rank(dims_of(v.input(2)), yd.size()), dt);
+    p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, bias_md, y_md), attr, eng);
+    p.args.push_back({DNNL_ARG_BIAS, false, 2, bias_md});
+  } else {
+    p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, y_md), attr, eng);
+  }
+  p.args.push_back({DNNL_ARG_SRC, false, 0, a_md});
+  p.args.push_back({DNNL_ARG_WEIGHTS, false, 1, b_md});
+  p.args.push_back({DNNL_ARG_DST, true, 0, y_md});
   return p;
 }
 
@@ -96,13 +132,14 @@ PrimitivePlan plan_gemm_as(const NodeView& v, const dnnl::engine& eng, bool allo
   const float scale = use_c ? alpha / beta : alpha;
   if (scale != 1.0f) attr.set_output_scales(0, {scale});
   PrimitivePlan p;
+  dnnl::post_ops po;
   if (use_c && !c_as_bias) {
-    dnnl::post_ops po;
     po.append_binary(algorithm::binary_add, c_md);
     if (beta != 1.0f) po.append_eltwise(1.0f, algorithm::eltwise_linear, beta, 0.0f);
-    attr.set_post_ops(po);
     p.args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, false, 2, c_md});
   }
+  append_activation(v, po);  // after C: Y = act(alpha·A'·B' + beta·C)
+  attr.set_post_ops(po);
   if (c_as_bias) {
     p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md, y_md), attr, eng);
     p.args.push_back({DNNL_ARG_BIAS, false, 2, c_md});

@@ -9,11 +9,15 @@ using K = AttrKind;
 constexpr AttrSpec kConvAttrs[] = {{"strides", K::kInts, false},
                                    {"pads", K::kInts, false},
                                    {"dilations", K::kInts, false},
-                                   {"group", K::kInt, false}};
+                                   {"group", K::kInt, false},
+                                   {"activation", K::kString, false}};
 constexpr AttrSpec kGemmAttrs[] = {{"alpha", K::kFloat, false},
                                    {"beta", K::kFloat, false},
                                    {"transA", K::kInt, false},
-                                   {"transB", K::kInt, false}};
+                                   {"transB", K::kInt, false},
+                                   {"activation", K::kString, false}};
+// The fused epilogue of a contraction (docs/OPS.md, "Fused epilogues").
+constexpr AttrSpec kMatMulAttrs[] = {{"activation", K::kString, false}};
 constexpr AttrSpec kEpsAttrs[] = {{"epsilon", K::kFloat, false}};
 constexpr AttrSpec kLayerNormAttrs[] = {{"axis", K::kInt, false}, {"epsilon", K::kFloat, false}};
 constexpr AttrSpec kAxisAttrs[] = {{"axis", K::kInt, false}};
@@ -45,7 +49,7 @@ using A = AutoClass;
 // the bias-like Add promote; everything else follows its input.
 constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kConv2d, "Conv2d", 2, 3, kConvAttrs, A::kWhite},
-    {OpType::kMatMul, "MatMul", 2, 2, {}, A::kWhite},
+    {OpType::kMatMul, "MatMul", 2, 3, kMatMulAttrs, A::kWhite},
     {OpType::kGemm, "Gemm", 2, 3, kGemmAttrs, A::kWhite},
     {OpType::kBatchNorm, "BatchNorm", 5, 5, kEpsAttrs, A::kBlack},
     {OpType::kLayerNorm, "LayerNorm", 2, 3, kLayerNormAttrs, A::kBlack},

@@ -83,6 +83,13 @@ void require_same_dtype(const Checker& c, std::span<const TensorType> ins) {
                                                  std::string(dtype_name(ins[0].dtype)));
 }
 
+// The fused epilogue of Conv2d, MatMul and Gemm (docs/OPS.md).
+void check_activation(const Checker& c, const AttrMap& attrs) {
+  const auto act = c.attr([&] { return attr_string(attrs, "activation", "none"); });
+  AMPX_CHECK(act == "none" || act == "relu" || act == "gelu" || act == "gelu_tanh",
+             "activation must be 'none', 'relu', 'gelu' or 'gelu_tanh', got '" + act + "'");
+}
+
 std::vector<TensorType> infer_pool(const Checker& c, OpType op, const TensorType& x,
                                    const AttrMap& attrs) {
   AMPX_CHECK(x.shape.size() == 4, "input must be 4-D NCHW, got " + shape_str(x.shape));
@@ -169,6 +176,7 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
       const int64_t oh = window_out(x.shape[2], w.shape[2], s[0], p[0], p[2], d[0], false);
       const int64_t ow = window_out(x.shape[3], w.shape[3], s[1], p[1], p[3], d[1], false);
       AMPX_CHECK(oh > 0 && ow > 0, "kernel larger than the padded input");
+      check_activation(c, attrs);
       return {{x.dtype, {x.shape[0], w.shape[0], oh, ow}}};
     }
     case OpType::kMatMul: {
@@ -186,6 +194,10 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
       Shape out = *batch;
       out.push_back(a[a.size() - 2]);
       out.push_back(b.back());
+      if (n == 3)
+        AMPX_CHECK(in[2].shape == Shape{b.back()}, "bias must be [" + std::to_string(b.back()) +
+                                                       "], got " + shape_str(in[2].shape));
+      check_activation(c, attrs);
       return {{x.dtype, out}};
     }
     case OpType::kGemm: {
@@ -206,6 +218,7 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
                    "C " + shape_str(in[2].shape) + " does not broadcast to [" + std::to_string(m) +
                        "x" + std::to_string(nn) + "]");
       }
+      check_activation(c, attrs);
       return {{x.dtype, {m, nn}}};
     }
     case OpType::kBatchNorm: {

@@ -1,0 +1,47 @@
+// Fusion of a planned graph for one device, before the executor prepares
+// it. The plugin ABI sees one node at a time, so fusion is decided here, on
+// the graph, and the fused node is asked of the device like any other:
+//  - Conv2d followed by an inference BatchNorm (both f32, constant
+//    parameters) becomes one Conv2d with folded weights and bias;
+//  - MatMul followed by Add of a constant [N] row becomes MatMul with a bias
+//    input;
+//  - Conv2d, MatMul or Gemm followed by Relu or Gelu gets that activation as
+//    its `activation` epilogue (docs/OPS.md).
+// A step is taken only where the plan allows it (the intermediate value has
+// one consumer, is not a graph output, and producer and consumer share one
+// dtype, i.e. no Cast between them) and where the device answers the fused
+// node at least as well as the unfused producer (native stays native). The
+// precision plan is unchanged: fusion never changes a node's dtype.
+#pragma once
+
+#include <ampx/capability/capability_source.hpp>
+#include <ampx/ir/graph.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ampx {
+
+struct FusionOptions {
+  bool fold_batchnorm = true;
+  bool epilogues = true;  // bias and activation epilogues
+};
+
+// One fused node: the surviving node's name and the nodes it absorbed.
+struct FusedGroup {
+  std::string node;
+  std::vector<std::string> absorbed;
+};
+
+struct FusedGraph {
+  Graph graph;
+  std::vector<FusedGroup> groups;
+  int absorbed_nodes() const;
+};
+
+// `planned` is a plan's executable graph (AmpPlan::graph); `caps` answers for
+// the device the result will run on. Output values keep their names.
+FusedGraph fuse_for_device(const Graph& planned, CapabilitySource& caps,
+                           const FusionOptions& options = {});
+
+}  // namespace ampx

@@ -1,0 +1,268 @@
+#include <ampx/exec/fusion.hpp>
+#include <ampx/exec/node_desc.hpp>
+#include <ampx/ir/attr_access.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+namespace ampx {
+
+namespace {
+
+// native > emulated > unsupported.
+int rank_of(ampx_support s) {
+  switch (s) {
+    case AMPX_SUPPORT_NATIVE:
+      return 2;
+    case AMPX_SUPPORT_EMULATED:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+bool is_contraction(OpType op) {
+  return op == OpType::kConv2d || op == OpType::kMatMul || op == OpType::kGemm;
+}
+
+std::vector<float> floats_of(const Value& v) {
+  std::vector<float> out(v.constant->size() / sizeof(float));
+  std::memcpy(out.data(), v.constant->data(), out.size() * sizeof(float));
+  return out;
+}
+
+std::vector<std::byte> bytes_of(const std::vector<float>& f) {
+  std::vector<std::byte> out(f.size() * sizeof(float));
+  std::memcpy(out.data(), f.data(), out.size());
+  return out;
+}
+
+class Fuser {
+ public:
+  Fuser(const Graph& planned, CapabilitySource& caps, const FusionOptions& options)
+      : work_(planned), caps_(caps), options_(options) {
+    const size_t nv = work_.num_values();
+    uses_.assign(nv, 0);
+    consumer_.assign(nv, kNone);
+    for (NodeId id = 0; id < static_cast<NodeId>(work_.num_nodes()); ++id) {
+      for (ValueId v : work_.node(id).inputs) {
+        ++uses_[static_cast<size_t>(v)];
+        consumer_[static_cast<size_t>(v)] = id;
+      }
+    }
+    for (ValueId v : work_.outputs()) uses_[static_cast<size_t>(v)] += 2;  // never absorbed
+    constant_derived_.assign(nv, -1);
+  }
+
+  FusedGraph run() {
+    const auto order = work_.topological_order();
+    replaced_.resize(work_.num_nodes());
+    absorbed_.assign(work_.num_nodes(), false);
+    std::vector<FusedGroup> groups;
+    for (NodeId id : order) {
+      if (absorbed_[static_cast<size_t>(id)] || !is_contraction(work_.node(id).op)) continue;
+      if (auto group = fuse_from(id)) groups.push_back(std::move(*group));
+    }
+    return {emit(order), std::move(groups)};
+  }
+
+ private:
+  // The single consumer of v when v may be fused away, else kNone.
+  NodeId sole_consumer(ValueId v) const {
+    return uses_[static_cast<size_t>(v)] == 1 ? consumer_[static_cast<size_t>(v)] : kNone;
+  }
+
+  // Computable from weights alone (a constant, or a weight Cast of one).
+  bool constant_derived(ValueId v) {
+    int& memo = constant_derived_[static_cast<size_t>(v)];
+    if (memo >= 0) return memo != 0;
+    const Value& val = work_.value(v);
+    bool result = val.is_constant();
+    if (!result && val.producer != kNone) {
+      const Node& p = work_.node(val.producer);
+      result = !p.inputs.empty();
+      for (ValueId in : p.inputs) result = result && constant_derived(in);
+    }
+    memo = result ? 1 : 0;
+    return result;
+  }
+
+  ampx_support ask(const Node& node) {
+    std::vector<DType> ins, outs;
+    for (ValueId v : node.inputs) ins.push_back(work_.value(v).type.dtype);
+    for (ValueId v : node.outputs) outs.push_back(work_.value(v).type.dtype);
+    lowered_.assign(work_, node, ins, outs, false);
+    return caps_.query(lowered_.desc()).support;
+  }
+
+  std::optional<FusedGroup> fuse_from(NodeId id) {
+    Node cand = work_.node(id);
+    const int base = rank_of(ask(cand));
+    if (base == 0) return std::nullopt;
+    FusedGroup group{cand.name, {}};
+    // Each step: take a candidate when the device answers it as well.
+    auto accept = [&](Node next, NodeId absorbed) {
+      if (rank_of(ask(next)) < base) return false;
+      cand = std::move(next);
+      absorbed_[static_cast<size_t>(absorbed)] = true;
+      group.absorbed.push_back(work_.node(absorbed).name);
+      return true;
+    };
+    const DType dt = work_.value(cand.outputs[0]).type.dtype;
+
+    if (options_.fold_batchnorm && cand.op == OpType::kConv2d && dt == DType::kF32) {
+      const NodeId c = sole_consumer(cand.outputs[0]);
+      if (c != kNone) {
+        if (auto folded = fold_batchnorm(cand, c)) accept(std::move(*folded), c);
+      }
+    }
+    if (options_.epilogues && cand.op == OpType::kMatMul && cand.inputs.size() == 2) {
+      const NodeId c = sole_consumer(cand.outputs[0]);
+      if (c != kNone && work_.node(c).op == OpType::kAdd) {
+        const Node& add = work_.node(c);
+        const ValueId y = cand.outputs[0];
+        const ValueId other = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
+        const TensorType& yt = work_.value(y).type;
+        const TensorType& bt = work_.value(other).type;
+        if (other != y && bt.dtype == dt && bt.shape == Shape{yt.shape.back()} &&
+            work_.value(add.outputs[0]).type == yt && constant_derived(other)) {
+          Node next = cand;
+          next.inputs.push_back(other);
+          next.outputs = add.outputs;
+          accept(std::move(next), c);
+        }
+      }
+    }
+    if (options_.epilogues && attr_string(cand.attrs, "activation", "none") == "none") {
+      const NodeId c = sole_consumer(cand.outputs[0]);
+      if (c != kNone) {
+        const Node& act = work_.node(c);
+        std::string name;
+        if (act.op == OpType::kRelu) name = "relu";
+        if (act.op == OpType::kGelu)
+          name = attr_string(act.attrs, "approximate", "none") == "tanh" ? "gelu_tanh" : "gelu";
+        if (!name.empty() && work_.value(act.outputs[0]).type.dtype == dt) {
+          Node next = cand;
+          next.attrs["activation"] = name;
+          next.outputs = act.outputs;
+          accept(std::move(next), c);
+        }
+      }
+    }
+    if (group.absorbed.empty()) return std::nullopt;
+    replaced_[static_cast<size_t>(id)] = std::move(cand);
+    return group;
+  }
+
+  // conv (f32, constant weight/bias) -> BatchNorm (f32, constant params):
+  // W'[m] = W[m]·s[m], b'[m] = (b[m] − mean[m])·s[m] + beta[m], with
+  // s = gamma / sqrt(var + eps). Computed in double, stored f32.
+  std::optional<Node> fold_batchnorm(const Node& conv, NodeId bn_id) {
+    const Node& bn = work_.node(bn_id);
+    if (bn.op != OpType::kBatchNorm || bn.inputs[0] != conv.outputs[0]) return std::nullopt;
+    if (attr_string(conv.attrs, "activation", "none") != "none") return std::nullopt;
+    for (size_t i = 1; i < conv.inputs.size(); ++i)
+      if (!work_.value(conv.inputs[i]).is_constant()) return std::nullopt;
+    for (size_t i = 1; i < 5; ++i)
+      if (!work_.value(bn.inputs[i]).is_constant()) return std::nullopt;
+    if (work_.value(bn.outputs[0]).type.dtype != DType::kF32) return std::nullopt;
+
+    const Value& wv = work_.value(conv.inputs[1]);
+    const std::vector<float> w = floats_of(wv);
+    const std::vector<float> gamma = floats_of(work_.value(bn.inputs[1]));
+    const std::vector<float> beta = floats_of(work_.value(bn.inputs[2]));
+    const std::vector<float> mean = floats_of(work_.value(bn.inputs[3]));
+    const std::vector<float> var = floats_of(work_.value(bn.inputs[4]));
+    const size_t m = gamma.size();
+    std::vector<float> b = conv.inputs.size() > 2 ? floats_of(work_.value(conv.inputs[2]))
+                                                  : std::vector<float>(m, 0.0f);
+    if (m == 0 || w.size() % m != 0 || b.size() != m) return std::nullopt;
+    const double eps = attr_float(bn.attrs, "epsilon", 1e-5);
+    const size_t per = w.size() / m;
+    std::vector<float> w2(w.size()), b2(m);
+    for (size_t o = 0; o < m; ++o) {
+      const double s = gamma[o] / std::sqrt(static_cast<double>(var[o]) + eps);
+      for (size_t i = 0; i < per; ++i) w2[o * per + i] = static_cast<float>(w[o * per + i] * s);
+      b2[o] = static_cast<float>((b[o] - static_cast<double>(mean[o])) * s + beta[o]);
+    }
+    const TensorType wt = wv.type;
+    const ValueId nw = work_.add_constant(conv.name + ".folded_weight", wt, bytes_of(w2));
+    const ValueId nb =
+        work_.add_constant(conv.name + ".folded_bias",
+                           TensorType{DType::kF32, {static_cast<int64_t>(m)}}, bytes_of(b2));
+    uses_.resize(work_.num_values(), 1);
+    consumer_.resize(work_.num_values(), kNone);
+    constant_derived_.resize(work_.num_values(), 1);
+    Node next = conv;
+    next.inputs = {conv.inputs[0], nw, nb};
+    next.outputs = bn.outputs;
+    return next;
+  }
+
+  Graph emit(const std::vector<NodeId>& order) {
+    Graph out;
+    out.name = work_.name;
+    out.reserve(work_.num_nodes(), work_.num_values());
+    std::vector<ValueId> map(work_.num_values(), kNone);
+    for (ValueId v : work_.inputs())
+      map[static_cast<size_t>(v)] = out.add_input(work_.value(v).name, work_.value(v).type);
+    auto get = [&](ValueId v) {
+      ValueId& m = map[static_cast<size_t>(v)];
+      if (m == kNone) {
+        const Value& val = work_.value(v);
+        if (!val.is_constant())
+          throw GraphError("fusion: value '" + val.name + "' is used before it is produced");
+        m = out.add_constant(val.name, val.type, val.constant);
+      }
+      return m;
+    };
+    for (NodeId id : order) {
+      if (absorbed_[static_cast<size_t>(id)]) continue;
+      const auto& r = replaced_[static_cast<size_t>(id)];
+      const Node& n = r ? *r : work_.node(id);
+      std::vector<ValueId> ins;
+      for (ValueId v : n.inputs) ins.push_back(get(v));
+      std::vector<TensorType> types;
+      for (ValueId v : n.outputs) types.push_back(work_.value(v).type);
+      const NodeId nid = out.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
+      for (size_t i = 0; i < n.outputs.size(); ++i) {
+        const ValueId nv = out.node(nid).outputs[i];
+        out.value(nv).name = work_.value(n.outputs[i]).name;
+        map[static_cast<size_t>(n.outputs[i])] = nv;
+      }
+    }
+    for (ValueId v : work_.outputs()) out.add_output(get(v));
+    return out;
+  }
+
+  Graph work_;
+  CapabilitySource& caps_;
+  FusionOptions options_;
+  std::vector<int> uses_;
+  std::vector<NodeId> consumer_;
+  std::vector<int> constant_derived_;  // -1 unknown, 0 no, 1 yes
+  std::vector<std::optional<Node>> replaced_;
+  std::vector<bool> absorbed_;
+  LoweredNode lowered_;
+};
+
+}  // namespace
+
+int FusedGraph::absorbed_nodes() const {
+  int n = 0;
+  for (const auto& g : groups) n += static_cast<int>(g.absorbed.size());
+  return n;
+}
+
+FusedGraph fuse_for_device(const Graph& planned, CapabilitySource& caps,
+                           const FusionOptions& options) {
+  FusedGraph fused = Fuser(planned, caps, options).run();
+  spdlog::debug("fusion for {}: {} nodes absorbed into {}", caps.device_id(),
+                fused.absorbed_nodes(), fused.groups.size());
+  return fused;
+}
+
+}  // namespace ampx

@@ -1,0 +1,174 @@
+// The fusion pass: which patterns it takes, which it must leave alone, and
+// that a fused graph computes what the unfused one does (on cpu_ref).
+#include <ampx/amp/planner.hpp>
+#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/exec/executor.hpp>
+#include <ampx/exec/fusion.hpp>
+#include <ampx/ir/attr_access.hpp>
+#include <ampx/ir/builder.hpp>
+#include <ampx/models/builtin_models.hpp>
+#include <ampx/plugins/plugin_host.hpp>
+
+#include <tolerances.hpp>
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+using namespace ampx;
+
+namespace {
+
+// Answers by a rule on the node description; `native` by default.
+class RuleCaps final : public CapabilitySource {
+ public:
+  using Rule = std::function<ampx_support(const ampx_node_desc&)>;
+  explicit RuleCaps(Rule rule = nullptr) : rule_(std::move(rule)) {}
+  std::string device_id() const override { return "rule:0"; }
+  Answer query(const ampx_node_desc& node) override {
+    return {rule_ ? rule_(node) : AMPX_SUPPORT_NATIVE, 1.0, ""};
+  }
+
+ private:
+  Rule rule_;
+};
+
+bool has_activation(const ampx_node_desc& n) {
+  for (size_t i = 0; i < n.num_attrs; ++i)
+    if (std::string(n.attrs[i].name) == "activation") return true;
+  return false;
+}
+
+// x -> Gemm -> Relu (-> more), the Gemm's output optionally used twice.
+Graph dense_relu(bool gemm_output_also_graph_output, bool second_consumer) {
+  GraphBuilder b("g");
+  ValueId x = b.input("x", DType::kF32, {4, 8});
+  const ValueId h = b.dense("fc", x, 6);
+  ValueId y = b.unary(OpType::kRelu, "relu", h);
+  if (second_consumer) y = b.add(OpType::kAdd, "add", {y, h});
+  b.output(y);
+  if (gemm_output_also_graph_output) b.output(h);
+  return std::move(b).build();
+}
+
+const Node* find_node(const Graph& g, const std::string& name) {
+  for (const Node& n : g.nodes())
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+TEST(Fusion, GemmAbsorbsRelu) {
+  const Graph g = dense_relu(false, false);
+  RuleCaps caps;
+  const FusedGraph f = fuse_for_device(g, caps);
+  ASSERT_EQ(f.groups.size(), 1u);
+  EXPECT_EQ(f.groups[0].node, "fc");
+  EXPECT_EQ(f.groups[0].absorbed, std::vector<std::string>{"relu"});
+  ASSERT_EQ(f.graph.num_nodes(), 1u);
+  const Node& n = f.graph.node(0);
+  EXPECT_EQ(n.op, OpType::kGemm);
+  EXPECT_EQ(attr_string(n.attrs, "activation", "none"), "relu");
+  // The graph output keeps its name.
+  EXPECT_EQ(f.graph.value(f.graph.outputs()[0]).name, g.value(g.outputs()[0]).name);
+}
+
+TEST(Fusion, LeavesValuesThatAreOutputsOrShared) {
+  RuleCaps caps;
+  EXPECT_TRUE(fuse_for_device(dense_relu(true, false), caps).groups.empty());
+  EXPECT_TRUE(fuse_for_device(dense_relu(false, true), caps).groups.empty());
+}
+
+TEST(Fusion, FollowsTheDeviceAnswer) {
+  const Graph g = dense_relu(false, false);
+  RuleCaps no_epilogues([](const ampx_node_desc& n) {
+    return has_activation(n) ? AMPX_SUPPORT_UNSUPPORTED : AMPX_SUPPORT_NATIVE;
+  });
+  EXPECT_TRUE(fuse_for_device(g, no_epilogues).groups.empty());
+  // Fused only through a slower (reference) path: native must stay native.
+  RuleCaps worse([](const ampx_node_desc& n) {
+    return has_activation(n) ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE;
+  });
+  EXPECT_TRUE(fuse_for_device(g, worse).groups.empty());
+}
+
+TEST(Fusion, OptionsTurnItOff) {
+  RuleCaps caps;
+  const FusedGraph f = fuse_for_device(dense_relu(false, false), caps,
+                                       {.fold_batchnorm = false, .epilogues = false});
+  EXPECT_TRUE(f.groups.empty());
+  EXPECT_EQ(f.graph.num_nodes(), 2u);
+}
+
+TEST(Fusion, MatMulBiasOnlyForAConstantRow) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", DType::kF32, {2, 5, 8});
+  const ValueId bias_in = b.input("bias_in", DType::kF32, {6});
+  const ValueId w = b.random_weight("w", {8, 6}, 0.3f);
+  const ValueId y1 = b.add(OpType::kMatMul, "mm1", {x, w});
+  const ValueId a1 = b.add(OpType::kAdd, "add1", {y1, b.random_weight("b1", {6}, 0.1f)});
+  const ValueId y2 = b.add(OpType::kMatMul, "mm2", {x, w});
+  const ValueId a2 = b.add(OpType::kAdd, "add2", {y2, bias_in});  // not a weight
+  const ValueId y3 = b.add(OpType::kMatMul, "mm3", {x, w});
+  const ValueId a3 = b.add(OpType::kAdd, "add3", {y3, b.random_weight("b3", {5, 6}, 0.1f)});
+  b.output(a1);
+  b.output(a2);
+  b.output(a3);
+  const Graph g = std::move(b).build();
+  RuleCaps caps;
+  const FusedGraph f = fuse_for_device(g, caps);
+  ASSERT_EQ(f.groups.size(), 1u);
+  EXPECT_EQ(f.groups[0].node, "mm1");
+  const Node* mm1 = find_node(f.graph, "mm1");
+  ASSERT_NE(mm1, nullptr);
+  EXPECT_EQ(mm1->inputs.size(), 3u);
+  EXPECT_NE(find_node(f.graph, "add2"), nullptr);
+  EXPECT_NE(find_node(f.graph, "add3"), nullptr);
+}
+
+TEST(Fusion, NeverAcrossACast) {
+  // O1 sends the Gemm to f16; the override keeps the Relu f32, so a Cast
+  // sits between them and nothing may be fused (fusion never changes
+  // precision).
+  const Graph g = dense_relu(false, false);
+  RuleCaps caps;
+  AmpPolicy p;
+  p.level = AmpLevel::kO1;
+  p.overrides.push_back({"relu", false});
+  const AmpPlan plan = plan_amp(g, p, caps);
+  ASSERT_GT(plan.summary.casts, 0);
+  const FusedGraph f = fuse_for_device(plan.graph, caps);
+  for (const auto& grp : f.groups)
+    for (const auto& a : grp.absorbed) EXPECT_NE(a, "relu");
+}
+
+plugins::PluginHost host_with_cpu_ref() {
+  plugins::PluginHostOptions opts;
+  opts.extra_dirs = {AMPX_TEST_PLUGIN_DIR};
+  opts.use_env_path = false;
+  return plugins::PluginHost(opts);
+}
+
+// cnn: conv+bn+relu twice (BatchNorm folded into the weights) and fc+relu;
+// mlp: fc+relu; encoder: matmul+bias(+gelu). Same outputs, fewer kernels.
+class FusedModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FusedModel, SameOutputsOnCpuRef) {
+  const auto host = host_with_cpu_ref();
+  const auto& dev = host.device("cpu_ref:0");
+  DeviceCapabilities caps(dev);
+  const Graph g = make_builtin_model(GetParam());
+  const AmpPlan plan = plan_amp(g, AmpPolicy{}, caps);
+  const FusedGraph f = fuse_for_device(plan.graph, caps);
+  EXPECT_GT(f.absorbed_nodes(), 0);
+  EXPECT_EQ(f.graph.num_nodes() + static_cast<size_t>(f.absorbed_nodes()), plan.graph.num_nodes());
+  const auto inputs = random_inputs(g, 5);
+  const auto a = Executor(plan.graph, dev).run(inputs);
+  const auto b = Executor(f.graph, dev).run(inputs);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_LT(max_relative_error(b[i], a[i]), ampx::test::model_tolerance(AMPX_DTYPE_F32));
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtin, FusedModel, ::testing::Values("cnn", "mlp", "encoder"));
+
+}  // namespace
