@@ -19,6 +19,9 @@ void PolicyOptions::add_to(CLI::App& cmd) {
       ->each([this](const std::string&) { white_list_set = true; });
   cmd.add_option("--black-list", black_list, "comma-separated ops replacing the black list")
       ->each([this](const std::string&) { black_list_set = true; });
+  cmd.add_flag("--capability-blind", capability_blind,
+               "plan as a policy-string framework would: 16-bit nodes run 16-bit on emulated "
+               "kernels too (for comparisons; see docs/PLANNER.md)");
 }
 
 AmpPolicy PolicyOptions::to_policy() const {

@@ -40,8 +40,13 @@ struct PolicyOptions {
   std::string black_list;
   bool white_list_set = false;
   bool black_list_set = false;
+  bool capability_blind = false;
 
   void add_to(CLI::App& cmd);
+  // The planner options these flags ask for.
+  ampx::PlanOptions plan_options(bool build_graph) const {
+    return {.build_graph = build_graph, .capability_blind = capability_blind};
+  }
   // Throws UsageError naming the bad argument. With `--dtype auto` the
   // policy holds f16 until resolve_dtype() has seen the device.
   AmpPolicy to_policy() const;

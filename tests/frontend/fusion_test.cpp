@@ -169,6 +169,27 @@ TEST_P(FusedModel, SameOutputsOnCpuRef) {
     EXPECT_LT(max_relative_error(b[i], a[i]), ampx::test::model_tolerance(AMPX_DTYPE_F32));
 }
 
+// Capability-blind O2 on cpu_ref: every intended node 16-bit on emulated
+// kernels, weight Casts feeding fused biases (their producers come after
+// the MatMul in the plan's order).
+TEST_P(FusedModel, SameOutputsAtForcedO2) {
+  const auto host = host_with_cpu_ref();
+  const auto& dev = host.device("cpu_ref:0");
+  DeviceCapabilities caps(dev);
+  const Graph g = make_builtin_model(GetParam());
+  AmpPolicy p;
+  p.level = AmpLevel::kO2;
+  const AmpPlan plan = plan_amp(g, p, caps, {.capability_blind = true});
+  ASSERT_EQ(plan.summary.effective_16bit, plan.summary.intended_16bit);
+  const FusedGraph f = fuse_for_device(plan.graph, caps);
+  const auto inputs = random_inputs(g, 6);
+  const auto a = Executor(plan.graph, dev).run(inputs);
+  const auto b = Executor(f.graph, dev).run(inputs);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_LT(max_relative_error(b[i], a[i]), ampx::test::model_tolerance(AMPX_DTYPE_F16));
+}
+
 INSTANTIATE_TEST_SUITE_P(Builtin, FusedModel, ::testing::Values("cnn", "mlp", "encoder"));
 
 }  // namespace

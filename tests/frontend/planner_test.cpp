@@ -146,6 +146,21 @@ TEST(Planner, O2OnEmulatingDeviceKeepsEverythingF32ForNoNativeKernel) {
   EXPECT_EQ(plan.summary.casts, 0) << "an all-f32 plan needs no Casts";
 }
 
+TEST(Planner, CapabilityBlindRunsEmulatedNodesIn16BitButNotUnsupportedOnes) {
+  const Graph g = make_builtin_model("mlp");
+  TableCaps caps;  // 16-bit `emulated`
+  caps.per_op_16["Relu"] = AMPX_SUPPORT_UNSUPPORTED;
+  const AmpPlan plan = plan_amp(g, level(AmpLevel::kO2), caps, {.capability_blind = true});
+  EXPECT_EQ(node(plan, "fc1").effective, DType::kF16);
+  EXPECT_EQ(node(plan, "fc1").reason(), "forced-emulated");
+  EXPECT_EQ(node(plan, "relu1").effective, DType::kF32);
+  EXPECT_EQ(node(plan, "relu1").reason(), "unsupported-16bit");
+  EXPECT_GT(plan.summary.casts, 0);
+  expect_minimal_casts(plan);
+  // The default, honest plan keeps them all f32.
+  EXPECT_EQ(plan_amp(g, level(AmpLevel::kO2), caps).summary.effective_16bit, 0);
+}
+
 TEST(Planner, UnsupportedIn16BitIsItsOwnReason) {
   const Graph g = make_builtin_model("mlp");
   TableCaps caps;

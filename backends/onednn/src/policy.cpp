@@ -105,6 +105,15 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
     a.support = AMPX_SUPPORT_UNSUPPORTED;
     a.note = what + ": no oneDNN implementation on " + ctx_->isa() + " (" + e.what() + ")";
   }
+  // A 16-bit node oneDNN cannot run here still runs, on the reference
+  // kernels (16-bit storage, f32 compute): `emulated`, and priced as such.
+  // This is what a capability-blind O2 plan gets on this CPU.
+  if (a.support == AMPX_SUPPORT_UNSUPPORTED && uses16 && cpu_ref::can_run(node, nullptr)) {
+    a.support = AMPX_SUPPORT_EMULATED;
+    a.note += "; emulated by the reference kernels (f32 compute)";
+    a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, true);
+    a.reference_kernel = true;
+  }
   return a;
 }
 
@@ -118,6 +127,7 @@ std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_de
   const cpu_ref::CapabilityAnswer a = answer(node);
   if (a.support == AMPX_SUPPORT_UNSUPPORTED)
     throw cpu_ref::UnsupportedNode(v.where() + ": " + a.note);
+  if (a.reference_kernel) return loop;
   try {
     return std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);
   } catch (const NoPrimitive& e) {

@@ -44,6 +44,8 @@ std::string_view effective_reason_name(EffectiveReason r) {
       return "no-native-kernel";
     case EffectiveReason::kUnsupported16:
       return "unsupported-16bit";
+    case EffectiveReason::kForcedEmulated:
+      return "forced-emulated";
   }
   return "?";
 }
@@ -357,6 +359,9 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
         if (answer.support == AMPX_SUPPORT_NATIVE) {
           np.effective = policy.half;
           np.effective_reason = EffectiveReason::kAsIntended;
+        } else if (answer.support == AMPX_SUPPORT_EMULATED && options.capability_blind) {
+          np.effective = policy.half;
+          np.effective_reason = EffectiveReason::kForcedEmulated;
         } else {
           np.effective_reason = answer.support == AMPX_SUPPORT_EMULATED
                                     ? EffectiveReason::kNoNativeKernel

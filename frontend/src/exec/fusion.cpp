@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 namespace ampx {
@@ -219,12 +220,21 @@ class Fuser {
       }
       return m;
     };
-    for (NodeId id : order) {
-      if (absorbed_[static_cast<size_t>(id)]) continue;
+    // A fused node may take an input whose producer comes later in the
+    // source order (the weight Cast of an absorbed Add's bias): producers
+    // are emitted first, on demand.
+    std::vector<bool> emitted(work_.num_nodes(), false);
+    std::function<void(NodeId)> emit_node = [&](NodeId id) {
+      if (emitted[static_cast<size_t>(id)]) return;
+      emitted[static_cast<size_t>(id)] = true;
       const auto& r = replaced_[static_cast<size_t>(id)];
       const Node& n = r ? *r : work_.node(id);
       std::vector<ValueId> ins;
-      for (ValueId v : n.inputs) ins.push_back(get(v));
+      for (ValueId v : n.inputs) {
+        const NodeId p = work_.value(v).producer;
+        if (map[static_cast<size_t>(v)] == kNone && p != kNone) emit_node(p);
+        ins.push_back(get(v));
+      }
       std::vector<TensorType> types;
       for (ValueId v : n.outputs) types.push_back(work_.value(v).type);
       const NodeId nid = out.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
@@ -233,7 +243,9 @@ class Fuser {
         out.value(nv).name = work_.value(n.outputs[i]).name;
         map[static_cast<size_t>(n.outputs[i])] = nv;
       }
-    }
+    };
+    for (NodeId id : order)
+      if (!absorbed_[static_cast<size_t>(id)]) emit_node(id);
     for (ValueId v : work_.outputs()) out.add_output(get(v));
     return out;
   }

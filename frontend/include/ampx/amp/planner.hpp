@@ -31,6 +31,7 @@ enum class EffectiveReason {
   kAsIntended,      // f32 intended, or 16-bit intended and the device is native
   kNoNativeKernel,  // 16-bit intended, the device only emulates it
   kUnsupported16,   // 16-bit intended, the device cannot run it in 16-bit at all
+  kForcedEmulated,  // capability-blind plan only: 16-bit on an emulated kernel
 };
 
 std::string_view intent_reason_name(IntentReason r);
@@ -88,6 +89,12 @@ struct PlanOptions {
   // Build AmpPlan::graph, the rewritten graph an Executor runs. Reports and
   // `ampx plan` need only the decisions, and skip it.
   bool build_graph = true;
+  // What a framework that trusts the policy string does: a node the policy
+  // sends to 16-bit runs in 16-bit whenever the device can run it at all,
+  // emulated kernels included (reason `forced-emulated`); only `unsupported`
+  // keeps it f32. For side-by-side comparisons (`ampx run
+  // --capability-blind`), never the default.
+  bool capability_blind = false;
 };
 
 // `--dtype auto`: which 16-bit type to plan with on this device. Plans the

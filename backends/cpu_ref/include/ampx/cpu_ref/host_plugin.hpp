@@ -33,6 +33,9 @@ struct CapabilityAnswer {
   ampx_support support = AMPX_SUPPORT_NATIVE;
   double cost_us = -1;  // < 0: no estimate
   std::string note;     // truncated to ampx_capability::note
+  // Plugin-internal: the node runs on the reference kernels (a plugin that
+  // falls back to them for what its library lacks).
+  bool reference_kernel = false;
 };
 
 class CapabilityPolicy {
