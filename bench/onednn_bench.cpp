@@ -1,0 +1,353 @@
+// The oneDNN backend's benchmark (issue 3), side by side in one process:
+//  1. executor overhead: each built-in model (O0, fused) run by ampx on
+//     onednn:0 against the same oneDNN primitives called directly in a loop
+//     (pointers bound once, one stream wait per run, views for
+//     Reshape/Flatten);
+//  2. O0 against effective O2 (`--dtype auto`) and capability-blind O2 (f16
+//     forced onto whatever kernels run it, Casts included);
+//  3. GEMM and convolution GFLOP/s through ampx in f32 and bf16, next to the
+//     peak computed from the ISA, core count and clock.
+// Repetitions of the variants being compared are interleaved, so drifting
+// machine load hits them alike. Prints Markdown (docs/benchmarks.md).
+// Usage: ampx_onednn_bench [--reps N]
+#include <ampx/amp/planner.hpp>
+#include <ampx/cpu_ref/host_plugin.hpp>
+#include <ampx/cpu_ref/kernels.hpp>
+#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/exec/executor.hpp>
+#include <ampx/exec/fusion.hpp>
+#include <ampx/exec/node_desc.hpp>
+#include <ampx/ir/builder.hpp>
+#include <ampx/models/builtin_models.hpp>
+#include <ampx/plugins/plugin_host.hpp>
+
+#include <fmt/format.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "context.hpp"
+#include "ops.hpp"
+
+using namespace ampx;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Times the variants round-robin, `reps` rounds after one warm-up round;
+// returns the median per variant in ms.
+std::vector<double> interleaved(const std::vector<std::function<void()>>& variants, int reps) {
+  for (const auto& f : variants) f();
+  std::vector<std::vector<double>> t(variants.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const auto t0 = Clock::now();
+      variants[i]();
+      t[i].push_back(ms_since(t0));
+    }
+  std::vector<double> out;
+  for (auto& v : t) out.push_back(median(v));
+  return out;
+}
+
+// ------------------------------------------- the direct oneDNN program
+
+// The fused graph's nodes as a hand-written oneDNN program would run them:
+// the same primitive descriptors as the plugin (onednn::plan_primitive), the
+// same reorders into the layouts the primitives pick, weights reordered once,
+// every pointer bound once, one stream and one wait per run. Reshape,
+// Flatten and Dropout are views; Slice/Gather run the same loop kernels the
+// plugin uses.
+class DirectProgram {
+ public:
+  DirectProgram(const Graph& g, std::shared_ptr<onednn::Context> ctx) : ctx_(std::move(ctx)) {
+    const auto& eng = ctx_->engine();
+    ptr_.assign(g.num_values(), nullptr);
+    for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
+      const Value& val = g.value(v);
+      if (val.is_constant())
+        ptr_[static_cast<size_t>(v)] = const_cast<std::byte*>(val.constant->data());
+    }
+    for (ValueId v : g.inputs()) ptr_[static_cast<size_t>(v)] = alloc(g.value(v).byte_size());
+    for (NodeId id : g.topological_order()) {
+      const Node& n = g.node(id);
+      const LoweredNode lowered(g, id);
+      const plugin_support::NodeView view(lowered.desc());
+      const ValueId y = n.outputs[0];
+      if (n.op == OpType::kReshape || n.op == OpType::kFlatten || n.op == OpType::kDropout) {
+        ptr_[static_cast<size_t>(y)] = ptr_[static_cast<size_t>(n.inputs[0])];
+        continue;
+      }
+      for (ValueId o : n.outputs) ptr_[static_cast<size_t>(o)] = alloc(g.value(o).byte_size());
+      Step step;
+      for (ValueId i : n.inputs) step.ins.push_back(ptr_[static_cast<size_t>(i)]);
+      for (ValueId o : n.outputs) step.outs.push_back(ptr_[static_cast<size_t>(o)]);
+      if (onednn::runs_as_loop(view)) {
+        step.loop = cpu_ref::make_kernel(lowered.desc());
+        steps_.push_back(std::move(step));
+        continue;
+      }
+      const onednn::PrimitivePlan plan = onednn::plan_primitive(view, eng);
+      step.prim = dnnl::primitive(plan.pd.get());
+      for (const onednn::Arg& a : plan.args) {
+        void* p = a.output ? step.outs[a.index] : const_cast<void*>(step.ins[a.index]);
+        dnnl::memory user(a.user_md, eng, p);
+        dnnl::memory::desc want = plan.pd.query_md(dnnl::query::exec_arg_md, a.dnnl_arg);
+        if (want == dnnl::memory::desc() || want == a.user_md) {
+          step.args.emplace(a.dnnl_arg, user);
+          continue;
+        }
+        dnnl::memory staged(want, eng);
+        step.args.emplace(a.dnnl_arg, staged);
+        const bool constant = !a.output && g.value(n.inputs[a.index]).is_constant();
+        if (constant) {
+          ctx_->run([&] {
+            dnnl::reorder(user, staged).execute(ctx_->stream(), user, staged);
+            ctx_->stream().wait();
+          });
+        } else if (a.output) {
+          step.post.push_back({dnnl::reorder(staged, user), staged, user});
+        } else {
+          step.pre.push_back({dnnl::reorder(user, staged), user, staged});
+        }
+      }
+      steps_.push_back(std::move(step));
+    }
+    for (ValueId v : g.inputs()) inputs_.push_back(ptr_[static_cast<size_t>(v)]);
+  }
+
+  void set_inputs(const std::vector<HostTensor>& in) {
+    for (size_t i = 0; i < in.size(); ++i)
+      std::memcpy(inputs_[i], in[i].data.data(), in[i].data.size());
+  }
+
+  void run() {
+    ctx_->run([&] {
+      dnnl::stream& s = ctx_->stream();
+      for (Step& st : steps_) {
+        if (st.loop) {
+          s.wait();
+          st.loop->run(st.ins, st.outs);
+          continue;
+        }
+        for (auto& c : st.pre) c.r.execute(s, c.from, c.to);
+        st.prim.execute(s, st.args);
+        for (auto& c : st.post) c.r.execute(s, c.from, c.to);
+      }
+      s.wait();
+    });
+  }
+
+ private:
+  struct Conversion {
+    dnnl::reorder r;
+    dnnl::memory from, to;
+  };
+  struct Step {
+    std::unique_ptr<cpu_ref::CpuKernel> loop;
+    dnnl::primitive prim;
+    std::unordered_map<int, dnnl::memory> args;
+    std::vector<Conversion> pre, post;
+    std::vector<const void*> ins;
+    std::vector<void*> outs;
+  };
+  void* alloc(size_t bytes) {
+    storage_.emplace_back((bytes + 63) / 64);
+    return storage_.back().data();
+  }
+  struct alignas(64) Line {
+    std::byte b[64];
+  };
+  std::shared_ptr<onednn::Context> ctx_;
+  std::vector<void*> ptr_;
+  std::vector<void*> inputs_;
+  std::vector<std::vector<Line>> storage_;
+  std::vector<Step> steps_;
+};
+
+// ------------------------------------------------------------ helpers
+
+struct Planned {
+  AmpPlan plan;
+  FusedGraph fused;
+};
+
+Planned plan_for(const Graph& g, AmpPolicy policy, CapabilitySource& caps, bool blind) {
+  AmpPlan plan = plan_amp(g, policy, caps, {.build_graph = true, .capability_blind = blind});
+  FusedGraph fused = fuse_for_device(plan.graph, caps);
+  return {std::move(plan), std::move(fused)};
+}
+
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return line.substr(line.find(':') + 2);
+  return "";
+}
+
+// f32 FLOPs per cycle per core from the ISA oneDNN uses: FMA units x lanes
+// x 2. Two 256-bit FMA pipes for AVX2 (Zen 2+, Haswell+), two 512-bit for
+// AVX-512 server parts.
+double flops_per_cycle(const std::string& isa) {
+  if (isa.find("avx512") != std::string::npos) return 2 * 16 * 2;
+  if (isa.find("avx2") != std::string::npos) return 2 * 8 * 2;
+  if (isa.find("avx") != std::string::npos) return 8 * 2;
+  return 4 * 2;
+}
+
+// One node as a graph, run through ampx on `dev`.
+double node_gflops(const plugins::Device& dev, const Graph& g, double flops, int reps) {
+  Executor exec(g, dev);
+  const auto in = random_inputs(g, 1);
+  const auto t = interleaved({[&] { (void)exec.run(in); }}, reps);
+  return flops / (t[0] * 1e-3) / 1e9;
+}
+
+Graph gemm_graph(int64_t n, DType dt) {
+  GraphBuilder b("gemm");
+  const ValueId a = b.input("a", dt, {n, n});
+  const ValueId w = b.random_weight("w", {n, n}, 0.1f, dt);
+  b.output(b.add(OpType::kMatMul, "mm", {a, w}));
+  return std::move(b).build();
+}
+
+Graph conv_graph(int64_t batch, int64_t c, int64_t hw, int64_t m, int64_t k, DType dt) {
+  GraphBuilder b("conv");
+  const ValueId x = b.input("x", dt, {batch, c, hw, hw});
+  const ValueId w = b.random_weight("w", {m, c, k, k}, 0.1f, dt);
+  b.output(b.add(OpType::kConv2d, "conv", {x, w}, {{"pads", std::vector<int64_t>(4, k / 2)}}));
+  return std::move(b).build();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 30;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
+
+  plugins::PluginHostOptions opts;
+  const plugins::PluginHost host(opts);
+  const plugins::Device* dev = host.find_device("onednn:0");
+  if (!dev) {
+    fmt::print(stderr, "onednn:0 not found (is the oneDNN plugin built?)\n");
+    return 1;
+  }
+  DeviceCapabilities caps(*dev);
+  auto ctx = std::make_shared<onednn::Context>(onednn::Options{});
+  const std::string cpu = cpu_ref::cpu_model_name();
+  const double mhz = std::atof(cpuinfo_field("cpu MHz").c_str());
+  const unsigned cores = std::thread::hardware_concurrency();
+  fmt::print(
+      "CPU: {} ({} threads, {:.0f} MHz per /proc/cpuinfo); oneDNN {} ({}), ISA {}; "
+      "{} rounds per variant, interleaved\n\n",
+      cpu, cores, mhz, ctx->version(), ctx->runtime(), ctx->isa(), reps);
+
+  // 1. Executor overhead.
+  fmt::print("### 1. Executor overhead (O0 f32, fused plan)\n\n");
+  fmt::print("| model | ampx on onednn:0 | same primitives, direct loop | overhead |\n");
+  fmt::print("|---|---|---|---|\n");
+  for (const std::string name : {"cnn", "mlp", "encoder"}) {
+    const Graph g = make_builtin_model(name);
+    const Planned p = plan_for(g, AmpPolicy{}, caps, false);
+    Executor exec(p.fused.graph, *dev);
+    DirectProgram direct(p.fused.graph, ctx);
+    const auto in = random_inputs(g, 7);
+    const auto t = interleaved({[&] { (void)exec.run(in); },
+                                [&] {
+                                  direct.set_inputs(in);
+                                  direct.run();
+                                }},
+                               reps);
+    fmt::print("| {} | {:.3f} ms | {:.3f} ms | {:+.1f} % |\n", name, t[0], t[1],
+               100.0 * (t[0] / t[1] - 1.0));
+  }
+
+  // 2. O0, effective O2 (--dtype auto), capability-blind O2 (f16).
+  fmt::print("\n### 2. O0 vs effective O2 vs capability-blind O2 on onednn:0\n\n");
+  fmt::print(
+      "| model | O0 | O2 `--dtype auto` (16-bit nodes) | ratio | capability-blind O2 f16 "
+      "(16-bit nodes, Casts) | ratio |\n");
+  fmt::print("|---|---|---|---|---|---|\n");
+  for (const std::string name : {"cnn", "mlp", "encoder"}) {
+    const Graph g = make_builtin_model(name);
+    AmpPolicy o2;
+    o2.level = AmpLevel::kO2;
+    const HalfChoice choice = choose_half_dtype(g, o2, caps);
+    AmpPolicy o2_auto = o2;
+    o2_auto.half = choice.half;
+    const Planned p0 = plan_for(g, AmpPolicy{}, caps, false);
+    const Planned pa = plan_for(g, o2_auto, caps, false);
+    const Planned pb = plan_for(g, o2, caps, true);
+    Executor e0(p0.fused.graph, *dev), ea(pa.fused.graph, *dev), eb(pb.fused.graph, *dev);
+    const auto in = random_inputs(g, 7);
+    const auto t = interleaved(
+        {[&] { (void)e0.run(in); }, [&] { (void)ea.run(in); }, [&] { (void)eb.run(in); }}, reps);
+    fmt::print("| {} | {:.2f} ms | {:.2f} ms ({} {}) | {:.2f} | {:.2f} ms ({}, {}) | {:.2f} |\n",
+               name, t[0], t[1], pa.plan.summary.effective_16bit,
+               choice.any_native ? std::string(dtype_name(choice.half)) : "none native",
+               t[1] / t[0], t[2], pb.plan.summary.effective_16bit, pb.plan.summary.casts,
+               t[2] / t[0]);
+  }
+
+  // 3. Throughput against peak.
+  const double peak = flops_per_cycle(ctx->isa()) * mhz * 1e6 * cores / 1e9;
+  fmt::print("\n### 3. GEMM and convolution throughput through ampx (onednn:0)\n\n");
+  fmt::print(
+      "Peak f32: {:.0f} FLOP/cycle/core ({}) x {:.2f} GHz x {} cores = **{:.0f} GFLOP/s**.\n\n",
+      flops_per_cycle(ctx->isa()), ctx->isa(), mhz / 1000, cores, peak);
+  fmt::print(
+      "| workload | GFLOP | f32 GFLOP/s | % of peak | bf16 GFLOP/s |\n|---|---|---|---|---|\n");
+  struct Work {
+    std::string label;
+    std::function<Graph(DType)> make;
+    double flops;
+  };
+  const std::vector<Work> work = {
+      {"MatMul 256³", [](DType d) { return gemm_graph(256, d); }, 2.0 * 256 * 256 * 256},
+      {"MatMul 512³", [](DType d) { return gemm_graph(512, d); }, 2.0 * 512 * 512 * 512},
+      {"MatMul 1024³", [](DType d) { return gemm_graph(1024, d); }, 2.0 * 1024 * 1024 * 1024},
+      {"Conv 3x3 64→64, 56², batch 1", [](DType d) { return conv_graph(1, 64, 56, 64, 3, d); },
+       2.0 * 64 * 64 * 9 * 56 * 56},
+      {"Conv 3x3 128→128, 28², batch 4", [](DType d) { return conv_graph(4, 128, 28, 128, 3, d); },
+       2.0 * 4 * 128 * 128 * 9 * 28 * 28},
+      {"Conv 1x1 256→64, 56², batch 1", [](DType d) { return conv_graph(1, 256, 56, 64, 1, d); },
+       2.0 * 256 * 64 * 56 * 56},
+  };
+  for (const Work& w : work) {
+    const Graph g32 = w.make(DType::kF32);
+    const double f32 = node_gflops(*dev, g32, w.flops, std::max(5, reps / 3));
+    const Graph g16 = w.make(DType::kBF16);
+    const LoweredNode node(g16, 0);
+    const auto answer = caps.query(node.desc());
+    std::string bf16 = "—";
+    if (answer.support == AMPX_SUPPORT_NATIVE) {
+      bf16 = fmt::format("{:.1f}", node_gflops(*dev, g16, w.flops, std::max(5, reps / 3)));
+    } else {
+      bf16 = answer.support == AMPX_SUPPORT_EMULATED ? "emulated only" : "unsupported";
+    }
+    fmt::print("| {} | {:.2f} | {:.1f} | {:.0f} % | {} |\n", w.label, w.flops / 1e9, f32,
+               100.0 * f32 / peak, bf16);
+  }
+  return 0;
+}
