@@ -1,0 +1,36 @@
+// Predicted kernel times for the cost-aware planner and the reports. Two
+// sources behind one interface: measured probe data for the device's
+// fingerprint (ProfileCostModel), else the plugin's own cost hints from its
+// capability answers (HintCostModel). Every prediction is for one launch of
+// exactly that node instance (dtypes, shapes, attributes).
+#pragma once
+
+#include <ampx/capability/capability_source.hpp>
+#include <ampx/capability/profile.hpp>
+
+#include <memory>
+#include <string>
+
+namespace ampx::capability {
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // Microseconds per launch; < 0 when nothing is known.
+  virtual double node_us(const ampx_node_desc& node) = 0;
+  // Where the numbers come from, for plan and report output: "probe data
+  // (<fingerprint>, <date>)" or "plugin cost hints (no probe data)".
+  virtual std::string source() const = 0;
+  virtual bool measured() const = 0;
+};
+
+// The plugin's cost_us from its capability answers.
+std::unique_ptr<CostModel> make_hint_cost_model(CapabilitySource& device);
+
+// Interpolates the profile's measured times by the node's work (log-log,
+// per op and dtype); Casts priced per element; nodes of an op/dtype the
+// profile has no timing for fall back to `fallback` (may be null: < 0).
+std::unique_ptr<CostModel> make_profile_cost_model(DeviceProfile profile,
+                                                   std::unique_ptr<CostModel> fallback);
+
+}  // namespace ampx::capability
