@@ -62,8 +62,7 @@ class ProfileCostModel final : public CostModel {
       const auto it = casts_.find({plugin_support::dtype_name(node.inputs[0].dtype),
                                    plugin_support::dtype_name(node.outputs[0].dtype)});
       if (it != casts_.end()) {
-        const double elems =
-            static_cast<double>(plugin_support::element_count(node.outputs[0]));
+        const double elems = static_cast<double>(plugin_support::element_count(node.outputs[0]));
         return elems * it->second * 1e-3;
       }
     }
@@ -89,9 +88,7 @@ class ProfileCostModel final : public CostModel {
                        (std::log(pts[i + 1].first) - std::log(pts[i].first));
       return std::clamp(std::isfinite(s) ? s : 1.0, 0.3, 1.2);
     };
-    auto along = [&](size_t i, double s) {
-      return pts[i].second * std::pow(w / pts[i].first, s);
-    };
+    auto along = [&](size_t i, double s) { return pts[i].second * std::pow(w / pts[i].first, s); };
     if (pts.size() == 1) return along(0, 1.0);
     if (w <= pts.front().first) return along(0, slope(0));
     if (w >= pts.back().first) return along(pts.size() - 1, slope(pts.size() - 2));

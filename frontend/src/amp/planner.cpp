@@ -1,4 +1,5 @@
 #include <ampx/amp/planner.hpp>
+#include <ampx/amp/precision_cut.hpp>
 #include <ampx/exec/node_desc.hpp>
 
 #include <array>
@@ -46,6 +47,8 @@ std::string_view effective_reason_name(EffectiveReason r) {
       return "unsupported-16bit";
     case EffectiveReason::kForcedEmulated:
       return "forced-emulated";
+    case EffectiveReason::kCost:
+      return "cost";
   }
   return "?";
 }
@@ -238,10 +241,10 @@ void dtypes_as(const Graph& g, const Node& n, DType d, std::vector<DType>& ins,
   for (ValueId v : n.outputs) outs.push_back(conv(g.value(v).type.dtype));
 }
 
-}  // namespace
-
-AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& device,
-                 const PlanOptions& options) {
+// The policy and capability pass. `demoted` (by source NodeId, may be
+// null): nodes the cost step keeps in f32 although they are native.
+AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, CapabilitySource& device,
+                       const PlanOptions& options, const std::vector<bool>* demoted) {
   if (!is_16bit_float(policy.half))
     throw std::invalid_argument("16-bit dtype must be f16 or bf16, got " +
                                 std::string(dtype_name(policy.half)));
@@ -356,7 +359,10 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
         const auto answer = query(lowered.desc());
         np.support_16bit = answer.support;
         if (!answer.note.empty()) np.note = intern_note(answer.note);
-        if (answer.support == AMPX_SUPPORT_NATIVE) {
+        if (answer.support == AMPX_SUPPORT_NATIVE && demoted &&
+            (*demoted)[static_cast<size_t>(id)]) {
+          np.effective_reason = EffectiveReason::kCost;
+        } else if (answer.support == AMPX_SUPPORT_NATIVE) {
           np.effective = policy.half;
           np.effective_reason = EffectiveReason::kAsIntended;
         } else if (answer.support == AMPX_SUPPORT_EMULATED && options.capability_blind) {
@@ -422,10 +428,169 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
     const bool e16 = np.is_float_node && is_16bit_float(np.effective);
     s.intended_16bit += i16 ? 1 : 0;
     s.effective_16bit += e16 ? 1 : 0;
-    s.kept_fp32_no_native += (i16 && !e16) ? 1 : 0;
+    const bool by_cost = np.effective_reason == EffectiveReason::kCost;
+    s.kept_fp32_no_native += (i16 && !e16 && !by_cost) ? 1 : 0;
+    s.kept_fp32_cost += by_cost ? 1 : 0;
   }
   s.casts = static_cast<int>(plan.casts.size());
   for (const auto& c : plan.casts) s.casts_on_constants += c.on_constant ? 1 : 0;
+  return plan;
+}
+
+// The node with every float tensor in dtype `d` (other tensors as in the
+// source graph), lowered for a cost query.
+double node_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g, const Node& n,
+                 DType d) {
+  std::vector<DType> ins, outs;
+  dtypes_as(g, n, d, ins, outs);
+  lowered.assign(g, n, ins, outs, false);
+  return cost.node_us(lowered.desc());
+}
+
+double cast_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g, ValueId v,
+                 DType from, DType to) {
+  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}};
+  const DType in[] = {from}, out[] = {to};
+  lowered.assign(g, cast, in, out, false);
+  return cost.node_us(lowered.desc());
+}
+
+// Nodes whose inputs are all weights (or computed from weights only): the
+// executor evaluates them once at load.
+std::vector<bool> load_time_nodes(const Graph& g) {
+  std::vector<bool> constant(g.num_values(), false), at_load(g.num_nodes(), false);
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
+    constant[static_cast<size_t>(v)] = g.value(v).is_constant();
+  for (NodeId id : g.topological_order()) {
+    const Node& n = g.node(id);
+    bool all = !n.inputs.empty();
+    for (ValueId v : n.inputs) all = all && constant[static_cast<size_t>(v)];
+    at_load[static_cast<size_t>(id)] = all;
+    for (ValueId v : n.outputs) constant[static_cast<size_t>(v)] = all;
+  }
+  return at_load;
+}
+
+// Which native 16-bit nodes to keep 16-bit, for the whole graph at once
+// (precision_cut.hpp). `first` is the plan without cost decisions.
+std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType half,
+                                 capability::CostModel& cost) {
+  using P = PrecisionCutProblem;
+  std::vector<int> cand(g.num_nodes(), P::kFixedF32);  // label per source node
+  std::vector<NodeId> cand_node;
+  PrecisionCutProblem problem;
+  LoweredNode lowered;
+  const std::vector<bool> at_load = load_time_nodes(g);
+  std::vector<bool> float_node(g.num_nodes(), false);
+  for (const NodePlan& np : first.nodes) {
+    float_node[static_cast<size_t>(np.node)] = np.is_float_node;
+    if (!np.is_float_node) continue;
+    if (!is_16bit_float(np.effective)) continue;
+    const Node& n = g.node(np.node);
+    double t32 = node_time(cost, lowered, g, n, DType::kF32);
+    double t16 = node_time(cost, lowered, g, n, half);
+    if (t32 < 0 || t16 < 0) t32 = t16 = 0;  // unknown: a tie, which keeps 16-bit
+    cand[static_cast<size_t>(np.node)] = static_cast<int>(cand_node.size());
+    cand_node.push_back(np.node);
+    problem.time_f32.push_back(t32);
+    problem.time_16.push_back(t16);
+  }
+  if (cand_node.empty()) return std::vector<bool>(g.num_nodes(), false);
+
+  auto label_of_dtype = [](DType d) { return is_16bit_float(d) ? P::kFixed16 : P::kFixedF32; };
+  std::vector<std::vector<int>> consumers(g.num_values());
+  for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id) {
+    if (!float_node[static_cast<size_t>(id)]) continue;  // explicit Casts read any dtype
+    for (ValueId v : g.node(id).inputs) consumers[static_cast<size_t>(v)].push_back(id);
+  }
+  std::vector<std::vector<int>> output_uses(g.num_values());
+  for (ValueId v : g.outputs())
+    output_uses[static_cast<size_t>(v)].push_back(label_of_dtype(g.value(v).type.dtype));
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
+    const Value& val = g.value(v);
+    if (!is_float(val.type.dtype) || val.is_constant()) continue;
+    if (val.producer != kNone && at_load[static_cast<size_t>(val.producer)]) continue;
+    P::ValueTerm term;
+    if (val.producer == kNone) {
+      term.producer = label_of_dtype(val.type.dtype);
+    } else {
+      const int c = cand[static_cast<size_t>(val.producer)];
+      term.producer = c >= 0 ? c : label_of_dtype(val.type.dtype);
+      // A non-candidate float node produces f32 in a cost-aware plan.
+      if (c < 0 && float_node[static_cast<size_t>(val.producer)]) term.producer = P::kFixedF32;
+    }
+    bool touches_candidate = term.producer >= 0;
+    for (NodeId c : consumers[static_cast<size_t>(v)]) {
+      const int label = cand[static_cast<size_t>(c)];
+      term.consumers.push_back(label >= 0 ? label : P::kFixedF32);
+      touches_candidate = touches_candidate || label >= 0;
+    }
+    for (int u : output_uses[static_cast<size_t>(v)]) term.consumers.push_back(u);
+    if (!touches_candidate) continue;
+    term.cast_to_16 = std::max(0.0, cast_time(cost, lowered, g, v, DType::kF32, half));
+    term.cast_to_f32 = std::max(0.0, cast_time(cost, lowered, g, v, half, DType::kF32));
+    problem.values.push_back(std::move(term));
+  }
+  const PrecisionCutResult r = solve_precision_cut(problem);
+  std::vector<bool> demoted(g.num_nodes(), false);
+  for (size_t i = 0; i < cand_node.size(); ++i)
+    demoted[static_cast<size_t>(cand_node[i])] = !r.use_16bit[i];
+  return demoted;
+}
+
+// Predicted time of every node as planned (in the plan's own graph, so
+// per-run Casts count and load-time ones do not).
+void annotate_predictions(AmpPlan& plan, const Graph& src, capability::CostModel& cost) {
+  LoweredNode lowered;
+  const Graph& pg = plan.graph;
+  const std::vector<bool> at_load = load_time_nodes(pg);
+  std::unordered_map<std::string_view, size_t> by_name;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) by_name.emplace(plan.nodes[i].name, i);
+  double total = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(pg.num_nodes()); ++id) {
+    if (at_load[static_cast<size_t>(id)]) continue;
+    const Node& n = pg.node(id);
+    std::vector<DType> ins, outs;
+    for (ValueId v : n.inputs) ins.push_back(pg.value(v).type.dtype);
+    for (ValueId v : n.outputs) outs.push_back(pg.value(v).type.dtype);
+    lowered.assign(pg, n, ins, outs, false);
+    const double t = cost.node_us(lowered.desc());
+    if (t > 0) total += t;
+    if (auto it = by_name.find(n.name); it != by_name.end())
+      plan.nodes[it->second].predicted_us = t;
+  }
+  (void)src;
+  plan.predicted_us = total;
+  plan.cost_source = cost.source();
+}
+
+}  // namespace
+
+AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& device,
+                 const PlanOptions& options) {
+  if (!options.cost) return plan_decisions(g, policy, device, options, nullptr);
+  PlanOptions inner = options;
+  inner.build_graph = true;  // predictions are made on the planned graph
+  std::vector<bool> demoted;
+  if (!options.capability_blind) {
+    const AmpPlan first =
+        plan_decisions(g, policy, device, PlanOptions{.build_graph = false}, nullptr);
+    demoted = choose_by_cost(g, first, policy.half, *options.cost);
+  }
+  AmpPlan plan = plan_decisions(g, policy, device, inner, demoted.empty() ? nullptr : &demoted);
+  annotate_predictions(plan, g, *options.cost);
+  // The times the cost step compared, for explanations.
+  if (!demoted.empty()) {
+    LoweredNode lowered;
+    for (NodePlan& np : plan.nodes) {
+      if (!np.is_float_node || np.support_16bit != AMPX_SUPPORT_NATIVE) continue;
+      if (!is_16bit_float(np.intended)) continue;
+      const Node& n = g.node(np.node);
+      np.time_f32_us = node_time(*options.cost, lowered, g, n, DType::kF32);
+      np.time_16_us = node_time(*options.cost, lowered, g, n, policy.half);
+    }
+  }
+  if (!options.build_graph) plan.graph = Graph{};
   return plan;
 }
 

@@ -28,7 +28,7 @@ struct OpTiming {
 };
 
 struct CastCost {
-  std::string from, to;      // dtype names
+  std::string from, to;       // dtype names
   double ns_per_element = 0;  // fitted from probed Casts
 };
 

@@ -6,6 +6,7 @@
 #include <ampx/backend_api.h>
 #include <ampx/amp/policy.hpp>
 #include <ampx/capability/capability_source.hpp>
+#include <ampx/capability/cost_model.hpp>
 #include <ampx/ir/graph.hpp>
 
 #include <string>
@@ -32,6 +33,7 @@ enum class EffectiveReason {
   kNoNativeKernel,  // 16-bit intended, the device only emulates it
   kUnsupported16,   // 16-bit intended, the device cannot run it in 16-bit at all
   kForcedEmulated,  // capability-blind plan only: 16-bit on an emulated kernel
+  kCost,            // native in 16-bit, but f32 is predicted faster (Casts included)
 };
 
 std::string_view intent_reason_name(IntentReason r);
@@ -52,6 +54,11 @@ struct NodePlan {
   // One word for tables: the intent reason unless the device changed it.
   std::string reason() const;
   bool is_float_node = false;
+  // Cost-aware plans: predicted time of this node as planned, and (for
+  // nodes the cost step decided) in f32 and in 16-bit; < 0 unknown.
+  double predicted_us = -1;
+  double time_f32_us = -1;
+  double time_16_us = -1;
 };
 
 struct CastRecord {
@@ -66,7 +73,8 @@ struct PlanSummary {
   int float_nodes = 0;
   int intended_16bit = 0;
   int effective_16bit = 0;
-  int kept_fp32_no_native = 0;
+  int kept_fp32_no_native = 0;  // no native 16-bit kernel (emulated or unsupported)
+  int kept_fp32_cost = 0;       // native, but f32 predicted faster
   int casts = 0;
   int casts_on_constants = 0;
 };
@@ -79,6 +87,11 @@ struct AmpPlan {
   std::vector<CastRecord> casts;
   std::vector<std::string> notes;  // distinct device notes, see NodePlan::note
   PlanSummary summary;
+  // Cost-aware plans: predicted time per run (kernels and per-run Casts;
+  // weight Casts are folded at load and free), and where the numbers come
+  // from (CostModel::source()). predicted_us < 0 without a cost model.
+  double predicted_us = -1;
+  std::string cost_source;
 
   std::string_view note_of(const NodePlan& n) const {
     return n.note < 0 ? std::string_view{} : std::string_view(notes[static_cast<size_t>(n.note)]);
@@ -95,6 +108,11 @@ struct PlanOptions {
   // keeps it f32. For side-by-side comparisons (`ampx run
   // --capability-blind`), never the default.
   bool capability_blind = false;
+  // Cost-aware planning (docs/PLANNER.md): with a cost model, the nodes that
+  // would run natively in 16-bit are chosen for the whole graph by a minimum
+  // cut over predicted kernel and Cast times; the others get reason `cost`.
+  // Ignored by capability-blind plans (they only get predictions).
+  capability::CostModel* cost = nullptr;
 };
 
 // `--dtype auto`: which 16-bit type to plan with on this device. Plans the
