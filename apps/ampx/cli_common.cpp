@@ -19,9 +19,16 @@ void PolicyOptions::add_to(CLI::App& cmd) {
       ->each([this](const std::string&) { white_list_set = true; });
   cmd.add_option("--black-list", black_list, "comma-separated ops replacing the black list")
       ->each([this](const std::string&) { black_list_set = true; });
+  cmd.add_flag("--no-cost", no_cost,
+               "no cost step: every node the device runs natively in 16-bit stays 16-bit");
   cmd.add_flag("--capability-blind", capability_blind,
                "plan as a policy-string framework would: 16-bit nodes run 16-bit on emulated "
                "kernels too (for comparisons; see docs/PLANNER.md)");
+}
+
+std::unique_ptr<capability::CostModel> PolicyOptions::cost_model(CapabilitySource& device) const {
+  if (no_cost) return nullptr;
+  return capability::make_hint_cost_model(device);
 }
 
 AmpPolicy PolicyOptions::to_policy() const {

@@ -41,12 +41,18 @@ struct PolicyOptions {
   bool white_list_set = false;
   bool black_list_set = false;
   bool capability_blind = false;
+  bool no_cost = false;
 
   void add_to(CLI::App& cmd);
-  // The planner options these flags ask for.
-  ampx::PlanOptions plan_options(bool build_graph) const {
-    return {.build_graph = build_graph, .capability_blind = capability_blind};
+  // The planner options these flags ask for; `cost` from cost_model().
+  ampx::PlanOptions plan_options(bool build_graph, capability::CostModel* cost) const {
+    return {.build_graph = build_graph,
+            .capability_blind = capability_blind,
+            .cost = no_cost ? nullptr : cost};
   }
+  // The cost model for `device` (null with --no-cost): the plugin's cost
+  // hints until probe data exists for it.
+  std::unique_ptr<capability::CostModel> cost_model(CapabilitySource& device) const;
   // Throws UsageError naming the bad argument. With `--dtype auto` the
   // policy holds f16 until resolve_dtype() has seen the device.
   AmpPolicy to_policy() const;

@@ -24,7 +24,8 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   const auto host = make_plugin_host(global);
   DeviceCapabilities caps(find_device(host, opts.device));
   const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
-  const AmpPlan plan = plan_amp(graph, policy, caps, opts.policy.plan_options(false));
+  const auto cost = opts.policy.cost_model(caps);
+  const AmpPlan plan = plan_amp(graph, policy, caps, opts.policy.plan_options(false, cost.get()));
   if (opts.format == Format::kJson) {
     auto j = plan_to_json(plan, opts.model);
     if (choice) j["dtype_auto"] = half_choice_to_json(*choice);

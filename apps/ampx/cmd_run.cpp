@@ -61,7 +61,8 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
 
   DeviceCapabilities caps(device);
   const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
-  const AmpPlan plan = plan_amp(graph, policy, caps, opts.policy.plan_options(true));
+  const auto cost = opts.policy.cost_model(caps);
+  const AmpPlan plan = plan_amp(graph, policy, caps, opts.policy.plan_options(true, cost.get()));
   const auto inputs = random_inputs(graph, opts.seed);
 
   FusionOptions fusion;
