@@ -9,6 +9,7 @@ packages=(
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev  # optional: backends/onednn is built only when present
+  chromium python3-jsonschema  # tests: the HTML report is rendered, the JSON one validated
 )
 
 missing=()

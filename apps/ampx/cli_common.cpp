@@ -1,4 +1,9 @@
 #include "cli_common.hpp"
+#include <unistd.h>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -103,6 +108,30 @@ const plugins::Device& find_device(const plugins::PluginHost& host, const std::s
     return host.device(id);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--device: ") + e.what());
+  }
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path tmp =
+      target.parent_path() / (target.filename().string() + ".tmp." + std::to_string(::getpid()));
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error(path + ": cannot write (" + std::strerror(errno) + ")");
+    f << content;
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw std::runtime_error(path + ": write failed (" + std::strerror(errno) + ")");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error(path + ": cannot replace (" + ec.message() + ")");
   }
 }
 

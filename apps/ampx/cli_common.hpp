@@ -64,6 +64,10 @@ struct PolicyOptions {
 };
 
 void add_format_option(CLI::App& cmd, Format& format);
+// Writes `content` to `path` through a temporary file in the same directory
+// and a rename, so readers never see half a file; throws a one-line
+// std::runtime_error naming the path.
+void write_file_atomically(const std::string& path, const std::string& content);
 void setup_logging(const GlobalOptions& opts);
 plugins::PluginHost make_plugin_host(const GlobalOptions& opts);
 const plugins::Device& find_device(const plugins::PluginHost& host, const std::string& id);

@@ -14,5 +14,6 @@ Action add_devices_command(CLI::App& app, const GlobalOptions& global);
 Action add_plan_command(CLI::App& app, const GlobalOptions& global);
 Action add_run_command(CLI::App& app, const GlobalOptions& global);
 Action add_summary_command(CLI::App& app, const GlobalOptions& global);
+Action add_report_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace ampx::cli

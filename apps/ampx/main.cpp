@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add(add_plan_command);
   add(add_run_command);
   add(add_summary_command);
+  add(add_report_command);
 
   try {
     app.parse(argc, argv);

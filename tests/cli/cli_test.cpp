@@ -2,6 +2,8 @@
 // errors and exit codes for bad arguments.
 #include <tolerances.hpp>
 
+#include "cli_support.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,44 +19,8 @@
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+namespace ampx_cli_test {
 namespace {
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-// Runs `env ampx args` through the shell with stdout and stderr captured apart.
-Result ampx(const std::string& args, const std::string& env = "") {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("ampx_cli_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string cmd = "env " + env + " AMPX_PLUGIN_PATH= '" AMPX_CLI_PATH "' " + args + " > '" +
-                          (dir / "out").string() + "' 2> '" + (dir / "err").string() +
-                          "' < /dev/null";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  return r;
-}
-
-const std::string kNative = "AMPX_TEST_NATIVE_OPS='*'";
-const std::string kTestDir = std::string("--plugin-dir ") + AMPX_TEST_PLUGIN_DIR;
-
-void expect_one_line_error(const Result& r, int code, const std::string& text) {
-  EXPECT_EQ(r.code, code) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(text));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
-}
 
 TEST(Cli, DevicesListsCpuRef) {
   const auto r = ampx("devices");
@@ -209,3 +175,4 @@ TEST(Cli, BadArgumentsGiveOneLineErrors) {
 }
 
 }  // namespace
+}  // namespace ampx_cli_test

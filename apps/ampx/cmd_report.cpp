@@ -1,0 +1,113 @@
+// `ampx report`: what each amp level really means for the given models on
+// each device — 16-bit coverage, Casts, predicted and measured time — as
+// text, Markdown, JSON or one HTML file.
+#include "commands.hpp"
+#include "progress.hpp"
+#include "report_builder.hpp"
+
+#include <ampx/exec/device_capabilities.hpp>
+
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace ampx::cli {
+namespace {
+
+struct ReportOptions {
+  std::vector<std::string> models;
+  std::vector<std::string> devices;
+  std::string format = "text";
+  std::string output;
+  std::string dtype = "auto";
+  bool no_run = false;
+  bool no_cost = false;
+  int iters = 5;
+  int warmup = 1;
+};
+
+int run_report(const GlobalOptions& global, const ReportOptions& opts) {
+  if (opts.dtype != "auto" && opts.dtype != "f16" && opts.dtype != "bf16")
+    throw UsageError("--dtype '" + opts.dtype + "': expected f16, bf16 or auto");
+  const auto host = make_plugin_host(global);
+  std::vector<ReportDevice> devices;
+  auto add_device = [&](const plugins::Device& d) {
+    ReportDevice rd;
+    rd.id = d.id();
+    rd.name = d.props().name;
+    rd.source = "device";
+    rd.device = &d;
+    rd.caps = std::make_shared<DeviceCapabilities>(d);
+    if (!opts.no_cost) rd.cost = capability::make_hint_cost_model(*rd.caps);
+    devices.push_back(std::move(rd));
+  };
+  if (opts.devices.empty()) {
+    for (const auto& d : host.devices()) add_device(d);
+    if (devices.empty()) throw std::runtime_error("no devices found (see `ampx devices`)");
+  } else {
+    for (const auto& id : opts.devices) add_device(find_device(host, id));
+  }
+
+  ReportSettings settings;
+  settings.dtype = opts.dtype;
+  settings.run = !opts.no_run;
+  settings.iters = opts.iters;
+  settings.warmup = opts.warmup;
+  ProgressBar bar;
+  settings.progress = [&](int done, int total, const std::string& what) {
+    bar.update(done, total, what);
+    spdlog::debug("report: {}/{} {}", done, total, what);
+  };
+  const capability::Report report = build_report(opts.models, devices, settings);
+  bar.finish();
+
+  std::string text;
+  if (opts.format == "json") {
+    text = capability::report_to_json(report).dump(2) + "\n";
+  } else if (opts.format == "md") {
+    text = capability::render_markdown(report);
+  } else if (opts.format == "html") {
+    text = capability::render_html(report);
+  } else {
+    text = capability::render_text(report);
+  }
+  if (opts.output.empty()) {
+    std::cout << text;
+  } else {
+    write_file_atomically(opts.output, text);
+    spdlog::info("report written to {}", opts.output);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_report_command(CLI::App& app, const GlobalOptions& global) {
+  auto* cmd = app.add_subcommand(
+      "report", "What each amp level really means for models on each device (coverage, time)");
+  auto opts = std::make_shared<ReportOptions>();
+  cmd->add_option("MODEL", opts->models, "builtin:cnn, builtin:mlp, builtin:encoder, ...")
+      ->required();
+  cmd->add_option("--device", opts->devices, "device ids (repeatable; default: every device)")
+      ->delimiter(',');
+  cmd->add_option("--format", opts->format, "text, md, json or html")
+      ->check(CLI::IsMember({"text", "md", "json", "html"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", opts->output, "write to FILE (atomically) instead of stdout");
+  cmd->add_option("--dtype", opts->dtype,
+                  "16-bit type: f16, bf16 or auto (per device and level, docs/PLANNER.md)")
+      ->capture_default_str();
+  cmd->add_flag("--no-run", opts->no_run, "plans and predictions only, no measured times");
+  cmd->add_flag("--no-cost", opts->no_cost, "plans without the cost step");
+  cmd->add_option("--iters", opts->iters, "timed runs per level")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", opts->warmup, "untimed runs first")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  return [&global, opts] { return run_report(global, *opts); };
+}
+
+}  // namespace ampx::cli

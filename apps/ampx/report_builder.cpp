@@ -1,0 +1,193 @@
+#include "report_builder.hpp"
+
+#include <ampx/amp/planner.hpp>
+#include <ampx/exec/executor.hpp>
+#include <ampx/exec/fusion.hpp>
+#include <ampx/exec/node_desc.hpp>
+#include <ampx/models/load_model.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <thread>
+
+namespace ampx::cli {
+
+namespace {
+
+using capability::CoverageCell;
+using capability::LevelRow;
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+double median_ms(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Every node of the model in dtype `d` (float tensors), asked of `caps`.
+void add_coverage(const Graph& g, const ReportDevice& dev,
+                  std::map<std::string, capability::CoverageRow>& rows) {
+  LoweredNode lowered;
+  std::vector<DType> ins, outs;
+  for (const Node& n : g.nodes()) {
+    bool touches_float = false;
+    for (ValueId v : n.inputs) touches_float = touches_float || is_float(g.value(v).type.dtype);
+    if (!touches_float || n.op == OpType::kCast) continue;
+    auto& row = rows[std::string(op_name(n.op))];
+    row.op = std::string(op_name(n.op));
+    for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
+      ins.clear();
+      outs.clear();
+      for (ValueId v : n.inputs) {
+        const DType t = g.value(v).type.dtype;
+        ins.push_back(is_float(t) ? d : t);
+      }
+      for (ValueId v : n.outputs) {
+        const DType t = g.value(v).type.dtype;
+        outs.push_back(is_float(t) ? d : t);
+      }
+      lowered.assign(g, n, ins, outs, false);
+      CoverageCell& cell = row.cells[dev.id][std::string(dtype_name(d))];
+      switch (dev.caps->query(lowered.desc()).support) {
+        case AMPX_SUPPORT_NATIVE:
+          ++cell.native;
+          break;
+        case AMPX_SUPPORT_EMULATED:
+          ++cell.emulated;
+          break;
+        default:
+          ++cell.unsupported;
+      }
+    }
+  }
+}
+
+struct Measured {
+  double ms = 0;
+  std::vector<HostTensor> outputs;
+};
+
+Measured measure(const AmpPlan& plan, const ReportDevice& dev, const std::vector<HostTensor>& in,
+                 const ReportSettings& s) {
+  const FusedGraph fused = fuse_for_device(plan.graph, *dev.caps);
+  Executor exec(fused.graph, *dev.device);
+  for (int i = 0; i < s.warmup; ++i) (void)exec.run(in);
+  Measured m;
+  std::vector<double> t;
+  for (int i = 0; i < s.iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    m.outputs = exec.run(in);
+    t.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  m.ms = median_ms(std::move(t));
+  return m;
+}
+
+}  // namespace
+
+capability::Report build_report(const std::vector<std::string>& models,
+                                const std::vector<ReportDevice>& devices,
+                                const ReportSettings& settings) {
+  capability::Report report;
+  report.generated_at = utc_now();
+  report.host = cpu_model() + ", " +
+                std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
+  report.ran = settings.run;
+  const AmpLevel levels[] = {AmpLevel::kO0, AmpLevel::kO1, AmpLevel::kO2, AmpLevel::kO3};
+  const int total = static_cast<int>(models.size() * devices.size() * std::size(levels));
+  int done = 0;
+  for (const std::string& model : models) {
+    const Graph g = load_model(model);
+    capability::ModelReport mr;
+    mr.model = model;
+    mr.nodes = static_cast<int>(g.num_nodes());
+    std::map<std::string, capability::CoverageRow> coverage;
+    const auto inputs = random_inputs(g, settings.seed);
+    for (const ReportDevice& dev : devices) {
+      capability::DeviceSection sec;
+      sec.device_id = dev.id;
+      sec.device_name = dev.name;
+      sec.source = dev.source;
+      sec.cost_source = dev.cost ? dev.cost->source() : "none (--no-cost)";
+      add_coverage(g, dev, coverage);
+      const bool can_run = settings.run && dev.device;
+      std::optional<Measured> o0;
+      for (AmpLevel level : levels) {
+        if (settings.progress)
+          settings.progress(done, total,
+                            model + " on " + dev.id + " " + std::string(amp_level_name(level)));
+        ++done;
+        LevelRow row;
+        row.level = std::string(amp_level_name(level));
+        try {
+          AmpPolicy policy;
+          policy.level = level;
+          if (settings.dtype == "auto") {
+            policy.half = choose_half_dtype(g, policy, *dev.caps).half;
+          } else {
+            policy.half = settings.dtype == "bf16" ? DType::kBF16 : DType::kF16;
+          }
+          row.dtype = std::string(dtype_name(policy.half));
+          const AmpPlan plan =
+              plan_amp(g, policy, *dev.caps, {.build_graph = can_run, .cost = dev.cost.get()});
+          const auto& s = plan.summary;
+          row.intended_16bit = s.intended_16bit;
+          row.effective_16bit = s.effective_16bit;
+          row.kept_fp32_no_native = s.kept_fp32_no_native;
+          row.kept_fp32_cost = s.kept_fp32_cost;
+          row.casts = s.casts - s.casts_on_constants;
+          row.predicted_ms = plan.predicted_us >= 0 ? plan.predicted_us / 1000.0 : -1;
+          if (can_run) {
+            Measured m = measure(plan, dev, inputs, settings);
+            row.measured_ms = m.ms;
+            if (level == AmpLevel::kO0) o0 = std::move(m);
+            if (o0) {
+              double err = 0;
+              for (size_t i = 0; i < o0->outputs.size(); ++i)
+                err = std::max(
+                    err, max_relative_error(level == AmpLevel::kO0 ? o0->outputs[i] : m.outputs[i],
+                                            o0->outputs[i]));
+              row.max_rel_error = err;
+            }
+          }
+        } catch (const std::exception& e) {
+          row.error = e.what();
+          spdlog::warn("report: {} on {} at {}: {}", model, dev.id, row.level, e.what());
+        }
+        sec.levels.push_back(std::move(row));
+      }
+      mr.devices.push_back(std::move(sec));
+    }
+    for (auto& [op, row] : coverage) {
+      row.nodes = 0;
+      for (const Node& n : g.nodes()) row.nodes += op_name(n.op) == op ? 1 : 0;
+      mr.coverage.push_back(std::move(row));
+    }
+    report.models.push_back(std::move(mr));
+  }
+  if (settings.progress) settings.progress(total, total, "done");
+  return report;
+}
+
+}  // namespace ampx::cli

@@ -1,0 +1,42 @@
+// Fills a capability::Report: for every model and device, the plan at each
+// amp level (cost-aware, --dtype auto per level unless a dtype is given),
+// predicted time, and unless told not to, the measured time and error of
+// running it; plus the op x device x dtype coverage matrix.
+#pragma once
+
+#include <ampx/capability/cost_model.hpp>
+#include <ampx/capability/report.hpp>
+#include <ampx/plugins/device.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ampx::cli {
+
+// One device of the report: a live device (can run) or a profile's answers.
+struct ReportDevice {
+  std::string id;
+  std::string name;
+  std::string source;                       // "device" or "profile FILE"
+  const plugins::Device* device = nullptr;  // null: cannot run
+  std::shared_ptr<CapabilitySource> caps;
+  std::shared_ptr<capability::CostModel> cost;  // null: --no-cost
+};
+
+struct ReportSettings {
+  std::string dtype = "auto";  // f16, bf16 or auto (per device and level)
+  bool run = true;
+  int iters = 5;
+  int warmup = 1;
+  uint64_t seed = 1;
+  // Called before each (model, device, level) step: done, total, what.
+  std::function<void(int, int, const std::string&)> progress;
+};
+
+capability::Report build_report(const std::vector<std::string>& models,
+                                const std::vector<ReportDevice>& devices,
+                                const ReportSettings& settings);
+
+}  // namespace ampx::cli

@@ -1,0 +1,75 @@
+// The coverage report: what each amp level really means for a model on each
+// device. A plain value filled by `ampx report` (apps/ampx/report_builder)
+// and rendered here as text, Markdown, JSON (schema "ampx.report/1",
+// docs/cli-json.md) or one self-contained HTML file with charts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ampx::capability {
+
+// One amp level of one model on one device.
+struct LevelRow {
+  std::string level;  // "O0".."O3"
+  std::string dtype;  // 16-bit type planned with (after --dtype auto)
+  int intended_16bit = 0;
+  int effective_16bit = 0;
+  int kept_fp32_no_native = 0;
+  int kept_fp32_cost = 0;
+  int casts = 0;                        // per-run Casts (weight Casts are folded at load)
+  double predicted_ms = -1;             // < 0: no prediction
+  std::optional<double> measured_ms;    // median, when run
+  std::optional<double> max_rel_error;  // against O0 f32 on the same device
+  std::string error;                    // why this level could not be planned/run
+};
+
+struct DeviceSection {
+  std::string device_id;  // "onednn:0"
+  std::string device_name;
+  std::string source;       // "device" or "profile FILE"
+  std::string cost_source;  // CostModel::source()
+  std::vector<LevelRow> levels;
+};
+
+// native / emulated / unsupported node counts for one op, device and dtype.
+struct CoverageCell {
+  int native = 0, emulated = 0, unsupported = 0;
+};
+
+struct CoverageRow {
+  std::string op;
+  int nodes = 0;  // nodes of this op type in the model
+  // device id -> dtype -> counts
+  std::map<std::string, std::map<std::string, CoverageCell>> cells;
+};
+
+struct ModelReport {
+  std::string model;
+  int nodes = 0;
+  std::vector<DeviceSection> devices;
+  std::vector<CoverageRow> coverage;
+};
+
+struct Report {
+  std::string generated_at;  // ISO 8601 UTC
+  std::string host;          // CPU model and core count
+  bool ran = true;           // false with --no-run
+  std::vector<ModelReport> models;
+};
+
+inline constexpr const char* kReportSchema = "ampx.report/1";
+
+nlohmann::json report_to_json(const Report& r);
+std::string render_text(const Report& r);
+std::string render_markdown(const Report& r);
+// One file, no network: the data embedded as JSON, charts drawn by inline
+// script as SVG (16-bit coverage per level per device; predicted vs
+// measured time).
+std::string render_html(const Report& r);
+
+}  // namespace ampx::capability

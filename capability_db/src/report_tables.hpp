@@ -1,0 +1,96 @@
+// Tables shared by the text, Markdown and HTML forms of the report.
+#pragma once
+
+#include <ampx/capability/report.hpp>
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+namespace ampx::capability::report_detail {
+
+using Table = std::vector<std::vector<std::string>>;  // first row: header
+
+inline std::string ms(double v) {
+  return v < 0 ? "—" : v < 10 ? fmt::format("{:.2f} ms", v) : fmt::format("{:.1f} ms", v);
+}
+inline std::string ms(const std::optional<double>& v) {
+  return v ? ms(*v) : "—";
+}
+inline std::string ratio(double v, double base) {
+  return v >= 0 && base > 0 ? fmt::format("{:.2f}", v / base) : "—";
+}
+
+inline std::string cell_str(const CoverageCell& c) {
+  std::vector<std::string> parts;
+  if (c.native) parts.push_back(fmt::format("{} native", c.native));
+  if (c.emulated) parts.push_back(fmt::format("{} emulated", c.emulated));
+  if (c.unsupported) parts.push_back(fmt::format("{} unsupported", c.unsupported));
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+  return s.empty() ? "—" : s;
+}
+
+inline Table level_table(const DeviceSection& d, bool ran) {
+  Table t{{"level", "dtype", "16-bit intended", "16-bit effective", "f32: no native kernel",
+           "f32: cost", "casts", "predicted", "ratio"}};
+  if (ran) {
+    for (const char* h : {"measured", "ratio", "max rel. error"}) t[0].push_back(h);
+  }
+  double o0p = -1;
+  std::optional<double> o0m;
+  for (const auto& l : d.levels)
+    if (l.level == "O0") {
+      o0p = l.predicted_ms;
+      o0m = l.measured_ms;
+    }
+  for (const auto& l : d.levels) {
+    if (!l.error.empty()) {
+      std::vector<std::string> row{l.level, l.dtype, "error: " + l.error};
+      row.resize(t[0].size());
+      t.push_back(std::move(row));
+      continue;
+    }
+    std::vector<std::string> row{l.level,
+                                 l.dtype,
+                                 std::to_string(l.intended_16bit),
+                                 std::to_string(l.effective_16bit),
+                                 std::to_string(l.kept_fp32_no_native),
+                                 std::to_string(l.kept_fp32_cost),
+                                 std::to_string(l.casts),
+                                 ms(l.predicted_ms),
+                                 ratio(l.predicted_ms, o0p)};
+    if (ran) {
+      row.push_back(ms(l.measured_ms));
+      row.push_back(l.measured_ms && o0m ? ratio(*l.measured_ms, *o0m) : "—");
+      row.push_back(l.max_rel_error ? fmt::format("{:.1e}", *l.max_rel_error) : "—");
+    }
+    t.push_back(std::move(row));
+  }
+  return t;
+}
+
+inline Table coverage_table(const ModelReport& m) {
+  Table t{{"op", "nodes"}};
+  std::vector<std::pair<std::string, std::string>> cols;  // device, dtype
+  for (const auto& d : m.devices)
+    for (const char* dt : {"f32", "f16", "bf16"}) {
+      cols.emplace_back(d.device_id, dt);
+      t[0].push_back(d.device_id + " " + dt);
+    }
+  for (const auto& c : m.coverage) {
+    std::vector<std::string> row{c.op, std::to_string(c.nodes)};
+    for (const auto& [dev, dt] : cols) {
+      const auto di = c.cells.find(dev);
+      const CoverageCell* cell = nullptr;
+      if (di != c.cells.end())
+        if (auto it = di->second.find(dt); it != di->second.end()) cell = &it->second;
+      row.push_back(cell ? cell_str(*cell) : "—");
+    }
+    t.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace ampx::capability::report_detail

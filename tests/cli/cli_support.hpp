@@ -1,0 +1,56 @@
+// Runs the ampx binary as a user does, for the CLI tests.
+#pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace ampx_cli_test {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Runs `env ampx args` through the shell with stdout and stderr captured apart.
+inline Result ampx(const std::string& args, const std::string& env = "") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ampx_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cmd = "env " + env + " AMPX_PLUGIN_PATH= '" AMPX_CLI_PATH "' " + args + " > '" +
+                          (dir / "out").string() + "' 2> '" + (dir / "err").string() +
+                          "' < /dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+inline const std::string kNative = "AMPX_TEST_NATIVE_OPS='*'";
+inline const std::string kTestDir = std::string("--plugin-dir ") + AMPX_TEST_PLUGIN_DIR;
+
+inline void expect_one_line_error(const Result& r, int code, const std::string& text) {
+  EXPECT_EQ(r.code, code) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr(text));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+}
+
+}  // namespace ampx_cli_test
