@@ -367,7 +367,7 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
     w.elements_16bit = data ? 0 : e16;
     if (op == "Conv2d" && c.in.size() >= 2 && c.in[1].rank() == 4) {
       w.flops = 2 * out_elems * static_cast<double>(product(c.in[1].dims, 1));
-    } else if ((op == "MatMul") && c.in.size() == 2 && c.in[0].rank() >= 2) {
+    } else if (op == "MatMul" && c.in.size() >= 2 && c.in[0].rank() >= 2) {
       w.flops = 2 * out_elems * static_cast<double>(c.in[0].dims.back());
     } else if (op == "Gemm" && c.in.size() >= 2 && c.in[0].rank() == 2) {
       const int64_t k = v.get_int("transA", 0) ? c.in[0].dims[0] : c.in[0].dims[1];
