@@ -9,6 +9,10 @@ packages=(
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev  # optional: backends/onednn is built only when present
+  # optional: backends/vulkan is built when the loader and glslc are present;
+  # lavapipe (mesa-vulkan-drivers) is the CPU Vulkan device its tests run on,
+  # under the Khronos validation layer
+  libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
 )
 
 missing=()

@@ -11,35 +11,47 @@ layout(std430, binding = 2) readonly buffer Wt { ST w[]; };
 layout(std430, binding = 3) readonly buffer Bias { ST bias[]; };
 layout(std430, binding = 4) writeonly buffer Y { ST y[]; };
 
-uint Cg() { return uint(p[1] / p[15]); }
-uint Mg() { return uint(p[4] / p[15]); }
-uint KK() { return Cg() * uint(p[7] * p[8]); }
+// Parameters read once per invocation (every buffer read is a gather on CPU
+// drivers, and the tile loads are the hot loop).
+uint C, H, W, M, OW, kW, khw, ohw, Cg, Mg, KK;
+int sh, sw, pt, pl, dh, dw;
 
-float loadA(uint g, uint m, uint k) {
-  return float(w[pc.off[1] + (g * Mg() + m) * KK() + k]);
-}
+float loadA(uint g, uint m, uint k) { return float(w[pc.off[1] + (g * Mg + m) * KK + k]); }
 float loadB(uint g, uint k, uint col) {
-  uint khw = uint(p[7] * p[8]);
   uint c = k / khw, r = k - c * khw;
-  int kh = int(r / uint(p[8])), kw = int(r % uint(p[8]));
-  uint ohw = uint(p[5] * p[6]);
+  uint kh = r / kW, kw = r - kh * kW;
   uint n = col / ohw, q = col - n * ohw;
-  int oh = int(q / uint(p[6])), ow = int(q % uint(p[6]));
-  int ih = oh * p[9] - p[11] + kh * p[13];
-  int iw = ow * p[10] - p[12] + kw * p[14];
-  if (ih < 0 || ih >= p[2] || iw < 0 || iw >= p[3]) return 0.0;
-  uint ch = g * Cg() + c;
-  return float(x[pc.off[0] + ((n * uint(p[1]) + ch) * uint(p[2]) + uint(ih)) * uint(p[3]) + uint(iw)]);
+  uint oh = q / OW, ow = q - oh * OW;
+  int ih = int(oh) * sh - pt + int(kh) * dh;
+  int iw = int(ow) * sw - pl + int(kw) * dw;
+  if (ih < 0 || ih >= int(H) || iw < 0 || iw >= int(W)) return 0.0;
+  return float(x[pc.off[0] + ((n * C + g * Cg + c) * H + uint(ih)) * W + uint(iw)]);
 }
 void storeC(uint g, uint m, uint col, float acc) {
-  uint oc = g * Mg() + m;
+  uint oc = g * Mg + m;
   if (p[16] != 0) acc += float(bias[pc.off[2] + oc]);
-  uint ohw = uint(p[5] * p[6]);
   uint n = col / ohw, q = col - n * ohw;
-  y[pc.off[3] + (n * uint(p[4]) + oc) * ohw + q] = ST(acc);
+  y[pc.off[3] + (n * M + oc) * ohw + q] = ST(acc);
 }
 #include "gemm_tile.glsl"
 
 void main() {
-  gemm_tile(gl_WorkGroupID.z, Mg(), uint(p[0] * p[5] * p[6]), KK());
+  C = uint(p[1]);
+  H = uint(p[2]);
+  W = uint(p[3]);
+  M = uint(p[4]);
+  OW = uint(p[6]);
+  kW = uint(p[8]);
+  khw = uint(p[7] * p[8]);
+  ohw = uint(p[5] * p[6]);
+  Cg = C / uint(p[15]);
+  Mg = M / uint(p[15]);
+  KK = Cg * khw;
+  sh = p[9];
+  sw = p[10];
+  pt = p[11];
+  pl = p[12];
+  dh = p[13];
+  dw = p[14];
+  gemm_tile(gl_WorkGroupID.z, Mg, uint(p[0]) * ohw, KK);
 }

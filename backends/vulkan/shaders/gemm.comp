@@ -11,12 +11,12 @@ layout(std430, binding = 2) readonly buffer B { ST b[]; };
 layout(std430, binding = 3) readonly buffer C { ST c[]; };
 layout(std430, binding = 4) writeonly buffer Y { ST y[]; };
 
-float loadA(uint z, uint m, uint k) {
-  return float(a[pc.off[0] + uint(p[13 + z]) + m * uint(p[3]) + k * uint(p[4])]);
-}
-float loadB(uint z, uint k, uint n) {
-  return float(b[pc.off[1] + uint(p[13 + p[12] + z]) + k * uint(p[5]) + n * uint(p[6])]);
-}
+// Parameters read once per invocation: on CPU drivers (lavapipe) every
+// buffer read is a gather, and the tile loads are the hot loop.
+uint a_base, b_base, a_sm, a_sk, b_sk, b_sn;
+
+float loadA(uint z, uint m, uint k) { return float(a[a_base + m * a_sm + k * a_sk]); }
+float loadB(uint z, uint k, uint n) { return float(b[b_base + k * b_sk + n * b_sn]); }
 void storeC(uint z, uint m, uint n, float acc) {
   float r = pf(10) * acc;
   if (p[9] != 0) r += pf(11) * float(c[pc.off[2] + m * uint(p[7]) + n * uint(p[8])]);
@@ -25,6 +25,13 @@ void storeC(uint z, uint m, uint n, float acc) {
 #include "gemm_tile.glsl"
 
 void main() {
-  if (gl_WorkGroupID.z >= uint(p[12])) return;
+  uint z = gl_WorkGroupID.z;
+  if (z >= uint(p[12])) return;
+  a_base = pc.off[0] + uint(p[13 + z]);
+  b_base = pc.off[1] + uint(p[13 + p[12] + z]);
+  a_sm = uint(p[3]);
+  a_sk = uint(p[4]);
+  b_sk = uint(p[5]);
+  b_sn = uint(p[6]);
   gemm_tile(gl_WorkGroupID.z, uint(p[0]), uint(p[1]), uint(p[2]));
 }

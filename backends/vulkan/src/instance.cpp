@@ -34,11 +34,17 @@ bool instance_extension_available(const char* name) {
 }
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                          VkDebugUtilsMessageTypeFlagsEXT,
+                                          VkDebugUtilsMessageTypeFlagsEXT type,
                                           const VkDebugUtilsMessengerCallbackDataEXT* data,
                                           void* user) {
   auto* state = static_cast<Instance::MessengerState*>(user);
-  if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
+  // Only the layer's findings count; the loader reports its own problems
+  // (a missing ICD file, say) as GENERAL messages: logged, not counted.
+  const bool validation = (type & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) != 0;
+  if ((severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) && !validation) {
+    std::fprintf(stderr, "ampx vulkan loader: %s\n",
+                 data && data->pMessage ? data->pMessage : "(no message)");
+  } else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
     state->errors.fetch_add(1);
     std::fprintf(stderr, "ampx vulkan validation error: %s\n",
                  data && data->pMessage ? data->pMessage : "(no message)");
