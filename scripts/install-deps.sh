@@ -10,6 +10,10 @@ packages=(
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev  # optional: backends/onednn is built only when present
   chromium python3-jsonschema  # tests: the HTML report is rendered, the JSON one validated
+  # optional: backends/vulkan is built when the loader and glslc are present;
+  # lavapipe (mesa-vulkan-drivers) is the CPU Vulkan device its tests run on,
+  # under the Khronos validation layer
+  libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
 )
 
 missing=()

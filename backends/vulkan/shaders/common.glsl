@@ -1,0 +1,42 @@
+// Shared by every ampx compute shader. Variant macros (set by the build):
+//   V_F32   tensors float,     simple arithmetic float
+//   V_F16   tensors float16_t, simple arithmetic float16_t (needs shaderFloat16
+//           and storageBuffer16BitAccess): the `native` 16-bit kernels
+//   V_F16S  tensors float16_t, all arithmetic float (needs 16-bit storage
+//           only): the `emulated` 16-bit kernels
+// ST is the storage type, CT the type of cheap elementwise arithmetic.
+// Accumulations (GEMM, reductions, norms) and transcendentals are always f32,
+// as tensor-core GEMMs accumulate in f32: that keeps every kernel within
+// tests/support/tolerances.hpp of cpu_ref.
+#extension GL_GOOGLE_include_directive : require
+#if defined(V_F32)
+#define ST float
+#define CT float
+#elif defined(V_F16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define ST float16_t
+#define CT float16_t
+#elif defined(V_F16S)
+#extension GL_EXT_shader_16bit_storage : require
+#define ST float16_t
+#define CT float
+#else
+#error "no variant"
+#endif
+
+// Binding 0: the kernel's int32 parameters, written once at prepare.
+layout(std430, set = 0, binding = 0) readonly buffer Params { int p[]; };
+// Per launch: element offsets of the bound tensors (binding b uses off[b-1])
+// and, for 1-D kernels, the width of the workgroup grid in x (the host lays
+// a long 1-D grid out as x*y and splits dispatches beyond
+// maxComputeWorkGroupCount with vkCmdDispatchBase).
+layout(push_constant) uniform PC {
+  uint off[8];
+  uint gx;
+} pc;
+
+float pf(int i) { return intBitsToFloat(p[i]); }
+
+// Linear workgroup index of a 1-D kernel.
+uint linear_group() { return gl_WorkGroupID.y * pc.gx + gl_WorkGroupID.x; }

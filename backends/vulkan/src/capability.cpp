@@ -1,0 +1,65 @@
+#include "capability.hpp"
+
+#include "ampx/cpu_ref/kernels.hpp"
+
+namespace ampx::vulkan {
+namespace {
+
+PlanTarget target_of(const PhysicalDevice& d) {
+  return {d.float16, d.storage16};
+}
+
+// Drops the "node 'x' (Op): " prefix: a capability note is about the node.
+std::string strip_where(std::string why) {
+  const size_t cut = why.find("): ");
+  if (why.rfind("node '", 0) == 0 && cut != std::string::npos) why.erase(0, cut + 3);
+  return why;
+}
+
+}  // namespace
+
+Answer answer_node(const ampx_node_desc& node, const PhysicalDevice& dev) {
+  Answer a;
+  std::string why;
+  // The op set's validation (arity, shapes, attributes, dtype rule) is
+  // cpu_ref's, so every plugin agrees on what a well-formed node is.
+  if (!cpu_ref::can_run(node, &why)) {
+    a.note = strip_where(why);
+    return a;
+  }
+  try {
+    const NodeView v(node);
+    const OpPlan plan = plan_node(v, target_of(dev));
+    if (!plan.uses_16bit) {
+      a.support = AMPX_SUPPORT_NATIVE;
+      a.note = "Vulkan f32 kernel";
+    } else if (plan.variant == Variant::kF16) {
+      a.support = AMPX_SUPPORT_NATIVE;
+      a.note = "Vulkan f16 kernel (shaderFloat16 + 16-bit storage)";
+    } else {
+      a.support = AMPX_SUPPORT_EMULATED;
+      a.note = "f16 storage, f32 arithmetic: no shaderFloat16";
+    }
+  } catch (const Unsupported& e) {
+    a.note = e.what();
+  } catch (const std::exception& e) {
+    a.note = strip_where(e.what());
+  }
+  return a;
+}
+
+OpPlan plan_for_prepare(const ampx_node_desc& node, const PhysicalDevice& dev) {
+  std::string why;
+  const NodeView v(node);
+  if (!cpu_ref::can_run(node, &why)) {
+    // UnsupportedNode from cpu_ref means "no kernel there": say unsupported.
+    throw StatusError(AMPX_STATUS_INVALID_ARGUMENT, why);
+  }
+  try {
+    return plan_node(v, target_of(dev));
+  } catch (const Unsupported& e) {
+    throw StatusError(AMPX_STATUS_UNSUPPORTED, v.where() + ": " + e.what());
+  }
+}
+
+}  // namespace ampx::vulkan

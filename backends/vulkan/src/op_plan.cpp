@@ -1,0 +1,75 @@
+#include "op_plan.hpp"
+
+#include <cstring>
+#include <limits>
+
+namespace ampx::vulkan {
+
+const char* variant_suffix(Variant v) noexcept {
+  switch (v) {
+    case Variant::kF32:
+      return "f32";
+    case Variant::kF16:
+      return "f16";
+    case Variant::kF16S:
+      return "f16s";
+  }
+  return "f32";
+}
+
+Variant variant_for(ampx_dtype dt, const PlanTarget& t) {
+  switch (dt) {
+    case AMPX_DTYPE_F32:
+      return Variant::kF32;
+    case AMPX_DTYPE_F16:
+      if (!t.storage16) throw Unsupported("f16: device has no storageBuffer16BitAccess");
+      return t.float16 ? Variant::kF16 : Variant::kF16S;
+    case AMPX_DTYPE_BF16:
+      throw Unsupported("bf16: no bf16 kernels (device has no usable BF16 extension)");
+    default:
+      throw Unsupported(std::string("no kernel for dtype ") + plugin_support::dtype_name(dt));
+  }
+}
+
+uint32_t elem_bytes(ampx_dtype dt) {
+  return static_cast<uint32_t>(plugin_support::dtype_size(dt));
+}
+
+std::vector<int64_t> dims_of(const ampx_tensor_desc& t) {
+  return std::vector<int64_t>(t.dims, t.dims + t.rank);
+}
+
+int64_t numel(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+std::vector<int64_t> strides_of(const std::vector<int64_t>& d) {
+  std::vector<int64_t> s(d.size(), 1);
+  for (size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * d[i];
+  return s;
+}
+
+int32_t i32(int64_t v) {
+  if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min())
+    throw Unsupported("size " + std::to_string(v) + " exceeds the kernels' 32-bit indexing");
+  return static_cast<int32_t>(v);
+}
+
+int32_t float_bits(double v) {
+  const float f = static_cast<float>(v);
+  int32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+Dispatch linear_dispatch(std::string shader, uint64_t items, uint64_t per_group) {
+  Dispatch d;
+  d.shader = std::move(shader);
+  d.linear = true;
+  d.groups = {(items + per_group - 1) / per_group, 1, 1};
+  return d;
+}
+
+}  // namespace ampx::vulkan

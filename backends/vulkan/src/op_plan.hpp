@@ -1,0 +1,99 @@
+// What a node becomes on the device, before any Vulkan object exists: a list
+// of dispatches, each naming a shader variant, its specialisation constants,
+// its int32 parameters and which of the node's tensors it binds. Planning is
+// pure (no device calls), so query_capability builds the same plan that
+// kernel_prepare turns into pipelines: an op is answered `native` or
+// `emulated` only if its plan exists.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ampx/plugin_support.hpp"
+#include "physical_device.hpp"
+#include "vk_error.hpp"
+
+namespace ampx::vulkan {
+
+using plugin_support::NodeView;
+
+// Which precision variant of the shaders runs (common.glsl).
+enum class Variant { kF32, kF16, kF16S };
+const char* variant_suffix(Variant v) noexcept;  // "f32", "f16", "f16s"
+
+// A tensor bound to a dispatch: input or output `index` of the node, with
+// the size of the shader's element (offsets are passed in elements).
+struct TensorRef {
+  bool output = false;
+  uint32_t index = 0;
+  uint32_t elem_bytes = 4;
+};
+inline TensorRef in_ref(uint32_t i, uint32_t elem) {
+  return {false, i, elem};
+}
+inline TensorRef out_ref(uint32_t i, uint32_t elem) {
+  return {true, i, elem};
+}
+
+struct Dispatch {
+  std::string shader;              // embedded name, "gemm.f16"
+  std::vector<uint32_t> spec;      // constant_id i = spec[i]
+  std::vector<int32_t> params;     // binding 0
+  std::vector<TensorRef> tensors;  // bindings 1..n
+  // Workgroups in x, y, z. For 1-D kernels (`linear`), groups[0] is the
+  // total and the launcher lays it out as x*y with pc.gx = the x width.
+  std::array<uint64_t, 3> groups{1, 1, 1};
+  bool linear = false;
+};
+
+struct OpPlan {
+  std::vector<Dispatch> dispatches;
+  bool uses_16bit = false;  // a 16-bit tensor is involved
+  Variant variant = Variant::kF32;
+};
+
+// Device facts a plan depends on.
+struct PlanTarget {
+  bool float16 = false;
+  bool storage16 = false;
+};
+
+// The plan for a node already validated against docs/OPS.md (cpu_ref's
+// can_run). Throws Unsupported for what has no kernel here.
+OpPlan plan_node(const NodeView& v, const PlanTarget& t);
+
+// ---- helpers for the op builders (op_plan.cpp)
+// The variant for float dtype `dt`; throws Unsupported (bf16, f16 without
+// 16-bit storage).
+Variant variant_for(ampx_dtype dt, const PlanTarget& t);
+uint32_t elem_bytes(ampx_dtype dt);
+std::vector<int64_t> dims_of(const ampx_tensor_desc& t);
+int64_t numel(const std::vector<int64_t>& d);
+std::vector<int64_t> strides_of(const std::vector<int64_t>& d);  // row-major, elements
+int32_t i32(int64_t v);        // checked narrowing (throws Unsupported)
+int32_t float_bits(double v);  // f32 bits as int32 for the params buffer
+// A 1-D dispatch of `items` work items, `per_group` per workgroup.
+Dispatch linear_dispatch(std::string shader, uint64_t items, uint64_t per_group = 256);
+
+// Builders, one per op family (ops_*.cpp).
+OpPlan plan_gemm(const NodeView& v, Variant var);
+OpPlan plan_matmul(const NodeView& v, Variant var);
+OpPlan plan_conv2d(const NodeView& v, Variant var);
+OpPlan plan_unary(const NodeView& v, Variant var);
+OpPlan plan_binary(const NodeView& v, Variant var);
+OpPlan plan_softmax(const NodeView& v, Variant var);
+OpPlan plan_layernorm(const NodeView& v, Variant var);
+OpPlan plan_batchnorm(const NodeView& v, Variant var);
+OpPlan plan_pool(const NodeView& v, Variant var);
+OpPlan plan_global_pool(const NodeView& v, Variant var);
+OpPlan plan_reduce(const NodeView& v, Variant var);
+OpPlan plan_identity(const NodeView& v, Variant var);  // Reshape, Flatten, Dropout
+OpPlan plan_transpose(const NodeView& v, Variant var);
+OpPlan plan_slice(const NodeView& v, Variant var);
+OpPlan plan_concat(const NodeView& v, Variant var);
+OpPlan plan_gather(const NodeView& v, Variant var);
+OpPlan plan_cast(const NodeView& v, const PlanTarget& t);
+
+}  // namespace ampx::vulkan

@@ -1,0 +1,135 @@
+// Gemm, MatMul and Conv2d on the tiled GEMM core (gemm_tile.glsl); depthwise
+// Conv2d on its own direct kernel.
+#include <algorithm>
+
+#include "op_plan.hpp"
+
+namespace ampx::vulkan {
+namespace {
+
+// Tile edge for a GEMM dimension: 64 when there is enough work, smaller for
+// thin matrices so fewer threads idle on padding. Multiple of 16 (the
+// workgroup edge); TK stays 16.
+uint32_t tile_for(int64_t extent) {
+  return extent > 32 ? 64u : extent > 16 ? 32u : 16u;
+}
+
+Dispatch gemm_dispatch(std::string shader, int64_t M, int64_t N, int64_t batches) {
+  Dispatch d;
+  d.shader = std::move(shader);
+  const uint32_t tm = tile_for(M), tn = tile_for(N);
+  d.spec = {tm, tn, 16u};
+  d.groups = {static_cast<uint64_t>((N + tn - 1) / tn), static_cast<uint64_t>((M + tm - 1) / tm),
+              static_cast<uint64_t>(batches)};
+  return d;
+}
+
+std::string sh(const char* name, Variant var) {
+  return std::string(name) + "." + variant_suffix(var);
+}
+
+}  // namespace
+
+OpPlan plan_gemm(const NodeView& v, Variant var) {
+  const ampx_tensor_desc& a = v.input(0);
+  const ampx_tensor_desc& b = v.input(1);
+  const bool ta = v.get_int("transA", 0) != 0, tb = v.get_int("transB", 0) != 0;
+  const int64_t M = ta ? a.dims[1] : a.dims[0], K = ta ? a.dims[0] : a.dims[1];
+  const int64_t N = tb ? b.dims[0] : b.dims[1];
+  const uint32_t es = elem_bytes(a.dtype);
+  int64_t c_sm = 0, c_sn = 0;
+  const bool has_c = v.num_inputs() > 2;
+  if (has_c) {
+    const auto cd = dims_of(v.input(2));
+    // Unidirectional broadcast of C to [M, N]: a dim of 1 (or missing) repeats.
+    const int64_t cm = cd.size() == 2 ? cd[0] : 1;
+    const int64_t cn = cd.empty() ? 1 : cd.back();
+    c_sm = cm == 1 ? 0 : cn;
+    c_sn = cn == 1 ? 0 : 1;
+  }
+  Dispatch d = gemm_dispatch(sh("gemm", var), M, N, 1);
+  d.params = {i32(M),
+              i32(N),
+              i32(K),
+              i32(ta ? 1 : K),
+              i32(ta ? M : 1),
+              i32(tb ? 1 : N),
+              i32(tb ? K : 1),
+              i32(c_sm),
+              i32(c_sn),
+              has_c ? 1 : 0,
+              float_bits(v.get_float("alpha", 1.0)),
+              float_bits(v.get_float("beta", 1.0)),
+              1,
+              0,
+              0};
+  d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(has_c ? 2 : 0, es), out_ref(0, es)};
+  return {{d}};
+}
+
+OpPlan plan_matmul(const NodeView& v, Variant var) {
+  const auto ad = dims_of(v.input(0)), bd = dims_of(v.input(1)), yd = dims_of(v.output(0));
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  const int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
+  // Batch offsets of A and B for every output batch index (NumPy broadcast of
+  // the leading dims, right-aligned).
+  const std::vector<int64_t> ybatch(yd.begin(), yd.end() - 2);
+  const int64_t batches = numel(ybatch);
+  auto offsets = [&](const std::vector<int64_t>& dims, int64_t mat) {
+    const std::vector<int64_t> bdims(dims.begin(), dims.end() - 2);
+    const auto bstr = strides_of(bdims);
+    std::vector<int32_t> out(static_cast<size_t>(batches));
+    for (int64_t z = 0; z < batches; ++z) {
+      int64_t rest = z, off = 0;
+      for (size_t k = ybatch.size(); k-- > 0;) {
+        const int64_t c = rest % ybatch[k];
+        rest /= ybatch[k];
+        const ptrdiff_t j =
+            static_cast<ptrdiff_t>(k) - static_cast<ptrdiff_t>(ybatch.size() - bdims.size());
+        if (j >= 0 && bdims[static_cast<size_t>(j)] != 1) off += c * bstr[static_cast<size_t>(j)];
+      }
+      out[static_cast<size_t>(z)] = i32(off * mat);
+    }
+    return out;
+  };
+  Dispatch d = gemm_dispatch(sh("gemm", var), M, N, batches);
+  d.params = {i32(M), i32(N), i32(K),          i32(K),          1,           i32(N), 1, 0,
+              0,      0,      float_bits(1.0), float_bits(0.0), i32(batches)};
+  const auto ao = offsets(ad, M * K), bo = offsets(bd, K * N);
+  d.params.insert(d.params.end(), ao.begin(), ao.end());
+  d.params.insert(d.params.end(), bo.begin(), bo.end());
+  d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(0, es), out_ref(0, es)};
+  return {{d}};
+}
+
+OpPlan plan_conv2d(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0)), w = dims_of(v.input(1)), y = dims_of(v.output(0));
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  const auto st = v.get_ints("strides", {1, 1});
+  const auto pads = v.get_ints("pads", {0, 0, 0, 0});
+  const auto dil = v.get_ints("dilations", {1, 1});
+  const int64_t group = v.get_int("group", 1);
+  const bool has_bias = v.num_inputs() > 2;
+  std::vector<int32_t> p = {i32(x[0]),  i32(x[1]),       i32(x[2]),    i32(x[3]),   i32(y[1]),
+                            i32(y[2]),  i32(y[3]),       i32(w[2]),    i32(w[3]),   i32(st[0]),
+                            i32(st[1]), i32(pads[0]),    i32(pads[1]), i32(dil[0]), i32(dil[1]),
+                            i32(group), has_bias ? 1 : 0};
+  const std::vector<TensorRef> t = {in_ref(0, es), in_ref(1, es), in_ref(has_bias ? 2 : 0, es),
+                                    out_ref(0, es)};
+  const int64_t cg = x[1] / group;
+  if (group > 1 && cg == 1) {  // depthwise: a GEMM with K = kH*kW is mostly padding
+    const int64_t n = numel(y);
+    Dispatch d = linear_dispatch(sh("conv_depthwise", var), static_cast<uint64_t>(n));
+    p.push_back(i32(n));
+    d.params = p;
+    d.tensors = t;
+    return {{d}};
+  }
+  i32(cg * w[2] * w[3]);
+  Dispatch d = gemm_dispatch(sh("conv2d", var), y[1] / group, y[0] * y[2] * y[3], group);
+  d.params = p;
+  d.tensors = t;
+  return {{d}};
+}
+
+}  // namespace ampx::vulkan

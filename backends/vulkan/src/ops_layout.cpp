@@ -1,0 +1,134 @@
+// Data movement on the strided copy kernel (copy.comp): Reshape, Flatten,
+// Dropout, Transpose, Slice, Concat; Gather (gather.comp); Cast f32 <-> f16
+// (cast.comp). Copies are bit-exact in any float dtype.
+#include <algorithm>
+
+#include "op_plan.hpp"
+
+namespace ampx::vulkan {
+namespace {
+
+std::string sh(const char* name, Variant var) {
+  return std::string(name) + "." + variant_suffix(var);
+}
+
+// dst[dst_base + sum c*dst_str] = src[src_base + sum c*src_str] over `dims`.
+Dispatch copy_dispatch(Variant var, const std::vector<int64_t>& dims, int64_t src_base,
+                       const std::vector<int64_t>& src_str, int64_t dst_base,
+                       const std::vector<int64_t>& dst_str, TensorRef src, TensorRef dst) {
+  const int64_t n = numel(dims);
+  Dispatch d = linear_dispatch(sh("copy", var), static_cast<uint64_t>(n));
+  d.params = {i32(n), static_cast<int32_t>(dims.size()), i32(src_base), i32(dst_base)};
+  for (const auto* part : {&dims, &src_str, &dst_str})
+    for (int64_t x : *part) d.params.push_back(i32(x));
+  d.tensors = {src, dst};
+  return d;
+}
+
+}  // namespace
+
+OpPlan plan_identity(const NodeView& v, Variant var) {
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  const int64_t n = numel(dims_of(v.input(0)));
+  return {{copy_dispatch(var, {n}, 0, {1}, 0, {1}, in_ref(0, es), out_ref(0, es))}};
+}
+
+OpPlan plan_transpose(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
+  std::vector<int64_t> perm = v.get_ints("perm");
+  if (perm.empty())
+    for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  const auto xs = strides_of(x);
+  std::vector<int64_t> src(y.size());
+  for (size_t d = 0; d < y.size(); ++d) src[d] = xs[static_cast<size_t>(perm[d])];
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  return {{copy_dispatch(var, y, 0, src, 0, strides_of(y), in_ref(0, es), out_ref(0, es))}};
+}
+
+OpPlan plan_slice(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
+  const auto starts = v.get_ints("starts");
+  std::vector<int64_t> axes = v.get_ints("axes");
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  const auto steps = v.get_ints("steps", std::vector<int64_t>(starts.size(), 1));
+  const auto xs = strides_of(x);
+  std::vector<int64_t> src = xs;
+  int64_t base = 0;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i];
+    if (a < 0) a += static_cast<int64_t>(x.size());
+    const int64_t dim = x[static_cast<size_t>(a)], step = steps[i];
+    int64_t s = starts[i];
+    if (s < 0) s += dim;
+    // ONNX clamping: [0, dim] going forward, [0, dim-1] going backward.
+    s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+    if (y[static_cast<size_t>(a)] > 0) base += s * xs[static_cast<size_t>(a)];
+    src[static_cast<size_t>(a)] = step * xs[static_cast<size_t>(a)];
+  }
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  return {{copy_dispatch(var, y, base, src, 0, strides_of(y), in_ref(0, es), out_ref(0, es))}};
+}
+
+OpPlan plan_concat(const NodeView& v, Variant var) {
+  const auto y = dims_of(v.output(0));
+  int64_t axis = v.get_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(y.size());
+  const auto ys = strides_of(y);
+  const uint32_t es = elem_bytes(v.output(0).dtype);
+  OpPlan plan;
+  int64_t at = 0;
+  for (size_t i = 0; i < v.num_inputs(); ++i) {
+    const auto x = dims_of(v.input(i));
+    if (numel(x) > 0)
+      plan.dispatches.push_back(
+          copy_dispatch(var, x, 0, strides_of(x), at * ys[static_cast<size_t>(axis)], ys,
+                        in_ref(static_cast<uint32_t>(i), es), out_ref(0, es)));
+    at += x[static_cast<size_t>(axis)];
+  }
+  return plan;
+}
+
+OpPlan plan_gather(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0));
+  const ampx_tensor_desc& idx = v.input(1);
+  if (idx.dtype != AMPX_DTYPE_I64 && idx.dtype != AMPX_DTYPE_I32)
+    throw Unsupported("Gather indices must be i32 or i64");
+  int64_t axis = v.get_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  int64_t inner = 1;
+  for (size_t i = static_cast<size_t>(axis) + 1; i < x.size(); ++i) inner *= x[i];
+  const int64_t ni = numel(dims_of(idx));
+  const int64_t n = numel(dims_of(v.output(0)));
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d = linear_dispatch(sh("gather", var), static_cast<uint64_t>(n));
+  d.params = {i32(n), i32(x[static_cast<size_t>(axis)]), i32(inner), i32(ni),
+              idx.dtype == AMPX_DTYPE_I64 ? 1 : 0};
+  // Indices are bound as 32-bit words (i64: low word of each).
+  d.tensors = {in_ref(0, es), in_ref(1, 4), out_ref(0, es)};
+  return {{d}};
+}
+
+OpPlan plan_cast(const NodeView& v, const PlanTarget& t) {
+  const ampx_dtype from = v.input(0).dtype, to = v.output(0).dtype;
+  const bool f32_f16 = from == AMPX_DTYPE_F32 && to == AMPX_DTYPE_F16;
+  const bool f16_f32 = from == AMPX_DTYPE_F16 && to == AMPX_DTYPE_F32;
+  if (from == to && (from == AMPX_DTYPE_F32 || from == AMPX_DTYPE_F16)) {
+    OpPlan p = plan_identity(v, variant_for(from, t));
+    p.variant = variant_for(from, t);
+    return p;
+  }
+  if (!f32_f16 && !f16_f32)
+    throw Unsupported(std::string("Cast ") + plugin_support::dtype_name(from) + " -> " +
+                      plugin_support::dtype_name(to) + ": only f32 <-> f16 on Vulkan");
+  const Variant var = variant_for(AMPX_DTYPE_F16, t);  // checks 16-bit storage
+  const int64_t n = numel(dims_of(v.input(0)));
+  Dispatch d = linear_dispatch(f32_f16 ? "cast.f32_f16" : "cast.f16_f32", static_cast<uint64_t>(n));
+  d.params = {i32(n)};
+  d.tensors = {in_ref(0, elem_bytes(from)), out_ref(0, elem_bytes(to))};
+  OpPlan p{{d}};
+  p.variant = var;
+  return p;
+}
+
+}  // namespace ampx::vulkan

@@ -1,0 +1,109 @@
+// LayerNorm, BatchNorm, MaxPool/AveragePool, GlobalAveragePool and
+// ReduceSum/ReduceMean.
+#include <algorithm>
+
+#include "op_plan.hpp"
+
+namespace ampx::vulkan {
+namespace {
+
+std::string sh(const char* name, Variant var) {
+  return std::string(name) + "." + variant_suffix(var);
+}
+
+// Reduction of x over `axes` (sorted, distinct, non-negative).
+OpPlan reduce_plan(const NodeView& v, Variant var, const std::vector<int64_t>& axes, bool mean) {
+  const auto x = dims_of(v.input(0));
+  const auto s = strides_of(x);
+  std::vector<int32_t> kd, ks, rd, rs;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const bool red = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) != axes.end();
+    (red ? rd : kd).push_back(i32(x[i]));
+    (red ? rs : ks).push_back(i32(s[i]));
+  }
+  int64_t outs = 1, count = 1;
+  for (int32_t d : kd) outs *= d;
+  for (int32_t d : rd) count *= d;
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d = linear_dispatch(sh("reduce", var), static_cast<uint64_t>(outs));
+  d.spec = {mean ? 1u : 0u};
+  d.params = {i32(outs), i32(count), static_cast<int32_t>(kd.size()),
+              static_cast<int32_t>(rd.size())};
+  for (const auto* part : {&kd, &ks, &rd, &rs})
+    d.params.insert(d.params.end(), part->begin(), part->end());
+  d.tensors = {in_ref(0, es), out_ref(0, es)};
+  return {{d}};
+}
+
+}  // namespace
+
+OpPlan plan_layernorm(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = v.get_int("axis", -1);
+  if (axis < 0) axis += rank;
+  int64_t rows = 1, L = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : L) *= x[static_cast<size_t>(i)];
+  const bool has_bias = v.num_inputs() > 2;
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d = linear_dispatch(sh("layernorm", var), static_cast<uint64_t>(rows), 1);
+  d.params = {i32(rows), i32(L), float_bits(v.get_float("epsilon", 1e-5)), has_bias ? 1 : 0};
+  i32(rows * L);
+  d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(has_bias ? 2 : 0, es), out_ref(0, es)};
+  return {{d}};
+}
+
+OpPlan plan_batchnorm(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0));
+  int64_t inner = 1;
+  for (size_t i = 2; i < x.size(); ++i) inner *= x[i];
+  const int64_t n = numel(x);
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d = linear_dispatch(sh("batchnorm", var), static_cast<uint64_t>(n));
+  d.params = {i32(n), i32(x[1]), i32(inner), float_bits(v.get_float("epsilon", 1e-5))};
+  d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(2, es),
+               in_ref(3, es), in_ref(4, es), out_ref(0, es)};
+  return {{d}};
+}
+
+OpPlan plan_pool(const NodeView& v, Variant var) {
+  const bool is_max = v.op_type() == "MaxPool";
+  const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
+  const auto k = v.get_ints("kernel_shape");
+  const auto st = v.get_ints("strides", {1, 1});
+  const auto pads = v.get_ints("pads", {0, 0, 0, 0});
+  const int64_t n = numel(y);
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d = linear_dispatch(sh("pool", var), static_cast<uint64_t>(n));
+  d.spec = {is_max ? 0u : 1u};
+  d.params = {
+      i32(x[0] * x[1]), i32(x[2]),
+      i32(x[3]),        i32(y[2]),
+      i32(y[3]),        i32(k[0]),
+      i32(k[1]),        i32(st[0]),
+      i32(st[1]),       i32(pads[0]),
+      i32(pads[1]),     i32(pads[2]),
+      i32(pads[3]),     is_max ? 0 : static_cast<int32_t>(v.get_int("count_include_pad", 0))};
+  i32(numel(x));
+  d.tensors = {in_ref(0, es), out_ref(0, es)};
+  return {{d}};
+}
+
+OpPlan plan_global_pool(const NodeView& v, Variant var) {
+  return reduce_plan(v, var, {2, 3}, true);
+}
+
+OpPlan plan_reduce(const NodeView& v, Variant var) {
+  const int64_t rank = v.input(0).rank;
+  std::vector<int64_t> axes = v.get_ints("axes");
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  for (auto& a : axes)
+    if (a < 0) a += rank;
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  i32(numel(dims_of(v.input(0))));
+  return reduce_plan(v, var, axes, v.op_type() == "ReduceMean");
+}
+
+}  // namespace ampx::vulkan

@@ -1,0 +1,52 @@
+// What the plugin knows about one Vulkan physical device: identity for
+// device_props and the fingerprint, the limits kernels are planned against,
+// and the 16-bit features capability answers are derived from, after the
+// AMPX_VULKAN_MASK_FEATURES switch (which hides features to test the
+// emulated path; a masked feature is also not enabled on the VkDevice, so the
+// validation layer catches a kernel that uses it anyway).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ampx::vulkan {
+
+struct PhysicalDevice {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;  // first family with VK_QUEUE_COMPUTE_BIT
+  uint32_t api_version = 0;
+  std::string name, vendor, driver_name, driver_info;
+  uint32_t vendor_id = 0, device_id = 0, driver_version = 0;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  std::vector<VkMemoryHeap> heaps;
+  uint64_t device_local_bytes = 0;
+  uint32_t subgroup_size = 0;
+  std::array<uint32_t, 3> max_groups{};  // maxComputeWorkGroupCount (capped by
+                                         // AMPX_VULKAN_MAX_WORKGROUPS for tests)
+  uint64_t max_storage_range = 0;
+  uint64_t storage_align = 1;  // minStorageBufferOffsetAlignment
+
+  // Features as answered (after masking) ...
+  bool float16 = false;             // shaderFloat16
+  bool storage16 = false;           // storageBuffer16BitAccess
+  bool coop_matrix = false;         // VK_KHR_cooperative_matrix
+  bool bf16_ext = false;            // VK_KHR_shader_bfloat16
+  bool need_float16_ext = false;    // VK_KHR_shader_float16_int8 (API < 1.2)
+  std::vector<std::string> masked;  // feature names hidden by the switch
+
+  std::string api_string() const;
+  // "shaderFloat16 yes, storageBuffer16BitAccess yes, ..." for notes.
+  std::string features_string() const;
+  // "vulkan/<plugin ver>/<vendor:device>/<name>/<driver>/<driver info>[/mask-...]"
+  std::string fingerprint(const char* plugin_version) const;
+};
+
+// Every physical device with a compute queue and Vulkan 1.1, in the loader's
+// order. `skipped` gets a reason for each device left out.
+std::vector<PhysicalDevice> enumerate_devices(VkInstance instance, std::string* skipped);
+
+}  // namespace ampx::vulkan
