@@ -450,6 +450,23 @@ TEST(VulkanMasked, NoFloat16ArithmeticMeansEmulated) {
   expect_no_validation_errors(vk);
 }
 
+// Fused epilogues (docs/OPS.md) have no Vulkan kernel yet: such nodes are
+// unsupported, so the host's fusion pass leaves them unfused here.
+TEST(VulkanEpilogue, ActivationAndMatMulBiasAreUnsupported) {
+  Plugin vk(plugin_path("vulkan"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  NodeBuilder conv("Conv2d", "conv");
+  conv.input(AMPX_DTYPE_F32, {1, 2, 5, 5}).input(AMPX_DTYPE_F32, {3, 2, 3, 3});
+  conv.output(AMPX_DTYPE_F32, {1, 3, 3, 3}).attr_str("activation", "relu");
+  const auto a = vk.capability(conv);
+  EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED);
+  EXPECT_NE(std::string(a.note).find("epilogue"), std::string::npos) << a.note;
+  NodeBuilder mm("MatMul", "mm");
+  mm.input(AMPX_DTYPE_F32, {4, 5}).input(AMPX_DTYPE_F32, {5, 6}).input(AMPX_DTYPE_F32, {6});
+  mm.output(AMPX_DTYPE_F32, {4, 6});
+  EXPECT_EQ(vk.capability(mm).support, AMPX_SUPPORT_UNSUPPORTED);
+}
+
 // No 16-bit storage at all: f16 is unsupported, f32 unaffected.
 TEST(VulkanMasked, No16BitStorageMeansUnsupported) {
   ScopedEnv mask("AMPX_VULKAN_MASK_FEATURES", "shaderFloat16,storageBuffer16BitAccess");

@@ -20,6 +20,13 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p.uses_16bit = uses16;
     return p;
   }
+  // Fused epilogues (docs/OPS.md): the GEMM and convolution shaders have
+  // none yet, so such nodes are unsupported here and the host does not fuse.
+  if ((op == "Gemm" || op == "MatMul" || op == "Conv2d") &&
+      v.get_string("activation", "none") != "none")
+    throw Unsupported("no fused activation epilogue in the Vulkan kernels");
+  if (op == "MatMul" && v.num_inputs() > 2)
+    throw Unsupported("no fused MatMul bias in the Vulkan kernels");
   const ampx_dtype dt = v.output(0).dtype;
   const Variant var = variant_for(dt, t);
   OpPlan p;
