@@ -108,6 +108,14 @@ class DirectProgram {
       }
       const onednn::PrimitivePlan plan = onednn::plan_primitive(view, eng);
       step.prim = dnnl::primitive(plan.pd.get());
+      // The plugin's builders ask for a user scratchpad: one shared buffer,
+      // as the plugin does per stream.
+      if (const size_t sp = plan.pd.scratchpad_desc().get_size(); sp > 0) {
+        if (scratch_.size() * 64 < sp) scratch_.resize((sp + 63) / 64);
+        step.scratch_bytes = sp;
+        step.args.emplace(DNNL_ARG_SCRATCHPAD,
+                          dnnl::memory(plan.pd.scratchpad_desc(), eng, DNNL_MEMORY_NONE));
+      }
       for (const onednn::Arg& a : plan.args) {
         void* p = a.output ? step.outs[a.index] : const_cast<void*>(step.ins[a.index]);
         dnnl::memory user(a.user_md, eng, p);
@@ -149,6 +157,7 @@ class DirectProgram {
           st.loop->run(st.ins, st.outs);
           continue;
         }
+        if (st.scratch_bytes) st.args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch_.data());
         for (auto& c : st.pre) c.r.execute(s, c.from, c.to);
         st.prim.execute(s, st.args);
         for (auto& c : st.post) c.r.execute(s, c.from, c.to);
@@ -167,6 +176,7 @@ class DirectProgram {
     dnnl::primitive prim;
     std::unordered_map<int, dnnl::memory> args;
     std::vector<Conversion> pre, post;
+    size_t scratch_bytes = 0;
     std::vector<const void*> ins;
     std::vector<void*> outs;
   };
@@ -181,6 +191,7 @@ class DirectProgram {
   std::vector<void*> ptr_;
   std::vector<void*> inputs_;
   std::vector<std::vector<Line>> storage_;
+  std::vector<Line> scratch_;
   std::vector<Step> steps_;
 };
 

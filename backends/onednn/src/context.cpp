@@ -104,4 +104,10 @@ void Context::run(const std::function<void()>& fn) {
   fn();
 }
 
+void* Context::scratchpad(size_t bytes) {
+  const size_t lines = (bytes + sizeof(Line) - 1) / sizeof(Line);
+  if (scratch_.size() < lines) scratch_.resize(lines);
+  return scratch_.data();
+}
+
 }  // namespace ampx::onednn

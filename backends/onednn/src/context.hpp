@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -30,6 +31,11 @@ class Context {
   // call and restored after, so the host's own OpenMP use is untouched.
   void run(const std::function<void()>& fn);
 
+  // The stream's scratchpad: one buffer, grown to the largest request, that
+  // every primitive of this plugin instance uses in turn (launches on the
+  // stream are sequential). The pointer is valid until the next call.
+  void* scratchpad(size_t bytes);
+
   int threads() const noexcept { return threads_; }
   // Effective ISA (respects ONEDNN_MAX_CPU_ISA), e.g. "avx2".
   const std::string& isa() const noexcept { return isa_; }
@@ -44,6 +50,10 @@ class Context {
   int threads_ = 0;
   bool omp_ = false;
   std::string isa_, version_, runtime_;
+  struct alignas(64) Line {
+    std::byte b[64];
+  };
+  std::vector<Line> scratch_;
 };
 
 }  // namespace ampx::onednn

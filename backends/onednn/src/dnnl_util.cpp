@@ -72,4 +72,10 @@ bool is_reference_impl(const std::string& impl) {
          impl.find("simple") != std::string::npos;
 }
 
+dnnl::primitive_attr plan_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 }  // namespace ampx::onednn

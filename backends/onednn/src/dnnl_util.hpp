@@ -57,6 +57,11 @@ struct PrimitivePlan {
   std::vector<Arg> args;
 };
 
+// The attributes every op builder starts from: a user-managed scratchpad,
+// so one buffer per stream (Context::scratchpad) serves every primitive
+// instead of one library allocation each.
+dnnl::primitive_attr plan_attr();
+
 // impl_info_str() names a reference implementation ("ref:any",
 // "simple:any", "ref_int8:any", ...), i.e. no optimised kernel for these
 // dtypes on this CPU.

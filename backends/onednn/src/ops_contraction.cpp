@@ -27,7 +27,7 @@ void append_activation(const NodeView& v, dnnl::post_ops& po) {
 dnnl::primitive_attr activation_attr(const NodeView& v) {
   dnnl::post_ops po;
   append_activation(v, po);
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = plan_attr();
   attr.set_post_ops(po);
   return attr;
 }
@@ -128,7 +128,7 @@ PrimitivePlan plan_gemm_as(const NodeView& v, const dnnl::engine& eng, bool allo
   const bool c_as_bias = use_c && allow_bias && alpha == 1.0f && beta == 1.0f;
   const memory::desc c_md = use_c ? dense_md(pad_rank(dims_of(v.input(2)), 2), dt) : y_md;
 
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = plan_attr();
   const float scale = use_c ? alpha / beta : alpha;
   if (scale != 1.0f) attr.set_output_scales(0, {scale});
   PrimitivePlan p;

@@ -40,7 +40,8 @@ PrimitivePlan plan_eltwise(const NodeView& v, const dnnl::engine& eng) {
   }
   PrimitivePlan p;
   p.pd = dnnl::eltwise_forward::primitive_desc(
-      dnnl::eltwise_forward::desc(prop_kind::forward_inference, alg, x_md, alpha, beta), eng);
+      dnnl::eltwise_forward::desc(prop_kind::forward_inference, alg, x_md, alpha, beta),
+      plan_attr(), eng);
   p.args = {{DNNL_ARG_SRC, false, 0, x_md}, {DNNL_ARG_DST, true, 0, y_md}};
   return p;
 }
@@ -70,7 +71,7 @@ PrimitivePlan plan_binary(const NodeView& v, const dnnl::engine& eng) {
   if (op == "Mul") alg = algorithm::binary_mul;
   if (op == "Div") alg = algorithm::binary_div;
   const memory::desc a_md = dense_md(ad, dt), b_md = dense_md(bd, dt), y_md = dense_md(yr, dt);
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = plan_attr();
   if (negate) {
     dnnl::post_ops po;
     po.append_eltwise(1.0f, algorithm::eltwise_linear, -1.0f, 0.0f);
@@ -90,7 +91,7 @@ PrimitivePlan plan_softmax(const NodeView& v, const dnnl::engine& eng) {
   const memory::desc x_md = dense_md(x);
   PrimitivePlan p;
   p.pd = dnnl::softmax_forward::primitive_desc(
-      dnnl::softmax_forward::desc(prop_kind::forward_inference, x_md, axis), eng);
+      dnnl::softmax_forward::desc(prop_kind::forward_inference, x_md, axis), plan_attr(), eng);
   p.args = {{DNNL_ARG_SRC, false, 0, x_md}, {DNNL_ARG_DST, true, 0, dense_md(v.output(0))}};
   return p;
 }

@@ -20,7 +20,7 @@ PrimitivePlan plan_transpose(const NodeView& v, const dnnl::engine& eng) {
   if (yd.empty()) {
     const memory::desc md = dense_md(yd, dt);
     PrimitivePlan p;
-    p.pd = dnnl::reorder::primitive_desc(eng, md, eng, md);
+    p.pd = dnnl::reorder::primitive_desc(eng, md, eng, md, plan_attr());
     p.args = {{DNNL_ARG_FROM, false, 0, md}, {DNNL_ARG_TO, true, 0, md}};
     return p;
   }
@@ -28,7 +28,7 @@ PrimitivePlan plan_transpose(const NodeView& v, const dnnl::engine& eng) {
   const memory::desc src_md(yd, dt, src_strides);
   const memory::desc dst_md = dense_md(yd, dt);
   PrimitivePlan p;
-  p.pd = dnnl::reorder::primitive_desc(eng, src_md, eng, dst_md);
+  p.pd = dnnl::reorder::primitive_desc(eng, src_md, eng, dst_md, plan_attr());
   p.args = {{DNNL_ARG_FROM, false, 0, src_md}, {DNNL_ARG_TO, true, 0, dst_md}};
   return p;
 }
@@ -36,7 +36,7 @@ PrimitivePlan plan_transpose(const NodeView& v, const dnnl::engine& eng) {
 PrimitivePlan plan_cast(const NodeView& v, const dnnl::engine& eng) {
   const memory::desc x_md = dense_md(v.input(0)), y_md = dense_md(v.output(0));
   PrimitivePlan p;
-  p.pd = dnnl::reorder::primitive_desc(eng, x_md, eng, y_md);
+  p.pd = dnnl::reorder::primitive_desc(eng, x_md, eng, y_md, plan_attr());
   p.args = {{DNNL_ARG_FROM, false, 0, x_md}, {DNNL_ARG_TO, true, 0, y_md}};
   return p;
 }
@@ -51,7 +51,7 @@ PrimitivePlan plan_concat(const NodeView& v, const dnnl::engine& eng) {
     srcs.push_back(dense_md(v.input(i)));
     p.args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), false, i, srcs.back()});
   }
-  p.pd = dnnl::concat::primitive_desc(y_md, axis, srcs, eng);
+  p.pd = dnnl::concat::primitive_desc(y_md, axis, srcs, eng, plan_attr());
   p.args.push_back({DNNL_ARG_DST, true, 0, y_md});
   return p;
 }

@@ -20,7 +20,8 @@ PrimitivePlan plan_batchnorm(const NodeView& v, const dnnl::engine& eng) {
                      normalization_flags::use_shift;
   PrimitivePlan p;
   p.pd = dnnl::batch_normalization_forward::primitive_desc(
-      dnnl::batch_normalization_forward::desc(prop_kind::forward_inference, x_md, eps, flags), eng);
+      dnnl::batch_normalization_forward::desc(prop_kind::forward_inference, x_md, eps, flags),
+      plan_attr(), eng);
   // scale, bias, mean, var: [C] in the node dtype; oneDNN keeps them in f32
   // (the kernel converts 16-bit ones once per launch, or at prepare).
   p.args = {{DNNL_ARG_SRC, false, 0, x_md},
@@ -47,7 +48,7 @@ PrimitivePlan plan_layernorm(const NodeView& v, const dnnl::engine& eng) {
   PrimitivePlan p;
   p.pd = dnnl::layer_normalization_forward::primitive_desc(
       dnnl::layer_normalization_forward::desc(prop_kind::forward_inference, data_md, eps, flags),
-      eng);
+      plan_attr(), eng);
   p.args = {{DNNL_ARG_SRC, false, 0, data_md},
             {DNNL_ARG_SCALE, false, 1, dense_md({cols}, to_dnnl(v.input(1).dtype))},
             {DNNL_ARG_DST, true, 0, data_md}};
@@ -90,7 +91,7 @@ PrimitivePlan plan_pool(const NodeView& v, const dnnl::engine& eng) {
     return dnnl::pooling_v2_forward::primitive_desc(
         dnnl::pooling_v2_forward::desc(prop_kind::forward_inference, alg, src, dst, strides, kernel,
                                        dims_t{0, 0}, pl, pr),
-        eng);
+        plan_attr(), eng);
   };
   PrimitivePlan p;
   p.pd = make(x_md, y_md);
@@ -129,7 +130,8 @@ PrimitivePlan plan_reduce(const NodeView& v, const dnnl::engine& eng) {
   const algorithm alg =
       v.op_type() == "ReduceMean" ? algorithm::reduction_mean : algorithm::reduction_sum;
   PrimitivePlan p;
-  p.pd = dnnl::reduction::primitive_desc(dnnl::reduction::desc(alg, x_md, y_md, 0.0f, 0.0f), eng);
+  p.pd = dnnl::reduction::primitive_desc(dnnl::reduction::desc(alg, x_md, y_md, 0.0f, 0.0f),
+                                         plan_attr(), eng);
   p.args = {{DNNL_ARG_SRC, false, 0, x_md}, {DNNL_ARG_DST, true, 0, y_md}};
   return p;
 }

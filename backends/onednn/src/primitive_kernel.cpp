@@ -12,6 +12,12 @@ PrimitiveKernel::PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePl
   try {
     const dnnl::engine& eng = ctx_->engine();
     prim_ = dnnl::primitive(plan.pd.get());
+    const memory::desc scratch_md = plan.pd.scratchpad_desc();
+    scratch_bytes_ = scratch_md.get_size();
+    if (scratch_bytes_ > 0) {
+      scratch_ = dnnl::memory(scratch_md, eng, DNNL_MEMORY_NONE);
+      args_.emplace(DNNL_ARG_SCRATCHPAD, scratch_);
+    }
     for (const Arg& a : plan.args) {
       memory::desc want = plan.pd.query_md(dnnl::query::exec_arg_md, a.dnnl_arg);
       if (want == memory::desc()) want = a.user_md;
@@ -51,6 +57,7 @@ void PrimitiveKernel::run(std::span<const void* const> inputs, std::span<void* c
     for (Binding& b : bindings_) {
       b.user.set_data_handle(b.output ? outputs[b.index] : const_cast<void*>(inputs[b.index]));
     }
+    if (scratch_bytes_ > 0) scratch_.set_data_handle(ctx_->scratchpad(scratch_bytes_));
     ctx_->run([&] {
       dnnl::stream& s = ctx_->stream();
       for (Conversion& c : pre_) c.reorder.execute(s, c.from, c.to);

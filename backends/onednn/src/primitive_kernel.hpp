@@ -44,6 +44,8 @@ class PrimitiveKernel final : public cpu_ref::CpuKernel {
   std::unordered_map<int, dnnl::memory> args_;
   std::vector<Binding> bindings_;
   std::vector<Conversion> pre_, post_;
+  size_t scratch_bytes_ = 0;
+  dnnl::memory scratch_;  // the Context's scratchpad, handle set per launch
 };
 
 }  // namespace ampx::onednn
