@@ -538,9 +538,9 @@ std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType hal
   return demoted;
 }
 
-// Predicted time of every node as planned (in the plan's own graph, so
-// per-run Casts count and load-time ones do not).
-void annotate_predictions(AmpPlan& plan, const Graph& src, capability::CostModel& cost) {
+}  // namespace
+
+void predict_plan(AmpPlan& plan, capability::CostModel& cost) {
   LoweredNode lowered;
   const Graph& pg = plan.graph;
   const std::vector<bool> at_load = load_time_nodes(pg);
@@ -559,12 +559,9 @@ void annotate_predictions(AmpPlan& plan, const Graph& src, capability::CostModel
     if (auto it = by_name.find(n.name); it != by_name.end())
       plan.nodes[it->second].predicted_us = t;
   }
-  (void)src;
   plan.predicted_us = total;
   plan.cost_source = cost.source();
 }
-
-}  // namespace
 
 AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& device,
                  const PlanOptions& options) {
@@ -578,7 +575,7 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& devi
     demoted = choose_by_cost(g, first, policy.half, *options.cost);
   }
   AmpPlan plan = plan_decisions(g, policy, device, inner, demoted.empty() ? nullptr : &demoted);
-  annotate_predictions(plan, g, *options.cost);
+  predict_plan(plan, *options.cost);
   // The times the cost step compared, for explanations.
   if (!demoted.empty()) {
     LoweredNode lowered;

@@ -126,6 +126,11 @@ struct HalfChoice {
   int bf16_effective = 0;
   bool any_native = false;
 };
+// Fills AmpPlan::predicted_us, cost_source and each NodePlan::predicted_us
+// from `cost`, for a plan whose graph was built (any plan: cost-aware ones
+// get this already). Per-run Casts count; weight Casts folded at load do not.
+void predict_plan(AmpPlan& plan, capability::CostModel& cost);
+
 HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy, CapabilitySource& device);
 
 // Plans `graph` for `device`. Throws std::runtime_error naming the node when
