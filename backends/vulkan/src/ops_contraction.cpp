@@ -3,8 +3,6 @@
 // (gemm_cpu.comp, conv2d_cpu.comp; PlanTarget::blocked_gemm); depthwise
 // Conv2d on its own direct kernel.
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "op_plan.hpp"
 
@@ -32,26 +30,16 @@ std::string sh(const char* name, Variant var) {
   return std::string(name) + "." + variant_suffix(var);
 }
 
-// Register-blocked kernels: 8x8 invocations per workgroup, each an RM x RN
-// block of the output.
+// Register-blocked kernels: 8x8 invocations per workgroup, each an 8x8 block
+// of the output (RM, RN in gemm_cpu.comp and conv2d_cpu.comp: keep in sync).
 constexpr uint32_t kBlockedRM = 8, kBlockedRN = 8;
-std::pair<uint32_t, uint32_t> blocked_tile() {
-  uint32_t rm = kBlockedRM, rn = kBlockedRN;
-  if (const char* e = std::getenv("AMPX_VULKAN_BLOCK")) {  // tuning only
-    unsigned a = 0, b = 0;
-    if (std::sscanf(e, "%ux%u", &a, &b) == 2 && a >= 1 && a <= 16 && b >= 4 && b <= 16 &&
-        b % 4 == 0)
-      rm = a, rn = b;
-  }
-  return {rm, rn};
-}
 
 Dispatch blocked_dispatch(std::string shader, int64_t M, int64_t N, int64_t batches,
                           uint32_t mode) {
   Dispatch d;
   d.shader = std::move(shader);
-  const auto [rm, rn] = blocked_tile();
-  d.spec = {rm, rn, mode};
+  const uint32_t rm = kBlockedRM, rn = kBlockedRN;
+  d.spec = {rm, rn, mode};  // constant_id 2 = MODE (0, 1 unused: RM, RN are fixed)
   const int64_t bx = (N + rn - 1) / rn, by = (M + rm - 1) / rm;
   d.groups = {static_cast<uint64_t>((bx + 7) / 8), static_cast<uint64_t>((by + 7) / 8),
               static_cast<uint64_t>(batches)};
