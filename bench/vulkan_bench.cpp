@@ -7,7 +7,9 @@
 //      planner told `native` for every node the device can run at all), on
 //      the device as it is and with shaderFloat16 masked
 //      (AMPX_VULKAN_MASK_FEATURES), median of a few runs, error vs cpu_ref O0.
-// Usage: ampx_vulkan_bench [--quick]
+// Usage: ampx_vulkan_bench [--quick] [--gemm-only | --models-only]
+// AMPX_VULKAN_GEMM_KERNEL=tiled|blocked picks the GEMM/conv kernel family
+// (default: blocked on CPU devices such as lavapipe, tiled on GPUs).
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
@@ -131,9 +133,14 @@ Row run_model(const plugins::Device& dev, const plugins::Device& ref_dev, const 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false, gemm = true, models = true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--gemm-only") == 0) models = false;
+    if (std::strcmp(argv[i], "--models-only") == 0) gemm = false;
+  }
   const int iters = quick ? 1 : 3;
-  {
+  if (gemm) {
     const auto host = make_host();
     const plugins::Device* dev = host.find_device("vulkan:0");
     if (!dev) {
@@ -141,9 +148,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::printf("device: %s, driver %s\n", dev->props().name, dev->props().driver_version);
-    bench_gemm(*dev, quick ? std::vector<int64_t>{128} : std::vector<int64_t>{128, 256, 512},
+    bench_gemm(*dev, quick ? std::vector<int64_t>{128} : std::vector<int64_t>{128, 256, 512, 1024},
                iters);
   }
+  if (!models) return 0;
   std::printf(
       "\n| model | plan | 16-bit nodes | median ms | vs O0 | max rel. error "
       "|\n|---|---|---|---|---|---|\n");

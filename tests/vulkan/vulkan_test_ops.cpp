@@ -275,6 +275,19 @@ const std::map<std::string, Maker>& cases() {
          c.nb.output(dt, {70, 33}).attr_int("transB", 1);
        }},
       {"MatMul_multi_tile", binary("MatMul", {3, 67, 40}, {40, 81}, {3, 67, 81})},
+      // K and N multiples of 4: the register-blocked kernel's 4-wide loads
+      // (gemm_cpu.comp modes 1 and 2), with ragged M and N edges.
+      {"MatMul_vec4_rows", binary("MatMul", {2, 37, 44}, {44, 52}, {2, 37, 52})},
+      // More than 3 workgroups in x and y for either kernel family.
+      {"MatMul_wide_grid", binary("MatMul", {2, 200, 8}, {8, 300}, {2, 200, 300})},
+      {"Gemm_vec4_transB_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {29, 36}));
+         in(c, rnd(r, dt, {21, 36}), true);
+         in(c, rnd(r, dt, {21}), true);
+         c.nb.output(dt, {29, 21}).attr_int("transB", 1);
+       }},
       {"Conv2d_depthwise_multiplier",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("Conv2d", "dw");
@@ -483,10 +496,28 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
   ScopedEnv cap("AMPX_VULKAN_MAX_WORKGROUPS", "3");
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
   AMPX_SKIP_WITHOUT_VULKAN(vk);
-  for (const char* name : {"Relu_many_groups", "MatMul_multi_tile", "Conv2d_multi_tile",
-                           "Softmax_long_rows", "Transpose_perm"})
+  for (const char* name : {"Relu_many_groups", "MatMul_multi_tile", "MatMul_wide_grid",
+                           "Conv2d_multi_tile", "Softmax_long_rows", "Transpose_perm"})
     check_case(vk, ref, name, real_f16_answer(vk));
   expect_no_validation_errors(vk);
+}
+
+// Both GEMM/conv kernel families on one device: the tiled shared-memory
+// kernels GPUs get and the register-blocked ones CPU drivers get.
+TEST(VulkanKernels, TiledAndBlockedGemmBothMatchCpuRef) {
+  for (const char* kind : {"tiled", "blocked"}) {
+    SCOPED_TRACE(kind);
+    ScopedEnv k("AMPX_VULKAN_GEMM_KERNEL", kind);
+    Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+    AMPX_SKIP_WITHOUT_VULKAN(vk);
+    for (const char* name :
+         {"MatMul_2d", "MatMul_batch_broadcast", "MatMul_multi_tile", "MatMul_vec4_rows",
+          "Gemm_trans_alpha_beta_bias", "Gemm_multi_tile_bias_row", "Gemm_vec4_transB_bias",
+          "Conv2d_bias_stride_pad_dilation", "Conv2d_grouped_constant_weights",
+          "Conv2d_multi_tile"})
+      check_case(vk, ref, name, real_f16_answer(vk));
+    expect_no_validation_errors(vk);
+  }
 }
 
 // Cast f32 <-> f16 rounds like cpu_ref (bitwise); other casts are answered

@@ -4,22 +4,26 @@
 //           and storageBuffer16BitAccess): the `native` 16-bit kernels
 //   V_F16S  tensors float16_t, all arithmetic float (needs 16-bit storage
 //           only): the `emulated` 16-bit kernels
-// ST is the storage type, CT the type of cheap elementwise arithmetic.
+// ST is the storage type (ST4 four of them), CT the type of cheap elementwise
+// arithmetic.
 // Accumulations (GEMM, reductions, norms) and transcendentals are always f32,
 // as tensor-core GEMMs accumulate in f32: that keeps every kernel within
 // tests/support/tolerances.hpp of cpu_ref.
 #extension GL_GOOGLE_include_directive : require
 #if defined(V_F32)
 #define ST float
+#define ST4 vec4
 #define CT float
 #elif defined(V_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define ST float16_t
+#define ST4 f16vec4
 #define CT float16_t
 #elif defined(V_F16S)
 #extension GL_EXT_shader_16bit_storage : require
 #define ST float16_t
+#define ST4 f16vec4
 #define CT float
 #else
 #error "no variant"

@@ -6,7 +6,7 @@ namespace ampx::vulkan {
 namespace {
 
 PlanTarget target_of(const PhysicalDevice& d) {
-  return {d.float16, d.storage16};
+  return {d.float16, d.storage16, d.blocked_gemm};
 }
 
 // Drops the "node 'x' (Op): " prefix: a capability note is about the node.

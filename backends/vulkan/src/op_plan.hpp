@@ -58,6 +58,7 @@ struct OpPlan {
 struct PlanTarget {
   bool float16 = false;
   bool storage16 = false;
+  bool blocked_gemm = false;  // PhysicalDevice::blocked_gemm
 };
 
 // The plan for a node already validated against docs/OPS.md (cpu_ref's
@@ -78,9 +79,9 @@ int32_t float_bits(double v);  // f32 bits as int32 for the params buffer
 Dispatch linear_dispatch(std::string shader, uint64_t items, uint64_t per_group = 256);
 
 // Builders, one per op family (ops_*.cpp).
-OpPlan plan_gemm(const NodeView& v, Variant var);
-OpPlan plan_matmul(const NodeView& v, Variant var);
-OpPlan plan_conv2d(const NodeView& v, Variant var);
+OpPlan plan_gemm(const NodeView& v, Variant var, const PlanTarget& t);
+OpPlan plan_matmul(const NodeView& v, Variant var, const PlanTarget& t);
+OpPlan plan_conv2d(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_unary(const NodeView& v, Variant var);
 OpPlan plan_binary(const NodeView& v, Variant var);
 OpPlan plan_softmax(const NodeView& v, Variant var);

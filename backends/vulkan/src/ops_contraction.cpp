@@ -1,4 +1,6 @@
-// Gemm, MatMul and Conv2d on the tiled GEMM core (gemm_tile.glsl); depthwise
+// Gemm, MatMul and Conv2d: on GPUs the tiled shared-memory GEMM core
+// (gemm_tile.glsl), on CPU drivers the register-blocked kernels
+// (gemm_cpu.comp, conv2d_cpu.comp; PlanTarget::blocked_gemm); depthwise
 // Conv2d on its own direct kernel.
 #include <algorithm>
 
@@ -28,9 +30,39 @@ std::string sh(const char* name, Variant var) {
   return std::string(name) + "." + variant_suffix(var);
 }
 
+// Register-blocked kernels: 8x8 invocations per workgroup, each an 8x8 block
+// of the output (RM, RN in gemm_cpu.comp and conv2d_cpu.comp: keep in sync).
+constexpr uint32_t kBlockedRM = 8, kBlockedRN = 8;
+
+Dispatch blocked_dispatch(std::string shader, int64_t M, int64_t N, int64_t batches,
+                          uint32_t mode) {
+  Dispatch d;
+  d.shader = std::move(shader);
+  const uint32_t rm = kBlockedRM, rn = kBlockedRN;
+  d.spec = {rm, rn, mode};  // constant_id 2 = MODE (0, 1 unused: RM, RN are fixed)
+  const int64_t bx = (N + rn - 1) / rn, by = (M + rm - 1) / rm;
+  d.groups = {static_cast<uint64_t>((bx + 7) / 8), static_cast<uint64_t>((by + 7) / 8),
+              static_cast<uint64_t>(batches)};
+  return d;
+}
+
+// gemm_cpu.comp's MODE: 2 when A rows and B columns are contiguous (a_sk = 1,
+// b_sk = 1), 1 when A rows and B rows are (a_sk = 1, b_sn = 1), else 0.
+uint32_t gemm_mode(int64_t a_sk, int64_t b_sk, int64_t b_sn) {
+  if (a_sk != 1) return 0;
+  if (b_sk == 1) return 2;
+  return b_sn == 1 ? 1 : 0;
+}
+
+Dispatch contraction_dispatch(const PlanTarget& t, Variant var, int64_t M, int64_t N,
+                              int64_t batches, int64_t a_sk, int64_t b_sk, int64_t b_sn) {
+  if (!t.blocked_gemm) return gemm_dispatch(sh("gemm", var), M, N, batches);
+  return blocked_dispatch(sh("gemm_cpu", var), M, N, batches, gemm_mode(a_sk, b_sk, b_sn));
+}
+
 }  // namespace
 
-OpPlan plan_gemm(const NodeView& v, Variant var) {
+OpPlan plan_gemm(const NodeView& v, Variant var, const PlanTarget& t) {
   const ampx_tensor_desc& a = v.input(0);
   const ampx_tensor_desc& b = v.input(1);
   const bool ta = v.get_int("transA", 0) != 0, tb = v.get_int("transB", 0) != 0;
@@ -47,7 +79,7 @@ OpPlan plan_gemm(const NodeView& v, Variant var) {
     c_sm = cm == 1 ? 0 : cn;
     c_sn = cn == 1 ? 0 : 1;
   }
-  Dispatch d = gemm_dispatch(sh("gemm", var), M, N, 1);
+  Dispatch d = contraction_dispatch(t, var, M, N, 1, ta ? M : 1, tb ? 1 : N, tb ? K : 1);
   d.params = {i32(M),
               i32(N),
               i32(K),
@@ -67,7 +99,7 @@ OpPlan plan_gemm(const NodeView& v, Variant var) {
   return {{d}};
 }
 
-OpPlan plan_matmul(const NodeView& v, Variant var) {
+OpPlan plan_matmul(const NodeView& v, Variant var, const PlanTarget& t) {
   const auto ad = dims_of(v.input(0)), bd = dims_of(v.input(1)), yd = dims_of(v.output(0));
   const uint32_t es = elem_bytes(v.input(0).dtype);
   const int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
@@ -92,7 +124,7 @@ OpPlan plan_matmul(const NodeView& v, Variant var) {
     }
     return out;
   };
-  Dispatch d = gemm_dispatch(sh("gemm", var), M, N, batches);
+  Dispatch d = contraction_dispatch(t, var, M, N, batches, 1, N, 1);
   d.params = {i32(M), i32(N), i32(K),          i32(K),          1,           i32(N), 1, 0,
               0,      0,      float_bits(1.0), float_bits(0.0), i32(batches)};
   const auto ao = offsets(ad, M * K), bo = offsets(bd, K * N);
@@ -102,7 +134,7 @@ OpPlan plan_matmul(const NodeView& v, Variant var) {
   return {{d}};
 }
 
-OpPlan plan_conv2d(const NodeView& v, Variant var) {
+OpPlan plan_conv2d(const NodeView& v, Variant var, const PlanTarget& tg) {
   const auto x = dims_of(v.input(0)), w = dims_of(v.input(1)), y = dims_of(v.output(0));
   const uint32_t es = elem_bytes(v.input(0).dtype);
   const auto st = v.get_ints("strides", {1, 1});
@@ -126,7 +158,10 @@ OpPlan plan_conv2d(const NodeView& v, Variant var) {
     return {{d}};
   }
   i32(cg * w[2] * w[3]);
-  Dispatch d = gemm_dispatch(sh("conv2d", var), y[1] / group, y[0] * y[2] * y[3], group);
+  const int64_t gm = y[1] / group, gn = y[0] * y[2] * y[3];
+  Dispatch d = tg.blocked_gemm ? blocked_dispatch(sh("conv2d_cpu", var), gm, gn, group, 0)
+                               : gemm_dispatch(sh("conv2d", var), gm, gn, group);
+  if (tg.blocked_gemm) d.spec.pop_back();  // conv2d_cpu has no MODE
   d.params = p;
   d.tensors = t;
   return {{d}};

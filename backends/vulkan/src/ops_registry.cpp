@@ -31,11 +31,11 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
   const Variant var = variant_for(dt, t);
   OpPlan p;
   if (op == "Gemm")
-    p = plan_gemm(v, var);
+    p = plan_gemm(v, var, t);
   else if (op == "MatMul")
-    p = plan_matmul(v, var);
+    p = plan_matmul(v, var, t);
   else if (op == "Conv2d")
-    p = plan_conv2d(v, var);
+    p = plan_conv2d(v, var, t);
   else if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Clip")
     p = plan_unary(v, var);
   else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")

@@ -129,6 +129,11 @@ PhysicalDevice describe(VkPhysicalDevice pd, uint32_t family,
       for (auto& g : d.max_groups) g = std::min<uint32_t>(g, static_cast<uint32_t>(c));
   }
   d.max_storage_range = lim.maxStorageBufferRange;
+  d.blocked_gemm = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  if (const char* k = std::getenv("AMPX_VULKAN_GEMM_KERNEL")) {
+    if (std::strcmp(k, "blocked") == 0) d.blocked_gemm = true;
+    if (std::strcmp(k, "tiled") == 0) d.blocked_gemm = false;
+  }
   d.storage_align = std::max<uint64_t>(1, lim.minStorageBufferOffsetAlignment);
 
   VkPhysicalDeviceMemoryProperties mem{};

@@ -29,6 +29,10 @@ struct PhysicalDevice {
                                          // AMPX_VULKAN_MAX_WORKGROUPS for tests)
   uint64_t max_storage_range = 0;
   uint64_t storage_align = 1;  // minStorageBufferOffsetAlignment
+  // GEMM/conv kernel family: register-blocked without shared memory on CPU
+  // drivers (lavapipe), tiled through shared memory on GPUs; overridden by
+  // AMPX_VULKAN_GEMM_KERNEL=blocked|tiled (tests run both on one device).
+  bool blocked_gemm = false;
 
   // Features as answered (after masking) ...
   bool float16 = false;             // shaderFloat16
