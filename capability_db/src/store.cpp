@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 namespace ampx::capability {
 
@@ -97,9 +99,24 @@ Verdict inspect(sqlite3* db) {
   }
 }
 
+// Identity of the file at `path` (0/0 if none): two processes that find the
+// same bad file must not both move it, or the second would move aside the
+// fresh database the first has just built.
+std::pair<dev_t, ino_t> file_identity(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {0, 0};
+  return {st.st_dev, st.st_ino};
+}
+
 // Renames the database (and a WAL file that belongs to it: left behind, it
-// would be replayed into the new database) to `aside`.
-void move_aside(const fs::path& path, const std::string& why, const std::string& suffix) {
+// would be replayed into the new database) to `aside`, unless the file at
+// `path` is no longer the one that was inspected.
+void move_aside(const fs::path& path, const std::string& why, const std::string& suffix,
+                std::pair<dev_t, ino_t> inspected) {
+  if (file_identity(path) != inspected) {
+    spdlog::debug("capability database '{}' was replaced meanwhile; not moving it", path.string());
+    return;
+  }
   fs::path aside = path.string() + suffix + utc_stamp();
   for (int n = 1; fs::exists(aside); ++n)
     aside = path.string() + suffix + utc_stamp() + "-" + std::to_string(n);
@@ -171,7 +188,11 @@ Store Store::open(const fs::path& path) {
   // Twice at most: once as found, once after moving a bad file aside.
   for (int attempt = 0; attempt < 2; ++attempt) {
     Verdict v;
+    std::pair<dev_t, ino_t> inspected{0, 0};
     try {
+      // Before opening: if the file is replaced between here and a move,
+      // the identities differ and the move is skipped.
+      inspected = file_identity(path);
       auto db = std::make_unique<Db>();
       db->conn = sqlite::open_connection(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
       sqlite3_busy_timeout(db->get(), kBusyTimeoutMs);
@@ -188,7 +209,8 @@ Store Store::open(const fs::path& path) {
     }
     // Connection closed (db went out of scope) before the file is moved.
     move_aside(path, v.why,
-               v.kind == Verdict::kOtherVersion ? fmt::format(".v{}-", v.version) : ".corrupt-");
+               v.kind == Verdict::kOtherVersion ? fmt::format(".v{}-", v.version) : ".corrupt-",
+               inspected);
   }
   fail(path, "still unusable after moving the old file aside");
 }

@@ -230,6 +230,37 @@ TEST(Store, ConcurrentWritersBothLand) {
   EXPECT_TRUE(files_starting(dir.path(), "caps.db.corrupt-").empty());
 }
 
+TEST(Store, TwoProcessesRecoveringTheSameFileKeepOneDatabase) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  std::ofstream(path, std::ios::binary) << std::string(4096, 'x');
+  std::vector<pid_t> pids;
+  for (int w = 0; w < 2; ++w) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int rc = 0;
+      try {
+        Store::open(path).put(sample_profile("w" + std::to_string(w)));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "writer %d: %s\n", w, e.what());
+        rc = 1;
+      }
+      std::_Exit(rc);
+    }
+    pids.push_back(pid);
+  }
+  for (const pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  // Only the bad file was moved aside, once; both writers' rows are in the
+  // one rebuilt database.
+  EXPECT_EQ(files_starting(dir.path(), "caps.db.corrupt-").size(), 1u);
+  EXPECT_EQ(Store::open(path).list().size(), 2u);
+}
+
 TEST(Store, DefaultPathFollowsEnvironment) {
   const std::string saved_db =
       std::getenv("AMPX_CAPABILITY_DB") ? std::getenv("AMPX_CAPABILITY_DB") : "";
