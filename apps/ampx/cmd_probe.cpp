@@ -173,7 +173,8 @@ int run_probe(const GlobalOptions& global, const ProbeCliOptions& opts) {
       for (const auto& d : host.devices()) todo.emplace_back(d.id(), d.plugin_name());
     for (const auto& id : opts.devices) {
       const auto& d = find_device(host, id);
-      todo.emplace_back(d.id(), d.plugin_name());
+      const std::pair<std::string, std::string> entry{d.id(), d.plugin_name()};
+      if (std::find(todo.begin(), todo.end(), entry) == todo.end()) todo.push_back(entry);
     }
   }  // plugins unloaded: the children do the work
   if (todo.empty()) throw std::runtime_error("no devices found (see `ampx devices`)");
