@@ -70,6 +70,10 @@ void add_format_option(CLI::App& cmd, Format& format);
 void write_file_atomically(const std::string& path, const std::string& content);
 void setup_logging(const GlobalOptions& opts);
 plugins::PluginHost make_plugin_host(const GlobalOptions& opts);
+// `--db PATH` as capability::resolve_db_path takes it: nullopt when not given.
+inline std::optional<std::string> db_option(const std::string& db) {
+  return db.empty() ? std::nullopt : std::optional<std::string>(db);
+}
 const plugins::Device& find_device(const plugins::PluginHost& host, const std::string& id);
 
 }  // namespace ampx::cli

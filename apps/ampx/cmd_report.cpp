@@ -2,7 +2,7 @@
 // each device — 16-bit coverage, Casts, predicted and measured time — as
 // text, Markdown, JSON or one HTML file.
 #include "commands.hpp"
-#include "progress.hpp"
+#include "progress_bar.hpp"
 #include "report_builder.hpp"
 
 #include <ampx/exec/device_capabilities.hpp>
@@ -55,13 +55,13 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   settings.run = !opts.no_run;
   settings.iters = opts.iters;
   settings.warmup = opts.warmup;
-  ProgressBar bar;
+  ProgressBar bar("report");
   settings.progress = [&](int done, int total, const std::string& what) {
     bar.update(done, total, what);
     spdlog::debug("report: {}/{} {}", done, total, what);
   };
   const capability::Report report = build_report(opts.models, devices, settings);
-  bar.finish();
+  bar.finish("done");
 
   std::string text;
   if (opts.format == "json") {

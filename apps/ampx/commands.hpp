@@ -15,5 +15,8 @@ Action add_plan_command(CLI::App& app, const GlobalOptions& global);
 Action add_run_command(CLI::App& app, const GlobalOptions& global);
 Action add_summary_command(CLI::App& app, const GlobalOptions& global);
 Action add_report_command(CLI::App& app, const GlobalOptions& global);
+Action add_probe_command(CLI::App& app, const GlobalOptions& global);
+Action add_probe_child_command(CLI::App& app, const GlobalOptions& global);
+Action add_db_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace ampx::cli

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   add(add_run_command);
   add(add_summary_command);
   add(add_report_command);
+  add(add_probe_command);
+  add(add_probe_child_command);
+  add(add_db_command);
 
   try {
     app.parse(argc, argv);

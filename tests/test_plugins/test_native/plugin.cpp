@@ -12,10 +12,18 @@
 //                               comma-separated of f16, bf16 (default both).
 //                               A 16-bit node of another dtype is `emulated`.
 //
+//   AMPX_TEST_NATIVE_CRASH_IN_LAUNCH=1  every kernel launch raises SIGSEGV;
+//   AMPX_TEST_NATIVE_HANG_IN_LAUNCH=1   every kernel launch sleeps forever
+//                               (both for the probe's isolation tests: the
+//                               driver that crashes or hangs; read per launch,
+//                               so only a process started with them is hit).
+//
 // f32 (and integer) nodes are always `native`. Nodes the kernels cannot run
 // are `unsupported` whatever the configuration. Cost hint: f32 at 2 GFLOP/s;
 // a `native` 16-bit node costs exactly half of the same node in f32, an
 // `emulated` one its (16-bit bytes) cost plus conversions, as cpu_ref says.
+#include <unistd.h>
+#include <csignal>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -116,8 +124,37 @@ std::unique_ptr<CapabilityPolicy> make_policy(const ampx_plugin_create_args&) {
 constexpr ampx::cpu_ref::HostPluginSpec kSpec{"test_native", "1.0.0", "ampx reference kernels",
                                               "test_native CPU", &make_policy};
 
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
+}
+
+// The reference launch, behind the misbehaviour switches.
+ampx_status* (*g_reference_launch)(ampx_kernel*, const ampx_buffer_view*, size_t,
+                                   const ampx_buffer_view*, size_t) = nullptr;
+
+ampx_status* misbehaving_launch(ampx_kernel* kernel, const ampx_buffer_view* inputs,
+                                size_t num_inputs, const ampx_buffer_view* outputs,
+                                size_t num_outputs) {
+  if (env_on("AMPX_TEST_NATIVE_CRASH_IN_LAUNCH")) {
+    // Default action first: a sanitizer's SEGV handler would turn the crash
+    // into a report and an exit code, and the test wants a real SIGSEGV.
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
+  }
+  if (env_on("AMPX_TEST_NATIVE_HANG_IN_LAUNCH"))
+    for (;;) ::pause();
+  return g_reference_launch(kernel, inputs, num_inputs, outputs, num_outputs);
+}
+
 }  // namespace
 
 extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
-  return ampx::cpu_ref::host_plugin_entry<kSpec>();
+  static const ampx_plugin_api api = [] {
+    ampx_plugin_api a = *ampx::cpu_ref::host_plugin_entry<kSpec>();
+    g_reference_launch = a.kernel_launch;
+    a.kernel_launch = &misbehaving_launch;
+    return a;
+  }();
+  return &api;
 }

@@ -1,0 +1,100 @@
+// The capability database: measured DeviceProfiles in SQLite, keyed by device
+// fingerprint (docs/capability-db.md).
+//
+// Robustness rules:
+//  - the schema is versioned (PRAGMA user_version) and marked as ours (PRAGMA
+//    application_id); a file that is not a database, fails quick_check or
+//    belongs to someone else is moved aside to "<path>.corrupt-<UTC time>", one
+//    of another schema version to "<path>.v<N>-<UTC time>" (with a warning
+//    naming both paths), and an empty database is built in its place;
+//  - WAL journal, a busy timeout and BEGIN IMMEDIATE write transactions: two
+//    probes writing at once serialise instead of failing or corrupting it;
+//  - every write is one transaction: a failed put() leaves the old rows.
+#pragma once
+
+#include <ampx/capability/profile.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ampx::capability {
+
+// Schema version written to PRAGMA user_version; bump on any table change.
+inline constexpr int kStoreSchemaVersion = 1;
+// PRAGMA application_id of an ampx capability database ("AMPX" in ASCII).
+inline constexpr int32_t kStoreApplicationId = 0x414D5058;
+
+// Where the database lives when --db is not given: $AMPX_CAPABILITY_DB, else
+// $XDG_CACHE_HOME/ampx/capabilities.db, else ~/.cache/ampx/capabilities.db.
+// Throws std::runtime_error when none of these variables is set.
+std::filesystem::path default_db_path();
+// `cli_path` when given and not empty, else default_db_path().
+std::filesystem::path resolve_db_path(const std::optional<std::string>& cli_path);
+
+// One line per stored device, for `ampx db list`.
+struct ProfileSummary {
+  std::string fingerprint;
+  std::string device_id;
+  std::string device_name;
+  std::string plugin;
+  std::string plugin_version;
+  std::string probed_at;
+  bool quick = false;
+  int ops = 0;  // op timings stored (instances: op x shape class x dtype)
+  int native = 0, emulated = 0, unsupported = 0;
+  int measured = 0;  // of those, with a kernel time
+};
+
+class Store {
+ public:
+  // Opens (creating the file and its directory if needed) and checks it;
+  // recovers a corrupted or other-version file as described above. Throws
+  // std::runtime_error "capability database '<path>': <why>" when the path
+  // cannot be created or written; an existing database is then untouched.
+  static Store open(const std::filesystem::path& path);
+
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+  // Replaces everything stored for profile.fingerprint, in one transaction.
+  void put(const DeviceProfile& profile);
+  // Several profiles in one transaction: all stored, or none (import).
+  void put_all(const std::vector<DeviceProfile>& profiles);
+  std::optional<DeviceProfile> get(const std::string& fingerprint) const;
+  // By fingerprint.
+  std::vector<ProfileSummary> list() const;
+  std::vector<DeviceProfile> all() const;
+  // Removes one fingerprint's rows; false if it was not stored.
+  bool remove(const std::string& fingerprint);
+  // "ok", or SQLite's first complaint (PRAGMA quick_check).
+  std::string quick_check() const;
+
+ private:
+  struct Db;
+  Store(std::filesystem::path path, std::unique_ptr<Db> db);
+
+  std::filesystem::path path_;
+  std::unique_ptr<Db> db_;
+};
+
+// The profile the lead's planner and reports use for one device:
+//  - with `profile_file`: select_profile() from that file (throws when the
+//    file cannot be read; nullopt when it has no entry for the device);
+//  - else the database at `db_path`: the entry for that fingerprint, or the
+//    most recently probed one with that device id. A database file that does
+//    not exist yields nullopt (it is not created just to be read).
+// Pass the device's fingerprint (ampx_device_props::fingerprint) when you have
+// the device: a device id alone may match the profile of another
+// configuration or machine.
+std::optional<DeviceProfile> load_profile_for(const std::string& device_id_or_fingerprint,
+                                              const std::optional<std::string>& profile_file,
+                                              const std::string& db_path);
+
+}  // namespace ampx::capability

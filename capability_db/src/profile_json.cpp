@@ -1,0 +1,252 @@
+#include <ampx/capability/profile_json.hpp>
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+namespace ampx::capability {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw std::runtime_error(where + ": " + what);
+}
+
+const json& field(const json& obj, const std::string& where, const char* name) {
+  if (!obj.is_object()) fail(where, "expected an object");
+  const auto it = obj.find(name);
+  if (it == obj.end()) fail(where, std::string("missing field '") + name + "'");
+  return *it;
+}
+
+std::string get_string(const json& obj, const std::string& where, const char* name) {
+  const json& v = field(obj, where, name);
+  if (!v.is_string()) fail(where, std::string("field '") + name + "' must be a string");
+  return v.get<std::string>();
+}
+
+// Optional string members (notes) default to empty: older writers may omit them.
+std::string get_string_or(const json& obj, const char* name, std::string dflt) {
+  const auto it = obj.find(name);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : dflt;
+}
+
+double get_number(const json& obj, const std::string& where, const char* name) {
+  const json& v = field(obj, where, name);
+  if (!v.is_number()) fail(where, std::string("field '") + name + "' must be a number");
+  return v.get<double>();
+}
+
+const json& get_array(const json& obj, const std::string& where, const char* name) {
+  const json& v = field(obj, where, name);
+  if (!v.is_array()) fail(where, std::string("field '") + name + "' must be an array");
+  return v;
+}
+
+bool is_known_dtype(const std::string& d) {
+  return d == "f32" || d == "f16" || d == "bf16";
+}
+
+std::string checked_dtype(const json& obj, const std::string& where, const char* name) {
+  std::string d = get_string(obj, where, name);
+  if (!is_known_dtype(d))
+    fail(where, std::string("field '") + name + "': unknown dtype '" + d +
+                    "' (expected f32, f16 or bf16)");
+  return d;
+}
+
+}  // namespace
+
+std::string support_name(ampx_support s) {
+  switch (s) {
+    case AMPX_SUPPORT_NATIVE:
+      return "native";
+    case AMPX_SUPPORT_EMULATED:
+      return "emulated";
+    default:
+      return "unsupported";
+  }
+}
+
+ampx_support support_from_name(std::string_view name) {
+  if (name == "native") return AMPX_SUPPORT_NATIVE;
+  if (name == "emulated") return AMPX_SUPPORT_EMULATED;
+  if (name == "unsupported") return AMPX_SUPPORT_UNSUPPORTED;
+  throw std::invalid_argument(
+      fmt::format("unknown support '{}' (expected native, emulated or unsupported)", name));
+}
+
+json to_json(const DeviceProfile& p) {
+  json ops = json::array();
+  for (const auto& o : p.ops)
+    ops.push_back({{"op", o.op},
+                   {"dtype", o.dtype},
+                   {"shape_class", o.shape_class},
+                   {"flops", o.flops},
+                   {"bytes", o.bytes},
+                   {"support", support_name(o.support)},
+                   {"note", o.note},
+                   // null, not -1: "not measured" should not look like a time.
+                   {"time_us", o.time_us < 0 ? json(nullptr) : json(o.time_us)}});
+  json casts = json::array();
+  for (const auto& c : p.casts)
+    casts.push_back({{"from", c.from}, {"to", c.to}, {"ns_per_element", c.ns_per_element}});
+  json copies = json::array();
+  for (const auto& c : p.copies)
+    copies.push_back(
+        {{"direction", c.direction}, {"latency_us", c.latency_us}, {"ns_per_byte", c.ns_per_byte}});
+  return {{"fingerprint", p.fingerprint}, {"device_id", p.device_id},
+          {"plugin", p.plugin},           {"plugin_version", p.plugin_version},
+          {"device_name", p.device_name}, {"driver_version", p.driver_version},
+          {"probed_at", p.probed_at},     {"quick", p.quick},
+          {"ops", std::move(ops)},        {"casts", std::move(casts)},
+          {"copies", std::move(copies)}};
+}
+
+DeviceProfile profile_from_json(const json& j, const std::string& where) {
+  DeviceProfile p;
+  p.fingerprint = get_string(j, where, "fingerprint");
+  if (p.fingerprint.empty()) fail(where, "field 'fingerprint' is empty");
+  p.device_id = get_string(j, where, "device_id");
+  p.plugin = get_string(j, where, "plugin");
+  p.plugin_version = get_string(j, where, "plugin_version");
+  p.device_name = get_string(j, where, "device_name");
+  p.driver_version = get_string(j, where, "driver_version");
+  p.probed_at = get_string(j, where, "probed_at");
+  const json& quick = field(j, where, "quick");
+  if (!quick.is_boolean()) fail(where, "field 'quick' must be true or false");
+  p.quick = quick.get<bool>();
+
+  const json& ops = get_array(j, where, "ops");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string w = where + ".ops[" + std::to_string(i) + "]";
+    const json& o = ops[i];
+    OpTiming t;
+    t.op = get_string(o, w, "op");
+    t.dtype = checked_dtype(o, w, "dtype");
+    t.shape_class = get_string(o, w, "shape_class");
+    t.flops = get_number(o, w, "flops");
+    t.bytes = get_number(o, w, "bytes");
+    try {
+      t.support = support_from_name(get_string(o, w, "support"));
+    } catch (const std::invalid_argument& e) {
+      fail(w, std::string("field 'support': ") + e.what());
+    }
+    t.note = get_string_or(o, "note", "");
+    const json& time = field(o, w, "time_us");
+    if (time.is_null())
+      t.time_us = -1;
+    else if (time.is_number())
+      t.time_us = time.get<double>();
+    else
+      fail(w, "field 'time_us' must be a number or null");
+    p.ops.push_back(std::move(t));
+  }
+  const json& casts = get_array(j, where, "casts");
+  for (size_t i = 0; i < casts.size(); ++i) {
+    const std::string w = where + ".casts[" + std::to_string(i) + "]";
+    p.casts.push_back({checked_dtype(casts[i], w, "from"), checked_dtype(casts[i], w, "to"),
+                       get_number(casts[i], w, "ns_per_element")});
+  }
+  const json& copies = get_array(j, where, "copies");
+  for (size_t i = 0; i < copies.size(); ++i) {
+    const std::string w = where + ".copies[" + std::to_string(i) + "]";
+    CopyCost c{get_string(copies[i], w, "direction"), get_number(copies[i], w, "latency_us"),
+               get_number(copies[i], w, "ns_per_byte")};
+    if (c.direction != "h2d" && c.direction != "d2h")
+      fail(w, "field 'direction': '" + c.direction + "' (expected h2d or d2h)");
+    p.copies.push_back(std::move(c));
+  }
+  return p;
+}
+
+json profile_document(const std::vector<DeviceProfile>& profiles) {
+  json devices = json::array();
+  for (const auto& p : profiles) devices.push_back(to_json(p));
+  return {{"schema", std::string(kProfileSchema)}, {"devices", std::move(devices)}};
+}
+
+std::vector<DeviceProfile> profiles_from_document(const json& doc, const std::string& source) {
+  if (!doc.is_object()) fail(source, "expected a JSON object with 'schema' and 'devices'");
+  const auto schema = doc.find("schema");
+  if (schema == doc.end()) fail(source, "missing field 'schema' (expected ampx.profile/1)");
+  if (!schema->is_string() || schema->get<std::string>() != kProfileSchema)
+    fail(source, fmt::format("schema {} is not supported (expected {})",
+                             schema->is_string() ? fmt::format("'{}'", schema->get<std::string>())
+                                                 : schema->dump(),
+                             kProfileSchema));
+  const json& devices = get_array(doc, source, "devices");
+  std::vector<DeviceProfile> out;
+  for (size_t i = 0; i < devices.size(); ++i)
+    out.push_back(profile_from_json(devices[i], source + ": devices[" + std::to_string(i) + "]"));
+  return out;
+}
+
+std::vector<DeviceProfile> load_profile_file(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(name, std::string("cannot open: ") + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail(name, "read error");
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    // nlohmann's message carries the byte position; keep it on one line.
+    std::string msg = e.what();
+    for (char& c : msg)
+      if (c == '\n') c = ' ';
+    fail(name, "not valid JSON: " + msg);
+  }
+  return profiles_from_document(doc, name);
+}
+
+void save_profile_file(const std::filesystem::path& file,
+                       const std::vector<DeviceProfile>& profiles) {
+  const std::string name = file.string();
+  const std::string text = profile_document(profiles).dump(2) + "\n";
+  // Same directory, so that the rename is atomic (same file system).
+  const std::filesystem::path tmp =
+      file.string() + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(name, std::string("cannot write: ") + std::strerror(errno));
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      fail(name, "write error");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    fail(name, "cannot write: " + ec.message());
+  }
+}
+
+std::optional<DeviceProfile> select_profile(const std::vector<DeviceProfile>& profiles,
+                                            const std::string& key) {
+  for (const auto& p : profiles)
+    if (p.fingerprint == key) return p;
+  const DeviceProfile* best = nullptr;
+  // ISO 8601 UTC strings order chronologically as text.
+  for (const auto& p : profiles)
+    if (p.device_id == key && (!best || p.probed_at > best->probed_at)) best = &p;
+  if (best) return *best;
+  return std::nullopt;
+}
+
+}  // namespace ampx::capability

@@ -1,0 +1,448 @@
+#include <ampx/capability/profile_json.hpp>
+#include <ampx/capability/store.hpp>
+
+#include "sqlite.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <sys/stat.h>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+namespace ampx::capability {
+
+namespace fs = std::filesystem;
+using sqlite::SqliteError;
+using sqlite::Statement;
+using sqlite::Transaction;
+
+namespace {
+
+// Version 1. `seq` keeps each list in the order the probe produced it; the
+// support answer is stored by name so the file reads well in sqlite3.
+constexpr const char* kSchemaSql = R"sql(
+CREATE TABLE devices(
+  fingerprint TEXT PRIMARY KEY, device_id TEXT NOT NULL, plugin TEXT NOT NULL,
+  plugin_version TEXT NOT NULL, device_name TEXT NOT NULL, driver_version TEXT NOT NULL,
+  probed_at TEXT NOT NULL, quick INTEGER NOT NULL);
+CREATE TABLE op_timings(
+  fingerprint TEXT NOT NULL, seq INTEGER NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
+  shape_class TEXT NOT NULL, flops REAL NOT NULL, bytes REAL NOT NULL, support TEXT NOT NULL,
+  note TEXT NOT NULL, time_us REAL, PRIMARY KEY(fingerprint, seq));
+CREATE TABLE cast_costs(
+  fingerprint TEXT NOT NULL, seq INTEGER NOT NULL, from_dtype TEXT NOT NULL,
+  to_dtype TEXT NOT NULL, ns_per_element REAL NOT NULL, PRIMARY KEY(fingerprint, seq));
+CREATE TABLE copy_costs(
+  fingerprint TEXT NOT NULL, seq INTEGER NOT NULL, direction TEXT NOT NULL,
+  latency_us REAL NOT NULL, ns_per_byte REAL NOT NULL, PRIMARY KEY(fingerprint, seq));
+)sql";
+
+constexpr int kBusyTimeoutMs = 15000;
+
+std::string utc_stamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+int64_t pragma_int(sqlite3* db, const char* pragma) {
+  Statement s(db, std::string("PRAGMA ") + pragma);
+  return s.step() ? s.integer(0) : 0;
+}
+
+std::string run_quick_check(sqlite3* db) {
+  Statement s(db, "PRAGMA quick_check(1)");
+  return s.step() ? s.text(0) : "no answer";
+}
+
+// Why a file must be moved aside, and under which suffix.
+struct Verdict {
+  enum Kind { kOk, kFresh, kCorrupt, kOtherVersion } kind = kOk;
+  std::string why;
+  int64_t version = 0;
+};
+
+// Reads the header and checks the file without writing to it: a file that
+// is not ours must be moved aside exactly as it was found.
+Verdict inspect(sqlite3* db) {
+  try {
+    Transaction read(db, Transaction::Kind::kRead);
+    const int64_t app_id = pragma_int(db, "application_id");
+    const int64_t version = pragma_int(db, "user_version");
+    Statement tables(db, "SELECT count(*) FROM sqlite_schema");
+    const int64_t n_tables = tables.step() ? tables.integer(0) : 0;
+    if (app_id == 0 && version == 0 && n_tables == 0) return {Verdict::kFresh, "", 0};
+    if (app_id != kStoreApplicationId)
+      return {Verdict::kCorrupt,
+              fmt::format("application_id {:#x} is not an ampx capability database's", app_id),
+              version};
+    if (version != kStoreSchemaVersion)
+      return {Verdict::kOtherVersion,
+              fmt::format("schema version {} (this ampx uses {})", version, kStoreSchemaVersion),
+              version};
+    const std::string qc = run_quick_check(db);
+    if (qc != "ok") return {Verdict::kCorrupt, "quick_check: " + qc, version};
+    read.commit();
+    return {Verdict::kOk, "", version};
+  } catch (const SqliteError& e) {
+    if (e.primary_code() == SQLITE_NOTADB || e.primary_code() == SQLITE_CORRUPT)
+      return {Verdict::kCorrupt, e.what(), 0};
+    throw;
+  }
+}
+
+// Identity of the file at `path` (0/0 if none): two processes that find the
+// same bad file must not both move it, or the second would move aside the
+// fresh database the first has just built.
+std::pair<dev_t, ino_t> file_identity(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {0, 0};
+  return {st.st_dev, st.st_ino};
+}
+
+// Renames the database (and a WAL file that belongs to it: left behind, it
+// would be replayed into the new database) to `aside`, unless the file at
+// `path` is no longer the one that was inspected.
+void move_aside(const fs::path& path, const std::string& why, const std::string& suffix,
+                std::pair<dev_t, ino_t> inspected) {
+  if (file_identity(path) != inspected) {
+    spdlog::debug("capability database '{}' was replaced meanwhile; not moving it", path.string());
+    return;
+  }
+  fs::path aside = path.string() + suffix + utc_stamp();
+  for (int n = 1; fs::exists(aside); ++n)
+    aside = path.string() + suffix + utc_stamp() + "-" + std::to_string(n);
+  std::error_code ec;
+  fs::rename(path, aside, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)  // another process moved it already
+    throw std::runtime_error(
+        fmt::format("capability database '{}' is unusable ({}) and cannot "
+                    "be moved aside to '{}': {}",
+                    path.string(), why, aside.string(), ec.message()));
+  fs::rename(path.string() + "-wal", aside.string() + "-wal", ec);
+  fs::remove(path.string() + "-shm", ec);
+  spdlog::warn("capability database '{}': {}; moved it aside to '{}' and started an empty one",
+               path.string(), why, aside.string());
+}
+
+void create_schema(sqlite3* db) {
+  Transaction tx(db, Transaction::Kind::kWrite);
+  // Another process may have initialised it between our inspection and our
+  // write lock: then there is nothing to do.
+  if (pragma_int(db, "user_version") == 0) {
+    sqlite::exec(db, kSchemaSql);
+    sqlite::exec(db, fmt::format("PRAGMA application_id = {}", kStoreApplicationId).c_str());
+    sqlite::exec(db, fmt::format("PRAGMA user_version = {}", kStoreSchemaVersion).c_str());
+  }
+  tx.commit();
+}
+
+[[noreturn]] void fail(const fs::path& path, const std::string& what) {
+  throw std::runtime_error(fmt::format("capability database '{}': {}", path.string(), what));
+}
+
+}  // namespace
+
+struct Store::Db {
+  sqlite::ConnectionPtr conn;
+  sqlite3* get() const noexcept { return conn.get(); }
+};
+
+fs::path default_db_path() {
+  if (const char* p = std::getenv("AMPX_CAPABILITY_DB"); p && *p) return p;
+  // XDG: a relative XDG_CACHE_HOME is invalid and must be ignored.
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/')
+    return fs::path(x) / "ampx" / "capabilities.db";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return fs::path(h) / ".cache" / "ampx" / "capabilities.db";
+  throw std::runtime_error(
+      "no place for the capability database: give --db or set AMPX_CAPABILITY_DB");
+}
+
+fs::path resolve_db_path(const std::optional<std::string>& cli_path) {
+  if (cli_path && !cli_path->empty()) return *cli_path;
+  return default_db_path();
+}
+
+Store::Store(fs::path path, std::unique_ptr<Db> db) : path_(std::move(path)), db_(std::move(db)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+Store Store::open(const fs::path& path) {
+  if (path.empty()) throw std::runtime_error("capability database: empty path");
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail(path, fmt::format("cannot create directory '{}': {}", dir.string(), ec.message()));
+  if (fs::is_directory(path, ec)) fail(path, "is a directory");
+
+  // Twice at most: once as found, once after moving a bad file aside.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Verdict v;
+    std::pair<dev_t, ino_t> inspected{0, 0};
+    try {
+      // Before opening: if the file is replaced between here and a move,
+      // the identities differ and the move is skipped.
+      inspected = file_identity(path);
+      auto db = std::make_unique<Db>();
+      db->conn = sqlite::open_connection(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+      sqlite3_busy_timeout(db->get(), kBusyTimeoutMs);
+      v = inspect(db->get());
+      if (v.kind == Verdict::kOk || v.kind == Verdict::kFresh) {
+        // WAL: readers never block the writer and a crash mid-write leaves
+        // the last committed state. Persistent, so a no-op after the first.
+        sqlite::exec(db->get(), "PRAGMA journal_mode=WAL");
+        if (v.kind == Verdict::kFresh) create_schema(db->get());
+        return Store(path, std::move(db));
+      }
+    } catch (const SqliteError& e) {
+      fail(path, e.what());
+    }
+    // Connection closed (db went out of scope) before the file is moved.
+    move_aside(path, v.why,
+               v.kind == Verdict::kOtherVersion ? fmt::format(".v{}-", v.version) : ".corrupt-",
+               inspected);
+  }
+  fail(path, "still unusable after moving the old file aside");
+}
+
+namespace {
+
+// One profile's rows; the caller holds the write transaction.
+void write_profile(sqlite3* db, const DeviceProfile& p) {
+  for (const char* table : {"devices", "op_timings", "cast_costs", "copy_costs"})
+    Statement(db, fmt::format("DELETE FROM {} WHERE fingerprint = ?1", table))
+        .bind(1, p.fingerprint)
+        .run();
+  Statement(db, "INSERT INTO devices VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+      .bind(1, p.fingerprint)
+      .bind(2, p.device_id)
+      .bind(3, p.plugin)
+      .bind(4, p.plugin_version)
+      .bind(5, p.device_name)
+      .bind(6, p.driver_version)
+      .bind(7, p.probed_at)
+      .bind(8, p.quick ? 1 : 0)
+      .run();
+  Statement op(db, "INSERT INTO op_timings VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const OpTiming& t = p.ops[i];
+    op.reset();
+    op.bind(1, p.fingerprint)
+        .bind(2, static_cast<int64_t>(i))
+        .bind(3, t.op)
+        .bind(4, t.dtype)
+        .bind(5, t.shape_class)
+        .bind(6, t.flops)
+        .bind(7, t.bytes)
+        .bind(8, support_name(t.support))
+        .bind(9, t.note);
+    if (t.time_us < 0)
+      op.bind_null(10);
+    else
+      op.bind(10, t.time_us);
+    op.run();
+  }
+  Statement cast(db, "INSERT INTO cast_costs VALUES(?1, ?2, ?3, ?4, ?5)");
+  for (size_t i = 0; i < p.casts.size(); ++i) {
+    cast.reset();
+    cast.bind(1, p.fingerprint)
+        .bind(2, static_cast<int64_t>(i))
+        .bind(3, p.casts[i].from)
+        .bind(4, p.casts[i].to)
+        .bind(5, p.casts[i].ns_per_element)
+        .run();
+  }
+  Statement copy(db, "INSERT INTO copy_costs VALUES(?1, ?2, ?3, ?4, ?5)");
+  for (size_t i = 0; i < p.copies.size(); ++i) {
+    copy.reset();
+    copy.bind(1, p.fingerprint)
+        .bind(2, static_cast<int64_t>(i))
+        .bind(3, p.copies[i].direction)
+        .bind(4, p.copies[i].latency_us)
+        .bind(5, p.copies[i].ns_per_byte)
+        .run();
+  }
+}
+
+}  // namespace
+
+void Store::put(const DeviceProfile& p) {
+  put_all({p});
+}
+
+void Store::put_all(const std::vector<DeviceProfile>& profiles) {
+  for (const auto& p : profiles)
+    if (p.fingerprint.empty()) fail(path_, "cannot store a profile without a fingerprint");
+  sqlite3* db = db_->get();
+  std::string current;
+  try {
+    Transaction tx(db, Transaction::Kind::kWrite);
+    for (const auto& p : profiles) {
+      current = p.fingerprint;
+      write_profile(db, p);
+    }
+    tx.commit();
+  } catch (const SqliteError& e) {
+    fail(path_, fmt::format("storing {}: {}", current, e.what()));
+  }
+}
+
+namespace {
+
+// Reads one device's rows; the caller holds a read transaction.
+std::optional<DeviceProfile> read_profile(sqlite3* db, const std::string& fingerprint) {
+  Statement d(db,
+              "SELECT device_id, plugin, plugin_version, device_name, driver_version, probed_at, "
+              "quick FROM devices WHERE fingerprint = ?1");
+  d.bind(1, fingerprint);
+  if (!d.step()) return std::nullopt;
+  DeviceProfile p;
+  p.fingerprint = fingerprint;
+  p.device_id = d.text(0);
+  p.plugin = d.text(1);
+  p.plugin_version = d.text(2);
+  p.device_name = d.text(3);
+  p.driver_version = d.text(4);
+  p.probed_at = d.text(5);
+  p.quick = d.integer(6) != 0;
+  Statement o(db,
+              "SELECT op, dtype, shape_class, flops, bytes, support, note, time_us FROM "
+              "op_timings WHERE fingerprint = ?1 ORDER BY seq");
+  o.bind(1, fingerprint);
+  while (o.step()) {
+    OpTiming t;
+    t.op = o.text(0);
+    t.dtype = o.text(1);
+    t.shape_class = o.text(2);
+    t.flops = o.real(3);
+    t.bytes = o.real(4);
+    t.support = support_from_name(o.text(5));
+    t.note = o.text(6);
+    t.time_us = o.is_null(7) ? -1 : o.real(7);
+    p.ops.push_back(std::move(t));
+  }
+  Statement c(db,
+              "SELECT from_dtype, to_dtype, ns_per_element FROM cast_costs WHERE fingerprint = "
+              "?1 ORDER BY seq");
+  c.bind(1, fingerprint);
+  while (c.step()) p.casts.push_back({c.text(0), c.text(1), c.real(2)});
+  Statement k(db,
+              "SELECT direction, latency_us, ns_per_byte FROM copy_costs WHERE fingerprint = ?1 "
+              "ORDER BY seq");
+  k.bind(1, fingerprint);
+  while (k.step()) p.copies.push_back({k.text(0), k.real(1), k.real(2)});
+  return p;
+}
+
+}  // namespace
+
+std::optional<DeviceProfile> Store::get(const std::string& fingerprint) const {
+  try {
+    Transaction tx(db_->get(), Transaction::Kind::kRead);
+    auto p = read_profile(db_->get(), fingerprint);
+    tx.commit();
+    return p;
+  } catch (const SqliteError& e) {
+    fail(path_, e.what());
+  } catch (const std::invalid_argument& e) {  // a support name we never write
+    fail(path_, e.what());
+  }
+}
+
+std::vector<ProfileSummary> Store::list() const {
+  std::vector<ProfileSummary> out;
+  try {
+    Statement s(db_->get(),
+                "SELECT d.fingerprint, d.device_id, d.device_name, d.plugin, d.plugin_version, "
+                "d.probed_at, d.quick, count(o.seq), sum(o.support = 'native'), "
+                "sum(o.support = 'emulated'), sum(o.support = 'unsupported'), "
+                "sum(o.time_us IS NOT NULL) FROM devices d LEFT JOIN op_timings o "
+                "ON o.fingerprint = d.fingerprint GROUP BY d.fingerprint ORDER BY d.fingerprint");
+    while (s.step()) {
+      ProfileSummary r;
+      r.fingerprint = s.text(0);
+      r.device_id = s.text(1);
+      r.device_name = s.text(2);
+      r.plugin = s.text(3);
+      r.plugin_version = s.text(4);
+      r.probed_at = s.text(5);
+      r.quick = s.integer(6) != 0;
+      r.ops = static_cast<int>(s.integer(7));
+      r.native = static_cast<int>(s.integer(8));
+      r.emulated = static_cast<int>(s.integer(9));
+      r.unsupported = static_cast<int>(s.integer(10));
+      r.measured = static_cast<int>(s.integer(11));
+      out.push_back(std::move(r));
+    }
+  } catch (const SqliteError& e) {
+    fail(path_, e.what());
+  }
+  return out;
+}
+
+std::vector<DeviceProfile> Store::all() const {
+  std::vector<DeviceProfile> out;
+  try {
+    Transaction tx(db_->get(), Transaction::Kind::kRead);
+    std::vector<std::string> fps;
+    Statement s(db_->get(), "SELECT fingerprint FROM devices ORDER BY fingerprint");
+    while (s.step()) fps.push_back(s.text(0));
+    for (const auto& fp : fps)
+      if (auto p = read_profile(db_->get(), fp)) out.push_back(std::move(*p));
+    tx.commit();
+  } catch (const SqliteError& e) {
+    fail(path_, e.what());
+  } catch (const std::invalid_argument& e) {
+    fail(path_, e.what());
+  }
+  return out;
+}
+
+bool Store::remove(const std::string& fingerprint) {
+  sqlite3* db = db_->get();
+  try {
+    Transaction tx(db, Transaction::Kind::kWrite);
+    Statement d(db, "DELETE FROM devices WHERE fingerprint = ?1");
+    d.bind(1, fingerprint).run();
+    const bool existed = sqlite3_changes(db) > 0;
+    for (const char* table : {"op_timings", "cast_costs", "copy_costs"})
+      Statement(db, fmt::format("DELETE FROM {} WHERE fingerprint = ?1", table))
+          .bind(1, fingerprint)
+          .run();
+    tx.commit();
+    return existed;
+  } catch (const SqliteError& e) {
+    fail(path_, e.what());
+  }
+}
+
+std::string Store::quick_check() const {
+  try {
+    return run_quick_check(db_->get());
+  } catch (const SqliteError& e) {
+    return e.what();
+  }
+}
+
+std::optional<DeviceProfile> load_profile_for(const std::string& key,
+                                              const std::optional<std::string>& profile_file,
+                                              const std::string& db_path) {
+  if (profile_file) return select_profile(load_profile_file(*profile_file), key);
+  std::error_code ec;
+  if (db_path.empty() || !fs::exists(db_path, ec)) return std::nullopt;
+  const Store store = Store::open(db_path);
+  if (auto p = store.get(key)) return p;
+  return select_profile(store.all(), key);
+}
+
+}  // namespace ampx::capability

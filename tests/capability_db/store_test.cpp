@@ -1,0 +1,302 @@
+// The SQLite store: round trip, versioned schema, recovery from corrupted or
+// other-version files (moved aside, warning, rebuilt), concurrent writers,
+// unwritable paths.
+#include "test_util.hpp"
+
+#include <ampx/capability/profile_json.hpp>
+#include <ampx/capability/store.hpp>
+
+#include <gmock/gmock.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sqlite3.h>
+
+#include <random>
+#include <regex>
+
+namespace ampx::capability {
+namespace {
+
+namespace fs = std::filesystem;
+using test::sample_profile;
+using test::ScratchDir;
+using ::testing::HasSubstr;
+
+// Captures spdlog output for one test.
+class LogCapture {
+ public:
+  LogCapture() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
+    auto logger = std::make_shared<spdlog::logger>("capture", sink);
+    logger->set_level(spdlog::level::trace);
+    spdlog::set_default_logger(logger);
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::shared_ptr<spdlog::logger> previous_;
+  std::ostringstream text_;
+};
+
+// Files in `dir` whose name starts with `prefix`.
+std::vector<fs::path> files_starting(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+  return out;
+}
+
+void raw_exec(const fs::path& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(h);
+}
+
+TEST(Store, RoundTripListAllAndReplace) {
+  ScratchDir dir;
+  const auto path = dir / "sub" / "caps.db";  // directory created on demand
+  {
+    auto store = Store::open(path);
+    store.put(sample_profile("fp-a", 6));
+    store.put(sample_profile("fp-b", 2));
+  }
+  auto store = Store::open(path);
+  EXPECT_EQ(store.quick_check(), "ok");
+  test::expect_same(*store.get("fp-a"), sample_profile("fp-a", 6));
+  EXPECT_FALSE(store.get("fp-none"));
+  const auto list = store.list();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].fingerprint, "fp-a");
+  EXPECT_EQ(list[0].ops, 6);
+  EXPECT_EQ(list[0].native, 2);
+  EXPECT_EQ(list[0].emulated, 2);
+  EXPECT_EQ(list[0].unsupported, 2);
+  EXPECT_EQ(list[0].measured, 4);
+  EXPECT_EQ(store.all().size(), 2u);
+
+  // put() replaces that fingerprint's rows, and only those.
+  auto smaller = sample_profile("fp-a", 1);
+  smaller.device_id = "renamed:0";
+  store.put(smaller);
+  test::expect_same(*store.get("fp-a"), smaller);
+  EXPECT_EQ(store.get("fp-b")->ops.size(), 2u);
+  EXPECT_TRUE(store.remove("fp-b"));
+  EXPECT_FALSE(store.remove("fp-b"));
+  EXPECT_EQ(store.list().size(), 1u);
+}
+
+TEST(Store, MarksTheFileAsOursAndUsesWal) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  { Store::open(path).put(sample_profile("fp-a")); }
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &h), SQLITE_OK);
+  auto pragma = [&](const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(h, sql, -1, &s, nullptr);
+    std::string v = sqlite3_step(s) == SQLITE_ROW
+                        ? reinterpret_cast<const char*>(sqlite3_column_text(s, 0))
+                        : "";
+    sqlite3_finalize(s);
+    return v;
+  };
+  EXPECT_EQ(pragma("PRAGMA application_id"), std::to_string(kStoreApplicationId));
+  EXPECT_EQ(pragma("PRAGMA user_version"), std::to_string(kStoreSchemaVersion));
+  EXPECT_EQ(pragma("PRAGMA journal_mode"), "wal");
+  sqlite3_close(h);
+}
+
+TEST(Store, OtherSchemaVersionIsMovedAsideAndRebuilt) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  { Store::open(path).put(sample_profile("fp-a")); }
+  raw_exec(path, "PRAGMA user_version = 7");
+  LogCapture log;
+  auto store = Store::open(path);
+  EXPECT_TRUE(store.list().empty());
+  const auto aside = files_starting(dir.path(), "caps.db.v7-");
+  ASSERT_EQ(aside.size(), 1u);
+  EXPECT_THAT(log.text(), HasSubstr(path.string()));
+  EXPECT_THAT(log.text(), HasSubstr(aside[0].string()));
+  EXPECT_THAT(log.text(), HasSubstr("schema version 7"));
+  // The old data is still there, untouched, for whoever wants it.
+  raw_exec(aside[0], "SELECT * FROM devices");
+  store.put(sample_profile("fp-b"));
+  EXPECT_EQ(store.list().size(), 1u);
+}
+
+TEST(Store, RandomBytesAreMovedAsideWithAWarning) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  {
+    std::ofstream f(path, std::ios::binary);
+    std::mt19937 gen(7);
+    for (int i = 0; i < 8192; ++i) f.put(static_cast<char>(gen() & 0xff));
+  }
+  LogCapture log;
+  auto store = Store::open(path);
+  EXPECT_EQ(store.quick_check(), "ok");
+  EXPECT_TRUE(store.list().empty());
+  const auto aside = files_starting(dir.path(), "caps.db.corrupt-");
+  ASSERT_EQ(aside.size(), 1u);
+  EXPECT_EQ(fs::file_size(aside[0]), 8192u);
+  EXPECT_THAT(log.text(), HasSubstr("warning"));
+  EXPECT_THAT(log.text(), HasSubstr(aside[0].string()));
+  EXPECT_TRUE(
+      std::regex_search(aside[0].filename().string(), std::regex(R"(\.corrupt-\d{8}T\d{6}Z$)")));
+}
+
+TEST(Store, TruncatedDatabaseIsMovedAsideAndRebuilt) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  {
+    auto store = Store::open(path);
+    for (int i = 0; i < 20; ++i) store.put(sample_profile("fp-" + std::to_string(i), 60));
+  }
+  ASSERT_FALSE(fs::exists(path.string() + "-wal") && fs::file_size(path.string() + "-wal") > 0)
+      << "closing the last connection checkpoints the WAL";
+  const auto size = fs::file_size(path);
+  ASSERT_GT(size, 8192u);
+  fs::resize_file(path, size / 2);
+  LogCapture log;
+  auto store = Store::open(path);
+  EXPECT_TRUE(store.list().empty());
+  EXPECT_EQ(files_starting(dir.path(), "caps.db.corrupt-").size(), 1u);
+  EXPECT_THAT(log.text(), HasSubstr("moved it aside"));
+}
+
+TEST(Store, ForeignDatabaseIsNotTakenOver) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  raw_exec(path, "CREATE TABLE t(x); INSERT INTO t VALUES(1);");
+  LogCapture log;
+  auto store = Store::open(path);
+  EXPECT_TRUE(store.list().empty());
+  EXPECT_EQ(files_starting(dir.path(), "caps.db.corrupt-").size(), 1u);
+  EXPECT_THAT(log.text(), HasSubstr("application_id"));
+}
+
+TEST(Store, UnwritablePathIsOneClearError) {
+  ScratchDir dir;
+  { std::ofstream(dir / "a-file") << "x"; }
+  const auto path = dir / "a-file" / "caps.db";  // a regular file as directory
+  try {
+    Store::open(path);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path.string()));
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+TEST(Store, ConcurrentWritersBothLand) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  constexpr int kPerWriter = 40;
+  // Both children also race to create the file.
+  std::vector<pid_t> pids;
+  for (int w = 0; w < 2; ++w) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int rc = 0;
+      try {
+        auto store = Store::open(path);
+        for (int i = 0; i < kPerWriter; ++i)
+          store.put(sample_profile("w" + std::to_string(w) + "-" + std::to_string(i), 30));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "writer %d: %s\n", w, e.what());
+        rc = 1;
+      }
+      std::_Exit(rc);  // no gtest teardown in the child
+    }
+    pids.push_back(pid);
+  }
+  for (const pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer failed";
+  }
+  auto store = Store::open(path);
+  EXPECT_EQ(store.quick_check(), "ok");
+  const auto list = store.list();
+  ASSERT_EQ(list.size(), 2u * kPerWriter);
+  for (const auto& r : list) EXPECT_EQ(r.ops, 30) << r.fingerprint;
+  EXPECT_TRUE(files_starting(dir.path(), "caps.db.corrupt-").empty());
+}
+
+TEST(Store, TwoProcessesRecoveringTheSameFileKeepOneDatabase) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  std::ofstream(path, std::ios::binary) << std::string(4096, 'x');
+  std::vector<pid_t> pids;
+  for (int w = 0; w < 2; ++w) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int rc = 0;
+      try {
+        Store::open(path).put(sample_profile("w" + std::to_string(w)));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "writer %d: %s\n", w, e.what());
+        rc = 1;
+      }
+      std::_Exit(rc);
+    }
+    pids.push_back(pid);
+  }
+  for (const pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  // Only the bad file was moved aside, once; both writers' rows are in the
+  // one rebuilt database.
+  EXPECT_EQ(files_starting(dir.path(), "caps.db.corrupt-").size(), 1u);
+  EXPECT_EQ(Store::open(path).list().size(), 2u);
+}
+
+TEST(Store, DefaultPathFollowsEnvironment) {
+  const std::string saved_db =
+      std::getenv("AMPX_CAPABILITY_DB") ? std::getenv("AMPX_CAPABILITY_DB") : "";
+  const char* xdg_env = std::getenv("XDG_CACHE_HOME");
+  const std::string saved_xdg = xdg_env ? xdg_env : "";
+  ::setenv("AMPX_CAPABILITY_DB", "/x/y.db", 1);
+  EXPECT_EQ(default_db_path(), fs::path("/x/y.db"));
+  EXPECT_EQ(resolve_db_path(std::string("/cli.db")), fs::path("/cli.db"));
+  ::unsetenv("AMPX_CAPABILITY_DB");
+  ::setenv("XDG_CACHE_HOME", "/cache", 1);
+  EXPECT_EQ(default_db_path(), fs::path("/cache/ampx/capabilities.db"));
+  ::unsetenv("XDG_CACHE_HOME");
+  if (const char* home = std::getenv("HOME")) {
+    EXPECT_EQ(default_db_path(), fs::path(home) / ".cache/ampx/capabilities.db");
+  }
+  if (!saved_db.empty()) ::setenv("AMPX_CAPABILITY_DB", saved_db.c_str(), 1);
+  if (xdg_env) ::setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
+}
+
+TEST(Store, LoadProfileForPrefersFileThenDatabase) {
+  ScratchDir dir;
+  const auto db = dir / "caps.db";
+  EXPECT_FALSE(load_profile_for("fp-a", std::nullopt, db.string()));
+  EXPECT_FALSE(fs::exists(db)) << "reading does not create the database";
+  auto a = sample_profile("fp-a");
+  a.device_id = "cpu_ref:0";
+  { Store::open(db).put(a); }
+  EXPECT_EQ(load_profile_for("fp-a", std::nullopt, db.string())->fingerprint, "fp-a");
+  EXPECT_EQ(load_profile_for("cpu_ref:0", std::nullopt, db.string())->fingerprint, "fp-a");
+  auto b = sample_profile("fp-b");
+  b.device_id = "cpu_ref:0";
+  const auto file = dir / "p.json";
+  save_profile_file(file, {b});
+  EXPECT_EQ(load_profile_for("cpu_ref:0", file.string(), db.string())->fingerprint, "fp-b");
+  EXPECT_FALSE(load_profile_for("fp-a", file.string(), db.string()));
+}
+
+}  // namespace
+}  // namespace ampx::capability
