@@ -161,9 +161,9 @@ ampx_status* copy_to_device(ampx_buffer* dst, uint64_t dst_offset, const void* s
     check_range("copy_to_device", dst->size, dst_offset, bytes);
     if (!bytes) return;
     DeviceContext& ctx = dst->rt->context(dst->device);
-    ampx::cuda::check_cuda(cudaMemcpyAsync(data(dst) + dst_offset, src, bytes,
-                                           cudaMemcpyHostToDevice, ctx.stream()),
-                           "copy_to_device: cudaMemcpyAsync");
+    ampx::cuda::check_cuda(
+        cudaMemcpyAsync(data(dst) + dst_offset, src, bytes, cudaMemcpyHostToDevice, ctx.stream()),
+        "copy_to_device: cudaMemcpyAsync");
     ctx.synchronize();
   });
 }
@@ -174,9 +174,9 @@ ampx_status* copy_to_host(void* dst, const ampx_buffer* src, uint64_t src_offset
     check_range("copy_to_host", src->size, src_offset, bytes);
     if (!bytes) return;
     DeviceContext& ctx = src->rt->context(src->device);
-    ampx::cuda::check_cuda(cudaMemcpyAsync(dst, data(src) + src_offset, bytes,
-                                           cudaMemcpyDeviceToHost, ctx.stream()),
-                           "copy_to_host: cudaMemcpyAsync");
+    ampx::cuda::check_cuda(
+        cudaMemcpyAsync(dst, data(src) + src_offset, bytes, cudaMemcpyDeviceToHost, ctx.stream()),
+        "copy_to_host: cudaMemcpyAsync");
     ctx.synchronize();
   });
 }
@@ -192,10 +192,10 @@ ampx_status* copy_device_to_device(ampx_buffer* dst, uint64_t dst_offset, const 
       // The source device's queued writes must land first.
       dst->rt->context(src->device).synchronize();
       DeviceContext& ctx = dst->rt->context(dst->device);
-      ampx::cuda::check_cuda(cudaMemcpyPeerAsync(data(dst) + dst_offset, dst->device,
-                                                 data(src) + src_offset, src->device, bytes,
-                                                 ctx.stream()),
-                             "copy_device_to_device: cudaMemcpyPeerAsync");
+      ampx::cuda::check_cuda(
+          cudaMemcpyPeerAsync(data(dst) + dst_offset, dst->device, data(src) + src_offset,
+                              src->device, bytes, ctx.stream()),
+          "copy_device_to_device: cudaMemcpyPeerAsync");
       return;
     }
     DeviceContext& ctx = dst->rt->context(dst->device);

@@ -15,9 +15,9 @@ size_t CachingAllocator::round_size(uint64_t bytes) {
   constexpr uint64_t kSmall = 512, kLarge = 2u << 20;
   const uint64_t unit = bytes >= (1u << 20) ? kLarge : kSmall;
   if (bytes > UINT64_MAX - unit) {
-    throw plugin_support::StatusError(AMPX_STATUS_OUT_OF_MEMORY,
-                                      "device allocation of " + std::to_string(bytes) +
-                                          " bytes is too large");
+    throw plugin_support::StatusError(
+        AMPX_STATUS_OUT_OF_MEMORY,
+        "device allocation of " + std::to_string(bytes) + " bytes is too large");
   }
   return static_cast<size_t>(std::max<uint64_t>(1, (bytes + unit - 1) / unit) * unit);
 }
@@ -39,8 +39,8 @@ CachingAllocator::Block CachingAllocator::allocate(uint64_t bytes) {
     empty_cache();
     e = cudaMalloc(&p, size);
   }
-  check_cuda(e, "cudaMalloc(" + std::to_string(bytes) + " bytes) on device " +
-                    std::to_string(device_));
+  check_cuda(
+      e, "cudaMalloc(" + std::to_string(bytes) + " bytes) on device " + std::to_string(device_));
   in_use_ += size;
   return {p, size};
 }

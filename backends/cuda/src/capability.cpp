@@ -22,7 +22,8 @@ std::string sm(int cc) {
 // INVALID when it has no float tensor.
 ampx_dtype float_dtype(const ps::NodeView& v) {
   for (size_t i = 0; i < v.num_inputs() + v.num_outputs(); ++i) {
-    const ampx_dtype dt = i < v.num_inputs() ? v.input(i).dtype : v.output(i - v.num_inputs()).dtype;
+    const ampx_dtype dt =
+        i < v.num_inputs() ? v.input(i).dtype : v.output(i - v.num_inputs()).dtype;
     if (ps::is_float_dtype(dt)) return dt;
   }
   return AMPX_DTYPE_INVALID;
@@ -64,8 +65,7 @@ Answer decide(const ps::NodeView& v, const OpEntry& op, const DeviceInfo& dev,
   if (dt != AMPX_DTYPE_F32 && !is16)
     return no(std::string(ps::dtype_name(dt == AMPX_DTYPE_INVALID ? v.input(0).dtype : dt)) +
               " has no CUDA kernel (f32, f16, bf16 only)");
-  if (dt == AMPX_DTYPE_BF16 && cc < 80)
-    return no("bf16 needs sm_80+ (this GPU is " + sm(cc) + ")");
+  if (dt == AMPX_DTYPE_BF16 && cc < 80) return no("bf16 needs sm_80+ (this GPU is " + sm(cc) + ")");
 
   switch (op.cls) {
     case OpClass::kContraction: {

@@ -20,6 +20,7 @@ struct Answer {
 
 // Never throws. Malformed nodes are `unsupported` with cpu_ref's validation
 // message as the note.
-Answer answer(const ampx_node_desc& node, const DeviceInfo& dev, const CudnnLibrary& cudnn) noexcept;
+Answer answer(const ampx_node_desc& node, const DeviceInfo& dev,
+              const CudnnLibrary& cudnn) noexcept;
 
 }  // namespace ampx::cuda

@@ -4,8 +4,8 @@
 // e.g. "cudaMalloc(1099511627776 bytes): out of memory (cudaErrorMemoryAllocation)".
 #pragma once
 
-#include <cuda_runtime_api.h>
 #include <cublasLt.h>
+#include <cuda_runtime_api.h>
 
 #include <string>
 #include <string_view>

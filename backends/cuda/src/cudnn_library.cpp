@@ -93,13 +93,12 @@ void CudnnLibrary::check(cudnnStatus_t s, const std::string& what) const {
   // cuDNN 9 groups its codes by thousands: 2xxx bad parameter, 3xxx not
   // supported, 4xxx internal (allocation failures among them), 5xxx execution.
   const int c = static_cast<int>(s);
-  const ampx_status_code code =
-      (s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
-       s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
-          ? AMPX_STATUS_OUT_OF_MEMORY
-      : c / 1000 == 3 ? AMPX_STATUS_UNSUPPORTED
-      : c / 1000 == 2 ? AMPX_STATUS_INVALID_ARGUMENT
-                      : AMPX_STATUS_INTERNAL;
+  const ampx_status_code code = (s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+                                 s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+                                    ? AMPX_STATUS_OUT_OF_MEMORY
+                                : c / 1000 == 3 ? AMPX_STATUS_UNSUPPORTED
+                                : c / 1000 == 2 ? AMPX_STATUS_INVALID_ARGUMENT
+                                                : AMPX_STATUS_INTERNAL;
   throw plugin_support::StatusError(
       code, what + ": " + (cudnnGetErrorString ? cudnnGetErrorString(s) : "cuDNN error") + " (" +
                 std::to_string(static_cast<int>(s)) + ")");

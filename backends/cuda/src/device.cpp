@@ -117,8 +117,7 @@ void DeviceContext::synchronize() {
 
 // ------------------------------------------------------------------ Runtime
 
-Runtime::Runtime(const PluginOptions& opts)
-    : cudnn_(std::make_unique<CudnnLibrary>(opts.cudnn)) {
+Runtime::Runtime(const PluginOptions& opts) : cudnn_(std::make_unique<CudnnLibrary>(opts.cudnn)) {
   int runtime = 0, driver = 0;
   (void)cudaRuntimeGetVersion(&runtime);
   (void)cudaDriverGetVersion(&driver);  // 0 when there is no driver
@@ -158,8 +157,8 @@ Runtime::Runtime(const PluginOptions& opts)
     ps::copy_cstr(p.vendor, "NVIDIA");
     ps::copy_cstr(p.driver_version, driver_str);
     // Same GPU model, architecture, driver and cuDNN => same answers.
-    const std::string fp = "cuda/" + std::string(kPluginVersion) + "/" + token(prop.name) +
-                           "/sm_" + std::to_string(d.cc()) + "/driver-" +
+    const std::string fp = "cuda/" + std::string(kPluginVersion) + "/" + token(prop.name) + "/sm_" +
+                           std::to_string(d.cc()) + "/driver-" +
                            (release.empty() ? cuda_version(driver) : release) + "/runtime-" +
                            cuda_version(runtime) + "/cudnn-" + cudnn_->version();
     ps::copy_cstr(p.fingerprint, fp);

@@ -3,8 +3,8 @@
 // step of a prepare throws.
 #pragma once
 
-#include <cuda_runtime_api.h>
 #include <cublasLt.h>
+#include <cuda_runtime_api.h>
 
 #include <memory>
 #include <type_traits>

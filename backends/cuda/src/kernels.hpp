@@ -86,8 +86,7 @@ struct PoolParams {
   bool max = true;
   bool include_pad = false;  // AveragePool count_include_pad
 };
-cudaError_t pool2d(ampx_dtype dt, const PoolParams& p, const void* x, void* y,
-                   cudaStream_t stream);
+cudaError_t pool2d(ampx_dtype dt, const PoolParams& p, const void* x, void* y, cudaStream_t stream);
 
 // Output element o (over out_dims, row-major) reduces the input elements at
 // sum_k(idx_k * out_strides[k]) + sum_j(r_j * red_strides[j]) over red_dims.

@@ -103,16 +103,16 @@ const cublasLtMatmulAlgo_t& LtMatmul::algo_for(uint32_t al_a, uint32_t al_b, uin
   set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, al_y);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  check_cublas(cublasLtMatmulAlgoGetHeuristic(dev_.lt(), desc_.get(), lt_a_.get(), lt_b_.get(),
-                                              lt_cd_.get(), lt_cd_.get(), pref.get(), 1, &result,
-                                              &found),
-               "cublasLtMatmulAlgoGetHeuristic");
+  check_cublas(
+      cublasLtMatmulAlgoGetHeuristic(dev_.lt(), desc_.get(), lt_a_.get(), lt_b_.get(), lt_cd_.get(),
+                                     lt_cd_.get(), pref.get(), 1, &result, &found),
+      "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) {
     throw plugin_support::StatusError(
-        AMPX_STATUS_UNSUPPORTED,
-        "cuBLASLt has no algorithm for M=" + std::to_string(s_.M) + " N=" + std::to_string(s_.N) +
-            " K=" + std::to_string(s_.K) + " at alignments " + std::to_string(al_a) + "/" +
-            std::to_string(al_b) + "/" + std::to_string(al_y) + " bytes");
+        AMPX_STATUS_UNSUPPORTED, "cuBLASLt has no algorithm for M=" + std::to_string(s_.M) +
+                                     " N=" + std::to_string(s_.N) + " K=" + std::to_string(s_.K) +
+                                     " at alignments " + std::to_string(al_a) + "/" +
+                                     std::to_string(al_b) + "/" + std::to_string(al_y) + " bytes");
   }
   return algos_.emplace(key, result.algo).first->second;
 }

@@ -38,8 +38,7 @@ class LtMatmul {
            float beta);
 
  private:
-  const cublasLtMatmulAlgo_t& algo_for(uint32_t al_a, uint32_t al_b, uint32_t al_c,
-                                       uint32_t al_y);
+  const cublasLtMatmulAlgo_t& algo_for(uint32_t al_a, uint32_t al_b, uint32_t al_c, uint32_t al_y);
 
   DeviceContext& dev_;
   Shape s_;

@@ -50,10 +50,10 @@ using OpFactory = std::unique_ptr<CudaOp> (*)(OpContext&);
 
 // How the capability answer is made for an op (capability.cpp).
 enum class OpClass {
-  kContraction,  // MatMul, Gemm: cuBLASLt, tensor cores in 16-bit
-  kConvolution,  // Conv2d: cuDNN when usable, else the direct kernel
-  kCompute,      // own elementwise / normalisation / pooling / reduction kernels
-  kDataMovement, // bit copies, any dtype
+  kContraction,   // MatMul, Gemm: cuBLASLt, tensor cores in 16-bit
+  kConvolution,   // Conv2d: cuDNN when usable, else the direct kernel
+  kCompute,       // own elementwise / normalisation / pooling / reduction kernels
+  kDataMovement,  // bit copies, any dtype
   kCast,
 };
 

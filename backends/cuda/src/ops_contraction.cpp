@@ -25,7 +25,9 @@ class MatMulOp final : public CudaOp {
   // M*N); empty when one (possibly batched) Lt call does it all.
   MatMulOp(DeviceContext& dev, ampx_dtype dt, const LtMatmul::Shape& s,
            std::vector<std::pair<int64_t, int64_t>> offsets)
-      : elem_(ps::dtype_size(dt)), mm_(dev, dt, s), offsets_(std::move(offsets)),
+      : elem_(ps::dtype_size(dt)),
+        mm_(dev, dt, s),
+        offsets_(std::move(offsets)),
         y_step_(s.M * s.N) {}
   void launch(std::span<const void* const> in, std::span<void* const> out) override {
     if (offsets_.empty()) {
@@ -64,7 +66,12 @@ class GemmOp final : public CudaOp {
  public:
   GemmOp(DeviceContext& dev, ampx_dtype dt, LtMatmul::Shape s, CMode mode,
          std::vector<int64_t> c_dims, float alpha, float beta)
-      : dev_(dev), dt_(dt), s_(s), mode_(mode), c_dims_(std::move(c_dims)), alpha_(alpha),
+      : dev_(dev),
+        dt_(dt),
+        s_(s),
+        mode_(mode),
+        c_dims_(std::move(c_dims)),
+        alpha_(alpha),
         beta_(beta) {
     s_.bias = mode_ == CMode::kBias;
     mm_.emplace(dev_, dt_, s_);
@@ -159,8 +166,7 @@ std::unique_ptr<CudaOp> make_matmul(OpContext& c) {
     for (size_t i = 0; i + 2 < d.size(); ++i) r[br - (d.size() - 2) + i] = d[i];
     return r;
   };
-  const std::vector<int64_t> ba = batch_dims(a), bb = batch_dims(b),
-                             by(y.begin(), y.end() - 2);
+  const std::vector<int64_t> ba = batch_dims(a), bb = batch_dims(b), by(y.begin(), y.end() - 2);
   const int64_t batch = product(by);
   std::vector<std::pair<int64_t, int64_t>> offsets;
   if (product(bb) == 1) {

@@ -20,8 +20,7 @@ template <class H>
 class CudnnDesc {
  public:
   using Destroy = cudnnStatus_t (*)(H);
-  CudnnDesc(const CudnnLibrary& lib, cudnnStatus_t (*create)(H*), Destroy destroy,
-            const char* what)
+  CudnnDesc(const CudnnLibrary& lib, cudnnStatus_t (*create)(H*), Destroy destroy, const char* what)
       : destroy_(destroy) {
     lib.check(create(&h_), what);
   }
@@ -48,7 +47,9 @@ cudnnDataType_t cudnn_type(ampx_dtype dt) {
   }
 }
 
-int as_int(int64_t v) { return static_cast<int>(v); }  // range checked by cudnn_conv_usable
+int as_int(int64_t v) {
+  return static_cast<int>(v);
+}  // range checked by cudnn_conv_usable
 
 kern::ConvParams conv_params(const OpContext& c) {
   const auto& x = c.in[0].dims;
@@ -82,9 +83,9 @@ class DirectConvOp final : public CudaOp {
   DirectConvOp(DeviceContext& dev, ampx_dtype dt, kern::ConvParams p, bool bias)
       : dev_(dev), dt_(dt), p_(p), bias_(bias) {}
   void launch(std::span<const void* const> in, std::span<void* const> out) override {
-    check_kernel(kern::conv2d_direct(dt_, p_, in[0], in[1], bias_ ? in[2] : nullptr, out[0],
-                                     dev_.stream()),
-                 "conv2d_direct");
+    check_kernel(
+        kern::conv2d_direct(dt_, p_, in[0], in[1], bias_ ? in[2] : nullptr, out[0], dev_.stream()),
+        "conv2d_direct");
   }
 
  private:
@@ -122,16 +123,16 @@ class CudnnConvOp final : public CudaOp {
     lib_.check(lib_.cudnnSetTensor4dDescriptor(y_.get(), CUDNN_TENSOR_NCHW, t, as_int(p.N),
                                                as_int(p.M), as_int(p.OH), as_int(p.OW)),
                "cudnnSetTensor4dDescriptor(y)");
-    lib_.check(lib_.cudnnSetTensor4dDescriptor(b_.get(), CUDNN_TENSOR_NCHW, t, 1, as_int(p.M), 1, 1),
-               "cudnnSetTensor4dDescriptor(bias)");
+    lib_.check(
+        lib_.cudnnSetTensor4dDescriptor(b_.get(), CUDNN_TENSOR_NCHW, t, 1, as_int(p.M), 1, 1),
+        "cudnnSetTensor4dDescriptor(bias)");
     lib_.check(lib_.cudnnSetFilter4dDescriptor(w_.get(), t, CUDNN_TENSOR_NCHW, as_int(p.M),
                                                as_int(p.C / p.group), as_int(p.kH), as_int(p.kW)),
                "cudnnSetFilter4dDescriptor");
     // Compute in f32 for every dtype (f16 "pseudo half", bf16 needs it).
-    lib_.check(lib_.cudnnSetConvolution2dDescriptor(conv_.get(), as_int(p.pt), as_int(p.pl),
-                                                    as_int(p.sh), as_int(p.sw), as_int(p.dh),
-                                                    as_int(p.dw), CUDNN_CROSS_CORRELATION,
-                                                    CUDNN_DATA_FLOAT),
+    lib_.check(lib_.cudnnSetConvolution2dDescriptor(
+                   conv_.get(), as_int(p.pt), as_int(p.pl), as_int(p.sh), as_int(p.sw),
+                   as_int(p.dh), as_int(p.dw), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                "cudnnSetConvolution2dDescriptor");
     lib_.check(lib_.cudnnSetConvolutionGroupCount(conv_.get(), as_int(p.group)),
                "cudnnSetConvolutionGroupCount");
@@ -146,10 +147,9 @@ class CudnnConvOp final : public CudaOp {
     // The heuristic's best algorithm that fits the workspace limit.
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {};
     int found = 0;
-    lib_.check(lib_.cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_.get(), w_.get(), conv_.get(),
-                                                           y_.get(),
-                                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                           &found, perf),
+    lib_.check(lib_.cudnnGetConvolutionForwardAlgorithm_v7(
+                   handle_, x_.get(), w_.get(), conv_.get(), y_.get(),
+                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
                "cudnnGetConvolutionForwardAlgorithm_v7");
     constexpr size_t kMaxWorkspace = size_t{1} << 30;
     bool have = false;
@@ -202,15 +202,15 @@ class CudnnConvOp final : public CudaOp {
       p.dst_strides[0] = p_.M * p_.OH * p_.OW;
       p.dst_strides[1] = p_.OH * p_.OW;
       p.dst_strides[2] = 1;
-      check_kernel(kern::strided_copy(elem_, p, p_.N * p_.M * p_.OH * p_.OW, in[2], y,
-                                      dev_.stream()),
-                   "strided_copy");
+      check_kernel(
+          kern::strided_copy(elem_, p, p_.N * p_.M * p_.OH * p_.OW, in[2], y, dev_.stream()),
+          "strided_copy");
       beta = 1.0f;
     }
-    lib_.check(lib_.cudnnConvolutionForward(handle_, &one, x_.get(), in[0], w_.get(), in[1],
-                                            conv_.get(), algo_, workspace_.get(), ws_bytes_, &beta,
-                                            y_.get(), y),
-               "cudnnConvolutionForward");
+    lib_.check(
+        lib_.cudnnConvolutionForward(handle_, &one, x_.get(), in[0], w_.get(), in[1], conv_.get(),
+                                     algo_, workspace_.get(), ws_bytes_, &beta, y_.get(), y),
+        "cudnnConvolutionForward");
   }
 
  private:

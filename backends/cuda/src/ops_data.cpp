@@ -46,8 +46,7 @@ class StridedOp final : public CudaOp {
       const Piece& p = pieces_[i];
       const auto* src = static_cast<const unsigned char*>(in[i]) + p.src_offset * elem_;
       auto* dst = static_cast<unsigned char*>(out[0]) + p.dst_offset * elem_;
-      check_kernel(kern::strided_copy(elem_, p.copy, p.n, src, dst, dev_.stream()),
-                   "strided_copy");
+      check_kernel(kern::strided_copy(elem_, p.copy, p.n, src, dst, dev_.stream()), "strided_copy");
     }
   }
 
@@ -59,16 +58,15 @@ class StridedOp final : public CudaOp {
 
 class GatherOp final : public CudaOp {
  public:
-  GatherOp(DeviceContext& dev, size_t elem, kern::GatherParams p)
-      : dev_(dev), elem_(elem), p_(p) {}
+  GatherOp(DeviceContext& dev, size_t elem, kern::GatherParams p) : dev_(dev), elem_(elem), p_(p) {}
   void launch(std::span<const void* const> in, std::span<void* const> out) override {
     // An index out of range is a data error cpu_ref reports; finding out
     // costs one 4-byte copy back and a wait for the stream.
     DeviceMemory flag(dev_.allocator(), sizeof(int));
     check_cuda(cudaMemsetAsync(flag.get(), 0, sizeof(int), dev_.stream()), "cudaMemsetAsync");
-    check_kernel(kern::gather(elem_, p_, in[0], in[1], out[0], static_cast<int*>(flag.get()),
-                              dev_.stream()),
-                 "gather");
+    check_kernel(
+        kern::gather(elem_, p_, in[0], in[1], out[0], static_cast<int*>(flag.get()), dev_.stream()),
+        "gather");
     int bad = 0;
     check_cuda(cudaMemcpyAsync(&bad, flag.get(), sizeof bad, cudaMemcpyDeviceToHost, dev_.stream()),
                "cudaMemcpyAsync");

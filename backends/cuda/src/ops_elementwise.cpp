@@ -27,9 +27,9 @@ class BinaryOp final : public CudaOp {
            std::optional<kern::Broadcast> bc)
       : dev_(dev), dt_(dt), op_(op), n_(n), bc_(bc) {}
   void launch(std::span<const void* const> in, std::span<void* const> out) override {
-    check_kernel(kern::binary(dt_, op_, in[0], in[1], out[0], n_, bc_ ? &*bc_ : nullptr,
-                              dev_.stream()),
-                 "binary");
+    check_kernel(
+        kern::binary(dt_, op_, in[0], in[1], out[0], n_, bc_ ? &*bc_ : nullptr, dev_.stream()),
+        "binary");
   }
 
  private:

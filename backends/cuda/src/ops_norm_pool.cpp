@@ -80,8 +80,7 @@ std::unique_ptr<CudaOp> make_softmax(OpContext& c) {
   p.inner = x.empty() ? 1 : product(x, axis + 1, x.size());
   const ampx_dtype dt = c.in[0].dtype;
   cudaStream_t s = c.dev.stream();
-  return fn_op("softmax",
-               [=](In in, Out out) { return kern::softmax(dt, p, in[0], out[0], s); });
+  return fn_op("softmax", [=](In in, Out out) { return kern::softmax(dt, p, in[0], out[0], s); });
 }
 
 std::unique_ptr<CudaOp> make_pool(OpContext& c) {

@@ -29,8 +29,8 @@ __global__ void gather_kernel(GatherParams p, const W* data, const void* indices
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
     const int64_t in = i % p.inner, j = (i / p.inner) % p.n_idx, o = i / (p.inner * p.n_idx);
-    int64_t k = p.idx64 ? static_cast<const int64_t*>(indices)[j]
-                        : static_cast<const int32_t*>(indices)[j];
+    int64_t k =
+        p.idx64 ? static_cast<const int64_t*>(indices)[j] : static_cast<const int32_t*>(indices)[j];
     if (k < -p.axis_len || k >= p.axis_len) {
       *bad = 1;
       y[i] = W{};
@@ -64,8 +64,8 @@ cudaError_t strided_copy(size_t elem_size, const StridedCopy& p, int64_t n, cons
   if (n == 0) return cudaSuccess;
   return dispatch_word(elem_size, [&](auto tag) {
     using W = decltype(tag);
-    strided_copy_kernel<W><<<grid_for(n), kThreads, 0, stream>>>(
-        p, n, static_cast<const W*>(src), static_cast<W*>(dst));
+    strided_copy_kernel<W><<<grid_for(n), kThreads, 0, stream>>>(p, n, static_cast<const W*>(src),
+                                                                 static_cast<W*>(dst));
     return cudaGetLastError();
   });
 }

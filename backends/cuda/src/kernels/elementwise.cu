@@ -62,8 +62,7 @@ __global__ void unary_kernel(UnaryParams p, const T* x, T* y, int64_t n, bool ve
 }
 
 template <class T>
-__global__ void binary_same_kernel(BinaryOp op, const T* a, const T* b, T* y, int64_t n,
-                                   bool vec) {
+__global__ void binary_same_kernel(BinaryOp op, const T* a, const T* b, T* y, int64_t n, bool vec) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t done = 0;
@@ -199,7 +198,9 @@ __global__ void cast_generic_kernel(ampx_dtype from, ampx_dtype to, const void* 
 bool is_float(ampx_dtype d) {
   return d == AMPX_DTYPE_F32 || d == AMPX_DTYPE_F16 || d == AMPX_DTYPE_BF16;
 }
-bool is_int(ampx_dtype d) { return d == AMPX_DTYPE_I32 || d == AMPX_DTYPE_I64; }
+bool is_int(ampx_dtype d) {
+  return d == AMPX_DTYPE_I32 || d == AMPX_DTYPE_I64;
+}
 
 }  // namespace
 
@@ -226,8 +227,7 @@ cudaError_t binary(ampx_dtype dt, BinaryOp op, const void* a, const void* b, voi
     if (bc) {
       binary_bcast_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(op, ta, tb, ty, n, *bc);
     } else {
-      const bool vec =
-          aligned4(a, sizeof(T)) && aligned4(b, sizeof(T)) && aligned4(y, sizeof(T));
+      const bool vec = aligned4(a, sizeof(T)) && aligned4(b, sizeof(T)) && aligned4(y, sizeof(T));
       binary_same_kernel<T>
           <<<grid_for(vec ? n / 4 + 1 : n), kThreads, 0, stream>>>(op, ta, tb, ty, n, vec);
     }

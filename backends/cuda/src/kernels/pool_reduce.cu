@@ -79,8 +79,8 @@ cudaError_t pool2d(ampx_dtype dt, const PoolParams& p, const void* x, void* y,
   if (n == 0) return cudaSuccess;
   return dispatch_float(dt, [&](auto tag) {
     using T = decltype(tag);
-    pool_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(p, static_cast<const T*>(x),
-                                                         static_cast<T*>(y));
+    pool_kernel<T>
+        <<<grid_for(n), kThreads, 0, stream>>>(p, static_cast<const T*>(x), static_cast<T*>(y));
     return cudaGetLastError();
   });
 }
@@ -92,8 +92,8 @@ cudaError_t reduce(ampx_dtype dt, const ReduceParams& p, const void* x, void* y,
     using T = decltype(tag);
     int threads = 32;
     while (threads < 256 && threads < p.red_count) threads *= 2;
-    reduce_kernel<T><<<grid_for(p.outputs, 1), threads, 0, stream>>>(
-        p, static_cast<const T*>(x), static_cast<T*>(y));
+    reduce_kernel<T><<<grid_for(p.outputs, 1), threads, 0, stream>>>(p, static_cast<const T*>(x),
+                                                                     static_cast<T*>(y));
     return cudaGetLastError();
   });
 }
