@@ -14,7 +14,8 @@
 #
 # DIR holds bin/ (ampx, ampx_cuda_tests, ampx_cuda_bench), plugins/ (cpu_ref,
 # cuda) and lib/ (the shared libraries ldd shows outside glibc and CUDA:
-# spdlog, fmt, libstdc++, ...). cuBLAS(Lt) and cuDNN are NOT carried: the GPU
+# spdlog, fmt; libstdc++ and libgcc_s in lib/fallback, used only when the
+# machine's own are too old). cuBLAS(Lt) and cuDNN are NOT carried: the GPU
 # machine's own libraries are found through LD_LIBRARY_PATH (CUDA_HOME,
 # /usr/local/cuda, and PyTorch's nvidia-* wheels when present).
 set -euo pipefail
@@ -51,25 +52,33 @@ pack() {
     ampx_backend_cpu_ref ampx_backend_cuda
   rm -rf "${dir:?}"/*
   mkdir -p "$dir/bin" "$dir/plugins" "$dir/lib"
-  cp "$build/apps/ampx/ampx" "$build/tests/cuda/ampx_cuda_tests" "$build/bench/ampx_cuda_bench" \
+  cp "$build/apps/ampx" "$build/tests/cuda/ampx_cuda_tests" "$build/bench/ampx_cuda_bench" \
     "$dir/bin/"
   cp "$build/lib/ampx/plugins/libampx_backend_cpu_ref.so" \
     "$build/lib/ampx/plugins/libampx_backend_cuda.so" "$dir/plugins/"
   strip --strip-unneeded "$dir"/bin/* "$dir"/plugins/*
-  # Every non-system library any carried binary needs (resolved here).
+  # Every non-system library any carried binary needs (resolved here). The
+  # C++ runtime goes to lib/fallback: Debian 12's needs glibc 2.36, so it is
+  # used there only when the machine's own libstdc++ is too old.
+  mkdir -p "$dir/lib/fallback"
   local f lib
   for f in "$dir"/bin/* "$dir"/plugins/*; do
     ldd "$f" | awk '/=> \// { print $3 }' | while read -r lib; do
-      system_lib "$lib" || cp -L -n "$lib" "$dir/lib/"
+      case "$(basename "$lib")" in
+        libstdc++.so* | libgcc_s.so*) cp -L -n "$lib" "$dir/lib/fallback/" ;;
+        *) system_lib "$lib" || cp -L -n "$lib" "$dir/lib/" ;;
+      esac
     done
   done
   cp scripts/device-check.sh "$dir/"
-  # The newest glibc symbol version the binaries need: the GPU machine's
-  # glibc must be at least that.
-  local glibc
-  glibc=$(objdump -T "$dir"/bin/* "$dir"/plugins/* "$dir"/lib/* 2>/dev/null |
+  # The newest glibc / libstdc++ symbol versions the binaries need.
+  local glibc glibcxx
+  glibc=$(objdump -T "$dir"/bin/* "$dir"/plugins/* "$dir"/lib/*.so* 2>/dev/null |
     grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+  glibcxx=$(objdump -T "$dir"/bin/* "$dir"/plugins/* "$dir"/lib/*.so* 2>/dev/null |
+    grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)
   echo "$glibc" >"$dir/GLIBC_REQUIRED"
+  echo "$glibcxx" >"$dir/GLIBCXX_REQUIRED"
   local mib
   mib=$(du -sm "$dir" | cut -f1)
   [ "$mib" -le 64 ] || die "$dir is $mib MiB, over the 64 MiB limit"
@@ -103,6 +112,12 @@ run() {
   local results="${OUT:-$dir/results}"
   mkdir -p "$results"
   local ld="$dir/lib"
+  # The machine's own C++ runtime unless it lacks a version the binaries need.
+  local need sys
+  need=$(cat "$dir/GLIBCXX_REQUIRED" 2>/dev/null || true)
+  sys=$({ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null |
+    awk '/libstdc\+\+\.so\.6 .*x86-64/ { print $NF; exit }' || true)
+  if [ -z "$sys" ] || [ -z "$need" ] || ! grep -qa "$need" "$sys"; then ld="$ld:$dir/lib/fallback"; fi
   while read -r d; do ld="$ld:$d"; done < <(cuda_lib_dirs)
   export LD_LIBRARY_PATH="$ld${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   local plugins="$dir/plugins"
