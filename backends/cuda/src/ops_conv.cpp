@@ -242,8 +242,10 @@ bool cudnn_conv_usable(const ps::NodeView& v, const CudnnLibrary& cudnn, std::st
     return no("asymmetric pads: cuDNN's legacy API pads symmetrically");
   for (size_t i = 0; i < v.num_inputs() + v.num_outputs(); ++i) {
     const ampx_tensor_desc& t = i < v.num_inputs() ? v.input(i) : v.output(i - v.num_inputs());
-    for (int32_t d = 0; d < t.rank; ++d)
+    for (int32_t d = 0; d < t.rank; ++d) {
       if (t.dims[d] > INT_MAX) return no("a dimension exceeds cuDNN's int range");
+      if (t.dims[d] == 0) return no("an empty tensor");
+    }
   }
   return true;
 }
@@ -256,9 +258,9 @@ std::unique_ptr<CudaOp> make_conv2d(OpContext& c) {
     try {
       return std::make_unique<CudnnConvOp>(c.dev, dt, p, bias);
     } catch (const ps::StatusError& e) {
-      // cuDNN has no algorithm for this exact node: still run it. (The
-      // answer said native; see README "Not done".)
-      if (e.code() != AMPX_STATUS_UNSUPPORTED) throw;
+      // cuDNN cannot set this node up (no algorithm, or cudnnCreate failed):
+      // still run it. (The answer said native; see README "Not done".)
+      if (e.code() == AMPX_STATUS_OUT_OF_MEMORY) throw;
     }
   }
   return std::make_unique<DirectConvOp>(c.dev, dt, p, bias);
