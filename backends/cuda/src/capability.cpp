@@ -88,7 +88,8 @@ Answer decide(const ps::NodeView& v, const OpEntry& op, const DeviceInfo& dev,
       }
       // The direct kernel runs everything, but 16-bit is no faster there.
       return {is16 ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE, cost_hint(node, false),
-              "direct conv kernel, no tensor cores (" + why + ")"};
+              std::string(is16 ? "direct conv kernel, no tensor cores (" : "direct conv kernel (") +
+                  why + ")"};
     }
     default:
       // Memory-bound kernels: 16-bit loads/stores halve the traffic, which is
