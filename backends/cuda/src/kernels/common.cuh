@@ -1,0 +1,98 @@
+// Device-side helpers shared by the kernels: f32 widening/rounding for the
+// three float types, dtype dispatch, launch geometry, block reductions.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels.hpp"
+
+namespace ampx::cuda::kern {
+
+__device__ __forceinline__ float to_f32(float x) {
+  return x;
+}
+__device__ __forceinline__ float to_f32(__half x) {
+  return __half2float(x);
+}
+__device__ __forceinline__ float to_f32(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
+
+template <class T>
+__device__ __forceinline__ T from_f32(float x);
+template <>
+__device__ __forceinline__ float from_f32<float>(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ __half from_f32<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+// Calls fn(T{}) with T the C++ type of a float dtype.
+template <class Fn>
+cudaError_t dispatch_float(ampx_dtype dt, Fn&& fn) {
+  switch (dt) {
+    case AMPX_DTYPE_F32:
+      return fn(float{});
+    case AMPX_DTYPE_F16:
+      return fn(__half{});
+    case AMPX_DTYPE_BF16:
+      return fn(__nv_bfloat16{});
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+// 4 elements in one aligned load/store.
+template <class T>
+struct alignas(4 * sizeof(T)) Pack4 {
+  T v[4];
+};
+
+constexpr int kThreads = 256;
+
+// Blocks for a grid-stride loop over n items: enough to fill any GPU, capped
+// well below the grid limit so a launch is never illegal because of size.
+inline unsigned grid_for(int64_t n, int threads = kThreads) {
+  const int64_t want = (n + threads - 1) / threads;
+  const int64_t cap = int64_t{1} << 16;
+  return static_cast<unsigned>(want < 1 ? 1 : (want > cap ? cap : want));
+}
+
+// Sum / max over the block (blockDim.x a multiple of 32, at most 1024).
+// `scratch`: 32 floats of shared memory. Every thread gets the result.
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+template <bool kMax>
+__device__ __forceinline__ float block_reduce(float v, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warps = (blockDim.x + 31) >> 5;
+  v = kMax ? warp_max(v) : warp_sum(v);
+  __syncthreads();  // scratch may still be read from a previous call
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    float w = lane < warps ? scratch[lane] : (kMax ? -INFINITY : 0.0f);
+    w = kMax ? warp_max(w) : warp_sum(w);
+    if (lane == 0) scratch[0] = w;
+  }
+  __syncthreads();
+  return scratch[0];
+}
+
+}  // namespace ampx::cuda::kern

@@ -1,0 +1,152 @@
+// BatchNorm, LayerNorm, Softmax; MaxPool, AveragePool, GlobalAveragePool;
+// ReduceMean, ReduceSum.
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "ops.hpp"
+
+namespace ampx::cuda {
+namespace {
+
+int64_t product(const std::vector<int64_t>& d, size_t b, size_t e) {
+  return std::accumulate(d.begin() + static_cast<ptrdiff_t>(b),
+                         d.begin() + static_cast<ptrdiff_t>(e), int64_t{1},
+                         std::multiplies<int64_t>());
+}
+
+size_t norm_axis(int64_t axis, size_t rank) {
+  return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
+}
+
+// An op whose launch is one call of a kernel function with fixed arguments.
+template <class Fn>
+class FnOp final : public CudaOp {
+ public:
+  FnOp(const char* name, Fn fn) : name_(name), fn_(std::move(fn)) {}
+  void launch(std::span<const void* const> in, std::span<void* const> out) override {
+    check_kernel(fn_(in, out), name_);
+  }
+
+ private:
+  const char* name_;
+  Fn fn_;
+};
+template <class Fn>
+std::unique_ptr<CudaOp> fn_op(const char* name, Fn fn) {
+  return std::make_unique<FnOp<Fn>>(name, std::move(fn));
+}
+
+using In = std::span<const void* const>;
+using Out = std::span<void* const>;
+
+}  // namespace
+
+std::unique_ptr<CudaOp> make_batchnorm(OpContext& c) {
+  const auto& x = c.in[0].dims;
+  kern::BatchNormParams p;
+  p.n = c.in[0].numel;
+  p.channels = x[1];
+  p.inner = product(x, 2, x.size());
+  p.eps = static_cast<float>(c.v.get_float("epsilon", 1e-5));
+  const ampx_dtype dt = c.in[0].dtype;
+  cudaStream_t s = c.dev.stream();
+  return fn_op("batchnorm", [=](In in, Out out) {
+    return kern::batchnorm(dt, p, in[0], in[1], in[2], in[3], in[4], out[0], s);
+  });
+}
+
+std::unique_ptr<CudaOp> make_layernorm(OpContext& c) {
+  const auto& x = c.in[0].dims;
+  const size_t axis = x.empty() ? 0 : norm_axis(c.v.get_int("axis", -1), x.size());
+  kern::LayerNormParams p;
+  p.rows = product(x, 0, axis);
+  p.cols = product(x, axis, x.size());
+  p.eps = static_cast<float>(c.v.get_float("epsilon", 1e-5));
+  const bool bias = c.in.size() == 3;
+  const ampx_dtype dt = c.in[0].dtype;
+  cudaStream_t s = c.dev.stream();
+  return fn_op("layernorm", [=](In in, Out out) {
+    return kern::layernorm(dt, p, in[0], in[1], bias ? in[2] : nullptr, out[0], s);
+  });
+}
+
+std::unique_ptr<CudaOp> make_softmax(OpContext& c) {
+  const auto& x = c.in[0].dims;
+  const size_t axis = x.empty() ? 0 : norm_axis(c.v.get_int("axis", -1), x.size());
+  kern::SoftmaxParams p;
+  p.outer = product(x, 0, axis);
+  p.axis = x.empty() ? 1 : x[axis];
+  p.inner = x.empty() ? 1 : product(x, axis + 1, x.size());
+  const ampx_dtype dt = c.in[0].dtype;
+  cudaStream_t s = c.dev.stream();
+  return fn_op("softmax", [=](In in, Out out) { return kern::softmax(dt, p, in[0], out[0], s); });
+}
+
+std::unique_ptr<CudaOp> make_pool(OpContext& c) {
+  const auto& x = c.in[0].dims;
+  const auto& y = c.out[0].dims;
+  const auto k = c.v.get_ints("kernel_shape");
+  const auto st = c.v.get_ints("strides", {1, 1});
+  const auto pads = c.v.get_ints("pads", {0, 0, 0, 0});
+  kern::PoolParams p;
+  p.planes = x[0] * x[1];
+  p.H = x[2];
+  p.W = x[3];
+  p.OH = y[2];  // validated against ceil_mode by cpu_ref's checker
+  p.OW = y[3];
+  p.kH = k[0];
+  p.kW = k[1];
+  p.sh = st[0];
+  p.sw = st[1];
+  p.pt = pads[0];
+  p.pl = pads[1];
+  p.pb = pads[2];
+  p.pr = pads[3];
+  p.max = c.v.op_type() == "MaxPool";
+  p.include_pad = !p.max && c.v.get_int("count_include_pad", 0) == 1;
+  const ampx_dtype dt = c.in[0].dtype;
+  cudaStream_t s = c.dev.stream();
+  return fn_op("pool2d", [=](In in, Out out) { return kern::pool2d(dt, p, in[0], out[0], s); });
+}
+
+namespace {
+
+// Reduces `x` over the axes flagged in `reduced`.
+std::unique_ptr<CudaOp> reduce_op(OpContext& c, const std::vector<bool>& reduced, bool mean) {
+  const auto& x = c.in[0].dims;
+  const std::vector<int64_t> strides = dense_strides(x);
+  kern::ReduceParams p;
+  p.outputs = c.out[0].numel;
+  p.red_count = 1;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (reduced[d]) {
+      p.red_dims[p.red_rank] = x[d];
+      p.red_strides[p.red_rank++] = strides[d];
+      p.red_count *= x[d];
+    } else {
+      p.out_dims[p.out_rank] = x[d];
+      p.out_strides[p.out_rank++] = strides[d];
+    }
+  }
+  p.mean = mean;
+  const ampx_dtype dt = c.in[0].dtype;
+  cudaStream_t s = c.dev.stream();
+  return fn_op("reduce", [=](In in, Out out) { return kern::reduce(dt, p, in[0], out[0], s); });
+}
+
+}  // namespace
+
+std::unique_ptr<CudaOp> make_global_avgpool(OpContext& c) {
+  return reduce_op(c, {false, false, true, true}, true);
+}
+
+std::unique_ptr<CudaOp> make_reduce(OpContext& c) {
+  const size_t r = c.in[0].dims.size();
+  const auto axes = c.v.get_ints("axes");
+  std::vector<bool> reduced(r, axes.empty());
+  for (int64_t a : axes) reduced[norm_axis(a, r)] = true;
+  return reduce_op(c, reduced, c.v.op_type() == "ReduceMean");
+}
+
+}  // namespace ampx::cuda

@@ -1,0 +1,137 @@
+// The capability answers as a function of the device: answer() only reads a
+// DeviceInfo, the cuDNN library state and the node, so these run without a
+// GPU (in CI) for pretend devices of several architectures.
+#include <iostream>
+
+#include "allocator.hpp"
+#include "capability.hpp"
+#include "cuda_harness.hpp"
+#include "device.hpp"
+
+namespace ampx::test {
+namespace {
+
+constexpr ampx_dtype F32 = AMPX_DTYPE_F32;
+constexpr ampx_dtype F16 = AMPX_DTYPE_F16;
+constexpr ampx_dtype BF16 = AMPX_DTYPE_BF16;
+
+cuda::DeviceInfo device(int cc) {
+  cuda::DeviceInfo d;
+  d.cc_major = cc / 10;
+  d.cc_minor = cc % 10;
+  return d;
+}
+
+NodeBuilder matmul(ampx_dtype dt) {
+  NodeBuilder nb("MatMul", "mm");
+  nb.input(dt, {8, 16}).input(dt, {16, 4}).output(dt, {8, 4});
+  return nb;
+}
+NodeBuilder conv(ampx_dtype dt, std::vector<int64_t> pads) {
+  NodeBuilder nb("Conv2d", "conv");
+  nb.input(dt, {1, 4, 8, 8}).input(dt, {6, 4, 3, 3}).input(dt, {6});
+  const int64_t oh = 8 + pads[0] + pads[2] - 2, ow = 8 + pads[1] + pads[3] - 2;
+  nb.output(dt, {1, 6, oh, ow}).attr_ints("pads", pads);
+  return nb;
+}
+NodeBuilder softmax(ampx_dtype dt) {
+  NodeBuilder nb("Softmax", "sm");
+  nb.input(dt, {4, 32}).output(dt, {4, 32});
+  return nb;
+}
+NodeBuilder transpose(ampx_dtype dt) {
+  NodeBuilder nb("Transpose", "t");
+  nb.input(dt, {2, 3}).output(dt, {3, 2});
+  return nb;
+}
+
+cuda::Answer ask(NodeBuilder nb, int cc, const cuda::CudnnLibrary& cudnn) {
+  const cuda::Answer a = cuda::answer(nb.desc(), device(cc), cudnn);
+  std::cout << "[ answer   ] sm_" << cc << " " << nb.op_type() << ": " << support_name(a.support)
+            << " (" << a.note << ")\n";
+  return a;
+}
+
+TEST(CudaAnswers, FollowTheArchitecture) {
+  const cuda::CudnnLibrary cudnn(true);
+  for (int cc : {75, 80, 90}) {
+    SCOPED_TRACE("sm_" + std::to_string(cc));
+    // f32 runs everywhere; f16 tensor cores from sm_70, bf16 from sm_80.
+    EXPECT_EQ(ask(matmul(F32), cc, cudnn).support, AMPX_SUPPORT_NATIVE);
+    EXPECT_EQ(ask(matmul(F16), cc, cudnn).support, AMPX_SUPPORT_NATIVE);
+    const cuda::Answer bf = ask(matmul(BF16), cc, cudnn);
+    EXPECT_EQ(bf.support, cc >= 80 ? AMPX_SUPPORT_NATIVE : AMPX_SUPPORT_UNSUPPORTED) << bf.note;
+    if (cc < 80) {
+      EXPECT_NE(bf.note.find("sm_80"), std::string::npos) << bf.note;
+    }
+    EXPECT_EQ(ask(softmax(F16), cc, cudnn).support, AMPX_SUPPORT_NATIVE);
+    EXPECT_EQ(ask(softmax(BF16), cc, cudnn).support,
+              cc >= 80 ? AMPX_SUPPORT_NATIVE : AMPX_SUPPORT_UNSUPPORTED);
+    // Bit copies do not care about the dtype's arithmetic.
+    EXPECT_EQ(ask(transpose(BF16), cc, cudnn).support, AMPX_SUPPORT_NATIVE);
+    EXPECT_EQ(ask(transpose(AMPX_DTYPE_I64), cc, cudnn).support, AMPX_SUPPORT_NATIVE);
+  }
+  // Before tensor cores: no f16 GEMM.
+  EXPECT_EQ(ask(matmul(F16), 61, cudnn).support, AMPX_SUPPORT_UNSUPPORTED);
+}
+
+TEST(CudaAnswers, ConvolutionSaysWhetherCudnnRunsIt) {
+  const cuda::CudnnLibrary with(true), without(false);
+  ASSERT_FALSE(without.loaded());
+  EXPECT_NE(without.description().find("cudnn=off"), std::string::npos) << without.description();
+  if (with.loaded()) {
+    const cuda::Answer a = ask(conv(F16, {1, 1, 1, 1}), 90, with);
+    EXPECT_EQ(a.support, AMPX_SUPPORT_NATIVE) << a.note;
+    EXPECT_NE(a.note.find("cuDNN"), std::string::npos) << a.note;
+    // Asymmetric pads: the legacy cuDNN API cannot, the direct kernel can.
+    const cuda::Answer asym = ask(conv(F16, {1, 0, 0, 1}), 90, with);
+    EXPECT_EQ(asym.support, AMPX_SUPPORT_EMULATED) << asym.note;
+    EXPECT_NE(asym.note.find("asymmetric"), std::string::npos) << asym.note;
+  } else {
+    std::cout << "[ cudnn    ] " << with.description() << "\n";
+  }
+  const cuda::Answer off = ask(conv(F16, {1, 1, 1, 1}), 90, without);
+  EXPECT_EQ(off.support, AMPX_SUPPORT_EMULATED) << off.note;
+  EXPECT_NE(off.note.find("direct conv kernel"), std::string::npos) << off.note;
+  EXPECT_EQ(ask(conv(F32, {1, 1, 1, 1}), 90, without).support, AMPX_SUPPORT_NATIVE);
+}
+
+TEST(CudaAnswers, UnsupportedAlwaysSaysWhy) {
+  const cuda::CudnnLibrary cudnn(false);
+  NodeBuilder f64("Relu", "r");
+  f64.input(AMPX_DTYPE_F64, {4}).output(AMPX_DTYPE_F64, {4});
+  NodeBuilder deep("Relu", "r");
+  const std::vector<int64_t> d9(9, 1);
+  deep.input(F32, d9).output(F32, d9);
+  NodeBuilder cast("Cast", "c");
+  cast.input(AMPX_DTYPE_I64, {4}).output(F16, {4}).attr_int("to", F16);
+  NodeBuilder bad("Relu", "r");
+  bad.input(F32, {4}).output(F32, {5});
+  NodeBuilder unknown("Frobnicate", "f");
+  unknown.input(F32, {4}).output(F32, {4});
+  NodeBuilder empty_k("MatMul", "mm");
+  empty_k.input(F32, {3, 0}).input(F32, {0, 2}).output(F32, {3, 2});
+  for (NodeBuilder* nb : {&f64, &deep, &cast, &bad, &unknown, &empty_k}) {
+    const cuda::Answer a = ask(*nb, 90, cudnn);
+    EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED) << nb->op_type();
+    EXPECT_FALSE(a.note.empty()) << nb->op_type();
+  }
+  // A device this build has no code for: everything unsupported, with why.
+  cuda::DeviceInfo old = device(90);
+  old.kernel_image_error = "no kernel image is available for execution on the device";
+  const cuda::Answer a = cuda::answer(softmax(F32).desc(), old, cudnn);
+  EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED);
+  EXPECT_EQ(a.note, old.kernel_image_error);
+}
+
+TEST(CudaAnswers, OptionsAndAllocatorRounding) {
+  EXPECT_TRUE(cuda::parse_options(nullptr).cudnn);
+  EXPECT_FALSE(cuda::parse_options("cudnn=off").cudnn);
+  EXPECT_THROW(cuda::parse_options("cudnn=2"), std::invalid_argument);
+  EXPECT_EQ(cuda::CachingAllocator::round_size(0), 512u);
+  EXPECT_EQ(cuda::CachingAllocator::round_size(513), 1024u);
+  EXPECT_EQ(cuda::CachingAllocator::round_size((1u << 20) + 1), 2u << 20);
+}
+
+}  // namespace
+}  // namespace ampx::test
