@@ -1,5 +1,10 @@
 #include "cli_common.hpp"
+
 #include <unistd.h>
+#include <ampx/capability/profile_capabilities.hpp>
+#include <ampx/capability/profile_json.hpp>
+#include <ampx/capability/store.hpp>
+#include <ampx/exec/device_capabilities.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -26,14 +31,13 @@ void PolicyOptions::add_to(CLI::App& cmd) {
       ->each([this](const std::string&) { black_list_set = true; });
   cmd.add_flag("--no-cost", no_cost,
                "no cost step: every node the device runs natively in 16-bit stays 16-bit");
+  cmd.add_option("--profile", profile,
+                 "plan from a stored profile (ampx db export) instead of the live device");
+  cmd.add_option("--db", db,
+                 "capability database with probe data (default: see docs/capability-db.md)");
   cmd.add_flag("--capability-blind", capability_blind,
                "plan as a policy-string framework would: 16-bit nodes run 16-bit on emulated "
                "kernels too (for comparisons; see docs/PLANNER.md)");
-}
-
-std::unique_ptr<capability::CostModel> PolicyOptions::cost_model(CapabilitySource& device) const {
-  if (no_cost) return nullptr;
-  return capability::make_hint_cost_model(device);
 }
 
 AmpPolicy PolicyOptions::to_policy() const {
@@ -133,6 +137,75 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     fs::remove(tmp, ec);
     throw std::runtime_error(path + ": cannot replace (" + ec.message() + ")");
   }
+}
+
+namespace {
+
+PlanningDevice from_profile(capability::DeviceProfile p, const PolicyOptions& po) {
+  PlanningDevice d;
+  d.id = p.device_id.empty() ? p.fingerprint : p.device_id;
+  d.name = p.device_name;
+  d.source = "profile " + po.profile;
+  auto caps = std::make_shared<capability::ProfileCapabilities>(p);
+  if (!po.no_cost) d.cost = capability::make_profile_cost_model(std::move(p), nullptr);
+  d.caps = std::move(caps);
+  return d;
+}
+
+}  // namespace
+
+std::vector<PlanningDevice> profile_devices(const PolicyOptions& po) {
+  std::vector<PlanningDevice> out;
+  for (auto& p : capability::load_profile_file(po.profile)) out.push_back(from_profile(p, po));
+  return out;
+}
+
+PlanningDevice planning_device(const plugins::PluginHost& host, const std::string& id,
+                               const PolicyOptions& po, bool need_live) {
+  if (!po.profile.empty()) {
+    const auto profiles = capability::load_profile_file(po.profile);
+    auto sel = capability::select_profile(profiles, id);
+    if (!sel) {
+      std::string have;
+      for (const auto& p : profiles) have += (have.empty() ? "" : ", ") + p.device_id;
+      throw UsageError("--profile " + po.profile + ": no device '" + id + "' (it has: " + have +
+                       ")");
+    }
+    PlanningDevice d = from_profile(*sel, po);
+    d.device = host.find_device(id);
+    if (need_live) {
+      // Running needs the device itself; the profile then only prices.
+      const plugins::Device& live = find_device(host, id);
+      d.device = &live;
+      d.caps = std::make_shared<DeviceCapabilities>(live);
+      if (!po.no_cost)
+        d.cost =
+            capability::make_profile_cost_model(*sel, capability::make_hint_cost_model(*d.caps));
+    }
+    return d;
+  }
+  const plugins::Device& live = find_device(host, id);
+  PlanningDevice d;
+  d.id = live.id();
+  d.name = live.props().name;
+  d.source = "device";
+  d.device = &live;
+  d.caps = std::make_shared<DeviceCapabilities>(live);
+  if (po.no_cost) return d;
+  std::optional<capability::DeviceProfile> prof;
+  try {
+    prof = capability::load_profile_for(live.props().fingerprint, std::nullopt,
+                                        capability::resolve_db_path(db_option(po.db)).string());
+  } catch (const std::exception& e) {
+    spdlog::warn("no probe data for {} ({}); using the plugin's cost hints", live.id(), e.what());
+  }
+  auto hints = capability::make_hint_cost_model(*d.caps);
+  if (prof) {
+    d.cost = capability::make_profile_cost_model(std::move(*prof), std::move(hints));
+  } else {
+    d.cost = std::move(hints);
+  }
+  return d;
 }
 
 }  // namespace ampx::cli

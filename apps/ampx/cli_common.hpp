@@ -4,7 +4,10 @@
 
 #include <ampx/amp/planner.hpp>
 #include <ampx/amp/policy.hpp>
+#include <ampx/capability/cost_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+
+#include <memory>
 
 #include <CLI/CLI.hpp>
 
@@ -42,6 +45,8 @@ struct PolicyOptions {
   bool black_list_set = false;
   bool capability_blind = false;
   bool no_cost = false;
+  std::string profile;  // --profile FILE.json: answers and costs from a stored profile
+  std::string db;       // --db PATH: the capability database for probe data
 
   void add_to(CLI::App& cmd);
   // The planner options these flags ask for; `cost` from cost_model().
@@ -50,9 +55,7 @@ struct PolicyOptions {
             .capability_blind = capability_blind,
             .cost = no_cost ? nullptr : cost};
   }
-  // The cost model for `device` (null with --no-cost): the plugin's cost
-  // hints until probe data exists for it.
-  std::unique_ptr<capability::CostModel> cost_model(CapabilitySource& device) const;
+
   // Throws UsageError naming the bad argument. With `--dtype auto` the
   // policy holds f16 until resolve_dtype() has seen the device.
   AmpPolicy to_policy() const;
@@ -75,5 +78,26 @@ inline std::optional<std::string> db_option(const std::string& db) {
   return db.empty() ? std::nullopt : std::optional<std::string>(db);
 }
 const plugins::Device& find_device(const plugins::PluginHost& host, const std::string& id);
+
+// A device to plan for: a live one, or one described by a stored profile
+// (--profile), which can be planned and reported but not run.
+struct PlanningDevice {
+  std::string id;
+  std::string name;
+  std::string source;                       // "device" or "profile FILE"
+  const plugins::Device* device = nullptr;  // live device, if present here
+  std::shared_ptr<CapabilitySource> caps;
+  std::shared_ptr<capability::CostModel> cost;  // null with --no-cost
+};
+
+// Device `id` as the policy options say: with --profile, its entry in that
+// file (answers and costs from it; `need_live` additionally requires the
+// device here, for running); else the live device, with costs from its
+// probe data in the capability database when there is any (else the
+// plugin's hints, and the plan says so).
+PlanningDevice planning_device(const plugins::PluginHost& host, const std::string& id,
+                               const PolicyOptions& po, bool need_live);
+// Every device of the --profile file.
+std::vector<PlanningDevice> profile_devices(const PolicyOptions& po);
 
 }  // namespace ampx::cli

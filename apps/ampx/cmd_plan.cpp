@@ -22,10 +22,11 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model);
   const auto host = make_plugin_host(global);
-  DeviceCapabilities caps(find_device(host, opts.device));
+  const PlanningDevice dev = planning_device(host, opts.device, opts.policy, false);
+  CapabilitySource& caps = *dev.caps;
   const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
-  const auto cost = opts.policy.cost_model(caps);
-  const AmpPlan plan = plan_amp(graph, policy, caps, opts.policy.plan_options(false, cost.get()));
+  const AmpPlan plan =
+      plan_amp(graph, policy, caps, opts.policy.plan_options(false, dev.cost.get()));
   if (opts.format == Format::kJson) {
     auto j = plan_to_json(plan, opts.model);
     if (choice) j["dtype_auto"] = half_choice_to_json(*choice);

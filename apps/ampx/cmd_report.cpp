@@ -5,8 +5,6 @@
 #include "progress_bar.hpp"
 #include "report_builder.hpp"
 
-#include <ampx/exec/device_capabilities.hpp>
-
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
@@ -24,6 +22,8 @@ struct ReportOptions {
   std::string dtype = "auto";
   bool no_run = false;
   bool no_cost = false;
+  std::string profile;
+  std::string db;
   int iters = 5;
   int warmup = 1;
 };
@@ -32,23 +32,23 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   if (opts.dtype != "auto" && opts.dtype != "f16" && opts.dtype != "bf16")
     throw UsageError("--dtype '" + opts.dtype + "': expected f16, bf16 or auto");
   const auto host = make_plugin_host(global);
-  std::vector<ReportDevice> devices;
-  auto add_device = [&](const plugins::Device& d) {
-    ReportDevice rd;
-    rd.id = d.id();
-    rd.name = d.props().name;
-    rd.source = "device";
-    rd.device = &d;
-    rd.caps = std::make_shared<DeviceCapabilities>(d);
-    if (!opts.no_cost) rd.cost = capability::make_hint_cost_model(*rd.caps);
-    devices.push_back(std::move(rd));
-  };
-  if (opts.devices.empty()) {
-    for (const auto& d : host.devices()) add_device(d);
-    if (devices.empty()) throw std::runtime_error("no devices found (see `ampx devices`)");
+  PolicyOptions po;  // only the device-related options matter here
+  po.no_cost = opts.no_cost;
+  po.profile = opts.profile;
+  po.db = opts.db;
+  std::vector<PlanningDevice> devices;
+  if (!opts.devices.empty()) {
+    for (const auto& id : opts.devices) devices.push_back(planning_device(host, id, po, false));
+  } else if (!opts.profile.empty()) {
+    devices = profile_devices(po);
   } else {
-    for (const auto& id : opts.devices) add_device(find_device(host, id));
+    for (const auto& d : host.devices())
+      devices.push_back(planning_device(host, d.id(), po, false));
+    if (devices.empty()) throw std::runtime_error("no devices found (see `ampx devices`)");
   }
+  // A device known only from a profile is planned and predicted, not run.
+  if (!opts.profile.empty())
+    for (auto& d : devices) d.device = nullptr;
 
   ReportSettings settings;
   settings.dtype = opts.dtype;
@@ -101,6 +101,9 @@ Action add_report_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_flag("--no-run", opts->no_run, "plans and predictions only, no measured times");
   cmd->add_flag("--no-cost", opts->no_cost, "plans without the cost step");
+  cmd->add_option("--profile", opts->profile,
+                  "report the devices of a stored profile (ampx db export) instead of live ones");
+  cmd->add_option("--db", opts->db, "capability database with probe data");
   cmd->add_option("--iters", opts->iters, "timed runs per level")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();

@@ -53,16 +53,16 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model);
   const auto host = make_plugin_host(global);
-  const plugins::Device& device = find_device(host, opts.device);
+  const PlanningDevice pd = planning_device(host, opts.device, opts.policy, true);
+  const plugins::Device& device = *pd.device;
   const plugins::Device* ref_device = host.find_device(kReferenceDevice);
   if (!ref_device)
     throw std::runtime_error(std::string("the reference device ") + kReferenceDevice +
                              " is not available (see `ampx devices`)");
 
-  DeviceCapabilities caps(device);
+  CapabilitySource& caps = *pd.caps;
   const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
-  const auto cost = opts.policy.cost_model(caps);
-  const AmpPlan plan = plan_amp(graph, policy, caps, opts.policy.plan_options(true, cost.get()));
+  const AmpPlan plan = plan_amp(graph, policy, caps, opts.policy.plan_options(true, pd.cost.get()));
   const auto inputs = random_inputs(graph, opts.seed);
 
   FusionOptions fusion;

@@ -8,6 +8,8 @@
 #include <ampx/capability/report.hpp>
 #include <ampx/plugins/device.hpp>
 
+#include "cli_common.hpp"
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,15 +17,7 @@
 
 namespace ampx::cli {
 
-// One device of the report: a live device (can run) or a profile's answers.
-struct ReportDevice {
-  std::string id;
-  std::string name;
-  std::string source;                       // "device" or "profile FILE"
-  const plugins::Device* device = nullptr;  // null: cannot run
-  std::shared_ptr<CapabilitySource> caps;
-  std::shared_ptr<capability::CostModel> cost;  // null: --no-cost
-};
+using ReportDevice = PlanningDevice;
 
 struct ReportSettings {
   std::string dtype = "auto";  // f16, bf16 or auto (per device and level)

@@ -100,6 +100,46 @@ TEST(Report, TextAndMarkdownHoldTheTables) {
   EXPECT_THAT(md.out, ::testing::Not(HasSubstr("measured")));
 }
 
+// Probe data measured on one machine, carried as a profile file: plans and
+// reports for that device use its answers and times, without the device.
+TEST(Report, FromAProfileFile) {
+  const fs::path dir = temp_dir();
+  const std::string db = (dir / "cap.db").string(), prof = (dir / "prof.json").string();
+  fs::remove(db);
+  const auto probe =
+      ampx("probe --quick --device cpu_ref:0 --ops MatMul,Gemm,Relu,Cast --db '" + db + "'");
+  ASSERT_EQ(probe.code, 0) << probe.err;
+  ASSERT_EQ(ampx("db export '" + prof + "' --db '" + db + "'").code, 0);
+
+  // plan with the database: costs from the probe data of that fingerprint.
+  const auto with_db = ampx("plan builtin:mlp --amp O2 --format json --db '" + db + "'");
+  ASSERT_EQ(with_db.code, 0) << with_db.err;
+  EXPECT_THAT(json::parse(with_db.out)["cost_source"].get<std::string>(), HasSubstr("probe data"));
+  // plan with the profile file.
+  const auto planned =
+      ampx("plan builtin:mlp --amp O2 --format json --device cpu_ref:0 --profile '" + prof + "'");
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  const auto pj = json::parse(planned.out);
+  EXPECT_THAT(pj["cost_source"].get<std::string>(), HasSubstr("probe data"));
+  EXPECT_GT(pj["predicted_us"].get<double>(), 0.0);
+  EXPECT_EQ(pj["summary"]["kept_fp32_no_native_kernel"], 7);  // cpu_ref: emulated, per the profile
+
+  const auto r = ampx("report builtin:mlp --format json --profile '" + prof + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out);
+  const auto& dev = j["models"][0]["devices"][0];
+  EXPECT_EQ(dev["device"], "cpu_ref:0");
+  EXPECT_THAT(dev["source"].get<std::string>(), HasSubstr("profile"));
+  EXPECT_TRUE(dev["levels"][0]["measured_ms"].is_null()) << "a profile is not run";
+  EXPECT_GT(dev["levels"][0]["predicted_ms"].get<double>(), 0.0);
+
+  expect_one_line_error(ampx("plan builtin:mlp --device gpu:7 --profile '" + prof + "'"), 2,
+                        "no device 'gpu:7'");
+  std::ofstream(dir / "bad.json") << R"({"schema": "ampx.profile/9", "devices": []})";
+  expect_one_line_error(ampx("report builtin:mlp --profile '" + (dir / "bad.json").string() + "'"),
+                        1, "ampx.profile/9");
+}
+
 TEST(Report, BadArgumentsFailOnOneLine) {
   expect_one_line_error(ampx("report builtin:mlp --device nosuch:0"), 2, "nosuch:0");
   expect_one_line_error(ampx("report builtin:mlp --format pdf"), 2, "--format");

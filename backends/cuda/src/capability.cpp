@@ -114,6 +114,14 @@ Answer answer(const ampx_node_desc& node, const DeviceInfo& dev,
     const ps::NodeView v(node);
     const OpEntry* op = find_op(v.op_type());
     if (!op) return no("no CUDA kernel for " + std::string(v.op_type()));
+    // Fused epilogues (docs/OPS.md) are not implemented here yet: answered
+    // unsupported, so the host never fuses for this device.
+    const std::string_view name = v.op_type();
+    if ((name == "Gemm" || name == "MatMul" || name == "Conv2d") &&
+        v.get_string("activation", "none") != "none")
+      return no("no fused activation epilogue in the CUDA kernels");
+    if (name == "MatMul" && v.num_inputs() > 2)
+      return no("no fused MatMul bias in the CUDA kernels");
     if (!dev.kernel_image_error.empty()) return no(dev.kernel_image_error);
     return decide(v, *op, dev, cudnn);
   } catch (const std::exception& e) {
