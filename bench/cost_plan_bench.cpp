@@ -4,8 +4,11 @@
 // plan's predicted time next to its measured median, and the median
 // prediction error per device. Repetitions are interleaved so machine load
 // drifts hit every plan alike.
-// Usage: ampx_cost_plan_bench [--reps N] [--device ID]...
+// Usage: ampx_cost_plan_bench [--reps N] [--device ID]... [--db PATH]
+//   --db: predictions from that capability database's probe data for each
+//   device (`ampx probe --db PATH` first); else the plugins' cost hints.
 #include <ampx/amp/planner.hpp>
+#include <ampx/capability/store.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
@@ -44,10 +47,13 @@ struct Variant {
 int main(int argc, char** argv) {
   int reps = 10;
   std::vector<std::string> only;
+  std::string db;
   for (int i = 1; i + 1 < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps")
       reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--db")
+      db = argv[++i];
     else if (a == "--device")
       only.push_back(argv[++i]);
   }
@@ -58,7 +64,10 @@ int main(int argc, char** argv) {
   for (const auto& dev : host.devices()) {
     if (!only.empty() && std::find(only.begin(), only.end(), dev.id()) == only.end()) continue;
     DeviceCapabilities caps(dev);
-    auto cost = capability::make_hint_cost_model(caps);
+    std::unique_ptr<capability::CostModel> cost = capability::make_hint_cost_model(caps);
+    if (!db.empty())
+      if (auto prof = capability::load_profile_for(dev.props().fingerprint, std::nullopt, db))
+        cost = capability::make_profile_cost_model(std::move(*prof), std::move(cost));
     std::vector<double> errors;
     for (const auto& model : builtin_model_names()) {
       const Graph g = make_builtin_model(model);
