@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # The main job: builds if needed, then prints the coverage report of every
 # built-in model on every device found: per amp level O0-O3, what runs in
-# 16-bit, what stays f32 and why, Casts, predicted and measured time, and the
-# op x device x dtype coverage matrix. Extra arguments go to `ampx report`
-# (e.g. --format md, --format html -o report.html, --no-run).
+# 16-bit, what stays f32 and why (no native kernel, or not worth it by
+# cost), Casts, predicted and measured time, and the op x device x dtype
+# coverage matrix. The first run probes the devices quickly (`ampx probe
+# --quick`, stored in the capability database) so predictions come from
+# measurements. Extra arguments go to `ampx report` (e.g. --format md,
+# --format html -o report.html, --no-run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh release >&2
-exec build/release/apps/ampx report builtin:cnn builtin:mlp builtin:encoder "$@"
+ampx=build/release/apps/ampx
+if ! "$ampx" db list --format json 2>/dev/null | grep -q '"fingerprint"'; then
+  echo "report: no probe data yet; probing every device (--quick)" >&2
+  "$ampx" probe --quick >&2 || echo "report: probing failed for some device; using plugin hints there" >&2
+fi
+exec "$ampx" report builtin:cnn builtin:mlp builtin:encoder "$@"

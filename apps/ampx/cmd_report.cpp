@@ -24,7 +24,7 @@ struct ReportOptions {
   bool no_cost = false;
   std::string profile;
   std::string db;
-  int iters = 5;
+  int iters = 3;
   int warmup = 1;
 };
 

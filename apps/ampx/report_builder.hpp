@@ -22,7 +22,7 @@ using ReportDevice = PlanningDevice;
 struct ReportSettings {
   std::string dtype = "auto";  // f16, bf16 or auto (per device and level)
   bool run = true;
-  int iters = 5;
+  int iters = 3;
   int warmup = 1;
   uint64_t seed = 1;
   // Called before each (model, device, level) step: done, total, what.
