@@ -14,6 +14,6 @@ namespace {
 }();
 }  // namespace
 
-extern "C" const char* __lsan_default_suppressions() {
+extern "C" __attribute__((visibility("default"))) const char* __lsan_default_suppressions() {
   return "leak:libvulkan_lvp.so\nleak:libLLVM-15.so\nleak:libVkLayer_khronos_validation.so\n";
 }

@@ -1,5 +1,7 @@
 #include "instance.hpp"
 
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -114,6 +116,16 @@ Instance::Instance() {
     return;
   }
   instance_ = Handle<VkInstance>(inst, [](VkInstance i) { vkDestroyInstance(i, nullptr); });
+#if defined(__SANITIZE_ADDRESS__)
+  // Sanitizer builds only: Mesa's lavapipe keeps a few allocations per
+  // instance until exit, and the loader unloads it at vkDestroyInstance, so
+  // LeakSanitizer could only say "unknown module" and no suppression
+  // (tests/lsan_suppressions.txt names Mesa's libraries) could match.
+  // Keeping the already loaded driver mapped lets it name them.
+  for (const char* lib :
+       {"libvulkan_lvp.so", "libLLVM-15.so.1", "libVkLayer_khronos_validation.so"})
+    dlopen(lib, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+#endif
 
   if (validation_) {
     auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
