@@ -1,4 +1,5 @@
 #include <ampx/capability/node_spec.hpp>
+#include <ampx/plugin_support.hpp>
 
 namespace ampx::capability {
 
@@ -103,45 +104,11 @@ void NodeSpec::rebuild() {
 uint64_t tensor_bytes(const NodeSpec::Tensor& t) {
   uint64_t n = 1;
   for (const int64_t d : t.dims) n *= static_cast<uint64_t>(d);
-  switch (t.dtype) {
-    case AMPX_DTYPE_F16:
-    case AMPX_DTYPE_BF16:
-      return n * 2;
-    case AMPX_DTYPE_F64:
-    case AMPX_DTYPE_I64:
-      return n * 8;
-    case AMPX_DTYPE_BOOL:
-    case AMPX_DTYPE_I8:
-    case AMPX_DTYPE_U8:
-      return n;
-    default:
-      return n * 4;
-  }
+  return n * plugin_support::dtype_size(t.dtype);
 }
 
 const char* dtype_name(ampx_dtype dt) {
-  switch (dt) {
-    case AMPX_DTYPE_F32:
-      return "f32";
-    case AMPX_DTYPE_F16:
-      return "f16";
-    case AMPX_DTYPE_BF16:
-      return "bf16";
-    case AMPX_DTYPE_F64:
-      return "f64";
-    case AMPX_DTYPE_I64:
-      return "i64";
-    case AMPX_DTYPE_I32:
-      return "i32";
-    case AMPX_DTYPE_BOOL:
-      return "bool";
-    case AMPX_DTYPE_I8:
-      return "i8";
-    case AMPX_DTYPE_U8:
-      return "u8";
-    default:
-      return "invalid";
-  }
+  return plugin_support::dtype_name(dt);
 }
 
 }  // namespace ampx::capability
