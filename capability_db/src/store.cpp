@@ -6,9 +6,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <stdexcept>
 #include <system_error>
@@ -145,6 +150,37 @@ void create_schema(sqlite3* db) {
   tx.commit();
 }
 
+// Holds an exclusive flock on `<db>.lock` while a process checks the file
+// and, if it must, moves it aside and creates the new one. Without it, two
+// processes that find the same bad file can interleave so that the second
+// renames the fresh database the first has just opened (its identity check
+// and its rename are two steps). SQLite's own locks cannot do this: they
+// live in the file being replaced. A lock file that cannot be created (a
+// read-only directory) means no one can recover there either, so opening
+// goes on without it.
+class RecoveryLock {
+ public:
+  explicit RecoveryLock(const fs::path& db_path) {
+    const std::string lock_path = db_path.string() + ".lock";
+    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      spdlog::debug("capability database: no lock file '{}' ({}); opening without it", lock_path,
+                    std::strerror(errno));
+      return;
+    }
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  RecoveryLock(const RecoveryLock&) = delete;
+  RecoveryLock& operator=(const RecoveryLock&) = delete;
+  ~RecoveryLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 [[noreturn]] void fail(const fs::path& path, const std::string& what) {
   throw std::runtime_error(fmt::format("capability database '{}': {}", path.string(), what));
 }
@@ -186,6 +222,7 @@ Store Store::open(const fs::path& path) {
   if (fs::is_directory(path, ec)) fail(path, "is a directory");
 
   // Twice at most: once as found, once after moving a bad file aside.
+  const RecoveryLock lock(path);
   for (int attempt = 0; attempt < 2; ++attempt) {
     Verdict v;
     std::pair<dev_t, ino_t> inspected{0, 0};
