@@ -15,6 +15,28 @@
 
 namespace ampx::cli {
 
+void ModelArgs::add_to(CLI::App& cmd) {
+  cmd.add_option("--input-shape", input_shapes,
+                 "NAME=DIMS (e.g. input=1x3x224x224): shape of an ONNX graph input with "
+                 "symbolic dimensions; repeatable")
+      ->take_all();
+}
+
+ModelOptions ModelArgs::to_options() const {
+  ModelOptions o;
+  for (const std::string& spec : input_shapes) {
+    const auto eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--input-shape '" + spec + "': expected NAME=DIMS, e.g. input=1x3x224x224");
+    try {
+      o.input_shapes[spec.substr(0, eq)] = parse_shape(spec.substr(eq + 1));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--input-shape '" + spec + "': " + e.what());
+    }
+  }
+  return o;
+}
+
 void PolicyOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--amp", amp, "amp level: O0, O1, O2, O3 or auto")->capture_default_str();
   cmd.add_option(
@@ -112,30 +134,6 @@ const plugins::Device& find_device(const plugins::PluginHost& host, const std::s
     return host.device(id);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--device: ") + e.what());
-  }
-}
-
-void write_file_atomically(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp =
-      target.parent_path() / (target.filename().string() + ".tmp." + std::to_string(::getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(path + ": cannot write (" + std::strerror(errno) + ")");
-    f << content;
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw std::runtime_error(path + ": write failed (" + std::strerror(errno) + ")");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error(path + ": cannot replace (" + ec.message() + ")");
   }
 }
 

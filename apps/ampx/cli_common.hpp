@@ -5,7 +5,9 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/amp/policy.hpp>
 #include <ampx/capability/cost_model.hpp>
+#include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/util/atomic_file.hpp>
 
 #include <memory>
 
@@ -31,6 +33,14 @@ struct GlobalOptions {
   std::string log_level;
   std::vector<std::string> plugin_dirs;
   int threads = 0;  // 0: each plugin's default (all cores)
+};
+
+// Options of a MODEL argument: `--input-shape NAME=DIMS`, repeatable, pins
+// an ONNX input's symbolic dimensions.
+struct ModelArgs {
+  std::vector<std::string> input_shapes;
+  void add_to(CLI::App& cmd);
+  ModelOptions to_options() const;  // UsageError on a malformed value
 };
 
 // Options that turn into an AmpPolicy.
@@ -70,7 +80,6 @@ void add_format_option(CLI::App& cmd, Format& format);
 // Writes `content` to `path` through a temporary file in the same directory
 // and a rename, so readers never see half a file; throws a one-line
 // std::runtime_error naming the path.
-void write_file_atomically(const std::string& path, const std::string& content);
 void setup_logging(const GlobalOptions& opts);
 plugins::PluginHost make_plugin_host(const GlobalOptions& opts);
 // `--db PATH` as capability::resolve_db_path takes it: nullopt when not given.

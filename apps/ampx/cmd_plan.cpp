@@ -14,13 +14,14 @@ namespace {
 struct PlanOptions {
   std::string model;
   std::string device = "cpu_ref:0";
+  ModelArgs model_args;
   PolicyOptions policy;
   Format format = Format::kText;
 };
 
 int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
-  const Graph graph = load_model(opts.model);
+  const Graph graph = load_model(opts.model, opts.model_args.to_options());
   const auto host = make_plugin_host(global);
   const PlanningDevice dev = planning_device(host, opts.device, opts.policy, false);
   CapabilitySource& caps = *dev.caps;
@@ -45,7 +46,9 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
 Action add_plan_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("plan", "Show the effective AMP plan of a model on a device");
   auto opts = std::make_shared<PlanOptions>();
-  cmd->add_option("MODEL", opts->model, "builtin:cnn, builtin:mlp or builtin:encoder")->required();
+  cmd->add_option("MODEL", opts->model, "builtin:cnn, builtin:mlp, builtin:encoder or FILE.onnx")
+      ->required();
+  opts->model_args.add_to(*cmd);
   cmd->add_option("--device", opts->device, "device id, e.g. cpu_ref:0")->capture_default_str();
   opts->policy.add_to(*cmd);
   add_format_option(*cmd, opts->format);

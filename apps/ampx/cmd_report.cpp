@@ -16,6 +16,7 @@ namespace {
 
 struct ReportOptions {
   std::vector<std::string> models;
+  ModelArgs model_args;
   std::vector<std::string> devices;
   std::string format = "text";
   std::string output;
@@ -55,6 +56,7 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   settings.run = !opts.no_run;
   settings.iters = opts.iters;
   settings.warmup = opts.warmup;
+  settings.model_options = opts.model_args.to_options();
   ProgressBar bar("report");
   settings.progress = [&](int done, int total, const std::string& what) {
     bar.update(done, total, what);
@@ -88,8 +90,10 @@ Action add_report_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand(
       "report", "What each amp level really means for models on each device (coverage, time)");
   auto opts = std::make_shared<ReportOptions>();
-  cmd->add_option("MODEL", opts->models, "builtin:cnn, builtin:mlp, builtin:encoder, ...")
+  cmd->add_option("MODEL", opts->models,
+                  "builtin:cnn, builtin:mlp, builtin:encoder, FILE.onnx, ...")
       ->required();
+  opts->model_args.add_to(*cmd);
   cmd->add_option("--device", opts->devices, "device ids (repeatable; default: every device)")
       ->delimiter(',');
   cmd->add_option("--format", opts->format, "text, md, json or html")

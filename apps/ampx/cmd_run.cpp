@@ -6,13 +6,17 @@
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
+#include <ampx/exec/npy.hpp>
 #include <ampx/models/load_model.hpp>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -24,13 +28,70 @@ constexpr const char* kReferenceDevice = "cpu_ref:0";
 struct RunOptions {
   std::string model;
   std::string device = kReferenceDevice;
+  ModelArgs model_args;
   PolicyOptions policy;
   int iters = 10;
   int warmup = 2;
   uint64_t seed = 1;
   bool no_fuse = false;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::string save_outputs;         // directory
   Format format = Format::kText;
 };
+
+// Random inputs, replaced by the files given with --input (NAME=FILE.npy),
+// which must match the graph input's dtype and shape exactly.
+std::vector<HostTensor> make_inputs(const Graph& graph, const RunOptions& opts) {
+  auto inputs = random_inputs(graph, opts.seed);
+  std::vector<bool> given(inputs.size(), false);
+  for (const std::string& spec : opts.inputs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--input '" + spec + "': expected NAME=FILE.npy");
+    const std::string name = spec.substr(0, eq);
+    size_t i = 0;
+    while (i < inputs.size() && inputs[i].name != name) ++i;
+    if (i == inputs.size()) {
+      std::string known;
+      for (const auto& t : inputs) known += (known.empty() ? "" : ", ") + t.name;
+      throw UsageError("--input '" + spec + "': the model has no input '" + name +
+                       "' (inputs: " + known + ")");
+    }
+    if (given[i]) throw UsageError("--input: '" + name + "' is given twice");
+    HostTensor t = read_npy(spec.substr(eq + 1));
+    if (t.type.dtype != inputs[i].type.dtype || t.type.shape != inputs[i].type.shape)
+      throw UsageError(fmt::format("--input '{}': the file holds {}{}, input '{}' is {}{}", spec,
+                                   dtype_name(t.type.dtype), shape_str(t.type.shape), name,
+                                   dtype_name(inputs[i].type.dtype),
+                                   shape_str(inputs[i].type.shape)));
+    t.name = name;
+    inputs[i] = std::move(t);
+    given[i] = true;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!opts.inputs.empty() && !given[i])
+      spdlog::info("input '{}' not given: seeded random values", inputs[i].name);
+  return inputs;
+}
+
+// Output names become file names: anything but [A-Za-z0-9._-] turns into '_'
+// ("/encoder/out:0" -> "_encoder_out_0.npy").
+std::string npy_file_name(const std::string& name) {
+  std::string s = name.empty() ? "output" : name;
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  return s + ".npy";
+}
+
+void save_outputs(const Graph& graph, const std::vector<HostTensor>& outputs,
+                  const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("--save-outputs '" + dir + "': " + ec.message());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    write_npy(std::filesystem::path(dir) / npy_file_name(graph.value(graph.outputs()[i]).name),
+              outputs[i]);
+}
 
 nlohmann::json fused_to_json(const FusedGraph& fused) {
   nlohmann::json j = nlohmann::json::array();
@@ -51,7 +112,7 @@ std::string fused_str(const FusedGraph& fused) {
 
 int run_run(const GlobalOptions& global, const RunOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
-  const Graph graph = load_model(opts.model);
+  const Graph graph = load_model(opts.model, opts.model_args.to_options());
   const auto host = make_plugin_host(global);
   const PlanningDevice pd = planning_device(host, opts.device, opts.policy, true);
   const plugins::Device& device = *pd.device;
@@ -63,7 +124,7 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   CapabilitySource& caps = *pd.caps;
   const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
   const AmpPlan plan = plan_amp(graph, policy, caps, opts.policy.plan_options(true, pd.cost.get()));
-  const auto inputs = random_inputs(graph, opts.seed);
+  const auto inputs = make_inputs(graph, opts);
 
   FusionOptions fusion;
   if (opts.no_fuse) fusion = {.fold_batchnorm = false, .epilogues = false};
@@ -89,6 +150,8 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   const AmpPlan ref_plan = plan_amp(graph, AmpPolicy{}, ref_caps);
   Executor ref_exec(ref_plan.graph, *ref_device);
   const auto ref_outputs = ref_exec.run(inputs);
+
+  if (!opts.save_outputs.empty()) save_outputs(graph, outputs, opts.save_outputs);
 
   const auto& st = exec.stats();
   if (opts.format == Format::kJson) {
@@ -148,7 +211,9 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
 Action add_run_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("run", "Execute a model under an AMP plan and check it");
   auto opts = std::make_shared<RunOptions>();
-  cmd->add_option("MODEL", opts->model, "builtin:cnn, builtin:mlp or builtin:encoder")->required();
+  cmd->add_option("MODEL", opts->model, "builtin:cnn, builtin:mlp, builtin:encoder or FILE.onnx")
+      ->required();
+  opts->model_args.add_to(*cmd);
   cmd->add_option("--device", opts->device, "device id, e.g. cpu_ref:0")->capture_default_str();
   opts->policy.add_to(*cmd);
   cmd->add_option("--iters", opts->iters, "timed runs")
@@ -158,6 +223,12 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_option("--input", opts->inputs,
+                  "NAME=FILE.npy: a graph input from a NumPy file (repeatable; the others are "
+                  "seeded random)")
+      ->take_all();
+  cmd->add_option("--save-outputs", opts->save_outputs,
+                  "write every output to DIR/<output name>.npy");
   cmd->add_flag("--no-fuse", opts->no_fuse,
                 "run the plan's nodes one kernel each (no BatchNorm folding, no epilogues)");
   add_format_option(*cmd, opts->format);

@@ -118,7 +118,7 @@ capability::Report build_report(const std::vector<std::string>& models,
   const int total = static_cast<int>(models.size() * devices.size() * std::size(levels));
   int done = 0;
   for (const std::string& model : models) {
-    const Graph g = load_model(model);
+    const Graph g = load_model(model, settings.model_options);
     capability::ModelReport mr;
     mr.model = model;
     mr.nodes = static_cast<int>(g.num_nodes());

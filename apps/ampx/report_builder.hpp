@@ -25,6 +25,7 @@ struct ReportSettings {
   int iters = 3;
   int warmup = 1;
   uint64_t seed = 1;
+  ModelOptions model_options;  // --input-shape for ONNX models
   // Called before each (model, device, level) step: done, total, what.
   std::function<void(int, int, const std::string&)> progress;
 };

@@ -140,6 +140,7 @@ class Rewriter {
       out_types.push_back(std::move(t));
     }
     const NodeId id = pg.add_node(n.name, n.op, std::move(inputs), std::move(out_types), n.attrs);
+    pg.node(id).origin = n.origin;
     const auto& outs = pg.node(id).outputs;
     for (size_t i = 0; i < outs.size(); ++i) {
       pg.value(outs[i]).name = src_.value(n.outputs[i]).name;
@@ -449,7 +450,7 @@ double node_time(capability::CostModel& cost, LoweredNode& lowered, const Graph&
 
 double cast_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g, ValueId v,
                  DType from, DType to) {
-  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}};
+  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}};
   const DType in[] = {from}, out[] = {to};
   lowered.assign(g, cast, in, out, false);
   return cost.node_us(lowered.desc());

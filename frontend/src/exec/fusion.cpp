@@ -238,6 +238,7 @@ class Fuser {
       std::vector<TensorType> types;
       for (ValueId v : n.outputs) types.push_back(work_.value(v).type);
       const NodeId nid = out.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
+      out.node(nid).origin = n.origin;
       for (size_t i = 0; i < n.outputs.size(); ++i) {
         const ValueId nv = out.node(nid).outputs[i];
         out.value(nv).name = work_.value(n.outputs[i]).name;

@@ -54,6 +54,11 @@ struct Node {
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
   AttrMap attrs;
+  // Where the node came from when it is not an IR op of its own: the ONNX
+  // op type it was imported from ("Squeeze" for a Reshape), or the ops of a
+  // fused pattern ("ReduceMean+Sub+Pow+..."). Empty for builder graphs and
+  // for ONNX ops that map one to one. Shown in plans and reports.
+  std::string origin;
 };
 
 class Graph {
@@ -66,6 +71,9 @@ class Graph {
   NodeId add_node(std::string name, OpType op, std::vector<ValueId> inputs,
                   std::vector<TensorType> output_types, AttrMap attrs = {});
   void add_output(ValueId v);
+  // Points graph output `index` at another value (rewrites that replace the
+  // producer of an output).
+  void set_output(size_t index, ValueId v) { outputs_.at(index) = v; }
   // Capacity for a graph of about this size: rewriting passes know it.
   void reserve(size_t nodes, size_t values) {
     nodes_.reserve(nodes);

@@ -1,13 +1,25 @@
-// Resolves a MODEL argument: `builtin:NAME` today; ONNX files later.
+// Resolves a MODEL argument: `builtin:NAME` or a path to an .onnx file.
 #pragma once
 
 #include <ampx/ir/graph.hpp>
 
+#include <map>
+#include <string>
 #include <string_view>
 
 namespace ampx {
 
-// Throws std::invalid_argument naming the argument when it cannot be loaded.
-Graph load_model(std::string_view spec);
+struct ModelOptions {
+  // Shapes of graph inputs by name, pinning symbolic dimensions of ONNX
+  // models (`--input-shape NAME=1x3x224x224`).
+  std::map<std::string, Shape, std::less<>> input_shapes;
+};
+
+// Throws std::invalid_argument (a bad argument) or onnx_io::OnnxError (a bad
+// file), each one line naming the model and what is wrong.
+Graph load_model(std::string_view spec, const ModelOptions& options = {});
+
+// "1x3x224x224" -> {1, 3, 224, 224}; throws std::invalid_argument.
+Shape parse_shape(std::string_view dims);
 
 }  // namespace ampx

@@ -1,0 +1,47 @@
+// ONNX models in: a .onnx file (opsets 11-20 of the default domain) becomes
+// an ampx Graph with only real compute left. Shapes are static: symbolic
+// input dimensions must be pinned by the caller. Everything computable at
+// import (shape subgraphs, Constant nodes, all-constant nodes) is folded by
+// running the reference kernels, and decomposed LayerNorm/GELU patterns are
+// fused back into their IR ops (docs/ONNX.md).
+#pragma once
+
+#include <ampx/ir/graph.hpp>
+
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace ampx::onnx_io {
+
+// Every import failure; the message is one line naming the file and the
+// node, tensor or input at fault.
+class OnnxError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ImportOptions {
+  // Full shapes for graph inputs by name ("--input-shape x=1x3x224x224"):
+  // they replace symbolic dimensions; fixed ones must agree.
+  std::map<std::string, Shape, std::less<>> input_shapes;
+};
+
+// What import did, for `ampx plan` and the tests.
+struct ImportStats {
+  int64_t opset = 0;
+  std::string producer;    // producer_name and version
+  int onnx_nodes = 0;      // nodes in the file
+  int folded_nodes = 0;    // IR nodes computed at import (became constants)
+  int fused_patterns = 0;  // decomposed LayerNorm/GELU recognised
+  int ir_nodes = 0;        // nodes of the imported graph
+};
+
+Graph import_onnx(const std::filesystem::path& path, const ImportOptions& options = {},
+                  ImportStats* stats = nullptr);
+
+// True when the path names an ONNX file by its extension (".onnx").
+bool is_onnx_path(std::string_view spec);
+
+}  // namespace ampx::onnx_io

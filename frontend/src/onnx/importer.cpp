@@ -1,0 +1,423 @@
+#include "importer.hpp"
+
+#include <ampx/exec/host_tensor.hpp>
+#include <ampx/ir/shape_inference.hpp>
+#include <ampx/ir/verifier.hpp>
+
+#include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "constant_folding.hpp"
+#include "decomposed_patterns.hpp"
+#include "onnx_ops.hpp"
+#include "tensor_proto.hpp"
+
+namespace ampx::onnx_io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int64_t kMinOpset = 11;
+constexpr int64_t kMaxOpset = 20;
+
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_onnx_path(std::string_view spec) {
+  return spec.size() > 5 && spec.substr(spec.size() - 5) == ".onnx";
+}
+
+Importer::Importer(fs::path path, const ImportOptions& options)
+    : path_(std::move(path)), options_(options) {
+  base_dir_ = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
+}
+
+void Importer::fail(const std::string& what) const {
+  if (node_)
+    throw OnnxError(fmt::format("model '{}': node '{}' ({}): {}", path_.string(), node_name_,
+                                node_->op_type(), what));
+  throw OnnxError(fmt::format("model '{}': {}", path_.string(), what));
+}
+
+std::string Importer::where_tensor(const std::string& tensor) const {
+  return fmt::format("model '{}': tensor '{}'", path_.string(), tensor);
+}
+
+void Importer::load() {
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) fail(fmt::format("cannot open: {}", std::strerror(errno)));
+  google::protobuf::io::IstreamInputStream raw(&in);
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model_.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    fail("not a valid ONNX model (truncated or corrupt protobuf)");
+  if (!model_.has_graph() || model_.ir_version() <= 0)
+    fail("not an ONNX model (no graph or no ir_version; empty or another kind of file?)");
+  stats_.producer = model_.producer_name();
+  if (!model_.producer_version().empty()) stats_.producer += " " + model_.producer_version();
+}
+
+void Importer::read_opset() {
+  for (const auto& o : model_.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
+  if (opset_ == 0) fail("no opset of the default ONNX domain is imported");
+  if (opset_ < kMinOpset || opset_ > kMaxOpset)
+    fail(fmt::format("opset {} is not supported (ampx imports opsets {} to {})", opset_, kMinOpset,
+                     kMaxOpset));
+  stats_.opset = opset_;
+}
+
+void Importer::read_initializers() {
+  const auto& g = model_.graph();
+  if (g.sparse_initializer_size() > 0)
+    fail(fmt::format("sparse initializer '{}' is not supported",
+                     g.sparse_initializer(0).values().name()));
+  for (const auto& t : g.initializer()) {
+    if (t.name().empty()) fail("an initializer has no name");
+    TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()));
+    values_[t.name()] = graph_.add_constant(t.name(), d.type, std::move(d.bytes));
+  }
+}
+
+void Importer::read_inputs() {
+  std::vector<std::string> names;
+  for (const auto& in : model_.graph().input()) {
+    // Old exporters list initializers as inputs too: they stay constants.
+    if (values_.contains(in.name())) continue;
+    names.push_back(in.name());
+    const std::string what = fmt::format("input '{}'", in.name());
+    if (!in.type().has_tensor_type()) fail(what + " is not a tensor");
+    const auto& tt = in.type().tensor_type();
+    const auto dtype = dtype_from_onnx(tt.elem_type());
+    if (!dtype)
+      fail(fmt::format("{} has element type {}, which ampx does not support", what,
+                       onnx_elem_type_name(tt.elem_type())));
+    const auto pinned = options_.input_shapes.find(in.name());
+    Shape shape;
+    if (!tt.has_shape()) {
+      if (pinned == options_.input_shapes.end())
+        fail(fmt::format("{} has no shape: give it with --input-shape {}=DIMS", what, in.name()));
+      shape = pinned->second;
+    } else {
+      const auto& dims = tt.shape().dim();
+      if (pinned != options_.input_shapes.end() &&
+          pinned->second.size() != static_cast<size_t>(dims.size()))
+        fail(fmt::format("{} has rank {}, but --input-shape gives {} dimensions", what, dims.size(),
+                         pinned->second.size()));
+      for (int i = 0; i < dims.size(); ++i) {
+        const auto& d = dims.Get(i);
+        const bool fixed = d.has_dim_value() && d.dim_value() > 0;
+        if (pinned != options_.input_shapes.end()) {
+          const int64_t want = pinned->second[static_cast<size_t>(i)];
+          if (fixed && d.dim_value() != want)
+            fail(fmt::format("{} dimension {} is fixed to {} in the model, --input-shape says {}",
+                             what, i, d.dim_value(), want));
+          shape.push_back(want);
+        } else if (fixed) {
+          shape.push_back(d.dim_value());
+        } else {
+          const std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unknown";
+          fail(
+              fmt::format("{} dimension {} is symbolic ({}): pin it with --input-shape {}=DIMS "
+                          "(e.g. 1x3x224x224)",
+                          what, i, sym, in.name()));
+        }
+      }
+    }
+    for (int64_t d : shape)
+      if (d <= 0)
+        fail(fmt::format("{} has a non-positive dimension in {}", what, shape_str(shape)));
+    values_[in.name()] = graph_.add_input(in.name(), {*dtype, shape});
+  }
+  for (const auto& [name, shape] : options_.input_shapes) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    fail(fmt::format("--input-shape names '{}', which is not an input of the model (inputs: {})",
+                     name, known.empty() ? "none" : known));
+  }
+}
+
+// Every unsupported op type at once, with its count: a user porting a model
+// sees the whole list, not the first miss.
+void Importer::check_supported() const {
+  std::map<std::string, int> missing;
+  for (const auto& n : model_.graph().node()) {
+    const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
+    if (default_domain && is_supported(n.op_type())) continue;
+    missing[default_domain ? n.op_type() : n.domain() + "." + n.op_type()]++;
+  }
+  if (missing.empty()) return;
+  std::string list;
+  int total = 0;
+  for (const auto& [op, count] : missing) {
+    list += fmt::format("{}{} x{}", list.empty() ? "" : ", ", op, count);
+    total += count;
+  }
+  fail(fmt::format("{} unsupported op type{} ({} node{}, opset {}): {}", missing.size(),
+                   missing.size() == 1 ? "" : "s", total, total == 1 ? "" : "s", opset_, list));
+}
+
+std::string Importer::unique_node_name(const onnx::NodeProto& n, int index) {
+  std::string base = n.name().empty() ? fmt::format("{}_{}", n.op_type(), index) : n.name();
+  std::string name = base;
+  for (int k = 1; node_names_.contains(name); ++k) name = fmt::format("{}_{}", base, k);
+  node_names_.insert(name);
+  return name;
+}
+
+bool Importer::has_input(const onnx::NodeProto& n, int i) const {
+  return i < n.input_size() && !n.input(i).empty();
+}
+
+ValueId Importer::input(const onnx::NodeProto& n, int i) const {
+  if (!has_input(n, i)) fail(fmt::format("input {} is missing", i));
+  const auto it = values_.find(n.input(i));
+  if (it == values_.end())
+    fail(
+        fmt::format("input '{}' is not produced by an earlier node, an initializer or a graph "
+                    "input",
+                    n.input(i)));
+  return it->second;
+}
+
+std::vector<int64_t> Importer::const_ints(const onnx::NodeProto& n, int i, const char* what) const {
+  const Value& v = graph_.value(input(n, i));
+  if (!v.is_constant())
+    fail(
+        fmt::format("{} ('{}') must be a constant (after folding), but it is computed at run "
+                    "time",
+                    what, n.input(i)));
+  const auto count = static_cast<size_t>(element_count(v.type.shape));
+  std::vector<int64_t> out(count);
+  const std::byte* p = v.constant->data();
+  for (size_t k = 0; k < count; ++k) {
+    if (v.type.dtype == DType::kI64) {
+      std::memcpy(&out[k], p + 8 * k, 8);
+    } else if (v.type.dtype == DType::kI32) {
+      int32_t x;
+      std::memcpy(&x, p + 4 * k, 4);
+      out[k] = x;
+    } else {
+      fail(fmt::format("{} ('{}') must be an integer tensor, got {}", what, n.input(i),
+                       dtype_name(v.type.dtype)));
+    }
+  }
+  return out;
+}
+
+std::vector<double> Importer::const_floats(const onnx::NodeProto& n, int i,
+                                           const char* what) const {
+  const Value& v = graph_.value(input(n, i));
+  if (!v.is_constant())
+    fail(fmt::format("{} ('{}') must be a constant (after folding)", what, n.input(i)));
+  if (!is_float(v.type.dtype)) {
+    const auto ints = const_ints(n, i, what);
+    return {ints.begin(), ints.end()};
+  }
+  HostTensor t{"", v.type, *v.constant};
+  return to_doubles(t);
+}
+
+bool Importer::output_used(const onnx::NodeProto& n, int i) const {
+  if (i >= n.output_size() || n.output(i).empty()) return false;
+  const auto it = uses_.find(n.output(i));
+  return it != uses_.end() && it->second > 0;
+}
+
+std::optional<int64_t> Importer::attr_int(const onnx::NodeProto& n, const char* name) const {
+  const auto* a = find_attr(n, name);
+  if (!a) return std::nullopt;
+  if (a->type() != onnx::AttributeProto::INT)
+    fail(fmt::format("attribute '{}' is not an int", name));
+  return a->i();
+}
+
+std::optional<float> Importer::attr_float(const onnx::NodeProto& n, const char* name) const {
+  const auto* a = find_attr(n, name);
+  if (!a) return std::nullopt;
+  if (a->type() != onnx::AttributeProto::FLOAT)
+    fail(fmt::format("attribute '{}' is not a float", name));
+  return a->f();
+}
+
+std::optional<std::vector<int64_t>> Importer::attr_ints(const onnx::NodeProto& n,
+                                                        const char* name) const {
+  const auto* a = find_attr(n, name);
+  if (!a) return std::nullopt;
+  if (a->type() != onnx::AttributeProto::INTS)
+    fail(fmt::format("attribute '{}' is not a list of ints", name));
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::optional<std::string> Importer::attr_string(const onnx::NodeProto& n, const char* name) const {
+  const auto* a = find_attr(n, name);
+  if (!a) return std::nullopt;
+  if (a->type() != onnx::AttributeProto::STRING)
+    fail(fmt::format("attribute '{}' is not a string", name));
+  return a->s();
+}
+
+const onnx::TensorProto* Importer::attr_tensor(const onnx::NodeProto& n, const char* name) const {
+  const auto* a = find_attr(n, name);
+  if (!a) return nullptr;
+  if (a->type() != onnx::AttributeProto::TENSOR)
+    fail(fmt::format("attribute '{}' is not a tensor", name));
+  return &a->t();
+}
+
+std::vector<ValueId> Importer::emit(std::string_view op_name, std::vector<ValueId> inputs,
+                                    AttrMap attrs) {
+  const auto op = parse_op(op_name);
+  if (!op) fail(fmt::format("IR op {} is not in this build", op_name));
+  std::vector<TensorType> in_types;
+  bool all_constant = !inputs.empty();
+  for (ValueId v : inputs) {
+    in_types.push_back(graph_.value(v).type);
+    all_constant = all_constant && graph_.value(v).is_constant();
+  }
+  const std::string name =
+      emitted_ == 0 ? node_name_ : fmt::format("{}/{}{}", node_name_, op_name, emitted_);
+  ++emitted_;
+  std::vector<TensorType> out_types;
+  try {
+    out_types = infer_output_types(*op, in_types, attrs, name);
+  } catch (const GraphError& e) {
+    fail(e.what());
+  }
+  std::vector<ValueId> outs;
+  if (all_constant) {
+    std::vector<ConstantInput> cins;
+    for (ValueId v : inputs) cins.push_back({graph_.value(v).type, graph_.value(v).constant});
+    std::vector<std::vector<std::byte>> data;
+    try {
+      data = evaluate_constant_node(*op, attrs, cins, out_types, name);
+    } catch (const std::exception& e) {
+      fail(fmt::format("cannot fold it at import: {}", e.what()));
+    }
+    for (size_t i = 0; i < out_types.size(); ++i) {
+      outs.push_back(
+          graph_.add_constant(fmt::format("{}:{}", name, i), out_types[i], std::move(data[i])));
+      fresh_.insert(outs.back());
+    }
+    ++stats_.folded_nodes;
+    return outs;
+  }
+  const NodeId id = graph_.add_node(name, *op, std::move(inputs), out_types, std::move(attrs));
+  graph_.node(id).origin = origin_;
+  for (ValueId v : graph_.node(id).outputs) {
+    graph_.value(v).name = fmt::format("{}:{}", name, outs.size());
+    outs.push_back(v);
+    fresh_.insert(v);
+  }
+  return outs;
+}
+
+ValueId Importer::constant(TensorType type, std::vector<std::byte> bytes) {
+  ++stats_.folded_nodes;
+  const ValueId v = graph_.add_constant(fmt::format("{}:c{}", node_name_, emitted_++),
+                                        std::move(type), std::move(bytes));
+  fresh_.insert(v);
+  return v;
+}
+
+ValueId Importer::constant_i64(std::span<const int64_t> values, Shape shape) {
+  std::vector<std::byte> bytes(values.size() * 8);
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return constant({DType::kI64, std::move(shape)}, std::move(bytes));
+}
+
+void Importer::bind(const onnx::NodeProto& n, int i, ValueId v) {
+  if (i >= n.output_size() || n.output(i).empty()) return;
+  // A value made by this node takes the ONNX output's name; an alias
+  // (Identity, Dropout) keeps its producer's.
+  if (fresh_.contains(v)) graph_.value(v).name = n.output(i);
+  values_[n.output(i)] = v;
+}
+
+void Importer::convert_nodes() {
+  const auto& g = model_.graph();
+  for (const auto& n : g.node())
+    for (const auto& in : n.input()) uses_[in]++;
+  for (const auto& out : g.output()) uses_[out.name()]++;
+  int index = 0;
+  for (const auto& n : g.node()) {
+    node_ = &n;
+    node_name_ = unique_node_name(n, index++);
+    origin_.clear();
+    emitted_ = 0;
+    fresh_.clear();
+    const OpConverter* conv = find_converter(n.op_type());
+    conv->convert(*this, n);  // check_supported() ran first
+    for (int i = 0; i < n.output_size(); ++i)
+      if (!n.output(i).empty() && !values_.contains(n.output(i)) && output_used(n, i))
+        fail(fmt::format("output {} ('{}') is not supported", i, n.output(i)));
+  }
+  node_ = nullptr;
+  stats_.onnx_nodes = index;
+}
+
+void Importer::bind_outputs() {
+  std::unordered_set<ValueId> seen;
+  for (const auto& out : model_.graph().output()) {
+    const auto it = values_.find(out.name());
+    if (it == values_.end())
+      fail(fmt::format("graph output '{}' is not produced by any node", out.name()));
+    const Value& v = graph_.value(it->second);
+    if (v.is_constant())
+      fail(fmt::format("graph output '{}' is a constant (it does not depend on any input)",
+                       out.name()));
+    if (v.producer == kNone)
+      fail(fmt::format("graph output '{}' is the graph input '{}' itself", out.name(), v.name));
+    if (!seen.insert(it->second).second)
+      fail(fmt::format("graph output '{}' is the same tensor as another output", out.name()));
+    graph_.value(it->second).name = out.name();
+    graph_.add_output(it->second);
+  }
+  if (graph_.outputs().empty()) fail("the graph has no outputs");
+}
+
+Graph Importer::run(ImportStats* stats) {
+  load();
+  read_opset();
+  graph_.name = model_.graph().name().empty() ? path_.stem().string() : model_.graph().name();
+  check_supported();
+  read_initializers();
+  read_inputs();
+  convert_nodes();
+  bind_outputs();
+  Graph out = finish();
+  if (stats) *stats = stats_;
+  return out;
+}
+
+Graph Importer::finish() {
+  stats_.fused_patterns = fuse_decomposed_patterns(graph_);
+  Graph out = remove_dead_nodes(graph_);
+  stats_.ir_nodes = static_cast<int>(out.num_nodes());
+  try {
+    verify_graph_or_throw(out);
+  } catch (const GraphError& e) {
+    fail(e.what());
+  }
+  return out;
+}
+
+Graph import_onnx(const fs::path& path, const ImportOptions& options, ImportStats* stats) {
+  return Importer(path, options).run(stats);
+}
+
+}  // namespace ampx::onnx_io

@@ -1,0 +1,98 @@
+// The state of one ONNX import: the graph being built, the ONNX name of
+// every value, and the helpers each op's converter (onnx_ops.cpp) uses to
+// read inputs and attributes and to emit IR nodes, folding those whose
+// inputs are all constant.
+#pragma once
+
+#include <ampx/onnx/onnx_import.hpp>
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace ampx::onnx_io {
+
+class Importer {
+ public:
+  Importer(std::filesystem::path path, const ImportOptions& options);
+  Graph run(ImportStats* stats);
+
+  // --- for converters; `n` is the node being converted.
+  int64_t opset() const { return opset_; }
+  [[noreturn]] void fail(const std::string& what) const;  // names the current node
+
+  bool has_input(const onnx::NodeProto& n, int i) const;
+  ValueId input(const onnx::NodeProto& n, int i) const;  // required
+  const Value& value(ValueId v) const { return graph_.value(v); }
+  const TensorType& type(ValueId v) const { return graph_.value(v).type; }
+  // A constant integer (i64/i32) input as int64 values; `what` names it.
+  std::vector<int64_t> const_ints(const onnx::NodeProto& n, int i, const char* what) const;
+  std::vector<double> const_floats(const onnx::NodeProto& n, int i, const char* what) const;
+  bool output_used(const onnx::NodeProto& n, int i) const;
+
+  std::optional<int64_t> attr_int(const onnx::NodeProto& n, const char* name) const;
+  std::optional<float> attr_float(const onnx::NodeProto& n, const char* name) const;
+  std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, const char* name) const;
+  std::optional<std::string> attr_string(const onnx::NodeProto& n, const char* name) const;
+  const onnx::TensorProto* attr_tensor(const onnx::NodeProto& n, const char* name) const;
+  int64_t attr_int_or(const onnx::NodeProto& n, const char* name, int64_t def) const {
+    return attr_int(n, name).value_or(def);
+  }
+  float attr_float_or(const onnx::NodeProto& n, const char* name, float def) const {
+    return attr_float(n, name).value_or(def);
+  }
+  std::string attr_string_or(const onnx::NodeProto& n, const char* name, std::string def) const {
+    return attr_string(n, name).value_or(std::move(def));
+  }
+
+  // Adds IR op `op_name` (folded when every input is constant) and returns
+  // its outputs. The first IR node of an ONNX node takes its name.
+  std::vector<ValueId> emit(std::string_view op_name, std::vector<ValueId> inputs,
+                            AttrMap attrs = {});
+  ValueId emit1(std::string_view op_name, std::vector<ValueId> inputs, AttrMap attrs = {}) {
+    return emit(op_name, std::move(inputs), std::move(attrs)).at(0);
+  }
+  ValueId constant(TensorType type, std::vector<std::byte> bytes);
+  ValueId constant_i64(std::span<const int64_t> values, Shape shape);
+  // Binds ONNX output i of the current node to `v`.
+  void bind(const onnx::NodeProto& n, int i, ValueId v);
+  // Marks the current IR node(s) as coming from a different ONNX op type.
+  void set_origin(std::string origin) { origin_ = std::move(origin); }
+
+  const std::filesystem::path& base_dir() const { return base_dir_; }
+  std::string where_tensor(const std::string& tensor) const;
+
+ private:
+  void load();
+  void read_opset();
+  void read_initializers();
+  void read_inputs();
+  void check_supported() const;
+  void convert_nodes();
+  void bind_outputs();
+  Graph finish();
+  std::string unique_node_name(const onnx::NodeProto& n, int index);
+
+  std::filesystem::path path_, base_dir_;
+  const ImportOptions& options_;
+  onnx::ModelProto model_;
+  int64_t opset_ = 0;
+  Graph graph_;
+  std::unordered_map<std::string, ValueId> values_;  // ONNX name -> value
+  std::unordered_set<std::string> node_names_;
+  std::unordered_map<std::string, int> uses_;  // ONNX value name -> consumers (+ graph outputs)
+  // The node being converted.
+  const onnx::NodeProto* node_ = nullptr;
+  std::string node_name_;
+  std::string origin_;
+  int emitted_ = 0;
+  std::unordered_set<ValueId> fresh_;  // values the current node made
+  ImportStats stats_;
+};
+
+}  // namespace ampx::onnx_io

@@ -1,0 +1,630 @@
+#include "onnx_ops.hpp"
+
+#include <ampx/ir/shape_inference.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <unordered_map>
+
+#include "tensor_proto.hpp"
+
+namespace ampx::onnx_io {
+namespace {
+
+using N = onnx::NodeProto;
+using I = Importer;
+
+int64_t rank_of(I& im, ValueId v) {
+  return static_cast<int64_t>(im.type(v).shape.size());
+}
+
+int64_t norm_axis(I& im, int64_t axis, int64_t rank) {
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) im.fail(fmt::format("axis {} is out of range for rank {}", axis, rank));
+  return a;
+}
+
+// --- one-to-one ops: same name, attributes copied as they are -------------
+
+void same_unary(I& im, const N& n) {
+  im.bind(n, 0, im.emit1(n.op_type(), {im.input(n, 0)}));
+}
+
+void same_binary(I& im, const N& n) {
+  im.bind(n, 0, im.emit1(n.op_type(), {im.input(n, 0), im.input(n, 1)}));
+}
+
+void leaky_relu(I& im, const N& n) {
+  im.bind(n, 0,
+          im.emit1("LeakyRelu", {im.input(n, 0)},
+                   {{"alpha", double(im.attr_float_or(n, "alpha", 0.01f))}}));
+}
+
+void hard_sigmoid(I& im, const N& n) {
+  im.bind(n, 0,
+          im.emit1("HardSigmoid", {im.input(n, 0)},
+                   {{"alpha", double(im.attr_float_or(n, "alpha", 0.2f))},
+                    {"beta", double(im.attr_float_or(n, "beta", 0.5f))}}));
+}
+
+void gelu(I& im, const N& n) {
+  const std::string approx = im.attr_string_or(n, "approximate", "none");
+  im.bind(n, 0, im.emit1("Gelu", {im.input(n, 0)}, {{"approximate", approx}}));
+}
+
+// Pow's exponent may be any numeric type in ONNX; the IR wants X's dtype.
+void pow_op(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  ValueId y = im.input(n, 1);
+  if (im.type(y).dtype != im.type(x).dtype)
+    y = im.emit1("Cast", {y}, {{"to", int64_t(to_c(im.type(x).dtype))}});
+  im.bind(n, 0, im.emit1("Pow", {x, y}));
+}
+
+void clip(I& im, const N& n) {
+  AttrMap attrs;
+  if (im.opset() < 11) {
+    if (auto v = im.attr_float(n, "min")) attrs["min"] = double(*v);
+    if (auto v = im.attr_float(n, "max")) attrs["max"] = double(*v);
+  } else {
+    if (im.has_input(n, 1)) attrs["min"] = im.const_floats(n, 1, "min").at(0);
+    if (im.has_input(n, 2)) attrs["max"] = im.const_floats(n, 2, "max").at(0);
+  }
+  im.bind(n, 0, im.emit1("Clip", {im.input(n, 0)}, std::move(attrs)));
+}
+
+void where(I& im, const N& n) {
+  im.bind(n, 0, im.emit1("Where", {im.input(n, 0), im.input(n, 1), im.input(n, 2)}));
+}
+
+// --- convolution and pooling ----------------------------------------------
+
+// Explicit pads for auto_pad SAME_UPPER/SAME_LOWER/VALID (ONNX's formula).
+std::vector<int64_t> resolve_pads(I& im, const N& n, const Shape& x, std::span<const int64_t> k,
+                                  std::span<const int64_t> strides,
+                                  std::span<const int64_t> dilations) {
+  const std::string auto_pad = im.attr_string_or(n, "auto_pad", "NOTSET");
+  const size_t s = k.size();
+  if (auto_pad == "NOTSET") {
+    auto pads = im.attr_ints(n, "pads").value_or(std::vector<int64_t>(2 * s, 0));
+    if (pads.size() != 2 * s)
+      im.fail(fmt::format("pads has {} values, expected {}", pads.size(), 2 * s));
+    return pads;
+  }
+  std::vector<int64_t> pads(2 * s, 0);
+  if (auto_pad == "VALID") return pads;
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    im.fail("auto_pad '" + auto_pad + "' is not valid");
+  for (size_t i = 0; i < s; ++i) {
+    const int64_t in = x[2 + i];
+    const int64_t out = (in + strides[i] - 1) / strides[i];
+    const int64_t total =
+        std::max<int64_t>(0, (out - 1) * strides[i] + (k[i] - 1) * dilations[i] + 1 - in);
+    const int64_t small = total / 2, big = total - small;
+    pads[i] = auto_pad == "SAME_UPPER" ? small : big;
+    pads[i + s] = auto_pad == "SAME_UPPER" ? big : small;
+  }
+  return pads;
+}
+
+void require_2d(I& im, ValueId x, const char* what) {
+  if (rank_of(im, x) != 4)
+    im.fail(fmt::format("only 2-D {} (a 4-D NCHW input) is supported, got rank {}", what,
+                        rank_of(im, x)));
+}
+
+void conv(I& im, const N& n) {
+  const ValueId x = im.input(n, 0), w = im.input(n, 1);
+  require_2d(im, x, "convolution");
+  const Shape& ws = im.type(w).shape;
+  if (ws.size() != 4) im.fail("weight must be 4-D");
+  const std::vector<int64_t> k{ws[2], ws[3]};
+  const auto strides = im.attr_ints(n, "strides").value_or(std::vector<int64_t>{1, 1});
+  const auto dilations = im.attr_ints(n, "dilations").value_or(std::vector<int64_t>{1, 1});
+  if (strides.size() != 2 || dilations.size() != 2) im.fail("strides/dilations must have 2 values");
+  AttrMap attrs{{"strides", strides},
+                {"dilations", dilations},
+                {"group", im.attr_int_or(n, "group", 1)},
+                {"pads", resolve_pads(im, n, im.type(x).shape, k, strides, dilations)}};
+  std::vector<ValueId> ins{x, w};
+  if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
+  im.bind(n, 0, im.emit1("Conv2d", std::move(ins), std::move(attrs)));
+}
+
+void conv_transpose(I& im, const N& n) {
+  const ValueId x = im.input(n, 0), w = im.input(n, 1);
+  require_2d(im, x, "transposed convolution");
+  const Shape& xs = im.type(x).shape;
+  const Shape& ws = im.type(w).shape;
+  if (ws.size() != 4) im.fail("weight must be 4-D");
+  const auto strides = im.attr_ints(n, "strides").value_or(std::vector<int64_t>{1, 1});
+  const auto dilations = im.attr_ints(n, "dilations").value_or(std::vector<int64_t>{1, 1});
+  auto output_padding = im.attr_ints(n, "output_padding").value_or(std::vector<int64_t>{0, 0});
+  if (strides.size() != 2 || dilations.size() != 2 || output_padding.size() != 2)
+    im.fail("strides/dilations/output_padding must have 2 values");
+  std::vector<int64_t> pads = im.attr_ints(n, "pads").value_or(std::vector<int64_t>(4, 0));
+  const std::string auto_pad = im.attr_string_or(n, "auto_pad", "NOTSET");
+  const auto output_shape = im.attr_ints(n, "output_shape");
+  if (output_shape || (auto_pad != "NOTSET" && auto_pad != "VALID")) {
+    // ONNX: total_padding = stride * (in - 1) + output_padding + eff_kernel - out.
+    for (size_t i = 0; i < 2; ++i) {
+      const int64_t in = xs[2 + i];
+      const int64_t eff = (ws[2 + i] - 1) * dilations[i] + 1;
+      int64_t out = in * strides[i];
+      if (output_shape) out = (*output_shape)[output_shape->size() - 2 + i];
+      const int64_t total = strides[i] * (in - 1) + output_padding[i] + eff - out;
+      if (total < 0) im.fail("output_shape is larger than the input allows");
+      const bool upper = auto_pad == "SAME_UPPER";
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[i + 2] = upper ? total - total / 2 : total / 2;
+    }
+  } else if (auto_pad == "VALID") {
+    pads.assign(4, 0);
+  }
+  AttrMap attrs{{"strides", strides},
+                {"dilations", dilations},
+                {"group", im.attr_int_or(n, "group", 1)},
+                {"pads", pads},
+                {"output_padding", output_padding}};
+  std::vector<ValueId> ins{x, w};
+  if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
+  im.bind(n, 0, im.emit1("ConvTranspose", std::move(ins), std::move(attrs)));
+}
+
+void pool(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  require_2d(im, x, "pooling");
+  const auto k = im.attr_ints(n, "kernel_shape");
+  if (!k || k->size() != 2) im.fail("kernel_shape must have 2 values");
+  const auto strides = im.attr_ints(n, "strides").value_or(std::vector<int64_t>{1, 1});
+  const auto dilations = im.attr_ints(n, "dilations").value_or(std::vector<int64_t>{1, 1});
+  if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; }))
+    im.fail("dilated pooling is not supported");
+  AttrMap attrs{{"kernel_shape", *k},
+                {"strides", strides},
+                {"pads", resolve_pads(im, n, im.type(x).shape, *k, strides, dilations)},
+                {"ceil_mode", im.attr_int_or(n, "ceil_mode", 0)}};
+  const bool max = n.op_type() == "MaxPool";
+  if (max && im.output_used(n, 1)) im.fail("the Indices output of MaxPool is not supported");
+  if (!max) attrs["count_include_pad"] = im.attr_int_or(n, "count_include_pad", 0);
+  im.bind(n, 0, im.emit1(max ? "MaxPool" : "AveragePool", {x}, std::move(attrs)));
+}
+
+// --- contractions and normalisation ---------------------------------------
+
+void gemm(I& im, const N& n) {
+  std::vector<ValueId> ins{im.input(n, 0), im.input(n, 1)};
+  if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
+  AttrMap attrs{{"alpha", double(im.attr_float_or(n, "alpha", 1.0f))},
+                {"beta", double(im.attr_float_or(n, "beta", 1.0f))},
+                {"transA", im.attr_int_or(n, "transA", 0)},
+                {"transB", im.attr_int_or(n, "transB", 0)}};
+  im.bind(n, 0, im.emit1("Gemm", std::move(ins), std::move(attrs)));
+}
+
+void batch_norm(I& im, const N& n) {
+  if (im.attr_int_or(n, "training_mode", 0) != 0)
+    im.fail("training_mode=1 is not supported (inference import)");
+  for (int i = 1; i < 5; ++i)
+    if (im.output_used(n, i)) im.fail("the running statistics outputs are not supported");
+  std::vector<ValueId> ins;
+  for (int i = 0; i < 5; ++i) ins.push_back(im.input(n, i));
+  im.bind(n, 0,
+          im.emit1("BatchNorm", std::move(ins),
+                   {{"epsilon", double(im.attr_float_or(n, "epsilon", 1e-5f))}}));
+}
+
+void layer_norm(I& im, const N& n) {
+  if (im.output_used(n, 1) || im.output_used(n, 2))
+    im.fail("the Mean and InvStdDev outputs are not supported");
+  std::vector<ValueId> ins{im.input(n, 0), im.input(n, 1)};
+  if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
+  im.bind(n, 0,
+          im.emit1("LayerNorm", std::move(ins),
+                   {{"axis", im.attr_int_or(n, "axis", -1)},
+                    {"epsilon", double(im.attr_float_or(n, "epsilon", 1e-5f))}}));
+}
+
+// Softmax/LogSoftmax. Before opset 13 they normalise over the input
+// flattened to 2-D at `axis` (default 1): the same thing only when axis is
+// the last one, so otherwise Reshape - op(-1) - Reshape.
+void softmax(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const int64_t rank = rank_of(im, x);
+  const bool legacy = im.opset() < 13;
+  const int64_t axis = norm_axis(im, im.attr_int_or(n, "axis", legacy ? 1 : -1), rank);
+  if (!legacy || axis == rank - 1) {
+    im.bind(n, 0, im.emit1(n.op_type(), {x}, {{"axis", axis}}));
+    return;
+  }
+  const Shape& s = im.type(x).shape;
+  const int64_t outer =
+      std::accumulate(s.begin(), s.begin() + axis, int64_t{1}, std::multiplies<>());
+  const int64_t inner = std::accumulate(s.begin() + axis, s.end(), int64_t{1}, std::multiplies<>());
+  const ValueId flat = im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{outer, inner}}});
+  const ValueId y = im.emit1(n.op_type(), {flat}, {{"axis", int64_t{1}}});
+  im.bind(n, 0, im.emit1("Reshape", {y}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}}));
+}
+
+// ReduceMean/ReduceSum/ReduceMax: axes are an attribute before opset 18
+// (ReduceSum: 13) and an optional input from then on.
+void reduce(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const bool axes_input = n.op_type() == "ReduceSum" ? im.opset() >= 13 : im.opset() >= 18;
+  std::vector<int64_t> axes;
+  if (axes_input) {
+    if (im.has_input(n, 1)) axes = im.const_ints(n, 1, "axes");
+  } else {
+    axes = im.attr_ints(n, "axes").value_or(std::vector<int64_t>{});
+  }
+  if (axes.empty() && axes_input && im.attr_int_or(n, "noop_with_empty_axes", 0) != 0) {
+    im.bind(n, 0, x);
+    return;
+  }
+  AttrMap attrs{{"keepdims", im.attr_int_or(n, "keepdims", 1)}};
+  if (!axes.empty()) attrs["axes"] = axes;
+  im.bind(n, 0, im.emit1(n.op_type(), {x}, std::move(attrs)));
+}
+
+void arg_max(I& im, const N& n) {
+  im.bind(n, 0,
+          im.emit1("ArgMax", {im.input(n, 0)},
+                   {{"axis", im.attr_int_or(n, "axis", 0)},
+                    {"keepdims", im.attr_int_or(n, "keepdims", 1)},
+                    {"select_last_index", im.attr_int_or(n, "select_last_index", 0)}}));
+}
+
+// --- shape and data movement ------------------------------------------------
+
+void reshape(I& im, const N& n) {
+  const auto shape = im.const_ints(n, 1, "shape");
+  if (im.attr_int_or(n, "allowzero", 0) != 0 &&
+      std::find(shape.begin(), shape.end(), 0) != shape.end())
+    im.fail("allowzero=1 with a 0 in the shape (an empty tensor) is not supported");
+  im.bind(n, 0, im.emit1("Reshape", {im.input(n, 0)}, {{"shape", shape}}));
+}
+
+void flatten(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  int64_t axis = im.attr_int_or(n, "axis", 1);
+  if (axis < 0) axis += rank_of(im, x);
+  im.bind(n, 0, im.emit1("Flatten", {x}, {{"axis", axis}}));
+}
+
+void transpose(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  std::vector<int64_t> perm(static_cast<size_t>(rank_of(im, x)));
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  im.bind(n, 0, im.emit1("Transpose", {x}, {{"perm", im.attr_ints(n, "perm").value_or(perm)}}));
+}
+
+void concat(I& im, const N& n) {
+  std::vector<ValueId> ins;
+  for (int i = 0; i < n.input_size(); ++i)
+    if (im.has_input(n, i)) ins.push_back(im.input(n, i));
+  const auto axis = im.attr_int(n, "axis");
+  if (!axis) im.fail("attribute 'axis' is required");
+  im.bind(n, 0, im.emit1("Concat", std::move(ins), {{"axis", *axis}}));
+}
+
+void split(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const int64_t axis = norm_axis(im, im.attr_int_or(n, "axis", 0), rank_of(im, x));
+  const int64_t dim = im.type(x).shape[static_cast<size_t>(axis)];
+  std::vector<int64_t> sizes;
+  if (im.opset() < 13) {
+    sizes = im.attr_ints(n, "split").value_or(std::vector<int64_t>{});
+  } else if (im.has_input(n, 1)) {
+    sizes = im.const_ints(n, 1, "split");
+  }
+  if (sizes.empty()) {
+    // Equal parts (opset 18's num_outputs rounds the last one down).
+    const int64_t parts = im.attr_int_or(n, "num_outputs", n.output_size());
+    const int64_t each = (dim + parts - 1) / parts;
+    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, dim - i * each));
+  }
+  const auto outs = im.emit("Split", {x}, {{"axis", axis}, {"split", sizes}});
+  for (int i = 0; i < n.output_size(); ++i) im.bind(n, i, outs.at(static_cast<size_t>(i)));
+}
+
+void slice(I& im, const N& n) {
+  AttrMap attrs{{"starts", im.const_ints(n, 1, "starts")}, {"ends", im.const_ints(n, 2, "ends")}};
+  if (im.has_input(n, 3)) attrs["axes"] = im.const_ints(n, 3, "axes");
+  if (im.has_input(n, 4)) attrs["steps"] = im.const_ints(n, 4, "steps");
+  im.bind(n, 0, im.emit1("Slice", {im.input(n, 0)}, std::move(attrs)));
+}
+
+void gather(I& im, const N& n) {
+  im.bind(n, 0,
+          im.emit1("Gather", {im.input(n, 0), im.input(n, 1)},
+                   {{"axis", im.attr_int_or(n, "axis", 0)}}));
+}
+
+std::vector<int64_t> axes_of(I& im, const N& n) {
+  if (im.opset() < 13) return im.attr_ints(n, "axes").value_or(std::vector<int64_t>{});
+  return im.has_input(n, 1) ? im.const_ints(n, 1, "axes") : std::vector<int64_t>{};
+}
+
+// Squeeze and Unsqueeze are Reshapes with a known shape.
+void squeeze(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const Shape& s = im.type(x).shape;
+  const auto rank = static_cast<int64_t>(s.size());
+  std::vector<bool> drop(s.size(), false);
+  const auto axes = axes_of(im, n);
+  for (int64_t a : axes) {
+    const auto k = static_cast<size_t>(norm_axis(im, a, rank));
+    if (s[k] != 1) im.fail(fmt::format("cannot squeeze axis {} of size {}", a, s[k]));
+    drop[k] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t k = 0; k < s.size(); ++k)
+    if (!(axes.empty() ? s[k] == 1 : drop[k])) out.push_back(s[k]);
+  im.set_origin("Squeeze");
+  im.bind(n, 0, im.emit1("Reshape", {x}, {{"shape", out}}));
+}
+
+void unsqueeze(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const Shape& s = im.type(x).shape;
+  const auto axes = axes_of(im, n);
+  const auto out_rank = static_cast<int64_t>(s.size() + axes.size());
+  std::vector<bool> ins(static_cast<size_t>(out_rank), false);
+  for (int64_t a : axes) {
+    const auto k = static_cast<size_t>(norm_axis(im, a, out_rank));
+    if (ins[k]) im.fail("axis listed twice");
+    ins[k] = true;
+  }
+  std::vector<int64_t> out;
+  size_t j = 0;
+  for (size_t k = 0; k < ins.size(); ++k) out.push_back(ins[k] ? 1 : s[j++]);
+  im.set_origin("Unsqueeze");
+  im.bind(n, 0, im.emit1("Reshape", {x}, {{"shape", out}}));
+}
+
+void expand(I& im, const N& n) {
+  im.bind(n, 0, im.emit1("Expand", {im.input(n, 0)}, {{"shape", im.const_ints(n, 1, "shape")}}));
+}
+
+void pad(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const int64_t rank = rank_of(im, x);
+  auto pads = im.const_ints(n, 1, "pads");
+  if (im.has_input(n, 3)) {  // opset 18 axes: pads for those axes only
+    const auto axes = im.const_ints(n, 3, "axes");
+    std::vector<int64_t> full(static_cast<size_t>(2 * rank), 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const auto a = static_cast<size_t>(norm_axis(im, axes[i], rank));
+      full[a] = pads.at(i);
+      full[a + static_cast<size_t>(rank)] = pads.at(i + axes.size());
+    }
+    pads = full;
+  }
+  double value = 0;
+  if (im.has_input(n, 2)) value = im.const_floats(n, 2, "constant_value").at(0);
+  im.bind(
+      n, 0,
+      im.emit1(
+          "Pad", {x},
+          {{"pads", pads}, {"mode", im.attr_string_or(n, "mode", "constant")}, {"value", value}}));
+}
+
+void resize(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const Shape& s = im.type(x).shape;
+  const std::string mode = im.attr_string_or(n, "mode", "nearest");
+  if (mode != "nearest" && mode != "linear") im.fail("mode '" + mode + "' is not supported");
+  const std::string ctm = im.attr_string_or(n, "coordinate_transformation_mode", "half_pixel");
+  if (ctm == "tf_crop_and_resize") im.fail("tf_crop_and_resize is not supported");
+  std::vector<int64_t> sizes;
+  if (im.has_input(n, 3)) {
+    sizes = im.const_ints(n, 3, "sizes");
+  } else if (im.has_input(n, 2)) {
+    const auto scales = im.const_floats(n, 2, "scales");
+    if (scales.size() != s.size()) im.fail("scales must have one value per dimension");
+    for (size_t i = 0; i < s.size(); ++i)
+      sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * scales[i])));
+  } else {
+    im.fail("needs scales or sizes");
+  }
+  im.bind(n, 0,
+          im.emit1("Resize", {x},
+                   {{"sizes", sizes},
+                    {"mode", mode},
+                    {"coordinate_transformation_mode", ctm},
+                    {"nearest_mode", im.attr_string_or(n, "nearest_mode", "round_prefer_floor")}}));
+}
+
+void cast(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const auto to = im.attr_int(n, "to");
+  if (!to) im.fail("attribute 'to' is required");
+  const auto dtype = dtype_from_onnx(static_cast<int32_t>(*to));
+  if (!dtype)
+    im.fail("cast to " + onnx_elem_type_name(static_cast<int32_t>(*to)) + " is not supported");
+  if (*dtype == im.type(x).dtype) {
+    im.bind(n, 0, x);
+    return;
+  }
+  im.bind(n, 0, im.emit1("Cast", {x}, {{"to", int64_t(to_c(*dtype))}}));
+}
+
+void identity(I& im, const N& n) {
+  if (n.op_type() == "Dropout" && im.output_used(n, 1))
+    im.fail("the mask output of Dropout is not supported");
+  im.bind(n, 0, im.input(n, 0));
+}
+
+// --- resolved at import: the result depends on shapes or constants only ---
+
+void shape_op(I& im, const N& n) {
+  const Shape& s = im.type(im.input(n, 0)).shape;
+  const auto rank = static_cast<int64_t>(s.size());
+  auto clampi = [&](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
+  const int64_t start = clampi(im.attr_int_or(n, "start", 0));
+  const int64_t end = clampi(im.attr_int_or(n, "end", rank));
+  std::vector<int64_t> dims(s.begin() + start, s.begin() + std::max(start, end));
+  im.bind(n, 0, im.constant_i64(dims, {static_cast<int64_t>(dims.size())}));
+}
+
+void size_op(I& im, const N& n) {
+  const int64_t count = element_count(im.type(im.input(n, 0)).shape);
+  im.bind(n, 0, im.constant_i64(std::span(&count, 1), {}));
+}
+
+// A float or int attribute as a one-element or 1-D tensor.
+template <typename T>
+ValueId scalar_constant(I& im, DType dtype, std::vector<T> values, bool scalar) {
+  std::vector<std::byte> bytes(values.size() * sizeof(T));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  Shape shape = scalar ? Shape{} : Shape{static_cast<int64_t>(values.size())};
+  return im.constant({dtype, shape}, std::move(bytes));
+}
+
+void constant_op(I& im, const N& n) {
+  if (const auto* t = im.attr_tensor(n, "value")) {
+    TensorData d = read_tensor(*t, im.base_dir(), im.where_tensor(n.output(0)));
+    im.bind(n, 0, im.constant(d.type, std::move(d.bytes)));
+  } else if (auto f = im.attr_float(n, "value_float")) {
+    im.bind(n, 0, scalar_constant<float>(im, DType::kF32, {*f}, true));
+  } else if (auto i = im.attr_int(n, "value_int")) {
+    im.bind(n, 0, scalar_constant<int64_t>(im, DType::kI64, {*i}, true));
+  } else if (auto is = im.attr_ints(n, "value_ints")) {
+    im.bind(n, 0, scalar_constant<int64_t>(im, DType::kI64, *is, false));
+  } else {
+    for (const auto& a : n.attribute())
+      if (a.name() == "value_floats")
+        return im.bind(
+            n, 0,
+            scalar_constant<float>(
+                im, DType::kF32, std::vector<float>(a.floats().begin(), a.floats().end()), false));
+    im.fail("only tensor, float and int constants are supported");
+  }
+}
+
+void constant_of_shape(I& im, const N& n) {
+  const auto shape = im.const_ints(n, 0, "shape");
+  for (int64_t d : shape)
+    if (d < 0) im.fail("negative dimension in the shape");
+  const auto* value = im.attr_tensor(n, "value");
+  TensorData fill =
+      value ? read_tensor(*value, im.base_dir(), im.where_tensor(n.output(0)))
+            : TensorData{TensorType{DType::kF32, Shape{1}}, std::vector<std::byte>(4)};  // f32 0
+  if (element_count(fill.type.shape) != 1) im.fail("value must have one element");
+  const size_t esize = dtype_size(fill.type.dtype);
+  const auto count = static_cast<size_t>(element_count(Shape(shape.begin(), shape.end())));
+  std::vector<std::byte> bytes(count * esize);
+  for (size_t i = 0; i < count; ++i)
+    std::memcpy(bytes.data() + i * esize, fill.bytes.data(), esize);
+  im.bind(n, 0,
+          im.constant({fill.type.dtype, Shape(shape.begin(), shape.end())}, std::move(bytes)));
+}
+
+void range_op(I& im, const N& n) {
+  const DType dt = im.type(im.input(n, 0)).dtype;
+  const double start = im.const_floats(n, 0, "start").at(0);
+  const double limit = im.const_floats(n, 1, "limit").at(0);
+  const double delta = im.const_floats(n, 2, "delta").at(0);
+  if (delta == 0) im.fail("delta is 0");
+  const auto count = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
+  if (dt == DType::kI64 || dt == DType::kI32) {
+    std::vector<int64_t> v(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i)
+      v[static_cast<size_t>(i)] = static_cast<int64_t>(start) + i * static_cast<int64_t>(delta);
+    ValueId c = im.constant_i64(v, {count});
+    if (dt == DType::kI32) c = im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}});
+    im.bind(n, 0, c);
+  } else if (dt == DType::kF32) {
+    std::vector<float> v(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i)
+      v[static_cast<size_t>(i)] = static_cast<float>(start + static_cast<double>(i) * delta);
+    im.bind(n, 0, scalar_constant<float>(im, DType::kF32, v, false));
+  } else {
+    im.fail("Range of " + std::string(dtype_name(dt)) + " is not supported");
+  }
+}
+
+const std::unordered_map<std::string_view, OpConverter>& table() {
+  static const std::unordered_map<std::string_view, OpConverter> t{
+      {"Conv", {{"Conv2d"}, conv}},
+      {"ConvTranspose", {{"ConvTranspose"}, conv_transpose}},
+      {"BatchNormalization", {{"BatchNorm"}, batch_norm}},
+      {"LayerNormalization", {{"LayerNorm"}, layer_norm}},
+      {"Relu", {{"Relu"}, same_unary}},
+      {"Sigmoid", {{"Sigmoid"}, same_unary}},
+      {"Tanh", {{"Tanh"}, same_unary}},
+      {"Erf", {{"Erf"}, same_unary}},
+      {"Sqrt", {{"Sqrt"}, same_unary}},
+      {"Reciprocal", {{"Reciprocal"}, same_unary}},
+      {"Exp", {{"Exp"}, same_unary}},
+      {"Log", {{"Log"}, same_unary}},
+      {"Neg", {{"Neg"}, same_unary}},
+      {"HardSwish", {{"HardSwish"}, same_unary}},
+      {"GlobalAveragePool", {{"GlobalAveragePool"}, same_unary}},
+      {"LeakyRelu", {{"LeakyRelu"}, leaky_relu}},
+      {"HardSigmoid", {{"HardSigmoid"}, hard_sigmoid}},
+      {"PRelu", {{"PRelu"}, same_binary}},
+      {"Gelu", {{"Gelu"}, gelu}},
+      {"Clip", {{"Clip"}, clip}},
+      {"Add", {{"Add"}, same_binary}},
+      {"Sub", {{"Sub"}, same_binary}},
+      {"Mul", {{"Mul"}, same_binary}},
+      {"Div", {{"Div"}, same_binary}},
+      {"Pow", {{"Pow", "Cast"}, pow_op}},
+      {"Equal", {{"Equal"}, same_binary}},
+      {"Where", {{"Where"}, where}},
+      {"MatMul", {{"MatMul"}, same_binary}},
+      {"Gemm", {{"Gemm"}, gemm}},
+      {"MaxPool", {{"MaxPool"}, pool}},
+      {"AveragePool", {{"AveragePool"}, pool}},
+      {"Softmax", {{"Softmax", "Reshape"}, softmax}},
+      {"LogSoftmax", {{"LogSoftmax", "Reshape"}, softmax}},
+      {"ReduceMean", {{"ReduceMean"}, reduce}},
+      {"ReduceSum", {{"ReduceSum"}, reduce}},
+      {"ReduceMax", {{"ReduceMax"}, reduce}},
+      {"ArgMax", {{"ArgMax"}, arg_max}},
+      {"Reshape", {{"Reshape"}, reshape}},
+      {"Flatten", {{"Flatten"}, flatten}},
+      {"Transpose", {{"Transpose"}, transpose}},
+      {"Concat", {{"Concat"}, concat}},
+      {"Split", {{"Split"}, split}},
+      {"Slice", {{"Slice"}, slice}},
+      {"Gather", {{"Gather"}, gather}},
+      {"Squeeze", {{"Reshape"}, squeeze}},
+      {"Unsqueeze", {{"Reshape"}, unsqueeze}},
+      {"Expand", {{"Expand"}, expand}},
+      {"Pad", {{"Pad"}, pad}},
+      {"Resize", {{"Resize"}, resize}},
+      {"Cast", {{"Cast"}, cast}},
+      {"Identity", {{}, identity}},
+      {"Dropout", {{}, identity}},
+      {"Shape", {{}, shape_op}},
+      {"Size", {{}, size_op}},
+      {"Constant", {{}, constant_op}},
+      {"ConstantOfShape", {{}, constant_of_shape}},
+      {"Range", {{"Cast"}, range_op}},
+  };
+  return t;
+}
+
+}  // namespace
+
+const OpConverter* find_converter(std::string_view op_type) {
+  const auto& t = table();
+  const auto it = t.find(op_type);
+  return it == t.end() ? nullptr : &it->second;
+}
+
+bool is_supported(std::string_view op_type) {
+  const OpConverter* c = find_converter(op_type);
+  if (!c) return false;
+  return std::all_of(c->ir_ops.begin(), c->ir_ops.end(),
+                     [](std::string_view op) { return parse_op(op).has_value(); });
+}
+
+}  // namespace ampx::onnx_io

@@ -1,0 +1,199 @@
+#include "tensor_proto.hpp"
+
+#include <ampx/onnx/onnx_import.hpp>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+namespace ampx::onnx_io {
+
+namespace fs = std::filesystem;
+using TP = onnx::TensorProto;
+
+std::optional<DType> dtype_from_onnx(int32_t elem_type) {
+  switch (elem_type) {
+    case TP::FLOAT:
+      return DType::kF32;
+    case TP::FLOAT16:
+      return DType::kF16;
+    case TP::BFLOAT16:
+      return DType::kBF16;
+    case TP::DOUBLE:
+      return DType::kF64;
+    case TP::INT64:
+      return DType::kI64;
+    case TP::INT32:
+      return DType::kI32;
+    case TP::BOOL:
+      return DType::kBool;
+    case TP::INT8:
+      return DType::kI8;
+    case TP::UINT8:
+      return DType::kU8;
+    default:
+      return std::nullopt;
+  }
+}
+
+int32_t onnx_elem_type(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return TP::FLOAT;
+    case DType::kF16:
+      return TP::FLOAT16;
+    case DType::kBF16:
+      return TP::BFLOAT16;
+    case DType::kF64:
+      return TP::DOUBLE;
+    case DType::kI64:
+      return TP::INT64;
+    case DType::kI32:
+      return TP::INT32;
+    case DType::kBool:
+      return TP::BOOL;
+    case DType::kI8:
+      return TP::INT8;
+    case DType::kU8:
+      return TP::UINT8;
+    case DType::kInvalid:
+      break;
+  }
+  return TP::UNDEFINED;
+}
+
+std::string onnx_elem_type_name(int32_t elem_type) {
+  if (onnx::TensorProto_DataType_IsValid(elem_type))
+    return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem_type));
+  return "type " + std::to_string(elem_type);
+}
+
+namespace {
+
+[[noreturn]] void fail(std::string_view what, const std::string& msg) {
+  throw OnnxError(fmt::format("{}: {}", what, msg));
+}
+
+// Copies the elements of a typed repeated field, narrowed to `size` bytes
+// each (int32_data holds f16/bf16 bits, bools and 8-bit ints too).
+template <typename Field>
+void copy_field(const Field& field, size_t elem_size, std::vector<std::byte>& out) {
+  out.resize(static_cast<size_t>(field.size()) * elem_size);
+  for (int i = 0; i < field.size(); ++i) {
+    const auto v = field.Get(i);
+    if (elem_size == sizeof(v)) {
+      std::memcpy(out.data() + static_cast<size_t>(i) * elem_size, &v, elem_size);
+    } else if (elem_size == 1) {
+      const auto b = static_cast<uint8_t>(v);
+      std::memcpy(out.data() + static_cast<size_t>(i), &b, 1);
+    } else if (elem_size == 2) {
+      const auto h = static_cast<uint16_t>(v);
+      std::memcpy(out.data() + static_cast<size_t>(i) * 2, &h, 2);
+    } else if (elem_size == 4) {
+      const auto w = static_cast<uint32_t>(v);
+      std::memcpy(out.data() + static_cast<size_t>(i) * 4, &w, 4);
+    }
+  }
+}
+
+std::vector<std::byte> read_external(const TP& t, const fs::path& base_dir, std::string_view what,
+                                     size_t expected) {
+  std::string location;
+  int64_t offset = 0;
+  int64_t length = -1;
+  for (const auto& kv : t.external_data()) {
+    try {
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::stoll(kv.value());
+      else if (kv.key() == "length")
+        length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      fail(what, fmt::format("external data '{}' is not a number: '{}'", kv.key(), kv.value()));
+    }
+  }
+  if (location.empty()) fail(what, "external data without a 'location'");
+  const fs::path file = fs::path(location).is_absolute() ? fs::path(location) : base_dir / location;
+  std::error_code ec;
+  const auto file_size = fs::file_size(file, ec);
+  if (ec) fail(what, fmt::format("external data file '{}': {}", file.string(), ec.message()));
+  if (length < 0) length = static_cast<int64_t>(expected);
+  if (offset < 0 || static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > file_size)
+    fail(what, fmt::format("external data file '{}' has {} bytes; offset {} + length {} is past "
+                           "its end",
+                           file.string(), file_size, offset, length));
+  if (static_cast<size_t>(length) != expected)
+    fail(what,
+         fmt::format("external data length {} but the tensor needs {} bytes", length, expected));
+  std::vector<std::byte> out(expected);
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(offset);
+  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(expected));
+  if (!in) fail(what, fmt::format("cannot read external data file '{}'", file.string()));
+  return out;
+}
+
+}  // namespace
+
+TensorData read_tensor(const TP& t, const fs::path& base_dir, std::string_view what) {
+  TensorData d;
+  const auto dtype = dtype_from_onnx(t.data_type());
+  if (!dtype)
+    fail(what, "element type " + onnx_elem_type_name(t.data_type()) + " is not supported");
+  d.type.dtype = *dtype;
+  int64_t count = 1;
+  for (int64_t dim : t.dims()) {
+    if (dim < 0) fail(what, fmt::format("negative dimension {}", dim));
+    if (dim > 0 && count > std::numeric_limits<int64_t>::max() / dim)
+      fail(what, "dimensions overflow");
+    count *= dim;
+    d.type.shape.push_back(dim);
+  }
+  const size_t esize = dtype_size(*dtype);
+  const size_t expected = static_cast<size_t>(count) * esize;
+  if (t.has_segment()) fail(what, "segmented tensors are not supported");
+  if (t.data_location() == TP::EXTERNAL) {
+    d.bytes = read_external(t, base_dir, what, expected);
+    return d;
+  }
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    if (raw.size() != expected)
+      fail(what, fmt::format("raw_data has {} bytes, the shape needs {}", raw.size(), expected));
+    d.bytes.resize(expected);
+    std::memcpy(d.bytes.data(), raw.data(), expected);
+    return d;
+  }
+  switch (t.data_type()) {
+    case TP::FLOAT:
+      copy_field(t.float_data(), esize, d.bytes);
+      break;
+    case TP::DOUBLE:
+      copy_field(t.double_data(), esize, d.bytes);
+      break;
+    case TP::INT64:
+      copy_field(t.int64_data(), esize, d.bytes);
+      break;
+    default:  // INT32, FLOAT16, BFLOAT16, BOOL, INT8, UINT8 live in int32_data
+      copy_field(t.int32_data(), esize, d.bytes);
+      break;
+  }
+  if (d.bytes.size() != expected)
+    fail(what,
+         fmt::format("has {} elements of data, the shape needs {}", d.bytes.size() / esize, count));
+  return d;
+}
+
+void write_tensor(TP& t, const std::string& name, DType dtype, const Shape& shape,
+                  std::span<const std::byte> bytes) {
+  t.Clear();
+  t.set_name(name);
+  t.set_data_type(onnx_elem_type(dtype));
+  for (int64_t d : shape) t.add_dims(d);
+  t.set_raw_data(bytes.data(), bytes.size());
+}
+
+}  // namespace ampx::onnx_io

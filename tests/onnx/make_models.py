@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+"""Builds the ONNX test models, their inputs and ONNX Runtime's outputs.
+
+Each model is small but shaped like what people run (a residual CNN, a
+MobileNet block, a BERT-like encoder exported with decomposed LayerNorm and
+GELU and shape subgraphs, an OCR detector/recogniser, an MLP), written the
+way real exporters write them. Weights and inputs are seeded random, never
+zeros. For each model NAME the output directory gets:
+  NAME.onnx, NAME.inputs/<input>.npy, NAME.expected/<output>.npy (ORT),
+  NAME.shapes (the --input-shape arguments it needs, one per line).
+Also the broken files the error tests use.
+
+Usage: make_models.py OUTDIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(20261129)
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def w(name, *shape, scale=None):
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
+    s = scale if scale is not None else 1.0 / np.sqrt(max(fan_in, 1))
+    return numpy_helper.from_array(RNG.uniform(-s, s, shape).astype(np.float32), name)
+
+
+def pos(name, *shape):  # strictly positive (variances, scales)
+    return numpy_helper.from_array(RNG.uniform(0.5, 1.5, shape).astype(np.float32), name)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def f32(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.float32), name)
+
+
+class G:
+    """A tiny graph writer: nodes get exporter-like names."""
+
+    def __init__(self):
+        self.nodes, self.inits = [], []
+        self.n = 0
+
+    def init(self, t):
+        self.inits.append(t)
+        return t.name
+
+    def op(self, op, inputs, outputs=1, name=None, **attrs):
+        self.n += 1
+        name = name or f"/{op}_{self.n}"
+        outs = [f"{name}_output_{i}" for i in range(outputs)] if isinstance(outputs, int) else outputs
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs[0] if len(outs) == 1 else outs
+
+    def const(self, array, name=None):
+        self.n += 1
+        name = name or f"/Constant_{self.n}"
+        out = f"{name}_output_0"
+        self.nodes.append(helper.make_node("Constant", [], [out], name=name,
+                                           value=numpy_helper.from_array(array)))
+        return out
+
+    def model(self, name, inputs, outputs, opset):
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="ampx-tests")
+        m.ir_version = 8
+        onnx.checker.check_model(m)
+        return m
+
+
+def conv_bn_relu(g, x, cin, cout, k, stride=1, group=1, prefix="/conv", act="Relu"):
+    wname = g.init(w(f"{prefix}.weight", cout, cin // group, k, k))
+    y = g.op("Conv", [x, wname], name=f"{prefix}/Conv", kernel_shape=[k, k], strides=[stride, stride],
+             pads=[k // 2] * 4, group=group)
+    bn = [g.init(pos(f"{prefix}.bn.scale", cout)), g.init(w(f"{prefix}.bn.bias", cout, scale=0.1)),
+          g.init(w(f"{prefix}.bn.mean", cout, scale=0.1)), g.init(pos(f"{prefix}.bn.var", cout))]
+    y = g.op("BatchNormalization", [y] + bn, name=f"{prefix}/BatchNormalization", epsilon=1e-5)
+    return g.op(act, [y], name=f"{prefix}/{act}") if act else y
+
+
+def resnet():
+    """Residual CNN, opset 13, symbolic batch (pinned with --input-shape)."""
+    g = G()
+    x = "input"
+    y = conv_bn_relu(g, x, 3, 16, 3, prefix="/stem")
+    y = g.op("MaxPool", [y], name="/stem/MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    for b in range(2):
+        p = f"/layer1.{b}"
+        r = conv_bn_relu(g, y, 16, 16, 3, prefix=p + "/conv1")
+        r = conv_bn_relu(g, r, 16, 16, 3, prefix=p + "/conv2", act=None)
+        y = g.op("Relu", [g.op("Add", [r, y], name=p + "/Add")], name=p + "/Relu")
+    y = g.op("GlobalAveragePool", [y], name="/avgpool/GlobalAveragePool")
+    y = g.op("Flatten", [y], name="/Flatten", axis=1)
+    g.op("Gemm", [y, g.init(w("fc.weight", 10, 16)), g.init(w("fc.bias", 10, scale=0.1))],
+         ["logits"], name="/fc/Gemm", transB=1)
+    m = g.model("resnet", [helper.make_tensor_value_info("input", F, ["batch", 3, 32, 32])],
+                [helper.make_tensor_value_info("logits", F, ["batch", 10])], 13)
+    return m, {"input": RNG.uniform(-1, 1, (2, 3, 32, 32)).astype(np.float32)}, ["input=2x3x32x32"]
+
+
+def mobilenet():
+    """MobileNetV3-like block, opset 17: HardSwish, depthwise, SE with HardSigmoid,
+    ReLU6 as Clip with min/max inputs, a Shape->Gather->Unsqueeze->Concat->Reshape
+    flatten, weights as Constant nodes."""
+    g = G()
+    y = conv_bn_relu(g, "image", 3, 16, 3, stride=2, prefix="/features.0", act="HardSwish")
+    y = conv_bn_relu(g, y, 16, 16, 3, group=16, prefix="/features.1/dw", act=None)
+    y = g.op("Clip", [y, g.init(f32("six.min", 0.0)), g.init(f32("six.max", 6.0))], name="/features.1/Clip")
+    # squeeze-and-excitation
+    s = g.op("GlobalAveragePool", [y], name="/features.1/se/GlobalAveragePool")
+    s = g.op("Conv", [s, g.const(RNG.uniform(-0.5, 0.5, (8, 16, 1, 1)).astype(np.float32)),
+                      g.const(RNG.uniform(-0.1, 0.1, (8,)).astype(np.float32))],
+             name="/features.1/se/fc1/Conv", kernel_shape=[1, 1])
+    s = g.op("Relu", [s], name="/features.1/se/Relu")
+    s = g.op("Conv", [s, g.init(w("se.fc2.weight", 16, 8, 1, 1)), g.init(w("se.fc2.bias", 16, scale=0.1))],
+             name="/features.1/se/fc2/Conv", kernel_shape=[1, 1])
+    s = g.op("HardSigmoid", [s], name="/features.1/se/HardSigmoid", alpha=1.0 / 6, beta=0.5)
+    y = g.op("Mul", [y, s], name="/features.1/se/Mul")
+    y = conv_bn_relu(g, y, 16, 24, 1, prefix="/features.1/pw", act=None)
+    y = g.op("AveragePool", [y], name="/avgpool/AveragePool", kernel_shape=[2, 2], strides=[2, 2])
+    # torch.flatten(x, 1) as traced: Shape -> Gather(0) -> Unsqueeze -> Concat(-1) -> Reshape
+    shp = g.op("Shape", [y], name="/Shape")
+    n0 = g.op("Gather", [shp, g.init(i64("zero", 0))], name="/Gather", axis=0)
+    n0 = g.op("Unsqueeze", [n0, g.init(i64("axes0", [0]))], name="/Unsqueeze")
+    shape = g.op("Concat", [n0, g.init(i64("minus1", [-1]))], name="/Concat", axis=0)
+    y = g.op("Reshape", [y, shape], name="/Reshape")
+    y = g.op("Gemm", [y, g.init(w("classifier.weight", 12, 24 * 8 * 8)), g.init(w("classifier.bias", 12))],
+             name="/classifier/Gemm", transB=1)
+    g.op("Softmax", [y], ["probs"], name="/Softmax", axis=-1)
+    m = g.model("mobilenet", [helper.make_tensor_value_info("image", F, [1, 3, 32, 32])],
+                [helper.make_tensor_value_info("probs", F, [1, 12])], 17)
+    return m, {"image": RNG.uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)}, []
+
+
+def layer_norm_decomposed(g, x, d, prefix):
+    """LayerNorm as older exporters write it."""
+    m = g.op("ReduceMean", [x], name=f"{prefix}/ReduceMean", axes=[-1])
+    c = g.op("Sub", [x, m], name=f"{prefix}/Sub")
+    p = g.op("Pow", [c, g.init(f32(f"{prefix}.two", 2.0))], name=f"{prefix}/Pow")
+    v = g.op("ReduceMean", [p], name=f"{prefix}/ReduceMean_1", axes=[-1])
+    v = g.op("Add", [v, g.init(f32(f"{prefix}.eps", 1e-12))], name=f"{prefix}/Add")
+    s = g.op("Sqrt", [v], name=f"{prefix}/Sqrt")
+    y = g.op("Div", [c, s], name=f"{prefix}/Div")
+    y = g.op("Mul", [y, g.init(pos(f"{prefix}.weight", d))], name=f"{prefix}/Mul")
+    return g.op("Add", [y, g.init(w(f"{prefix}.bias", d, scale=0.1))], name=f"{prefix}/Add_1")
+
+
+def gelu_decomposed(g, x, prefix):
+    h = g.op("Div", [x, g.init(f32(f"{prefix}.sqrt2", 1.4142135381698608))], name=f"{prefix}/Div")
+    h = g.op("Erf", [h], name=f"{prefix}/Erf")
+    h = g.op("Add", [h, g.init(f32(f"{prefix}.one", 1.0))], name=f"{prefix}/Add")
+    h = g.op("Mul", [x, h], name=f"{prefix}/Mul")
+    return g.op("Mul", [h, g.init(f32(f"{prefix}.half", 0.5))], name=f"{prefix}/Mul_1")
+
+
+def encoder():
+    """BERT-like encoder layer, opset 13, int64 ids and mask, shape subgraphs."""
+    S, D, H, V = 16, 32, 4, 50
+    g = G()
+    emb = g.op("Gather", [g.init(w("embeddings.word", V, D, scale=0.5)), "input_ids"],
+               name="/embeddings/word_embeddings/Gather")
+    # position ids from the sequence length: Shape -> Gather(1) -> Range
+    shp = g.op("Shape", ["input_ids"], name="/embeddings/Shape")
+    seq = g.op("Gather", [shp, g.init(i64("one_idx", 1))], name="/embeddings/Gather", axis=0)
+    ids = g.op("Range", [g.init(i64("r0", 0)), seq, g.init(i64("r1", 1))], name="/embeddings/Range")
+    ids = g.op("Unsqueeze", [ids, g.init(i64("ax0", [0]))], name="/embeddings/Unsqueeze")
+    pe = g.op("Gather", [g.init(w("embeddings.position", 64, D, scale=0.5)), ids],
+              name="/embeddings/position_embeddings/Gather")
+    x = g.op("Add", [emb, pe], name="/embeddings/Add")
+    x = layer_norm_decomposed(g, x, D, "/embeddings/LayerNorm")
+    x = g.op("Dropout", [x], name="/embeddings/dropout/Dropout")
+    # additive attention mask: (1 - mask) * -10000 via Equal/Where
+    msk = g.op("Unsqueeze", ["attention_mask", g.init(i64("ax12", [1, 2]))], name="/Unsqueeze")
+    zero = g.op("Equal", [msk, g.init(i64("mask_zero", 0))], name="/Equal")
+    bias = g.op("Where", [zero, g.init(f32("neg_big", -10000.0)), g.init(f32("f_zero", 0.0))], name="/Where")
+    p = "/encoder/layer.0/attention/self"
+    qkv = g.op("MatMul", [x, g.init(w("qkv.weight", D, 3 * D))], name=f"{p}/qkv/MatMul")
+    qkv = g.op("Add", [qkv, g.init(w("qkv.bias", 3 * D, scale=0.1))], name=f"{p}/qkv/Add")
+    q, k, v = g.op("Split", [qkv, g.init(i64("split3", [D, D, D]))], 3, name=f"{p}/Split", axis=2)
+
+    def heads(t, tag):
+        # new shape = shape[:2] + [H, D/H], computed as exporters do
+        s = g.op("Shape", [t], name=f"{p}/{tag}/Shape")
+        b = g.op("Slice", [s, g.init(i64(f"{tag}.s0", [0])), g.init(i64(f"{tag}.s1", [2]))], name=f"{p}/{tag}/Slice")
+        shape = g.op("Concat", [b, g.init(i64(f"{tag}.hd", [H, D // H]))], name=f"{p}/{tag}/Concat", axis=0)
+        t = g.op("Reshape", [t, shape], name=f"{p}/{tag}/Reshape")
+        return g.op("Transpose", [t], name=f"{p}/{tag}/Transpose", perm=[0, 2, 1, 3])
+
+    q, k, v = heads(q, "q"), heads(k, "k"), heads(v, "v")
+    kt = g.op("Transpose", [k], name=f"{p}/Transpose_k", perm=[0, 1, 3, 2])
+    sc = g.op("MatMul", [q, kt], name=f"{p}/MatMul")
+    sc = g.op("Div", [sc, g.init(f32("sqrt_dh", np.sqrt(D // H)))], name=f"{p}/Div")
+    sc = g.op("Add", [sc, bias], name=f"{p}/Add")
+    pr = g.op("Softmax", [sc], name=f"{p}/Softmax", axis=-1)
+    ctx = g.op("MatMul", [pr, v], name=f"{p}/MatMul_1")
+    ctx = g.op("Transpose", [ctx], name=f"{p}/Transpose_ctx", perm=[0, 2, 1, 3])
+    ctx = g.op("Reshape", [ctx, g.init(i64("ctx_shape", [0, 0, D]))], name=f"{p}/Reshape_ctx")
+    o = g.op("MatMul", [ctx, g.init(w("attn.out.weight", D, D))], name="/encoder/layer.0/attention/output/dense/MatMul")
+    o = g.op("Add", [o, x], name="/encoder/layer.0/attention/output/Add")
+    x = layer_norm_decomposed(g, o, D, "/encoder/layer.0/attention/output/LayerNorm")
+    h = g.op("MatMul", [x, g.init(w("ffn.in.weight", D, 4 * D))], name="/encoder/layer.0/intermediate/dense/MatMul")
+    h = g.op("Add", [h, g.init(w("ffn.in.bias", 4 * D, scale=0.1))], name="/encoder/layer.0/intermediate/dense/Add")
+    h = gelu_decomposed(g, h, "/encoder/layer.0/intermediate/intermediate_act_fn")
+    h = g.op("MatMul", [h, g.init(w("ffn.out.weight", 4 * D, D))], name="/encoder/layer.0/output/dense/MatMul")
+    h = g.op("Add", [h, x], name="/encoder/layer.0/output/Add")
+    x = layer_norm_decomposed(g, h, D, "/encoder/layer.0/output/LayerNorm")
+    x = g.op("Identity", [x], ["last_hidden_state"], name="/Identity")
+    # pooler: first token -> Gemm -> Tanh; and token classes via LogSoftmax/ArgMax
+    cls = g.op("Slice", [x, g.init(i64("c0", [0])), g.init(i64("c1", [1])), g.init(i64("c2", [1]))], name="/pooler/Slice")
+    cls = g.op("Squeeze", [cls, g.init(i64("sq1", [1]))], name="/pooler/Squeeze")
+    cls = g.op("Gemm", [cls, g.init(w("pooler.weight", D, D)), g.init(w("pooler.bias", D))], name="/pooler/dense/Gemm", transB=1)
+    g.op("Tanh", [cls], ["pooler_output"], name="/pooler/Tanh")
+    lg = g.op("MatMul", [x, g.init(w("tok.weight", D, 5))], name="/classifier/MatMul")
+    lg = g.op("LogSoftmax", [lg], name="/classifier/LogSoftmax", axis=-1)
+    g.op("ArgMax", [lg], ["token_class"], name="/classifier/ArgMax", axis=-1, keepdims=0)
+    ins = [helper.make_tensor_value_info("input_ids", I64, [1, "sequence"]),
+           helper.make_tensor_value_info("attention_mask", I64, [1, "sequence"])]
+    outs = [helper.make_tensor_value_info("last_hidden_state", F, [1, "sequence", D]),
+            helper.make_tensor_value_info("pooler_output", F, [1, D]),
+            helper.make_tensor_value_info("token_class", I64, [1, "sequence"])]
+    m = g.model("encoder", ins, outs, 13)
+    mask = np.ones((1, S), dtype=np.int64)
+    mask[0, -3:] = 0
+    feeds = {"input_ids": RNG.integers(0, V, (1, S)).astype(np.int64), "attention_mask": mask}
+    return m, feeds, [f"input_ids=1x{S}", f"attention_mask=1x{S}"]
+
+
+def ocr():
+    """DB-style text detector head and a CTC recogniser, opset 17: ConvTranspose,
+    Resize, Pad, LeakyRelu, PRelu, Sigmoid, Expand, Exp/Log/Neg/Reciprocal/Sqrt,
+    ReduceMax, ReduceSum, Transpose, LogSoftmax, ArgMax."""
+    g = G()
+    f = conv_bn_relu(g, "image", 3, 8, 3, stride=2, prefix="/backbone/conv1", act="LeakyRelu")
+    f2 = conv_bn_relu(g, f, 8, 8, 3, stride=2, prefix="/backbone/conv2", act=None)
+    f2 = g.op("PRelu", [f2, g.init(w("prelu.slope", 8, 1, 1, scale=0.3))], name="/backbone/PRelu")
+    up = g.op("Resize", [f2, "", g.init(f32("scales", [1, 1, 2, 2]))], name="/neck/Resize", mode="nearest")
+    y = g.op("Concat", [f, up], name="/neck/Concat", axis=1)
+    y = g.op("Pad", [y, g.init(i64("pads", [0, 0, 1, 1, 0, 0, 1, 1]))], name="/head/Pad", mode="reflect")
+    y = g.op("Conv", [y, g.init(w("head.conv.weight", 8, 16, 3, 3))], name="/head/Conv", kernel_shape=[3, 3])
+    y = g.op("ConvTranspose", [y, g.init(w("head.up.weight", 8, 4, 2, 2)), g.init(w("head.up.bias", 4))],
+             name="/head/ConvTranspose", kernel_shape=[2, 2], strides=[2, 2])
+    y = g.op("Conv", [y, g.init(w("head.out.weight", 1, 4, 1, 1))], name="/head/out/Conv", kernel_shape=[1, 1])
+    up2 = g.op("Resize", [y, "", "", g.init(i64("sizes", [1, 1, 64, 128]))], name="/head/Resize",
+               mode="linear", coordinate_transformation_mode="half_pixel")
+    g.op("Sigmoid", [up2], ["prob_map"], name="/head/Sigmoid")
+    # recogniser: collapse height by ReduceMax, sequence over width
+    r = g.op("ReduceMax", [f2], name="/rec/ReduceMax", axes=[2], keepdims=0)  # [1, 8(c), 16(w)]
+    r = g.op("Transpose", [r], name="/rec/Transpose", perm=[0, 2, 1])          # [1, 16(w), 8(c)]
+    # a softplus-ish feature transform exercising the unary ops: log(1 + exp(x)) * rsqrt(2) - (-x)/4
+    e = g.op("Exp", [r], name="/rec/Exp")
+    e = g.op("Log", [g.op("Add", [e, g.init(f32("one_f", 1.0))], name="/rec/Add")], name="/rec/Log")
+    rs = g.op("Reciprocal", [g.op("Sqrt", [g.init(f32("two_f", [2.0]))], name="/rec/Sqrt")], name="/rec/Reciprocal")
+    e = g.op("Mul", [e, rs], name="/rec/Mul")
+    nx = g.op("Neg", [r], name="/rec/Neg")
+    e = g.op("Sub", [e, g.op("Div", [nx, g.init(f32("four", 4.0))], name="/rec/Div")], name="/rec/Sub")
+    bias = g.op("Expand", [g.init(w("rec.bias", 1, 1, 8, scale=0.2)), g.init(i64("exp_shape", [1, 16, 8]))], name="/rec/Expand")
+    e = g.op("Add", [e, bias], name="/rec/Add_1")
+    lg = g.op("MatMul", [e, g.init(w("rec.fc.weight", 8, 11))], name="/rec/fc/MatMul")
+    lg = g.op("LogSoftmax", [lg], name="/rec/LogSoftmax", axis=2)
+    g.op("ArgMax", [lg], ["text_ids"], name="/rec/ArgMax", axis=2, keepdims=0)
+    g.op("ReduceSum", [lg, g.init(i64("sum_axes", [2]))], ["log_mass"], name="/rec/ReduceSum", keepdims=0)
+    m = g.model("ocr", [helper.make_tensor_value_info("image", F, [1, 3, 32, 64])],
+                [helper.make_tensor_value_info("prob_map", F, [1, 1, 64, 128]),
+                 helper.make_tensor_value_info("text_ids", I64, [1, 16]),
+                 helper.make_tensor_value_info("log_mass", F, [1, 16])], 17)
+    return m, {"image": RNG.uniform(-1, 1, (1, 3, 32, 64)).astype(np.float32)}, []
+
+
+def mlp():
+    """MLP, opset 11: Clip with inputs, legacy Softmax (axis=1 on 2-D),
+    Dropout/Identity, Sigmoid, Tanh, a weight as a Constant node."""
+    g = G()
+    h = g.op("MatMul", ["x", g.init(w("fc1.weight", 20, 64))], name="/fc1/MatMul")
+    h = g.op("Add", [h, g.init(w("fc1.bias", 64, scale=0.1))], name="/fc1/Add")
+    h = g.op("Relu", [h], name="/Relu")
+    h = g.op("Dropout", [h], name="/Dropout")
+    h = g.op("Gemm", [h, g.const(RNG.uniform(-0.2, 0.2, (64, 32)).astype(np.float32)),
+                      g.init(w("fc2.bias", 32, scale=0.1))], name="/fc2/Gemm")
+    h = g.op("Tanh", [h], name="/Tanh")
+    h = g.op("Clip", [h, g.init(f32("lo", -0.5)), g.init(f32("hi", 0.5))], name="/Clip")
+    s = g.op("Sigmoid", [h], name="/Sigmoid")
+    y = g.op("Gemm", [s, g.init(w("fc3.weight", 6, 32))], name="/fc3/Gemm", transB=1, alpha=0.5)
+    g.op("Softmax", [y], ["probs"], name="/Softmax", axis=1)
+    m = g.model("mlp", [helper.make_tensor_value_info("x", F, ["batch", 20])],
+                [helper.make_tensor_value_info("probs", F, ["batch", 6])], 11)
+    return m, {"x": RNG.uniform(-1, 1, (3, 20)).astype(np.float32)}, ["x=3x20"]
+
+
+MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp}
+
+
+def write_case(out, name, model, feeds, shapes):
+    path = os.path.join(out, name + ".onnx")
+    onnx.save(model, path)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    results = sess.run(None, feeds)
+    for sub, arrays in (("inputs", feeds), ("expected", {o.name: r for o, r in zip(sess.get_outputs(), results)})):
+        d = os.path.join(out, f"{name}.{sub}")
+        os.makedirs(d, exist_ok=True)
+        for k, a in arrays.items():
+            np.save(os.path.join(d, k + ".npy"), a)
+    with open(os.path.join(out, name + ".shapes"), "w") as f:
+        f.write("".join(s + "\n" for s in shapes))
+
+
+def broken_models(out):
+    """Files the error tests load."""
+    m, _, _ = resnet()
+    data = m.SerializeToString()
+    with open(os.path.join(out, "truncated.onnx"), "wb") as f:
+        f.write(data[: len(data) // 2])
+    with open(os.path.join(out, "not_a_model.onnx"), "wb") as f:
+        f.write(b"this is not a protobuf\x00\xff\xfe" * 10)
+    # unsupported ops, several types and counts
+    g = G()
+    t = g.op("TopK", ["x", g.init(i64("k", [2]))], 2, name="/TopK")[0]
+    t = g.op("TopK", [t, g.init(i64("k2", [1]))], 2, name="/TopK_1")[0]
+    nz = g.op("NonZero", [t], name="/NonZero")
+    g.op("Cast", [nz], ["y"], name="/Cast", to=F)
+    onnx.save(g.model("unsupported", [helper.make_tensor_value_info("x", F, [2, 5])],
+                      [helper.make_tensor_value_info("y", F, [1, 1])], 13),
+              os.path.join(out, "unsupported.onnx"))
+    # external data: the weights in a side file, then a copy whose side file is missing
+    m, feeds, shapes = mlp()
+    ext = os.path.join(out, "external")
+    os.makedirs(ext, exist_ok=True)
+    onnx.save_model(m, os.path.join(ext, "mlp_external.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="mlp_external.weights", size_threshold=0)
+    write_inputs_expected(ext, "mlp_external", os.path.join(ext, "mlp_external.onnx"), feeds, shapes)
+    missing = onnx.load(os.path.join(ext, "mlp_external.onnx"), load_external_data=False)
+    for t in missing.graph.initializer:
+        for kv in t.external_data:
+            if kv.key == "location":
+                kv.value = "no_such_file.weights"
+    onnx.save(missing, os.path.join(ext, "missing_weights.onnx"))
+
+
+def write_inputs_expected(out, name, path, feeds, shapes):
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    results = sess.run(None, feeds)
+    for sub, arrays in (("inputs", feeds), ("expected", {o.name: r for o, r in zip(sess.get_outputs(), results)})):
+        d = os.path.join(out, f"{name}.{sub}")
+        os.makedirs(d, exist_ok=True)
+        for k, a in arrays.items():
+            np.save(os.path.join(d, k + ".npy"), a)
+    with open(os.path.join(out, name + ".shapes"), "w") as f:
+        f.write("".join(s + "\n" for s in shapes))
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, make in MODELS.items():
+        model, feeds, shapes = make()
+        write_case(out, name, model, feeds, shapes)
+    broken_models(out)
+
+
+if __name__ == "__main__":
+    main()
