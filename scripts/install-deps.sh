@@ -9,7 +9,9 @@ packages=(
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev  # optional: backends/onednn is built only when present
+  libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX import and export (frontend/onnx)
   chromium python3-jsonschema  # tests: the HTML report is rendered, the JSON one validated
+  python3-venv  # scripts/python-env.sh: onnx, onnxruntime, numpy from PyPI for the ONNX tests
   # optional: backends/vulkan is built when the loader and glslc are present;
   # lavapipe (mesa-vulkan-drivers) is the CPU Vulkan device its tests run on,
   # under the Khronos validation layer

@@ -11,6 +11,8 @@ case "$which" in
   all) presets=(release asan) ;;
   *) echo "test.sh: unknown suite '$which' (expected release, asan or all)" >&2; exit 2 ;;
 esac
+bash scripts/install-deps.sh
+bash scripts/python-env.sh  # the ONNX tests compare with ONNX Runtime
 for preset in "${presets[@]}"; do
   echo "== $preset: build" >&2
   bash scripts/build.sh "$preset"

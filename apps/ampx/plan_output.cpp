@@ -50,6 +50,7 @@ nlohmann::json plan_to_json(const AmpPlan& plan, const std::string& model) {
                      {"effective", std::string(dtype_name(n.effective))},
                      {"reason", n.reason()},
                      {"intent_reason", std::string(intent_reason_name(n.intent_reason))}};
+    if (!n.origin.empty()) j["origin"] = n.origin;
     if (n.is_float_node && is_16bit_float(n.intended)) {
       j["device_16bit_support"] = support_name(n.support_16bit);
       if (const auto note = plan.note_of(n); !note.empty()) j["device_note"] = note;
@@ -98,6 +99,7 @@ void print_plan_text(std::ostream& out, const AmpPlan& plan, const std::string& 
       cost = "  " + us(n.predicted_us) + " us";
       if (n.time_f32_us >= 0) cost += " (" + us(n.time_f32_us) + " / " + us(n.time_16_us) + ")";
     }
+    if (!n.origin.empty()) cost += "  [from " + n.origin + "]";
     out << fmt::format("{:<{}}  {:<{}}  {:<9}  {:<9}  {:<17}{}\n", n.name, wn, op_name(n.op), wo,
                        dtype_name(n.intended), dtype_name(n.effective), n.reason(), cost);
   }

@@ -277,6 +277,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, CapabilitySource
     np.node = id;
     np.name = n.name;
     np.op = n.op;
+    np.origin = n.origin;
     const size_t op_index = static_cast<size_t>(n.op);
     np.is_float_node = n.op != OpType::kCast && touches_float(g, n);
 

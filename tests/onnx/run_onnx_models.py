@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""ampx against ONNX Runtime on the test models (make_models.py).
+
+For every model and device: `ampx run MODEL --input ... --save-outputs DIR`
+and each saved output compared with ORT's: normwise relative error
+max|got - ref| / max|ref| within the f32 tolerance at O0 (and the f16 one at
+O2, docs/PLANNER.md), integer outputs exactly. Also `ampx plan --format json`
+must show the imported node names and origins.
+
+Usage: run_onnx_models.py --ampx PATH --models DIR --work DIR --device ID...
+Prints one line per check and a closing 'N passed, N failed' line.
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+# The tolerances of tests/support/tolerances.hpp for whole-model runs.
+TOL = {"O0": 1e-4, "O2": 2e-2}
+MODELS = ["resnet", "mobilenet", "encoder", "ocr", "mlp", "external/mlp_external"]
+
+
+def rel_error(got, ref):
+    got = got.astype(np.float64)
+    ref = ref.astype(np.float64)
+    denom = np.abs(ref).max()
+    err = np.abs(got - ref).max()
+    return err / denom if denom > 0 else err
+
+
+def shape_args(models_dir, name):
+    args = []
+    with open(os.path.join(models_dir, name + ".shapes")) as f:
+        for line in f.read().split():
+            args += ["--input-shape", line]
+    return args
+
+
+def model_args(models_dir, name):
+    args = shape_args(models_dir, name)
+    for npy in sorted(glob.glob(os.path.join(models_dir, name + ".inputs", "*.npy"))):
+        args += ["--input", f"{os.path.basename(npy)[:-4]}={npy}"]
+    return args
+
+
+def check_run(a, name, device, amp):
+    out = os.path.join(a.work, f"{name.replace('/', '_')}.{device.replace(':', '_')}.{amp}")
+    model = os.path.join(a.models, name + ".onnx")
+    cmd = [a.ampx, "run", model, "--device", device, "--amp", amp, "--iters", "1", "--warmup", "0",
+           "--save-outputs", out, "--format", "json"] + model_args(a.models, name)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return [f"exit {p.returncode}: {p.stderr.strip()}"]
+    problems = []
+    expected = sorted(glob.glob(os.path.join(a.models, name + ".expected", "*.npy")))
+    if not expected:
+        return ["no expected outputs"]
+    for e in expected:
+        ref = np.load(e)
+        path = os.path.join(out, os.path.basename(e))
+        if not os.path.exists(path):
+            problems.append(f"{os.path.basename(e)} not saved")
+            continue
+        got = np.load(path)
+        if got.shape != ref.shape:
+            problems.append(f"{os.path.basename(e)}: shape {got.shape} vs ORT {ref.shape}")
+        elif np.issubdtype(ref.dtype, np.integer):
+            wrong = int((got != ref).sum())
+            # argmax over random logits: a flip needs a near tie, allow none at
+            # O0 and a few at 16-bit
+            if wrong > (0 if amp == "O0" else max(1, ref.size // 10)):
+                problems.append(f"{os.path.basename(e)}: {wrong} of {ref.size} differ")
+        else:
+            err = rel_error(got, ref)
+            if not err <= TOL[amp]:
+                problems.append(f"{os.path.basename(e)}: relative error {err:.3e} > {TOL[amp]:.0e}")
+    return problems
+
+
+def check_plan(a, name, device):
+    model = os.path.join(a.models, name + ".onnx")
+    cmd = [a.ampx, "plan", model, "--device", device, "--format", "json"]
+    p = subprocess.run(cmd + shape_args(a.models, name), capture_output=True, text=True)
+    if p.returncode != 0:
+        return [f"plan exit {p.returncode}: {p.stderr.strip()}"]
+    nodes = json.loads(p.stdout)["nodes"]
+    problems = []
+    if not any(n["name"].startswith("/") for n in nodes):
+        problems.append("imported node names missing from the plan")
+    if name == "encoder":
+        ops = [n["op"] for n in nodes]
+        if ops.count("LayerNorm") != 3 or ops.count("Gelu") != 1:
+            problems.append(f"decomposed patterns not fused: {ops.count('LayerNorm')} LayerNorm, "
+                            f"{ops.count('Gelu')} Gelu")
+        if any(o in ops for o in ("Shape", "Range", "Erf", "Pow", "Sqrt")):
+            problems.append("shape or pattern ops left in the runtime graph")
+        if not any(n.get("origin", "").startswith("ReduceMean+Sub") for n in nodes):
+            problems.append("fused LayerNorm has no origin")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ampx", required=True)
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--device", action="append", required=True)
+    ap.add_argument("--amp", action="append", default=None)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    passed = failed = 0
+    for name in MODELS:
+        for device in a.device:
+            checks = [(f"plan {name} {device}", lambda: check_plan(a, name, device))]
+            for amp in a.amp or ["O0"]:
+                checks.append((f"run {name} {device} {amp}", lambda amp=amp: check_run(a, name, device, amp)))
+            for label, fn in checks:
+                problems = fn()
+                if problems:
+                    failed += 1
+                    print(f"FAIL {label}: " + "; ".join(problems))
+                else:
+                    passed += 1
+                    print(f"ok   {label}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
