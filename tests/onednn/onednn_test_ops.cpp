@@ -33,7 +33,7 @@ Plugin* OnednnOps::ref_ = nullptr;
 
 bool is_data_movement(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather" ||
-         op == "Transpose" || op == "Concat";
+         op == "Transpose" || op == "Concat" || op == "Split" || op == "Expand" || op == "Pad";
 }
 
 TEST_P(OnednnOps, MatchesCpuRefWhereverItRuns) {
