@@ -6,6 +6,7 @@
 // for one backend is asked of every backend.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <string>
@@ -77,6 +78,19 @@ inline Maker pool(std::string op, int ceil, int include_pad) {
 // decline them (answer `unsupported`), and the host then does not fuse.
 inline bool is_epilogue_case(const std::string& name) {
   return name.size() > 9 && name.compare(name.size() - 9, 9, "_epilogue") == 0;
+}
+
+// The ops added for the ONNX importer (docs/OPS.md): cpu_ref and onednn run
+// them; the vulkan and cuda plugins have no kernels for them yet and must
+// answer `unsupported` in every dtype.
+inline bool is_importer_op(const std::string& op) {
+  for (const char* o :
+       {"ConvTranspose", "LeakyRelu", "PRelu",      "HardSigmoid", "HardSwish", "Erf",
+        "Pow",           "Sqrt",      "Reciprocal", "Exp",         "Log",       "Neg",
+        "LogSoftmax",    "ReduceMax", "ArgMax",     "Split",       "Expand",    "Pad",
+        "Resize",        "Where",     "Equal"})
+    if (op == o) return true;
+  return false;
 }
 
 inline const std::map<std::string, Maker>& cases() {
@@ -399,6 +413,183 @@ inline const std::map<std::string, Maker>& cases() {
        }},
       {"Relu_vectorised_tail", unary("Relu", {1027})},
       {"Add_same_shape_vectorised", binary("Add", {4, 257}, {4, 257}, {4, 257})},
+      // The ops of the ONNX importer (docs/OPS.md), odd shapes.
+      {"ConvTranspose_stride_pad_outpad_group_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ConvTranspose", "ct");
+         in(c, rnd(r, dt, {2, 4, 5, 3}));
+         in(c, rnd(r, dt, {4, 3, 3, 3}), true);
+         in(c, rnd(r, dt, {6}), true);
+         // H: 2*4 + 1 + 2 + 1 - 1 - 1 = 10; W: 2*2 + 0 + 2 + 1 - 0 - 1 = 6
+         c.nb.output(dt, {2, 6, 10, 6})
+             .attr_ints("strides", {2, 2})
+             .attr_ints("pads", {1, 0, 1, 1})
+             .attr_ints("output_padding", {1, 0})
+             .attr_int("group", 2);
+       }},
+      {"ConvTranspose_dilated_no_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ConvTranspose", "ct");
+         in(c, rnd(r, dt, {1, 3, 4, 5}));
+         in(c, rnd(r, dt, {3, 5, 2, 3}), true);
+         c.nb.output(dt, {1, 5, 6, 9}).attr_ints("dilations", {2, 2});
+       }},
+      {"LeakyRelu", unary("LeakyRelu", {3, 5, 7}, [](NodeBuilder& b) { b.attr_float("alpha", 0.1); })},
+      {"PRelu_channel_slope", binary("PRelu", {2, 3, 4, 5}, {3, 1, 1}, {2, 3, 4, 5})},
+      {"HardSigmoid", unary("HardSigmoid", {3, 5, 7}, [](NodeBuilder& b) {
+         b.attr_float("alpha", 0.25).attr_float("beta", 0.4);
+       })},
+      {"HardSwish", unary("HardSwish", {3, 5, 7})},
+      {"Erf", unary("Erf", {3, 5, 7})},
+      {"Exp", unary("Exp", {3, 5, 7})},
+      {"Neg", unary("Neg", {3, 5, 7})},
+      {"Reciprocal", unary("Reciprocal", {3, 5, 7})},
+      {"Sqrt",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Sqrt", "n");
+         std::vector<double> v = r.nonzero_vec(105);
+         for (auto& x : v) x = std::fabs(x) * 3;
+         in(c, Tensor::of(dt, {3, 5, 7}, v));
+         c.nb.output(dt, {3, 5, 7});
+       }},
+      {"Log",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Log", "n");
+         std::vector<double> v = r.nonzero_vec(105);
+         for (auto& x : v) x = std::fabs(x) * 3;
+         in(c, Tensor::of(dt, {3, 5, 7}, v));
+         c.nb.output(dt, {3, 5, 7});
+       }},
+      {"Pow_broadcast",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pow", "n");
+         std::vector<double> v = r.nonzero_vec(15);
+         for (auto& x : v) x = std::fabs(x) * 2;
+         in(c, Tensor::of(dt, {3, 1, 5}, v));
+         in(c, rnd(r, dt, {4, 1}, 2.0));
+         c.nb.output(dt, {3, 4, 5});
+       }},
+      {"Pow_constant_square",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pow", "n");
+         in(c, rnd(r, dt, {3, 7}));
+         in(c, Tensor::of(dt, {}, {2.0}), true);
+         c.nb.output(dt, {3, 7});
+       }},
+      {"Where_broadcast",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Where", "n");
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {3, 1}, {1, 0, 1}));
+         in(c, rnd(r, dt, {2, 1, 5}));
+         in(c, rnd(r, dt, {5}));
+         c.nb.output(dt, {2, 3, 5});
+       }},
+      {"Equal_broadcast",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Equal", "n");
+         Tensor a = rnd(r, dt, {4, 5}), b = rnd(r, dt, {5});
+         for (size_t i = 0; i < 5; i += 2) b.set(i, a.get(5 + i));  // some equal
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(AMPX_DTYPE_BOOL, {4, 5});
+       }},
+      {"LogSoftmax_axis1", unary("LogSoftmax", {3, 4, 5}, [](NodeBuilder& b) {
+         b.attr_int("axis", 1);
+       })},
+      {"LogSoftmax_last", unary("LogSoftmax", {3, 301})},
+      {"ReduceMax_axes_drop",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceMax", "n");
+         in(c, rnd(r, dt, {2, 3, 5}));
+         c.nb.output(dt, {3}).attr_ints("axes", {0, -1}).attr_int("keepdims", 0);
+       }},
+      {"ReduceMax_axis1_keep",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceMax", "n");
+         in(c, rnd(r, dt, {2, 7, 3}));
+         c.nb.output(dt, {2, 1, 3}).attr_ints("axes", {1});
+       }},
+      {"ArgMax_axis1",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ArgMax", "n");
+         in(c, rnd(r, dt, {3, 7, 5}));
+         c.nb.output(I64, {3, 1, 5}).attr_int("axis", 1);
+       }},
+      {"ArgMax_last_index_drop",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ArgMax", "n");
+         in(c, Tensor::of(dt, {2, 4}, {1, 3, 3, 2, 5, 5, 0, 5}));
+         c.nb.output(I64, {2}).attr_int("axis", -1).attr_int("keepdims", 0).attr_int(
+             "select_last_index", 1);
+       }},
+      {"Split_three",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Split", "n");
+         in(c, rnd(r, dt, {2, 7, 3}));
+         c.nb.output(dt, {2, 2, 3})
+             .output(dt, {2, 1, 3})
+             .output(dt, {2, 4, 3})
+             .attr_int("axis", 1)
+             .attr_ints("split", {2, 1, 4});
+       }},
+      {"Expand_bidirectional",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Expand", "n");
+         in(c, rnd(r, dt, {3, 1}));
+         c.nb.output(dt, {2, 3, 5}).attr_ints("shape", {2, 1, 5});
+       }},
+      {"Pad_constant",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, rnd(r, dt, {2, 3, 5}));
+         c.nb.output(dt, {2, 5, 4})
+             .attr_ints("pads", {0, 1, 0, 0, 1, -1})
+             .attr_float("value", 0.5);
+       }},
+      {"Pad_reflect",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 5}));
+         c.nb.output(dt, {1, 2, 7, 7})
+             .attr_ints("pads", {0, 0, 2, 1, 0, 0, 1, 1})
+             .attr_str("mode", "reflect");
+       }},
+      {"Pad_edge",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, rnd(r, dt, {3, 4}));
+         c.nb.output(dt, {6, 5}).attr_ints("pads", {1, 0, 2, 1}).attr_str("mode", "edge");
+       }},
+      {"Resize_nearest_asymmetric_floor",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 3, 5, 4}));
+         c.nb.output(dt, {1, 3, 10, 8})
+             .attr_ints("sizes", {1, 3, 10, 8})
+             .attr_str("coordinate_transformation_mode", "asymmetric")
+             .attr_str("nearest_mode", "floor");
+       }},
+      {"Resize_nearest_half_pixel_down",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {2, 2, 7, 5}));
+         c.nb.output(dt, {2, 2, 3, 4}).attr_ints("sizes", {2, 2, 3, 4});
+       }},
+      {"Resize_linear_half_pixel",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {2, 3, 5, 4}));
+         c.nb.output(dt, {2, 3, 9, 7}).attr_ints("sizes", {2, 3, 9, 7}).attr_str("mode", "linear");
+       }},
+      {"Resize_linear_align_corners",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 6}));
+         c.nb.output(dt, {1, 2, 7, 3})
+             .attr_ints("sizes", {1, 2, 7, 3})
+             .attr_str("mode", "linear")
+             .attr_str("coordinate_transformation_mode", "align_corners");
+       }},
   };
   return m;
 }

@@ -4,6 +4,7 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
+#include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 
@@ -111,6 +112,61 @@ TEST(Executor, RejectsInputsOfTheWrongShape) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "input 'input': expected f32[64x1024], got f32[32x1024]");
   }
+}
+
+// The importer's ops end to end: a multi-output Split, bool and i64 values
+// between nodes, black/white/follow classes planned in 16-bit.
+Graph importer_ops_graph() {
+  GraphBuilder b("importer_ops", 11);
+  using Ints = std::vector<int64_t>;
+  const ValueId x = b.input("x", DType::kF32, {2, 3, 4, 6});
+  const ValueId w = b.random_weight("w", {3, 2, 2, 2}, 0.5f);
+  const ValueId ct = b.add(OpType::kConvTranspose, "ct", {x, w}, {{"strides", Ints{2, 2}}});
+  const float slope[] = {0.1f, -0.2f};
+  const ValueId pr =
+      b.add(OpType::kPRelu, "pr", {ct, b.constant("slope", DType::kF32, {2, 1, 1}, slope)});
+  const ValueId rs = b.add(OpType::kResize, "rs", {pr},
+                           {{"sizes", Ints{2, 2, 5, 6}}, {"mode", std::string("linear")}});
+  const auto sp =
+      b.add_multi(OpType::kSplit, "sp", {rs}, {{"axis", int64_t{3}}, {"split", Ints{2, 4}}});
+  const ValueId e = b.add(OpType::kExp, "exp", {sp[0]});
+  const ValueId hs = b.add(OpType::kHardSwish, "hs", {sp[0]});
+  const ValueId eq = b.add(OpType::kEqual, "eq", {hs, sp[0]});
+  const ValueId wh = b.add(OpType::kWhere, "wh", {eq, e, hs});
+  const ValueId pad =
+      b.add(OpType::kPad, "pad", {wh},
+            {{"pads", Ints{0, 0, 1, 0, 0, 0, 0, 2}}, {"mode", std::string("edge")}});
+  const ValueId lsm = b.add(OpType::kLogSoftmax, "lsm", {sp[1]});
+  const ValueId am = b.add(OpType::kArgMax, "am", {sp[1]}, {{"axis", int64_t{3}}});
+  b.output(pad);
+  b.output(lsm);
+  b.output(am);
+  return std::move(b).build();
+}
+
+TEST(Executor, ImporterOpsRunAndPlanIn16Bit) {
+  const auto host = make_host("*");
+  const auto& ref_dev = host.device("cpu_ref:0");
+  const auto& dev = host.device("test_native:0");
+  const Graph g = importer_ops_graph();
+  const auto inputs = random_inputs(g, 9);
+  DeviceCapabilities ref_caps(ref_dev), caps(dev);
+  const auto ref = run_plan(plan_amp(g, policy(AmpLevel::kO0), ref_caps), ref_dev, inputs);
+  ASSERT_EQ(ref.size(), 3u);
+  EXPECT_EQ(ref[0].type, (TensorType{DType::kF32, {2, 2, 6, 4}}));
+  EXPECT_EQ(ref[2].type, (TensorType{DType::kI64, {2, 2, 5, 1}}));
+  // O2 on cpu_ref (16-bit emulated): the f32 plan, bitwise.
+  const auto o2_ref = run_plan(plan_amp(g, policy(AmpLevel::kO2), ref_caps), ref_dev, inputs);
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_EQ(o2_ref[i].data, ref[i].data);
+  // auto on a native device: ConvTranspose/PRelu 16-bit, Exp/LogSoftmax f32.
+  const AmpPlan plan = plan_amp(g, policy(AmpLevel::kAuto), caps);
+  EXPECT_GT(plan.summary.effective_16bit, 0);
+  const auto out = run_plan(plan, dev, inputs);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(out[i].type, ref[i].type);
+    EXPECT_LE(max_relative_error(out[i], ref[i]), test::model_tolerance(AMPX_DTYPE_F16)) << i;
+  }
+  EXPECT_EQ(out[2].type, ref[2].type);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ Plugin* OnednnOps::ref_ = nullptr;
 
 bool is_data_movement(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather" ||
-         op == "Transpose" || op == "Concat";
+         op == "Transpose" || op == "Concat" || op == "Split" || op == "Expand" || op == "Pad";
 }
 
 TEST_P(OnednnOps, MatchesCpuRefWhereverItRuns) {
@@ -119,6 +119,27 @@ TEST(OnednnCast, MatchesCpuRefBitwise) {
       continue;
     }
     expect_bits_equal(run_on(onednn, c.nb, c.inputs)[0], run_on(ref, c.nb, c.inputs)[0]);
+  }
+}
+
+// Integer shape arithmetic runs as plain loops (oneDNN's s32 binary would
+// round Div, ONNX truncates): bitwise the reference's results.
+TEST(OnednnIntegers, ShapeArithmeticMatchesCpuRef) {
+  Plugin onednn(plugin_path("onednn")), ref(plugin_path("cpu_ref"));
+  for (ampx_dtype dt : {I64, AMPX_DTYPE_I32}) {
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Equal", "Neg"}) {
+      SCOPED_TRACE(std::string(op) + " " + dtype_str(dt));
+      Case c;
+      c.nb = NodeBuilder(op, "n");
+      in(c, Tensor::of(dt, {2, 3}, {7, -7, 9, 0, 100, -5}));
+      const bool unary = std::string(op) == "Neg";
+      if (!unary) in(c, Tensor::of(dt, {3}, {2, 2, -4}));
+      c.nb.output(std::string(op) == "Equal" ? AMPX_DTYPE_BOOL : dt, {2, 3});
+      const ampx_capability cap = onednn.capability(c.nb);
+      EXPECT_EQ(cap.support, AMPX_SUPPORT_NATIVE) << cap.note;
+      EXPECT_STREQ(cap.note, "plain loop");
+      expect_bits_equal(run_on(onednn, c.nb, c.inputs)[0], run_on(ref, c.nb, c.inputs)[0]);
+    }
   }
 }
 

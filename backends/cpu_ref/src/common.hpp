@@ -91,6 +91,30 @@ std::unique_ptr<CpuKernel> make_gather(Ctx&);
 std::unique_ptr<CpuKernel> make_dropout(Ctx&);
 std::unique_ptr<CpuKernel> make_cast(Ctx&);
 
+// The importer's ops (docs/OPS.md). Kind::Integer factories (Neg, Where,
+// Equal, Add, Sub, Mul, Div) also see dtype I64 / I32.
+std::unique_ptr<CpuKernel> make_conv_transpose(Ctx&);
+std::unique_ptr<CpuKernel> make_leaky_relu(Ctx&);
+std::unique_ptr<CpuKernel> make_prelu(Ctx&);
+std::unique_ptr<CpuKernel> make_hard_sigmoid(Ctx&);
+std::unique_ptr<CpuKernel> make_hard_swish(Ctx&);
+std::unique_ptr<CpuKernel> make_erf(Ctx&);
+std::unique_ptr<CpuKernel> make_pow(Ctx&);
+std::unique_ptr<CpuKernel> make_sqrt(Ctx&);
+std::unique_ptr<CpuKernel> make_reciprocal(Ctx&);
+std::unique_ptr<CpuKernel> make_exp(Ctx&);
+std::unique_ptr<CpuKernel> make_log(Ctx&);
+std::unique_ptr<CpuKernel> make_neg(Ctx&);
+std::unique_ptr<CpuKernel> make_where(Ctx&);
+std::unique_ptr<CpuKernel> make_equal(Ctx&);
+std::unique_ptr<CpuKernel> make_log_softmax(Ctx&);
+std::unique_ptr<CpuKernel> make_reduce_max(Ctx&);
+std::unique_ptr<CpuKernel> make_argmax(Ctx&);
+std::unique_ptr<CpuKernel> make_resize(Ctx&);
+std::unique_ptr<CpuKernel> make_split(Ctx&);
+std::unique_ptr<CpuKernel> make_expand(Ctx&);
+std::unique_ptr<CpuKernel> make_pad(Ctx&);
+
 // Sum of n floats with 8 independent partial sums: vectorises without
 // -ffast-math and loses less accuracy than one running sum. Fixed order.
 inline float sum_f32(const float* x, int64_t n) {

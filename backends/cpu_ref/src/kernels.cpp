@@ -170,6 +170,7 @@ class Emulated16 final : public CpuKernel {
 enum class Kind {
   Compute,      // f32 / f16 / bf16
   Elementwise,  // f32 / f16 / bf16 / f64
+  Integer,      // Elementwise, and also i64 / i32 (the importer's shape arithmetic)
   Data,         // any dtype, bit-exact copies
   Cast,
 };
@@ -192,10 +193,10 @@ constexpr OpEntry kOps[] = {
     {"Tanh", Kind::Elementwise, make_tanh},
     {"Gelu", Kind::Elementwise, make_gelu},
     {"Clip", Kind::Elementwise, make_clip},
-    {"Add", Kind::Elementwise, make_add},
-    {"Sub", Kind::Elementwise, make_sub},
-    {"Mul", Kind::Elementwise, make_mul},
-    {"Div", Kind::Elementwise, make_div},
+    {"Add", Kind::Integer, make_add},
+    {"Sub", Kind::Integer, make_sub},
+    {"Mul", Kind::Integer, make_mul},
+    {"Div", Kind::Integer, make_div},
     {"MaxPool", Kind::Compute, make_maxpool},
     {"AveragePool", Kind::Compute, make_avgpool},
     {"GlobalAveragePool", Kind::Compute, make_global_avgpool},
@@ -209,6 +210,27 @@ constexpr OpEntry kOps[] = {
     {"Gather", Kind::Data, make_gather},
     {"Cast", Kind::Cast, make_cast},
     {"Dropout", Kind::Data, make_dropout},
+    {"ConvTranspose", Kind::Compute, make_conv_transpose},
+    {"LeakyRelu", Kind::Elementwise, make_leaky_relu},
+    {"PRelu", Kind::Elementwise, make_prelu},
+    {"HardSigmoid", Kind::Elementwise, make_hard_sigmoid},
+    {"HardSwish", Kind::Elementwise, make_hard_swish},
+    {"Erf", Kind::Elementwise, make_erf},
+    {"Pow", Kind::Elementwise, make_pow},
+    {"Sqrt", Kind::Elementwise, make_sqrt},
+    {"Reciprocal", Kind::Elementwise, make_reciprocal},
+    {"Exp", Kind::Elementwise, make_exp},
+    {"Log", Kind::Elementwise, make_log},
+    {"Neg", Kind::Integer, make_neg},
+    {"LogSoftmax", Kind::Compute, make_log_softmax},
+    {"ReduceMax", Kind::Compute, make_reduce_max},
+    {"ArgMax", Kind::Compute, make_argmax},
+    {"Split", Kind::Data, make_split},
+    {"Expand", Kind::Data, make_expand},
+    {"Pad", Kind::Data, make_pad},
+    {"Resize", Kind::Compute, make_resize},
+    {"Where", Kind::Integer, make_where},
+    {"Equal", Kind::Integer, make_equal},
 };
 
 const OpEntry* find_op(std::string_view name) {
@@ -229,18 +251,39 @@ const TensorInfo& tensor_at(const Ctx& c, size_t i) {
   return i < c.in.size() ? c.in[i] : c.out[i - c.in.size()];
 }
 
+// Tensors of a compute op that have a dtype of their own (docs/OPS.md):
+// Where's condition and Equal's result are bool, ArgMax's result is i64.
+ampx_dtype fixed_dtype(std::string_view op, size_t slot, size_t n_in) {
+  if (op == "Where" && slot == 0) return AMPX_DTYPE_BOOL;
+  if (op == "Equal" && slot == n_in) return AMPX_DTYPE_BOOL;
+  if (op == "ArgMax" && slot == n_in) return AMPX_DTYPE_I64;
+  return AMPX_DTYPE_INVALID;
+}
+
+bool is_int_dtype(ampx_dtype dt) {
+  return dt == AMPX_DTYPE_I64 || dt == AMPX_DTYPE_I32;
+}
+
 // The dtype rule of docs/OPS.md: every tensor of a compute op is a float of
-// one common dtype. Returns that dtype.
-ampx_dtype float_dtype(const Ctx& c, bool allow_f64) {
+// one common dtype (Kind::Integer ops: or i64 / i32), except the fixed ones
+// above. Returns that dtype.
+ampx_dtype float_dtype(const Ctx& c, bool allow_f64, bool allow_int) {
   const size_t n = c.in.size() + c.out.size();
   ampx_dtype common = AMPX_DTYPE_INVALID;
   size_t first = 0;
   for (size_t i = 0; i < n; ++i) {
     const ampx_dtype dt = tensor_at(c, i).dtype;
     if (dtype_size(dt) == 0) c.fail(tensor_label(c, i) + " has an invalid dtype");
-    if (!is_float_dtype(dt)) {
-      unsupported(c.v,
-                  tensor_label(c, i) + " is " + dtype_name(dt) + ", expected f32, f16 or bf16");
+    if (const ampx_dtype fixed = fixed_dtype(c.v.op_type(), i, c.in.size());
+        fixed != AMPX_DTYPE_INVALID) {
+      if (dt != fixed)
+        unsupported(
+            c.v, tensor_label(c, i) + " is " + dtype_name(dt) + ", expected " + dtype_name(fixed));
+      continue;
+    }
+    if (!is_float_dtype(dt) && !(allow_int && is_int_dtype(dt))) {
+      unsupported(c.v, tensor_label(c, i) + " is " + dtype_name(dt) +
+                           ", expected f32, f16 or bf16" + (allow_int ? " (or i64, i32)" : ""));
     }
     if (common == AMPX_DTYPE_INVALID) {
       common = dt;
@@ -307,8 +350,9 @@ std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) {
   Ctx ctx(v);
   switch (op->kind) {
     case Kind::Compute:
-    case Kind::Elementwise: {
-      const ampx_dtype dt = float_dtype(ctx, op->kind == Kind::Elementwise);
+    case Kind::Elementwise:
+    case Kind::Integer: {
+      const ampx_dtype dt = float_dtype(ctx, op->kind != Kind::Compute, op->kind == Kind::Integer);
       if (dt == AMPX_DTYPE_INVALID) ctx.arity(1, 1, 1);  // no tensors at all
       if (is_16bit_float(dt)) {
         ctx.dtype = AMPX_DTYPE_F32;

@@ -187,6 +187,72 @@ class GatherKernel final : public CpuKernel {
   std::vector<int64_t> idx_;
 };
 
+// -------------------------------------------------------------- Split
+
+// Output i takes chunk_i bytes of every one of the `outer` rows.
+class SplitKernel final : public CpuKernel {
+ public:
+  SplitKernel(int64_t outer, std::vector<size_t> chunk_bytes)
+      : outer_(outer), chunks_(std::move(chunk_bytes)) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* src = static_cast<const unsigned char*>(in[0]);
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (size_t i = 0; i < chunks_.size(); ++i) {
+        if (!chunks_[i]) continue;
+        std::memcpy(static_cast<unsigned char*>(out[i]) + o * chunks_[i], src, chunks_[i]);
+        src += chunks_[i];
+      }
+    }
+  }
+
+ private:
+  int64_t outer_;
+  std::vector<size_t> chunks_;
+};
+
+// ---------------------------------------------------------------- Pad
+
+// Per output dim, the source index of each output coordinate (-1: the
+// constant). Visits the output in order with an odometer.
+class PadKernel final : public CpuKernel {
+ public:
+  PadKernel(std::vector<int64_t> out_dims, std::vector<std::vector<int64_t>> src,
+            std::vector<int64_t> in_strides, std::vector<unsigned char> value, int64_t n)
+      : dims_(std::move(out_dims)),
+        src_(std::move(src)),
+        strides_(std::move(in_strides)),
+        value_(std::move(value)),
+        n_(n) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const unsigned char*>(in[0]);
+    auto* y = static_cast<unsigned char*>(out[0]);
+    const size_t es = value_.size(), r = dims_.size();
+    std::vector<int64_t> idx(r, 0);
+    for (int64_t i = 0; i < n_; ++i) {
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t d = 0; d < r && inside; ++d) {
+        const int64_t k = src_[d][static_cast<size_t>(idx[d])];
+        inside = k >= 0;
+        off += k * strides_[d];
+      }
+      std::memcpy(y + static_cast<size_t>(i) * es,
+                  inside ? x + static_cast<size_t>(off) * es : value_.data(), es);
+      for (size_t d = r; d-- > 0;) {
+        if (++idx[d] < dims_[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+
+ private:
+  std::vector<int64_t> dims_;
+  std::vector<std::vector<int64_t>> src_;
+  std::vector<int64_t> strides_;
+  std::vector<unsigned char> value_;
+  int64_t n_;
+};
+
 // --------------------------------------------------------------- Cast
 
 // Float to 16-bit with exactly one rounding: first to f32 with
@@ -509,6 +575,139 @@ std::unique_ptr<CpuKernel> make_gather(Ctx& c) {
       c.v.where(), product(d, 0, axis), d[axis], c.in[1].numel,
       static_cast<size_t>(product(d, axis + 1)) * dtype_size(c.dtype),
       c.in[1].dtype == AMPX_DTYPE_I64);
+}
+
+std::unique_ptr<CpuKernel> make_split(Ctx& c) {
+  c.v.require_attr("split");
+  const std::vector<int64_t> split = c.v.get_ints("split");
+  if (split.empty()) c.fail("attribute 'split' is empty");
+  c.arity(1, 1, split.size());
+  const auto& d = c.in[0].dims;
+  const auto r = static_cast<int64_t>(d.size());
+  if (r == 0) c.fail("input is a scalar; Split needs rank >= 1");
+  const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", 0), r, "axis"));
+  int64_t total = 0;
+  std::vector<size_t> chunks;
+  const size_t inner = static_cast<size_t>(product(d, axis + 1)) * dtype_size(c.dtype);
+  for (size_t i = 0; i < split.size(); ++i) {
+    if (split[i] < 0) c.fail("attribute 'split' has a negative size");
+    total += split[i];
+    std::vector<int64_t> want = d;
+    want[axis] = split[i];
+    c.dims(c.out[i], "output " + std::to_string(i), want);
+    chunks.push_back(static_cast<size_t>(split[i]) * inner);
+  }
+  if (total != d[axis]) {
+    c.fail("attribute 'split' " + dims_str(split) + " sums to " + std::to_string(total) +
+           ", axis " + std::to_string(axis) + " has " + std::to_string(d[axis]));
+  }
+  return std::make_unique<SplitKernel>(product(d, 0, axis), std::move(chunks));
+}
+
+// ONNX bidirectional broadcast of the input with 'shape': a strided copy
+// with stride 0 along the broadcast dims.
+std::unique_ptr<CpuKernel> make_expand(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.v.require_attr("shape");
+  const std::vector<int64_t> shape = c.v.get_ints("shape");
+  const auto& in = c.in[0].dims;
+  const size_t r = std::max(in.size(), shape.size());
+  std::vector<int64_t> want(r), full(r, 1);
+  std::copy(in.begin(), in.end(), full.begin() + static_cast<ptrdiff_t>(r - in.size()));
+  std::vector<int64_t> strides = dense_strides(full);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t ds = i + shape.size() >= r ? shape[i + shape.size() - r] : 1;
+    if (ds < 0) c.fail("attribute 'shape' " + dims_str(shape) + " has a negative dimension");
+    if (full[i] != ds && full[i] != 1 && ds != 1)
+      c.fail("input shape " + dims_str(in) + " does not broadcast with " + dims_str(shape));
+    want[i] = full[i] == 1 ? ds : full[i];
+    if (full[i] == 1) strides[i] = 0;
+  }
+  c.dims(c.out[0], "output", want);
+  return std::make_unique<StridedKernel>(StridedCopy(want, strides, dtype_size(c.dtype)), 0);
+}
+
+namespace {
+// `v` stored in dtype `dt` (floats rounded to nearest even, integers
+// truncated toward zero and saturated, bool: v != 0).
+std::vector<unsigned char> encode_scalar(ampx_dtype dt, double v) {
+  std::vector<unsigned char> b(dtype_size(dt));
+  auto put = [&](auto x) { std::memcpy(b.data(), &x, sizeof x); };
+  switch (dt) {
+    case AMPX_DTYPE_F32:
+      put(static_cast<float>(v));
+      break;
+    case AMPX_DTYPE_F16:
+      put(float_to_f16_bits(to_float_round_odd(v)));
+      break;
+    case AMPX_DTYPE_BF16:
+      put(float_to_bf16_bits(to_float_round_odd(v)));
+      break;
+    case AMPX_DTYPE_F64:
+      put(v);
+      break;
+    case AMPX_DTYPE_I64:
+      put(float_to_int<int64_t>(v));
+      break;
+    case AMPX_DTYPE_I32:
+      put(float_to_int<int32_t>(v));
+      break;
+    case AMPX_DTYPE_I8:
+      put(float_to_int<int8_t>(v));
+      break;
+    case AMPX_DTYPE_U8:
+      put(float_to_int<uint8_t>(v));
+      break;
+    default:
+      put(static_cast<uint8_t>(v != 0 ? 1 : 0));
+      break;
+  }
+  return b;
+}
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_pad(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.v.require_attr("pads");
+  const std::vector<int64_t> pads = c.v.get_ints("pads");
+  const auto& in = c.in[0].dims;
+  const size_t r = in.size();
+  if (pads.size() != 2 * r) {
+    c.fail("attribute 'pads' has " + std::to_string(pads.size()) + " values, expected " +
+           std::to_string(2 * r));
+  }
+  const std::string mode = c.v.get_string("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") {
+    c.fail("attribute 'mode' must be \"constant\", \"reflect\" or \"edge\", got \"" + mode + "\"");
+  }
+  std::vector<int64_t> want(r);
+  std::vector<std::vector<int64_t>> src(r);
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t lo = pads[d], n = in[d];
+    want[d] = n + lo + pads[d + r];
+    if (want[d] < 0) c.fail("attribute 'pads' " + dims_str(pads) + " makes a negative dimension");
+    const bool padded = lo > 0 || pads[d + r] > 0;
+    if (mode == "reflect" && padded && (lo >= n || pads[d + r] >= n))
+      c.fail("reflect pads " + dims_str(pads) + " must be smaller than the dims " + dims_str(in));
+    if (mode == "edge" && padded && n == 0) c.fail("edge padding of an empty dimension");
+    for (int64_t o = 0; o < want[d]; ++o) {
+      int64_t k = o - lo;  // negative pads crop
+      if (k < 0 || k >= n) {
+        if (mode == "constant") {
+          k = -1;
+        } else if (mode == "edge") {
+          k = std::clamp<int64_t>(k, 0, n - 1);
+        } else {  // reflect, without repeating the edge
+          k = k < 0 ? -k : 2 * (n - 1) - k;
+        }
+      }
+      src[d].push_back(k);
+    }
+  }
+  c.dims(c.out[0], "output", want);
+  return std::make_unique<PadKernel>(want, std::move(src), dense_strides(in),
+                                     encode_scalar(c.dtype, c.v.get_float("value", 0.0)),
+                                     c.out[0].numel);
 }
 
 std::unique_ptr<CpuKernel> make_cast(Ctx& c) {

@@ -1,8 +1,12 @@
-// Elementwise ops: Relu, Sigmoid, Tanh, Gelu, Clip (unary) and Add, Sub, Mul,
-// Div (binary, NumPy broadcasting). Computed in the storage float type: f32
-// (16-bit arrives here widened to f32) or f64.
+// Elementwise ops: Relu, Sigmoid, Tanh, Gelu, Clip, LeakyRelu, HardSigmoid,
+// HardSwish, Erf, Sqrt, Reciprocal, Exp, Log, Neg (unary); Add, Sub, Mul, Div,
+// Pow, PRelu, Equal and Where (NumPy broadcasting). Computed in the storage
+// float type: f32 (16-bit arrives here widened to f32) or f64; Add, Sub, Mul,
+// Div, Neg, Equal and Where also in i64 / i32 (wrapping two's complement).
+#include <array>
 #include <cmath>
 #include <numbers>
+#include <type_traits>
 
 #include "common.hpp"
 #include "parallel.hpp"
@@ -58,6 +62,82 @@ struct ClipF {  // min(max(x, lo), hi), as NumPy: lo > hi gives hi; NaN stays Na
   static constexpr double kCost = 1;
 };
 
+struct LeakyReluF {
+  double alpha;
+  template <class T>
+  T operator()(T x) const {
+    return x < T(0) ? T(alpha) * x : x;
+  }
+  static constexpr double kCost = 1;
+};
+struct HardSigmoidF {  // max(0, min(1, alpha x + beta))
+  double alpha, beta;
+  template <class T>
+  T operator()(T x) const {
+    const T t = T(alpha) * x + T(beta);
+    return t < T(0) ? T(0) : t > T(1) ? T(1) : t;
+  }
+  static constexpr double kCost = 2;
+};
+struct HardSwishF {  // x max(0, min(1, x/6 + 1/2))
+  template <class T>
+  T operator()(T x) const {
+    const T t = x / T(6) + T(0.5);
+    return x * (t < T(0) ? T(0) : t > T(1) ? T(1) : t);
+  }
+  static constexpr double kCost = 3;
+};
+struct ErfF {
+  template <class T>
+  T operator()(T x) const {
+    return std::erf(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct SqrtF {
+  template <class T>
+  T operator()(T x) const {
+    return std::sqrt(x);
+  }
+  static constexpr double kCost = 5;
+};
+struct ReciprocalF {
+  template <class T>
+  T operator()(T x) const {
+    return T(1) / x;
+  }
+  static constexpr double kCost = 2;
+};
+struct ExpF {
+  template <class T>
+  T operator()(T x) const {
+    return std::exp(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct LogF {
+  template <class T>
+  T operator()(T x) const {
+    return std::log(x);
+  }
+  static constexpr double kCost = 20;
+};
+// Integers wrap (two's complement) instead of overflowing.
+template <class T>
+T wrap(std::make_unsigned_t<T> v) {
+  return static_cast<T>(v);
+}
+struct NegF {
+  template <class T>
+  T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>)
+      return wrap<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(x));
+    else
+      return -x;
+  }
+  static constexpr double kCost = 1;
+};
+
 template <class T, class F>
 class UnaryKernel final : public CpuKernel {
  public:
@@ -80,34 +160,81 @@ std::unique_ptr<CpuKernel> make_unary(Ctx& c, F f) {
   c.arity(1, 1, 1);
   c.dims(c.out[0], "output", c.in[0].dims);
   if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<UnaryKernel<double, F>>(c.in[0].numel, f);
+  if constexpr (std::is_same_v<F, NegF>) {
+    if (c.dtype == AMPX_DTYPE_I64)
+      return std::make_unique<UnaryKernel<int64_t, F>>(c.in[0].numel, f);
+    if (c.dtype == AMPX_DTYPE_I32)
+      return std::make_unique<UnaryKernel<int32_t, F>>(c.in[0].numel, f);
+  }
   return std::make_unique<UnaryKernel<float, F>>(c.in[0].numel, f);
 }
 
 // ----------------------------------------------------------------- binary
 
+// kInts: also instantiated for i64 / i32, where the arithmetic wraps and
+// Div truncates toward zero (x / 0 gives 0: ONNX leaves it undefined).
 struct AddF {
   template <class T>
   T operator()(T a, T b) const {
-    return a + b;
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      return wrap<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+    } else {
+      return a + b;
+    }
   }
+  static constexpr bool kInts = true;
 };
 struct SubF {
   template <class T>
   T operator()(T a, T b) const {
-    return a - b;
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      return wrap<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+    } else {
+      return a - b;
+    }
   }
+  static constexpr bool kInts = true;
 };
 struct MulF {
   template <class T>
   T operator()(T a, T b) const {
-    return a * b;
+    if constexpr (std::is_integral_v<T>) {
+      // uint64_t keeps i32 products out of signed int promotion.
+      return static_cast<T>(wrap<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)));
+    } else {
+      return a * b;
+    }
   }
+  static constexpr bool kInts = true;
 };
 struct DivF {
   template <class T>
   T operator()(T a, T b) const {
-    return a / b;
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return 0;
+      if (b == -1) return NegF{}(a);  // MIN / -1 wraps to MIN
+      return static_cast<T>(a / b);
+    } else {
+      return a / b;
+    }
   }
+  static constexpr bool kInts = true;
+};
+struct PowF {
+  template <class T>
+  T operator()(T a, T b) const {
+    return std::pow(a, b);
+  }
+  static constexpr bool kInts = false;
+};
+struct PReluF {  // A = X, B = slope
+  template <class T>
+  T operator()(T x, T slope) const {
+    return x < T(0) ? slope * x : x;
+  }
+  static constexpr bool kInts = false;
 };
 
 // Output dims iterated as [outer..., inner] with per-input element strides
@@ -234,7 +361,125 @@ std::unique_ptr<CpuKernel> make_binary(Ctx& c) {
   BroadcastPlan p = plan_broadcast(want, a, b);
   const int64_t n = c.out[0].numel;
   if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<BinaryKernel<double, F>>(std::move(p), n);
+  if constexpr (F::kInts) {
+    if (c.dtype == AMPX_DTYPE_I64)
+      return std::make_unique<BinaryKernel<int64_t, F>>(std::move(p), n);
+    if (c.dtype == AMPX_DTYPE_I32)
+      return std::make_unique<BinaryKernel<int32_t, F>>(std::move(p), n);
+  }
   return std::make_unique<BinaryKernel<float, F>>(std::move(p), n);
+}
+
+// ------------------------------------------------- Equal, Where (n-ary)
+
+// Element strides of `in` aligned right against `out`, 0 where broadcast.
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& out,
+                                       const std::vector<int64_t>& in) {
+  std::vector<int64_t> full(out.size(), 1);
+  std::copy(in.begin(), in.end(), full.begin() + static_cast<ptrdiff_t>(out.size() - in.size()));
+  std::vector<int64_t> s = dense_strides(full);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (full[i] == 1) s[i] = 0;
+  return s;
+}
+
+// The broadcast output shape of all inputs; fails when they do not broadcast.
+std::vector<int64_t> broadcast_all(const Ctx& c) {
+  size_t r = 0;
+  for (const auto& t : c.in) r = std::max(r, t.dims.size());
+  std::vector<int64_t> want(r, 1);
+  for (const auto& t : c.in) {
+    for (size_t i = 0; i < t.dims.size(); ++i) {
+      int64_t& w = want[r - t.dims.size() + i];
+      const int64_t d = t.dims[i];
+      if (d != w && d != 1 && w != 1) {
+        std::string shapes;
+        for (const auto& u : c.in) shapes += (shapes.empty() ? "" : " and ") + dims_str(u.dims);
+        c.fail("input shapes " + shapes + " do not broadcast");
+      }
+      if (w == 1) w = d;
+    }
+  }
+  return want;
+}
+
+// Visits every output element in order with the matching offset of each of
+// the K inputs (odometer over the output dims).
+template <size_t K, class Fn>
+void broadcast_loop(const std::vector<int64_t>& dims,
+                    const std::array<std::vector<int64_t>, K>& strides, int64_t n, Fn&& fn) {
+  std::vector<int64_t> idx(dims.size(), 0);
+  std::array<int64_t, K> off{};
+  for (int64_t i = 0; i < n; ++i) {
+    fn(i, off);
+    for (size_t d = dims.size(); d-- > 0;) {
+      for (size_t k = 0; k < K; ++k) off[k] += strides[k][d];
+      if (++idx[d] < dims[d]) break;
+      for (size_t k = 0; k < K; ++k) off[k] -= strides[k][d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class T>
+class EqualKernel final : public CpuKernel {
+ public:
+  EqualKernel(std::vector<int64_t> dims, std::array<std::vector<int64_t>, 2> s, int64_t n)
+      : dims_(std::move(dims)), s_(std::move(s)), n_(n) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const T* a = static_cast<const T*>(in[0]);
+    const T* b = static_cast<const T*>(in[1]);
+    auto* y = static_cast<uint8_t*>(out[0]);
+    broadcast_loop<2>(dims_, s_, n_, [&](int64_t i, const std::array<int64_t, 2>& o) {
+      y[i] = a[o[0]] == b[o[1]] ? 1 : 0;
+    });
+  }
+
+ private:
+  std::vector<int64_t> dims_;
+  std::array<std::vector<int64_t>, 2> s_;
+  int64_t n_;
+};
+
+template <class T>
+class WhereKernel final : public CpuKernel {
+ public:
+  WhereKernel(std::vector<int64_t> dims, std::array<std::vector<int64_t>, 3> s, int64_t n)
+      : dims_(std::move(dims)), s_(std::move(s)), n_(n) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* cond = static_cast<const uint8_t*>(in[0]);
+    const T* x = static_cast<const T*>(in[1]);
+    const T* y = static_cast<const T*>(in[2]);
+    T* z = static_cast<T*>(out[0]);
+    broadcast_loop<3>(dims_, s_, n_, [&](int64_t i, const std::array<int64_t, 3>& o) {
+      z[i] = cond[o[0]] ? x[o[1]] : y[o[2]];
+    });
+  }
+
+ private:
+  std::vector<int64_t> dims_;
+  std::array<std::vector<int64_t>, 3> s_;
+  int64_t n_;
+};
+
+template <template <class> class K, size_t N>
+std::unique_ptr<CpuKernel> make_nary(Ctx& c) {
+  c.arity(N, N, 1);
+  const std::vector<int64_t> want = broadcast_all(c);
+  c.dims(c.out[0], "output", want);
+  std::array<std::vector<int64_t>, N> s;
+  for (size_t k = 0; k < N; ++k) s[k] = broadcast_strides(want, c.in[k].dims);
+  const int64_t n = c.out[0].numel;
+  switch (c.dtype) {
+    case AMPX_DTYPE_F64:
+      return std::make_unique<K<double>>(want, std::move(s), n);
+    case AMPX_DTYPE_I64:
+      return std::make_unique<K<int64_t>>(want, std::move(s), n);
+    case AMPX_DTYPE_I32:
+      return std::make_unique<K<int32_t>>(want, std::move(s), n);
+    default:
+      return std::make_unique<K<float>>(want, std::move(s), n);
+  }
 }
 
 }  // namespace
@@ -315,6 +560,49 @@ std::unique_ptr<CpuKernel> make_mul(Ctx& c) {
 }
 std::unique_ptr<CpuKernel> make_div(Ctx& c) {
   return make_binary<DivF>(c);
+}
+
+std::unique_ptr<CpuKernel> make_leaky_relu(Ctx& c) {
+  return make_unary(c, LeakyReluF{c.v.get_float("alpha", 0.01)});
+}
+std::unique_ptr<CpuKernel> make_hard_sigmoid(Ctx& c) {
+  return make_unary(c, HardSigmoidF{c.v.get_float("alpha", 0.2), c.v.get_float("beta", 0.5)});
+}
+std::unique_ptr<CpuKernel> make_hard_swish(Ctx& c) {
+  return make_unary(c, HardSwishF{});
+}
+std::unique_ptr<CpuKernel> make_erf(Ctx& c) {
+  return make_unary(c, ErfF{});
+}
+std::unique_ptr<CpuKernel> make_sqrt(Ctx& c) {
+  return make_unary(c, SqrtF{});
+}
+std::unique_ptr<CpuKernel> make_reciprocal(Ctx& c) {
+  return make_unary(c, ReciprocalF{});
+}
+std::unique_ptr<CpuKernel> make_exp(Ctx& c) {
+  return make_unary(c, ExpF{});
+}
+std::unique_ptr<CpuKernel> make_log(Ctx& c) {
+  return make_unary(c, LogF{});
+}
+std::unique_ptr<CpuKernel> make_neg(Ctx& c) {
+  return make_unary(c, NegF{});
+}
+std::unique_ptr<CpuKernel> make_pow(Ctx& c) {
+  return make_binary<PowF>(c);
+}
+std::unique_ptr<CpuKernel> make_prelu(Ctx& c) {
+  c.arity(2, 2, 1);
+  // The slope broadcasts to X, never the other way (unidirectional).
+  c.dims(c.out[0], "output", c.in[0].dims);
+  return make_binary<PReluF>(c);
+}
+std::unique_ptr<CpuKernel> make_equal(Ctx& c) {
+  return make_nary<EqualKernel, 2>(c);
+}
+std::unique_ptr<CpuKernel> make_where(Ctx& c) {
+  return make_nary<WhereKernel, 3>(c);
 }
 
 }  // namespace ampx::cpu_ref::detail

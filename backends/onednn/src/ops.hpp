@@ -28,9 +28,25 @@ PrimitivePlan plan_transpose(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_cast(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_concat(const NodeView& v, const dnnl::engine& eng);
 
+// ops_onnx.cpp: the importer's ops with a oneDNN primitive
+// Whether oneDNN has a primitive for this node of the importer's ops as
+// described (Pow by a constant scalar, Resize in oneDNN's coordinate modes,
+// ConvTranspose with output_padding within the end pads, ...).
+bool onnx_op_has_primitive(const NodeView& v);
+PrimitivePlan plan_onnx_eltwise(const NodeView& v, const dnnl::engine& eng);
+PrimitivePlan plan_prelu(const NodeView& v, const dnnl::engine& eng);
+PrimitivePlan plan_log_softmax(const NodeView& v, const dnnl::engine& eng);
+PrimitivePlan plan_reduce_max(const NodeView& v, const dnnl::engine& eng);
+PrimitivePlan plan_conv_transpose(const NodeView& v, const dnnl::engine& eng);
+PrimitivePlan plan_resize(const NodeView& v, const dnnl::engine& eng);
+
 // ops_registry.cpp
 // Ops run by plain loops (the reference kernels): Reshape, Flatten, Dropout
-// (copies), Slice, Gather, and Cast involving a non-float dtype.
+// (copies), Slice, Gather, and Cast involving a non-float dtype; the
+// importer's ops without a oneDNN primitive (Erf, ArgMax, Split, Expand, Pad,
+// Where, Equal, and Pow / Resize / ConvTranspose in forms oneDNN 2.6 lacks);
+// integer Add, Sub, Mul, Div, Neg (oneDNN's s32 division rounds, ONNX
+// truncates).
 bool runs_as_loop(const NodeView& v);
 // The builder for v's op; throws NoPrimitive for ops with none.
 PrimitivePlan plan_primitive(const NodeView& v, const dnnl::engine& eng);

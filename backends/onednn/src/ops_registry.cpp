@@ -16,6 +16,13 @@ bool runs_as_loop(const NodeView& v) {
   if (op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather")
     return true;
   if (op == "Cast") return !is_float16_32(v.input(0).dtype) || !is_float16_32(v.output(0).dtype);
+  if (op == "Erf" || op == "ArgMax" || op == "Split" || op == "Expand" || op == "Pad" ||
+      op == "Where" || op == "Equal")
+    return true;
+  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Neg") &&
+      !is_float16_32(v.output(0).dtype))
+    return true;
+  if (op == "Pow" || op == "Resize" || op == "ConvTranspose") return !onnx_op_has_primitive(v);
   return false;
 }
 
@@ -35,6 +42,14 @@ PrimitivePlan plan_primitive(const NodeView& v, const dnnl::engine& eng) {
   if (op == "Transpose") return plan_transpose(v, eng);
   if (op == "Cast") return plan_cast(v, eng);
   if (op == "Concat") return plan_concat(v, eng);
+  if (op == "LeakyRelu" || op == "HardSigmoid" || op == "HardSwish" || op == "Exp" || op == "Log" ||
+      op == "Sqrt" || op == "Neg" || op == "Reciprocal" || op == "Pow")
+    return plan_onnx_eltwise(v, eng);
+  if (op == "PRelu") return plan_prelu(v, eng);
+  if (op == "LogSoftmax") return plan_log_softmax(v, eng);
+  if (op == "ReduceMax") return plan_reduce_max(v, eng);
+  if (op == "ConvTranspose") return plan_conv_transpose(v, eng);
+  if (op == "Resize") return plan_resize(v, eng);
   throw NoPrimitive("no oneDNN kernel for op " + std::string(op));
 }
 

@@ -42,6 +42,23 @@ constexpr AttrSpec kSliceAttrs[] = {{"starts", K::kInts, true},
                                     {"steps", K::kInts, false}};
 constexpr AttrSpec kCastAttrs[] = {{"to", K::kInt, true}};
 constexpr AttrSpec kDropoutAttrs[] = {{"ratio", K::kFloat, false}};
+constexpr AttrSpec kConvTransposeAttrs[] = {{"strides", K::kInts, false},
+                                            {"pads", K::kInts, false},
+                                            {"dilations", K::kInts, false},
+                                            {"output_padding", K::kInts, false},
+                                            {"group", K::kInt, false}};
+constexpr AttrSpec kAlphaAttrs[] = {{"alpha", K::kFloat, false}};
+constexpr AttrSpec kHardSigmoidAttrs[] = {{"alpha", K::kFloat, false}, {"beta", K::kFloat, false}};
+constexpr AttrSpec kArgMaxAttrs[] = {
+    {"axis", K::kInt, false}, {"keepdims", K::kInt, false}, {"select_last_index", K::kInt, false}};
+constexpr AttrSpec kSplitAttrs[] = {{"axis", K::kInt, false}, {"split", K::kInts, true}};
+constexpr AttrSpec kExpandAttrs[] = {{"shape", K::kInts, true}};
+constexpr AttrSpec kPadAttrs[] = {
+    {"pads", K::kInts, true}, {"mode", K::kString, false}, {"value", K::kFloat, false}};
+constexpr AttrSpec kResizeAttrs[] = {{"sizes", K::kInts, true},
+                                     {"mode", K::kString, false},
+                                     {"coordinate_transformation_mode", K::kString, false},
+                                     {"nearest_mode", K::kString, false}};
 
 using A = AutoClass;
 // Auto classes follow MindSpore 2.x (amp-semantics.md): Conv/MatMul/Dense are
@@ -76,6 +93,39 @@ constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kGather, "Gather", 2, 2, kAxisAttrs, A::kFollow},
     {OpType::kCast, "Cast", 1, 1, kCastAttrs, A::kFollow},
     {OpType::kDropout, "Dropout", 1, 1, kDropoutAttrs, A::kFollow},
+    // The importer's ops. White: ConvTranspose (MindSpore's white lists hold
+    // Conv*(+Transpose)) and PRelu (in MindSpore's auto white list).
+    {OpType::kConvTranspose, "ConvTranspose", 2, 3, kConvTransposeAttrs, A::kWhite},
+    // Cheap piecewise-linear activations: on no list, follow the input.
+    {OpType::kLeakyRelu, "LeakyRelu", 1, 1, kAlphaAttrs, A::kFollow},
+    {OpType::kPRelu, "PRelu", 2, 2, {}, A::kWhite},
+    {OpType::kHardSigmoid, "HardSigmoid", 1, 1, kHardSigmoidAttrs, A::kFollow},
+    {OpType::kHardSwish, "HardSwish", 1, 1, {}, A::kFollow},
+    // Black: erf is on TVM's NEVER list; Pow, Exp, Log and Reciprocal on
+    // MindSpore's auto black list (and PyTorch autocast's fp32 list): their
+    // results lose accuracy or overflow in 16-bit.
+    {OpType::kErf, "Erf", 1, 1, {}, A::kBlack},
+    {OpType::kPow, "Pow", 2, 2, {}, A::kBlack},
+    // Sqrt is on no list (only Rsqrt is): it halves the exponent, follow.
+    {OpType::kSqrt, "Sqrt", 1, 1, {}, A::kFollow},
+    {OpType::kReciprocal, "Reciprocal", 1, 1, {}, A::kBlack},
+    {OpType::kExp, "Exp", 1, 1, {}, A::kBlack},
+    {OpType::kLog, "Log", 1, 1, {}, A::kBlack},
+    {OpType::kNeg, "Neg", 1, 1, {}, A::kFollow},  // exact in any dtype
+    // Kept in f32 like Softmax (MindSpore auto and PyTorch autocast).
+    {OpType::kLogSoftmax, "LogSoftmax", 1, 1, kAxisAttrs, A::kBlack},
+    // Max selects an element, it accumulates nothing: exact in any dtype and
+    // on no list (unlike Sum/Prod), so it follows, as ReduceMean does here.
+    {OpType::kReduceMax, "ReduceMax", 1, 1, kReduceAttrs, A::kFollow},
+    // Index, comparison and data-movement ops: exact in any dtype, follow.
+    {OpType::kArgMax, "ArgMax", 1, 1, kArgMaxAttrs, A::kFollow},
+    {OpType::kSplit, "Split", 1, 1, kSplitAttrs, A::kFollow},
+    {OpType::kExpand, "Expand", 1, 1, kExpandAttrs, A::kFollow},
+    {OpType::kPad, "Pad", 1, 1, kPadAttrs, A::kFollow},
+    // Interpolates with weights in [0, 1]: no growth, follows (TVM FOLLOW).
+    {OpType::kResize, "Resize", 1, 1, kResizeAttrs, A::kFollow},
+    {OpType::kWhere, "Where", 3, 3, {}, A::kFollow},
+    {OpType::kEqual, "Equal", 2, 2, {}, A::kFollow},
 }};
 
 constexpr bool schemas_in_enum_order() {

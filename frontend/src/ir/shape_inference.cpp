@@ -438,6 +438,202 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
       AMPX_CHECK(dtype_size(t) != 0, "attribute 'to' = " + std::to_string(to) + " is not a dtype");
       return {{t, x.shape}};
     }
+    case OpType::kConvTranspose: {
+      require_same_dtype(c, in);
+      require_float(c, x, "input");
+      const auto& w = in[1];
+      AMPX_CHECK(x.shape.size() == 4, "input must be 4-D NCHW, got " + shape_str(x.shape));
+      AMPX_CHECK(w.shape.size() == 4, "weight must be 4-D, got " + shape_str(w.shape));
+      const int64_t g = c.attr([&] { return attr_int(attrs, "group", 1); });
+      AMPX_CHECK(g >= 1, "group must be >= 1");
+      AMPX_CHECK(w.shape[0] == x.shape[1] && x.shape[1] % g == 0,
+                 "weight " + shape_str(w.shape) + " does not match input channels " +
+                     std::to_string(x.shape[1]) + " with group " + std::to_string(g));
+      const int64_t m = w.shape[1] * g;
+      if (n == 3)
+        AMPX_CHECK(in[2].shape == Shape{m},
+                   "bias must be [" + std::to_string(m) + "], got " + shape_str(in[2].shape));
+      auto s = pair_attr(c, attrs, "strides", {1, 1}, 2, true);
+      auto p = pair_attr(c, attrs, "pads", {0, 0, 0, 0}, 4, false);
+      auto d = pair_attr(c, attrs, "dilations", {1, 1}, 2, true);
+      auto op = pair_attr(c, attrs, "output_padding", {0, 0}, 2, false);
+      Shape out{x.shape[0], m, 0, 0};
+      for (size_t i = 0; i < 2; ++i) {
+        AMPX_CHECK(op[i] < s[i] || op[i] < d[i],
+                   "output_padding must be smaller than the stride or the dilation");
+        out[2 + i] =
+            s[i] * (x.shape[2 + i] - 1) + op[i] + (w.shape[2 + i] - 1) * d[i] + 1 - p[i] - p[i + 2];
+        AMPX_CHECK(out[2 + i] > 0, "pads leave an empty output");
+      }
+      return {{x.dtype, out}};
+    }
+    case OpType::kLeakyRelu:
+    case OpType::kHardSigmoid:
+    case OpType::kHardSwish:
+    case OpType::kErf:
+    case OpType::kSqrt:
+    case OpType::kReciprocal:
+    case OpType::kExp:
+    case OpType::kLog:
+      require_float(c, x, "input");
+      return {x};
+    case OpType::kNeg:
+      AMPX_CHECK(is_float(x.dtype) || x.dtype == DType::kI64 || x.dtype == DType::kI32,
+                 "input must be a float, i64 or i32, got " + std::string(dtype_name(x.dtype)));
+      return {x};
+    case OpType::kPRelu: {
+      require_same_dtype(c, in);
+      require_float(c, x, "input");
+      auto s = broadcast_shapes(x.shape, in[1].shape);
+      AMPX_CHECK(s && *s == x.shape, "slope " + shape_str(in[1].shape) +
+                                         " does not broadcast to the input " + shape_str(x.shape));
+      return {x};
+    }
+    case OpType::kPow: {
+      require_same_dtype(c, in);
+      require_float(c, x, "input");
+      auto s = broadcast_shapes(in[0].shape, in[1].shape);
+      AMPX_CHECK(s.has_value(), "shapes " + shape_str(in[0].shape) + " and " +
+                                    shape_str(in[1].shape) + " do not broadcast");
+      return {{x.dtype, *s}};
+    }
+    case OpType::kEqual: {
+      require_same_dtype(c, in);
+      auto s = broadcast_shapes(in[0].shape, in[1].shape);
+      AMPX_CHECK(s.has_value(), "shapes " + shape_str(in[0].shape) + " and " +
+                                    shape_str(in[1].shape) + " do not broadcast");
+      return {{DType::kBool, *s}};
+    }
+    case OpType::kWhere: {
+      AMPX_CHECK(x.dtype == DType::kBool,
+                 "condition must be bool, got " + std::string(dtype_name(x.dtype)));
+      AMPX_CHECK(in[1].dtype == in[2].dtype, "X is " + std::string(dtype_name(in[1].dtype)) +
+                                                 " but Y is " +
+                                                 std::string(dtype_name(in[2].dtype)));
+      auto s = broadcast_shapes(in[0].shape, in[1].shape);
+      if (s) s = broadcast_shapes(*s, in[2].shape);
+      AMPX_CHECK(s.has_value(), "shapes " + shape_str(in[0].shape) + ", " + shape_str(in[1].shape) +
+                                    " and " + shape_str(in[2].shape) + " do not broadcast");
+      return {{in[1].dtype, *s}};
+    }
+    case OpType::kLogSoftmax: {
+      require_float(c, x, "input");
+      normalize_axis(c, c.attr([&] { return attr_int(attrs, "axis", -1); }),
+                     static_cast<int64_t>(x.shape.size()), "axis");
+      return {x};
+    }
+    case OpType::kReduceMax: {
+      require_float(c, x, "input");
+      const auto rank = static_cast<int64_t>(x.shape.size());
+      auto axes = c.attr([&] { return attr_ints(attrs, "axes"); });
+      const bool keep = c.attr([&] { return attr_int(attrs, "keepdims", 1); }) != 0;
+      std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
+      for (int64_t a : axes) {
+        const auto na = static_cast<size_t>(normalize_axis(c, a, rank, "axis"));
+        AMPX_CHECK(!reduced[na], "axis " + std::to_string(a) + " listed twice");
+        reduced[na] = true;
+      }
+      Shape out;
+      for (size_t i = 0; i < static_cast<size_t>(rank); ++i) {
+        AMPX_CHECK(!reduced[i] || x.shape[i] > 0, "max over an empty axis");
+        if (!reduced[i])
+          out.push_back(x.shape[i]);
+        else if (keep)
+          out.push_back(1);
+      }
+      return {{x.dtype, out}};
+    }
+    case OpType::kArgMax: {
+      require_float(c, x, "input");
+      const auto rank = static_cast<int64_t>(x.shape.size());
+      const auto axis = static_cast<size_t>(
+          normalize_axis(c, c.attr([&] { return attr_int(attrs, "axis", 0); }), rank, "axis"));
+      const bool keep = c.attr([&] { return attr_int(attrs, "keepdims", 1); }) != 0;
+      (void)c.attr([&] { return attr_int(attrs, "select_last_index", 0); });
+      AMPX_CHECK(x.shape[axis] > 0, "argmax over an empty axis");
+      Shape out = x.shape;
+      if (keep)
+        out[axis] = 1;
+      else
+        out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+      return {{DType::kI64, out}};
+    }
+    case OpType::kSplit: {
+      const auto rank = static_cast<int64_t>(x.shape.size());
+      const auto axis = static_cast<size_t>(
+          normalize_axis(c, c.attr([&] { return attr_int(attrs, "axis", 0); }), rank, "axis"));
+      auto split = c.attr([&] { return attr_ints(attrs, "split"); });
+      AMPX_CHECK(!split.empty(), "split must not be empty");
+      int64_t total = 0;
+      std::vector<TensorType> outs;
+      for (int64_t v : split) {
+        AMPX_CHECK(v >= 0, "split has a negative size " + std::to_string(v));
+        total += v;
+        TensorType t = x;
+        t.shape[axis] = v;
+        outs.push_back(std::move(t));
+      }
+      AMPX_CHECK(total == x.shape[axis], "split sizes sum to " + std::to_string(total) +
+                                             ", the axis has " + std::to_string(x.shape[axis]));
+      return outs;
+    }
+    case OpType::kExpand: {
+      auto shape = c.attr([&] { return attr_ints(attrs, "shape"); });
+      for (int64_t d : shape) AMPX_CHECK(d >= 0, "shape has a negative dimension");
+      auto s = broadcast_shapes(x.shape, shape);
+      AMPX_CHECK(s.has_value(), "input " + shape_str(x.shape) + " does not broadcast with shape " +
+                                    shape_str(shape));
+      return {{x.dtype, *s}};
+    }
+    case OpType::kPad: {
+      const size_t rank = x.shape.size();
+      auto pads = c.attr([&] { return attr_ints(attrs, "pads"); });
+      AMPX_CHECK(pads.size() == 2 * rank, "pads must have " + std::to_string(2 * rank) +
+                                              " values, got " + std::to_string(pads.size()));
+      const auto mode = c.attr([&] { return attr_string(attrs, "mode", "constant"); });
+      AMPX_CHECK(mode == "constant" || mode == "reflect" || mode == "edge",
+                 "mode must be 'constant', 'reflect' or 'edge', got '" + mode + "'");
+      (void)c.attr([&] { return attr_float(attrs, "value", 0.0); });
+      Shape out = x.shape;
+      for (size_t i = 0; i < rank; ++i) {
+        out[i] += pads[i] + pads[i + rank];
+        AMPX_CHECK(out[i] >= 0, "pads make dimension " + std::to_string(i) + " negative");
+        if (mode == "reflect" && (pads[i] > 0 || pads[i + rank] > 0))
+          AMPX_CHECK(pads[i] < x.shape[i] && pads[i + rank] < x.shape[i],
+                     "reflect pads must be smaller than the dimension");
+        if (mode == "edge" && (pads[i] > 0 || pads[i + rank] > 0))
+          AMPX_CHECK(x.shape[i] > 0, "edge padding of an empty dimension");
+      }
+      return {{x.dtype, out}};
+    }
+    case OpType::kResize: {
+      require_float(c, x, "input");
+      auto sizes = c.attr([&] { return attr_ints(attrs, "sizes"); });
+      AMPX_CHECK(sizes.size() == x.shape.size(),
+                 "sizes must have " + std::to_string(x.shape.size()) + " values");
+      for (int64_t d : sizes) AMPX_CHECK(d > 0, "sizes must be positive");
+      const auto mode = c.attr([&] { return attr_string(attrs, "mode", "nearest"); });
+      AMPX_CHECK(mode == "nearest" || mode == "linear",
+                 "mode must be 'nearest' or 'linear', got '" + mode + "'");
+      const auto ctm = c.attr(
+          [&] { return attr_string(attrs, "coordinate_transformation_mode", "half_pixel"); });
+      AMPX_CHECK(ctm == "half_pixel" || ctm == "asymmetric" || ctm == "align_corners" ||
+                     ctm == "pytorch_half_pixel",
+                 "unsupported coordinate_transformation_mode '" + ctm + "'");
+      const auto nm =
+          c.attr([&] { return attr_string(attrs, "nearest_mode", "round_prefer_floor"); });
+      AMPX_CHECK(
+          nm == "round_prefer_floor" || nm == "round_prefer_ceil" || nm == "floor" || nm == "ceil",
+          "unsupported nearest_mode '" + nm + "'");
+      for (size_t i = 0; i < x.shape.size(); ++i) {
+        const bool spatial = x.shape.size() >= 2 && i + 2 >= x.shape.size();
+        AMPX_CHECK(spatial || sizes[i] == x.shape[i],
+                   "only the last two dimensions may be resized");
+        AMPX_CHECK(!spatial || x.shape[i] > 0, "cannot resize an empty dimension");
+      }
+      if (mode == "linear") AMPX_CHECK(x.shape.size() == 4, "linear mode needs a 4-D NCHW input");
+      return {{x.dtype, Shape(sizes.begin(), sizes.end())}};
+    }
   }
   c.fail("no shape inference");
 }

@@ -39,8 +39,30 @@ enum class OpType {
   kGather,
   kCast,
   kDropout,
+  // Added for the ONNX importer (opset 17 semantics, docs/OPS.md).
+  kConvTranspose,
+  kLeakyRelu,
+  kPRelu,
+  kHardSigmoid,
+  kHardSwish,
+  kErf,
+  kPow,
+  kSqrt,
+  kReciprocal,
+  kExp,
+  kLog,
+  kNeg,
+  kLogSoftmax,
+  kReduceMax,
+  kArgMax,
+  kSplit,
+  kExpand,
+  kPad,
+  kResize,
+  kWhere,
+  kEqual,
 };
-inline constexpr int kOpTypeCount = static_cast<int>(OpType::kDropout) + 1;
+inline constexpr int kOpTypeCount = static_cast<int>(OpType::kEqual) + 1;
 
 // How MindSpore 2.x's `auto` level treats an op (amp-semantics.md).
 enum class AutoClass {

@@ -1,0 +1,390 @@
+// Compute ops added for the ONNX importer: ConvTranspose, LogSoftmax,
+// ReduceMax, ArgMax and Resize. f32 only (16-bit arrives widened), direct
+// loops: this backend is the numerical oracle, not the fast path.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common.hpp"
+#include "parallel.hpp"
+
+namespace ampx::cpu_ref::detail {
+namespace {
+
+// ------------------------------------------------------- ConvTranspose
+
+// Y[n, g*Mg+m, ih*s - pad + kh*d, ...] += X[n, g*Cg+c, ih, iw] * W[g*Cg+c, m, kh, kw]:
+// each input pixel scatters its kernel-sized patch. Accumulated in f32.
+class ConvTransposeKernel final : public CpuKernel {
+ public:
+  struct Geo {
+    int64_t n, c, h, w, m, oh, ow, kh, kw, group;
+    int64_t sh, sw, ph, pw, dh, dw;
+    bool bias;
+  };
+  explicit ConvTransposeKernel(Geo g) : g_(g) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    const auto* w = static_cast<const float*>(in[1]);
+    const float* b = g_.bias ? static_cast<const float*>(in[2]) : nullptr;
+    auto* y = static_cast<float*>(out[0]);
+    const int64_t cg = g_.c / g_.group, mg = g_.m / g_.group, plane = g_.oh * g_.ow;
+    // One task per (batch, output channel): disjoint outputs, fixed order.
+    parallel_for(g_.n * g_.m, threads_for(static_cast<double>(g_.n * g_.m * plane * cg)),
+                 [&](int64_t t0, int64_t t1) {
+                   for (int64_t t = t0; t < t1; ++t) {
+                     const int64_t nn = t / g_.m, oc = t % g_.m, gi = oc / mg, m = oc % mg;
+                     float* yp = y + t * plane;
+                     std::fill(yp, yp + plane, b ? b[oc] : 0.0f);
+                     for (int64_t ci = 0; ci < cg; ++ci) {
+                       const int64_t ic = gi * cg + ci;
+                       const float* xp = x + (nn * g_.c + ic) * g_.h * g_.w;
+                       const float* wp = w + (ic * mg + m) * g_.kh * g_.kw;
+                       for (int64_t ih = 0; ih < g_.h; ++ih)
+                         for (int64_t kh = 0; kh < g_.kh; ++kh) {
+                           const int64_t oh = ih * g_.sh - g_.ph + kh * g_.dh;
+                           if (oh < 0 || oh >= g_.oh) continue;
+                           for (int64_t iw = 0; iw < g_.w; ++iw) {
+                             const float xv = xp[ih * g_.w + iw];
+                             for (int64_t kw = 0; kw < g_.kw; ++kw) {
+                               const int64_t ow = iw * g_.sw - g_.pw + kw * g_.dw;
+                               if (ow < 0 || ow >= g_.ow) continue;
+                               yp[oh * g_.ow + ow] += xv * wp[kh * g_.kw + kw];
+                             }
+                           }
+                         }
+                     }
+                   }
+                 });
+  }
+
+ private:
+  Geo g_;
+};
+
+// ---------------------------------------------------------- LogSoftmax
+
+class LogSoftmaxKernel final : public CpuKernel {
+ public:
+  LogSoftmaxKernel(int64_t outer, int64_t len, int64_t inner)
+      : outer_(outer), len_(len), inner_(inner) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    auto* y = static_cast<float*>(out[0]);
+    parallel_for(outer_ * inner_, threads_for(static_cast<double>(outer_ * inner_ * len_) * 20),
+                 [&](int64_t r0, int64_t r1) {
+                   for (int64_t r = r0; r < r1; ++r) {
+                     const int64_t base = (r / inner_) * len_ * inner_ + r % inner_;
+                     float mx = -std::numeric_limits<float>::infinity();
+                     for (int64_t i = 0; i < len_; ++i) mx = std::max(mx, x[base + i * inner_]);
+                     float sum = 0.0f;
+                     for (int64_t i = 0; i < len_; ++i) sum += std::exp(x[base + i * inner_] - mx);
+                     const float lse = mx + std::log(sum);
+                     for (int64_t i = 0; i < len_; ++i)
+                       y[base + i * inner_] = x[base + i * inner_] - lse;
+                   }
+                 });
+  }
+
+ private:
+  int64_t outer_, len_, inner_;
+};
+
+// ----------------------------------------------------------- ReduceMax
+
+// Output element o reads the reduced sub-box starting at base(o). Dims and
+// strides of the kept and reduced axes, in input order.
+class ReduceMaxKernel final : public CpuKernel {
+ public:
+  ReduceMaxKernel(std::vector<int64_t> kn, std::vector<int64_t> ks, std::vector<int64_t> rn,
+                  std::vector<int64_t> rs)
+      : kn_(std::move(kn)), ks_(std::move(ks)), rn_(std::move(rn)), rs_(std::move(rs)) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    auto* y = static_cast<float*>(out[0]);
+    const int64_t outs = product(kn_), count = product(rn_);
+    parallel_for(outs, threads_for(static_cast<double>(outs * count)), [&](int64_t o0, int64_t o1) {
+      std::vector<int64_t> idx(rn_.size());
+      for (int64_t o = o0; o < o1; ++o) {
+        int64_t base = 0, rem = o;
+        for (size_t d = kn_.size(); d-- > 0;) {
+          base += (rem % kn_[d]) * ks_[d];
+          rem /= kn_[d];
+        }
+        float m = -std::numeric_limits<float>::infinity();
+        std::fill(idx.begin(), idx.end(), 0);
+        int64_t off = 0;
+        for (int64_t i = 0; i < count; ++i) {
+          const float v = x[base + off];
+          if (v > m || std::isnan(v)) m = v;  // NaN, once seen, stays
+          for (size_t d = rn_.size(); d-- > 0;) {
+            off += rs_[d];
+            if (++idx[d] < rn_[d]) break;
+            off -= rs_[d] * rn_[d];
+            idx[d] = 0;
+          }
+        }
+        y[o] = m;
+      }
+    });
+  }
+
+ private:
+  std::vector<int64_t> kn_, ks_, rn_, rs_;
+};
+
+// -------------------------------------------------------------- ArgMax
+
+class ArgMaxKernel final : public CpuKernel {
+ public:
+  ArgMaxKernel(int64_t outer, int64_t len, int64_t inner, bool last)
+      : outer_(outer), len_(len), inner_(inner), last_(last) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    auto* y = static_cast<int64_t*>(out[0]);
+    for (int64_t r = 0; r < outer_ * inner_; ++r) {
+      const int64_t base = (r / inner_) * len_ * inner_ + r % inner_;
+      int64_t best = 0;
+      float m = x[base];
+      for (int64_t i = 1; i < len_; ++i) {
+        const float v = x[base + i * inner_];
+        if (std::isnan(m)) break;  // the first NaN is the maximum, as NumPy
+        if (v > m || (last_ && v == m) || std::isnan(v)) {
+          m = v;
+          best = i;
+        }
+      }
+      y[r] = best;
+    }
+  }
+
+ private:
+  int64_t outer_, len_, inner_;
+  bool last_;
+};
+
+// -------------------------------------------------------------- Resize
+
+// Per output coordinate of one resized axis: the two source indices and the
+// weight of the second (nearest: one index, weight 0).
+struct AxisMap {
+  std::vector<int64_t> i0, i1;
+  std::vector<float> w1;
+};
+
+AxisMap axis_map(const Ctx& c, int64_t in, int64_t out, bool linear, const std::string& ctm,
+                 const std::string& nm) {
+  AxisMap m;
+  const double scale = static_cast<double>(out) / static_cast<double>(in);
+  for (int64_t o = 0; o < out; ++o) {
+    const auto od = static_cast<double>(o);
+    double x = 0;
+    if (ctm == "half_pixel") {
+      x = (od + 0.5) / scale - 0.5;
+    } else if (ctm == "pytorch_half_pixel") {
+      x = out > 1 ? (od + 0.5) / scale - 0.5 : 0.0;
+    } else if (ctm == "align_corners") {
+      x = out == 1 ? 0.0 : od * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    } else if (ctm == "asymmetric") {
+      x = od / scale;
+    } else {
+      c.fail("attribute 'coordinate_transformation_mode' \"" + ctm + "\" is not supported");
+    }
+    const auto clampi = [&](double v) {
+      return std::clamp<int64_t>(static_cast<int64_t>(v), 0, in - 1);
+    };
+    if (linear) {
+      const double f = std::floor(x);
+      m.i0.push_back(clampi(f));
+      m.i1.push_back(clampi(f + 1));
+      m.w1.push_back(static_cast<float>(x - f));
+    } else {
+      double r = 0;
+      const double frac = x - std::floor(x);
+      if (nm == "floor") {
+        r = std::floor(x);
+      } else if (nm == "ceil") {
+        r = std::ceil(x);
+      } else if (nm == "round_prefer_floor") {
+        r = frac == 0.5 ? std::floor(x) : std::round(x);
+      } else if (nm == "round_prefer_ceil") {
+        r = frac == 0.5 ? std::ceil(x) : std::round(x);
+      } else {
+        c.fail("attribute 'nearest_mode' \"" + nm + "\" is not supported");
+      }
+      m.i0.push_back(clampi(std::max(r, 0.0)));
+      m.i1.push_back(m.i0.back());
+      m.w1.push_back(0.0f);
+    }
+  }
+  return m;
+}
+
+// Resizes the last two axes (H, W) of [planes, H, W]: bilinear is the
+// product of the two axis interpolations, nearest their index maps.
+class ResizeKernel final : public CpuKernel {
+ public:
+  ResizeKernel(int64_t planes, int64_t h, int64_t w, AxisMap my, AxisMap mx)
+      : planes_(planes), h_(h), w_(w), my_(std::move(my)), mx_(std::move(mx)) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    auto* y = static_cast<float*>(out[0]);
+    const auto oh = static_cast<int64_t>(my_.i0.size()), ow = static_cast<int64_t>(mx_.i0.size());
+    parallel_for(planes_, threads_for(static_cast<double>(planes_ * oh * ow) * 8),
+                 [&](int64_t p0, int64_t p1) {
+                   for (int64_t p = p0; p < p1; ++p) {
+                     const float* xp = x + p * h_ * w_;
+                     float* yp = y + p * oh * ow;
+                     for (int64_t i = 0; i < oh; ++i) {
+                       const auto ui = static_cast<size_t>(i);
+                       const float* r0 = xp + my_.i0[ui] * w_;
+                       const float* r1 = xp + my_.i1[ui] * w_;
+                       const float wy = my_.w1[ui];
+                       for (int64_t j = 0; j < ow; ++j) {
+                         const auto uj = static_cast<size_t>(j);
+                         const int64_t a = mx_.i0[uj], b = mx_.i1[uj];
+                         const float wx = mx_.w1[uj];
+                         const float top = r0[a] + wx * (r0[b] - r0[a]);
+                         const float bot = r1[a] + wx * (r1[b] - r1[a]);
+                         yp[i * ow + j] = top + wy * (bot - top);
+                       }
+                     }
+                   }
+                 });
+  }
+
+ private:
+  int64_t planes_, h_, w_;
+  AxisMap my_, mx_;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_conv_transpose(Ctx& c) {
+  c.arity(2, 3, 1);
+  c.rank(c.in[0], "input X", 4);
+  c.rank(c.in[1], "weight W", 4);
+  const auto& x = c.in[0].dims;
+  const auto& w = c.in[1].dims;
+  const int64_t group = c.v.get_int("group", 1);
+  if (group < 1 || x[1] % group != 0) c.fail("attribute 'group' must divide the input channels");
+  if (w[0] != x[1]) {
+    c.fail("weight W " + dims_str(w) + " must have " + std::to_string(x[1]) +
+           " (input channel) rows");
+  }
+  const int64_t m = w[1] * group;
+  if (c.in.size() == 3) c.dims(c.in[2], "bias B", {m});
+  const auto s = c.ints_n("strides", 2, {1, 1});
+  const auto p = c.ints_n("pads", 4, {0, 0, 0, 0});
+  const auto d = c.ints_n("dilations", 2, {1, 1});
+  const auto op = c.ints_n("output_padding", 2, {0, 0});
+  std::vector<int64_t> want{x[0], m, 0, 0};
+  for (size_t i = 0; i < 2; ++i) {
+    if (s[i] < 1 || d[i] < 1) c.fail("strides and dilations must be >= 1");
+    if (p[i] < 0 || p[i + 2] < 0 || op[i] < 0) c.fail("pads and output_padding must be >= 0");
+    want[2 + i] = s[i] * (x[2 + i] - 1) + op[i] + (w[2 + i] - 1) * d[i] + 1 - p[i] - p[i + 2];
+  }
+  c.dims(c.out[0], "output", want);
+  return std::make_unique<ConvTransposeKernel>(
+      ConvTransposeKernel::Geo{x[0], x[1], x[2], x[3], m, want[2], want[3], w[2], w[3], group, s[0],
+                               s[1], p[0], p[1], d[0], d[1], c.in.size() == 3});
+}
+
+std::unique_ptr<CpuKernel> make_log_softmax(Ctx& c) {
+  c.arity(1, 1, 1);
+  const auto& x = c.in[0].dims;
+  const auto r = static_cast<int64_t>(x.size());
+  if (r == 0) c.fail("input X is a scalar; LogSoftmax needs rank >= 1");
+  const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", -1), r, "axis"));
+  c.dims(c.out[0], "output", x);
+  return std::make_unique<LogSoftmaxKernel>(product(x, 0, axis), x[axis], product(x, axis + 1));
+}
+
+std::unique_ptr<CpuKernel> make_reduce_max(Ctx& c) {
+  c.arity(1, 1, 1);
+  const auto& d = c.in[0].dims;
+  const auto r = static_cast<int64_t>(d.size());
+  const std::vector<int64_t> axes = c.v.get_ints("axes");
+  const int64_t keep = c.v.get_int("keepdims", 1);
+  if (keep != 0 && keep != 1) c.fail("attribute 'keepdims' must be 0 or 1");
+  std::vector<bool> reduced(d.size(), axes.empty());
+  for (int64_t a : axes) {
+    const auto k = static_cast<size_t>(c.axis(a, r, "axes"));
+    if (reduced[k])
+      c.fail("attribute 'axes' " + dims_str(axes) + " repeats axis " + std::to_string(k));
+    reduced[k] = true;
+  }
+  const std::vector<int64_t> s = dense_strides(d);
+  std::vector<int64_t> want, kn, ks, rn, rs;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (reduced[i]) {
+      if (d[i] == 0) c.fail("ReduceMax over the empty axis " + std::to_string(i));
+      rn.push_back(d[i]);
+      rs.push_back(s[i]);
+      if (keep) want.push_back(1);
+    } else {
+      kn.push_back(d[i]);
+      ks.push_back(s[i]);
+      want.push_back(d[i]);
+    }
+  }
+  c.dims(c.out[0], "output", want);
+  return std::make_unique<ReduceMaxKernel>(std::move(kn), std::move(ks), std::move(rn),
+                                           std::move(rs));
+}
+
+std::unique_ptr<CpuKernel> make_argmax(Ctx& c) {
+  c.arity(1, 1, 1);
+  const auto& x = c.in[0].dims;
+  const auto r = static_cast<int64_t>(x.size());
+  if (r == 0) c.fail("input X is a scalar; ArgMax needs rank >= 1");
+  const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", 0), r, "axis"));
+  const int64_t keep = c.v.get_int("keepdims", 1);
+  const int64_t last = c.v.get_int("select_last_index", 0);
+  if (keep != 0 && keep != 1) c.fail("attribute 'keepdims' must be 0 or 1");
+  if (last != 0 && last != 1) c.fail("attribute 'select_last_index' must be 0 or 1");
+  if (x[axis] == 0) c.fail("ArgMax over an empty axis");
+  std::vector<int64_t> want = x;
+  if (keep)
+    want[axis] = 1;
+  else
+    want.erase(want.begin() + static_cast<ptrdiff_t>(axis));
+  c.dims(c.out[0], "output", want);
+  return std::make_unique<ArgMaxKernel>(product(x, 0, axis), x[axis], product(x, axis + 1),
+                                        last != 0);
+}
+
+std::unique_ptr<CpuKernel> make_resize(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.v.require_attr("sizes");
+  const auto& x = c.in[0].dims;
+  const std::vector<int64_t> sizes = c.v.get_ints("sizes");
+  if (sizes.size() != x.size()) {
+    c.fail("attribute 'sizes' has " + std::to_string(sizes.size()) + " values, the input rank is " +
+           std::to_string(x.size()));
+  }
+  if (x.empty()) c.fail("input X is a scalar; Resize needs rank >= 1");
+  const std::string mode = c.v.get_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear")
+    c.fail("attribute 'mode' must be \"nearest\" or \"linear\", got \"" + mode + "\"");
+  const bool linear = mode == "linear";
+  if (linear && x.size() != 4) c.fail("mode \"linear\" needs a 4-D NCHW input");
+  const size_t r = x.size(), sp = std::min<size_t>(2, r);
+  for (size_t i = 0; i < r; ++i) {
+    if (i < r - sp && sizes[i] != x[i])
+      c.fail("attribute 'sizes' " + dims_str(sizes) +
+             " resizes a dimension other than the last two");
+    if (i >= r - sp && (sizes[i] < 1 || x[i] < 1))
+      c.fail("resized dimensions must be >= 1, got " + dims_str(sizes) + " from " + dims_str(x));
+  }
+  c.dims(c.out[0], "output", sizes);
+  const std::string ctm = c.v.get_string("coordinate_transformation_mode", "half_pixel");
+  const std::string nm = c.v.get_string("nearest_mode", "round_prefer_floor");
+  const int64_t h = sp == 2 ? x[r - 2] : 1, oh = sp == 2 ? sizes[r - 2] : 1;
+  AxisMap my = axis_map(c, h, oh, linear, ctm, nm);
+  AxisMap mx = axis_map(c, x[r - 1], sizes[r - 1], linear, ctm, nm);
+  return std::make_unique<ResizeKernel>(product(x, 0, r - sp), h, x[r - 1], std::move(my),
+                                        std::move(mx));
+}
+
+}  // namespace ampx::cpu_ref::detail

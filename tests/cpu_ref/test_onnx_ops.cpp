@@ -1,0 +1,518 @@
+// The ops added for the ONNX importer against float64 references (floats:
+// relative error within tolerance(dtype); integers, bools and data movement:
+// exact), and the integer dtypes of the shape-arithmetic ops.
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "harness.hpp"
+
+namespace ampx::test {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+class OnnxOps : public ::testing::TestWithParam<ampx_dtype> {
+ protected:
+  ampx_dtype dt() const { return GetParam(); }
+  Rng rng{7};
+};
+
+// Random non-zero values in [-scale, scale]; `positive`: their magnitudes.
+Tensor input(Rng& rng, ampx_dtype dt, Ints dims, double scale = 3.0, bool positive = false) {
+  std::vector<double> v = rng.nonzero_vec(static_cast<size_t>(numel_of(dims)));
+  for (auto& x : v) x = (positive ? std::fabs(x) : x) * scale;
+  return Tensor::of(dt, std::move(dims), v);
+}
+
+void check_unary(Rng& rng, ampx_dtype dt, const char* op, const std::function<double(double)>& f,
+                 bool positive = false, const std::function<void(NodeBuilder&)>& attrs = {}) {
+  const Ints dims{5, 3, 7};
+  const Tensor x = input(rng, dt, dims, 3.0, positive);
+  NodeBuilder nb(op, "u");
+  add_input(nb, x);
+  nb.output(dt, dims);
+  if (attrs) attrs(nb);
+  std::vector<double> ref;
+  for (double v : x.values()) ref.push_back(f(v));
+  expect_close(run_node(nb, {&x})[0], ref, op);
+}
+
+TEST_P(OnnxOps, UnaryActivationsAndMath) {
+  check_unary(
+      rng, dt(), "LeakyRelu", [](double x) { return x < 0 ? 0.1 * x : x; }, false,
+      [](NodeBuilder& b) { b.attr_float("alpha", 0.1); });
+  check_unary(rng, dt(), "LeakyRelu", [](double x) { return x < 0 ? 0.01 * x : x; });
+  check_unary(
+      rng, dt(), "HardSigmoid", [](double x) { return std::clamp(0.3 * x + 0.4, 0.0, 1.0); }, false,
+      [](NodeBuilder& b) { b.attr_float("alpha", 0.3).attr_float("beta", 0.4); });
+  check_unary(rng, dt(), "HardSigmoid",
+              [](double x) { return std::clamp(0.2 * x + 0.5, 0.0, 1.0); });
+  check_unary(rng, dt(), "HardSwish",
+              [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); });
+  check_unary(rng, dt(), "Erf", [](double x) { return std::erf(x); });
+  check_unary(
+      rng, dt(), "Sqrt", [](double x) { return std::sqrt(x); }, true);
+  check_unary(
+      rng, dt(), "Reciprocal", [](double x) { return 1 / x; }, true);
+  check_unary(rng, dt(), "Exp", [](double x) { return std::exp(x); });
+  check_unary(
+      rng, dt(), "Log", [](double x) { return std::log(x); }, true);
+  check_unary(rng, dt(), "Neg", [](double x) { return -x; });
+}
+
+// Reference for a broadcasting op over any number of inputs.
+std::vector<double> broadcast_ref(const std::vector<const Tensor*>& ins, const Ints& out,
+                                  const std::function<double(const std::vector<double>&)>& f) {
+  std::vector<double> ref;
+  for (int64_t i = 0; i < numel_of(out); ++i) {
+    const Ints idx = unravel(i, out);
+    std::vector<double> args;
+    for (const Tensor* t : ins) {
+      Ints j(t->dims.size());
+      for (size_t d = 0; d < j.size(); ++d)
+        j[d] = t->dims[d] == 1 ? 0 : idx[idx.size() - j.size() + d];
+      args.push_back(t->get(static_cast<size_t>(ravel(j, t->dims))));
+    }
+    ref.push_back(f(args));
+  }
+  return ref;
+}
+
+TEST_P(OnnxOps, PowBroadcastsAndTakesAScalarExponent) {
+  const Tensor x = input(rng, dt(), {4, 1, 5}, 2.0, true);
+  const Tensor y = input(rng, dt(), {3, 1}, 2.0);
+  NodeBuilder nb("Pow", "p");
+  add_input(nb, x);
+  add_input(nb, y);
+  nb.output(dt(), {4, 3, 5});
+  expect_close(
+      run_node(nb, {&x, &y})[0],
+      broadcast_ref({&x, &y}, {4, 3, 5}, [](const auto& a) { return std::pow(a[0], a[1]); }),
+      "Pow");
+  // x^2 with negative bases, as the importer's Pow(x, 2.0) of a variance.
+  const Tensor z = input(rng, dt(), {3, 7}), two = Tensor::of(dt(), {}, {2.0});
+  NodeBuilder sq("Pow", "sq");
+  add_input(sq, z);
+  add_input(sq, two);
+  sq.output(dt(), {3, 7});
+  std::vector<double> ref;
+  for (double v : z.values()) ref.push_back(v * v);
+  expect_close(run_node(sq, {&z, &two})[0], ref, "Pow square");
+}
+
+TEST_P(OnnxOps, PReluPerChannelSlope) {
+  const Tensor x = input(rng, dt(), {2, 3, 4, 5}), s = input(rng, dt(), {3, 1, 1}, 0.5);
+  NodeBuilder nb("PRelu", "p");
+  add_input(nb, x);
+  add_input(nb, s);
+  nb.output(dt(), {2, 3, 4, 5});
+  expect_close(run_node(nb, {&x, &s})[0],
+               broadcast_ref({&x, &s}, {2, 3, 4, 5},
+                             [](const auto& a) { return a[0] < 0 ? a[0] * a[1] : a[0]; }),
+               "PRelu");
+}
+
+TEST_P(OnnxOps, EqualAndWhere) {
+  // B repeats some elements of A so that both answers occur.
+  Tensor a = input(rng, dt(), {4, 5}), b = input(rng, dt(), {5});
+  for (size_t i = 0; i < 5; i += 2) b.set(i, a.get(5 + i));
+  NodeBuilder eq("Equal", "eq");
+  add_input(eq, a);
+  add_input(eq, b);
+  eq.output(AMPX_DTYPE_BOOL, {4, 5});
+  const Tensor m = run_node(eq, {&a, &b})[0];
+  const auto want = broadcast_ref({&a, &b}, {4, 5}, [](const auto& v) { return v[0] == v[1]; });
+  EXPECT_EQ(m.values(), want);
+  EXPECT_GE(std::count(want.begin(), want.end(), 1.0), 3);  // bf16 may tie more
+
+  const Tensor c = Tensor::of(AMPX_DTYPE_BOOL, {3, 1}, {1, 0, 1});
+  const Tensor x = input(rng, dt(), {2, 1, 4}), y = input(rng, dt(), {4});
+  NodeBuilder w("Where", "w");
+  add_input(w, c);
+  add_input(w, x);
+  add_input(w, y);
+  w.output(dt(), {2, 3, 4});
+  const Tensor got = run_node(w, {&c, &x, &y})[0];
+  EXPECT_EQ(got.values(), broadcast_ref({&c, &x, &y}, {2, 3, 4},
+                                        [](const auto& v) { return v[0] != 0 ? v[1] : v[2]; }));
+}
+
+TEST_P(OnnxOps, LogSoftmax) {
+  for (int64_t axis : {1, -1}) {
+    const Tensor x = input(rng, dt(), {3, 4, 5}, 4.0);
+    NodeBuilder nb("LogSoftmax", "ls");
+    add_input(nb, x);
+    nb.output(dt(), {3, 4, 5}).attr_int("axis", axis);
+    const Ints d{3, 4, 5};
+    const size_t ax = axis < 0 ? 2 : 1;
+    std::vector<double> ref;
+    for (int64_t i = 0; i < 60; ++i) {
+      Ints idx = unravel(i, d);
+      double s = 0;
+      for (int64_t k = 0; k < d[ax]; ++k) {
+        Ints j = idx;
+        j[ax] = k;
+        s += std::exp(x.get(static_cast<size_t>(ravel(j, d))));
+      }
+      ref.push_back(x.get(static_cast<size_t>(i)) - std::log(s));
+    }
+    expect_close(run_node(nb, {&x})[0], ref, "LogSoftmax");
+  }
+}
+
+TEST_P(OnnxOps, ReduceMax) {
+  const Ints d{3, 4, 5};
+  const Tensor x = input(rng, dt(), d);
+  struct C {
+    Ints axes;
+    int keep;
+    Ints out;
+  };
+  for (const C& c :
+       {C{{1}, 1, {3, 1, 5}}, C{{0, -1}, 0, {4}}, C{{}, 1, {1, 1, 1}}, C{{2, 0}, 1, {1, 4, 1}}}) {
+    NodeBuilder nb("ReduceMax", "rm");
+    add_input(nb, x);
+    nb.output(dt(), c.out).attr_int("keepdims", c.keep);
+    if (!c.axes.empty()) nb.attr_ints("axes", c.axes);
+    std::vector<bool> red(3, c.axes.empty());
+    for (int64_t a : c.axes) red[static_cast<size_t>(a < 0 ? a + 3 : a)] = true;
+    Ints kept;
+    for (size_t i = 0; i < 3; ++i)
+      if (!red[i]) kept.push_back(d[i]);
+    std::vector<double> ref(static_cast<size_t>(numel_of(kept)), -INFINITY);
+    for (int64_t i = 0; i < 60; ++i) {
+      const Ints idx = unravel(i, d);
+      Ints k;
+      for (size_t j = 0; j < 3; ++j)
+        if (!red[j]) k.push_back(idx[j]);
+      double& r = ref[static_cast<size_t>(ravel(k, kept))];
+      r = std::max(r, x.get(static_cast<size_t>(i)));
+    }
+    EXPECT_EQ(run_node(nb, {&x})[0].values(), ref);  // max is exact
+  }
+}
+
+TEST_P(OnnxOps, ArgMaxFirstAndLastIndex) {
+  // Rows with ties: [1, 3, 3, 2] and [5, 5, 0, 5].
+  const Tensor x = Tensor::of(dt(), {2, 4}, {1, 3, 3, 2, 5, 5, 0, 5});
+  for (int last : {0, 1}) {
+    NodeBuilder nb("ArgMax", "am");
+    add_input(nb, x);
+    nb.output(AMPX_DTYPE_I64, {2}).attr_int("axis", 1).attr_int("keepdims", 0);
+    nb.attr_int("select_last_index", last);
+    const std::vector<double> want = last ? std::vector<double>{2, 3} : std::vector<double>{1, 0};
+    EXPECT_EQ(run_node(nb, {&x})[0].values(), want);
+  }
+  const Tensor y = input(rng, dt(), {3, 5, 2});
+  NodeBuilder nb("ArgMax", "am");
+  add_input(nb, y);
+  nb.output(AMPX_DTYPE_I64, {1, 5, 2});
+  std::vector<double> ref;
+  for (int64_t j = 0; j < 10; ++j) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < 3; ++i)
+      if (y.get(static_cast<size_t>(i * 10 + j)) > y.get(static_cast<size_t>(best * 10 + j)))
+        best = i;
+    ref.push_back(static_cast<double>(best));
+  }
+  EXPECT_EQ(run_node(nb, {&y})[0].values(), ref);
+}
+
+TEST_P(OnnxOps, SplitExpandArePlainCopies) {
+  const Tensor x = input(rng, dt(), {2, 7, 3});
+  NodeBuilder sp("Split", "sp");
+  add_input(sp, x);
+  sp.output(dt(), {2, 2, 3}).output(dt(), {2, 0, 3}).output(dt(), {2, 5, 3});
+  sp.attr_int("axis", -2).attr_ints("split", {2, 0, 5});
+  const auto outs = run_node(sp, {&x});
+  ASSERT_EQ(outs.size(), 3u);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t k = 0; k < 7; ++k)
+      for (int64_t c = 0; c < 3; ++c) {
+        const double want = x.get(static_cast<size_t>((n * 7 + k) * 3 + c));
+        const Tensor& o = k < 2 ? outs[0] : outs[2];
+        const int64_t kk = k < 2 ? k : k - 2, len = k < 2 ? 2 : 5;
+        EXPECT_EQ(o.get(static_cast<size_t>((n * len + kk) * 3 + c)), want);
+      }
+
+  const Tensor e = input(rng, dt(), {3, 1});
+  NodeBuilder ex("Expand", "ex");
+  add_input(ex, e);
+  ex.output(dt(), {2, 3, 4}).attr_ints("shape", {2, 1, 4});
+  EXPECT_EQ(run_node(ex, {&e})[0].values(),
+            broadcast_ref({&e}, {2, 3, 4}, [](const auto& v) { return v[0]; }));
+}
+
+TEST_P(OnnxOps, PadModes) {
+  const Ints d{2, 3, 4};
+  const Tensor x = input(rng, dt(), d);
+  // dim 0 unpadded, dim 1 crops one at the end, dim 2 pads 2 / 3.
+  const Ints pads{0, 1, 2, 0, -1, 3}, out{2, 3, 9};
+  for (const char* mode : {"constant", "reflect", "edge"}) {
+    NodeBuilder nb("Pad", "pad");
+    add_input(nb, x);
+    nb.output(dt(), out).attr_ints("pads", pads).attr_str("mode", mode).attr_float("value", 1.5);
+    std::vector<double> ref;
+    const std::string m = mode;
+    for (int64_t i = 0; i < numel_of(out); ++i) {
+      const Ints o = unravel(i, out);
+      Ints s(3);
+      bool inside = true;
+      for (size_t k = 0; k < 3; ++k) {
+        int64_t j = o[k] - pads[k];
+        if (j < 0 || j >= d[k]) {
+          if (m == "constant") inside = false;
+          if (m == "edge") j = j < 0 ? 0 : d[k] - 1;
+          if (m == "reflect") j = j < 0 ? -j : 2 * d[k] - 2 - j;
+        }
+        s[k] = j;
+      }
+      ref.push_back(inside ? x.get(static_cast<size_t>(ravel(s, d))) : 1.5);
+    }
+    EXPECT_EQ(run_node(nb, {&x})[0].values(), ref) << mode;
+  }
+}
+
+// The ONNX Resize reference for one axis: source coordinate of output o.
+double source_coord(const std::string& ctm, int64_t o, int64_t in, int64_t out) {
+  const double scale = static_cast<double>(out) / static_cast<double>(in);
+  if (ctm == "asymmetric") return static_cast<double>(o) / scale;
+  if (ctm == "align_corners")
+    return out == 1 ? 0.0 : static_cast<double>(o * (in - 1)) / static_cast<double>(out - 1);
+  if (ctm == "pytorch_half_pixel" && out == 1) return 0.0;
+  return (static_cast<double>(o) + 0.5) / scale - 0.5;
+}
+
+int64_t nearest(const std::string& nm, double x, int64_t in) {
+  double r = 0;
+  if (nm == "floor") r = std::floor(x);
+  if (nm == "ceil") r = std::ceil(x);
+  if (nm == "round_prefer_floor") r = x - std::floor(x) == 0.5 ? std::floor(x) : std::round(x);
+  if (nm == "round_prefer_ceil") r = x - std::floor(x) == 0.5 ? std::ceil(x) : std::round(x);
+  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+}
+
+TEST_P(OnnxOps, ResizeNearestAndBilinear) {
+  const Ints d{2, 3, 5, 4};
+  const Tensor x = input(rng, dt(), d);
+  struct C {
+    const char* mode;
+    const char* ctm;
+    const char* nm;
+    Ints out;
+  };
+  const C cases[] = {{"nearest", "asymmetric", "floor", {2, 3, 10, 8}},
+                     {"nearest", "half_pixel", "round_prefer_floor", {2, 3, 7, 3}},
+                     {"nearest", "align_corners", "round_prefer_ceil", {2, 3, 9, 6}},
+                     {"nearest", "pytorch_half_pixel", "ceil", {2, 3, 1, 7}},
+                     {"linear", "half_pixel", "round_prefer_floor", {2, 3, 9, 7}},
+                     {"linear", "align_corners", "round_prefer_floor", {2, 3, 8, 3}},
+                     {"linear", "asymmetric", "round_prefer_floor", {2, 3, 3, 9}},
+                     {"linear", "pytorch_half_pixel", "round_prefer_floor", {2, 3, 1, 6}}};
+  for (const C& c : cases) {
+    NodeBuilder nb("Resize", "rs");
+    add_input(nb, x);
+    nb.output(dt(), c.out).attr_ints("sizes", c.out).attr_str("mode", c.mode);
+    nb.attr_str("coordinate_transformation_mode", c.ctm).attr_str("nearest_mode", c.nm);
+    std::vector<double> ref;
+    for (int64_t i = 0; i < numel_of(c.out); ++i) {
+      const Ints o = unravel(i, c.out);
+      const double sy = source_coord(c.ctm, o[2], d[2], c.out[2]);
+      const double sx = source_coord(c.ctm, o[3], d[3], c.out[3]);
+      auto at = [&](int64_t yy, int64_t xx) {
+        yy = std::clamp<int64_t>(yy, 0, d[2] - 1);
+        xx = std::clamp<int64_t>(xx, 0, d[3] - 1);
+        return x.get(static_cast<size_t>(ravel({o[0], o[1], yy, xx}, d)));
+      };
+      if (std::string(c.mode) == "nearest") {
+        ref.push_back(at(nearest(c.nm, sy, d[2]), nearest(c.nm, sx, d[3])));
+      } else {
+        const double fy = std::floor(sy), fx = std::floor(sx), ty = sy - fy, tx = sx - fx;
+        const auto y0 = static_cast<int64_t>(fy), x0 = static_cast<int64_t>(fx);
+        ref.push_back((1 - ty) * ((1 - tx) * at(y0, x0) + tx * at(y0, x0 + 1)) +
+                      ty * ((1 - tx) * at(y0 + 1, x0) + tx * at(y0 + 1, x0 + 1)));
+      }
+    }
+    expect_close(run_node(nb, {&x})[0], ref, std::string("Resize ") + c.mode + " " + c.ctm);
+  }
+}
+
+TEST_P(OnnxOps, ConvTransposeStridedGroupedPaddedDilated) {
+  const Ints xd{2, 4, 5, 4}, wd{4, 3, 3, 2}, yd{2, 6, 9, 12};
+  const Tensor x = input(rng, dt(), xd, 1.0), w = input(rng, dt(), wd, 1.0),
+               b = input(rng, dt(), {6}, 1.0);
+  const int64_t sh = 2, sw = 3, pt = 1, pl = 0, dh = 1, dw = 2, g = 2;
+  for (bool bias : {true, false}) {
+    NodeBuilder nb("ConvTranspose", "ct");
+    add_input(nb, x);
+    add_input(nb, w);
+    if (bias) add_input(nb, b);
+    nb.output(dt(), yd)
+        .attr_ints("strides", {sh, sw})
+        .attr_ints("pads", {pt, pl, 2, 0})
+        .attr_ints("dilations", {dh, dw})
+        .attr_ints("output_padding", {1, 0})
+        .attr_int("group", g);
+    std::vector<double> ref(static_cast<size_t>(numel_of(yd)), 0.0);
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t m = 0; m < 6; ++m)
+        for (int64_t oh = 0; oh < 9; ++oh)
+          for (int64_t ow = 0; ow < 12; ++ow) {
+            double s = bias ? b.get(static_cast<size_t>(m)) : 0.0;
+            const int64_t gi = m / 3;
+            for (int64_t c = gi * 2; c < gi * 2 + 2; ++c)
+              for (int64_t kh = 0; kh < 3; ++kh)
+                for (int64_t kw = 0; kw < 2; ++kw) {
+                  const int64_t th = oh + pt - kh * dh, tw = ow + pl - kw * dw;
+                  if (th < 0 || tw < 0 || th % sh || tw % sw) continue;
+                  const int64_t ih = th / sh, iw = tw / sw;
+                  if (ih >= 5 || iw >= 4) continue;
+                  s += x.get(static_cast<size_t>(ravel({n, c, ih, iw}, xd))) *
+                       w.get(static_cast<size_t>(ravel({c, m % 3, kh, kw}, wd)));
+                }
+            ref[static_cast<size_t>(ravel({n, m, oh, ow}, yd))] = s;
+          }
+    const std::vector<const Tensor*> ins =
+        bias ? std::vector<const Tensor*>{&x, &w, &b} : std::vector<const Tensor*>{&x, &w};
+    std::vector<Tensor> got;
+    if (bias)
+      got = run_node(nb, {&x, &w, &b});
+    else
+      got = run_node(nb, {&x, &w});
+    expect_close(got[0], ref, bias ? "ConvTranspose bias" : "ConvTranspose");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, OnnxOps, float_dtypes(), DtypeName());
+
+// ------------------------------------------------------ integer dtypes
+
+class IntOps : public ::testing::TestWithParam<ampx_dtype> {
+ protected:
+  ampx_dtype dt() const { return GetParam(); }
+};
+
+Tensor run1(NodeBuilder& nb, std::initializer_list<const Tensor*> ins) {
+  return run_node(nb, ins)[0];
+}
+
+TEST_P(IntOps, ArithmeticTruncatesAndWraps) {
+  const Tensor a = Tensor::of(dt(), {2, 3}, {7, -7, 9, 0, 100, -5});
+  const Tensor b = Tensor::of(dt(), {3}, {2, 2, -4});
+  const Tensor zero = Tensor::of(dt(), {}, {0});
+  const std::vector<std::pair<const char*, std::vector<double>>> want = {
+      {"Add", {9, -5, 5, 2, 102, -9}},
+      {"Sub", {5, -9, 13, -2, 98, -1}},
+      {"Mul", {14, -14, -36, 0, 200, 20}},
+      {"Div", {3, -3, -2, 0, 50, 1}}};  // toward zero, as ONNX
+  for (const auto& [op, w] : want) {
+    NodeBuilder nb(op, "b");
+    add_input(nb, a);
+    add_input(nb, b);
+    nb.output(dt(), {2, 3});
+    EXPECT_EQ(run1(nb, {&a, &b}).values(), w) << op;
+  }
+  // Division by zero is defined here (0), and the minimum wraps.
+  NodeBuilder dz("Div", "dz");
+  add_input(dz, a);
+  add_input(dz, zero);
+  dz.output(dt(), {2, 3});
+  EXPECT_EQ(run1(dz, {&a, &zero}).values(), std::vector<double>(6, 0.0));
+  const double lo = dt() == AMPX_DTYPE_I64 ? static_cast<double>(INT64_MIN) : INT32_MIN;
+  Tensor mn = Tensor::zeros(dt(), {1});
+  if (dt() == AMPX_DTYPE_I64) {
+    const int64_t v = INT64_MIN;
+    std::memcpy(mn.bytes.data(), &v, 8);
+  } else {
+    mn.set(0, lo);
+  }
+  NodeBuilder ng("Neg", "neg");
+  add_input(ng, mn);
+  ng.output(dt(), {1});
+  EXPECT_EQ(run1(ng, {&mn}).get(0), lo);
+  const Tensor v = Tensor::of(dt(), {3}, {4, -3, 0});
+  NodeBuilder n2("Neg", "neg2");
+  add_input(n2, v);
+  n2.output(dt(), {3});
+  EXPECT_EQ(run1(n2, {&v}).values(), (std::vector<double>{-4, 3, 0}));
+}
+
+TEST_P(IntOps, EqualWhereAndDataMovement) {
+  const Tensor a = Tensor::of(dt(), {4}, {1, 5, -2, 5});
+  const Tensor s = Tensor::of(dt(), {}, {5});
+  NodeBuilder eq("Equal", "eq");
+  add_input(eq, a);
+  add_input(eq, s);
+  eq.output(AMPX_DTYPE_BOOL, {4});
+  const Tensor m = run1(eq, {&a, &s});
+  EXPECT_EQ(m.values(), (std::vector<double>{0, 1, 0, 1}));
+  NodeBuilder wh("Where", "w");
+  add_input(wh, m);
+  add_input(wh, a);
+  add_input(wh, Tensor::of(dt(), {}, {-1}));
+  const Tensor minus1 = Tensor::of(dt(), {}, {-1});
+  wh.output(dt(), {4});
+  EXPECT_EQ(run1(wh, {&m, &a, &minus1}).values(), (std::vector<double>{-1, 5, -1, 5}));
+
+  // The shape-subgraph data ops: Gather, Concat, Slice, Reshape (also as
+  // Unsqueeze), Expand.
+  const Tensor shape = Tensor::of(dt(), {4}, {2, 3, 5, 7});
+  const Tensor idx = Tensor::of(AMPX_DTYPE_I64, {2}, {-1, 1});
+  NodeBuilder g("Gather", "g");
+  add_input(g, shape);
+  add_input(g, idx);
+  g.output(dt(), {2});
+  EXPECT_EQ(run1(g, {&shape, &idx}).values(), (std::vector<double>{7, 3}));
+  NodeBuilder cat("Concat", "cat");
+  add_input(cat, shape);
+  add_input(cat, a);
+  cat.output(dt(), {8}).attr_int("axis", 0);
+  EXPECT_EQ(run1(cat, {&shape, &a}).values(), (std::vector<double>{2, 3, 5, 7, 1, 5, -2, 5}));
+  NodeBuilder sl("Slice", "sl");
+  add_input(sl, shape);
+  sl.output(dt(), {2}).attr_ints("starts", {1}).attr_ints("ends", {-1});
+  EXPECT_EQ(run1(sl, {&shape}).values(), (std::vector<double>{3, 5}));
+  NodeBuilder un("Reshape", "unsqueeze");
+  add_input(un, shape);
+  un.output(dt(), {1, 4}).attr_ints("shape", {1, 4});
+  EXPECT_EQ(run1(un, {&shape}).values(), shape.values());
+  NodeBuilder ex("Expand", "ex");
+  add_input(ex, s);
+  ex.output(dt(), {2, 2}).attr_ints("shape", {2, 2});
+  EXPECT_EQ(run1(ex, {&s}).values(), (std::vector<double>(4, 5.0)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ints, IntOps, ::testing::Values(AMPX_DTYPE_I64, AMPX_DTYPE_I32),
+                         DtypeName());
+
+TEST(IntOps, CastBetweenShapeDtypes) {
+  const std::vector<ampx_dtype> all = {AMPX_DTYPE_F32, AMPX_DTYPE_F16, AMPX_DTYPE_BF16,
+                                       AMPX_DTYPE_I64, AMPX_DTYPE_I32, AMPX_DTYPE_BOOL};
+  const std::vector<double> v{0, 1, -3, 7, 64};
+  for (ampx_dtype from : all)
+    for (ampx_dtype to : all) {
+      const Tensor x =
+          Tensor::of(from, {5}, from == AMPX_DTYPE_BOOL ? std::vector<double>{0, 1, 1, 0, 1} : v);
+      NodeBuilder nb("Cast", "c");
+      add_input(nb, x);
+      nb.output(to, {5}).attr_int("to", to);
+      std::vector<double> want = x.values();
+      if (to == AMPX_DTYPE_BOOL)
+        for (double& w : want) w = w != 0 ? 1 : 0;
+      EXPECT_EQ(run1(nb, {&x}).values(), want) << dtype_str(from) << "->" << dtype_str(to);
+    }
+}
+
+TEST(IntOps, FloatOnlyOpsRejectIntegers) {
+  const Tensor x = Tensor::of(AMPX_DTYPE_I64, {3}, {1, 2, 3});
+  NodeBuilder nb("Exp", "e");
+  add_input(nb, x);
+  nb.output(AMPX_DTYPE_I64, {3});
+  std::string why;
+  EXPECT_FALSE(cpu_ref::can_run(nb.desc(), &why));
+  EXPECT_NE(why.find("input 0 is i64"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace ampx::test
