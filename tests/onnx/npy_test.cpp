@@ -1,9 +1,9 @@
 // .npy files: round trips in every supported dtype, NumPy's header forms,
 // and one-line errors for files that are not what they claim.
-#include <ampx/exec/npy.hpp>
-#include <ampx/half.hpp>
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <ampx/exec/npy.hpp>
+#include <ampx/half.hpp>
 
 #include <cstring>
 #include <filesystem>
@@ -46,7 +46,8 @@ TEST(Npy, RoundTripsEveryDtypeAndRank) {
       EXPECT_EQ(back.type, t.type) << ampx::dtype_name(dt) << ampx::shape_str(shape);
       EXPECT_EQ(back.data, t.data) << ampx::dtype_name(dt) << ampx::shape_str(shape);
       // NumPy's alignment rule: the data starts at a multiple of 64.
-      EXPECT_EQ(fs::file_size(path) - t.data.size(), 64u * ((fs::file_size(path) - t.data.size()) / 64));
+      EXPECT_EQ(fs::file_size(path) - t.data.size(),
+                64u * ((fs::file_size(path) - t.data.size()) / 64));
       fs::remove(path);
     }
   }
@@ -115,10 +116,10 @@ TEST(Npy, BadFilesAreOneLineErrorsNamingTheFile) {
     f += '\x00';
     return f + h + std::string(data_bytes, '\x01');
   };
-  EXPECT_NE(error(with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8),
-                  "be.npy")
-                .find("'>f4' is not supported"),
-            std::string::npos);
+  EXPECT_NE(
+      error(with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8), "be.npy")
+          .find("'>f4' is not supported"),
+      std::string::npos);
   EXPECT_NE(error(with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8),
                   "fortran.npy")
                 .find("Fortran"),

@@ -1,12 +1,12 @@
 // ONNX import: what survives, what is folded or fused, and every error a
 // user can meet, each checked on models built here with the ONNX protobuf
 // classes.
-#include <ampx/ir/op_type.hpp>
-#include <ampx/models/load_model.hpp>
-#include <ampx/onnx/onnx_import.hpp>
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
+#include <ampx/ir/op_type.hpp>
+#include <ampx/models/load_model.hpp>
+#include <ampx/onnx/onnx_import.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -17,8 +17,8 @@
 namespace {
 
 namespace fs = std::filesystem;
-using ampx::onnx_io::ImportOptions;
 using ampx::onnx_io::import_onnx;
+using ampx::onnx_io::ImportOptions;
 using ampx::onnx_io::ImportStats;
 using ampx::onnx_io::OnnxError;
 
@@ -26,8 +26,9 @@ class TempDir {
  public:
   TempDir() {
     path_ = fs::temp_directory_path() /
-            ("ampx_onnx_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-             "_" + std::to_string(::getpid()));
+            ("ampx_onnx_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+             std::to_string(::getpid()));
     fs::create_directories(path_);
   }
   ~TempDir() {
@@ -72,9 +73,7 @@ struct ModelMaker {
              int elem = onnx::TensorProto::FLOAT) {
     value(g->add_input(), name, elem, dims);
   }
-  void output(const std::string& name) {
-    g->add_output()->set_name(name);
-  }
+  void output(const std::string& name) { g->add_output()->set_name(name); }
   void init_f32(const std::string& name, std::vector<int64_t> dims, float start = 0.25f) {
     auto* t = g->add_initializer();
     t->set_name(name);
@@ -153,12 +152,6 @@ ModelMaker small_mlp() {
   mm.node("Relu", {"h"}, {"y"}, "/Relu");
   mm.output("y");
   return mm;
-}
-
-int count_op(const ampx::Graph& g, std::string_view op) {
-  return static_cast<int>(std::count_if(g.nodes().begin(), g.nodes().end(), [&](const auto& n) {
-    return ampx::op_name(n.op) == op;
-  }));
 }
 
 TEST(OnnxImport, NamesShapesAndPinnedInputsSurvive) {
@@ -377,8 +370,8 @@ TEST(OnnxImport, DecomposedLayerNormAndGeluAreFused) {
   TempDir dir;
   ModelMaker mm;
   mm.input("x", {"2", "3", "8"});
-  for (auto [n, v] : {std::pair{"two", 2.f}, {"eps", 1e-5f}, {"sqrt2", 1.4142135f}, {"one", 1.f},
-                      {"half", 0.5f}})
+  for (auto [n, v] :
+       {std::pair{"two", 2.f}, {"eps", 1e-5f}, {"sqrt2", 1.4142135f}, {"one", 1.f}, {"half", 0.5f}})
     mm.init_scalar(n, v);
   mm.init_f32("gamma", {8}, 0.75f);
   mm.init_f32("beta", {8}, -0.25f);
