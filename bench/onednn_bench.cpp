@@ -2,7 +2,8 @@
 //  1. executor overhead: each built-in model (O0, fused) run by ampx on
 //     onednn:0 against the same oneDNN primitives called directly in a loop
 //     (pointers bound once, one stream wait per run, views for
-//     Reshape/Flatten);
+//     Reshape/Flatten); 1b. the cnn with activations kept blocked between
+//     nodes against blocked_activations=0;
 //  2. O0 against effective O2 (`--dtype auto`) and capability-blind O2 (f16
 //     forced onto whatever kernels run it, Casts included);
 //  3. GEMM and convolution GFLOP/s through ampx in f32 and bf16, next to the
@@ -292,6 +293,30 @@ int main(int argc, char** argv) {
                                reps);
     fmt::print("| {} | {:.3f} ms | {:.3f} ms | {:+.1f} % |\n", name, t[0], t[1],
                100.0 * (t[0] / t[1] - 1.0));
+  }
+
+  // 1b. Activations kept in the producer's blocked layout between oneDNN
+  // nodes (the default) against plain NCHW reordered in and out around every
+  // primitive: a second plugin instance with blocked_activations=0.
+  {
+    plugins::PluginHostOptions off_opts;
+    off_opts.plugin_options["onednn"] = "blocked_activations=0";
+    const plugins::PluginHost off_host(off_opts);
+    const plugins::Device& off_dev = off_host.device("onednn:0");
+    fmt::print("\n### 1b. cnn: blocked activations between nodes vs plain NCHW (O0 f32)\n\n");
+    fmt::print(
+        "| plan | blocked (default) | plain (`blocked_activations=0`) | plain / blocked |\n");
+    fmt::print("|---|---|---|---|\n");
+    const Graph g = make_builtin_model("cnn");
+    const Planned p = plan_for(g, AmpPolicy{}, caps, false);
+    const auto in = random_inputs(g, 7);
+    for (const bool fused : {true, false}) {
+      const Graph& graph = fused ? p.fused.graph : p.plan.graph;
+      Executor on(graph, *dev), off(graph, off_dev);
+      const auto t = interleaved({[&] { (void)on.run(in); }, [&] { (void)off.run(in); }}, reps);
+      fmt::print("| {} ({} nodes) | {:.3f} ms | {:.3f} ms | {:.2f} |\n",
+                 fused ? "fused" : "unfused", graph.num_nodes(), t[0], t[1], t[1] / t[0]);
+    }
   }
 
   // 2. O0, effective O2 (--dtype auto), capability-blind O2 (f16).
