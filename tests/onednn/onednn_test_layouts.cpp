@@ -244,6 +244,47 @@ TEST(OnednnLayouts, PlainWritesReplaceShadowedValues) {
   expect_bits_equal(a.read(Chain::kConv2), want);
 }
 
+// The memory planner reuses a dead value's range piecewise: a stale shadow
+// partly overwritten is written back only if a read touches its remaining
+// part, never when later writes cover it all.
+TEST(OnednnLayouts, PartlyOverwrittenShadowsAreWrittenBackOnlyWhenRead) {
+  Plugin on(plugin_path("onednn"), kOn), off(plugin_path("onednn"), kOff);
+  Chain a(on), b(off);
+  for (Chain* c : {&a, &b}) {
+    c->write(Chain::kX, input(500));
+    c->run();
+  }
+  const uint64_t n = a.bytes(Chain::kConv2), q = n / 4;
+  const std::vector<unsigned char> ones(q, 0x11), twos(n - q, 0x22);
+  // Covered in two writes, then read: the old value is never written back.
+  const Counts c0 = counts(on);
+  on.ok(on.api->copy_to_device(a.arena(), a.offset(Chain::kConv2) + q, twos.data(), n - q));
+  on.ok(on.api->copy_to_device(a.arena(), a.offset(Chain::kConv2), ones.data(), q));
+  Tensor want = Tensor::zeros(AMPX_DTYPE_F32, a.dims(Chain::kConv2));
+  std::memcpy(want.bytes.data(), ones.data(), q);
+  std::memcpy(want.bytes.data() + q, twos.data(), n - q);
+  expect_bits_equal(a.read(Chain::kConv2), want);
+  EXPECT_EQ(counts(on).materialised, c0.materialised);
+
+  // Its first quarter overwritten, then conv2's consumer (pool, a
+  // primitive reading plain since its source has no shadow now) runs: it
+  // sees the new quarter and the old rest.
+  for (Chain* c : {&a, &b}) {
+    c->write(Chain::kX, input(501));
+    c->run();
+  }
+  const Counts c1 = counts(on);
+  Tensor mixed = b.read(Chain::kConv2);
+  std::memcpy(mixed.bytes.data(), ones.data(), q);
+  on.ok(on.api->copy_to_device(a.arena(), a.offset(Chain::kConv2), ones.data(), q));
+  b.write(Chain::kConv2, mixed);
+  a.run(3, 4);
+  b.run(3, 4);
+  EXPECT_EQ(counts(on).materialised, c1.materialised + 1);
+  expect_bits_equal(a.read(Chain::kPool), b.read(Chain::kPool));
+  expect_bits_equal(a.read(Chain::kConv2), mixed);
+}
+
 // A loop kernel (Flatten, not a oneDNN primitive) reads a blocked value and
 // writes over another one's range.
 TEST(OnednnLayouts, LoopKernelsReadAndOverwriteShadowedValues) {
