@@ -2,14 +2,15 @@
 //  1. executor overhead: each built-in model (O0, fused) run by ampx on
 //     onednn:0 against the same oneDNN primitives called directly in a loop
 //     (pointers bound once, one stream wait per run, views for
-//     Reshape/Flatten);
+//     Reshape/Flatten); 1b. the cnn with activations kept blocked between
+//     nodes against blocked_activations=0;
 //  2. O0 against effective O2 (`--dtype auto`) and capability-blind O2 (f16
 //     forced onto whatever kernels run it, Casts included);
 //  3. GEMM and convolution GFLOP/s through ampx in f32 and bf16, next to the
 //     peak computed from the ISA, core count and clock.
 // Repetitions of the variants being compared are interleaved, so drifting
 // machine load hits them alike. Prints Markdown (docs/benchmarks.md).
-// Usage: ampx_onednn_bench [--reps N]
+// Usage: ampx_onednn_bench [--reps N] [--layouts-only (table 1b alone)]
 #include <ampx/amp/planner.hpp>
 #include <ampx/cpu_ref/host_plugin.hpp>
 #include <ampx/cpu_ref/kernels.hpp>
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -53,13 +55,29 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
+// The calling thread's CPU time in ms: what a one-thread run costs, without
+// the time other processes hold the core (a shared, loaded machine).
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
 // Times the variants round-robin, `reps` rounds after one warm-up round;
-// returns the median per variant in ms.
-std::vector<double> interleaved(const std::vector<std::function<void()>>& variants, int reps) {
+// returns the median per variant in ms (wall clock, or with `cpu` the
+// calling thread's CPU time).
+std::vector<double> interleaved(const std::vector<std::function<void()>>& variants, int reps,
+                                bool cpu = false) {
   for (const auto& f : variants) f();
   std::vector<std::vector<double>> t(variants.size());
   for (int r = 0; r < reps; ++r)
     for (size_t i = 0; i < variants.size(); ++i) {
+      if (cpu) {
+        const double c0 = thread_cpu_ms();
+        variants[i]();
+        t[i].push_back(thread_cpu_ms() - c0);
+        continue;
+      }
       const auto t0 = Clock::now();
       variants[i]();
       t[i].push_back(ms_since(t0));
@@ -254,8 +272,12 @@ Graph conv_graph(int64_t batch, int64_t c, int64_t hw, int64_t m, int64_t k, DTy
 
 int main(int argc, char** argv) {
   int reps = 30;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
+  bool layouts_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[i + 1]));
+    if (std::string(argv[i]) == "--layouts-only") layouts_only = true;
+  }
 
   plugins::PluginHostOptions opts;
   const plugins::PluginHost host(opts);
@@ -273,6 +295,47 @@ int main(int argc, char** argv) {
       "CPU: {} ({} threads, {:.0f} MHz per /proc/cpuinfo); oneDNN {} ({}), ISA {}; "
       "{} rounds per variant, interleaved\n\n",
       cpu, cores, mhz, ctx->version(), ctx->runtime(), ctx->isa(), reps);
+
+  // 1b. Activations kept in the producer's blocked layout between oneDNN
+  // nodes (the default) against plain NCHW reordered in and out around every
+  // primitive (blocked_activations=0), each in its own plugin instance. Also
+  // at one thread: on a loaded machine OpenMP's barriers make the two-thread
+  // times swing far more than the reorders weigh.
+  auto layouts = [&] {
+    fmt::print("\n### 1b. cnn: blocked activations between nodes vs plain NCHW (O0 f32)\n\n");
+    fmt::print(
+        "| plan | threads | blocked (default) | plain (`blocked_activations=0`) | plain / "
+        "blocked |\n");
+    fmt::print("|---|---|---|---|---|\n");
+    const Graph g = make_builtin_model("cnn");
+    const Planned p = plan_for(g, AmpPolicy{}, caps, false);
+    const auto in = random_inputs(g, 7);
+    for (const unsigned threads : {cores, 1u}) {
+      const std::string t_opt = ";threads=" + std::to_string(threads);
+      plugins::PluginHostOptions on_opts, off_opts;
+      on_opts.plugin_options["onednn"] = "blocked_activations=1" + t_opt;
+      off_opts.plugin_options["onednn"] = "blocked_activations=0" + t_opt;
+      const plugins::PluginHost on_host(on_opts), off_host(off_opts);
+      for (const bool fused : {true, false}) {
+        const Graph& graph = fused ? p.fused.graph : p.plan.graph;
+        Executor on(graph, on_host.device("onednn:0")), off(graph, off_host.device("onednn:0"));
+        // At one thread oneDNN runs on the calling thread, so its CPU time
+        // is the whole cost: the steadier measure here.
+        for (const bool cpu : {false, true}) {
+          if (cpu && threads != 1) continue;
+          const auto t =
+              interleaved({[&] { (void)on.run(in); }, [&] { (void)off.run(in); }}, reps, cpu);
+          fmt::print("| {} ({} nodes) | {}{} | {:.3f} ms | {:.3f} ms | {:.2f} |\n",
+                     fused ? "fused" : "unfused", graph.num_nodes(), threads,
+                     cpu ? ", thread CPU time" : "", t[0], t[1], t[1] / t[0]);
+        }
+      }
+    }
+  };
+  if (layouts_only) {
+    layouts();
+    return 0;
+  }
 
   // 1. Executor overhead.
   fmt::print("### 1. Executor overhead (O0 f32, fused plan)\n\n");
@@ -293,6 +356,8 @@ int main(int argc, char** argv) {
     fmt::print("| {} | {:.3f} ms | {:.3f} ms | {:+.1f} % |\n", name, t[0], t[1],
                100.0 * (t[0] / t[1] - 1.0));
   }
+
+  layouts();
 
   // 2. O0, effective O2 (--dtype auto), capability-blind O2 (f16).
   fmt::print("\n### 2. O0 vs effective O2 vs capability-blind O2 on onednn:0\n\n");

@@ -1,7 +1,8 @@
 // The oneDNN CPU backend plugin (device onednn:0): the shared host-memory
 // plugin (backends/cpu_ref/host_plugin.hpp) with oneDNN primitives as kernels
 // and capability answers measured from oneDNN's implementation choice.
-// Options: "threads=N" (0 or absent: all cores).
+// Options: "threads=N" (0 or absent: all cores), "blocked_activations=0|1"
+// (default 1), "debug_counters=0|1" (default 0); see README.md.
 #include "ampx/backend_api.h"
 #include "ampx/cpu_ref/host_plugin.hpp"
 #include "policy.hpp"

@@ -53,7 +53,8 @@ TEST(OnednnDevice, PropsAndInfo) {
 }
 
 TEST(OnednnDevice, BuffersAreHostMemoryAndCopiesAreChecked) {
-  Plugin p(plugin_path("onednn"));
+  // Host pointers only without blocked activations (onednn_test_layouts.cpp).
+  Plugin p(plugin_path("onednn"), "blocked_activations=0");
   ampx_buffer* b = nullptr;
   p.ok(p.api->buffer_alloc(p.plugin, 0, 100, &b));
   ASSERT_NE(b, nullptr);
@@ -75,7 +76,17 @@ TEST(OnednnDevice, OptionsAreParsedAndBadOnesRefused) {
     EXPECT_NE(std::string(info.note).find(", 1 threads"), std::string::npos) << info.note;
   }
   { Plugin p(plugin_path("onednn"), " threads=0 ; "); }
-  for (const char* bad : {"threads=abc", "threads=-2", "speed=fast"}) {
+  {
+    Plugin p(plugin_path("onednn"), "blocked_activations=0;debug_counters=1");
+    ampx_plugin_info info{};
+    info.struct_size = sizeof info;
+    p.ok(p.api->plugin_info(p.plugin, &info));
+    EXPECT_NE(std::string(info.note).find("plain activations; activation reorders: 0"),
+              std::string::npos)
+        << info.note;
+  }
+  for (const char* bad :
+       {"threads=abc", "threads=-2", "speed=fast", "blocked_activations=2", "debug_counters=x"}) {
     void* lib = dlopen(plugin_path("onednn").c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(lib, nullptr);
     auto entry = reinterpret_cast<ampx_plugin_entry_fn>(dlsym(lib, AMPX_PLUGIN_ENTRY_SYMBOL));

@@ -17,6 +17,7 @@
 namespace ps = ampx::plugin_support;
 using ampx::cpu_ref::CapabilityPolicy;
 using ampx::cpu_ref::CpuKernel;
+using ampx::cpu_ref::HostCopyKernel;
 using ampx::cpu_ref::HostPluginSpec;
 
 // The opaque handles of the ABI. Each plugin .so has its own copy (hidden
@@ -31,11 +32,16 @@ struct ampx_plugin {
 struct ampx_buffer {
   unsigned char* data = nullptr;  // 64-byte aligned, std::free()
   uint64_t size = 0;
+  // The policy's hooks for other copies of these bytes (buffer_free and the
+  // copies get no plugin argument). Buffers are freed before the plugin.
+  const CapabilityPolicy* policy = nullptr;
 };
 
 struct ampx_kernel {
   std::unique_ptr<CpuKernel> kernel;
-  std::string where;  // "node 'x' (Op)"
+  const CapabilityPolicy* policy = nullptr;
+  HostCopyKernel* tracked = nullptr;  // kernel, when it keeps other copies coherent itself
+  std::string where;                  // "node 'x' (Op)"
   struct Slot {
     uint64_t bytes;
     size_t align;  // element size
@@ -221,12 +227,14 @@ ampx_status* buffer_alloc(ampx_plugin* plugin, int32_t device, uint64_t bytes, a
                         "buffer_alloc: cannot allocate " + std::to_string(bytes) + " bytes");
     }
     buf->size = bytes;
+    buf->policy = plugin->policy.get();
     *out = buf.release();
   });
 }
 
 void buffer_free(ampx_buffer* buffer) {
   if (!buffer) return;
+  buffer->policy->released(buffer->data, buffer->size);
   std::free(buffer->data);
   delete buffer;
 }
@@ -245,7 +253,9 @@ ampx_status* copy_to_device(ampx_buffer* dst, uint64_t dst_offset, const void* s
   return guard([&] {
     if (!dst || (!src && bytes)) invalid("copy_to_device: NULL argument");
     check_range("copy_to_device", dst->size, dst_offset, bytes);
-    if (bytes) std::memmove(dst->data + dst_offset, src, bytes);
+    if (!bytes) return;
+    dst->policy->before_write(dst->data + dst_offset, bytes);
+    std::memmove(dst->data + dst_offset, src, bytes);
   });
 }
 
@@ -253,7 +263,9 @@ ampx_status* copy_to_host(void* dst, const ampx_buffer* src, uint64_t src_offset
   return guard([&] {
     if (!src || (!dst && bytes)) invalid("copy_to_host: NULL argument");
     check_range("copy_to_host", src->size, src_offset, bytes);
-    if (bytes) std::memmove(dst, src->data + src_offset, bytes);
+    if (!bytes) return;
+    src->policy->before_read(src->data + src_offset, bytes);
+    std::memmove(dst, src->data + src_offset, bytes);
   });
 }
 
@@ -263,7 +275,11 @@ ampx_status* copy_device_to_device(ampx_buffer* dst, uint64_t dst_offset, const 
     if (!dst || !src) invalid("copy_device_to_device: NULL argument");
     check_range("copy_device_to_device (destination)", dst->size, dst_offset, bytes);
     check_range("copy_device_to_device (source)", src->size, src_offset, bytes);
-    if (bytes) std::memmove(dst->data + dst_offset, src->data + src_offset, bytes);
+    if (!bytes) return;
+    // Read first: the ranges may overlap, and the write drops other copies.
+    src->policy->before_read(src->data + src_offset, bytes);
+    dst->policy->before_write(dst->data + dst_offset, bytes);
+    std::memmove(dst->data + dst_offset, src->data + src_offset, bytes);
   });
 }
 
@@ -279,6 +295,8 @@ ampx_status* kernel_prepare(ampx_plugin* plugin, int32_t device, const ampx_node
     } catch (const UnsupportedNode& e) {
       throw StatusError(AMPX_STATUS_UNSUPPORTED, e.what());
     }
+    k->policy = plugin->policy.get();
+    k->tracked = dynamic_cast<HostCopyKernel*>(k->kernel.get());
     const ps::NodeView v(*node);
     k->where = v.where();
     for (size_t i = 0; i < v.num_inputs(); ++i)
@@ -339,14 +357,22 @@ ampx_status* kernel_launch(ampx_kernel* k, const ampx_buffer_view* inputs, size_
       s.resize(static_cast<size_t>((bytes + 7) / 8));
       return reinterpret_cast<unsigned char*>(s.data());
     };
+    // Every plain read and write of buffer bytes goes through the policy's
+    // hooks: here for the tensors of plain kernels and for staging copies,
+    // in the tracked kernel itself for the rest.
+    const CapabilityPolicy& pol = *k->policy;
     for (size_t i = 0; i < num_inputs; ++i) {
-      if (reinterpret_cast<uintptr_t>(k->in_ptrs[i]) % std::max<size_t>(k->ins[i].align, 1) == 0)
-        continue;
+      const bool aligned =
+          reinterpret_cast<uintptr_t>(k->in_ptrs[i]) % std::max<size_t>(k->ins[i].align, 1) == 0;
+      if (!k->tracked || !aligned)
+        pol.before_read(static_cast<const unsigned char*>(k->in_ptrs[i]), k->ins[i].bytes);
+      if (aligned) continue;
       unsigned char* s = stage(i, k->ins[i].bytes);
       std::memcpy(s, k->in_ptrs[i], k->ins[i].bytes);
       k->in_ptrs[i] = s;
     }
-    std::vector<bool> staged(num_outputs, false);
+    // bool[] rather than vector<bool>: run_tracked takes a span of it.
+    std::unique_ptr<bool[]> staged(new bool[num_outputs + 1]());
     for (size_t i = 0; i < num_outputs; ++i) {
       bool need =
           reinterpret_cast<uintptr_t>(out_real[i]) % std::max<size_t>(k->outs[i].align, 1) != 0;
@@ -357,9 +383,22 @@ ampx_status* kernel_launch(ampx_kernel* k, const ampx_buffer_view* inputs, size_
       staged[i] = need;
       k->out_ptrs[i] = need ? stage(num_inputs + i, k->outs[i].bytes) : out_real[i];
     }
-    k->kernel->run(k->in_ptrs, k->out_ptrs);
-    for (size_t i = 0; i < num_outputs; ++i)
-      if (staged[i] && k->outs[i].bytes) std::memcpy(out_real[i], k->out_ptrs[i], k->outs[i].bytes);
+    // An unstaged output is written in place by the run: its other copies go
+    // stale now. Never before the run for a staged one, which may overlap an
+    // input whose other copy the run is about to read.
+    if (!k->tracked) {
+      for (size_t i = 0; i < num_outputs; ++i)
+        if (!staged[i]) pol.before_write(out_real[i], k->outs[i].bytes);
+      k->kernel->run(k->in_ptrs, k->out_ptrs);
+    } else {
+      k->tracked->run_tracked(k->in_ptrs, k->out_ptrs,
+                              std::span<const bool>(staged.get(), num_outputs));
+    }
+    for (size_t i = 0; i < num_outputs; ++i) {
+      if (!staged[i] || !k->outs[i].bytes) continue;
+      pol.before_write(out_real[i], k->outs[i].bytes);
+      std::memcpy(out_real[i], k->out_ptrs[i], k->outs[i].bytes);
+    }
   });
 }
 
@@ -375,7 +414,7 @@ ampx_status* synchronize(ampx_plugin* plugin, int32_t device) {
 }
 
 void* buffer_host_ptr(ampx_buffer* buffer) {
-  return buffer ? buffer->data : nullptr;
+  return buffer && buffer->policy->host_pointers() ? buffer->data : nullptr;
 }
 
 }  // namespace

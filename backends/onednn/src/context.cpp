@@ -65,15 +65,26 @@ Options parse_options(const char* options) {
   namespace ps = ampx::plugin_support;
   Options o;
   for (const auto& [key, value] : ps::split_options(options)) {
-    if (key != "threads")
-      throw std::invalid_argument("onednn: unknown option '" + key + "' (known: threads)");
-    o.threads = static_cast<int>(ps::int_option("onednn", key, value, 0, 4096));  // 0: all cores
+    if (key == "threads") {
+      o.threads = static_cast<int>(ps::int_option("onednn", key, value, 0, 4096));  // 0: all cores
+    } else if (key == "blocked_activations") {
+      o.blocked_activations = ps::int_option("onednn", key, value, 0, 1) != 0;
+    } else if (key == "debug_counters") {
+      o.debug_counters = ps::int_option("onednn", key, value, 0, 1) != 0;
+    } else {
+      throw std::invalid_argument("onednn: unknown option '" + key +
+                                  "' (known: threads, blocked_activations, debug_counters)");
+    }
   }
   return o;
 }
 
 Context::Context(const Options& opts)
-    : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), threads_(opts.threads) {
+    : engine_(dnnl::engine::kind::cpu, 0),
+      stream_(engine_),
+      threads_(opts.threads),
+      debug_counters_(opts.debug_counters),
+      layouts_(std::make_unique<LayoutStore>(*this, opts.blocked_activations)) {
   const dnnl_version_t* v = dnnl_version();
   version_ =
       std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);

@@ -10,11 +10,20 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "layout_store.hpp"
+
 namespace ampx::onednn {
 
 // Plugin options, from ampx_plugin_create_args::options ("key=value;...").
 struct Options {
   int threads = 0;  // threads=N; 0: all cores (the library default)
+  // blocked_activations=0|1: activations stay in the layout the producing
+  // primitive chose between oneDNN nodes (layout_store.hpp); 0 reorders to
+  // plain NCHW and back around every primitive, as before.
+  bool blocked_activations = true;
+  // debug_counters=1: plugin_info.note also reports the per-launch
+  // activation reorders so far (tests, benchmark).
+  bool debug_counters = false;
 };
 // Parses the options string; unknown keys and bad values throw
 // std::invalid_argument (plugin_create then fails with that message).
@@ -37,6 +46,8 @@ class Context {
   void* scratchpad(size_t bytes);
 
   int threads() const noexcept { return threads_; }
+  LayoutStore& layouts() noexcept { return *layouts_; }
+  bool debug_counters() const noexcept { return debug_counters_; }
   // Effective ISA (respects ONEDNN_MAX_CPU_ISA), e.g. "avx2".
   const std::string& isa() const noexcept { return isa_; }
   // "2.6.3"
@@ -49,6 +60,8 @@ class Context {
   dnnl::stream stream_;
   int threads_ = 0;
   bool omp_ = false;
+  bool debug_counters_ = false;
+  std::unique_ptr<LayoutStore> layouts_;
   std::string isa_, version_, runtime_;
   struct alignas(64) Line {
     std::byte b[64];

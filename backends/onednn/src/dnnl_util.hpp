@@ -2,6 +2,7 @@
 // descriptors of ampx tensors, and what an op builder returns.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,6 +56,11 @@ struct Arg {
 struct PrimitivePlan {
   dnnl::primitive_desc_base pd;
   std::vector<Arg> args;
+  // Ops whose primitive runs in any layout (eltwise, BatchNorm, pooling):
+  // the same op's descriptor for a source in layout `src` (a producer's
+  // blocked one; dst follows it or is `any`), so that a chain of such nodes
+  // stays in one layout instead of going through plain. Empty for the rest.
+  std::function<dnnl::primitive_desc_base(const memory::desc& src)> relayout;
 };
 
 // The attributes every op builder starts from: a user-managed scratchpad,

@@ -38,11 +38,15 @@ PrimitivePlan plan_eltwise(const NodeView& v, const dnnl::engine& eng) {
   } else {
     throw NoPrimitive("no oneDNN eltwise for " + std::string(op));
   }
+  auto make = [=](const memory::desc& src) -> dnnl::primitive_desc_base {
+    return dnnl::eltwise_forward::primitive_desc(
+        dnnl::eltwise_forward::desc(prop_kind::forward_inference, alg, src, alpha, beta),
+        plan_attr(), eng);
+  };
   PrimitivePlan p;
-  p.pd = dnnl::eltwise_forward::primitive_desc(
-      dnnl::eltwise_forward::desc(prop_kind::forward_inference, alg, x_md, alpha, beta),
-      plan_attr(), eng);
+  p.pd = make(x_md);
   p.args = {{DNNL_ARG_SRC, false, 0, x_md}, {DNNL_ARG_DST, true, 0, y_md}};
+  p.relayout = make;
   return p;
 }
 

@@ -18,10 +18,14 @@ PrimitivePlan plan_batchnorm(const NodeView& v, const dnnl::engine& eng) {
   const memory::desc x_md = dense_md(x);
   const auto flags = normalization_flags::use_global_stats | normalization_flags::use_scale |
                      normalization_flags::use_shift;
+  auto make = [=](const memory::desc& src) -> dnnl::primitive_desc_base {
+    return dnnl::batch_normalization_forward::primitive_desc(
+        dnnl::batch_normalization_forward::desc(prop_kind::forward_inference, src, eps, flags),
+        plan_attr(), eng);
+  };
   PrimitivePlan p;
-  p.pd = dnnl::batch_normalization_forward::primitive_desc(
-      dnnl::batch_normalization_forward::desc(prop_kind::forward_inference, x_md, eps, flags),
-      plan_attr(), eng);
+  p.pd = make(x_md);
+  p.relayout = make;
   // scale, bias, mean, var: [C] in the node dtype; oneDNN keeps them in f32
   // (the kernel converts 16-bit ones once per launch, or at prepare).
   p.args = {{DNNL_ARG_SRC, false, 0, x_md},
@@ -87,7 +91,7 @@ PrimitivePlan plan_pool(const NodeView& v, const dnnl::engine& eng) {
     }
   }
   const memory::desc x_md = dense_md(x), y_md = dense_md(y);
-  auto make = [&](const memory::desc& src, const memory::desc& dst) {
+  auto make = [=](const memory::desc& src, const memory::desc& dst) {
     return dnnl::pooling_v2_forward::primitive_desc(
         dnnl::pooling_v2_forward::desc(prop_kind::forward_inference, alg, src, dst, strides, kernel,
                                        dims_t{0, 0}, pl, pr),
@@ -111,6 +115,11 @@ PrimitivePlan plan_pool(const NodeView& v, const dnnl::engine& eng) {
     }
   }
   p.args = {{DNNL_ARG_SRC, false, 0, x_md}, {DNNL_ARG_DST, true, 0, y_md}};
+  // dst `any`: the implementation for a blocked source writes blocked too.
+  const memory::desc y_any(yd, y_md.data_type(), memory::format_tag::any);
+  p.relayout = [make, y_any](const memory::desc& src) -> dnnl::primitive_desc_base {
+    return make(src, y_any);
+  };
   return p;
 }
 

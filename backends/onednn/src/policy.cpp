@@ -138,8 +138,16 @@ std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_de
 }
 
 std::string OnednnPolicy::plugin_note() const {
-  return "ISA " + ctx_->isa() + ", " + ctx_->runtime() + " runtime, " +
-         std::to_string(ctx_->threads()) + " threads";
+  LayoutStore& layouts = ctx_->layouts();
+  std::string note = "ISA " + ctx_->isa() + ", " + ctx_->runtime() + " runtime, " +
+                     std::to_string(ctx_->threads()) + " threads, " +
+                     (layouts.enabled() ? "blocked" : "plain") + " activations";
+  if (ctx_->debug_counters()) {
+    const ReorderCounts c = layouts.counts();
+    note += "; activation reorders: " + std::to_string(c.total()) + " (launch " +
+            std::to_string(c.launch) + ", materialised " + std::to_string(c.materialised) + ")";
+  }
+  return note;
 }
 
 void OnednnPolicy::describe_device(ampx_device_props& p) const {

@@ -34,8 +34,22 @@ class OnednnPolicy final : public cpu_ref::CapabilityPolicy {
   std::unique_ptr<cpu_ref::CpuKernel> make_kernel(const ampx_node_desc& node) const override;
   void describe_device(ampx_device_props& props) const override;
   std::string library() const override { return "oneDNN " + ctx_->version(); }
-  // "ISA avx2, OpenMP runtime, 2 threads"
+  // "ISA avx2, OpenMP runtime, 2 threads, blocked activations"; with
+  // debug_counters=1 also "; activation reorders: N (launch L, materialised M)".
   std::string plugin_note() const override;
+
+  // The layout store's hooks (layout_store.hpp).
+  void before_read(const unsigned char* p, uint64_t bytes) const override {
+    ctx_->layouts().before_read(p, bytes);
+  }
+  void before_write(const unsigned char* p, uint64_t bytes) const override {
+    ctx_->layouts().before_write(p, bytes);
+  }
+  void released(const unsigned char* p, uint64_t bytes) const override {
+    ctx_->layouts().released(p, bytes);
+  }
+  // With blocked activations a buffer's bytes may be stale: no host pointer.
+  bool host_pointers() const override { return !ctx_->layouts().enabled(); }
 
   Context& context() const noexcept { return *ctx_; }
 

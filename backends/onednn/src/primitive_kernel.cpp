@@ -6,68 +6,185 @@ namespace ampx::onednn {
 
 using plugin_support::StatusError;
 
+namespace {
+
+bool same_tensor(const memory::desc& a, const memory::desc& b) {
+  return a.dims() == b.dims() && a.data_type() == b.data_type();
+}
+
+}  // namespace
+
 PrimitiveKernel::PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePlan& plan,
                                  const plugin_support::NodeView& node)
-    : ctx_(std::move(ctx)), where_(node.where()) {
+    : ctx_(std::move(ctx)), where_(node.where()), args_(plan.args), relayout_(plan.relayout) {
+  for (size_t i = 0; i < node.num_inputs(); ++i)
+    in_bytes_.push_back(plugin_support::byte_size(node.input(i)));
+  for (size_t i = 0; i < node.num_outputs(); ++i)
+    out_bytes_.push_back(plugin_support::byte_size(node.output(i)));
   try {
-    const dnnl::engine& eng = ctx_->engine();
-    prim_ = dnnl::primitive(plan.pd.get());
-    const memory::desc scratch_md = plan.pd.scratchpad_desc();
-    scratch_bytes_ = scratch_md.get_size();
-    if (scratch_bytes_ > 0) {
-      scratch_ = dnnl::memory(scratch_md, eng, DNNL_MEMORY_NONE);
-      args_.emplace(DNNL_ARG_SCRATCHPAD, scratch_);
-    }
-    for (const Arg& a : plan.args) {
-      memory::desc want = plan.pd.query_md(dnnl::query::exec_arg_md, a.dnnl_arg);
-      if (want == memory::desc()) want = a.user_md;
-      const void* constant =
-          a.output ? nullptr : plugin_support::NodeView::const_data(node.input(a.index));
-      if (want == a.user_md) {
-        dnnl::memory user(a.user_md, eng, DNNL_MEMORY_NONE);
-        args_.emplace(a.dnnl_arg, user);
-        bindings_.push_back({a.output, a.index, user});
-        continue;
-      }
-      dnnl::memory staged(want, eng);  // library-allocated
-      args_.emplace(a.dnnl_arg, staged);
-      if (constant) {  // weights: reorder once, now
-        dnnl::memory user(a.user_md, eng, const_cast<void*>(constant));
-        ctx_->run([&] {
-          dnnl::reorder(user, staged).execute(ctx_->stream(), user, staged);
-          ctx_->stream().wait();
-        });
-        continue;
-      }
-      dnnl::memory user(a.user_md, eng, DNNL_MEMORY_NONE);
-      bindings_.push_back({a.output, a.index, user});
-      if (a.output) {
-        post_.push_back({dnnl::reorder(staged, user), staged, user});
-      } else {
-        pre_.push_back({dnnl::reorder(user, staged), user, staged});
-      }
-    }
+    main_ = prepare(plan.pd, &node);
   } catch (const dnnl::error& e) {
     throw StatusError(AMPX_STATUS_INTERNAL, where_ + ": oneDNN: " + e.what());
   }
 }
 
-void PrimitiveKernel::run(std::span<const void* const> inputs, std::span<void* const> outputs) {
-  try {
-    for (Binding& b : bindings_) {
-      b.user.set_data_handle(b.output ? outputs[b.index] : const_cast<void*>(inputs[b.index]));
+std::unique_ptr<PrimitiveKernel::Prepared> PrimitiveKernel::prepare(
+    const dnnl::primitive_desc_base& pd, const plugin_support::NodeView* node) {
+  const dnnl::engine& eng = ctx_->engine();
+  auto p = std::make_unique<Prepared>();
+  p->prim = dnnl::primitive(pd.get());
+  const memory::desc scratch_md = pd.scratchpad_desc();
+  p->scratch_bytes = scratch_md.get_size();
+  if (p->scratch_bytes > 0) {
+    p->scratch = dnnl::memory(scratch_md, eng, DNNL_MEMORY_NONE);
+    p->args.emplace(DNNL_ARG_SCRATCHPAD, p->scratch);
+  }
+  for (const Arg& a : args_) {
+    memory::desc want = pd.query_md(dnnl::query::exec_arg_md, a.dnnl_arg);
+    if (want == memory::desc()) want = a.user_md;
+    if (want != a.user_md && !a.output) {
+      const void* constant =
+          node ? plugin_support::NodeView::const_data(node->input(a.index)) : nullptr;
+      if (constant) {  // weights: reorder once, now
+        dnnl::memory user(a.user_md, eng, const_cast<void*>(constant));
+        dnnl::memory staged(want, eng);  // library-allocated
+        ctx_->run([&] {
+          dnnl::reorder(user, staged).execute(ctx_->stream(), user, staged);
+          ctx_->stream().wait();
+        });
+        constants_.emplace(a.dnnl_arg, staged);
+        p->args.emplace(a.dnnl_arg, staged);
+        continue;
+      }
+      if (auto it = constants_.find(a.dnnl_arg); it != constants_.end()) {
+        // A variant shares the main primitive's reordered constant; its
+        // const_data is gone by now.
+        if (it->second.get_desc() != want)
+          throw dnnl::error(dnnl_invalid_arguments, "constant in another layout");
+        p->args.emplace(a.dnnl_arg, it->second);
+        continue;
+      }
     }
-    if (scratch_bytes_ > 0) scratch_.set_data_handle(ctx_->scratchpad(scratch_bytes_));
-    ctx_->run([&] {
-      dnnl::stream& s = ctx_->stream();
-      for (Conversion& c : pre_) c.reorder.execute(s, c.from, c.to);
-      prim_.execute(s, args_);
-      for (Conversion& c : post_) c.reorder.execute(s, c.from, c.to);
-      s.wait();
-    });
+    Slot s{a.dnnl_arg,
+           a.output,
+           a.index,
+           a.output ? out_bytes_[a.index] : in_bytes_[a.index],
+           a.user_md,
+           want,
+           dnnl::memory(a.user_md, eng, DNNL_MEMORY_NONE),
+           {},
+           {},
+           {},
+           {}};
+    if (want != a.user_md) {
+      s.staged = dnnl::memory(want, eng);
+      s.convert = a.output ? dnnl::reorder(s.staged, s.user) : dnnl::reorder(s.user, s.staged);
+    }
+    p->slots.push_back(std::move(s));
+  }
+  return p;
+}
+
+PrimitiveKernel::Prepared* PrimitiveKernel::variant_for(const memory::desc& src) {
+  for (auto& [md, v] : variants_)
+    if (md == src) return v.get();
+  std::unique_ptr<Prepared> v;
+  try {
+    const dnnl::primitive_desc_base pd = relayout_(src);
+    // Only a fast implementation that takes the shadow as it is beats the
+    // reorders of the main primitive.
+    if (!is_reference_impl(pd.impl_info_str()) &&
+        pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SRC) == src)
+      v = prepare(pd, nullptr);
+  } catch (const dnnl::error&) {
+  } catch (const NoPrimitive&) {
+  }
+  variants_.emplace_back(src, std::move(v));
+  return variants_.back().second.get();
+}
+
+void PrimitiveKernel::run_tracked(std::span<const void* const> inputs,
+                                  std::span<void* const> outputs,
+                                  std::span<const bool> staged_output) {
+  try {
+    Prepared* p = main_.get();
+    LayoutStore& layouts = ctx_->layouts();
+    // The op runs in any layout: follow the source shadow's one.
+    if (relayout_ && layouts.enabled()) {
+      const dnnl::memory cur = layouts.current(inputs[0], in_bytes_[0]);
+      const Slot* src = nullptr;
+      for (const Slot& s : main_->slots)
+        if (s.dnnl_arg == DNNL_ARG_SRC) src = &s;
+      if (cur && src && cur.get_desc() != src->want_md && same_tensor(cur.get_desc(), src->want_md))
+        if (Prepared* v = variant_for(cur.get_desc())) p = v;
+    }
+    launch(*p, inputs, outputs, staged_output);
   } catch (const dnnl::error& e) {
     throw StatusError(AMPX_STATUS_INTERNAL, where_ + ": oneDNN: " + e.what());
   }
+}
+
+void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
+                             std::span<void* const> outputs, std::span<const bool> staged_output) {
+  LayoutStore& layouts = ctx_->layouts();
+  const bool blocked = layouts.enabled();
+  pre_.clear();
+  post_.clear();
+  for (Slot& s : p.slots) {
+    const bool reordered = s.want_md != s.user_md;
+    if (!s.output) {
+      void* ptr = const_cast<void*>(inputs[s.index]);
+      if (blocked) {
+        const dnnl::memory cur = layouts.current(ptr, s.bytes);
+        const memory::desc cur_md = cur ? cur.get_desc() : memory::desc();
+        if (cur && cur_md == s.want_md) {  // the producer's layout: no reorder
+          p.args[s.dnnl_arg] = cur;
+          continue;
+        }
+        if (cur && reordered && same_tensor(cur_md, s.want_md)) {
+          // One reorder from the shadow instead of two through plain.
+          if (s.shadow_md != cur_md) {
+            s.from_shadow = dnnl::reorder(cur, s.staged);
+            s.shadow_md = cur_md;
+          }
+          pre_.push_back({&s.from_shadow, cur, s.staged});
+          p.args[s.dnnl_arg] = s.staged;
+          layouts.count_launch_reorder();
+          continue;
+        }
+        layouts.before_read(ptr, s.bytes);
+      }
+      s.user.set_data_handle(ptr);
+      if (reordered) {
+        pre_.push_back({&s.convert, s.user, s.staged});
+        layouts.count_launch_reorder();
+      }
+      p.args[s.dnnl_arg] = reordered ? s.staged : s.user;
+    } else {
+      void* ptr = outputs[s.index];
+      const bool staged = staged_output[s.index];
+      if (blocked && reordered && !staged) {  // stays in the primitive's layout
+        p.args[s.dnnl_arg] = layouts.produce(ptr, s.bytes, s.user_md, s.want_md);
+        continue;
+      }
+      // A staged output's other copies are the glue's business (after the run).
+      if (!staged) layouts.before_write(ptr, s.bytes);
+      s.user.set_data_handle(ptr);
+      if (reordered) {
+        post_.push_back({&s.convert, s.staged, s.user});
+        layouts.count_launch_reorder();
+      }
+      p.args[s.dnnl_arg] = reordered ? s.staged : s.user;
+    }
+  }
+  if (p.scratch_bytes > 0) p.scratch.set_data_handle(ctx_->scratchpad(p.scratch_bytes));
+  ctx_->run([&] {
+    dnnl::stream& st = ctx_->stream();
+    for (Conversion& c : pre_) c.reorder->execute(st, c.from, c.to);
+    p.prim.execute(st, p.args);
+    for (Conversion& c : post_) c.reorder->execute(st, c.from, c.to);
+    st.wait();
+  });
 }
 
 }  // namespace ampx::onednn

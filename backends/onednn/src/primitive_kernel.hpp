@@ -3,49 +3,93 @@
 // At prepare: the primitive is created once; every argument whose layout or
 // dtype the primitive wants differently from the ampx tensor gets a reorder
 // and a library-allocated staging memory; constant inputs (const_data) that
-// need one are reordered once, right there. At launch: the user memories
-// take the buffer pointers, input reorders run, the primitive runs on the
-// plugin's stream, output reorders run, and the stream is waited for.
+// need one are reordered once, right there.
+//
+// At launch, with blocked activations on (layout_store.hpp): an input whose
+// current shadow is in the wanted layout is used as is; one whose shadow is
+// in another blocked layout of the same tensor is reordered straight from it;
+// otherwise the plain bytes (made current first) are reordered in as before.
+// An output the primitive writes in a non-plain layout goes to its shadow
+// only. Ops that run in any layout (eltwise, BatchNorm, pooling; see
+// PrimitivePlan::relayout) get a second primitive for a source shadow's
+// layout, made on first sight, so a CNN chain stays blocked. With them off,
+// inputs are reordered in and outputs out at every launch. The stream is
+// waited for at the end of each launch.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/cpu_ref/host_plugin.hpp"
 #include "context.hpp"
 #include "dnnl_util.hpp"
 
 namespace ampx::onednn {
 
-class PrimitiveKernel final : public cpu_ref::CpuKernel {
+class PrimitiveKernel final : public cpu_ref::HostCopyKernel {
  public:
   // `node` supplies const_data of constant inputs (borrowed for the call).
   // oneDNN errors become StatusError(INTERNAL) naming the node.
   PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePlan& plan,
                   const plugin_support::NodeView& node);
 
-  void run(std::span<const void* const> inputs, std::span<void* const> outputs) override;
+  void run_tracked(std::span<const void* const> inputs, std::span<void* const> outputs,
+                   std::span<const bool> staged_output) override;
 
  private:
-  struct Binding {
+  // One non-constant argument of a primitive.
+  struct Slot {
+    int dnnl_arg;
     bool output;
-    size_t index;
-    dnnl::memory user;  // data handle set per launch
+    size_t index;    // node input / output index
+    uint64_t bytes;  // of the plain tensor in the buffer
+    memory::desc user_md, want_md;
+    dnnl::memory user;      // over the buffer, data handle set per launch
+    dnnl::memory staged;    // in want_md when it differs from user_md
+    dnnl::reorder convert;  // user -> staged (input) or staged -> user (output)
+    // An input's shadow in another layout than want_md: the reorder from it
+    // (remade when that layout changes).
+    memory::desc shadow_md;
+    dnnl::reorder from_shadow;
   };
-  struct Conversion {  // user <-> staging
-    dnnl::reorder reorder;
+  // A primitive and its bindings: the node's own, or one for a producer's
+  // layout (variant_for).
+  struct Prepared {
+    dnnl::primitive prim;
+    std::unordered_map<int, dnnl::memory> args;
+    std::vector<Slot> slots;
+    size_t scratch_bytes = 0;
+    dnnl::memory scratch;  // the Context's scratchpad, handle set per launch
+  };
+  struct Conversion {
+    dnnl::reorder* reorder;
     dnnl::memory from, to;
   };
+
+  // Builds the bindings of pd. With `node`, constants that need a reorder are
+  // reordered now; without (a variant), they must have the main primitive's
+  // layout. Throws dnnl::error.
+  std::unique_ptr<Prepared> prepare(const dnnl::primitive_desc_base& pd,
+                                    const plugin_support::NodeView* node);
+  // The variant for a source in layout `src`; nullptr when there is none
+  // that is not a reference implementation (remembered).
+  Prepared* variant_for(const memory::desc& src);
+  void launch(Prepared& p, std::span<const void* const> inputs, std::span<void* const> outputs,
+              std::span<const bool> staged_output);
+
   std::shared_ptr<Context> ctx_;
   std::string where_;
-  dnnl::primitive prim_;
-  std::unordered_map<int, dnnl::memory> args_;
-  std::vector<Binding> bindings_;
-  std::vector<Conversion> pre_, post_;
-  size_t scratch_bytes_ = 0;
-  dnnl::memory scratch_;  // the Context's scratchpad, handle set per launch
+  std::vector<Arg> args_;
+  std::vector<uint64_t> in_bytes_, out_bytes_;
+  std::function<dnnl::primitive_desc_base(const memory::desc&)> relayout_;
+  std::unordered_map<int, dnnl::memory> constants_;  // reordered at prepare, by DNNL_ARG
+  std::unique_ptr<Prepared> main_;
+  std::vector<std::pair<memory::desc, std::unique_ptr<Prepared>>> variants_;
+  std::vector<Conversion> pre_, post_;  // per launch, kept for their capacity
 };
 
 }  // namespace ampx::onednn

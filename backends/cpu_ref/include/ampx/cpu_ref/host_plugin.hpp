@@ -20,6 +20,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include "ampx/backend_api.h"
@@ -63,6 +64,51 @@ class CapabilityPolicy {
   virtual std::string library() const { return {}; }
   // plugin_info.note (e.g. the configuration the device runs with).
   virtual std::string plugin_note() const { return {}; }
+
+  // Other copies of buffer bytes. A plugin may keep a tensor elsewhere than
+  // in its buffer's plain bytes (backends/onednn keeps activations in the
+  // blocked layout its next primitive wants). So that it can keep the copies
+  // coherent, the glue calls these around every access to buffer bytes it
+  // makes or lets a kernel make (kernels that are HostCopyKernels handle
+  // their own unstaged tensors). The defaults do nothing.
+  //
+  // [p, p + bytes) is about to be read as plain bytes: make it current.
+  virtual void before_read(const unsigned char* p, uint64_t bytes) const {
+    (void)p;
+    (void)bytes;
+  }
+  // [p, p + bytes) is about to be overwritten whole as plain bytes.
+  virtual void before_write(const unsigned char* p, uint64_t bytes) const {
+    (void)p;
+    (void)bytes;
+  }
+  // The buffer [p, p + bytes) is being freed.
+  virtual void released(const unsigned char* p, uint64_t bytes) const {
+    (void)p;
+    (void)bytes;
+  }
+  // buffer_host_ptr hands out buffer addresses: false when the plugin keeps
+  // other copies, since reads and writes through such a pointer would bypass
+  // the hooks above (the ABI lets buffer_host_ptr answer NULL).
+  virtual bool host_pointers() const { return true; }
+};
+
+// A kernel that keeps its tensors coherent with the policy's other copies
+// itself (CapabilityPolicy::before_read ...): kernel_launch then calls the
+// hooks only for tensors it stages (misaligned, or an output overlapping
+// another tensor) and runs run_tracked() instead of run().
+class HostCopyKernel : public CpuKernel {
+ public:
+  // staged_output[i]: output i is a staging copy the glue copies into the
+  // buffer after the run, so it must be written as plain bytes. Inputs need
+  // no flag: a staged input's address is nobody's buffer.
+  virtual void run_tracked(std::span<const void* const> inputs, std::span<void* const> outputs,
+                           std::span<const bool> staged_output) = 0;
+  // As a plain CpuKernel (no glue around it): nothing staged.
+  void run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const std::unique_ptr<bool[]> unstaged(new bool[outputs.size() + 1]());
+    run_tracked(inputs, outputs, std::span<const bool>(unstaged.get(), outputs.size()));
+  }
 };
 
 struct HostPluginSpec {
