@@ -12,6 +12,7 @@ using Action = std::function<int()>;
 
 Action add_devices_command(CLI::App& app, const GlobalOptions& global);
 Action add_plan_command(CLI::App& app, const GlobalOptions& global);
+Action add_export_command(CLI::App& app, const GlobalOptions& global);
 Action add_run_command(CLI::App& app, const GlobalOptions& global);
 Action add_summary_command(CLI::App& app, const GlobalOptions& global);
 Action add_report_command(CLI::App& app, const GlobalOptions& global);

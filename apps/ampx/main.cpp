@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add(add_devices_command);
   add(add_plan_command);
   add(add_run_command);
+  add(add_export_command);
   add(add_summary_command);
   add(add_report_command);
   add(add_probe_command);

@@ -3,6 +3,7 @@
 #include <ampx/onnx/onnx_import.hpp>
 
 #include <charconv>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +18,10 @@ Graph load_model(std::string_view spec, const ModelOptions& options) {
     return make_builtin_model(spec.substr(kBuiltin.size()));
   }
   if (onnx_io::is_onnx_path(spec)) {
+    // A path that names nothing is a bad argument (exit 2), not a bad file.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(std::string(spec), ec))
+      throw std::invalid_argument("model '" + std::string(spec) + "': no such file");
     onnx_io::ImportOptions io;
     io.input_shapes = options.input_shapes;
     return onnx_io::import_onnx(std::string(spec), io);

@@ -19,6 +19,10 @@ class PatternFuser {
     for (const Node& n : g.nodes())
       for (ValueId v : n.inputs) consumers_[static_cast<size_t>(v)].push_back(node_id(n));
     for (ValueId v : g.outputs()) output_[static_cast<size_t>(v)] = true;
+    // A fused node must not take the name of a node that stays: an
+    // exported MatMul "fc1" with its GELU epilogue as "fc1/Div", "fc1/Erf",
+    // ... has the common prefix "fc1".
+    for (const Node& n : g.nodes()) names_.insert(n.name);
   }
 
   int run() {

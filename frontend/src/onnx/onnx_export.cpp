@@ -1,0 +1,615 @@
+// IR graph -> ONNX opset 17, the reverse of onnx_ops.cpp's import table.
+#include <ampx/half.hpp>
+#include <ampx/ir/attr_access.hpp>
+#include <ampx/onnx/onnx_export.hpp>
+#include <ampx/onnx/onnx_import.hpp>
+#include <ampx/util/atomic_file.hpp>
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <unordered_set>
+
+#include "constant_folding.hpp"
+#include "tensor_proto.hpp"
+
+namespace ampx::onnx_io {
+namespace {
+
+constexpr int64_t kOpset = 17;
+constexpr int64_t kIrVersion = 8;  // the IR version of opset 17 (ONNX 1.12)
+
+// One line: checker and shape-inference messages span several.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// `value` as one element of `dtype`, little-endian.
+std::vector<std::byte> scalar_bytes(DType dtype, double value) {
+  std::vector<std::byte> b(dtype_size(dtype));
+  auto put = [&](auto v) { std::memcpy(b.data(), &v, sizeof v); };
+  switch (dtype) {
+    case DType::kF32:
+      put(static_cast<float>(value));
+      break;
+    case DType::kF16:
+      put(float_to_f16_bits(static_cast<float>(value)));
+      break;
+    case DType::kBF16:
+      put(float_to_bf16_bits(static_cast<float>(value)));
+      break;
+    case DType::kF64:
+      put(value);
+      break;
+    case DType::kI64:
+      put(static_cast<int64_t>(value));
+      break;
+    case DType::kI32:
+      put(static_cast<int32_t>(value));
+      break;
+    case DType::kI8:
+      put(static_cast<int8_t>(value));
+      break;
+    case DType::kU8:
+    case DType::kBool:
+      put(static_cast<uint8_t>(value));
+      break;
+    case DType::kInvalid:
+      throw OnnxError("export: a constant of invalid dtype");
+  }
+  return b;
+}
+
+class Exporter {
+ public:
+  Exporter(const Graph& g, const ExportOptions& options) : g_(g), options_(options) {}
+
+  std::string run(ExportStats* stats) {
+    model_.set_ir_version(kIrVersion);
+    model_.set_producer_name("ampx");
+    model_.set_producer_version(options_.producer_version);
+    if (!options_.doc.empty()) model_.set_doc_string(options_.doc);
+    auto* opset = model_.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(kOpset);
+    gp_ = model_.mutable_graph();
+    gp_->set_name(g_.name.empty() ? "ampx" : g_.name);
+
+    name_values();
+    constant_.resize(g_.num_values());
+    initialized_.assign(g_.num_values(), false);
+    for (size_t v = 0; v < g_.num_values(); ++v) constant_[v] = g_.values()[v].constant;
+
+    for (ValueId v : g_.inputs()) value_info(gp_->add_input(), v);
+    for (NodeId id : g_.topological_order()) {
+      node_ = &g_.node(id);
+      if (all_inputs_constant(*node_))
+        fold(*node_);
+      else
+        emit(*node_);
+    }
+    node_ = nullptr;
+    for (ValueId v : g_.outputs()) {
+      if (constant_[static_cast<size_t>(v)]) initializer(v);
+      value_info(gp_->add_output(), v);
+    }
+    // Intermediate types as ampx inferred them: strict shape inference
+    // below then checks every op's output against ONNX's own rules.
+    std::unordered_set<ValueId> io(g_.inputs().begin(), g_.inputs().end());
+    io.insert(g_.outputs().begin(), g_.outputs().end());
+    for (const Node& n : g_.nodes())
+      for (ValueId v : n.outputs)
+        if (!io.contains(v) && !constant_[static_cast<size_t>(v)])
+          value_info(gp_->add_value_info(), v);
+
+    check();
+    std::string bytes;
+    if (model_.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+      throw OnnxError(
+          "export: the model is over 2 GiB, more than one protobuf file holds "
+          "(external data is not written)");
+    if (!model_.SerializeToString(&bytes)) throw OnnxError("export: serialising the model failed");
+    st_.model_bytes = static_cast<int64_t>(bytes.size());
+    for (const auto& n : gp_->node()) {
+      ++st_.nodes;
+      if (n.op_type() == "Cast") ++st_.casts;
+    }
+    if (stats) *stats = st_;
+    return bytes;
+  }
+
+ private:
+  // --- names -----------------------------------------------------------------
+
+  // Graph outputs (under ExportOptions::output_names) and inputs keep
+  // their names exactly (first come); any other value keeps its name
+  // unless empty or taken.
+  void name_values() {
+    names_.assign(g_.num_values(), {});
+    auto assign = [&](ValueId v, const std::string& want) {
+      std::string& n = names_[static_cast<size_t>(v)];
+      if (!n.empty()) return;
+      n = unique(want.empty() ? "v" + std::to_string(v) : want);
+    };
+    const auto& renamed = options_.output_names;
+    if (!renamed.empty() && renamed.size() != g_.outputs().size())
+      fail(
+          fmt::format("{} output names for {} graph outputs", renamed.size(), g_.outputs().size()));
+    for (size_t i = 0; i < g_.outputs().size(); ++i)
+      assign(g_.outputs()[i], renamed.empty() ? g_.value(g_.outputs()[i]).name : renamed[i]);
+    for (ValueId v : g_.inputs()) assign(v, g_.value(v).name);
+    for (size_t v = 0; v < g_.num_values(); ++v)
+      assign(static_cast<ValueId>(v), g_.values()[v].name);
+  }
+
+  std::string unique(const std::string& base) {
+    if (taken_.insert(base).second) return base;
+    for (int k = 1;; ++k) {
+      std::string s = fmt::format("{}_{}", base, k);
+      if (taken_.insert(s).second) return s;
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    if (node_)
+      throw OnnxError(
+          fmt::format("export: node '{}' ({}): {}", node_->name, op_name(node_->op), what));
+    throw OnnxError("export: " + what);
+  }
+
+  // --- values and initializers ---------------------------------------------
+
+  void value_info(onnx::ValueInfoProto* vi, ValueId v) {
+    const Value& val = g_.value(v);
+    vi->set_name(names_[static_cast<size_t>(v)]);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx_elem_type(val.type.dtype));
+    auto* shape = tt->mutable_shape();
+    for (int64_t d : val.type.shape) shape->add_dim()->set_dim_value(d);
+  }
+
+  void add_initializer(const std::string& name, DType dtype, const Shape& shape,
+                       std::span<const std::byte> bytes) {
+    write_tensor(*gp_->add_initializer(), name, dtype, shape, bytes);
+    ++st_.initializers;
+    st_.initializer_bytes += static_cast<int64_t>(bytes.size());
+    if (is_16bit_float(dtype)) {
+      ++st_.initializers_16bit;
+      st_.initializer_16bit_bytes += static_cast<int64_t>(bytes.size());
+    }
+  }
+
+  // A constant value's initializer, written once, when a node uses it: an
+  // f32 master copy that only fed a folded Cast is not written at all.
+  void initializer(ValueId v) {
+    const auto i = static_cast<size_t>(v);
+    if (initialized_[i]) return;
+    initialized_[i] = true;
+    const Value& val = g_.value(v);
+    add_initializer(names_[i], val.type.dtype, val.type.shape, *constant_[i]);
+  }
+
+  // The ONNX name of an input value.
+  std::string in(ValueId v) {
+    if (constant_[static_cast<size_t>(v)]) initializer(v);
+    return names_[static_cast<size_t>(v)];
+  }
+  const std::string& out(ValueId v) const { return names_[static_cast<size_t>(v)]; }
+
+  std::string const_i64(const std::string& base, const std::vector<int64_t>& values) {
+    const std::string name = unique(base);
+    std::vector<std::byte> bytes(values.size() * sizeof(int64_t));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    add_initializer(name, DType::kI64, Shape{static_cast<int64_t>(values.size())}, bytes);
+    return name;
+  }
+  std::string const_scalar(const std::string& base, DType dtype, double value) {
+    const std::string name = unique(base);
+    add_initializer(name, dtype, Shape{}, scalar_bytes(dtype, value));
+    return name;
+  }
+
+  bool all_inputs_constant(const Node& n) const {
+    if (n.inputs.empty()) return false;
+    for (ValueId v : n.inputs)
+      if (!constant_[static_cast<size_t>(v)]) return false;
+    return true;
+  }
+
+  // A node of constants (the plan's weight Casts) computed here by the
+  // reference kernels, as the executor does at load: its outputs become
+  // initializers in their converted dtype.
+  void fold(const Node& n) {
+    std::vector<ConstantInput> ins;
+    for (ValueId v : n.inputs) ins.push_back({g_.value(v).type, constant_[static_cast<size_t>(v)]});
+    std::vector<TensorType> outs;
+    for (ValueId v : n.outputs) outs.push_back(g_.value(v).type);
+    std::vector<std::vector<std::byte>> results;
+    try {
+      results = evaluate_constant_node(n.op, n.attrs, ins, outs, n.name);
+    } catch (const std::exception& e) {
+      fail(std::string("cannot fold it: ") + e.what());
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      constant_[static_cast<size_t>(n.outputs[i])] =
+          std::make_shared<const std::vector<std::byte>>(std::move(results[i]));
+    if (n.op == OpType::kCast) ++st_.folded_casts;
+  }
+
+  // --- nodes -------------------------------------------------------------------
+
+  onnx::NodeProto* add(const std::string& op_type, std::vector<std::string> inputs,
+                       std::vector<std::string> outputs) {
+    // Optional inputs left out at the end are dropped, not written as "".
+    while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
+    auto* p = gp_->add_node();
+    p->set_op_type(op_type);
+    // The first ONNX node of an IR node carries its name; helpers get
+    // "name/Op".
+    p->set_name(first_ ? unique_node(node_->name) : unique_node(node_->name + "/" + op_type));
+    first_ = false;
+    for (auto& s : inputs) p->add_input(s);
+    for (auto& s : outputs) p->add_output(s);
+    for (ValueId v : node_->outputs)
+      if (is_16bit_float(g_.value(v).type.dtype) && op_type != "Cast") {
+        ++st_.nodes_16bit;
+        break;
+      }
+    return p;
+  }
+  std::string unique_node(const std::string& base) {
+    if (node_names_.insert(base).second) return base;
+    for (int k = 1;; ++k) {
+      std::string s = fmt::format("{}_{}", base, k);
+      if (node_names_.insert(s).second) return s;
+    }
+  }
+  std::string tmp(const std::string& what) { return unique(node_->name + "/" + what); }
+
+  static void set_int(onnx::NodeProto* p, const char* name, int64_t v) {
+    auto* a = p->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void set_float(onnx::NodeProto* p, const char* name, double v) {
+    auto* a = p->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(static_cast<float>(v));
+  }
+  static void set_ints(onnx::NodeProto* p, const char* name, const std::vector<int64_t>& v) {
+    auto* a = p->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  }
+  static void set_string(onnx::NodeProto* p, const char* name, const std::string& v) {
+    auto* a = p->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
+
+  const AttrMap& attrs() const { return node_->attrs; }
+  bool has(const char* name) const { return attrs().contains(name); }
+  int64_t i(const char* name, int64_t def) const { return attr_int(attrs(), name, def); }
+  double f(const char* name, double def) const { return attr_float(attrs(), name, def); }
+  std::vector<int64_t> is(const char* name, std::vector<int64_t> def = {}) const {
+    return attr_ints(attrs(), name, std::move(def));
+  }
+  std::string s(const char* name, const char* def) const { return attr_string(attrs(), name, def); }
+  DType dtype_of(ValueId v) const { return g_.value(v).type.dtype; }
+
+  // GELU with ONNX opset 17's ops (it has no Gelu until 20). The erf form is
+  // exactly the pattern the importer fuses back into one Gelu.
+  void gelu(const std::string& x, const std::string& y, DType dt, const std::string& approximate) {
+    if (approximate == "none") {
+      const std::string d = tmp("gelu_div"), e = tmp("gelu_erf"), a = tmp("gelu_add"),
+                        m = tmp("gelu_mul");
+      add("Div", {x, const_scalar(node_->name + "/sqrt2", dt, std::numbers::sqrt2)}, {d});
+      add("Erf", {d}, {e});
+      add("Add", {e, const_scalar(node_->name + "/one", dt, 1.0)}, {a});
+      add("Mul", {x, a}, {m});
+      add("Mul", {m, const_scalar(node_->name + "/half", dt, 0.5)}, {y});
+    } else if (approximate == "tanh") {
+      // 0.5·x·(1 + tanh(sqrt(2/pi)·(x + 0.044715·x³)))
+      const std::string x2 = tmp("gelu_x2"), x3 = tmp("gelu_x3"), c = tmp("gelu_cubic"),
+                        sum = tmp("gelu_sum"), sc = tmp("gelu_scaled"), t = tmp("gelu_tanh"),
+                        a = tmp("gelu_add"), m = tmp("gelu_mul");
+      add("Mul", {x, x}, {x2});
+      add("Mul", {x2, x}, {x3});
+      add("Mul", {x3, const_scalar(node_->name + "/k", dt, 0.044715)}, {c});
+      add("Add", {x, c}, {sum});
+      add("Mul",
+          {sum,
+           const_scalar(node_->name + "/sqrt_2_over_pi", dt, std::sqrt(2.0 / std::numbers::pi))},
+          {sc});
+      add("Tanh", {sc}, {t});
+      add("Add", {t, const_scalar(node_->name + "/one", dt, 1.0)}, {a});
+      add("Mul", {x, a}, {m});
+      add("Mul", {m, const_scalar(node_->name + "/half", dt, 0.5)}, {y});
+    } else {
+      fail("Gelu approximate '" + approximate + "' has no ONNX form");
+    }
+  }
+
+  // Where the main op of a node with an `activation` epilogue writes: a
+  // temporary, from which the activation writes the real output.
+  std::string main_output() {
+    const std::string act = s("activation", "none");
+    return act == "none" ? out(node_->outputs[0]) : tmp("pre_activation");
+  }
+  void epilogue(const std::string& pre) {
+    const std::string act = s("activation", "none");
+    const std::string& y = out(node_->outputs[0]);
+    if (act == "none") return;
+    if (act == "relu")
+      add("Relu", {pre}, {y});
+    else if (act == "gelu")
+      gelu(pre, y, dtype_of(node_->outputs[0]), "none");
+    else if (act == "gelu_tanh")
+      gelu(pre, y, dtype_of(node_->outputs[0]), "tanh");
+    else
+      fail("activation '" + act + "' has no ONNX form");
+  }
+
+  std::vector<std::string> ins(const Node& n) {
+    std::vector<std::string> v;
+    for (ValueId x : n.inputs) v.push_back(in(x));
+    return v;
+  }
+  std::vector<std::string> outs(const Node& n) const {
+    std::vector<std::string> v;
+    for (ValueId x : n.outputs) v.push_back(out(x));
+    return v;
+  }
+
+  void emit(const Node& n) {
+    first_ = true;
+    const std::string op(op_name(n.op));
+    const std::string& y = out(n.outputs.at(0));
+    switch (n.op) {
+      case OpType::kConv2d:
+      case OpType::kConvTranspose: {
+        const std::string pre = main_output();
+        const Shape& w = g_.value(n.inputs.at(1)).type.shape;
+        auto* p = add(n.op == OpType::kConv2d ? "Conv" : "ConvTranspose", ins(n), {pre});
+        if (w.size() == 4) set_ints(p, "kernel_shape", {w[2], w[3]});
+        set_ints(p, "strides", is("strides", {1, 1}));
+        set_ints(p, "pads", is("pads", {0, 0, 0, 0}));
+        set_ints(p, "dilations", is("dilations", {1, 1}));
+        set_int(p, "group", i("group", 1));
+        if (n.op == OpType::kConvTranspose)
+          set_ints(p, "output_padding", is("output_padding", {0, 0}));
+        epilogue(pre);
+        break;
+      }
+      case OpType::kMatMul: {
+        const std::string pre = main_output();
+        if (n.inputs.size() > 2) {  // bias [N]: MatMul then Add
+          const std::string mm = tmp("matmul");
+          add("MatMul", {in(n.inputs[0]), in(n.inputs[1])}, {mm});
+          add("Add", {mm, in(n.inputs[2])}, {pre});
+        } else {
+          add("MatMul", ins(n), {pre});
+        }
+        epilogue(pre);
+        break;
+      }
+      case OpType::kGemm: {
+        const std::string pre = main_output();
+        auto* p = add("Gemm", ins(n), {pre});
+        set_float(p, "alpha", f("alpha", 1.0));
+        set_float(p, "beta", f("beta", 1.0));
+        set_int(p, "transA", i("transA", 0));
+        set_int(p, "transB", i("transB", 0));
+        epilogue(pre);
+        break;
+      }
+      case OpType::kBatchNorm:
+        set_float(add("BatchNormalization", ins(n), {y}), "epsilon", f("epsilon", 1e-5));
+        break;
+      case OpType::kLayerNorm: {
+        auto* p = add("LayerNormalization", ins(n), {y});
+        set_int(p, "axis", i("axis", -1));
+        set_float(p, "epsilon", f("epsilon", 1e-5));
+        break;
+      }
+      case OpType::kSoftmax:
+      case OpType::kLogSoftmax:
+        set_int(add(op, ins(n), {y}), "axis", i("axis", -1));
+        break;
+      case OpType::kRelu:
+      case OpType::kSigmoid:
+      case OpType::kTanh:
+      case OpType::kErf:
+      case OpType::kSqrt:
+      case OpType::kReciprocal:
+      case OpType::kExp:
+      case OpType::kLog:
+      case OpType::kNeg:
+      case OpType::kHardSwish:
+      case OpType::kGlobalAveragePool:
+      case OpType::kPRelu:
+      case OpType::kAdd:
+      case OpType::kSub:
+      case OpType::kMul:
+      case OpType::kDiv:
+      case OpType::kPow:
+      case OpType::kWhere:
+      case OpType::kEqual:
+        add(op, ins(n), {y});
+        break;
+      case OpType::kDropout:  // no ratio, not training: identity, as in the IR
+        add("Dropout", {in(n.inputs.at(0))}, {y});
+        break;
+      case OpType::kGelu:
+        gelu(in(n.inputs.at(0)), y, dtype_of(n.outputs[0]), s("approximate", "none"));
+        break;
+      case OpType::kClip: {
+        const DType dt = dtype_of(n.inputs.at(0));
+        std::string lo, hi;
+        if (has("min")) lo = const_scalar(n.name + "/min", dt, f("min", 0));
+        if (has("max")) hi = const_scalar(n.name + "/max", dt, f("max", 0));
+        add("Clip", {in(n.inputs[0]), lo, hi}, {y});
+        break;
+      }
+      case OpType::kLeakyRelu:
+        set_float(add("LeakyRelu", ins(n), {y}), "alpha", f("alpha", 0.01));
+        break;
+      case OpType::kHardSigmoid: {
+        auto* p = add("HardSigmoid", ins(n), {y});
+        set_float(p, "alpha", f("alpha", 0.2));
+        set_float(p, "beta", f("beta", 0.5));
+        break;
+      }
+      case OpType::kMaxPool:
+      case OpType::kAveragePool: {
+        auto* p = add(op, ins(n), {y});
+        set_ints(p, "kernel_shape", is("kernel_shape"));
+        set_ints(p, "strides", is("strides", {1, 1}));
+        set_ints(p, "pads", is("pads", {0, 0, 0, 0}));
+        set_int(p, "ceil_mode", i("ceil_mode", 0));
+        if (n.op == OpType::kAveragePool)
+          set_int(p, "count_include_pad", i("count_include_pad", 0));
+        break;
+      }
+      case OpType::kReduceMean:
+      case OpType::kReduceMax: {  // axes are still an attribute in opset 17
+        auto* p = add(op, ins(n), {y});
+        if (const auto axes = is("axes"); !axes.empty()) set_ints(p, "axes", axes);
+        set_int(p, "keepdims", i("keepdims", 1));
+        break;
+      }
+      case OpType::kReduceSum: {  // axes an input since opset 13
+        const auto axes = is("axes");
+        auto* p =
+            add("ReduceSum",
+                {in(n.inputs.at(0)), axes.empty() ? "" : const_i64(n.name + "/axes", axes)}, {y});
+        set_int(p, "keepdims", i("keepdims", 1));
+        break;
+      }
+      case OpType::kArgMax: {
+        auto* p = add("ArgMax", ins(n), {y});
+        set_int(p, "axis", i("axis", 0));
+        set_int(p, "keepdims", i("keepdims", 1));
+        set_int(p, "select_last_index", i("select_last_index", 0));
+        break;
+      }
+      case OpType::kReshape:
+        add("Reshape", {in(n.inputs.at(0)), const_i64(n.name + "/shape", is("shape"))}, {y});
+        break;
+      case OpType::kFlatten:
+        set_int(add("Flatten", ins(n), {y}), "axis", i("axis", 1));
+        break;
+      case OpType::kTranspose: {
+        auto* p = add("Transpose", ins(n), {y});
+        if (has("perm")) set_ints(p, "perm", is("perm"));
+        break;
+      }
+      case OpType::kConcat:
+        set_int(add("Concat", ins(n), {y}), "axis", i("axis", 0));
+        break;
+      case OpType::kGather:
+        set_int(add("Gather", ins(n), {y}), "axis", i("axis", 0));
+        break;
+      case OpType::kSlice: {
+        std::vector<std::string> v{in(n.inputs.at(0)), const_i64(n.name + "/starts", is("starts")),
+                                   const_i64(n.name + "/ends", is("ends"))};
+        if (has("axes") || has("steps"))
+          v.push_back(has("axes") ? const_i64(n.name + "/axes", is("axes")) : "");
+        if (has("steps")) v.push_back(const_i64(n.name + "/steps", is("steps")));
+        add("Slice", v, {y});
+        break;
+      }
+      case OpType::kSplit:
+        set_int(
+            add("Split", {in(n.inputs.at(0)), const_i64(n.name + "/split", is("split"))}, outs(n)),
+            "axis", i("axis", 0));
+        break;
+      case OpType::kExpand:
+        add("Expand", {in(n.inputs.at(0)), const_i64(n.name + "/shape", is("shape"))}, {y});
+        break;
+      case OpType::kPad: {
+        const std::string mode = s("mode", "constant");
+        std::vector<std::string> v{in(n.inputs.at(0)), const_i64(n.name + "/pads", is("pads"))};
+        if (mode == "constant")
+          v.push_back(const_scalar(n.name + "/value", dtype_of(n.inputs[0]), f("value", 0)));
+        set_string(add("Pad", v, {y}), "mode", mode);
+        break;
+      }
+      case OpType::kResize: {
+        auto* p = add("Resize",
+                      {in(n.inputs.at(0)), "", "", const_i64(n.name + "/sizes", is("sizes"))}, {y});
+        set_string(p, "mode", s("mode", "nearest"));
+        set_string(p, "coordinate_transformation_mode",
+                   s("coordinate_transformation_mode", "half_pixel"));
+        set_string(p, "nearest_mode", s("nearest_mode", "round_prefer_floor"));
+        break;
+      }
+      case OpType::kCast: {
+        const auto to = static_cast<DType>(i("to", 0));
+        const int32_t elem = onnx_elem_type(to);
+        if (elem == onnx::TensorProto::UNDEFINED) fail("Cast to an invalid dtype");
+        set_int(add("Cast", ins(n), {y}), "to", elem);
+        break;
+      }
+      default:
+        fail("no ONNX form for this op");
+    }
+  }
+
+  void check() {
+    try {
+      onnx::checker::check_model(model_);
+    } catch (const std::exception& e) {
+      throw OnnxError("export: the ONNX checker rejects the model: " + one_line(e.what()));
+    }
+    // check_model(full_check=True) in Python: strict shape inference with
+    // type checks, on a copy (inference adds what it infers).
+    onnx::ModelProto copy = model_;
+    try {
+      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(true, 1, false));
+    } catch (const std::exception& e) {
+      throw OnnxError("export: ONNX shape inference rejects the model: " + one_line(e.what()));
+    }
+  }
+
+  const Graph& g_;
+  const ExportOptions& options_;
+  onnx::ModelProto model_;
+  onnx::GraphProto* gp_ = nullptr;
+  std::vector<std::string> names_;         // per ValueId
+  std::unordered_set<std::string> taken_;  // value and initializer names
+  std::unordered_set<std::string> node_names_;
+  std::vector<ConstantData> constant_;  // per ValueId: weights and folded values
+  std::vector<bool> initialized_;
+  const Node* node_ = nullptr;
+  bool first_ = true;
+  ExportStats st_;
+};
+
+}  // namespace
+
+std::string export_onnx(const Graph& graph, const ExportOptions& options, ExportStats* stats) {
+  return Exporter(graph, options).run(stats);
+}
+
+void write_onnx(const Graph& graph, const std::string& path, const ExportOptions& options,
+                ExportStats* stats) {
+  write_file_atomically(path, export_onnx(graph, options, stats));
+}
+
+}  // namespace ampx::onnx_io
