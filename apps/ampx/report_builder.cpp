@@ -181,7 +181,14 @@ capability::Report build_report(const std::vector<std::string>& models,
     }
     for (auto& [op, row] : coverage) {
       row.nodes = 0;
-      for (const Node& n : g.nodes()) row.nodes += op_name(n.op) == op ? 1 : 0;
+      for (const Node& n : g.nodes()) {
+        if (op_name(n.op) != op) continue;
+        ++row.nodes;
+        if (!n.origin.empty() &&
+            std::find(row.origins.begin(), row.origins.end(), n.origin) == row.origins.end())
+          row.origins.push_back(n.origin);
+      }
+      std::sort(row.origins.begin(), row.origins.end());
       mr.coverage.push_back(std::move(row));
     }
     report.models.push_back(std::move(mr));

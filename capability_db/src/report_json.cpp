@@ -59,7 +59,9 @@ nlohmann::json report_to_json(const Report& r) {
           cells[dev][dt] = {{"native", cell.native},
                             {"emulated", cell.emulated},
                             {"unsupported", cell.unsupported}};
-      coverage.push_back({{"op", c.op}, {"nodes", c.nodes}, {"cells", std::move(cells)}});
+      nlohmann::json row{{"op", c.op}, {"nodes", c.nodes}, {"cells", std::move(cells)}};
+      if (!c.origins.empty()) row["origins"] = c.origins;
+      coverage.push_back(std::move(row));
     }
     models.push_back({{"model", m.model},
                       {"nodes", m.nodes},

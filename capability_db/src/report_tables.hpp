@@ -80,7 +80,10 @@ inline Table coverage_table(const ModelReport& m) {
       t[0].push_back(d.device_id + " " + dt);
     }
   for (const auto& c : m.coverage) {
-    std::vector<std::string> row{c.op, std::to_string(c.nodes)};
+    std::string label = c.op;
+    for (size_t i = 0; i < c.origins.size(); ++i)
+      label += (i == 0 ? " (from " : ", ") + c.origins[i] + (i + 1 == c.origins.size() ? ")" : "");
+    std::vector<std::string> row{label, std::to_string(c.nodes)};
     for (const auto& [dev, dt] : cols) {
       const auto di = c.cells.find(dev);
       const CoverageCell* cell = nullptr;

@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from run_onnx_models import MODELS, rel_error, shape_args
+from run_onnx_models import MODELS, compare, shape_args
 
 # (label, ampx arguments, tolerance, must contain 16-bit nodes)
 MODES = [
@@ -87,16 +87,10 @@ def check_export(a, name, device, label, args, tol, want_16bit):
     for k, ref in expected.items():
         if k not in got:
             problems.append(f"output {k} missing")
-        elif got[k].shape != ref.shape or got[k].dtype != ref.dtype:
-            problems.append(f"{k}: {got[k].dtype}{got[k].shape} vs {ref.dtype}{ref.shape}")
-        elif np.issubdtype(ref.dtype, np.integer):
-            wrong = int((got[k] != ref).sum())
-            if wrong > (0 if tol < 1e-3 else max(1, ref.size // 10)):
-                problems.append(f"{k}: {wrong} of {ref.size} differ")
-        else:
-            err = rel_error(got[k], ref)
-            if not err <= tol:
-                problems.append(f"{k}: relative error {err:.3e} > {tol:.0e}")
+        elif got[k].dtype != ref.dtype:
+            problems.append(f"{k}: {got[k].dtype} vs {ref.dtype}")
+        elif problem := compare(k, got[k], ref, tol):
+            problems.append(problem)
     return problems
 
 

@@ -302,15 +302,7 @@ MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": o
 def write_case(out, name, model, feeds, shapes):
     path = os.path.join(out, name + ".onnx")
     onnx.save(model, path)
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    results = sess.run(None, feeds)
-    for sub, arrays in (("inputs", feeds), ("expected", {o.name: r for o, r in zip(sess.get_outputs(), results)})):
-        d = os.path.join(out, f"{name}.{sub}")
-        os.makedirs(d, exist_ok=True)
-        for k, a in arrays.items():
-            np.save(os.path.join(d, k + ".npy"), a)
-    with open(os.path.join(out, name + ".shapes"), "w") as f:
-        f.write("".join(s + "\n" for s in shapes))
+    write_inputs_expected(out, name, path, feeds, shapes)
 
 
 def broken_models(out):

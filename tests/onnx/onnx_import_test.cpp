@@ -205,7 +205,7 @@ TEST(OnnxImport, TruncatedAndForeignFilesAreOneLine) {
   std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   EXPECT_TRUE(has(import_error(cut), "truncated or corrupt"));
   const auto junk = dir / "junk.onnx";
-  std::ofstream(junk, std::ios::binary) << std::string("\xff\xfe not protobuf \x01\x02", 20);
+  std::ofstream(junk, std::ios::binary) << std::string("\xff\xfe not protobuf \x01\x02");
   EXPECT_TRUE(has(import_error(junk), "not"));
   const auto empty = dir / "empty.onnx";
   std::ofstream(empty, std::ios::binary).flush();

@@ -82,10 +82,12 @@ class LayerNormKernel final : public CpuKernel {
 
 // -------------------------------------------------------------- Softmax
 
+// Softmax, or LogSoftmax with `log`: one pass for the max, one for the sum
+// of exponentials, one to write.
 class SoftmaxKernel final : public CpuKernel {
  public:
-  SoftmaxKernel(int64_t outer, int64_t len, int64_t inner)
-      : outer_(outer), len_(len), inner_(inner) {}
+  SoftmaxKernel(int64_t outer, int64_t len, int64_t inner, bool log)
+      : outer_(outer), len_(len), inner_(inner), log_(log) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const auto* x = static_cast<const float*>(in[0]);
     auto* y = static_cast<float*>(out[0]);
@@ -108,13 +110,19 @@ class SoftmaxKernel final : public CpuKernel {
     float sum = 0.0f;
     for (int64_t i = 0; i < len_; ++i) {
       const float e = std::exp(x[i * s] - m);
-      y[i * s] = e;
+      if (!log_) y[i * s] = e;
       sum += e;
     }
-    for (int64_t i = 0; i < len_; ++i) y[i * s] /= sum;
+    if (log_) {
+      const float lse = m + std::log(sum);
+      for (int64_t i = 0; i < len_; ++i) y[i * s] = x[i * s] - lse;
+    } else {
+      for (int64_t i = 0; i < len_; ++i) y[i * s] /= sum;
+    }
   }
 
   int64_t outer_, len_, inner_;
+  bool log_;
 };
 
 // ---------------------------------------------------------------- Reduce
@@ -252,14 +260,26 @@ std::unique_ptr<CpuKernel> make_layernorm(Ctx& c) {
                                            static_cast<float>(eps), c.in.size() == 3);
 }
 
-std::unique_ptr<CpuKernel> make_softmax(Ctx& c) {
+namespace {
+
+std::unique_ptr<CpuKernel> softmax_kernel(Ctx& c, const char* op, bool log) {
   c.arity(1, 1, 1);
   const auto& x = c.in[0].dims;
   const auto r = static_cast<int64_t>(x.size());
-  if (r == 0) c.fail("input X is a scalar; Softmax needs rank >= 1");
+  if (r == 0) c.fail(std::string("input X is a scalar; ") + op + " needs rank >= 1");
   const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", -1), r, "axis"));
   c.dims(c.out[0], "output", x);
-  return std::make_unique<SoftmaxKernel>(product(x, 0, axis), x[axis], product(x, axis + 1));
+  return std::make_unique<SoftmaxKernel>(product(x, 0, axis), x[axis], product(x, axis + 1), log);
+}
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_softmax(Ctx& c) {
+  return softmax_kernel(c, "Softmax", false);
+}
+
+std::unique_ptr<CpuKernel> make_log_softmax(Ctx& c) {
+  return softmax_kernel(c, "LogSoftmax", true);
 }
 
 std::unique_ptr<CpuKernel> make_reduce_mean(Ctx& c) {

@@ -62,34 +62,6 @@ class ConvTransposeKernel final : public CpuKernel {
   Geo g_;
 };
 
-// ---------------------------------------------------------- LogSoftmax
-
-class LogSoftmaxKernel final : public CpuKernel {
- public:
-  LogSoftmaxKernel(int64_t outer, int64_t len, int64_t inner)
-      : outer_(outer), len_(len), inner_(inner) {}
-  void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    auto* y = static_cast<float*>(out[0]);
-    parallel_for(outer_ * inner_, threads_for(static_cast<double>(outer_ * inner_ * len_) * 20),
-                 [&](int64_t r0, int64_t r1) {
-                   for (int64_t r = r0; r < r1; ++r) {
-                     const int64_t base = (r / inner_) * len_ * inner_ + r % inner_;
-                     float mx = -std::numeric_limits<float>::infinity();
-                     for (int64_t i = 0; i < len_; ++i) mx = std::max(mx, x[base + i * inner_]);
-                     float sum = 0.0f;
-                     for (int64_t i = 0; i < len_; ++i) sum += std::exp(x[base + i * inner_] - mx);
-                     const float lse = mx + std::log(sum);
-                     for (int64_t i = 0; i < len_; ++i)
-                       y[base + i * inner_] = x[base + i * inner_] - lse;
-                   }
-                 });
-  }
-
- private:
-  int64_t outer_, len_, inner_;
-};
-
 // ----------------------------------------------------------- ReduceMax
 
 // Output element o reads the reduced sub-box starting at base(o). Dims and
@@ -288,16 +260,6 @@ std::unique_ptr<CpuKernel> make_conv_transpose(Ctx& c) {
   return std::make_unique<ConvTransposeKernel>(
       ConvTransposeKernel::Geo{x[0], x[1], x[2], x[3], m, want[2], want[3], w[2], w[3], group, s[0],
                                s[1], p[0], p[1], d[0], d[1], c.in.size() == 3});
-}
-
-std::unique_ptr<CpuKernel> make_log_softmax(Ctx& c) {
-  c.arity(1, 1, 1);
-  const auto& x = c.in[0].dims;
-  const auto r = static_cast<int64_t>(x.size());
-  if (r == 0) c.fail("input X is a scalar; LogSoftmax needs rank >= 1");
-  const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", -1), r, "axis"));
-  c.dims(c.out[0], "output", x);
-  return std::make_unique<LogSoftmaxKernel>(product(x, 0, axis), x[axis], product(x, axis + 1));
 }
 
 std::unique_ptr<CpuKernel> make_reduce_max(Ctx& c) {

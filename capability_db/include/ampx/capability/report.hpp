@@ -44,6 +44,10 @@ struct CoverageCell {
 struct CoverageRow {
   std::string op;
   int nodes = 0;  // nodes of this op type in the model
+  // For imported models: the source op types behind these nodes where they
+  // differ from `op` (ONNX `Squeeze` for a Reshape, `ReduceMean+Sub+...`
+  // for a fused LayerNorm), sorted, each once.
+  std::vector<std::string> origins;
   // device id -> dtype -> counts
   std::map<std::string, std::map<std::string, CoverageCell>> cells;
 };
