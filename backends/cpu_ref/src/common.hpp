@@ -55,6 +55,14 @@ class Ctx {
 // Factories: validate shapes/attributes (dtypes are already checked) and
 // build a kernel. Compute factories only ever see dtype F32 (or F64 for the
 // elementwise ops).
+// The axes a Reduce* node reduces (attribute `axes`, empty: all) and whether
+// it keeps them (`keepdims`), both checked.
+struct ReducedAxes {
+  std::vector<bool> reduced;  // per input axis
+  bool keep;
+};
+ReducedAxes reduced_axes(Ctx& c);
+
 using Factory = std::unique_ptr<CpuKernel> (*)(Ctx&);
 
 std::unique_ptr<CpuKernel> make_conv2d(Ctx&);

@@ -265,17 +265,7 @@ std::unique_ptr<CpuKernel> make_conv_transpose(Ctx& c) {
 std::unique_ptr<CpuKernel> make_reduce_max(Ctx& c) {
   c.arity(1, 1, 1);
   const auto& d = c.in[0].dims;
-  const auto r = static_cast<int64_t>(d.size());
-  const std::vector<int64_t> axes = c.v.get_ints("axes");
-  const int64_t keep = c.v.get_int("keepdims", 1);
-  if (keep != 0 && keep != 1) c.fail("attribute 'keepdims' must be 0 or 1");
-  std::vector<bool> reduced(d.size(), axes.empty());
-  for (int64_t a : axes) {
-    const auto k = static_cast<size_t>(c.axis(a, r, "axes"));
-    if (reduced[k])
-      c.fail("attribute 'axes' " + dims_str(axes) + " repeats axis " + std::to_string(k));
-    reduced[k] = true;
-  }
+  const auto [reduced, keep] = reduced_axes(c);
   const std::vector<int64_t> s = dense_strides(d);
   std::vector<int64_t> want, kn, ks, rn, rs;
   for (size_t i = 0; i < d.size(); ++i) {
