@@ -43,7 +43,7 @@ struct NodePlan {
   NodeId node = kNone;  // id in the source graph
   std::string name;
   OpType op{};
-  std::string origin;  // Node::origin: the imported op(s) it stands for
+  std::string origin;             // Node::origin: the imported op(s) it stands for
   DType intended = DType::kF32;   // compute dtype the policy wants
   DType effective = DType::kF32;  // compute dtype the plan uses
   IntentReason intent_reason{};
