@@ -291,7 +291,8 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
       AMPX_CHECK(x.shape.size() == 4, "input must be 4-D NCHW, got " + shape_str(x.shape));
       return {{x.dtype, {x.shape[0], x.shape[1], 1, 1}}};
     case OpType::kReduceMean:
-    case OpType::kReduceSum: {
+    case OpType::kReduceSum:
+    case OpType::kReduceMax: {
       require_float(c, x, "input");
       const auto rank = static_cast<int64_t>(x.shape.size());
       auto axes = c.attr([&] { return attr_ints(attrs, "axes"); });
@@ -304,6 +305,9 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
       }
       Shape out;
       for (size_t i = 0; i < static_cast<size_t>(rank); ++i) {
+        // A max has no value over nothing; a sum or mean has (0 or NaN).
+        AMPX_CHECK(op != OpType::kReduceMax || !reduced[i] || x.shape[i] > 0,
+                   "max over an empty axis");
         if (!reduced[i])
           out.push_back(x.shape[i]);
         else if (keep)
@@ -521,27 +525,6 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
       normalize_axis(c, c.attr([&] { return attr_int(attrs, "axis", -1); }),
                      static_cast<int64_t>(x.shape.size()), "axis");
       return {x};
-    }
-    case OpType::kReduceMax: {
-      require_float(c, x, "input");
-      const auto rank = static_cast<int64_t>(x.shape.size());
-      auto axes = c.attr([&] { return attr_ints(attrs, "axes"); });
-      const bool keep = c.attr([&] { return attr_int(attrs, "keepdims", 1); }) != 0;
-      std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
-      for (int64_t a : axes) {
-        const auto na = static_cast<size_t>(normalize_axis(c, a, rank, "axis"));
-        AMPX_CHECK(!reduced[na], "axis " + std::to_string(a) + " listed twice");
-        reduced[na] = true;
-      }
-      Shape out;
-      for (size_t i = 0; i < static_cast<size_t>(rank); ++i) {
-        AMPX_CHECK(!reduced[i] || x.shape[i] > 0, "max over an empty axis");
-        if (!reduced[i])
-          out.push_back(x.shape[i]);
-        else if (keep)
-          out.push_back(1);
-      }
-      return {{x.dtype, out}};
     }
     case OpType::kArgMax: {
       require_float(c, x, "input");
