@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -124,6 +125,7 @@ void setup_logging(const GlobalOptions& opts) {
 plugins::PluginHost make_plugin_host(const GlobalOptions& opts) {
   plugins::PluginHostOptions ho;
   for (const auto& d : opts.plugin_dirs) ho.extra_dirs.emplace_back(d);
+  ho.excluded_plugins = opts.excluded_plugins;
   ho.log_level = static_cast<int>(spdlog::get_level());
   if (opts.threads > 0) ho.default_plugin_options = "threads=" + std::to_string(opts.threads);
   return plugins::PluginHost(std::move(ho));
@@ -189,21 +191,105 @@ PlanningDevice planning_device(const plugins::PluginHost& host, const std::strin
   d.source = "device";
   d.device = &live;
   d.caps = std::make_shared<DeviceCapabilities>(live);
-  if (po.no_cost) return d;
-  std::optional<capability::DeviceProfile> prof;
-  try {
-    prof = capability::load_profile_for(live.props().fingerprint, std::nullopt,
-                                        capability::resolve_db_path(db_option(po.db)).string());
-  } catch (const std::exception& e) {
-    spdlog::warn("no probe data for {} ({}); using the plugin's cost hints", live.id(), e.what());
-  }
-  auto hints = capability::make_hint_cost_model(*d.caps);
-  if (prof) {
-    d.cost = capability::make_profile_cost_model(std::move(*prof), std::move(hints));
-  } else {
-    d.cost = std::move(hints);
-  }
+  if (!po.no_cost) d.cost = live_cost_model(live, *d.caps, db_option(po.db));
   return d;
+}
+
+void DeviceArgs::add_to(CLI::App& cmd) {
+  cmd.add_option("--device", device,
+                 "devices in preference order (vulkan:0,onednn:0) or auto; default: "
+                 "$AMPX_DEVICES, else cpu_ref:0");
+  cmd.add_flag("--no-fallback", no_fallback,
+               "no last resort on cpu_ref:0: a node the listed devices cannot run is an error "
+               "(all such nodes are listed)");
+  cmd.add_option("--place", place,
+                 "PATTERN=DEVICE: run the nodes a name or prefix* matches on DEVICE (repeatable)")
+      ->take_all();
+}
+
+std::vector<CapabilitySource*> PlannedModel::caps() const {
+  std::vector<CapabilitySource*> out;
+  if (profiled) {
+    out.push_back(profiled->caps.get());
+    return out;
+  }
+  for (const auto& d : selection.devices) out.push_back(d.caps.get());
+  return out;
+}
+
+std::vector<const plugins::Device*> PlannedModel::runtime_devices() const {
+  if (profiled) return {profiled->device};
+  return selection.runtime_devices();
+}
+
+namespace {
+
+void warn_fallbacks(const AmpPlan& plan) {
+  if (plan.summary.fallbacks == 0) return;
+  std::string list;
+  int shown = 0;
+  for (const NodePlan& n : plan.nodes) {
+    if (n.placement != PlacementReason::kFallback) continue;
+    if (++shown > 5) continue;
+    list += (list.empty() ? "" : ", ") + fmt::format("'{}' ({}) on {} [{}]", n.name, op_name(n.op),
+                                                     plan.devices[n.device], n.placement_note);
+  }
+  if (shown > 5) list += fmt::format(", and {} more", shown - 5);
+  spdlog::warn("{} of {} nodes fall back from their first-choice device: {}", shown,
+               plan.nodes.size(), list);
+}
+
+}  // namespace
+
+PlannedModel plan_model(const plugins::PluginHost& host, const Graph& graph,
+                        const DeviceArgs& devices, const PolicyOptions& po, AmpPolicy& policy,
+                        bool build_graph, bool need_live) {
+  PlannedModel pm;
+  std::vector<std::pair<std::string, std::string>> pins;
+  for (const std::string& spec : devices.place) {
+    const auto eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--place '" + spec + "': expected PATTERN=DEVICE, e.g. 'head*=cpu_ref:0'");
+    try {
+      validate_override_pattern(spec.substr(0, eq), "--place");
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    pins.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+  }
+  if (!po.profile.empty()) {
+    // A stored profile describes one device: no placement across devices.
+    const std::string id = devices.device.empty() ? std::string(kFallbackDevice) : devices.device;
+    if (id == "auto" || id.find(',') != std::string::npos || !pins.empty())
+      throw UsageError("--profile plans for one device: give --device ID, without --place");
+    pm.profiled = planning_device(host, id, po, need_live);
+    CapabilitySource& caps = *pm.profiled->caps;
+    pm.dtype_choice = po.resolve_dtype(graph, policy, caps);
+    pm.plan = plan_amp(graph, policy, caps, po.plan_options(build_graph, pm.profiled->cost.get()));
+    return pm;
+  }
+  try {
+    pm.selection = select_devices(host, graph,
+                                  {.spec = devices.device,
+                                   .fallback = !devices.no_fallback,
+                                   .use_costs = !po.no_cost,
+                                   .db_path = db_option(po.db)});
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  for (const std::string& line : pm.selection.ranking) spdlog::info("--device auto: {}", line);
+  pm.dtype_choice = po.resolve_dtype(graph, policy, *pm.selection.devices.front().caps);
+  std::vector<DevicePin> device_pins;
+  try {
+    device_pins = pm.selection.pins(pins);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const auto plan_devices = pm.selection.plan_devices();
+  pm.plan =
+      plan_amp(graph, policy, plan_devices, po.plan_options(build_graph, nullptr), device_pins);
+  warn_fallbacks(pm.plan);
+  return pm;
 }
 
 }  // namespace ampx::cli

@@ -7,6 +7,7 @@
 #include <ampx/capability/cost_model.hpp>
 #include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_selection.hpp>
 #include <ampx/util/atomic_file.hpp>
 
 #include <memory>
@@ -32,7 +33,8 @@ struct GlobalOptions {
   bool verbose = false;
   std::string log_level;
   std::vector<std::string> plugin_dirs;
-  int threads = 0;  // 0: each plugin's default (all cores)
+  std::vector<std::string> excluded_plugins;  // --exclude-plugin NAME (repeatable)
+  int threads = 0;                            // 0: each plugin's default (all cores)
 };
 
 // Options of a MODEL argument: `--input-shape NAME=DIMS`, repeatable, pins
@@ -108,5 +110,33 @@ PlanningDevice planning_device(const plugins::PluginHost& host, const std::strin
                                const PolicyOptions& po, bool need_live);
 // Every device of the --profile file.
 std::vector<PlanningDevice> profile_devices(const PolicyOptions& po);
+
+// `--device LIST|auto`, `--no-fallback`, `--place PATTERN=DEVICE`: the
+// devices a plan or run uses (docs/PLACEMENT.md).
+struct DeviceArgs {
+  std::string device;  // empty: AMPX_DEVICES, else cpu_ref:0
+  bool no_fallback = false;
+  std::vector<std::string> place;  // PATTERN=DEVICE
+  void add_to(CLI::App& cmd);
+};
+
+// A model planned on the devices the arguments name: with --profile, the one
+// device of the profile (a list is a usage error); else the live selection.
+struct PlannedModel {
+  DeviceSelection selection;               // live devices (empty with --profile)
+  std::optional<PlanningDevice> profiled;  // --profile
+  std::optional<HalfChoice> dtype_choice;  // --dtype auto
+  AmpPlan plan;
+  // Capability sources and devices by AmpPlan::devices index.
+  std::vector<CapabilitySource*> caps() const;
+  std::vector<const plugins::Device*> runtime_devices() const;
+};
+// `need_live`: the plan will run, so --profile only prices. `build_graph`:
+// keep AmpPlan::graph. The policy's dtype is resolved in place (--dtype
+// auto asks the first listed device). Logs the `auto` ranking (info) and a
+// warning naming the nodes that fall back.
+PlannedModel plan_model(const plugins::PluginHost& host, const Graph& graph,
+                        const DeviceArgs& devices, const PolicyOptions& po, AmpPolicy& policy,
+                        bool build_graph, bool need_live);
 
 }  // namespace ampx::cli

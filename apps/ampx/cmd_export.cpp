@@ -18,7 +18,7 @@ namespace {
 
 struct ExportOptions {
   std::string model;
-  std::string device = "cpu_ref:0";
+  DeviceArgs devices;
   std::string output;
   ModelArgs model_args;
   PolicyOptions policy;
@@ -29,11 +29,9 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model, opts.model_args.to_options());
   const auto host = make_plugin_host(global);
-  const PlanningDevice dev = planning_device(host, opts.device, opts.policy, false);
-  CapabilitySource& caps = *dev.caps;
-  const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
-  const AmpPlan plan =
-      plan_amp(graph, policy, caps, opts.policy.plan_options(true, dev.cost.get()));
+  const PlannedModel pm = plan_model(host, graph, opts.devices, opts.policy, policy, true, false);
+  const AmpPlan& plan = pm.plan;
+  const auto& choice = pm.dtype_choice;
 
   onnx_io::ExportOptions eo;
   eo.doc = fmt::format("ampx export of {}: plan {}{}", opts.model, plan_title(plan),
@@ -86,8 +84,7 @@ Action add_export_command(CLI::App& app, const GlobalOptions& global) {
       ->required();
   cmd->add_option("-o,--output", opts->output, "the ONNX file to write (atomically)")->required();
   opts->model_args.add_to(*cmd);
-  cmd->add_option("--device", opts->device, "device id to plan for, e.g. cpu_ref:0")
-      ->capture_default_str();
+  opts->devices.add_to(*cmd);
   opts->policy.add_to(*cmd);
   add_format_option(*cmd, opts->format);
   return [&global, opts] { return run_export(global, *opts); };

@@ -1,4 +1,5 @@
-// `ampx plan`: the effective mixed-precision plan of a model on one device.
+// `ampx plan`: the effective mixed-precision plan of a model on its devices:
+// precision and placement of every node, with reasons.
 #include "commands.hpp"
 #include "plan_output.hpp"
 
@@ -13,7 +14,7 @@ namespace {
 
 struct PlanOptions {
   std::string model;
-  std::string device = "cpu_ref:0";
+  DeviceArgs devices;
   ModelArgs model_args;
   PolicyOptions policy;
   Format format = Format::kText;
@@ -23,19 +24,19 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model, opts.model_args.to_options());
   const auto host = make_plugin_host(global);
-  const PlanningDevice dev = planning_device(host, opts.device, opts.policy, false);
-  CapabilitySource& caps = *dev.caps;
-  const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
-  const AmpPlan plan =
-      plan_amp(graph, policy, caps, opts.policy.plan_options(false, dev.cost.get()));
+  const PlannedModel pm = plan_model(host, graph, opts.devices, opts.policy, policy, false, false);
+  const AmpPlan& plan = pm.plan;
+  const auto& choice = pm.dtype_choice;
   if (opts.format == Format::kJson) {
     auto j = plan_to_json(plan, opts.model);
     if (choice) j["dtype_auto"] = half_choice_to_json(*choice);
+    if (!pm.selection.ranking.empty()) j["device_ranking"] = pm.selection.ranking;
     std::cout << j.dump(2) << "\n";
   } else {
     if (choice)
       std::cout << "--dtype auto: " << dtype_name(choice->half) << " (" << choice->f16_effective
                 << " nodes native in f16, " << choice->bf16_effective << " in bf16)\n";
+    for (const auto& line : pm.selection.ranking) std::cout << "--device auto: " << line << "\n";
     print_plan_text(std::cout, plan, opts.model);
   }
   return 0;
@@ -49,7 +50,7 @@ Action add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("MODEL", opts->model, "builtin:cnn, builtin:mlp, builtin:encoder or FILE.onnx")
       ->required();
   opts->model_args.add_to(*cmd);
-  cmd->add_option("--device", opts->device, "device id, e.g. cpu_ref:0")->capture_default_str();
+  opts->devices.add_to(*cmd);
   opts->policy.add_to(*cmd);
   add_format_option(*cmd, opts->format);
   return [&global, opts] { return run_plan(global, *opts); };

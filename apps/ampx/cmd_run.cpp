@@ -27,7 +27,7 @@ constexpr const char* kReferenceDevice = "cpu_ref:0";
 
 struct RunOptions {
   std::string model;
-  std::string device = kReferenceDevice;
+  DeviceArgs devices;
   ModelArgs model_args;
   PolicyOptions policy;
   int iters = 10;
@@ -114,31 +114,30 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model, opts.model_args.to_options());
   const auto host = make_plugin_host(global);
-  const PlanningDevice pd = planning_device(host, opts.device, opts.policy, true);
-  const plugins::Device& device = *pd.device;
   const plugins::Device* ref_device = host.find_device(kReferenceDevice);
   if (!ref_device)
     throw std::runtime_error(std::string("the reference device ") + kReferenceDevice +
                              " is not available (see `ampx devices`)");
-
-  CapabilitySource& caps = *pd.caps;
-  const auto choice = opts.policy.resolve_dtype(graph, policy, caps);
-  const AmpPlan plan = plan_amp(graph, policy, caps, opts.policy.plan_options(true, pd.cost.get()));
+  const PlannedModel pm = plan_model(host, graph, opts.devices, opts.policy, policy, true, true);
+  const AmpPlan& plan = pm.plan;
+  const auto& choice = pm.dtype_choice;
   const auto inputs = make_inputs(graph, opts);
 
   FusionOptions fusion;
   if (opts.no_fuse) fusion = {.fold_batchnorm = false, .epilogues = false};
-  const FusedGraph fused = fuse_for_device(plan.graph, caps, fusion);
-  Executor exec(fused.graph, device);
+  const FusedGraph fused = fuse_placed(plan.graph, pm.caps(), fusion);
+  Executor exec(fused.graph, pm.runtime_devices());
   for (int i = 0; i < opts.warmup; ++i) (void)exec.run(inputs);
-  std::vector<double> times_ms;
+  std::vector<double> times_ms, copy_ms;
   std::vector<HostTensor> outputs;
   for (int i = 0; i < opts.iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     outputs = exec.run(inputs);
     const auto t1 = std::chrono::steady_clock::now();
     times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    copy_ms.push_back(exec.stats().last_run_copy_us / 1000.0);
   }
+  std::sort(copy_ms.begin(), copy_ms.end());
   std::sort(times_ms.begin(), times_ms.end());
   const double median =
       times_ms.size() % 2
@@ -176,6 +175,12 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
                        {"no_reuse_bytes", st.no_reuse_bytes},
                        {"constant_bytes", st.constant_bytes}}},
                      {"kernels", st.kernels},
+                     {"placement", placement_to_json(plan)},
+                     {"kernels_per_device", st.kernels_per_device},
+                     {"copies_per_run",
+                      {{"copies", st.copies},
+                       {"bytes", st.copy_bytes},
+                       {"median_ms", copy_ms[copy_ms.size() / 2]}}},
                      {"folded_at_load", st.folded_nodes},
                      {"fused", fused_to_json(fused)},
                      {"summary", summary_to_json(plan.summary)},
@@ -192,6 +197,15 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
       "  time per run: median {:.3f} ms, min {:.3f} ms ({} iters, {} warm-up)\n", median,
       times_ms.front(), opts.iters, opts.warmup);
   std::cout << fmt::format("  kernels per run: {}; fused: {}\n", st.kernels, fused_str(fused));
+  if (plan.devices.size() > 1) {
+    std::string per;
+    for (size_t d = 0; d < plan.devices.size(); ++d)
+      per += fmt::format("{}{} on {}", d ? ", " : "", st.kernels_per_device[d], plan.devices[d]);
+    std::cout << fmt::format("  placement: {}; {} fallbacks\n", per, s.fallbacks);
+    std::cout << fmt::format("  copies per run: {} ({:.1f} KiB), median {:.3f} ms\n", st.copies,
+                             static_cast<double>(st.copy_bytes) / 1024.0,
+                             copy_ms[copy_ms.size() / 2]);
+  }
   std::cout << fmt::format(
       "  memory: planned peak {:.2f} MiB (no reuse: {:.2f} MiB), weights {:.2f} MiB\n",
       static_cast<double>(st.arena_bytes) / 1048576.0,
@@ -214,7 +228,7 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("MODEL", opts->model, "builtin:cnn, builtin:mlp, builtin:encoder or FILE.onnx")
       ->required();
   opts->model_args.add_to(*cmd);
-  cmd->add_option("--device", opts->device, "device id, e.g. cpu_ref:0")->capture_default_str();
+  opts->devices.add_to(*cmd);
   opts->policy.add_to(*cmd);
   cmd->add_option("--iters", opts->iters, "timed runs")
       ->check(CLI::Range(1, 1000000))

@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", global.log_level, "trace, debug, info, warn (default), error, off");
   app.add_option("--plugin-dir", global.plugin_dirs, "extra plugin directory, searched first")
       ->take_all();
+  app.add_option("--exclude-plugin", global.excluded_plugins,
+                 "plugin name not to load at all, e.g. a misbehaving driver (repeatable; "
+                 "AMPX_DISABLE_PLUGINS=a,b does the same)")
+      ->take_all();
   app.add_option("--threads", global.threads,
                  "threads per CPU backend (passed to plugins as threads=N; default: all cores)")
       ->check(CLI::Range(1, 4096));

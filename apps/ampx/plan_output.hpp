@@ -12,6 +12,8 @@
 namespace ampx::cli {
 
 nlohmann::json summary_to_json(const PlanSummary& s);
+// The plan's devices (with their node counts), fallbacks and per-run copies.
+nlohmann::json placement_to_json(const AmpPlan& plan);
 nlohmann::json plan_to_json(const AmpPlan& plan, const std::string& model);
 // The `dtype_auto` member of plan/run JSON when --dtype auto chose.
 nlohmann::json half_choice_to_json(const HalfChoice& c);

@@ -2,9 +2,12 @@
 #include <ampx/amp/precision_cut.hpp>
 #include <ampx/exec/node_desc.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -59,6 +62,27 @@ std::string NodePlan::reason() const {
   return std::string(intent_reason_name(intent_reason));
 }
 
+std::string_view placement_reason_name(PlacementReason r) {
+  switch (r) {
+    case PlacementReason::kFirstChoice:
+      return "first-choice";
+    case PlacementReason::kFallback:
+      return "fallback";
+    case PlacementReason::kCost:
+      return "cost";
+    case PlacementReason::kOverride:
+      return "override";
+  }
+  return "?";
+}
+
+std::string NodePlan::placement_text() const {
+  std::string s(placement_reason_name(placement));
+  if (placement == PlacementReason::kFallback && !placement_note.empty())
+    s += ": " + placement_note;
+  return s;
+}
+
 namespace {
 
 using OpSet = std::array<bool, kOpTypeCount>;
@@ -76,10 +100,14 @@ class Rewriter {
  public:
   // Without `build_graph` only the decisions are kept (home dtypes and the
   // Cast records); plan.graph stays empty.
-  Rewriter(const Graph& src, AmpPlan& plan, bool build_graph)
+  // `cast_device(v, from, to, consumer)`: the device a Cast of source value
+  // `v` runs on (the planner asks the devices).
+  using CastDeviceFn = std::function<int(ValueId, DType, DType, int)>;
+  Rewriter(const Graph& src, AmpPlan& plan, bool build_graph, CastDeviceFn cast_device)
       : src_(src),
         plan_(plan),
         build_(build_graph),
+        cast_device_(std::move(cast_device)),
         home_(src.num_values(), kNone),
         home_dtype_(src.num_values(), DType::kInvalid) {
     for (ValueId v = 0; v < static_cast<ValueId>(src.num_values()); ++v)
@@ -101,8 +129,9 @@ class Rewriter {
   DType home_dtype(ValueId v) const { return home_dtype_[static_cast<size_t>(v)]; }
   ValueId home(ValueId v) const { return home_[static_cast<size_t>(v)]; }
 
-  // `v` (a source value) in dtype `d`, inserting a Cast at most once.
-  ValueId as(ValueId v, DType d) {
+  // `v` (a source value) in dtype `d` for a consumer on device `consumer`,
+  // inserting a Cast at most once (shared by consumers on every device).
+  ValueId as(ValueId v, DType d, int consumer) {
     const ValueId h = home(v);
     const DType from = home_dtype(v);
     if (from == d) return h;
@@ -110,13 +139,15 @@ class Rewriter {
     if (auto it = cast_cache_.find(key); it != cast_cache_.end()) return it->second;
     const Value& sv = src_.value(v);
     std::string name = fresh(sv.name + ".to_" + std::string(dtype_name(d)));
+    const int device = cast_device_(v, from, d, consumer);
     ValueId out = kNone;
     if (build_) {
       const NodeId id = plan_.graph.add_node(name, OpType::kCast, {h}, {{d, sv.type.shape}},
                                              {{"to", static_cast<int64_t>(d)}});
+      plan_.graph.node(id).device = device;
       out = plan_.graph.node(id).outputs[0];
     }
-    plan_.casts.push_back(CastRecord{std::move(name), sv.name, from, d, sv.is_constant()});
+    plan_.casts.push_back(CastRecord{std::move(name), sv.name, from, d, sv.is_constant(), device});
     cast_cache_.emplace(key, out);
     return out;
   }
@@ -125,7 +156,7 @@ class Rewriter {
   // (the dtype rule of docs/OPS.md); other outputs keep their dtype. No
   // re-inference: the node is the source node with dtypes changed, and the
   // tests verify planned graphs.
-  void add(const Node& n, std::vector<ValueId> inputs, DType compute, bool float_node) {
+  void add(const Node& n, std::vector<ValueId> inputs, DType compute, bool float_node, int device) {
     for (ValueId v : n.outputs) {
       const DType t = src_.value(v).type.dtype;
       home_dtype_[static_cast<size_t>(v)] = float_node && is_float(t) ? compute : t;
@@ -141,6 +172,7 @@ class Rewriter {
     }
     const NodeId id = pg.add_node(n.name, n.op, std::move(inputs), std::move(out_types), n.attrs);
     pg.node(id).origin = n.origin;
+    pg.node(id).device = device;
     const auto& outs = pg.node(id).outputs;
     for (size_t i = 0; i < outs.size(); ++i) {
       pg.value(outs[i]).name = src_.value(n.outputs[i]).name;
@@ -170,6 +202,7 @@ class Rewriter {
   const Graph& src_;
   AmpPlan& plan_;
   bool build_;
+  CastDeviceFn cast_device_;
   std::vector<ValueId> home_;  // in plan_.graph; kNone without build_
   std::vector<DType> home_dtype_;
   std::unordered_map<uint64_t, ValueId> cast_cache_;
@@ -242,34 +275,169 @@ void dtypes_as(const Graph& g, const Node& n, DType d, std::vector<DType>& ins,
   for (ValueId v : n.outputs) outs.push_back(conv(g.value(v).type.dtype));
 }
 
-// The policy and capability pass. `demoted` (by source NodeId, may be
-// null): nodes the cost step keeps in f32 although they are native.
-AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, CapabilitySource& device,
-                       const PlanOptions& options, const std::vector<bool>* demoted) {
+// The node with every float tensor in dtype `d` (other tensors as in the
+// source graph), lowered for a cost query.
+double node_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g, const Node& n,
+                 DType d) {
+  std::vector<DType> ins, outs;
+  dtypes_as(g, n, d, ins, outs);
+  lowered.assign(g, n, ins, outs, false);
+  return cost.node_us(lowered.desc());
+}
+
+double cast_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g, ValueId v,
+                 DType from, DType to) {
+  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}};
+  const DType in[] = {from}, out[] = {to};
+  lowered.assign(g, cast, in, out, false);
+  return cost.node_us(lowered.desc());
+}
+
+bool runs(ampx_support s) {
+  return s == AMPX_SUPPORT_NATIVE || s == AMPX_SUPPORT_EMULATED;
+}
+
+std::string us_text(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f us", us);
+  return buf;
+}
+
+// "16-bit on cpu_ref:0 4.1 us < f32 on vulkan:0 9.0 us (copies and Casts included)"
+std::string fmt_cost_note(const std::string& dev16, double t16, const std::string& dev32,
+                          double t32) {
+  return "16-bit on " + dev16 + " " + us_text(t16) + " < f32 on " + dev32 + " " + us_text(t32) +
+         " (copies and Casts included)";
+}
+
+// Where a node goes and why (the placement step).
+struct Placed {
+  int device = 0;
+  PlacementReason reason = PlacementReason::kFirstChoice;
+  std::string note;
+};
+
+// The policy, placement and capability pass. `demoted` (by source NodeId,
+// may be null): nodes the cost step keeps in f32 although they are native.
+// `fixed` (by source NodeId, may be null): placements decided by an earlier
+// pass, kept so that the cost step cannot move nodes.
+AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const PlanDevice> devices,
+                       const PlanOptions& options, std::span<const DevicePin> pins,
+                       const std::vector<bool>* demoted, const std::vector<Placed>* fixed) {
   if (!is_16bit_float(policy.half))
     throw std::invalid_argument("16-bit dtype must be f16 or bf16, got " +
                                 std::string(dtype_name(policy.half)));
+  if (devices.empty()) throw std::invalid_argument("no device to plan for");
   AmpPlan plan;
-  plan.device_id = device.device_id();
   plan.policy = policy;
+  int listed = 0, fallback = -1;
+  for (size_t k = 0; k < devices.size(); ++k) {
+    plan.devices.push_back(devices[k].caps->device_id());
+    plan.fallback_only.push_back(devices[k].fallback_only);
+    if (devices[k].fallback_only) {
+      if (k + 1 != devices.size())
+        throw std::invalid_argument("the fallback-only device must come last");
+      fallback = static_cast<int>(k);
+    } else {
+      ++listed;
+    }
+  }
+  if (listed == 0) throw std::invalid_argument("no device listed besides the fallback");
+  for (size_t k = 0; k < plan.devices.size(); ++k)
+    plan.device_id += (k ? "," : "") + plan.devices[k];
+  if (devices.size() == 1) plan.device_id = plan.devices[0];
+  plan.summary.nodes_per_device.assign(devices.size(), 0);
+
   const bool custom_white = policy.white_list.has_value();
   const bool custom_black = policy.black_list.has_value();
   const OpSet white = to_set(custom_white ? *policy.white_list : default_white_list());
   const OpSet black = to_set(custom_black ? *policy.black_list : default_black_list());
   std::vector<bool> override_used(policy.overrides.size(), false);
+  std::vector<bool> pin_used(pins.size(), false);
+  for (const DevicePin& pin : pins)
+    if (pin.device < 0 || pin.device >= static_cast<int>(devices.size()))
+      throw std::invalid_argument("pin '" + pin.pattern + "': no device " +
+                                  std::to_string(pin.device));
 
-  Rewriter rw(g, plan, options.build_graph);
+  std::vector<MemoizedQuery> queries;
+  queries.reserve(devices.size());
+  for (const PlanDevice& d : devices) queries.emplace_back(*d.caps);
+  LoweredNode lowered;
+  std::vector<DType> ins, outs;
+  // Home device of each source value: its producer's; -1 for graph inputs
+  // and constants (uploaded where they are read).
+  std::vector<int> value_device(g.num_values(), -1);
+
+  // A Cast goes where its source is computed (a narrowing Cast then halves
+  // the bytes a copy moves), else where it is read, else anywhere it runs.
+  std::vector<MemoizedQuery>* qs = &queries;
+  auto cast_device = [&, qs](ValueId v, DType from, DType to, int consumer) {
+    const int home = value_device[static_cast<size_t>(v)];
+    const int order[] = {home, consumer};
+    for (int k : order) {
+      if (k < 0) continue;
+      const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}};
+      const DType in[] = {from}, out[] = {to};
+      LoweredNode l;
+      l.assign(g, cast, in, out, false);
+      if (runs((*qs)[static_cast<size_t>(k)](l.desc()).support)) return k;
+    }
+    return consumer >= 0 ? consumer : 0;
+  };
+  Rewriter rw(g, plan, options.build_graph, cast_device);
   std::unordered_map<std::string, int32_t> note_ids;
   auto intern_note = [&](const std::string& note) {
     auto [it, added] = note_ids.try_emplace(note, static_cast<int32_t>(plan.notes.size()));
     if (added) plan.notes.push_back(note);
     return it->second;
   };
-  MemoizedQuery query(device);
-  LoweredNode lowered;
   const auto order = g.topological_order();
   plan.nodes.reserve(order.size());
-  std::vector<DType> ins, outs;
+  std::vector<std::string> unplaceable;  // "'name' (Op f32)"
+
+  // The answer of device k for node n with float tensors in `d` (kInvalid:
+  // a non-float node, with its inputs' home dtypes).
+  auto ask = [&](int k, const Node& n, DType d) {
+    if (d == DType::kInvalid) {
+      ins.clear();
+      outs.clear();
+      for (ValueId v : n.inputs) ins.push_back(rw.home_dtype(v));
+      for (ValueId v : n.outputs) outs.push_back(g.value(v).type.dtype);
+    } else {
+      dtypes_as(g, n, d, ins, outs);
+    }
+    lowered.assign(g, n, ins, outs, false);
+    return queries[static_cast<size_t>(k)](lowered.desc());
+  };
+  // Listed devices before `k` that were passed over.
+  auto passed_over = [&](int k) {
+    std::string s = "unsupported on ";
+    for (int j = 0; j < std::min(k, listed); ++j) s += (j ? ", " : "") + plan.devices[j];
+    return s;
+  };
+  auto by_order = [&](int k) {
+    if (k == 0) return Placed{0, PlacementReason::kFirstChoice, {}};
+    return Placed{k, PlacementReason::kFallback, passed_over(k)};
+  };
+  // Predicted time of node n on device k in dtype d, with the copies and
+  // Casts its inputs need there; < 0 when the device has no estimate.
+  auto cost_on = [&](int k, const Node& n, DType d) {
+    const PlanDevice& dev = devices[static_cast<size_t>(k)];
+    double t = dev.cost ? node_time(*dev.cost, lowered, g, n, d) : ask(k, n, d).cost_us;
+    if (t < 0) return -1.0;
+    for (ValueId v : n.inputs) {
+      const Value& val = g.value(v);
+      if (val.is_constant() || !is_float(val.type.dtype)) continue;
+      const int home = value_device[static_cast<size_t>(v)];
+      if (home >= 0 && home != k)
+        t += copy_cost_us(static_cast<uint64_t>(element_count(val.type.shape)) * dtype_size(d));
+      if (rw.home_dtype(v) != d && dev.cost) {
+        const double c = cast_time(*dev.cost, lowered, g, v, rw.home_dtype(v), d);
+        if (c > 0) t += c;
+      }
+    }
+    return t;
+  };
 
   for (NodeId id : order) {
     const Node& n = g.node(id);
@@ -280,6 +448,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, CapabilitySource
     np.origin = n.origin;
     const size_t op_index = static_cast<size_t>(n.op);
     np.is_float_node = n.op != OpType::kCast && touches_float(g, n);
+    bool want16 = false;
 
     if (!np.is_float_node) {
       np.intent_reason =
@@ -287,7 +456,6 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, CapabilitySource
       np.intended = np.effective = g.value(n.outputs.at(0)).type.dtype;
     } else {
       // 1. Policy.
-      bool want16 = false;
       switch (policy.level) {
         case AmpLevel::kO0:
           np.intent_reason = IntentReason::kLevelO0;
@@ -342,7 +510,6 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, CapabilitySource
       }
       for (size_t i = policy.overrides.size(); i-- > 0;) {
         if (policy.overrides[i].matches(n.name)) {
-          override_used[i] = true;
           want16 = policy.overrides[i].force_16bit;
           np.intent_reason = IntentReason::kOverride;
           break;
@@ -353,72 +520,151 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, CapabilitySource
         if (policy.overrides[i].matches(n.name)) override_used[i] = true;
       np.intended = want16 ? policy.half : DType::kF32;
       np.effective = DType::kF32;
+    }
 
-      // 2. What the device really has for exactly this node in 16-bit.
-      if (want16) {
-        dtypes_as(g, n, policy.half, ins, outs);
-        lowered.assign(g, n, ins, outs, false);
-        const auto answer = query(lowered.desc());
-        np.support_16bit = answer.support;
-        if (!answer.note.empty()) np.note = intern_note(answer.note);
-        if (answer.support == AMPX_SUPPORT_NATIVE && demoted &&
-            (*demoted)[static_cast<size_t>(id)]) {
-          np.effective_reason = EffectiveReason::kCost;
-        } else if (answer.support == AMPX_SUPPORT_NATIVE) {
-          np.effective = policy.half;
-          np.effective_reason = EffectiveReason::kAsIntended;
-        } else if (answer.support == AMPX_SUPPORT_EMULATED && options.capability_blind) {
-          np.effective = policy.half;
-          np.effective_reason = EffectiveReason::kForcedEmulated;
+    // 2. Placement (docs/PLACEMENT.md): pinned; else the first listed
+    // device that runs the node in the wanted precision, 16-bit only where
+    // that is real; where no listed device has a real 16-bit kernel first,
+    // f32 on the first device that runs it against 16-bit on the first that
+    // has one, by predicted time; else the fallback device.
+    const DType want = !np.is_float_node ? DType::kInvalid : want16 ? policy.half : DType::kF32;
+    Placed placed;
+    bool placeable = true;
+    int pin = -1;
+    for (size_t i = pins.size(); i-- > 0;)
+      if (pins[i].matches(n.name)) {
+        if (pin < 0) pin = pins[i].device;
+        pin_used[i] = true;
+      }
+    if (fixed) {
+      placed = (*fixed)[static_cast<size_t>(id)];
+    } else if (pin >= 0) {
+      placed = {pin, PlacementReason::kOverride, {}};
+    } else if (devices.size() > 1) {
+      const int all = static_cast<int>(devices.size());
+      int first_want = -1;  // first listed device running it in `want`
+      for (int k = 0; k < listed && first_want < 0; ++k)
+        if (runs(ask(k, n, want).support)) first_want = k;
+      const bool real16 =
+          first_want >= 0 && want16 &&
+          (ask(first_want, n, want).support == AMPX_SUPPORT_NATIVE || options.capability_blind);
+      if (first_want >= 0 && (!want16 || real16)) {
+        placed = by_order(first_want);
+      } else if (want16) {
+        int f32_dev = -1, native16 = -1;
+        for (int k = 0; k < listed && f32_dev < 0; ++k)
+          if (runs(ask(k, n, DType::kF32).support)) f32_dev = k;
+        for (int k = 0; k < all && native16 < 0; ++k)
+          if (ask(k, n, want).support == AMPX_SUPPORT_NATIVE) native16 = k;
+        if (f32_dev >= 0 && native16 >= 0) {
+          const double t32 = cost_on(f32_dev, n, DType::kF32);
+          const double t16 = cost_on(native16, n, want);
+          if (t32 >= 0 && t16 >= 0 && t16 < t32)
+            placed = {native16, PlacementReason::kCost,
+                      fmt_cost_note(plan.devices[static_cast<size_t>(native16)], t16,
+                                    plan.devices[static_cast<size_t>(f32_dev)], t32)};
+          else
+            placed = by_order(f32_dev);
+        } else if (f32_dev >= 0) {
+          placed = by_order(f32_dev);
+        } else if (native16 >= 0) {
+          placed = by_order(native16);
+        } else if (fallback >= 0 && runs(ask(fallback, n, DType::kF32).support)) {
+          placed = by_order(fallback);
         } else {
-          np.effective_reason = answer.support == AMPX_SUPPORT_EMULATED
-                                    ? EffectiveReason::kNoNativeKernel
-                                    : EffectiveReason::kUnsupported16;
+          placeable = false;
         }
-      }
-    }
-
-    // 3. The host never assumes support: the variant that will run must be
-    // answered too (16-bit native was just answered).
-    if (!(np.is_float_node && is_16bit_float(np.effective))) {
-      if (np.is_float_node) {
-        dtypes_as(g, n, np.effective, ins, outs);
+      } else if (fallback >= 0 && runs(ask(fallback, n, want).support)) {
+        placed = by_order(fallback);
       } else {
-        ins.clear();
-        outs.clear();
-        for (ValueId v : n.inputs) ins.push_back(rw.home_dtype(v));
-        for (ValueId v : n.outputs) outs.push_back(g.value(v).type.dtype);
+        placeable = false;
       }
-      lowered.assign(g, n, ins, outs, false);
-      const auto answer = query(lowered.desc());
-      if (answer.support == AMPX_SUPPORT_UNSUPPORTED)
-        throw std::runtime_error("node '" + n.name + "' (" + std::string(op_name(n.op)) +
-                                 "): device " + plan.device_id + " cannot run it in " +
-                                 std::string(dtype_name(np.effective)) +
-                                 (answer.note.empty() ? "" : ": " + answer.note));
+    }
+    np.device = placed.device;
+    np.placement = placed.reason;
+    np.placement_note = placed.note;
+    const int dev = placed.device;
+
+    if (!placeable) {
+      // Every listed device refuses it in every precision: collect it (the
+      // error lists them all) and go on as if the first device ran it f32.
+      unplaceable.push_back("'" + n.name + "' (" + std::string(op_name(n.op)) + " " +
+                            std::string(dtype_name(np.is_float_node ? DType::kF32 : np.effective)) +
+                            ")");
+    } else if (np.is_float_node && want16) {
+      // 3. What the chosen device really has for exactly this node in 16-bit.
+      const auto answer = ask(dev, n, policy.half);
+      np.support_16bit = answer.support;
+      if (!answer.note.empty()) np.note = intern_note(answer.note);
+      if (answer.support == AMPX_SUPPORT_NATIVE && demoted && (*demoted)[static_cast<size_t>(id)]) {
+        np.effective_reason = EffectiveReason::kCost;
+      } else if (answer.support == AMPX_SUPPORT_NATIVE) {
+        np.effective = policy.half;
+        np.effective_reason = EffectiveReason::kAsIntended;
+      } else if (answer.support == AMPX_SUPPORT_EMULATED && options.capability_blind) {
+        np.effective = policy.half;
+        np.effective_reason = EffectiveReason::kForcedEmulated;
+      } else {
+        np.effective_reason = answer.support == AMPX_SUPPORT_EMULATED
+                                  ? EffectiveReason::kNoNativeKernel
+                                  : EffectiveReason::kUnsupported16;
+      }
     }
 
-    // 4. Rewrite with Casts where an input's home dtype differs.
+    // 4. The host never assumes support: the variant that will run must be
+    // answered too (16-bit native was just answered).
+    if (placeable && !(np.is_float_node && is_16bit_float(np.effective))) {
+      const auto answer = ask(dev, n, np.is_float_node ? np.effective : DType::kInvalid);
+      if (answer.support == AMPX_SUPPORT_UNSUPPORTED) {
+        if (devices.size() == 1 || pin >= 0 || fixed)
+          throw std::runtime_error("node '" + n.name + "' (" + std::string(op_name(n.op)) +
+                                   "): device " + plan.devices[static_cast<size_t>(dev)] +
+                                   " cannot run it in " + std::string(dtype_name(np.effective)) +
+                                   (answer.note.empty() ? "" : ": " + answer.note) +
+                                   (pin >= 0 ? " (it is pinned there by --place)" : ""));
+        unplaceable.push_back("'" + n.name + "' (" + std::string(op_name(n.op)) + " " +
+                              std::string(dtype_name(np.effective)) + ")");
+      }
+    }
+
+    // 5. Rewrite with Casts where an input's home dtype differs.
     std::vector<ValueId> new_inputs;
     if (options.build_graph) new_inputs.reserve(n.inputs.size());
     for (ValueId v : n.inputs) {
       if (np.is_float_node && is_float(g.value(v).type.dtype))
-        new_inputs.push_back(rw.as(v, np.effective));
+        new_inputs.push_back(rw.as(v, np.effective, dev));
       else
         new_inputs.push_back(rw.home(v));
     }
-    rw.add(n, std::move(new_inputs), np.effective, np.is_float_node);
+    rw.add(n, std::move(new_inputs), np.effective, np.is_float_node, dev);
+    for (ValueId v : n.outputs) value_device[static_cast<size_t>(v)] = dev;
     plan.nodes.push_back(std::move(np));
   }
 
+  if (!unplaceable.empty()) {
+    std::string listed_ids;
+    for (int k = 0; k < listed; ++k) listed_ids += (k ? ", " : "") + plan.devices[k];
+    std::string list;
+    for (const auto& u : unplaceable) list += (list.empty() ? "" : ", ") + u;
+    throw std::runtime_error(
+        std::to_string(unplaceable.size()) + " node" + (unplaceable.size() == 1 ? "" : "s") +
+        " cannot run on " + listed_ids +
+        (fallback >= 0 ? " nor on the fallback " + plan.devices[fallback] : " (no fallback)") +
+        ": " + list);
+  }
   for (size_t i = 0; i < policy.overrides.size(); ++i)
     if (!override_used[i])
       throw std::invalid_argument("override '" + policy.overrides[i].pattern +
                                   "' matches no node in graph '" + g.name + "'");
+  for (size_t i = 0; i < pins.size(); ++i)
+    if (!pin_used[i])
+      throw std::invalid_argument("--place '" + pins[i].pattern + "' matches no node in graph '" +
+                                  g.name + "'");
 
   // Graph outputs keep their dtypes.
   for (ValueId v : g.outputs()) {
-    const ValueId out = rw.as(v, g.value(v).type.dtype);
+    const int home = value_device[static_cast<size_t>(v)];
+    const ValueId out = rw.as(v, g.value(v).type.dtype, home >= 0 ? home : 0);
     if (options.build_graph) plan.graph.add_output(out);
   }
 
@@ -433,28 +679,31 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, CapabilitySource
     const bool by_cost = np.effective_reason == EffectiveReason::kCost;
     s.kept_fp32_no_native += (i16 && !e16 && !by_cost) ? 1 : 0;
     s.kept_fp32_cost += by_cost ? 1 : 0;
+    s.fallbacks += np.placement == PlacementReason::kFallback ? 1 : 0;
+    s.placed_by_cost += np.placement == PlacementReason::kCost ? 1 : 0;
+    s.pinned += np.placement == PlacementReason::kOverride ? 1 : 0;
+    ++s.nodes_per_device[static_cast<size_t>(np.device)];
   }
   s.casts = static_cast<int>(plan.casts.size());
   for (const auto& c : plan.casts) s.casts_on_constants += c.on_constant ? 1 : 0;
+  // An unused last resort is not part of the plan: a plan for one listed
+  // device that needed no fallback is a single-device plan.
+  if (fallback >= 0 && s.nodes_per_device[static_cast<size_t>(fallback)] == 0 &&
+      std::none_of(plan.casts.begin(), plan.casts.end(),
+                   [&](const CastRecord& c) { return c.device == fallback; })) {
+    plan.devices.pop_back();
+    plan.fallback_only.pop_back();
+    s.nodes_per_device.pop_back();
+    plan.device_id.clear();
+    for (size_t k = 0; k < plan.devices.size(); ++k)
+      plan.device_id += (k ? "," : "") + plan.devices[k];
+  }
+  if (options.build_graph) {
+    plan.copies = plan_copies(plan.graph);
+    s.copies = static_cast<int>(plan.copies.size());
+    for (const auto& c : plan.copies) s.copy_bytes += c.bytes;
+  }
   return plan;
-}
-
-// The node with every float tensor in dtype `d` (other tensors as in the
-// source graph), lowered for a cost query.
-double node_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g, const Node& n,
-                 DType d) {
-  std::vector<DType> ins, outs;
-  dtypes_as(g, n, d, ins, outs);
-  lowered.assign(g, n, ins, outs, false);
-  return cost.node_us(lowered.desc());
-}
-
-double cast_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g, ValueId v,
-                 DType from, DType to) {
-  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}};
-  const DType in[] = {from}, out[] = {to};
-  lowered.assign(g, cast, in, out, false);
-  return cost.node_us(lowered.desc());
 }
 
 // Nodes whose inputs are all weights (or computed from weights only): the
@@ -476,7 +725,9 @@ std::vector<bool> load_time_nodes(const Graph& g) {
 // Which native 16-bit nodes to keep 16-bit, for the whole graph at once
 // (precision_cut.hpp). `first` is the plan without cost decisions.
 std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType half,
-                                 capability::CostModel& cost) {
+                                 std::span<capability::CostModel* const> costs) {
+  std::vector<int> node_device(g.num_nodes(), 0);
+  for (const NodePlan& np : first.nodes) node_device[static_cast<size_t>(np.node)] = np.device;
   using P = PrecisionCutProblem;
   std::vector<int> cand(g.num_nodes(), P::kFixedF32);  // label per source node
   std::vector<NodeId> cand_node;
@@ -489,8 +740,9 @@ std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType hal
     if (!np.is_float_node) continue;
     if (!is_16bit_float(np.effective)) continue;
     const Node& n = g.node(np.node);
-    double t32 = node_time(cost, lowered, g, n, DType::kF32);
-    double t16 = node_time(cost, lowered, g, n, half);
+    capability::CostModel* cost = costs[static_cast<size_t>(np.device)];
+    double t32 = cost ? node_time(*cost, lowered, g, n, DType::kF32) : -1;
+    double t16 = cost ? node_time(*cost, lowered, g, n, half) : -1;
     if (t32 < 0 || t16 < 0) t32 = t16 = 0;  // unknown: a tie, which keeps 16-bit
     cand[static_cast<size_t>(np.node)] = static_cast<int>(cand_node.size());
     cand_node.push_back(np.node);
@@ -529,8 +781,15 @@ std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType hal
     }
     for (int u : output_uses[static_cast<size_t>(v)]) term.consumers.push_back(u);
     if (!touches_candidate) continue;
-    term.cast_to_16 = std::max(0.0, cast_time(cost, lowered, g, v, DType::kF32, half));
-    term.cast_to_f32 = std::max(0.0, cast_time(cost, lowered, g, v, half, DType::kF32));
+    // A Cast runs where the value is computed (or first read).
+    int dev = val.producer != kNone ? node_device[static_cast<size_t>(val.producer)] : -1;
+    if (dev < 0 && !consumers[static_cast<size_t>(v)].empty())
+      dev = node_device[static_cast<size_t>(consumers[static_cast<size_t>(v)].front())];
+    capability::CostModel* cost = costs[static_cast<size_t>(std::max(dev, 0))];
+    if (cost) {
+      term.cast_to_16 = std::max(0.0, cast_time(*cost, lowered, g, v, DType::kF32, half));
+      term.cast_to_f32 = std::max(0.0, cast_time(*cost, lowered, g, v, half, DType::kF32));
+    }
     problem.values.push_back(std::move(term));
   }
   const PrecisionCutResult r = solve_precision_cut(problem);
@@ -542,55 +801,113 @@ std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType hal
 
 }  // namespace
 
-void predict_plan(AmpPlan& plan, capability::CostModel& cost) {
+namespace {
+
+// Fills the predictions of a built plan from each node's device's model;
+// the per-run copies are added at copy_cost_us().
+void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs) {
   LoweredNode lowered;
   const Graph& pg = plan.graph;
   const std::vector<bool> at_load = load_time_nodes(pg);
   std::unordered_map<std::string_view, size_t> by_name;
   for (size_t i = 0; i < plan.nodes.size(); ++i) by_name.emplace(plan.nodes[i].name, i);
   double total = 0;
+  int known = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(pg.num_nodes()); ++id) {
     if (at_load[static_cast<size_t>(id)]) continue;
     const Node& n = pg.node(id);
+    capability::CostModel* cost = costs[static_cast<size_t>(n.device)];
+    if (!cost) continue;
     std::vector<DType> ins, outs;
     for (ValueId v : n.inputs) ins.push_back(pg.value(v).type.dtype);
     for (ValueId v : n.outputs) outs.push_back(pg.value(v).type.dtype);
     lowered.assign(pg, n, ins, outs, false);
-    const double t = cost.node_us(lowered.desc());
+    const double t = cost->node_us(lowered.desc());
     if (t > 0) total += t;
+    known += t >= 0 ? 1 : 0;
     if (auto it = by_name.find(n.name); it != by_name.end())
       plan.nodes[it->second].predicted_us = t;
   }
-  plan.predicted_us = total;
-  plan.cost_source = cost.source();
+  for (const CopyRecord& c : plan.copies) total += copy_cost_us(c.bytes);
+  // Nothing known (a plugin without cost hints): no prediction, not 0 us.
+  plan.predicted_us = known > 0 || pg.num_nodes() == 0 ? total : -1;
+  std::string source;
+  for (size_t k = 0; k < costs.size(); ++k) {
+    if (!costs[k]) continue;
+    const std::string s =
+        costs.size() == 1 ? costs[k]->source() : plan.devices[k] + ": " + costs[k]->source();
+    source += (source.empty() ? "" : "; ") + s;
+  }
+  plan.cost_source = source;
 }
 
-AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& device,
-                 const PlanOptions& options) {
-  if (!options.cost) return plan_decisions(g, policy, device, options, nullptr);
+AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy,
+                        std::span<const PlanDevice> devices, const PlanOptions& options,
+                        std::span<const DevicePin> pins) {
+  std::vector<capability::CostModel*> costs;
+  bool any_cost = false;
+  for (const PlanDevice& d : devices) {
+    costs.push_back(d.cost);
+    any_cost = any_cost || d.cost;
+  }
+  const bool multi = devices.size() > 1;
+  if (!any_cost) {
+    PlanOptions inner = options;
+    inner.build_graph = options.build_graph || multi;  // copies are found on the planned graph
+    AmpPlan plan = plan_decisions(g, policy, devices, inner, pins, nullptr, nullptr);
+    if (!options.build_graph) plan.graph = Graph{};
+    return plan;
+  }
   PlanOptions inner = options;
   inner.build_graph = true;  // predictions are made on the planned graph
   std::vector<bool> demoted;
+  std::vector<Placed> placed;
   if (!options.capability_blind) {
-    const AmpPlan first =
-        plan_decisions(g, policy, device, PlanOptions{.build_graph = false}, nullptr);
-    demoted = choose_by_cost(g, first, policy.half, *options.cost);
+    PlanOptions first_options = options;
+    first_options.build_graph = false;
+    const AmpPlan first = plan_decisions(g, policy, devices, first_options, pins, nullptr, nullptr);
+    demoted = choose_by_cost(g, first, policy.half, costs);
+    placed.resize(g.num_nodes());
+    for (const NodePlan& np : first.nodes)
+      placed[static_cast<size_t>(np.node)] = {np.device, np.placement, np.placement_note};
   }
-  AmpPlan plan = plan_decisions(g, policy, device, inner, demoted.empty() ? nullptr : &demoted);
-  predict_plan(plan, *options.cost);
+  AmpPlan plan =
+      plan_decisions(g, policy, devices, inner, pins, demoted.empty() ? nullptr : &demoted,
+                     placed.empty() ? nullptr : &placed);
+  predict_placed(plan, costs);
   // The times the cost step compared, for explanations.
   if (!demoted.empty()) {
     LoweredNode lowered;
     for (NodePlan& np : plan.nodes) {
       if (!np.is_float_node || np.support_16bit != AMPX_SUPPORT_NATIVE) continue;
       if (!is_16bit_float(np.intended)) continue;
+      capability::CostModel* cost = costs[static_cast<size_t>(np.device)];
+      if (!cost) continue;
       const Node& n = g.node(np.node);
-      np.time_f32_us = node_time(*options.cost, lowered, g, n, DType::kF32);
-      np.time_16_us = node_time(*options.cost, lowered, g, n, policy.half);
+      np.time_f32_us = node_time(*cost, lowered, g, n, DType::kF32);
+      np.time_16_us = node_time(*cost, lowered, g, n, policy.half);
     }
   }
   if (!options.build_graph) plan.graph = Graph{};
   return plan;
+}
+
+}  // namespace
+
+void predict_plan(AmpPlan& plan, capability::CostModel& cost) {
+  std::vector<capability::CostModel*> costs(std::max<size_t>(plan.devices.size(), 1), &cost);
+  predict_placed(plan, costs);
+}
+
+AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& device,
+                 const PlanOptions& options) {
+  const PlanDevice one[] = {{&device, options.cost, false}};
+  return plan_with_costs(g, policy, one, options, {});
+}
+
+AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, std::span<const PlanDevice> devices,
+                 const PlanOptions& options, std::span<const DevicePin> pins) {
+  return plan_with_costs(g, policy, devices, options, pins);
 }
 
 HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy,

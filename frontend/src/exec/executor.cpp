@@ -4,7 +4,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <stdexcept>
+#include <unordered_set>
 
 namespace ampx {
 
@@ -18,94 +20,224 @@ ampx_buffer_view make_view(ampx_buffer* buffer, uint64_t offset) {
 }
 }  // namespace
 
-Executor::Executor(const Graph& graph, const plugins::Device& device)
-    : graph_(graph), device_(device) {
+Executor::Executor(const Graph& graph, const plugins::Device& device) : graph_(graph) {
+  const plugins::Device* one[] = {&device};
+  build(one, true);
+}
+
+Executor::Executor(const Graph& graph, std::span<const plugins::Device* const> devices)
+    : graph_(graph) {
+  build(devices, false);
+}
+
+void Executor::build(std::span<const plugins::Device* const> devices, bool ignore_node_devices) {
+  const Graph& graph = graph_;
+  if (devices.empty()) throw std::invalid_argument("executor: no device");
+  devices_.assign(devices.begin(), devices.end());
+  const size_t nd = devices_.size();
   const size_t nv = graph.num_values();
-  static_buffers_.resize(nv);
-  arena_offset_.assign(nv, 0);
+  auto dev_of = [&](const Node& n) {
+    if (ignore_node_devices) return 0;
+    if (n.device < 0 || static_cast<size_t>(n.device) >= nd)
+      throw std::invalid_argument("node '" + n.name + "' is placed on device " +
+                                  std::to_string(n.device) + ", but " + std::to_string(nd) +
+                                  " device(s) were given");
+    return static_cast<int>(n.device);
+  };
+  static_buffers_.resize(nd);
+  for (auto& per_value : static_buffers_) per_value.resize(nv);
+  arena_offset_.assign(nd, std::vector<int64_t>(nv, -1));
+  arenas_.resize(nd);
+  home_.assign(nv, -1);
+  stats_.kernels_per_device.assign(nd, 0);
   const auto order = graph.topological_order();
 
-  // Constants: uploaded once.
-  for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
+  // Static values (constants, and what nodes fed only by them compute) are
+  // put on every device that reads them, once: uploaded, or copied from a
+  // device that has them.
+  std::vector<bool> is_static(nv, false);
+  for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v)
+    is_static[static_cast<size_t>(v)] = graph.value(v).is_constant();
+  std::vector<std::byte> load_staging;
+  auto ensure_static = [&](ValueId v, int d) {
+    auto& slot = static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)];
+    if (slot) return;
     const Value& val = graph.value(v);
-    if (!val.is_constant()) continue;
-    plugins::Buffer buf = device.allocate(val.byte_size());
-    device.copy_to_device(buf, 0, *val.constant);
+    slot = devices_[static_cast<size_t>(d)]->allocate(val.byte_size());
     stats_.constant_bytes += val.byte_size();
-    static_buffers_[static_cast<size_t>(v)] = std::move(buf);
-  }
+    if (val.is_constant()) {
+      devices_[static_cast<size_t>(d)]->copy_to_device(*slot, 0, *val.constant);
+      return;
+    }
+    copy_value(v, home_[static_cast<size_t>(v)], d, load_staging);
+  };
 
-  // Nodes fed only by static values are evaluated now, once (e.g. weight
-  // Casts); the rest become steps.
   std::vector<NodeId> dynamic_nodes;
   for (NodeId id : order) {
     const Node& n = graph.node(id);
     bool all_static = !n.inputs.empty();
-    for (ValueId v : n.inputs) all_static = all_static && static_buffers_[static_cast<size_t>(v)];
+    for (ValueId v : n.inputs) all_static = all_static && is_static[static_cast<size_t>(v)];
     if (!all_static) {
       dynamic_nodes.push_back(id);
       continue;
     }
+    const int d = dev_of(n);
+    const plugins::Device& device = *devices_[static_cast<size_t>(d)];
     const LoweredNode lowered(graph, id);
     plugins::Kernel kernel = device.prepare(lowered.desc());
     std::vector<ampx_buffer_view> ins, outs;
-    for (ValueId v : n.inputs)
-      ins.push_back(make_view(static_buffers_[static_cast<size_t>(v)]->handle(), 0));
+    for (ValueId v : n.inputs) {
+      ensure_static(v, d);
+      ins.push_back(
+          make_view(static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)]->handle(), 0));
+    }
     for (ValueId v : n.outputs) {
       plugins::Buffer buf = device.allocate(graph.value(v).byte_size());
       outs.push_back(make_view(buf.handle(), 0));
       stats_.constant_bytes += graph.value(v).byte_size();
-      static_buffers_[static_cast<size_t>(v)] = std::move(buf);
+      static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)] = std::move(buf);
+      is_static[static_cast<size_t>(v)] = true;
+      home_[static_cast<size_t>(v)] = d;
     }
     kernel.launch(ins, outs);
+    device.synchronize();
     ++stats_.folded_nodes;
   }
-  device.synchronize();
 
-  // Lifetimes of graph inputs and intermediates, in step indices.
-  std::vector<int> first(nv, -1), last(nv, -1);
-  for (ValueId v : graph.inputs()) first[static_cast<size_t>(v)] = last[static_cast<size_t>(v)] = 0;
-  for (size_t s = 0; s < dynamic_nodes.size(); ++s) {
-    const Node& n = graph.node(dynamic_nodes[s]);
-    for (ValueId v : n.inputs) last[static_cast<size_t>(v)] = static_cast<int>(s);
-    for (ValueId v : n.outputs)
-      first[static_cast<size_t>(v)] = last[static_cast<size_t>(v)] = static_cast<int>(s);
-  }
-  const int end = static_cast<int>(dynamic_nodes.size());
-  for (ValueId v : graph.outputs()) last[static_cast<size_t>(v)] = end;  // read after the run
-  std::vector<BufferRequest> requests;
-  std::vector<ValueId> request_value;
-  for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
-    if (static_buffers_[static_cast<size_t>(v)] || first[static_cast<size_t>(v)] < 0) continue;
-    requests.push_back(
-        {graph.value(v).byte_size(), first[static_cast<size_t>(v)], last[static_cast<size_t>(v)]});
-    request_value.push_back(v);
-  }
-  const MemoryPlan mem = plan_memory(requests);
-  for (size_t i = 0; i < requests.size(); ++i)
-    arena_offset_[static_cast<size_t>(request_value[i])] = mem.offsets[i];
-  stats_.arena_bytes = mem.peak_bytes;
-  stats_.no_reuse_bytes = mem.no_reuse_bytes;
-  arena_ = device.allocate(std::max<uint64_t>(mem.peak_bytes, 1));
-
-  steps_.reserve(dynamic_nodes.size());
+  // Homes of the dynamic values: the producer's device; a graph input's is
+  // the device of its first reader (as plan_copies() has it).
   for (NodeId id : dynamic_nodes) {
     const Node& n = graph.node(id);
-    const LoweredNode lowered(graph, id);
-    Step step{device.prepare(lowered.desc()), {}, {}};
-    for (ValueId v : n.inputs) step.inputs.push_back(view(v));
-    for (ValueId v : n.outputs) step.outputs.push_back(view(v));
+    for (ValueId v : n.inputs)
+      if (home_[static_cast<size_t>(v)] < 0 && !is_static[static_cast<size_t>(v)])
+        home_[static_cast<size_t>(v)] = dev_of(n);
+    for (ValueId v : n.outputs) home_[static_cast<size_t>(v)] = dev_of(n);
+  }
+  for (ValueId v : graph.inputs())
+    if (home_[static_cast<size_t>(v)] < 0) home_[static_cast<size_t>(v)] = 0;
+
+  // The steps: a copy before the first reader on each other device, then
+  // the kernel.
+  std::unordered_set<uint64_t> copied;
+  for (NodeId id : dynamic_nodes) {
+    const Node& n = graph.node(id);
+    const int d = dev_of(n);
+    for (ValueId v : n.inputs) {
+      if (is_static[static_cast<size_t>(v)]) {
+        ensure_static(v, d);
+        continue;
+      }
+      const int h = home_[static_cast<size_t>(v)];
+      if (h == d) continue;
+      if (!copied.insert((static_cast<uint64_t>(v) << 32) | static_cast<uint32_t>(d)).second)
+        continue;
+      Step copy;
+      copy.device = d;
+      copy.copy_value = v;
+      copy.copy_from = h;
+      if (devices_[static_cast<size_t>(h)]->plugin_name() !=
+          devices_[static_cast<size_t>(d)]->plugin_name())
+        copy.staging.resize(graph.value(v).byte_size());
+      steps_.push_back(std::move(copy));
+      ++stats_.copies;
+      stats_.copy_bytes += graph.value(v).byte_size();
+    }
+    Step step;
+    step.device = d;
+    step.copy_value = id;  // the node, until the kernels are prepared below
     steps_.push_back(std::move(step));
   }
-  stats_.kernels = static_cast<int>(steps_.size());
-  spdlog::debug("executor on {}: {} kernels, {} folded at load, arena {} B (no reuse {} B)",
-                device.id(), stats_.kernels, stats_.folded_nodes, stats_.arena_bytes,
-                stats_.no_reuse_bytes);
+
+  // Lifetimes of every (value, device) in step indices, then one arena per
+  // device.
+  const auto key = [nd](ValueId v, int d) {
+    return static_cast<size_t>(v) * nd + static_cast<size_t>(d);
+  };
+  std::vector<int> first(nv * nd, -1), last(nv * nd, -1);
+  for (ValueId v : graph.inputs()) first[key(v, home_[static_cast<size_t>(v)])] = 0;
+  for (ValueId v : graph.inputs()) last[key(v, home_[static_cast<size_t>(v)])] = 0;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Step& st = steps_[s];
+    const int si = static_cast<int>(s);
+    if (st.copy_from >= 0) {
+      last[key(st.copy_value, st.copy_from)] = si;
+      first[key(st.copy_value, st.device)] = last[key(st.copy_value, st.device)] = si;
+      continue;
+    }
+    const Node& n = graph.node(static_cast<NodeId>(st.copy_value));
+    for (ValueId v : n.inputs)
+      if (!is_static[static_cast<size_t>(v)]) last[key(v, st.device)] = si;
+    for (ValueId v : n.outputs) first[key(v, st.device)] = last[key(v, st.device)] = si;
+  }
+  const int end = static_cast<int>(steps_.size());
+  for (ValueId v : graph.outputs())
+    if (!is_static[static_cast<size_t>(v)]) last[key(v, home_[static_cast<size_t>(v)])] = end;
+  for (size_t d = 0; d < nd; ++d) {
+    std::vector<BufferRequest> requests;
+    std::vector<ValueId> request_value;
+    for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
+      const size_t k = key(v, static_cast<int>(d));
+      if (is_static[static_cast<size_t>(v)] || first[k] < 0) continue;
+      requests.push_back({graph.value(v).byte_size(), first[k], last[k]});
+      request_value.push_back(v);
+    }
+    if (requests.empty()) continue;
+    const MemoryPlan mem = plan_memory(requests);
+    for (size_t i = 0; i < requests.size(); ++i)
+      arena_offset_[d][static_cast<size_t>(request_value[i])] =
+          static_cast<int64_t>(mem.offsets[i]);
+    stats_.arena_bytes += mem.peak_bytes;
+    stats_.no_reuse_bytes += mem.no_reuse_bytes;
+    arenas_[d] = devices_[d]->allocate(std::max<uint64_t>(mem.peak_bytes, 1));
+  }
+
+  for (Step& step : steps_) {
+    if (step.copy_from >= 0) continue;
+    const NodeId id = static_cast<NodeId>(step.copy_value);
+    step.copy_value = kNone;
+    const Node& n = graph.node(id);
+    const LoweredNode lowered(graph, id);
+    step.kernel = devices_[static_cast<size_t>(step.device)]->prepare(lowered.desc());
+    for (ValueId v : n.inputs) step.inputs.push_back(view(v, step.device));
+    for (ValueId v : n.outputs) step.outputs.push_back(view(v, step.device));
+    ++stats_.kernels;
+    ++stats_.kernels_per_device[static_cast<size_t>(step.device)];
+  }
+  spdlog::debug(
+      "executor on {} device(s): {} kernels, {} folded at load, {} copies ({} B) per "
+      "run, arenas {} B (no reuse {} B)",
+      nd, stats_.kernels, stats_.folded_nodes, stats_.copies, stats_.copy_bytes, stats_.arena_bytes,
+      stats_.no_reuse_bytes);
 }
 
-ampx_buffer_view Executor::view(ValueId v) const {
-  if (const auto& b = static_buffers_[static_cast<size_t>(v)]) return make_view(b->handle(), 0);
-  return make_view(arena_->handle(), arena_offset_[static_cast<size_t>(v)]);
+Executor::Location Executor::where(ValueId v, int d) const {
+  if (const auto& b = static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)])
+    return {&*b, 0};
+  const int64_t off = arena_offset_[static_cast<size_t>(d)][static_cast<size_t>(v)];
+  if (off < 0 || !arenas_[static_cast<size_t>(d)])
+    throw std::logic_error("executor: value '" + graph_.value(v).name + "' is not on device " +
+                           devices_[static_cast<size_t>(d)]->id());
+  return {&*arenas_[static_cast<size_t>(d)], static_cast<uint64_t>(off)};
+}
+
+ampx_buffer_view Executor::view(ValueId v, int d) const {
+  const Location l = where(v, d);
+  return make_view(l.buffer->handle(), l.offset);
+}
+
+void Executor::copy_value(ValueId v, int from, int to, std::vector<std::byte>& staging) const {
+  const plugins::Device& src = *devices_[static_cast<size_t>(from)];
+  const plugins::Device& dst = *devices_[static_cast<size_t>(to)];
+  const Location s = where(v, from), t = where(v, to);
+  const uint64_t bytes = graph_.value(v).byte_size();
+  if (src.plugin_name() == dst.plugin_name()) {
+    dst.copy_device_to_device(*t.buffer, t.offset, *s.buffer, s.offset, bytes);
+    return;
+  }
+  // No shared path between two plugins: device -> host -> device.
+  staging.resize(bytes);
+  src.copy_to_host(staging, *s.buffer, s.offset);
+  dst.copy_to_device(*t.buffer, t.offset, staging);
 }
 
 std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs) {
@@ -121,20 +253,50 @@ std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs) {
           "input '" + val.name + "': expected " + std::string(dtype_name(val.type.dtype)) +
           shape_str(val.type.shape) + ", got " + std::string(dtype_name(inputs[i].type.dtype)) +
           shape_str(inputs[i].type.shape));
-    device_.copy_to_device(*arena_, arena_offset_[static_cast<size_t>(graph_inputs[i])],
-                           inputs[i].data);
   }
-  for (Step& s : steps_) s.kernel.launch(s.inputs, s.outputs);
-  device_.synchronize();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueId v = graph_inputs[i];
+    const int h = home_[static_cast<size_t>(v)];
+    const Location l = where(v, h);
+    devices_[static_cast<size_t>(h)]->copy_to_device(*l.buffer, l.offset, inputs[i].data);
+  }
+  // Work launched and not yet waited for, per device. A copy waits for its
+  // source (the producer's results) and its destination (a kernel still
+  // reading the arena bytes the copy is about to reuse).
+  std::vector<bool> pending(devices_.size(), false);
+  auto settle = [&](int d) {
+    if (!pending[static_cast<size_t>(d)]) return;
+    devices_[static_cast<size_t>(d)]->synchronize();
+    pending[static_cast<size_t>(d)] = false;
+  };
+  double copy_us = 0;
+  for (Step& s : steps_) {
+    if (s.copy_from < 0) {
+      s.kernel->launch(s.inputs, s.outputs);
+      pending[static_cast<size_t>(s.device)] = true;
+      continue;
+    }
+    // Waiting for the producer is compute, not copy time.
+    settle(s.copy_from);
+    settle(s.device);
+    const auto t0 = std::chrono::steady_clock::now();
+    copy_value(s.copy_value, s.copy_from, s.device, s.staging);
+    copy_us +=
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }
+  for (size_t d = 0; d < devices_.size(); ++d) settle(static_cast<int>(d));
+  stats_.last_run_copy_us = copy_us;
   std::vector<HostTensor> outputs;
   for (ValueId v : graph_.outputs()) {
     const Value& val = graph_.value(v);
     HostTensor t{val.name, val.type, std::vector<std::byte>(val.byte_size())};
-    const auto& sb = static_buffers_[static_cast<size_t>(v)];
-    if (sb)
-      device_.copy_to_host(t.data, *sb, 0);
-    else
-      device_.copy_to_host(t.data, *arena_, arena_offset_[static_cast<size_t>(v)]);
+    int d = home_[static_cast<size_t>(v)];
+    if (d < 0) {  // a constant output: any device that holds it
+      d = 0;
+      while (!static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)]) ++d;
+    }
+    const Location l = where(v, d);
+    devices_[static_cast<size_t>(d)]->copy_to_host(t.data, *l.buffer, l.offset);
     outputs.push_back(std::move(t));
   }
   return outputs;

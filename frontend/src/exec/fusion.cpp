@@ -43,8 +43,9 @@ std::vector<std::byte> bytes_of(const std::vector<float>& f) {
 
 class Fuser {
  public:
-  Fuser(const Graph& planned, CapabilitySource& caps, const FusionOptions& options)
-      : work_(planned), caps_(caps), options_(options) {
+  // `caps[Node::device]` answers for a node; with one entry, for every node.
+  Fuser(const Graph& planned, std::span<CapabilitySource* const> caps, const FusionOptions& options)
+      : work_(planned), caps_(caps.begin(), caps.end()), options_(options) {
     const size_t nv = work_.num_values();
     uses_.assign(nv, 0);
     consumer_.assign(nv, kNone);
@@ -96,7 +97,19 @@ class Fuser {
     for (ValueId v : node.inputs) ins.push_back(work_.value(v).type.dtype);
     for (ValueId v : node.outputs) outs.push_back(work_.value(v).type.dtype);
     lowered_.assign(work_, node, ins, outs, false);
-    return caps_.query(lowered_.desc()).support;
+    return caps_[device_of(node)]->query(lowered_.desc()).support;
+  }
+
+  size_t device_of(const Node& n) const {
+    return caps_.size() == 1 ? 0 : static_cast<size_t>(n.device);
+  }
+
+  // The single consumer of v, if v may be fused away and it runs on the
+  // same device as `producer` (fusion never crosses a device boundary).
+  NodeId sole_consumer_here(ValueId v, const Node& producer) const {
+    const NodeId c = sole_consumer(v);
+    if (c == kNone || device_of(work_.node(c)) != device_of(producer)) return kNone;
+    return c;
   }
 
   std::optional<FusedGroup> fuse_from(NodeId id) {
@@ -115,13 +128,13 @@ class Fuser {
     const DType dt = work_.value(cand.outputs[0]).type.dtype;
 
     if (options_.fold_batchnorm && cand.op == OpType::kConv2d && dt == DType::kF32) {
-      const NodeId c = sole_consumer(cand.outputs[0]);
+      const NodeId c = sole_consumer_here(cand.outputs[0], cand);
       if (c != kNone) {
         if (auto folded = fold_batchnorm(cand, c)) accept(std::move(*folded), c);
       }
     }
     if (options_.epilogues && cand.op == OpType::kMatMul && cand.inputs.size() == 2) {
-      const NodeId c = sole_consumer(cand.outputs[0]);
+      const NodeId c = sole_consumer_here(cand.outputs[0], cand);
       if (c != kNone && work_.node(c).op == OpType::kAdd) {
         const Node& add = work_.node(c);
         const ValueId y = cand.outputs[0];
@@ -138,7 +151,7 @@ class Fuser {
       }
     }
     if (options_.epilogues && attr_string(cand.attrs, "activation", "none") == "none") {
-      const NodeId c = sole_consumer(cand.outputs[0]);
+      const NodeId c = sole_consumer_here(cand.outputs[0], cand);
       if (c != kNone) {
         const Node& act = work_.node(c);
         std::string name;
@@ -239,6 +252,7 @@ class Fuser {
       for (ValueId v : n.outputs) types.push_back(work_.value(v).type);
       const NodeId nid = out.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
       out.node(nid).origin = n.origin;
+      out.node(nid).device = n.device;
       for (size_t i = 0; i < n.outputs.size(); ++i) {
         const ValueId nv = out.node(nid).outputs[i];
         out.value(nv).name = work_.value(n.outputs[i]).name;
@@ -252,7 +266,7 @@ class Fuser {
   }
 
   Graph work_;
-  CapabilitySource& caps_;
+  std::vector<CapabilitySource*> caps_;
   FusionOptions options_;
   std::vector<int> uses_;
   std::vector<NodeId> consumer_;
@@ -272,8 +286,23 @@ int FusedGraph::absorbed_nodes() const {
 
 FusedGraph fuse_for_device(const Graph& planned, CapabilitySource& caps,
                            const FusionOptions& options) {
-  FusedGraph fused = Fuser(planned, caps, options).run();
+  CapabilitySource* one[] = {&caps};
+  FusedGraph fused = Fuser(planned, one, options).run();
   spdlog::debug("fusion for {}: {} nodes absorbed into {}", caps.device_id(),
+                fused.absorbed_nodes(), fused.groups.size());
+  return fused;
+}
+
+FusedGraph fuse_placed(const Graph& planned, std::span<CapabilitySource* const> devices,
+                       const FusionOptions& options) {
+  if (devices.empty()) throw std::invalid_argument("fusion: no device");
+  for (const Node& n : planned.nodes())
+    if (n.device < 0 || static_cast<size_t>(n.device) >= devices.size())
+      throw std::invalid_argument("fusion: node '" + n.name + "' is placed on device " +
+                                  std::to_string(n.device) + " of " +
+                                  std::to_string(devices.size()));
+  FusedGraph fused = Fuser(planned, devices, options).run();
+  spdlog::debug("fusion on {} devices: {} nodes absorbed into {}", devices.size(),
                 fused.absorbed_nodes(), fused.groups.size());
   return fused;
 }

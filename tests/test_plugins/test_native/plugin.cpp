@@ -8,6 +8,9 @@
 //   AMPX_TEST_UNSUPPORTED_OPS   comma-separated op types answered
 //                               `unsupported` in 16-bit; `*` = all. Wins over
 //                               AMPX_TEST_NATIVE_OPS.
+//   AMPX_TEST_MISSING_OPS       comma-separated op types the plugin cannot
+//                               run at all, in any dtype (a backend that
+//                               lacks ops: the placement tests).
 //   AMPX_TEST_NATIVE_DTYPES     the 16-bit dtypes those two lists apply to:
 //                               comma-separated of f16, bf16 (default both).
 //                               A 16-bit node of another dtype is `emulated`.
@@ -67,7 +70,8 @@ class TestNativePolicy final : public CapabilityPolicy {
  public:
   TestNativePolicy()
       : native_(env_list("AMPX_TEST_NATIVE_OPS")),
-        unsupported_(env_list("AMPX_TEST_UNSUPPORTED_OPS")) {
+        unsupported_(env_list("AMPX_TEST_UNSUPPORTED_OPS")),
+        missing_(env_list("AMPX_TEST_MISSING_OPS")) {
     const char* dt = std::getenv("AMPX_TEST_NATIVE_DTYPES");
     if (dt && *dt) {
       const auto d = env_list("AMPX_TEST_NATIVE_DTYPES");
@@ -103,17 +107,32 @@ class TestNativePolicy final : public CapabilityPolicy {
     return a;
   }
 
+  bool can_run(const ampx_node_desc& node, std::string* why) const override {
+    const std::string op = node.op_type ? node.op_type : "";
+    if (listed(missing_, op)) {
+      if (why) *why = "test_native: no " + op + " kernel (AMPX_TEST_MISSING_OPS)";
+      return false;
+    }
+    return CapabilityPolicy::can_run(node, why);
+  }
+  std::unique_ptr<ampx::cpu_ref::CpuKernel> make_kernel(const ampx_node_desc& node) const override {
+    std::string why;
+    if (!can_run(node, &why)) throw ampx::cpu_ref::UnsupportedNode(why);
+    return CapabilityPolicy::make_kernel(node);
+  }
+
   // The configuration changes the answers, so it is part of the fingerprint.
   std::string fingerprint_suffix() const override {
     return "native=" + join(native_) + ";unsupported=" + join(unsupported_) +
-           ";dtypes=" + (f16_ ? "f16" : "") + (f16_ && bf16_ ? "," : "") + (bf16_ ? "bf16" : "");
+           ";missing=" + join(missing_) + ";dtypes=" + (f16_ ? "f16" : "") +
+           (f16_ && bf16_ ? "," : "") + (bf16_ ? "bf16" : "");
   }
 
  private:
   static bool listed(const std::set<std::string>& s, const std::string& op) {
     return s.count("*") > 0 || s.count(op) > 0;
   }
-  std::set<std::string> native_, unsupported_;
+  std::set<std::string> native_, unsupported_, missing_;
   bool f16_ = true, bf16_ = true;
 };
 

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <ampx/backend_api.h>
+#include <ampx/amp/placement.hpp>
 #include <ampx/amp/policy.hpp>
 #include <ampx/capability/capability_source.hpp>
 #include <ampx/capability/cost_model.hpp>
 #include <ampx/ir/graph.hpp>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,12 @@ struct NodePlan {
   double predicted_us = -1;
   double time_f32_us = -1;
   double time_16_us = -1;
+  // Placement: index into AmpPlan::devices, why there, and for fallbacks
+  // the devices that could not run it ("unsupported on vulkan:0").
+  int device = 0;
+  PlacementReason placement = PlacementReason::kFirstChoice;
+  std::string placement_note;
+  std::string placement_text() const;  // "first-choice", "fallback: unsupported on vulkan:0"
 };
 
 struct CastRecord {
@@ -67,6 +75,7 @@ struct CastRecord {
   std::string value;  // source value name
   DType from = DType::kF32, to = DType::kF32;
   bool on_constant = false;  // weights: folded once at load by the executor
+  int device = 0;            // where it runs (AmpPlan::devices index)
 };
 
 struct PlanSummary {
@@ -78,14 +87,24 @@ struct PlanSummary {
   int kept_fp32_cost = 0;       // native, but f32 predicted faster
   int casts = 0;
   int casts_on_constants = 0;
+  // Placement (multi-device plans; zero otherwise).
+  int fallbacks = 0;                  // nodes not on their first-choice device for lack of support
+  int placed_by_cost = 0;             // reason `cost`
+  int pinned = 0;                     // reason `override`
+  int copies = 0;                     // per run, one per value and destination device
+  uint64_t copy_bytes = 0;            // per run
+  std::vector<int> nodes_per_device;  // source nodes, by AmpPlan::devices index
 };
 
 struct AmpPlan {
-  std::string device_id;
+  std::string device_id;             // the device, or the list joined by ','
+  std::vector<std::string> devices;  // placement targets in order (one for a single device)
+  std::vector<bool> fallback_only;   // per device: PlanDevice::fallback_only
   AmpPolicy policy;
   Graph graph;                  // rewritten: effective dtypes and the Casts (if built)
   std::vector<NodePlan> nodes;  // one per source node, in execution order
   std::vector<CastRecord> casts;
+  std::vector<CopyRecord> copies;  // per run, at device boundaries (plan_copies)
   std::vector<std::string> notes;  // distinct device notes, see NodePlan::note
   PlanSummary summary;
   // Cost-aware plans: predicted time per run (kernels and per-run Casts;
@@ -138,5 +157,17 @@ HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy, Capabi
 // the device cannot run some node even in f32. Linear in graph size.
 AmpPlan plan_amp(const Graph& graph, const AmpPolicy& policy, CapabilitySource& device,
                  const PlanOptions& options = {});
+
+// Plans `graph` across `devices` (in preference order; docs/PLACEMENT.md):
+// each node's device and precision are decided together, the planned graph's
+// nodes carry Node::device, and AmpPlan::copies lists the values that cross
+// devices. `options.cost` is ignored: each device brings its own cost model.
+// `pins` put matching nodes on a device (later pins win).
+// Throws std::runtime_error listing every node no device can run (with no
+// fallback_only device, that is the --no-fallback error), and
+// std::invalid_argument for a pin that matches no node. Linear in graph size
+// times the number of devices.
+AmpPlan plan_amp(const Graph& graph, const AmpPolicy& policy, std::span<const PlanDevice> devices,
+                 const PlanOptions& options = {}, std::span<const DevicePin> pins = {});
 
 }  // namespace ampx

@@ -1,8 +1,12 @@
-// Runs a planned graph on one device. At construction: kernels prepared once,
-// weights uploaded once, nodes that depend only on weights (the planner's
-// weight Casts) evaluated once, intermediates placed in one arena by the
-// lifetime-based memory planner. run() then only copies inputs in, launches
-// the kernels in order, synchronises and copies outputs out.
+// Runs a planned graph on its devices. At construction: kernels prepared
+// once, weights uploaded once to every device that reads them, nodes that
+// depend only on weights (the planner's weight Casts) evaluated once,
+// intermediates placed in one arena per device by the lifetime-based memory
+// planner, and a copy step put before the first reader of every value that
+// crosses devices (exactly plan_copies(): one per value and destination
+// device, shared by every consumer there). run() then only copies inputs
+// in, launches kernels and copies in order, synchronises and copies outputs
+// out.
 #pragma once
 
 #include <ampx/exec/host_tensor.hpp>
@@ -18,16 +22,23 @@
 namespace ampx {
 
 struct ExecutorStats {
-  uint64_t arena_bytes = 0;     // planned peak of inputs and intermediates
+  uint64_t arena_bytes = 0;     // planned peak of inputs and intermediates, all devices
   uint64_t no_reuse_bytes = 0;  // what they would take without sharing
-  uint64_t constant_bytes = 0;  // weights and values folded at load
+  uint64_t constant_bytes = 0;  // weights and values folded at load, all devices
   int kernels = 0;              // launched per run
   int folded_nodes = 0;         // evaluated once at load
+  std::vector<int> kernels_per_device;
+  int copies = 0;               // between devices, per run
+  uint64_t copy_bytes = 0;      // per run
+  double last_run_copy_us = 0;  // wall time of the last run's copies, synchronisation included
 };
 
 class Executor {
  public:
+  // Every node on `device` (Node::device is ignored).
   Executor(const Graph& graph, const plugins::Device& device);
+  // Node::device indexes `devices` (a plan's device list, resolved).
+  Executor(const Graph& graph, std::span<const plugins::Device* const> devices);
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
@@ -38,17 +49,31 @@ class Executor {
 
  private:
   struct Step {
-    plugins::Kernel kernel;
+    int device = 0;  // kernel: where it runs; copy: destination
+    std::optional<plugins::Kernel> kernel;
     std::vector<ampx_buffer_view> inputs;
     std::vector<ampx_buffer_view> outputs;
+    ValueId copy_value = kNone;  // a copy step: this value from `copy_from`
+    int copy_from = -1;
+    std::vector<std::byte> staging;  // host hop between two plugins
   };
-  ampx_buffer_view view(ValueId v) const;
+  // Where value v lives on device d: a static buffer or an arena offset.
+  struct Location {
+    const plugins::Buffer* buffer = nullptr;
+    uint64_t offset = 0;
+  };
+  void build(std::span<const plugins::Device* const> devices, bool ignore_node_devices);
+  Location where(ValueId v, int d) const;
+  ampx_buffer_view view(ValueId v, int d) const;
+  void copy_value(ValueId v, int from, int to, std::vector<std::byte>& staging) const;
 
   const Graph& graph_;
-  const plugins::Device& device_;
-  std::vector<std::optional<plugins::Buffer>> static_buffers_;  // per value
-  std::optional<plugins::Buffer> arena_;
-  std::vector<uint64_t> arena_offset_;  // per value; valid when no static buffer
+  std::vector<const plugins::Device*> devices_;
+  std::vector<int> home_;  // per value: the device it is produced (or first read) on
+  // Per device, per value.
+  std::vector<std::vector<std::optional<plugins::Buffer>>> static_buffers_;
+  std::vector<std::vector<int64_t>> arena_offset_;  // -1: not in that device's arena
+  std::vector<std::optional<plugins::Buffer>> arenas_;
   std::vector<Step> steps_;
   ExecutorStats stats_;
 };

@@ -17,6 +17,7 @@
 #include <ampx/capability/capability_source.hpp>
 #include <ampx/ir/graph.hpp>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,5 +44,11 @@ struct FusedGraph {
 // the device the result will run on. Output values keep their names.
 FusedGraph fuse_for_device(const Graph& planned, CapabilitySource& caps,
                            const FusionOptions& options = {});
+
+// A placed graph (a multi-device plan's): `devices[Node::device]` answers
+// for each node; nodes fuse only with consumers on their own device, and the
+// fused nodes keep their device.
+FusedGraph fuse_placed(const Graph& planned, std::span<CapabilitySource* const> devices,
+                       const FusionOptions& options = {});
 
 }  // namespace ampx

@@ -59,6 +59,10 @@ struct Node {
   // fused pattern ("ReduceMean+Sub+Pow+..."). Empty for builder graphs and
   // for ONNX ops that map one to one. Shown in plans and reports.
   std::string origin;
+  // Placement: the index of the device the node runs on, into the device
+  // list of the plan that produced the graph (AmpPlan::devices). 0 for
+  // single-device plans and for graphs no planner has seen.
+  int32_t device = 0;
 };
 
 class Graph {

@@ -1,0 +1,81 @@
+// Run-time device selection: `--device vulkan:0,onednn:0`, `--device auto`,
+// AMPX_DEVICES. Resolves a device list against the loaded plugins, adds the
+// reference device as the last resort (unless listed, or fallback is off),
+// attaches each device's capability answers and cost model, and for `auto`
+// ranks every device by the predicted time of the model at hand, saying why.
+#pragma once
+
+#include <ampx/amp/placement.hpp>
+#include <ampx/capability/capability_source.hpp>
+#include <ampx/capability/cost_model.hpp>
+#include <ampx/ir/graph.hpp>
+#include <ampx/plugins/plugin_host.hpp>
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ampx {
+
+// The device of last resort: always present (it is the numerical oracle).
+inline constexpr std::string_view kFallbackDevice = "cpu_ref:0";
+
+struct DeviceSelectionOptions {
+  // "ID[,ID...]" in preference order, or "auto". Empty: AMPX_DEVICES, else
+  // kFallbackDevice.
+  std::string spec;
+  // Add kFallbackDevice as the fallback-only last device when it is not
+  // listed (false: `--no-fallback`).
+  bool fallback = true;
+  // Cost models: probe data from this capability database (nullopt: the
+  // default path, docs/capability-db.md), else the plugins' hints; none
+  // when false.
+  bool use_costs = true;
+  std::optional<std::string> db_path;
+};
+
+struct SelectedDevice {
+  const plugins::Device* device = nullptr;
+  bool fallback_only = false;
+  std::shared_ptr<CapabilitySource> caps;
+  std::shared_ptr<capability::CostModel> cost;  // null without costs
+};
+
+struct DeviceSelection {
+  std::string spec;  // what was resolved ("auto", the list, or where it came from)
+  std::vector<SelectedDevice> devices;
+  // One line per device for `auto` (its predicted time and where the numbers
+  // come from), else empty.
+  std::vector<std::string> ranking;
+
+  std::vector<PlanDevice> plan_devices() const;
+  std::vector<const plugins::Device*> runtime_devices() const;
+  // Index of a device id in `devices`; -1 when absent.
+  int index_of(std::string_view id) const;
+  // `--place` pins: (pattern, device id) -> DevicePin; throws
+  // std::invalid_argument for a device that is not selected.
+  std::vector<DevicePin> pins(std::span<const std::pair<std::string, std::string>> specs) const;
+};
+
+// "vulkan:0, onednn:0" -> {"vulkan:0", "onednn:0"}; throws
+// std::invalid_argument naming an empty or repeated entry.
+std::vector<std::string> parse_device_list(std::string_view spec);
+
+// The cost model of a live device: its probe data in the database at
+// `db_path` when there is any, else its plugin's cost hints (with a warning
+// when the database could not be read).
+std::shared_ptr<capability::CostModel> live_cost_model(const plugins::Device& device,
+                                                       CapabilitySource& caps,
+                                                       const std::optional<std::string>& db_path);
+
+// Throws std::invalid_argument "--device: unknown device 'x:0' (available:
+// ...)" for a device not loaded, and for an empty list. `graph` is needed by
+// `auto` only (it ranks by that model's predicted time).
+DeviceSelection select_devices(const plugins::PluginHost& host, const Graph& graph,
+                               const DeviceSelectionOptions& options);
+
+}  // namespace ampx

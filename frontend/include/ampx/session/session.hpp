@@ -1,0 +1,84 @@
+// The C++ entry point that mirrors the CLI: load plugins (minus excluded
+// ones) -> load a model -> choose devices -> plan (precision and placement)
+// -> compile (fusion, executor) -> run. docs/SESSION.md has an example.
+//
+//   ampx::Session session({.devices = "vulkan:0,onednn:0"});
+//   ampx::Graph graph = session.load("model.onnx");
+//   ampx::AmpPlan plan = session.plan(graph, {.level = ampx::AmpLevel::kO2});
+//   ampx::CompiledModel model = session.compile(plan);
+//   auto outputs = model.run(inputs);
+#pragma once
+
+#include <ampx/amp/planner.hpp>
+#include <ampx/exec/executor.hpp>
+#include <ampx/exec/fusion.hpp>
+#include <ampx/models/load_model.hpp>
+#include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_selection.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ampx {
+
+struct SessionOptions {
+  // Device list in preference order, or "auto"; empty: AMPX_DEVICES, else
+  // cpu_ref:0 (see DeviceSelectionOptions).
+  std::string devices;
+  // Plugins not to load at all (AMPX_DISABLE_PLUGINS is always added).
+  std::vector<std::string> excluded_plugins;
+  // Searched before AMPX_PLUGIN_PATH and the default directories.
+  std::vector<std::filesystem::path> plugin_dirs;
+  // false: a node no listed device can run is an error (`--no-fallback`).
+  bool fallback = true;
+  bool use_costs = true;
+  std::optional<std::string> db_path;
+  int threads = 0;  // per CPU plugin; 0: the plugin's default
+};
+
+// A plan made ready to run: fused per device, kernels prepared, weights
+// uploaded. Keeps its graph; the Session (its plugins) must outlive it.
+class CompiledModel {
+ public:
+  std::vector<HostTensor> run(std::span<const HostTensor> inputs) { return executor_->run(inputs); }
+  const ExecutorStats& stats() const { return executor_->stats(); }
+  const FusedGraph& fused() const { return *fused_; }
+
+ private:
+  friend class Session;
+  CompiledModel(std::unique_ptr<FusedGraph> fused, std::unique_ptr<Executor> executor)
+      : fused_(std::move(fused)), executor_(std::move(executor)) {}
+  std::unique_ptr<FusedGraph> fused_;  // heap: the executor refers to its graph
+  std::unique_ptr<Executor> executor_;
+};
+
+class Session {
+ public:
+  explicit Session(SessionOptions options = {});
+
+  const plugins::PluginHost& host() const { return host_; }
+  // `builtin:NAME` or an .onnx file.
+  Graph load(std::string_view model, const ModelOptions& options = {}) const;
+  // Resolves the device list for `graph` (`auto` ranks by it). plan() calls
+  // it when no selection was made; call it first to inspect the choice.
+  const DeviceSelection& select_devices(const Graph& graph);
+  const DeviceSelection& selection() const;
+
+  // Precision and placement for every node (docs/PLACEMENT.md). `pins`:
+  // pattern (name or prefix*) -> device id of the selection.
+  AmpPlan plan(const Graph& graph, const AmpPolicy& policy, const PlanOptions& options = {},
+               std::span<const std::pair<std::string, std::string>> pins = {});
+  // Fusion (never across devices) and an executor over the plan's devices.
+  CompiledModel compile(const AmpPlan& plan, const FusionOptions& fusion = {}) const;
+
+ private:
+  SessionOptions options_;
+  plugins::PluginHost host_;
+  std::optional<DeviceSelection> selection_;
+};
+
+}  // namespace ampx

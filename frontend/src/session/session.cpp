@@ -1,0 +1,66 @@
+#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/session/session.hpp>
+
+#include <stdexcept>
+
+namespace ampx {
+
+namespace {
+plugins::PluginHostOptions host_options(const SessionOptions& o) {
+  plugins::PluginHostOptions ho;
+  ho.extra_dirs = o.plugin_dirs;
+  ho.excluded_plugins = o.excluded_plugins;
+  if (o.threads > 0) ho.default_plugin_options = "threads=" + std::to_string(o.threads);
+  return ho;
+}
+}  // namespace
+
+Session::Session(SessionOptions options)
+    : options_(std::move(options)), host_(host_options(options_)) {}
+
+Graph Session::load(std::string_view model, const ModelOptions& options) const {
+  return load_model(model, options);
+}
+
+const DeviceSelection& Session::select_devices(const Graph& graph) {
+  selection_ = ampx::select_devices(host_, graph,
+                                    {.spec = options_.devices,
+                                     .fallback = options_.fallback,
+                                     .use_costs = options_.use_costs,
+                                     .db_path = options_.db_path});
+  return *selection_;
+}
+
+const DeviceSelection& Session::selection() const {
+  if (!selection_) throw std::logic_error("Session: no devices selected yet (call select_devices)");
+  return *selection_;
+}
+
+AmpPlan Session::plan(const Graph& graph, const AmpPolicy& policy, const PlanOptions& options,
+                      std::span<const std::pair<std::string, std::string>> pins) {
+  if (!selection_) select_devices(graph);
+  const std::vector<DevicePin> device_pins = selection_->pins(pins);
+  const auto devices = selection_->plan_devices();
+  return plan_amp(graph, policy, devices, options, device_pins);
+}
+
+CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion) const {
+  if (plan.graph.num_nodes() == 0 && plan.nodes.size() > 0)
+    throw std::invalid_argument(
+        "Session::compile: the plan was made without its graph "
+        "(PlanOptions::build_graph)");
+  std::vector<const plugins::Device*> devices;
+  std::vector<std::shared_ptr<CapabilitySource>> owned;
+  std::vector<CapabilitySource*> caps;
+  for (const std::string& id : plan.devices) {
+    const plugins::Device& d = host_.device(id);
+    devices.push_back(&d);
+    owned.push_back(std::make_shared<DeviceCapabilities>(d));
+    caps.push_back(owned.back().get());
+  }
+  auto fused = std::make_unique<FusedGraph>(fuse_placed(plan.graph, caps, fusion));
+  auto executor = std::make_unique<Executor>(fused->graph, devices);
+  return CompiledModel(std::move(fused), std::move(executor));
+}
+
+}  // namespace ampx
