@@ -134,8 +134,11 @@ void print_plan_text(std::ostream& out, const AmpPlan& plan, const std::string& 
   const bool costs = plan.predicted_us >= 0;
   const std::string where_head =
       placed ? fmt::format("  {:<{}}  {:<{}}", "device", wd, "placement", wp) : "";
-  out << fmt::format("{:<{}}  {:<{}}  {:<9}  {:<9}  {:<17}{}{}\n", "node", wn, "op", wo, "intended",
-                     "effective", "reason", where_head, costs ? "  predicted (f32 / 16-bit)" : "");
+  std::string head =
+      fmt::format("{:<{}}  {:<{}}  {:<9}  {:<9}  {:<17}{}{}", "node", wn, "op", wo, "intended",
+                  "effective", "reason", where_head, costs ? "  predicted (f32 / 16-bit)" : "");
+  while (!head.empty() && head.back() == ' ') head.pop_back();
+  out << head << "\n";
   auto us = [](double v) { return v < 0 ? std::string("?") : fmt::format("{:.1f}", v); };
   for (const auto& n : plan.nodes) {
     std::string cost;

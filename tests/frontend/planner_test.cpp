@@ -280,7 +280,7 @@ TEST(Planner, AutoFollowsTheEffectiveDtypeOfInputs) {
   EXPECT_EQ(plan.summary.casts, 0);
 }
 
-TEST(Planner, NodeTheDeviceCannotRunAtAllIsAnErrorNamingIt) {
+TEST(Planner, NodesTheDeviceCannotRunAtAllAreAnErrorNamingThemAll) {
   const Graph g = make_builtin_model("mlp");
   TableCaps caps;
   caps.unsupported_f32.insert("Relu");
@@ -288,7 +288,17 @@ TEST(Planner, NodeTheDeviceCannotRunAtAllIsAnErrorNamingIt) {
     plan_amp(g, level(AmpLevel::kO0), caps);
     FAIL();
   } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("node 'relu1' (Relu): device table:0 cannot run it in f32"));
+    EXPECT_THAT(e.what(), HasSubstr("3 nodes cannot run on table:0 (no fallback): 'relu1' (Relu "
+                                    "f32), 'relu2' (Relu f32), 'relu3' (Relu f32)"));
+  }
+  // One such node: its own message, with the device's note.
+  GraphBuilder b("one");
+  b.output(b.unary(OpType::kRelu, "r", b.input("x", DType::kF32, {2, 3})));
+  try {
+    plan_amp(std::move(b).build(), level(AmpLevel::kO0), caps);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("node 'r' (Relu): device table:0 cannot run it in f32"));
   }
 }
 

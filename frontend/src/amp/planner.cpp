@@ -394,6 +394,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
   const auto order = g.topological_order();
   plan.nodes.reserve(order.size());
   std::vector<std::string> unplaceable;  // "'name' (Op f32)"
+  std::string first_unplaceable;         // its full message
 
   // The answer of device k for node n with float tensors in `d` (kInvalid:
   // a non-float node, with its inputs' home dtypes).
@@ -588,6 +589,9 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     if (!placeable) {
       // Every listed device refuses it in every precision: collect it (the
       // error lists them all) and go on as if the first device ran it f32.
+      if (unplaceable.empty())
+        first_unplaceable = "node '" + n.name + "' (" + std::string(op_name(n.op)) +
+                            "): no device of " + plan.device_id + " can run it";
       unplaceable.push_back("'" + n.name + "' (" + std::string(op_name(n.op)) + " " +
                             std::string(dtype_name(np.is_float_node ? DType::kF32 : np.effective)) +
                             ")");
@@ -616,12 +620,12 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     if (placeable && !(np.is_float_node && is_16bit_float(np.effective))) {
       const auto answer = ask(dev, n, np.is_float_node ? np.effective : DType::kInvalid);
       if (answer.support == AMPX_SUPPORT_UNSUPPORTED) {
-        if (devices.size() == 1 || pin >= 0 || fixed)
-          throw std::runtime_error("node '" + n.name + "' (" + std::string(op_name(n.op)) +
-                                   "): device " + plan.devices[static_cast<size_t>(dev)] +
-                                   " cannot run it in " + std::string(dtype_name(np.effective)) +
-                                   (answer.note.empty() ? "" : ": " + answer.note) +
-                                   (pin >= 0 ? " (it is pinned there by --place)" : ""));
+        const std::string why = "node '" + n.name + "' (" + std::string(op_name(n.op)) +
+                                "): device " + plan.devices[static_cast<size_t>(dev)] +
+                                " cannot run it in " + std::string(dtype_name(np.effective)) +
+                                (answer.note.empty() ? "" : ": " + answer.note);
+        if (pin >= 0) throw std::runtime_error(why + " (it is pinned there by --place)");
+        if (unplaceable.empty()) first_unplaceable = why;
         unplaceable.push_back("'" + n.name + "' (" + std::string(op_name(n.op)) + " " +
                               std::string(dtype_name(np.effective)) + ")");
       }
@@ -641,6 +645,8 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     plan.nodes.push_back(std::move(np));
   }
 
+  // One node: its own message (with the device's note); more: all of them.
+  if (unplaceable.size() == 1) throw std::runtime_error(first_unplaceable);
   if (!unplaceable.empty()) {
     std::string listed_ids;
     for (int k = 0; k < listed; ++k) listed_ids += (k ? ", " : "") + plan.devices[k];

@@ -27,7 +27,7 @@ inline constexpr std::string_view kFallbackDevice = "cpu_ref:0";
 struct DeviceSelectionOptions {
   // "ID[,ID...]" in preference order, or "auto". Empty: AMPX_DEVICES, else
   // kFallbackDevice.
-  std::string spec;
+  std::string spec{};
   // Add kFallbackDevice as the fallback-only last device when it is not
   // listed (false: `--no-fallback`).
   bool fallback = true;
@@ -35,7 +35,7 @@ struct DeviceSelectionOptions {
   // default path, docs/capability-db.md), else the plugins' hints; none
   // when false.
   bool use_costs = true;
-  std::optional<std::string> db_path;
+  std::optional<std::string> db_path{};
 };
 
 struct SelectedDevice {

@@ -28,15 +28,15 @@ namespace ampx {
 struct SessionOptions {
   // Device list in preference order, or "auto"; empty: AMPX_DEVICES, else
   // cpu_ref:0 (see DeviceSelectionOptions).
-  std::string devices;
+  std::string devices{};
   // Plugins not to load at all (AMPX_DISABLE_PLUGINS is always added).
-  std::vector<std::string> excluded_plugins;
+  std::vector<std::string> excluded_plugins{};
   // Searched before AMPX_PLUGIN_PATH and the default directories.
-  std::vector<std::filesystem::path> plugin_dirs;
+  std::vector<std::filesystem::path> plugin_dirs{};
   // false: a node no listed device can run is an error (`--no-fallback`).
   bool fallback = true;
   bool use_costs = true;
-  std::optional<std::string> db_path;
+  std::optional<std::string> db_path{};
   int threads = 0;  // per CPU plugin; 0: the plugin's default
 };
 
