@@ -370,19 +370,28 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
 
   // A Cast goes where its source is computed (a narrowing Cast then halves
   // the bytes a copy moves), else where it is read, else anywhere it runs.
-  std::vector<MemoizedQuery>* qs = &queries;
-  auto cast_device = [&, qs](ValueId v, DType from, DType to, int consumer) {
+  // Memoised by (candidate devices, dtypes): Casts repeat across blocks.
+  std::unordered_map<uint64_t, int> cast_device_memo;
+  auto cast_device = [&](ValueId v, DType from, DType to, int consumer) {
+    if (devices.size() == 1) return 0;
     const int home = value_device[static_cast<size_t>(v)];
-    const int order[] = {home, consumer};
-    for (int k : order) {
-      if (k < 0) continue;
-      const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}};
-      const DType in[] = {from}, out[] = {to};
-      LoweredNode l;
-      l.assign(g, cast, in, out, false);
-      if (runs((*qs)[static_cast<size_t>(k)](l.desc()).support)) return k;
+    const uint64_t key = (static_cast<uint64_t>(home + 1) << 40) |
+                         (static_cast<uint64_t>(consumer + 1) << 24) |
+                         (static_cast<uint64_t>(from) << 8) | static_cast<uint64_t>(to);
+    if (auto it = cast_device_memo.find(key); it != cast_device_memo.end()) return it->second;
+    int chosen = consumer >= 0 ? consumer : 0;
+    const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}};
+    const DType in[] = {from}, out[] = {to};
+    LoweredNode l;
+    l.assign(g, cast, in, out, false);
+    for (int k : {home, consumer}) {
+      if (k >= 0 && runs(queries[static_cast<size_t>(k)](l.desc()).support)) {
+        chosen = k;
+        break;
+      }
     }
-    return consumer >= 0 ? consumer : 0;
+    cast_device_memo.emplace(key, chosen);
+    return chosen;
   };
   Rewriter rw(g, plan, options.build_graph, cast_device);
   std::unordered_map<std::string, int32_t> note_ids;
