@@ -91,11 +91,19 @@ AmpPolicy PolicyOptions::to_policy() const {
 
 std::optional<HalfChoice> PolicyOptions::resolve_dtype(const Graph& graph, AmpPolicy& policy,
                                                        CapabilitySource& device) const {
+  const PlanDevice one[] = {{&device, nullptr, false}};
+  return resolve_dtype(graph, policy, one);
+}
+
+std::optional<HalfChoice> PolicyOptions::resolve_dtype(const Graph& graph, AmpPolicy& policy,
+                                                       std::span<const PlanDevice> devices) const {
   if (!dtype_auto()) return std::nullopt;
-  const HalfChoice c = choose_half_dtype(graph, policy, device);
+  const HalfChoice c = choose_half_dtype(graph, policy, devices);
   policy.half = c.half;
-  spdlog::info("--dtype auto on {}: {} ({} nodes effectively f16, {} effectively bf16{})",
-               device.device_id(), dtype_name(c.half), c.f16_effective, c.bf16_effective,
+  std::string ids;
+  for (const PlanDevice& d : devices) ids += (ids.empty() ? "" : ",") + d.caps->device_id();
+  spdlog::info("--dtype auto on {}: {} ({} nodes effectively f16, {} effectively bf16{})", ids,
+               dtype_name(c.half), c.f16_effective, c.bf16_effective,
                c.any_native ? "" : "; no native 16-bit kernel: the plan stays f32");
   return c;
 }
@@ -278,14 +286,14 @@ PlannedModel plan_model(const plugins::PluginHost& host, const Graph& graph,
     throw UsageError(e.what());
   }
   for (const std::string& line : pm.selection.ranking) spdlog::info("--device auto: {}", line);
-  pm.dtype_choice = po.resolve_dtype(graph, policy, *pm.selection.devices.front().caps);
+  const auto plan_devices = pm.selection.plan_devices();
+  pm.dtype_choice = po.resolve_dtype(graph, policy, plan_devices);
   std::vector<DevicePin> device_pins;
   try {
     device_pins = pm.selection.pins(pins);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  const auto plan_devices = pm.selection.plan_devices();
   pm.plan =
       plan_amp(graph, policy, plan_devices, po.plan_options(build_graph, nullptr), device_pins);
   warn_fallbacks(pm.plan);

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -76,6 +77,10 @@ struct PolicyOptions {
   // nullopt when the dtype was given).
   std::optional<HalfChoice> resolve_dtype(const Graph& graph, AmpPolicy& policy,
                                           CapabilitySource& device) const;
+  // Across the devices of a multi-device plan (placement decides which
+  // device's answers count for a node).
+  std::optional<HalfChoice> resolve_dtype(const Graph& graph, AmpPolicy& policy,
+                                          std::span<const PlanDevice> devices) const;
 };
 
 void add_format_option(CLI::App& cmd, Format& format);

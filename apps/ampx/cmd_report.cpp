@@ -18,6 +18,7 @@ struct ReportOptions {
   std::vector<std::string> models;
   ModelArgs model_args;
   std::vector<std::string> devices;
+  std::vector<std::string> placements;
   std::string format = "text";
   std::string output;
   std::string dtype = "auto";
@@ -57,6 +58,20 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   settings.iters = opts.iters;
   settings.warmup = opts.warmup;
   settings.model_options = opts.model_args.to_options();
+  settings.placements = opts.placements;
+  settings.host = &host;
+  settings.use_costs = !opts.no_cost;
+  settings.db_path = db_option(opts.db);
+  if (!opts.placements.empty() && !opts.profile.empty())
+    throw UsageError("--placement plans live devices: it cannot be combined with --profile");
+  for (const std::string& spec : opts.placements) {
+    if (spec == "auto") continue;
+    try {
+      for (const std::string& id : parse_device_list(spec)) (void)host.device(id);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--placement '" + spec + "': " + e.what());
+    }
+  }
   ProgressBar bar("report");
   settings.progress = [&](int done, int total, const std::string& what) {
     bar.update(done, total, what);
@@ -96,6 +111,10 @@ Action add_report_command(CLI::App& app, const GlobalOptions& global) {
   opts->model_args.add_to(*cmd);
   cmd->add_option("--device", opts->devices, "device ids (repeatable; default: every device)")
       ->delimiter(',');
+  cmd->add_option("--placement", opts->placements,
+                  "a device list (vulkan:0,cpu_ref:0) or auto: also plan each model across it "
+                  "and show nodes per device, fallbacks and copies (repeatable)")
+      ->take_all();
   cmd->add_option("--format", opts->format, "text, md, json or html")
       ->check(CLI::IsMember({"text", "md", "json", "html"}))
       ->capture_default_str();

@@ -106,6 +106,55 @@ Measured measure(const AmpPlan& plan, const ReportDevice& dev, const std::vector
 
 }  // namespace
 
+namespace {
+
+capability::PlacementSection placement_section(const Graph& g, const std::string& spec,
+                                               const ReportSettings& settings) {
+  capability::PlacementSection sec;
+  sec.spec = spec;
+  const DeviceSelection sel = select_devices(*settings.host, g,
+                                             {.spec = spec,
+                                              .fallback = true,
+                                              .use_costs = settings.use_costs,
+                                              .db_path = settings.db_path});
+  for (const auto& d : sel.devices) sec.devices.push_back(d.device->id());
+  const auto devices = sel.plan_devices();
+  for (AmpLevel level : {AmpLevel::kO0, AmpLevel::kO1, AmpLevel::kO2, AmpLevel::kO3}) {
+    capability::PlacementLevel row;
+    row.level = std::string(amp_level_name(level));
+    try {
+      AmpPolicy policy;
+      policy.level = level;
+      policy.half = settings.dtype == "auto"   ? choose_half_dtype(g, policy, devices).half
+                    : settings.dtype == "bf16" ? DType::kBF16
+                                               : DType::kF16;
+      row.dtype = std::string(dtype_name(policy.half));
+      const AmpPlan plan = plan_amp(g, policy, devices, {.build_graph = false});
+      const auto& s = plan.summary;
+      // The plan drops an unused fallback device: count by id.
+      for (const std::string& id : sec.devices) {
+        int n = 0;
+        for (size_t k = 0; k < plan.devices.size(); ++k)
+          if (plan.devices[k] == id) n = s.nodes_per_device[k];
+        row.nodes_per_device.push_back(n);
+      }
+      row.effective_16bit = s.effective_16bit;
+      row.fallbacks = s.fallbacks;
+      row.placed_by_cost = s.placed_by_cost;
+      row.copies = s.copies;
+      row.copy_bytes = s.copy_bytes;
+      row.predicted_ms = plan.predicted_us >= 0 ? plan.predicted_us / 1000.0 : -1;
+    } catch (const std::exception& e) {
+      row.error = e.what();
+      spdlog::warn("report: placement across {} at {}: {}", spec, row.level, e.what());
+    }
+    sec.levels.push_back(std::move(row));
+  }
+  return sec;
+}
+
+}  // namespace
+
 capability::Report build_report(const std::vector<std::string>& models,
                                 const std::vector<ReportDevice>& devices,
                                 const ReportSettings& settings) {
@@ -179,6 +228,8 @@ capability::Report build_report(const std::vector<std::string>& models,
       }
       mr.devices.push_back(std::move(sec));
     }
+    for (const std::string& spec : settings.placements)
+      mr.placements.push_back(placement_section(g, spec, settings));
     for (auto& [op, row] : coverage) {
       row.nodes = 0;
       for (const Node& n : g.nodes()) {

@@ -1,7 +1,9 @@
 // Fills a capability::Report: for every model and device, the plan at each
 // amp level (cost-aware, --dtype auto per level unless a dtype is given),
 // predicted time, and unless told not to, the measured time and error of
-// running it; plus the op x device x dtype coverage matrix.
+// running it; plus the op x device x dtype coverage matrix, and for each
+// `--placement LIST` the plan across those devices (nodes per device,
+// fallbacks, copies).
 #pragma once
 
 #include <ampx/capability/cost_model.hpp>
@@ -26,6 +28,12 @@ struct ReportSettings {
   int warmup = 1;
   uint64_t seed = 1;
   ModelOptions model_options;  // --input-shape for ONNX models
+  // Device lists to plan each model across (docs/PLACEMENT.md), resolved
+  // against `host` per model (`auto` ranks for the model).
+  std::vector<std::string> placements;
+  const plugins::PluginHost* host = nullptr;
+  bool use_costs = true;
+  std::optional<std::string> db_path;
   // Called before each (model, device, level) step: done, total, what.
   std::function<void(int, int, const std::string&)> progress;
 };

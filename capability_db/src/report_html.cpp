@@ -132,6 +132,10 @@ std::string render_html(const Report& r) {
              ".</p>\n";
       out += html_table(level_table(d, r.ran));
     }
+    for (const auto& p : m.placements) {
+      out += "<h3>Placement across " + escape(p.spec) + "</h3>\n<p>Planned, not run.</p>\n";
+      out += html_table(placement_table(p));
+    }
     out += "<h3>16-bit coverage by op</h3>\n";
     out += html_table(coverage_table(m));
   }

@@ -63,10 +63,36 @@ nlohmann::json report_to_json(const Report& r) {
       if (!c.origins.empty()) row["origins"] = c.origins;
       coverage.push_back(std::move(row));
     }
+    nlohmann::json placements = nlohmann::json::array();
+    for (const PlacementSection& p : m.placements) {
+      nlohmann::json levels = nlohmann::json::array();
+      for (const PlacementLevel& l : p.levels) {
+        nlohmann::json j{{"level", l.level}, {"dtype", l.dtype}};
+        if (!l.error.empty()) {
+          j["error"] = l.error;
+        } else {
+          nlohmann::json per = nlohmann::json::object();
+          for (size_t i = 0; i < p.devices.size() && i < l.nodes_per_device.size(); ++i)
+            per[p.devices[i]] = l.nodes_per_device[i];
+          j.update({{"nodes_per_device", std::move(per)},
+                    {"effective_16bit", l.effective_16bit},
+                    {"fallbacks", l.fallbacks},
+                    {"placed_by_cost", l.placed_by_cost},
+                    {"copies", l.copies},
+                    {"copy_bytes", l.copy_bytes},
+                    {"predicted_ms", l.predicted_ms >= 0 ? nlohmann::json(l.predicted_ms)
+                                                         : nlohmann::json(nullptr)}});
+        }
+        levels.push_back(std::move(j));
+      }
+      placements.push_back(
+          {{"spec", p.spec}, {"devices", p.devices}, {"levels", std::move(levels)}});
+    }
     models.push_back({{"model", m.model},
                       {"nodes", m.nodes},
                       {"devices", std::move(devices)},
-                      {"coverage", std::move(coverage)}});
+                      {"coverage", std::move(coverage)},
+                      {"placements", std::move(placements)}});
   }
   return {{"schema", kReportSchema},
           {"generated_at", r.generated_at},

@@ -71,6 +71,34 @@ inline Table level_table(const DeviceSection& d, bool ran) {
   return t;
 }
 
+// Nodes per device, fallbacks and copies per amp level, for one device list.
+inline Table placement_table(const PlacementSection& p) {
+  Table t{{"level", "dtype"}};
+  for (const auto& d : p.devices) t[0].push_back("on " + d);
+  for (const char* h :
+       {"fallbacks", "by cost", "16-bit effective", "copies/run", "KiB/run", "predicted"})
+    t[0].push_back(h);
+  for (const auto& l : p.levels) {
+    std::vector<std::string> row{l.level, l.dtype};
+    if (!l.error.empty()) {
+      row.push_back("error: " + l.error);
+      row.resize(t[0].size());
+      t.push_back(std::move(row));
+      continue;
+    }
+    for (size_t i = 0; i < p.devices.size(); ++i)
+      row.push_back(i < l.nodes_per_device.size() ? std::to_string(l.nodes_per_device[i]) : "0");
+    row.push_back(std::to_string(l.fallbacks));
+    row.push_back(std::to_string(l.placed_by_cost));
+    row.push_back(std::to_string(l.effective_16bit));
+    row.push_back(std::to_string(l.copies));
+    row.push_back(fmt::format("{:.1f}", static_cast<double>(l.copy_bytes) / 1024.0));
+    row.push_back(ms(l.predicted_ms));
+    t.push_back(std::move(row));
+  }
+  return t;
+}
+
 inline Table coverage_table(const ModelReport& m) {
   Table t{{"op", "nodes"}};
   std::vector<std::pair<std::string, std::string>> cols;  // device, dtype

@@ -65,6 +65,10 @@ std::string render_text(const Report& r) {
                          d.cost_source);
       out += aligned(level_table(d, r.ran), "  ");
     }
+    for (const auto& p : m.placements) {
+      out += fmt::format("\nplacement across {} (planned, not run)\n", p.spec);
+      out += aligned(placement_table(p), "  ");
+    }
     out += "\n  16-bit coverage by op (nodes of the model: native / emulated / unsupported)\n";
     out += aligned(coverage_table(m), "  ");
   }
@@ -79,6 +83,13 @@ std::string render_markdown(const Report& r) {
       out += fmt::format("\n### {} — {}\n\nSource: {}. Costs: {}.\n\n", d.device_id, d.device_name,
                          d.source, d.cost_source);
       out += pipes(level_table(d, r.ran));
+    }
+    for (const auto& p : m.placements) {
+      out += fmt::format(
+          "\n### Placement across {}\n\nPlanned, not run: model nodes per "
+          "device, fallbacks and copies per run.\n\n",
+          p.spec);
+      out += pipes(placement_table(p));
     }
     out += "\n### 16-bit coverage by op\n\nNodes of the model per answer.\n\n";
     out += pipes(coverage_table(m));

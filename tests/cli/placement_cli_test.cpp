@@ -140,3 +140,36 @@ TEST(PlacementCli, AutoPrintsWhyItChoseTheOrder) {
   EXPECT_THAT(r.out, HasSubstr("test_native:0"));
   EXPECT_THAT(r.out, HasSubstr("cpu_ref:0"));
 }
+
+TEST(PlacementCli, ReportShowsPlacementPerDeviceAndMatchesTheSchema) {
+  const auto r = ampx(kTestDir +
+                          " report builtin:cnn --device cpu_ref:0 --no-run "
+                          "--placement test_native:0 --format json --no-cost",
+                      kMissing);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ampx_placement_report_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "report.json") << r.out;
+  const std::string cmd = "/usr/bin/python3 -m jsonschema -i '" + (dir / "report.json").string() +
+                          "' '" + AMPX_SOURCE_DIR + "/docs/schemas/ampx.report-1.schema.json' 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << "schema validation failed";
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& p = j["models"][0]["placements"];
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0]["devices"], nlohmann::json({"test_native:0", "cpu_ref:0"}));
+  const auto& o2 = p[0]["levels"][2];
+  EXPECT_EQ(o2["level"], "O2");
+  EXPECT_EQ(o2["fallbacks"], 5);
+  EXPECT_EQ(o2["nodes_per_device"]["test_native:0"], 7);
+  EXPECT_EQ(o2["nodes_per_device"]["cpu_ref:0"], 5);
+  EXPECT_EQ(o2["copies"], 6);
+
+  const auto md = ampx(kTestDir +
+                           " report builtin:cnn --device cpu_ref:0 --no-run --placement "
+                           "test_native:0 --format md --no-cost",
+                       kMissing);
+  EXPECT_THAT(md.out, HasSubstr("### Placement across test_native:0"));
+  expect_one_line_error(ampx("report builtin:cnn --placement nosuch:0 --no-run"), 2,
+                        "--placement 'nosuch:0': unknown device 'nosuch:0'");
+}

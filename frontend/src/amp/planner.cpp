@@ -927,14 +927,23 @@ AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, std::span<const PlanDe
 
 HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy,
                              CapabilitySource& device) {
+  const PlanDevice one[] = {{&device, nullptr, false}};
+  return choose_half_dtype(graph, policy, one);
+}
+
+HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy,
+                             std::span<const PlanDevice> devices) {
   HalfChoice c;
   AmpPolicy p = policy;
+  // Placement without costs: which dtype is native where the nodes land.
+  std::vector<PlanDevice> plain(devices.begin(), devices.end());
+  for (PlanDevice& d : plain) d.cost = nullptr;
   p.half = DType::kF16;
   c.f16_effective =
-      plan_amp(graph, p, device, PlanOptions{.build_graph = false}).summary.effective_16bit;
+      plan_amp(graph, p, plain, PlanOptions{.build_graph = false}).summary.effective_16bit;
   p.half = DType::kBF16;
   c.bf16_effective =
-      plan_amp(graph, p, device, PlanOptions{.build_graph = false}).summary.effective_16bit;
+      plan_amp(graph, p, plain, PlanOptions{.build_graph = false}).summary.effective_16bit;
   c.any_native = c.f16_effective > 0 || c.bf16_effective > 0;
   c.half = c.bf16_effective > c.f16_effective ? DType::kBF16 : DType::kF16;
   return c;

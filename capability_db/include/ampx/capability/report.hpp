@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,11 +53,33 @@ struct CoverageRow {
   std::map<std::string, std::map<std::string, CoverageCell>> cells;
 };
 
+// One amp level of a model planned across a device list (`ampx report
+// --placement vulkan:0,cpu_ref:0`): where the nodes go and what moves.
+struct PlacementLevel {
+  std::string level;
+  std::string dtype;
+  std::vector<int> nodes_per_device;  // by PlacementSection::devices
+  int effective_16bit = 0;
+  int fallbacks = 0;
+  int placed_by_cost = 0;
+  int copies = 0;  // per run
+  uint64_t copy_bytes = 0;
+  double predicted_ms = -1;  // kernels and copies; < 0: no prediction
+  std::string error;
+};
+
+struct PlacementSection {
+  std::string spec;                  // the list as given ("vulkan:0,cpu_ref:0", "auto")
+  std::vector<std::string> devices;  // resolved, in order (the fallback last)
+  std::vector<PlacementLevel> levels;
+};
+
 struct ModelReport {
   std::string model;
   int nodes = 0;
   std::vector<DeviceSection> devices;
   std::vector<CoverageRow> coverage;
+  std::vector<PlacementSection> placements;
 };
 
 struct Report {

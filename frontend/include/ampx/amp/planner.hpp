@@ -152,6 +152,10 @@ struct HalfChoice {
 void predict_plan(AmpPlan& plan, capability::CostModel& cost);
 
 HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy, CapabilitySource& device);
+// The same across devices: the nodes counted are those the placement puts
+// on a device that runs them natively in that type.
+HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy,
+                             std::span<const PlanDevice> devices);
 
 // Plans `graph` for `device`. Throws std::runtime_error naming the node when
 // the device cannot run some node even in f32. Linear in graph size.
