@@ -8,7 +8,13 @@ capability-blind O2, where the policy's 16-bit nodes really run in f16),
 integer outputs exactly at O0. Also `ampx plan --format json`
 must show the imported node names and origins.
 
-Usage: run_onnx_models.py --ampx PATH --models DIR --work DIR --device ID...
+A device may be a list (`--device vulkan:0,cpu_ref:0`): the run then places
+nodes across it, and each run line reports the nodes that fell back and the
+copies per run. `--fallbacks NAME=N` fails a run of model NAME in which more
+than N nodes fall back from their first-choice device.
+
+Usage: run_onnx_models.py --ampx PATH --models DIR --work DIR --device ID[,ID]...
+           [--amp LEVEL]... [--fallbacks NAME=N]...
 Prints one line per check and a closing 'N passed, N failed' line.
 """
 import argparse
@@ -65,8 +71,9 @@ def model_args(models_dir, name):
     return args
 
 
-def check_run(a, name, device, amp):
-    out = os.path.join(a.work, f"{name.replace('/', '_')}.{device.replace(':', '_')}.{amp}")
+def check_run(a, name, device, amp, notes):
+    tag = device.replace(':', '_').replace(',', '+')
+    out = os.path.join(a.work, f"{name.replace('/', '_')}.{tag}.{amp}")
     model = os.path.join(a.models, name + ".onnx")
     # O2 capability-blind: the 16-bit nodes really run in 16-bit (on the
     # emulated kernels where the device has no native ones), so the
@@ -78,6 +85,12 @@ def check_run(a, name, device, amp):
     if p.returncode != 0:
         return [f"exit {p.returncode}: {p.stderr.strip()}"]
     problems = []
+    summary = json.loads(p.stdout)["summary"]
+    if "," in device:
+        notes.append(f"fallbacks {summary['fallbacks']}, copies {summary['copies']}")
+        limit = a.fallback_limits.get(name)
+        if limit is not None and summary["fallbacks"] > limit:
+            problems.append(f"{summary['fallbacks']} nodes fall back (at most {limit} expected)")
     expected = sorted(glob.glob(os.path.join(a.models, name + ".expected", "*.npy")))
     if not expected:
         return ["no expected outputs"]
@@ -132,22 +145,30 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--device", action="append", required=True)
     ap.add_argument("--amp", action="append", default=None)
+    ap.add_argument("--fallbacks", action="append", default=[])
     a = ap.parse_args()
+    a.fallback_limits = {}
+    for spec in a.fallbacks:
+        model, _, n = spec.partition("=")
+        a.fallback_limits[model] = int(n)
     os.makedirs(a.work, exist_ok=True)
     passed = failed = 0
     for name in MODELS:
         for device in a.device:
-            checks = [(f"plan {name} {device}", lambda: check_plan(a, name, device))]
+            checks = [(f"plan {name} {device}", lambda notes: check_plan(a, name, device))]
             for amp in a.amp or ["O0"]:
-                checks.append((f"run {name} {device} {amp}", lambda amp=amp: check_run(a, name, device, amp)))
+                checks.append((f"run {name} {device} {amp}",
+                               lambda notes, amp=amp: check_run(a, name, device, amp, notes)))
             for label, fn in checks:
-                problems = fn()
+                notes = []
+                problems = fn(notes)
+                suffix = f" ({'; '.join(notes)})" if notes else ""
                 if problems:
                     failed += 1
-                    print(f"FAIL {label}: " + "; ".join(problems))
+                    print(f"FAIL {label}{suffix}: " + "; ".join(problems))
                 else:
                     passed += 1
-                    print(f"ok   {label}")
+                    print(f"ok   {label}{suffix}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
