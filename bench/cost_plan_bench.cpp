@@ -15,6 +15,8 @@
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 
+#include "bench_timing.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,10 +31,7 @@ using namespace ampx;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using bench::median;
 
 struct Variant {
   std::string name;

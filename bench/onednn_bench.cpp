@@ -22,6 +22,8 @@
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 
+#include "bench_timing.hpp"
+
 #include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -44,16 +46,9 @@ using namespace ampx;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using bench::Clock;
+using bench::median;
+using bench::ms_since;
 
 // The calling thread's CPU time in ms: what a one-thread run costs, without
 // the time other processes hold the core (a shared, loaded machine).

@@ -9,9 +9,7 @@
 //          overhead of placement (copies, synchronisation);
 //        - onednn:0 and vulkan:0 when present: real devices, where the
 //          fallback also swaps fast kernels for reference ones.
-//   2. Planning time of synthetic graphs of 1k..100k nodes across three
-//      devices (first lacks LayerNorm, second lacks Relu, third runs all):
-//      nodes per second must stay flat (linear planning).
+// Planning time across three devices is in bench/planner_bench.cpp.
 // Usage: ampx_placement_bench [--quick]
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/device_capabilities.hpp>
@@ -20,6 +18,8 @@
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+
+#include "bench_timing.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -32,18 +32,11 @@
 #include <vector>
 
 using namespace ampx;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::median;
+using bench::ms_since;
 
 namespace {
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 const char* const kFallbackOps[] = {"relu*", "bn*", "attn.softmax", "ln*"};
 
@@ -120,77 +113,6 @@ void fallback_table(const plugins::PluginHost& host, bool quick) {
   }
 }
 
-// The planner's synthetic graph (bench/planner_bench.cpp): residual blocks
-// MatMul -> Add -> Relu, a LayerNorm every fifth block.
-Graph synthetic_graph(int64_t target_nodes) {
-  GraphBuilder b("synthetic", 1);
-  ValueId x = b.input("x", DType::kF32, {8, 16});
-  const ValueId w = b.random_weight("w", {16, 16}, 0.1f);
-  int64_t nodes = 0;
-  for (int64_t i = 0; nodes < target_nodes; ++i) {
-    std::string p = "b";
-    p += std::to_string(i);
-    const ValueId h = b.add(OpType::kMatMul, p + ".mm", {x, w});
-    const ValueId r = b.add(OpType::kAdd, p + ".add", {h, x});
-    x = b.unary(OpType::kRelu, p + ".relu", r);
-    nodes += 3;
-    if (i % 5 == 4) {
-      x = b.layer_norm(p + ".ln", x);
-      ++nodes;
-    }
-  }
-  b.output(x);
-  return std::move(b).build();
-}
-
-// Answers instantly (the planner is measured, not a plugin): native for
-// everything but `missing`.
-class TableDevice final : public CapabilitySource {
- public:
-  TableDevice(std::string id, std::string missing)
-      : id_(std::move(id)), missing_(std::move(missing)) {}
-  std::string device_id() const override { return id_; }
-  Answer query(const ampx_node_desc& node) override {
-    if (missing_ == node.op_type) return {AMPX_SUPPORT_UNSUPPORTED, -1, ""};
-    return {AMPX_SUPPORT_NATIVE, 1.0, ""};
-  }
-
- private:
-  std::string id_, missing_;
-};
-
-void planning_table(bool quick) {
-  std::printf(
-      "\n| nodes | 1 device ms | 3 devices ms | 3 devices, graph built ms | nodes/s (3 devices) | "
-      "fallbacks | copies |\n|---|---|---|---|---|---|---|\n");
-  TableDevice a("a:0", "LayerNorm"), b("b:0", "Relu"), c("c:0", "");
-  const PlanDevice one[] = {{&c, nullptr, false}};
-  const PlanDevice three[] = {{&a, nullptr, false}, {&b, nullptr, false}, {&c, nullptr, true}};
-  AmpPolicy o2;
-  o2.level = AmpLevel::kO2;
-  for (int64_t n : {1000, 10000, 100000}) {
-    const Graph g = synthetic_graph(n);
-    const int iters = quick ? 2 : (n >= 100000 ? 5 : 11);
-    std::vector<double> t1, t3, t3g;
-    AmpPlan last;
-    for (int i = 0; i < iters; ++i) {
-      auto t0 = Clock::now();
-      AmpPlan p1 = plan_amp(g, o2, one, PlanOptions{.build_graph = false});
-      t1.push_back(ms_since(t0));
-      t0 = Clock::now();
-      AmpPlan p3 = plan_amp(g, o2, three, PlanOptions{.build_graph = false});
-      t3.push_back(ms_since(t0));
-      t0 = Clock::now();
-      last = plan_amp(g, o2, three, PlanOptions{.build_graph = true});
-      t3g.push_back(ms_since(t0));
-    }
-    std::printf("| %lld | %.2f | %.2f | %.2f | %.2f M | %d | %d |\n",
-                static_cast<long long>(g.num_nodes()), median(t1), median(t3), median(t3g),
-                static_cast<double>(g.num_nodes()) / median(t3) / 1000.0, last.summary.fallbacks,
-                last.summary.copies);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,6 +122,5 @@ int main(int argc, char** argv) {
   const plugins::PluginHost host(opts);
   std::printf("placement bench: %zu devices loaded\n", host.devices().size());
   fallback_table(host, quick);
-  planning_table(quick);
   return 0;
 }

@@ -40,6 +40,21 @@ Graph synthetic_graph(int64_t target_nodes) {
 }
 
 // A device that answers instantly: measures the planner, not a plugin.
+// `missing`: an op type it cannot run at all (placement tests fallbacks).
+class TableDevice final : public CapabilitySource {
+ public:
+  TableDevice(std::string id, std::string missing)
+      : id_(std::move(id)), missing_(std::move(missing)) {}
+  std::string device_id() const override { return id_; }
+  Answer query(const ampx_node_desc& node) override {
+    if (missing_ == node.op_type) return {AMPX_SUPPORT_UNSUPPORTED, -1, ""};
+    return {AMPX_SUPPORT_NATIVE, 1.0, ""};
+  }
+
+ private:
+  std::string id_, missing_;
+};
+
 class NativeEverywhere final : public CapabilitySource {
  public:
   std::string device_id() const override { return "synthetic:0"; }
@@ -100,6 +115,45 @@ void BM_PlanO2_CpuRefPlugin(benchmark::State& state) {
   run_planner(state, g, policy, caps);
 }
 
+// Placement across three devices (docs/PLACEMENT.md): the first lacks
+// LayerNorm, the second Relu, the third (the fallback) runs everything, so
+// every block has fallbacks, Casts and copies to decide.
+void BM_Place3Devices(benchmark::State& state, bool build_graph) {
+  const Graph& g = graph_of(state.range(0));
+  TableDevice a("a:0", "LayerNorm"), b("b:0", "Relu"), c("c:0", "");
+  const PlanDevice devices[] = {{&a, nullptr, false}, {&b, nullptr, false}, {&c, nullptr, true}};
+  AmpPolicy policy;
+  policy.level = AmpLevel::kO2;
+  int copies = 0;
+  for (auto _ : state) {
+    AmpPlan plan = plan_amp(g, policy, devices, PlanOptions{.build_graph = build_graph});
+    copies = plan.summary.copies;
+    benchmark::DoNotOptimize(plan);
+    state.PauseTiming();
+    plan = AmpPlan{};
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.num_nodes()));
+  state.counters["nodes"] = static_cast<double>(g.num_nodes());
+  state.counters["copies"] = copies;
+}
+void BM_Place3Devices_Decisions(benchmark::State& state) {
+  BM_Place3Devices(state, false);
+}
+void BM_Place3Devices_WithGraph(benchmark::State& state) {
+  BM_Place3Devices(state, true);
+}
+
+BENCHMARK(BM_Place3Devices_Decisions)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Place3Devices_WithGraph)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanO2_TableDevice)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanO2_TableDevice_WithGraph)
     ->Arg(1000)

@@ -17,6 +17,8 @@
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 
+#include "bench_timing.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,18 +28,11 @@
 #include <vector>
 
 using namespace ampx;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::median;
+using bench::ms_since;
 
 namespace {
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Answers `native` for whatever the device runs at all: what a framework
 // that trusts the policy and not the device would plan.
