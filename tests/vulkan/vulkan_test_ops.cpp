@@ -3,7 +3,10 @@
 // has shaderFloat16 and 16-bit storage, `emulated` with storage alone; bf16
 // is `unsupported` (no BF16 extension is used). Whatever runs matches cpu_ref
 // within tolerance(dtype); data movement is bit-exact. Shapes are odd and
-// include several GEMM tiles and long softmax/LayerNorm rows.
+// include several GEMM tiles and long softmax/LayerNorm rows. Integer and
+// bool cases (typed_cases: i64/i32 copies, Equal, Where; bool needs 8-bit
+// storage) must match cpu_ref bit for bit.
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -37,7 +40,72 @@ Plugin* VulkanOps::ref_ = nullptr;
 
 bool is_data_movement(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather" ||
-         op == "Transpose" || op == "Concat";
+         op == "Transpose" || op == "Concat" || op == "Split" || op == "Where";
+}
+
+// The importer's ops (op_cases::is_importer_op) that have Vulkan kernels:
+// those the ONNX test models (mobilenet, encoder) need.
+bool vulkan_runs_importer_op(const std::string& op) {
+  for (const char* o :
+       {"HardSigmoid", "HardSwish", "LogSoftmax", "ArgMax", "Split", "Where", "Equal"})
+    if (op == o) return true;
+  return false;
+}
+
+// Where's condition and Equal's result are bool: 8-bit storage.
+bool has_bool_tensor(const ampx_node_desc& d) {
+  for (size_t i = 0; i < d.num_inputs; ++i)
+    if (d.inputs[i].dtype == AMPX_DTYPE_BOOL) return true;
+  for (size_t i = 0; i < d.num_outputs; ++i)
+    if (d.outputs[i].dtype == AMPX_DTYPE_BOOL) return true;
+  return false;
+}
+
+bool has_storage8(const Plugin& vk) {
+  return plugin_note(vk).find("storageBuffer8BitAccess yes") != std::string::npos;
+}
+
+// Float cases only the Vulkan tests ask for: grids of more than 9
+// workgroups, so that VulkanDispatch's cap of 3 per dimension splits them
+// in both x and y.
+const std::map<std::string, Maker>& vulkan_float_cases() {
+  static const std::map<std::string, Maker> m = {
+      {"HardSwish_many_groups", unary("HardSwish", {3, 333, 7})},
+      {"HardSigmoid_many_groups", unary("HardSigmoid", {3, 333, 7})},
+      {"LogSoftmax_many_rows", unary("LogSoftmax", {20, 37})},
+      {"ArgMax_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ArgMax", "n");
+         in(c, rnd(r, dt, {5, 9, 600}));
+         c.nb.output(I64, {5, 1, 600}).attr_int("axis", 1);
+       }},
+      {"Where_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Where", "n");
+         std::vector<double> cond(701);
+         for (auto& b : cond) b = r.coin() ? 1 : 0;
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {701}, cond));
+         in(c, rnd(r, dt, {5, 701}));
+         in(c, rnd(r, dt, {1}));
+         c.nb.output(dt, {5, 701});
+       }},
+      {"Split_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Split", "n");
+         in(c, rnd(r, dt, {2, 3000}));
+         c.nb.output(dt, {2, 1000})
+             .output(dt, {2, 2000})
+             .attr_int("axis", 1)
+             .attr_ints("split", {1000, 2000});
+       }},
+  };
+  return m;
+}
+
+const Maker& find_case(const std::string& name) {
+  const auto& local = vulkan_float_cases();
+  const auto it = local.find(name);
+  return it != local.end() ? it->second : cases().at(name);
 }
 
 const char* support_str(ampx_support s) {
@@ -49,7 +117,8 @@ const char* support_str(ampx_support s) {
 // Runs every case on `vk` and checks answers and results. `f16` is what the
 // f16 answers must be on this (possibly masked) device.
 void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, ampx_support f16) {
-  const Maker& make = cases().at(name);
+  const Maker& make = find_case(name);
+  const bool storage8 = has_storage8(vk);
   for (ampx_dtype dt : {F32, F16, BF16}) {
     SCOPED_TRACE(name + " " + dtype_str(dt));
     Rng rng(17);
@@ -61,9 +130,13 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
               << " (" << cap.note << ")\n";
     ASSERT_NE(ref_cap.support, AMPX_SUPPORT_UNSUPPORTED) << "bad test case: " << ref_cap.note;
     // No epilogue shaders yet: fused nodes are declined in every dtype; so
-    // are the importer's ops (no shaders for them yet).
-    const ampx_support want = is_epilogue_case(name) || is_importer_op(c.nb.op_type())
-                                  ? AMPX_SUPPORT_UNSUPPORTED
+    // are the importer's ops without shaders, and bool tensors without
+    // 8-bit storage.
+    const std::string op = c.nb.op_type();
+    const bool declined = is_epilogue_case(name) ||
+                          (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
+                          (has_bool_tensor(c.nb.desc()) && !storage8);
+    const ampx_support want = declined    ? AMPX_SUPPORT_UNSUPPORTED
                               : dt == F32 ? AMPX_SUPPORT_NATIVE
                               : dt == F16 ? f16
                                           : AMPX_SUPPORT_UNSUPPORTED;
@@ -89,6 +162,234 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
   }
 }
 
+// Integer and bool cases: the encoder's attention-mask path (Reshape of
+// i64, Equal i64 -> bool, Where on a bool condition) and the copies every
+// dtype shares. Values use both 32-bit words of an i64 (an Equal that only
+// compared low words would be caught). Fixed dtypes; results are exact.
+Tensor i64_tensor(Rng& r, std::vector<int64_t> dims) {
+  Tensor t = Tensor::zeros(I64, std::move(dims));
+  for (size_t i = 0; i < static_cast<size_t>(t.numel()); ++i) {
+    const int64_t v = r.integer(-5, 5) * (int64_t{1} << 33) + r.integer(-1000, 1000);
+    std::memcpy(t.bytes.data() + i * 8, &v, 8);
+  }
+  return t;
+}
+Tensor i32_tensor(Rng& r, std::vector<int64_t> dims) {
+  Tensor t = Tensor::zeros(AMPX_DTYPE_I32, std::move(dims));
+  for (size_t i = 0; i < static_cast<size_t>(t.numel()); ++i)
+    t.set(i, static_cast<double>(r.integer(-2000000000, 2000000000)));
+  return t;
+}
+Tensor bool_tensor(Rng& r, std::vector<int64_t> dims) {
+  Tensor t = Tensor::zeros(AMPX_DTYPE_BOOL, std::move(dims));
+  for (size_t i = 0; i < static_cast<size_t>(t.numel()); ++i) t.set(i, r.coin() ? 1 : 0);
+  return t;
+}
+int64_t i64_at(const Tensor& t, size_t i) {
+  int64_t v;
+  std::memcpy(&v, t.bytes.data() + i * 8, 8);
+  return v;
+}
+void set_i64(Tensor& t, size_t i, int64_t v) {
+  std::memcpy(t.bytes.data() + i * 8, &v, 8);
+}
+
+const std::map<std::string, Maker>& typed_cases() {
+  static const std::map<std::string, Maker> m = {
+      {"Reshape_i64_unsqueeze",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Reshape", "n");
+         in(c, i64_tensor(r, {1, 16}));
+         c.nb.output(I64, {1, 1, 1, 16}).attr_ints("shape", {1, 1, 1, 16});
+       }},
+      {"Flatten_bool",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Flatten", "n");
+         in(c, bool_tensor(r, {2, 3, 5}));
+         c.nb.output(AMPX_DTYPE_BOOL, {2, 15});
+       }},
+      {"Transpose_i32",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Transpose", "n");
+         in(c, i32_tensor(r, {2, 3, 4}));
+         c.nb.output(AMPX_DTYPE_I32, {4, 2, 3}).attr_ints("perm", {2, 0, 1});
+       }},
+      {"Transpose_i64",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Transpose", "n");
+         in(c, i64_tensor(r, {2, 3, 5}));
+         c.nb.output(I64, {5, 3, 2});
+       }},
+      {"Slice_i64_negative_step",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Slice", "n");
+         in(c, i64_tensor(r, {4, 6}));
+         c.nb.output(I64, {2, 2})
+             .attr_ints("starts", {1, -1})
+             .attr_ints("ends", {3, 0})
+             .attr_ints("axes", {0, 1})
+             .attr_ints("steps", {1, -3});
+       }},
+      {"Concat_bool_axis1",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Concat", "n");
+         in(c, bool_tensor(r, {2, 3, 3}));
+         in(c, bool_tensor(r, {2, 1, 3}));
+         c.nb.output(AMPX_DTYPE_BOOL, {2, 4, 3}).attr_int("axis", 1);
+       }},
+      {"Split_i64",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Split", "n");
+         in(c, i64_tensor(r, {2, 7, 3}));
+         c.nb.output(I64, {2, 2, 3})
+             .output(I64, {2, 1, 3})
+             .output(I64, {2, 4, 3})
+             .attr_int("axis", 1)
+             .attr_ints("split", {2, 1, 4});
+       }},
+      {"Split_bool_empty_part",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Split", "n");
+         in(c, bool_tensor(r, {5, 3}));
+         c.nb.output(AMPX_DTYPE_BOOL, {2, 3})
+             .output(AMPX_DTYPE_BOOL, {0, 3})
+             .output(AMPX_DTYPE_BOOL, {3, 3})
+             .attr_ints("split", {2, 0, 3});
+       }},
+      {"Cast_i64_to_i64",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Cast", "n");
+         in(c, i64_tensor(r, {3, 5}));
+         c.nb.output(I64, {3, 5}).attr_int("to", I64);
+       }},
+      {"Equal_i64_broadcast",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Equal", "n");
+         Tensor a = i64_tensor(r, {4, 5}), b = i64_tensor(r, {5});
+         set_i64(b, 0, i64_at(a, 5));                               // equal
+         set_i64(b, 2, i64_at(a, 7) + (int64_t{1} << 32));          // high words differ
+         set_i64(b, 3, (i64_at(a, 8) & ~int64_t{0xffffffff}) | 7);  // low words may differ
+         set_i64(b, 4, i64_at(a, 14));                              // equal
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(AMPX_DTYPE_BOOL, {4, 5});
+       }},
+      {"Equal_i64_mask_zero",  // the encoder's Equal(mask, 0)
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Equal", "n");
+         Tensor mask = Tensor::zeros(I64, {1, 1, 1, 16});
+         for (size_t i = 0; i < 16; ++i) mask.set(i, r.coin() ? 1 : 0);
+         in(c, std::move(mask));
+         in(c, Tensor::of(I64, {}, {0}), true);
+         c.nb.output(AMPX_DTYPE_BOOL, {1, 1, 1, 16});
+       }},
+      {"Equal_i32",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Equal", "n");
+         Tensor a = i32_tensor(r, {3, 7}), b = i32_tensor(r, {3, 7});
+         for (size_t i = 0; i < 21; i += 3) b.set(i, a.get(i));
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(AMPX_DTYPE_BOOL, {3, 7});
+       }},
+      {"Where_i64_broadcast",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Where", "n");
+         in(c, bool_tensor(r, {3, 1}));
+         in(c, i64_tensor(r, {2, 1, 5}));
+         in(c, i64_tensor(r, {5}));
+         c.nb.output(I64, {2, 3, 5});
+       }},
+      {"Where_i32_cond_broadcasts",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Where", "n");
+         in(c, bool_tensor(r, {4}));
+         in(c, i32_tensor(r, {3, 4}));
+         in(c, i32_tensor(r, {3, 1}));
+         c.nb.output(AMPX_DTYPE_I32, {3, 4});
+       }},
+      // More than 9 workgroups: split by VulkanDispatch's cap of 3.
+      {"Equal_i64_many_groups",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Equal", "n");
+         Tensor a = i64_tensor(r, {5, 701}), b = i64_tensor(r, {1});
+         set_i64(b, 0, i64_at(a, 0));
+         for (size_t i = 0; i < 3505; i += 7) set_i64(a, i, i64_at(b, 0));
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(AMPX_DTYPE_BOOL, {5, 701});
+       }},
+      {"Where_i64_many_groups",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Where", "n");
+         in(c, bool_tensor(r, {701}));
+         in(c, i64_tensor(r, {5, 701}));
+         in(c, i64_tensor(r, {1}));
+         c.nb.output(I64, {5, 701});
+       }},
+      {"Split_i64_many_groups",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Split", "n");
+         in(c, i64_tensor(r, {2, 3000}));
+         c.nb.output(I64, {2, 1000})
+             .output(I64, {2, 2000})
+             .attr_int("axis", 1)
+             .attr_ints("split", {1000, 2000});
+       }},
+      {"Reshape_bool_many_groups",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Reshape", "n");
+         in(c, bool_tensor(r, {3000}));
+         c.nb.output(AMPX_DTYPE_BOOL, {30, 100}).attr_ints("shape", {30, -1});
+       }},
+  };
+  return m;
+}
+
+// A typed case: `native` where its storage exists (bool needs 8-bit
+// storage, else `unsupported` and prepare refuses), and then bit-exact.
+void check_exact_case(const Plugin& vk, const Plugin& ref, const std::string& name) {
+  SCOPED_TRACE(name);
+  Rng rng(23);
+  Case c;
+  typed_cases().at(name)(rng, F32, c);
+  const ampx_capability cap = vk.capability(c.nb);
+  std::cout << "[ answer   ] " << name << ": " << support_str(cap.support) << " (" << cap.note
+            << ")\n";
+  ASSERT_NE(ref.capability(c.nb).support, AMPX_SUPPORT_UNSUPPORTED) << "bad test case";
+  if (has_bool_tensor(c.nb.desc()) && !has_storage8(vk)) {
+    EXPECT_EQ(cap.support, AMPX_SUPPORT_UNSUPPORTED) << cap.note;
+    EXPECT_NE(std::string(cap.note).find("storageBuffer8BitAccess"), std::string::npos) << cap.note;
+    ampx_kernel* k = nullptr;
+    vk.fails(vk.api->kernel_prepare(vk.plugin, 0, &c.nb.desc(), &k), AMPX_STATUS_UNSUPPORTED,
+             "node '");
+    return;
+  }
+  ASSERT_EQ(cap.support, AMPX_SUPPORT_NATIVE) << cap.note;
+  const auto got = run_on(vk, c.nb, c.inputs);
+  const auto want = run_on(ref, c.nb, c.inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].dtype, want[i].dtype);
+    expect_bits_equal(got[i], want[i]);
+  }
+}
+
+class VulkanTypedOps : public VulkanOps {};
+
+TEST_P(VulkanTypedOps, BitExactWithCpuRef) {
+  check_exact_case(*vulkan_, *ref_, GetParam());
+}
+
+std::vector<std::string> typed_case_names() {
+  std::vector<std::string> n;
+  for (const auto& [name, make] : typed_cases()) n.push_back(name);
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, VulkanTypedOps, ::testing::ValuesIn(typed_case_names()),
+                         [](const auto& info) { return info.param; });
+
 ampx_support real_f16_answer(const Plugin& vk) {
   const std::string note = plugin_note(vk);
   const bool arith = note.find("shaderFloat16 yes") != std::string::npos;
@@ -103,6 +404,7 @@ TEST_P(VulkanOps, MatchesCpuRefWhereverItRuns) {
 std::vector<std::string> case_names() {
   std::vector<std::string> n;
   for (const auto& [name, make] : cases()) n.push_back(name);
+  for (const auto& [name, make] : vulkan_float_cases()) n.push_back(name);
   return n;
 }
 
@@ -141,10 +443,26 @@ TEST(VulkanMasked, NoFloat16ArithmeticMeansEmulated) {
   props.struct_size = sizeof props;
   vk.ok(vk.api->device_props(vk.plugin, 0, &props));
   EXPECT_NE(std::string(props.fingerprint).find("/mask-shaderFloat16"), std::string::npos);
-  for (const char* name : {"Conv2d_bias_stride_pad_dilation", "Conv2d_depthwise_multiplier",
-                           "MatMul_batch_broadcast", "Gemm_trans_alpha_beta_bias", "Relu",
-                           "Gelu_erf", "Add_broadcast", "Softmax_axis1", "LayerNorm_last_bias",
-                           "BatchNorm", "MaxPool_ceil", "ReduceMean_axis1_keep", "Transpose_perm"})
+  for (const char* name : {"Conv2d_bias_stride_pad_dilation",
+                           "Conv2d_depthwise_multiplier",
+                           "MatMul_batch_broadcast",
+                           "Gemm_trans_alpha_beta_bias",
+                           "Relu",
+                           "Gelu_erf",
+                           "Add_broadcast",
+                           "Softmax_axis1",
+                           "LayerNorm_last_bias",
+                           "BatchNorm",
+                           "MaxPool_ceil",
+                           "ReduceMean_axis1_keep",
+                           "Transpose_perm",
+                           "HardSwish",
+                           "HardSigmoid",
+                           "LogSoftmax_last",
+                           "ArgMax_axis1",
+                           "Split_three",
+                           "Where_broadcast",
+                           "Equal_broadcast"})
     check_case(vk, ref, name, AMPX_SUPPORT_EMULATED);
   expect_no_validation_errors(vk);
 }
@@ -171,7 +489,8 @@ TEST(VulkanMasked, No16BitStorageMeansUnsupported) {
   ScopedEnv mask("AMPX_VULKAN_MASK_FEATURES", "shaderFloat16,storageBuffer16BitAccess");
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
   AMPX_SKIP_WITHOUT_VULKAN(vk);
-  for (const char* name : {"Gemm_no_C_alpha", "Sigmoid", "Concat"})
+  for (const char* name :
+       {"Gemm_no_C_alpha", "Sigmoid", "Concat", "Where_broadcast", "ArgMax_axis1"})
     check_case(vk, ref, name, AMPX_SUPPORT_UNSUPPORTED);
   expect_no_validation_errors(vk);
 }
@@ -182,9 +501,31 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
   ScopedEnv cap("AMPX_VULKAN_MAX_WORKGROUPS", "3");
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
   AMPX_SKIP_WITHOUT_VULKAN(vk);
-  for (const char* name : {"Relu_many_groups", "MatMul_multi_tile", "MatMul_wide_grid",
-                           "Conv2d_multi_tile", "Softmax_long_rows", "Transpose_perm"})
+  for (const char* name :
+       {"Relu_many_groups", "MatMul_multi_tile", "MatMul_wide_grid", "Conv2d_multi_tile",
+        "Softmax_long_rows", "Transpose_perm", "HardSwish_many_groups", "HardSigmoid_many_groups",
+        "LogSoftmax_many_rows", "ArgMax_many_groups", "Where_many_groups", "Split_many_groups"})
     check_case(vk, ref, name, real_f16_answer(vk));
+  for (const char* name : {"Equal_i64_many_groups", "Where_i64_many_groups",
+                           "Split_i64_many_groups", "Reshape_bool_many_groups"})
+    check_exact_case(vk, ref, name);
+  expect_no_validation_errors(vk);
+}
+
+// 8-bit storage masked: no bool tensors, so Where and Equal are unsupported
+// in every dtype, as is any copy of bool; i64 copies (raw 32-bit words) and
+// the float ops are unaffected.
+TEST(VulkanMasked, No8BitStorageMeansNoBoolTensors) {
+  ScopedEnv mask("AMPX_VULKAN_MASK_FEATURES", "storageBuffer8BitAccess");
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  ASSERT_FALSE(has_storage8(vk)) << plugin_note(vk);
+  for (const char* name :
+       {"Where_broadcast", "Equal_broadcast", "Split_three", "HardSwish", "ArgMax_axis1"})
+    check_case(vk, ref, name, real_f16_answer(vk));
+  for (const char* name : {"Equal_i64_broadcast", "Where_i64_broadcast", "Flatten_bool",
+                           "Reshape_i64_unsqueeze", "Split_i64"})
+    check_exact_case(vk, ref, name);
   expect_no_validation_errors(vk);
 }
 

@@ -1,7 +1,8 @@
 #version 450
 // Add, Sub, Mul, Div with NumPy broadcasting. OP: 0 add, 1 sub, 2 mul, 3 div.
-// p: n, rank, dims[rank], a_strides[rank], b_strides[rank] (0 = broadcast).
+// p: broadcast.glsl's, two inputs.
 #include "common.glsl"
+#include "broadcast.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int OP = 0;
 layout(std430, binding = 1) readonly buffer A { ST a[]; };
@@ -11,16 +12,8 @@ layout(std430, binding = 3) writeonly buffer Y { ST y[]; };
 void main() {
   uint i = linear_group() * 256u + gl_LocalInvocationID.x;
   if (i >= uint(p[0])) return;
-  int rank = p[1];
-  uint rest = i, ia = 0u, ib = 0u;
-  for (int d = rank - 1; d >= 0; --d) {
-    uint dim = uint(p[2 + d]);
-    uint c = rest % dim;
-    rest /= dim;
-    ia += c * uint(p[2 + rank + d]);
-    ib += c * uint(p[2 + 2 * rank + d]);
-  }
-  CT va = CT(a[pc.off[0] + ia]), vb = CT(b[pc.off[1] + ib]), r;
+  uint o[3] = broadcast_offsets(i, 2);
+  CT va = CT(a[pc.off[0] + o[0]]), vb = CT(b[pc.off[1] + o[1]]), r;
   if (OP == 0) r = va + vb;
   else if (OP == 1) r = va - vb;
   else if (OP == 2) r = va * vb;

@@ -4,8 +4,13 @@
 //           and storageBuffer16BitAccess): the `native` 16-bit kernels
 //   V_F16S  tensors float16_t, all arithmetic float (needs 16-bit storage
 //           only): the `emulated` 16-bit kernels
+//   V_U32   tensors as raw 32-bit words: integer dtypes (an i64 is two words)
+//           in kernels that only move, select or compare elements
+//   V_U8    tensors as raw bytes (bool, i8, u8): needs storageBuffer8BitAccess;
+//           loads and stores convert to and from uint, which 8-bit storage
+//           alone allows (no shaderInt8)
 // ST is the storage type (ST4 four of them), CT the type of cheap elementwise
-// arithmetic.
+// arithmetic (uint for the raw variants: no float arithmetic on them).
 // Accumulations (GEMM, reductions, norms) and transcendentals are always f32,
 // as tensor-core GEMMs accumulate in f32: that keeps every kernel within
 // tests/support/tolerances.hpp of cpu_ref.
@@ -25,6 +30,13 @@
 #define ST float16_t
 #define ST4 f16vec4
 #define CT float
+#elif defined(V_U32)
+#define ST uint
+#define CT uint
+#elif defined(V_U8)
+#extension GL_EXT_shader_8bit_storage : require
+#define ST uint8_t
+#define CT uint
 #else
 #error "no variant"
 #endif

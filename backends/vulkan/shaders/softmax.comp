@@ -1,11 +1,14 @@
 #version 450
-// Softmax over one axis: a workgroup per row (rows = outer * inner, the row
-// has L elements `inner` apart); max and sum reduced in shared memory, f32.
+// Softmax, or LogSoftmax with LOG = 1, over one axis: a workgroup per row
+// (rows = outer * inner, the row has L elements `inner` apart); max and sum
+// reduced in shared memory, f32. LogSoftmax is x - (max + log(sum)), the
+// same expression as cpu_ref, so it never takes the log of a rounded ratio.
 // p: 0 rows, 1 L, 2 inner.
 #include "common.glsl"
 layout(local_size_x = 64) in;
 layout(std430, binding = 1) readonly buffer X { ST x[]; };
 layout(std430, binding = 2) writeonly buffer Y { ST y[]; };
+layout(constant_id = 0) const int LOG = 0;
 shared float red[64];
 
 float reduce_max(float v) {
@@ -45,6 +48,9 @@ void main() {
   float s = 0.0;
   for (uint j = t; j < L; j += 64u) s += exp(float(x[pc.off[0] + base + j * inner]) - m);
   s = reduce_sum(s);
-  for (uint j = t; j < L; j += 64u)
-    y[pc.off[1] + base + j * inner] = ST(exp(float(x[pc.off[0] + base + j * inner]) - m) / s);
+  float lse = m + log(s);
+  for (uint j = t; j < L; j += 64u) {
+    float v = float(x[pc.off[0] + base + j * inner]);
+    y[pc.off[1] + base + j * inner] = ST(LOG != 0 ? v - lse : exp(v - m) / s);
+  }
 }

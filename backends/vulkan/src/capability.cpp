@@ -6,7 +6,7 @@ namespace ampx::vulkan {
 namespace {
 
 PlanTarget target_of(const PhysicalDevice& d) {
-  return {d.float16, d.storage16, d.blocked_gemm};
+  return {d.float16, d.storage16, d.storage8, d.blocked_gemm};
 }
 
 // Drops the "node 'x' (Op): " prefix: a capability note is about the node.
@@ -14,6 +14,14 @@ std::string strip_where(std::string why) {
   const size_t cut = why.find("): ");
   if (why.rfind("node '", 0) == 0 && cut != std::string::npos) why.erase(0, cut + 3);
   return why;
+}
+
+bool has_f32(const NodeView& v) {
+  for (size_t i = 0; i < v.num_inputs(); ++i)
+    if (v.input(i).dtype == AMPX_DTYPE_F32) return true;
+  for (size_t i = 0; i < v.num_outputs(); ++i)
+    if (v.output(i).dtype == AMPX_DTYPE_F32) return true;
+  return false;
 }
 
 }  // namespace
@@ -32,7 +40,7 @@ Answer answer_node(const ampx_node_desc& node, const PhysicalDevice& dev) {
     const OpPlan plan = plan_node(v, target_of(dev));
     if (!plan.uses_16bit) {
       a.support = AMPX_SUPPORT_NATIVE;
-      a.note = "Vulkan f32 kernel";
+      a.note = has_f32(v) ? "Vulkan f32 kernel" : "Vulkan kernel on raw integer / bool storage";
     } else if (plan.variant == Variant::kF16) {
       a.support = AMPX_SUPPORT_NATIVE;
       a.note = "Vulkan f16 kernel (shaderFloat16 + 16-bit storage)";

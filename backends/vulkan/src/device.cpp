@@ -22,11 +22,19 @@ Device::Device(PhysicalDevice info, int32_t index) : info_(std::move(info)), ind
   VkPhysicalDevice16BitStorageFeatures s16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   s16.storageBuffer16BitAccess = info_.storage16 ? VK_TRUE : VK_FALSE;
+  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  s8.storageBuffer8BitAccess = VK_TRUE;
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   feats.pNext = &s16;
-  if (info_.float16) s16.pNext = &f16;
+  void** tail = &s16.pNext;
+  if (info_.float16) {
+    *tail = &f16;
+    tail = &f16.pNext;
+  }
+  if (info_.storage8) *tail = &s8;
   std::vector<const char*> exts;
   if (info_.need_float16_ext) exts.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  if (info_.need_8bit_ext) exts.push_back(VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
 
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   ci.pNext = &feats;

@@ -31,6 +31,32 @@ Variant variant_for(ampx_dtype dt, const PlanTarget& t) {
   }
 }
 
+ElemStorage elem_storage(ampx_dtype dt, const PlanTarget& t) {
+  switch (dt) {
+    case AMPX_DTYPE_F32:
+    case AMPX_DTYPE_F16: {
+      const Variant var = variant_for(dt, t);
+      return {variant_suffix(var), var, 1, elem_bytes(dt)};
+    }
+    case AMPX_DTYPE_I64:
+    case AMPX_DTYPE_F64:  // moved, never computed on: raw words are exact
+      return {"u32", Variant::kF32, 2, 4};
+    case AMPX_DTYPE_I32:
+      return {"u32", Variant::kF32, 1, 4};
+    case AMPX_DTYPE_BOOL:
+    case AMPX_DTYPE_I8:
+    case AMPX_DTYPE_U8:
+      // Words would need read-modify-write of neighbouring tensors' bytes.
+      if (!t.storage8)
+        throw Unsupported(std::string(plugin_support::dtype_name(dt)) +
+                          " tensors: device has no storageBuffer8BitAccess");
+      return {"u8", Variant::kF32, 1, 1};
+    default:
+      variant_for(dt, t);  // throws with the reason (bf16)
+      throw Unsupported(std::string("no kernel for dtype ") + plugin_support::dtype_name(dt));
+  }
+}
+
 uint32_t elem_bytes(ampx_dtype dt) {
   return static_cast<uint32_t>(plugin_support::dtype_size(dt));
 }

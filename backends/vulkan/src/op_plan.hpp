@@ -58,6 +58,7 @@ struct OpPlan {
 struct PlanTarget {
   bool float16 = false;
   bool storage16 = false;
+  bool storage8 = false;      // storageBuffer8BitAccess: bool, i8, u8 tensors
   bool blocked_gemm = false;  // PhysicalDevice::blocked_gemm
 };
 
@@ -70,6 +71,18 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t);
 // 16-bit storage).
 Variant variant_for(ampx_dtype dt, const PlanTarget& t);
 uint32_t elem_bytes(ampx_dtype dt);
+// How a kernel that only moves, selects or compares elements (copy, where,
+// equal) stores a tensor of dtype `dt`: floats in their precision variant,
+// integers as raw 32-bit words (`words` per element: 2 for i64 and f64),
+// bool/i8/u8 as bytes (needs 8-bit storage). Throws Unsupported (bf16, f16
+// without 16-bit storage, bytes without 8-bit storage).
+struct ElemStorage {
+  std::string suffix;               // shader variant: "f32", "f16", "f16s", "u32", "u8"
+  Variant variant = Variant::kF32;  // what the answer reports (kF32 unless f16)
+  uint32_t words = 1;               // shader elements per tensor element
+  uint32_t bytes = 4;               // bytes per shader element
+};
+ElemStorage elem_storage(ampx_dtype dt, const PlanTarget& t);
 std::vector<int64_t> dims_of(const ampx_tensor_desc& t);
 int64_t numel(const std::vector<int64_t>& d);
 std::vector<int64_t> strides_of(const std::vector<int64_t>& d);  // row-major, elements
@@ -84,16 +97,21 @@ OpPlan plan_matmul(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_conv2d(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_unary(const NodeView& v, Variant var);
 OpPlan plan_binary(const NodeView& v, Variant var);
-OpPlan plan_softmax(const NodeView& v, Variant var);
+OpPlan plan_equal(const NodeView& v, const PlanTarget& t);  // f32/f16, i64/i32 -> bool
+OpPlan plan_where(const NodeView& v, const PlanTarget& t);  // bool cond, f32/f16/integer x, y
+OpPlan plan_softmax(const NodeView& v, Variant var);        // Softmax, LogSoftmax
 OpPlan plan_layernorm(const NodeView& v, Variant var);
 OpPlan plan_batchnorm(const NodeView& v, Variant var);
 OpPlan plan_pool(const NodeView& v, Variant var);
 OpPlan plan_global_pool(const NodeView& v, Variant var);
 OpPlan plan_reduce(const NodeView& v, Variant var);
-OpPlan plan_identity(const NodeView& v, Variant var);  // Reshape, Flatten, Dropout
-OpPlan plan_transpose(const NodeView& v, Variant var);
-OpPlan plan_slice(const NodeView& v, Variant var);
-OpPlan plan_concat(const NodeView& v, Variant var);
+OpPlan plan_argmax(const NodeView& v, Variant var);  // float in, i64 out
+// Data movement, in any dtype elem_storage() has (they set the variant).
+OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
+OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);
+OpPlan plan_slice(const NodeView& v, const PlanTarget& t);
+OpPlan plan_concat(const NodeView& v, const PlanTarget& t);
+OpPlan plan_split(const NodeView& v, const PlanTarget& t);
 OpPlan plan_gather(const NodeView& v, Variant var);
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t);
 

@@ -1,5 +1,6 @@
-// Relu, Sigmoid, Tanh, Gelu, Clip (unary.comp); Add, Sub, Mul, Div with
-// broadcasting (binary.comp); Softmax (softmax.comp).
+// Relu, Sigmoid, Tanh, Gelu, Clip, HardSigmoid, HardSwish (unary.comp); Add,
+// Sub, Mul, Div (binary.comp), Equal (equal.comp) and Where (where.comp) with
+// broadcasting (broadcast.glsl); Softmax and LogSoftmax (softmax.comp).
 #include <limits>
 
 #include "op_plan.hpp"
@@ -9,6 +10,24 @@ namespace {
 
 std::string sh(const char* name, Variant var) {
   return std::string(name) + "." + variant_suffix(var);
+}
+
+// broadcast.glsl's parameters: n, rank, the output dims, then for each
+// input its element strides aligned right against the output, 0 along the
+// dims it repeats (a missing leading dim or a 1).
+std::vector<int32_t> broadcast_params(const NodeView& v) {
+  const auto y = dims_of(v.output(0));
+  const size_t rank = y.size();
+  std::vector<int32_t> p = {i32(numel(y)), static_cast<int32_t>(rank)};
+  for (int64_t x : y) p.push_back(i32(x));
+  for (size_t k = 0; k < v.num_inputs(); ++k) {
+    const auto d = dims_of(v.input(k));
+    const auto s = strides_of(d);
+    std::vector<int32_t> out(rank, 0);
+    for (size_t i = 0; i < d.size(); ++i) out[rank - d.size() + i] = d[i] == 1 ? 0 : i32(s[i]);
+    p.insert(p.end(), out.begin(), out.end());
+  }
+  return p;
 }
 
 }  // namespace
@@ -29,6 +48,12 @@ OpPlan plan_unary(const NodeView& v, Variant var) {
     code = 5;
     lo = v.get_float("min", lo);
     hi = v.get_float("max", hi);
+  } else if (op == "HardSigmoid") {
+    code = 6;  // the two parameters carry alpha and beta
+    lo = v.get_float("alpha", 0.2);
+    hi = v.get_float("beta", 0.5);
+  } else if (op == "HardSwish") {
+    code = 7;
   } else {
     throw Unsupported("no unary kernel for " + std::string(op));
   }
@@ -44,30 +69,51 @@ OpPlan plan_unary(const NodeView& v, Variant var) {
 OpPlan plan_binary(const NodeView& v, Variant var) {
   const std::string_view op = v.op_type();
   const uint32_t code = op == "Add" ? 0 : op == "Sub" ? 1 : op == "Mul" ? 2 : 3;
-  const auto y = dims_of(v.output(0));
-  const size_t rank = y.size();
-  // Strides of an input broadcast to y's shape: 0 along repeated dims.
-  auto bstrides = [&](const ampx_tensor_desc& t) {
-    const auto d = dims_of(t);
-    const auto s = strides_of(d);
-    std::vector<int32_t> out(rank, 0);
-    for (size_t i = 0; i < d.size(); ++i) {
-      const size_t k = rank - d.size() + i;
-      out[k] = d[i] == 1 ? 0 : i32(s[i]);
-    }
-    return out;
-  };
   const uint32_t es = elem_bytes(v.input(0).dtype);
-  const int64_t n = numel(y);
-  Dispatch d = linear_dispatch(sh("binary", var), static_cast<uint64_t>(n));
+  Dispatch d =
+      linear_dispatch(sh("binary", var), static_cast<uint64_t>(numel(dims_of(v.output(0)))));
   d.spec = {code};
-  d.params = {i32(n), static_cast<int32_t>(rank)};
-  for (int64_t x : y) d.params.push_back(i32(x));
-  const auto sa = bstrides(v.input(0)), sb = bstrides(v.input(1));
-  d.params.insert(d.params.end(), sa.begin(), sa.end());
-  d.params.insert(d.params.end(), sb.begin(), sb.end());
+  d.params = broadcast_params(v);
   d.tensors = {in_ref(0, es), in_ref(1, es), out_ref(0, es)};
   return {{d}};
+}
+
+// The result is bool, so the kernel needs 8-bit storage whatever A and B are.
+OpPlan plan_equal(const NodeView& v, const PlanTarget& t) {
+  const ampx_dtype dt = v.input(0).dtype;
+  if (dt == AMPX_DTYPE_F64)
+    throw Unsupported("Equal on f64: no f64 arithmetic in the Vulkan kernels");
+  const ElemStorage es = elem_storage(dt, t);
+  if (es.suffix == "u8") throw Unsupported("Equal on byte tensors: no kernel");
+  const ElemStorage out = elem_storage(AMPX_DTYPE_BOOL, t);
+  Dispatch d =
+      linear_dispatch("equal." + es.suffix, static_cast<uint64_t>(numel(dims_of(v.output(0)))));
+  d.spec = {es.words};
+  d.params = broadcast_params(v);
+  for (size_t k = 0; k < 2; ++k) i32(numel(dims_of(v.input(k))) * es.words);  // word indices
+  d.tensors = {in_ref(0, es.bytes), in_ref(1, es.bytes), out_ref(0, out.bytes)};
+  OpPlan p{{d}};
+  p.variant = es.variant;
+  return p;
+}
+
+// Selection only: X, Y and Z move bit-exactly in any dtype elem_storage() has
+// words for; the bool condition needs 8-bit storage.
+OpPlan plan_where(const NodeView& v, const PlanTarget& t) {
+  const ElemStorage cond = elem_storage(v.input(0).dtype, t);
+  const ElemStorage es = elem_storage(v.output(0).dtype, t);
+  if (es.suffix == "u8") throw Unsupported("Where on byte tensors: no kernel");
+  Dispatch d =
+      linear_dispatch("where." + es.suffix, static_cast<uint64_t>(numel(dims_of(v.output(0)))));
+  d.spec = {es.words};
+  d.params = broadcast_params(v);
+  for (size_t k = 1; k < 3; ++k) i32(numel(dims_of(v.input(k))) * es.words);  // word indices
+  i32(numel(dims_of(v.output(0))) * es.words);
+  d.tensors = {in_ref(0, cond.bytes), in_ref(1, es.bytes), in_ref(2, es.bytes),
+               out_ref(0, es.bytes)};
+  OpPlan p{{d}};
+  p.variant = es.variant;
+  return p;
 }
 
 OpPlan plan_softmax(const NodeView& v, Variant var) {
@@ -82,6 +128,7 @@ OpPlan plan_softmax(const NodeView& v, Variant var) {
   const uint32_t es = elem_bytes(v.input(0).dtype);
   // One workgroup per row.
   Dispatch d = linear_dispatch(sh("softmax", var), static_cast<uint64_t>(outer * inner), 1);
+  d.spec = {v.op_type() == "LogSoftmax" ? 1u : 0u};
   d.params = {i32(outer * inner), i32(L), i32(inner)};
   i32(numel(x));
   d.tensors = {in_ref(0, es), out_ref(0, es)};

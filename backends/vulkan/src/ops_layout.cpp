@@ -1,6 +1,7 @@
 // Data movement on the strided copy kernel (copy.comp): Reshape, Flatten,
-// Dropout, Transpose, Slice, Concat; Gather (gather.comp); Cast f32 <-> f16
-// (cast.comp). Copies are bit-exact in any float dtype.
+// Dropout, Transpose, Slice, Concat, Split; Gather (gather.comp); Cast
+// f32 <-> f16 (cast.comp). Copies are bit-exact in every dtype elem_storage()
+// has: floats in their variant, integers as raw words, bool/i8/u8 as bytes.
 #include <algorithm>
 
 #include "op_plan.hpp"
@@ -12,12 +13,25 @@ std::string sh(const char* name, Variant var) {
   return std::string(name) + "." + variant_suffix(var);
 }
 
-// dst[dst_base + sum c*dst_str] = src[src_base + sum c*src_str] over `dims`.
-Dispatch copy_dispatch(Variant var, const std::vector<int64_t>& dims, int64_t src_base,
-                       const std::vector<int64_t>& src_str, int64_t dst_base,
-                       const std::vector<int64_t>& dst_str, TensorRef src, TensorRef dst) {
+// dst[dst_base + sum c*dst_str] = src[src_base + sum c*src_str] over `dims`,
+// all in tensor elements. An element of several words gets one more,
+// innermost dim of `words` contiguous ones, so every dtype is the same copy.
+// `src` and `dst` name the tensors; their element size becomes the storage's.
+Dispatch copy_dispatch(const ElemStorage& es, std::vector<int64_t> dims, int64_t src_base,
+                       std::vector<int64_t> src_str, int64_t dst_base, std::vector<int64_t> dst_str,
+                       TensorRef src, TensorRef dst) {
+  if (es.words > 1) {
+    for (auto* s : {&src_str, &dst_str})
+      for (int64_t& x : *s) x *= es.words;
+    src_base *= es.words;
+    dst_base *= es.words;
+    dims.push_back(es.words);
+    src_str.push_back(1);
+    dst_str.push_back(1);
+  }
+  src.elem_bytes = dst.elem_bytes = es.bytes;
   const int64_t n = numel(dims);
-  Dispatch d = linear_dispatch(sh("copy", var), static_cast<uint64_t>(n));
+  Dispatch d = linear_dispatch("copy." + es.suffix, static_cast<uint64_t>(n));
   d.params = {i32(n), static_cast<int32_t>(dims.size()), i32(src_base), i32(dst_base)};
   for (const auto* part : {&dims, &src_str, &dst_str})
     for (int64_t x : *part) d.params.push_back(i32(x));
@@ -25,15 +39,20 @@ Dispatch copy_dispatch(Variant var, const std::vector<int64_t>& dims, int64_t sr
   return d;
 }
 
-}  // namespace
-
-OpPlan plan_identity(const NodeView& v, Variant var) {
-  const uint32_t es = elem_bytes(v.input(0).dtype);
-  const int64_t n = numel(dims_of(v.input(0)));
-  return {{copy_dispatch(var, {n}, 0, {1}, 0, {1}, in_ref(0, es), out_ref(0, es))}};
+OpPlan with_variant(OpPlan p, const ElemStorage& es) {
+  p.variant = es.variant;
+  return p;
 }
 
-OpPlan plan_transpose(const NodeView& v, Variant var) {
+}  // namespace
+
+OpPlan plan_identity(const NodeView& v, const PlanTarget& t) {
+  const ElemStorage es = elem_storage(v.input(0).dtype, t);
+  const int64_t n = numel(dims_of(v.input(0)));
+  return with_variant({{copy_dispatch(es, {n}, 0, {1}, 0, {1}, in_ref(0, 0), out_ref(0, 0))}}, es);
+}
+
+OpPlan plan_transpose(const NodeView& v, const PlanTarget& t) {
   const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
   std::vector<int64_t> perm = v.get_ints("perm");
   if (perm.empty())
@@ -41,11 +60,12 @@ OpPlan plan_transpose(const NodeView& v, Variant var) {
   const auto xs = strides_of(x);
   std::vector<int64_t> src(y.size());
   for (size_t d = 0; d < y.size(); ++d) src[d] = xs[static_cast<size_t>(perm[d])];
-  const uint32_t es = elem_bytes(v.input(0).dtype);
-  return {{copy_dispatch(var, y, 0, src, 0, strides_of(y), in_ref(0, es), out_ref(0, es))}};
+  const ElemStorage es = elem_storage(v.input(0).dtype, t);
+  return with_variant(
+      {{copy_dispatch(es, y, 0, src, 0, strides_of(y), in_ref(0, 0), out_ref(0, 0))}}, es);
 }
 
-OpPlan plan_slice(const NodeView& v, Variant var) {
+OpPlan plan_slice(const NodeView& v, const PlanTarget& t) {
   const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
   const auto starts = v.get_ints("starts");
   std::vector<int64_t> axes = v.get_ints("axes");
@@ -66,27 +86,49 @@ OpPlan plan_slice(const NodeView& v, Variant var) {
     if (y[static_cast<size_t>(a)] > 0) base += s * xs[static_cast<size_t>(a)];
     src[static_cast<size_t>(a)] = step * xs[static_cast<size_t>(a)];
   }
-  const uint32_t es = elem_bytes(v.input(0).dtype);
-  return {{copy_dispatch(var, y, base, src, 0, strides_of(y), in_ref(0, es), out_ref(0, es))}};
+  const ElemStorage es = elem_storage(v.input(0).dtype, t);
+  return with_variant(
+      {{copy_dispatch(es, y, base, src, 0, strides_of(y), in_ref(0, 0), out_ref(0, 0))}}, es);
 }
 
-OpPlan plan_concat(const NodeView& v, Variant var) {
+OpPlan plan_concat(const NodeView& v, const PlanTarget& t) {
   const auto y = dims_of(v.output(0));
   int64_t axis = v.get_int("axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(y.size());
   const auto ys = strides_of(y);
-  const uint32_t es = elem_bytes(v.output(0).dtype);
+  const ElemStorage es = elem_storage(v.output(0).dtype, t);
   OpPlan plan;
   int64_t at = 0;
   for (size_t i = 0; i < v.num_inputs(); ++i) {
     const auto x = dims_of(v.input(i));
     if (numel(x) > 0)
-      plan.dispatches.push_back(
-          copy_dispatch(var, x, 0, strides_of(x), at * ys[static_cast<size_t>(axis)], ys,
-                        in_ref(static_cast<uint32_t>(i), es), out_ref(0, es)));
+      plan.dispatches.push_back(copy_dispatch(es, x, 0, strides_of(x),
+                                              at * ys[static_cast<size_t>(axis)], ys,
+                                              in_ref(static_cast<uint32_t>(i), 0), out_ref(0, 0)));
     at += x[static_cast<size_t>(axis)];
   }
-  return plan;
+  return with_variant(std::move(plan), es);
+}
+
+// Concat backwards: output i is the window of the input that starts at the
+// sum of the sizes before it along `axis`; one dispatch per non-empty output.
+OpPlan plan_split(const NodeView& v, const PlanTarget& t) {
+  const auto x = dims_of(v.input(0));
+  int64_t axis = v.get_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  const auto xs = strides_of(x);
+  const ElemStorage es = elem_storage(v.input(0).dtype, t);
+  OpPlan plan;
+  int64_t at = 0;
+  for (size_t i = 0; i < v.num_outputs(); ++i) {
+    const auto y = dims_of(v.output(i));
+    if (numel(y) > 0)
+      plan.dispatches.push_back(copy_dispatch(es, y, at * xs[static_cast<size_t>(axis)], xs, 0,
+                                              strides_of(y), in_ref(0, 0),
+                                              out_ref(static_cast<uint32_t>(i), 0)));
+    at += y[static_cast<size_t>(axis)];
+  }
+  return with_variant(std::move(plan), es);
 }
 
 OpPlan plan_gather(const NodeView& v, Variant var) {
@@ -113,11 +155,7 @@ OpPlan plan_cast(const NodeView& v, const PlanTarget& t) {
   const ampx_dtype from = v.input(0).dtype, to = v.output(0).dtype;
   const bool f32_f16 = from == AMPX_DTYPE_F32 && to == AMPX_DTYPE_F16;
   const bool f16_f32 = from == AMPX_DTYPE_F16 && to == AMPX_DTYPE_F32;
-  if (from == to && (from == AMPX_DTYPE_F32 || from == AMPX_DTYPE_F16)) {
-    OpPlan p = plan_identity(v, variant_for(from, t));
-    p.variant = variant_for(from, t);
-    return p;
-  }
+  if (from == to) return plan_identity(v, t);  // a copy, in any dtype elem_storage() has
   if (!f32_f16 && !f16_f32)
     throw Unsupported(std::string("Cast ") + plugin_support::dtype_name(from) + " -> " +
                       plugin_support::dtype_name(to) + ": only f32 <-> f16 on Vulkan");

@@ -1,5 +1,5 @@
-// LayerNorm, BatchNorm, MaxPool/AveragePool, GlobalAveragePool and
-// ReduceSum/ReduceMean.
+// LayerNorm, BatchNorm, MaxPool/AveragePool, GlobalAveragePool,
+// ReduceSum/ReduceMean and ArgMax.
 #include <algorithm>
 
 #include "op_plan.hpp"
@@ -104,6 +104,25 @@ OpPlan plan_reduce(const NodeView& v, Variant var) {
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   i32(numel(dims_of(v.input(0))));
   return reduce_plan(v, var, axes, v.op_type() == "ReduceMean");
+}
+
+// One thread per (outer, inner) position; the i64 result is written as
+// pairs of 32-bit words.
+OpPlan plan_argmax(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = v.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x[static_cast<size_t>(i)];
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= x[static_cast<size_t>(i)];
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d = linear_dispatch(sh("argmax", var), static_cast<uint64_t>(outer * inner));
+  d.params = {i32(outer * inner), i32(x[static_cast<size_t>(axis)]), i32(inner),
+              static_cast<int32_t>(v.get_int("select_last_index", 0))};
+  i32(2 * numel(dims_of(v.output(0))));  // the output's words
+  d.tensors = {in_ref(0, es), out_ref(0, 4)};
+  return {{d}};
 }
 
 }  // namespace ampx::vulkan

@@ -1,10 +1,28 @@
 // op type -> plan builder, and the dtype rule: every float tensor of a node
-// shares one dtype (docs/OPS.md), which picks the shader variant.
+// shares one dtype (docs/OPS.md), which picks the shader variant. Ops that
+// only move, select or compare elements also take integer and bool tensors
+// (elem_storage()) and pick their variants themselves.
 #include <string_view>
 
 #include "op_plan.hpp"
 
 namespace ampx::vulkan {
+namespace {
+
+// Ops whose builders pick their variants from the tensors' dtypes: Cast, and
+// the element movers, selectors and comparers.
+struct DtypeGenericOp {
+  std::string_view op;
+  OpPlan (*plan)(const NodeView&, const PlanTarget&);
+};
+constexpr DtypeGenericOp kDtypeGeneric[] = {
+    {"Cast", plan_cast},        {"Reshape", plan_identity},    {"Flatten", plan_identity},
+    {"Dropout", plan_identity}, {"Transpose", plan_transpose}, {"Slice", plan_slice},
+    {"Concat", plan_concat},    {"Split", plan_split},         {"Equal", plan_equal},
+    {"Where", plan_where},
+};
+
+}  // namespace
 
 OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
   // 32-bit indexing in every shader.
@@ -15,8 +33,9 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     uses16 = uses16 || plugin_support::is_16bit_float(d.dtype);
   }
   const std::string_view op = v.op_type();
-  if (op == "Cast") {
-    OpPlan p = plan_cast(v, t);
+  for (const DtypeGenericOp& g : kDtypeGeneric) {
+    if (op != g.op) continue;
+    OpPlan p = g.plan(v, t);
     p.uses_16bit = uses16;
     return p;
   }
@@ -27,7 +46,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     throw Unsupported("no fused activation epilogue in the Vulkan kernels");
   if (op == "MatMul" && v.num_inputs() > 2)
     throw Unsupported("no fused MatMul bias in the Vulkan kernels");
-  const ampx_dtype dt = v.output(0).dtype;
+  // Float ops: the float dtype is the output's, except ArgMax's (i64 out).
+  const ampx_dtype dt = op == "ArgMax" ? v.input(0).dtype : v.output(0).dtype;
   const Variant var = variant_for(dt, t);
   OpPlan p;
   if (op == "Gemm")
@@ -36,11 +56,12 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_matmul(v, var, t);
   else if (op == "Conv2d")
     p = plan_conv2d(v, var, t);
-  else if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Clip")
+  else if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Clip" ||
+           op == "HardSigmoid" || op == "HardSwish")
     p = plan_unary(v, var);
   else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
     p = plan_binary(v, var);
-  else if (op == "Softmax")
+  else if (op == "Softmax" || op == "LogSoftmax")
     p = plan_softmax(v, var);
   else if (op == "LayerNorm")
     p = plan_layernorm(v, var);
@@ -52,14 +73,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_global_pool(v, var);
   else if (op == "ReduceMean" || op == "ReduceSum")
     p = plan_reduce(v, var);
-  else if (op == "Reshape" || op == "Flatten" || op == "Dropout")
-    p = plan_identity(v, var);
-  else if (op == "Transpose")
-    p = plan_transpose(v, var);
-  else if (op == "Slice")
-    p = plan_slice(v, var);
-  else if (op == "Concat")
-    p = plan_concat(v, var);
+  else if (op == "ArgMax")
+    p = plan_argmax(v, var);
   else if (op == "Gather")
     p = plan_gather(v, var);
   else

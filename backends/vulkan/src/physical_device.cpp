@@ -100,10 +100,17 @@ PhysicalDevice describe(VkPhysicalDevice pd, uint32_t family,
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   VkPhysicalDevice16BitStorageFeatures s16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   feats.pNext = &s16;
   const bool have_f16_query = v12 || has_extension(exts, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
-  if (have_f16_query) s16.pNext = &f16;
+  const bool have_8bit_query = v12 || has_extension(exts, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+  void** tail = &s16.pNext;
+  if (have_f16_query) {
+    *tail = &f16;
+    tail = &f16.pNext;
+  }
+  if (have_8bit_query) *tail = &s8;
   vkGetPhysicalDeviceFeatures2(pd, &feats);
 
   d.api_version = base.apiVersion;
@@ -152,6 +159,9 @@ PhysicalDevice describe(VkPhysicalDevice pd, uint32_t family,
   d.storage16 = s16.storageBuffer16BitAccess == VK_TRUE && !is_masked("storageBuffer16BitAccess");
   d.float16 = have_f16_query && f16.shaderFloat16 == VK_TRUE && !is_masked("shaderFloat16");
   d.need_float16_ext = d.float16 && !v12;
+  d.storage8 = have_8bit_query && s8.storageBuffer8BitAccess == VK_TRUE &&
+               !is_masked("storageBuffer8BitAccess");
+  d.need_8bit_ext = d.storage8 && !v12;
   d.coop_matrix =
       has_extension(exts, "VK_KHR_cooperative_matrix") && !is_masked("cooperativeMatrix");
   d.bf16_ext = has_extension(exts, "VK_KHR_shader_bfloat16");
@@ -169,6 +179,7 @@ std::string PhysicalDevice::api_string() const {
 std::string PhysicalDevice::features_string() const {
   std::string s = std::string("shaderFloat16 ") + (float16 ? "yes" : "no") +
                   ", storageBuffer16BitAccess " + (storage16 ? "yes" : "no") +
+                  ", storageBuffer8BitAccess " + (storage8 ? "yes" : "no") +
                   ", cooperative_matrix " + (coop_matrix ? "yes" : "no");
   if (!masked.empty()) {
     s += " (masked:";

@@ -37,9 +37,11 @@ struct PhysicalDevice {
   // Features as answered (after masking) ...
   bool float16 = false;             // shaderFloat16
   bool storage16 = false;           // storageBuffer16BitAccess
+  bool storage8 = false;            // storageBuffer8BitAccess (bool, i8, u8 tensors)
   bool coop_matrix = false;         // VK_KHR_cooperative_matrix
   bool bf16_ext = false;            // VK_KHR_shader_bfloat16
   bool need_float16_ext = false;    // VK_KHR_shader_float16_int8 (API < 1.2)
+  bool need_8bit_ext = false;       // VK_KHR_8bit_storage (API < 1.2)
   std::vector<std::string> masked;  // feature names hidden by the switch
 
   std::string api_string() const;
