@@ -14,8 +14,9 @@ esac
 bash scripts/install-deps.sh
 bash scripts/python-env.sh  # the ONNX tests compare with ONNX Runtime
 for preset in "${presets[@]}"; do
-  echo "== $preset: build" >&2
+  echo "== $preset: build ($(date +%T))" >&2
   bash scripts/build.sh "$preset"
-  echo "== $preset: test" >&2
+  echo "== $preset: test ($(date +%T))" >&2
   ctest --preset "$preset" -j "${AMPX_JOBS:-$(nproc)}" --timeout 600
 done
+echo "== done ($(date +%T))" >&2
