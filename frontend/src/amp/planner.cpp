@@ -868,10 +868,10 @@ AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy,
   const bool multi = devices.size() > 1;
   if (!any_cost) {
     PlanOptions inner = options;
-    inner.build_graph = options.build_graph || multi;  // copies are found on the planned graph
-    AmpPlan plan = plan_decisions(g, policy, devices, inner, pins, nullptr, nullptr);
-    if (!options.build_graph) plan.graph = Graph{};
-    return plan;
+    // Copies are found on the planned graph: a multi-device plan keeps it
+    // (freeing it again would cost as much as building it).
+    inner.build_graph = options.build_graph || multi;
+    return plan_decisions(g, policy, devices, inner, pins, nullptr, nullptr);
   }
   PlanOptions inner = options;
   inner.build_graph = true;  // predictions are made on the planned graph
@@ -903,7 +903,7 @@ AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy,
       np.time_16_us = node_time(*cost, lowered, g, n, policy.half);
     }
   }
-  if (!options.build_graph) plan.graph = Graph{};
+  if (!options.build_graph && !multi) plan.graph = Graph{};
   return plan;
 }
 

@@ -120,7 +120,8 @@ struct AmpPlan {
 
 struct PlanOptions {
   // Build AmpPlan::graph, the rewritten graph an Executor runs. Reports and
-  // `ampx plan` need only the decisions, and skip it.
+  // `ampx plan` need only the decisions, and skip it. Multi-device plans
+  // always have it: their copies are found on it.
   bool build_graph = true;
   // What a framework that trusts the policy string does: a node the policy
   // sends to 16-bit runs in 16-bit whenever the device can run it at all,
