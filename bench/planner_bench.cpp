@@ -70,10 +70,13 @@ const Graph& graph_of(int64_t n) {
 
 // Times planning; the plan's destruction happens outside the timed region,
 // as in a process that plans once and runs the plan.
-void run_planner(benchmark::State& state, const Graph& g, const AmpPolicy& policy,
-                 CapabilitySource& caps, bool build_graph = false) {
+// `plan_once` makes one plan of `g`.
+template <typename PlanOnce>
+void time_plans(benchmark::State& state, const Graph& g, PlanOnce plan_once) {
+  int copies = 0;
   for (auto _ : state) {
-    AmpPlan plan = plan_amp(g, policy, caps, PlanOptions{.build_graph = build_graph});
+    AmpPlan plan = plan_once();
+    copies = plan.summary.copies;
     benchmark::DoNotOptimize(plan);
     state.PauseTiming();
     plan = AmpPlan{};
@@ -81,6 +84,13 @@ void run_planner(benchmark::State& state, const Graph& g, const AmpPolicy& polic
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.num_nodes()));
   state.counters["nodes"] = static_cast<double>(g.num_nodes());
+  if (copies) state.counters["copies"] = copies;
+}
+
+void run_planner(benchmark::State& state, const Graph& g, const AmpPolicy& policy,
+                 CapabilitySource& caps, bool build_graph = false) {
+  time_plans(state, g,
+             [&] { return plan_amp(g, policy, caps, PlanOptions{.build_graph = build_graph}); });
 }
 
 void BM_PlanO2_TableDevice(benchmark::State& state) {
@@ -124,18 +134,8 @@ void BM_Place3Devices(benchmark::State& state, bool build_graph) {
   const PlanDevice devices[] = {{&a, nullptr, false}, {&b, nullptr, false}, {&c, nullptr, true}};
   AmpPolicy policy;
   policy.level = AmpLevel::kO2;
-  int copies = 0;
-  for (auto _ : state) {
-    AmpPlan plan = plan_amp(g, policy, devices, PlanOptions{.build_graph = build_graph});
-    copies = plan.summary.copies;
-    benchmark::DoNotOptimize(plan);
-    state.PauseTiming();
-    plan = AmpPlan{};
-    state.ResumeTiming();
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.num_nodes()));
-  state.counters["nodes"] = static_cast<double>(g.num_nodes());
-  state.counters["copies"] = copies;
+  time_plans(state, g,
+             [&] { return plan_amp(g, policy, devices, PlanOptions{.build_graph = build_graph}); });
 }
 void BM_Place3Devices_Decisions(benchmark::State& state) {
   BM_Place3Devices(state, false);

@@ -31,13 +31,18 @@ extern "C" __attribute__((visibility("default"))) int __lsan_is_turned_off() {
 namespace ampx {
 namespace {
 
-class VulkanModel : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(VulkanModel, O0AndO2MatchCpuRef) {
+// The plugins of this build tree only.
+plugins::PluginHost build_tree_host() {
   plugins::PluginHostOptions opts;
   opts.extra_dirs = {AMPX_PLUGIN_BUILD_DIR};
   opts.use_env_path = false;
-  const plugins::PluginHost host(opts);
+  return plugins::PluginHost(opts);
+}
+
+class VulkanModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VulkanModel, O0AndO2MatchCpuRef) {
+  const plugins::PluginHost host = build_tree_host();
   if (!host.find_device("vulkan:0")) GTEST_SKIP() << "no vulkan:0 on this machine";
   const auto& ref_dev = host.device("cpu_ref:0");
   const auto& dev = host.device("vulkan:0");
@@ -83,10 +88,7 @@ TEST_P(VulkanOnnxModel, RunsEveryNodeOnVulkan) {
   const fs::path dir = AMPX_ONNX_MODELS_DIR;
   const fs::path file = dir / (GetParam() + ".onnx");
   if (!fs::exists(file)) GTEST_SKIP() << file << " missing: run the OnnxModels.Generate test";
-  plugins::PluginHostOptions opts;
-  opts.extra_dirs = {AMPX_PLUGIN_BUILD_DIR};
-  opts.use_env_path = false;
-  const plugins::PluginHost host(opts);
+  const plugins::PluginHost host = build_tree_host();
   if (!host.find_device("vulkan:0")) GTEST_SKIP() << "no vulkan:0 on this machine";
   const auto& ref_dev = host.device("cpu_ref:0");
   const auto& dev = host.device("vulkan:0");
