@@ -28,8 +28,7 @@ int main(int argc, char** argv) {
     for (const ampx::NodePlan& n : plan.nodes)
       std::printf("%-20s %-5s on %-14s %s\n", n.name.c_str(),
                   std::string(ampx::dtype_name(n.effective)).c_str(),
-                  plan.devices[static_cast<size_t>(n.device)].c_str(),
-                  n.placement_text().c_str());
+                  plan.devices[static_cast<size_t>(n.device)].c_str(), n.placement_text().c_str());
 
     // 5. Compile (fusion per device, kernels, weights) and run.
     ampx::CompiledModel model = session.compile(plan);
