@@ -77,6 +77,13 @@ class ProfileCostModel final : public CostModel {
   }
   bool measured() const override { return true; }
 
+  double copy_us(uint64_t bytes, bool to_device) override {
+    for (const CopyCost& c : profile_.copies)
+      if (c.direction == (to_device ? "h2d" : "d2h"))
+        return c.latency_us + static_cast<double>(bytes) * c.ns_per_byte * 1e-3;
+    return fallback_ ? fallback_->copy_us(bytes, to_device) : -1.0;
+  }
+
  private:
   // Piecewise linear in log(work)-log(time) between probed points; outside
   // the probed range, the nearest segment's slope, clamped to [0.3, 1.2]

@@ -4,6 +4,7 @@
 // plugin that lacks ops (test_native with AMPX_TEST_MISSING_OPS), which must
 // equal the single-device run.
 #include <ampx/amp/planner.hpp>
+#include <ampx/capability/cost_model.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
@@ -355,4 +356,47 @@ TEST(Session, AutoRanksEveryDeviceAndSaysWhy) {
   EXPECT_EQ(sel.devices.size(), session.host().devices().size());
   for (const auto& line : sel.ranking) EXPECT_THAT(line, HasSubstr(":0: "));
   for (const auto& d : sel.devices) EXPECT_FALSE(d.fallback_only);
+}
+
+TEST(Placement, MeasuredCopyCostsFromTheProbeDecideTheJointChoice) {
+  // tanh runs f32 on gpu:0 (nobody has it natively in 16-bit); relu could
+  // go 16-bit to npu:0, which has it native and fast, if the copy of tanh's
+  // output to npu:0 is cheap.
+  FakeDevice gpu("gpu:0"), npu("npu:0");
+  gpu.us_f32 = 100;
+  npu.answer_16["Relu"] = AMPX_SUPPORT_NATIVE;
+  npu.us_16 = 10;
+  npu.us_f32 = 1000;  // its f32 kernels are slow: the cost step keeps relu 16-bit there
+  GraphBuilder b("two");
+  auto x = b.input("x", DType::kF32, {4, 8});
+  b.output(b.unary(OpType::kRelu, "relu", b.unary(OpType::kTanh, "tanh", x)));
+  const Graph g = std::move(b).build();
+  auto plan_with_h2d_latency = [&](double latency_us) {
+    capability::DeviceProfile profile;
+    profile.fingerprint = "npu";
+    profile.copies = {{"h2d", latency_us, 0.1}, {"d2h", 1.0, 0.1}};
+    auto cost = capability::make_profile_cost_model(profile, capability::make_hint_cost_model(npu));
+    const PlanDevice devices[] = {{&gpu, nullptr, false}, {&npu, cost.get(), false}};
+    return plan_amp(g, level(AmpLevel::kO3), devices);
+  };
+  const AmpPlan cheap = plan_with_h2d_latency(2.0);
+  EXPECT_EQ(node(cheap, "tanh").device, 0);
+  EXPECT_EQ(node(cheap, "relu").device, 1);
+  EXPECT_EQ(node(cheap, "relu").placement, PlacementReason::kCost);
+  EXPECT_EQ(node(cheap, "relu").effective, DType::kF16);
+  // The measured host-to-device latency of npu:0 makes the copy cost more
+  // than the 16-bit kernel saves: relu stays f32 on gpu:0.
+  const AmpPlan dear = plan_with_h2d_latency(500.0);
+  EXPECT_EQ(node(dear, "relu").device, 0);
+  EXPECT_EQ(node(dear, "relu").effective, DType::kF32);
+  EXPECT_EQ(dear.copies.size(), 0u);
+  // One copy per run in the cheap plan (tanh's f16 output to npu:0; the
+  // graph output is read where relu runs), priced from the same fits:
+  // gpu:0 has none (half the constant), npu:0's host-to-device fit.
+  ASSERT_EQ(cheap.copies.size(), 1u);
+  EXPECT_EQ(cheap.copies[0].to, 1);
+  const uint64_t bytes = cheap.copies[0].bytes;
+  EXPECT_EQ(bytes, 4u * 8 * 2);
+  EXPECT_DOUBLE_EQ(copy_cost_us(bytes, nullptr, nullptr), copy_cost_us(bytes));
+  EXPECT_GT(cheap.predicted_us, 2.0 + bytes * 0.1e-3 + copy_cost_us(bytes) / 2 - 1e-9);
 }

@@ -51,4 +51,11 @@ double copy_cost_us(uint64_t bytes) {
   return kLatencyUs + static_cast<double>(bytes) / kBytesPerUs;
 }
 
+double copy_cost_us(uint64_t bytes, capability::CostModel* from, capability::CostModel* to) {
+  const double half = copy_cost_us(bytes) / 2;
+  const double down = from ? from->copy_us(bytes, false) : -1.0;
+  const double up = to ? to->copy_us(bytes, true) : -1.0;
+  return (down >= 0 ? down : half) + (up >= 0 ? up : half);
+}
+
 }  // namespace ampx

@@ -440,7 +440,8 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
       if (val.is_constant() || !is_float(val.type.dtype)) continue;
       const int home = value_device[static_cast<size_t>(v)];
       if (home >= 0 && home != k)
-        t += copy_cost_us(static_cast<uint64_t>(element_count(val.type.shape)) * dtype_size(d));
+        t += copy_cost_us(static_cast<uint64_t>(element_count(val.type.shape)) * dtype_size(d),
+                          devices[static_cast<size_t>(home)].cost, dev.cost);
       if (rw.home_dtype(v) != d && dev.cost) {
         const double c = cast_time(*dev.cost, lowered, g, v, rw.home_dtype(v), d);
         if (c > 0) t += c;
@@ -843,7 +844,9 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
     if (auto it = by_name.find(n.name); it != by_name.end())
       plan.nodes[it->second].predicted_us = t;
   }
-  for (const CopyRecord& c : plan.copies) total += copy_cost_us(c.bytes);
+  for (const CopyRecord& c : plan.copies)
+    total +=
+        copy_cost_us(c.bytes, costs[static_cast<size_t>(c.from)], costs[static_cast<size_t>(c.to)]);
   // Nothing known (a plugin without cost hints): no prediction, not 0 us.
   plan.predicted_us = known > 0 || pg.num_nodes() == 0 ? total : -1;
   std::string source;

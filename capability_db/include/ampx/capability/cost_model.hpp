@@ -22,6 +22,13 @@ class CostModel {
   // (<fingerprint>, <date>)" or "plugin cost hints (no probe data)".
   virtual std::string source() const = 0;
   virtual bool measured() const = 0;
+  // Microseconds to copy `bytes` from host memory to the device (`to_device`)
+  // or back, from the probe's copy fits; < 0 when nothing is known.
+  virtual double copy_us(uint64_t bytes, bool to_device) {
+    (void)bytes;
+    (void)to_device;
+    return -1.0;
+  }
 };
 
 // The plugin's cost_us from its capability answers.

@@ -58,9 +58,15 @@ struct CopyRecord {
 // not counted.
 std::vector<CopyRecord> plan_copies(const Graph& placed);
 
-// The planner's estimate of one copy between devices (a hop through host
-// memory): fixed latency plus bytes at host memory bandwidth. Documented in
-// docs/PLACEMENT.md; plugins have no copy-cost query yet.
+// The planner's estimate of one copy between devices when no probe data
+// prices it: fixed latency plus bytes at host memory bandwidth (documented in
+// docs/PLACEMENT.md).
 double copy_cost_us(uint64_t bytes);
+
+// A copy from device `from` to device `to` through host memory: `from`'s
+// measured device-to-host fit plus `to`'s host-to-device fit (the probe's
+// copy fits, CostModel::copy_us), each leg that is not measured priced at
+// half of copy_cost_us(). Either model may be null.
+double copy_cost_us(uint64_t bytes, capability::CostModel* from, capability::CostModel* to);
 
 }  // namespace ampx
