@@ -3,7 +3,7 @@
 // depend only on weights (the planner's weight Casts) evaluated once,
 // intermediates placed in one arena per device by the lifetime-based memory
 // planner, and a copy step put before the first reader of every value that
-// crosses devices (exactly plan_copies(): one per value and destination
+// crosses devices (the rule of plan_copies(): one per value and destination
 // device, shared by every consumer there). run() then only copies inputs
 // in, launches kernels and copies in order, synchronises and copies outputs
 // out.
