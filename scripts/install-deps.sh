@@ -8,10 +8,15 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev  # optional: backends/onednn is built only when present
+  # backends/onednn; Debian's oneDNN is built with its OpenCL runtime, so
+  # dnnl-config.cmake calls find_package(OpenCL): the headers and the ICD
+  # loader are only a Recommends of libdnnl-dev, and we install without them
+  libdnnl-dev ocl-icd-opencl-dev
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX import and export (frontend/onnx)
   chromium python3-jsonschema  # tests: the HTML report is rendered, the JSON one validated
-  python3-venv  # scripts/python-env.sh: onnx, onnxruntime, numpy from PyPI for the ONNX tests
+  # scripts/python-env.sh: onnx, onnxruntime, numpy from PyPI for the ONNX
+  # tests, over HTTPS (the system's CA bundle, for networks that add a CA)
+  python3-venv ca-certificates
   # optional: backends/vulkan is built when the loader and glslc are present;
   # lavapipe (mesa-vulkan-drivers) is the CPU Vulkan device its tests run on,
   # under the Khronos validation layer

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: release build, then the same suite under ASan+UBSan.
 # Usage: scripts/test.sh [release|asan|all]   (default: all)
+# Every preset asked for is built and tested, even after an earlier one
+# failed; the end lists the failed ones and the exit status is non-zero if
+# any did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
@@ -13,10 +16,22 @@ case "$which" in
 esac
 bash scripts/install-deps.sh
 bash scripts/python-env.sh  # the ONNX tests compare with ONNX Runtime
+failed=()
 for preset in "${presets[@]}"; do
   echo "== $preset: build ($(date +%T))" >&2
-  bash scripts/build.sh "$preset"
+  if ! bash scripts/build.sh "$preset"; then
+    echo "== $preset: build FAILED ($(date +%T))" >&2
+    failed+=("$preset (build)")
+    continue
+  fi
   echo "== $preset: test ($(date +%T))" >&2
-  ctest --preset "$preset" -j "${AMPX_JOBS:-$(nproc)}" --timeout 600
+  if ! ctest --preset "$preset" -j "${AMPX_JOBS:-$(nproc)}" --timeout 600; then
+    echo "== $preset: tests FAILED ($(date +%T))" >&2
+    failed+=("$preset (tests)")
+  fi
 done
-echo "== done ($(date +%T))" >&2
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "== failed: ${failed[*]} ($(date +%T))" >&2
+  exit 1
+fi
+echo "== done: ${presets[*]} passed ($(date +%T))" >&2

@@ -172,17 +172,30 @@ TEST(OnednnLayouts, ChainAgreesOnAndOffAndWithCpuRef) {
   }
   const Counts on1 = counts(on), off1 = counts(off);
   const auto on_launch = on1.launch - on0.launch, on_mat = on1.materialised - on0.materialised;
-  const auto off_total = off1.total - off0.total;
-  // Blocked: conv1 writes its blocked dst, relu and pool run in that layout,
-  // conv2 reads it, so no reorder around any primitive; the one reorder per
-  // run is the pool output written back to plain for the host's read.
-  EXPECT_EQ(on_launch, 0u) << "per run " << on_launch / kRuns;
-  EXPECT_EQ(on_mat, static_cast<unsigned long long>(kRuns));
-  // Plain: at least conv1 out, conv2 in and out, pool in and out.
-  EXPECT_GE(off_total, 5u * kRuns);
+  const auto on_total = on1.total - on0.total, off_total = off1.total - off0.total;
+  // Which layouts oneDNN picks depends on the CPU's ISA (AVX2 blocks by 8,
+  // AVX-512 by 16, AMX takes nhwc for f32 convolutions), so the counts
+  // themselves differ between machines: on AVX2 blocked takes 1 a run
+  // (launch 0) against plain 5; on an AMX CPU launch was 1 a run against
+  // plain 4.
+  // What holds on every ISA:
+  // - plain: conv1's output and conv2's input and output are never plain
+  //   NCHW for a 16-channel f32 convolution on any jit ISA, so at least 3
+  //   reorders a run, and nothing is ever held blocked;
+  EXPECT_GE(off_total, 3u * kRuns);
   EXPECT_EQ(off1.materialised, 0u);
-  std::printf("activation reorders per run: blocked %llu, plain %llu\n",
-              (on_launch + on_mat) / kRuns, off_total / kRuns);
+  // - blocked: no reorder between primitives; only the host-written input
+  //   may need one into conv1's layout, and the pool output one write-back
+  //   to plain for the host's read;
+  EXPECT_LE(on_launch, static_cast<unsigned long long>(kRuns));
+  EXPECT_LE(on_mat, static_cast<unsigned long long>(kRuns));
+  EXPECT_EQ(on_total, on_launch + on_mat);
+  // - so keeping activations blocked saves reorders (and the results above
+  //   are bit-identical).
+  EXPECT_LT(on_total, off_total) << "blocked " << on_total << ", plain " << off_total;
+  std::printf(
+      "activation reorders per run: blocked %llu (launch %llu, materialised %llu), plain %llu\n",
+      on_total / kRuns, on_launch / kRuns, on_mat / kRuns, off_total / kRuns);
 }
 
 TEST(OnednnLayouts, CopiesOfIntermediatesAreCurrent) {
@@ -269,6 +282,8 @@ TEST(OnednnLayouts, PartlyOverwrittenShadowsAreWrittenBackOnlyWhenRead) {
   // Its first quarter overwritten, then conv2's consumer (pool, a
   // primitive reading plain since its source has no shadow now) runs: it
   // sees the new quarter and the old rest.
+  // conv2's f32 output is held blocked on every jit ISA (as in the chain
+  // test), so exactly one write-back merges the old rest.
   for (Chain* c : {&a, &b}) {
     c->write(Chain::kX, input(501));
     c->run();

@@ -1,5 +1,5 @@
 // Data movement (bit-exact in any dtype): Reshape, Flatten, Dropout,
-// Transpose, Concat, Slice, Gather; and Cast.
+// Transpose, Concat, Slice, Gather, Split, Expand and Pad; and Cast.
 #include <algorithm>
 #include <bit>
 #include <cmath>

@@ -75,6 +75,10 @@ bool is_reference_impl(const std::string& impl) {
 dnnl::primitive_attr plan_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  // f32 means f32: without this, ONEDNN_DEFAULT_FPMATH_MODE=BF16 (or ANY)
+  // in the environment lets an f32 convolution or matmul compute in bf16 on
+  // AVX512-BF16/AMX CPUs, and the plan would claim f32 for a bf16 result.
+  attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
   return attr;
 }
 

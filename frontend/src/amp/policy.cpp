@@ -40,7 +40,7 @@ void validate_override_pattern(std::string_view pattern, std::string_view flag) 
                                 "': expected a node name or a name prefix ending in '*'");
 }
 
-// MindSpore's O1 white list (amp-semantics.md): Conv2D(+Transpose), MatMul,
+// MindSpore's O1 white list (docs/PLANNER.md): Conv2D(+Transpose), MatMul,
 // Dense, PReLU and ReLU.
 std::vector<OpType> default_white_list() {
   return {OpType::kConv2d, OpType::kMatMul,        OpType::kGemm,

@@ -61,7 +61,7 @@ constexpr AttrSpec kResizeAttrs[] = {{"sizes", K::kInts, true},
                                      {"nearest_mode", K::kString, false}};
 
 using A = AutoClass;
-// Auto classes follow MindSpore 2.x (amp-semantics.md): Conv/MatMul/Dense are
+// Auto classes follow MindSpore 2.x (docs/PLANNER.md): Conv/MatMul/Dense are
 // white; norms, Softmax and Sum are black (accumulate in f32); Concat and
 // the bias-like Add promote; everything else follows its input.
 constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{

@@ -39,7 +39,7 @@ struct AmpPolicy {
   std::vector<NodeOverride> overrides;  // later entries win
 };
 
-// MindSpore's default lists mapped onto ampx's op set (amp-semantics.md).
+// MindSpore's default lists mapped onto ampx's op set (docs/PLANNER.md).
 std::vector<OpType> default_white_list();  // O1: Conv2d, MatMul, Gemm, Relu
 std::vector<OpType> default_black_list();  // O2: BatchNorm, LayerNorm
 

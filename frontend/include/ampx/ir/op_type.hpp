@@ -64,7 +64,7 @@ enum class OpType {
 };
 inline constexpr int kOpTypeCount = static_cast<int>(OpType::kEqual) + 1;
 
-// How MindSpore 2.x's `auto` level treats an op (amp-semantics.md).
+// How MindSpore 2.x's `auto` level treats an op (docs/PLANNER.md).
 enum class AutoClass {
   kWhite,    // always 16-bit
   kBlack,    // always f32

@@ -1,23 +1,21 @@
-// Speed of the reference kernels on the shapes of the built-in models (cnn,
-// mlp, encoder). Prints timings; asserts only a generous bound, and only in
-// optimised, unsanitised builds.
-#include <chrono>
-#include <cstdio>
-#include <memory>
+// Speed of the reference kernels (cpu_ref, the numerical oracle) on the
+// shapes of the built-in models: the cnn at batch 16, the mlp, one encoder
+// layer and a 64x1024x1024 Gemm, in f32, f16 and bf16 (16-bit storage, f32
+// compute). The kernels run directly, one after another, with no executor.
+// Their correctness at these sizes is tested in tests/cpu_ref
+// (Contraction.GemmLarge, Conv2dLargeEnoughToThread, MatMulThreaded, ...).
+// Usage: ampx_cpu_ref_bench [Google Benchmark flags]
+#include <benchmark/benchmark.h>
 
+#include <memory>
+#include <string>
+#include <utility>
+
+// The kernel tests' host tensors, node builder and seeded random data.
 #include "harness.hpp"
 
 namespace ampx::test {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__) || !defined(NDEBUG)
-constexpr bool kTimed = false;
-#else
-constexpr bool kTimed = true;
-#endif
-// "Well under a second on 2 cores" is the goal; the bound leaves room for
-// loaded CI machines.
-constexpr double kBoundMs = 2000;
 
 class Graph {
  public:
@@ -44,27 +42,12 @@ class Graph {
     return tensors_.back().get();
   }
 
-  // Best of `reps` runs of every step, in milliseconds (first run warms up).
-  double time_ms(int reps = 3) {
-    if (!kTimed) reps = 1;  // sanitized / debug: just exercise the kernels
-    run();
-    double best = 1e30;
-    for (int r = 0; r < reps; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      run();
-      best = std::min(
-          best,
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best;
-  }
-
-  ampx_dtype dt() const { return dt_; }
-
- private:
+  // Every step once, in order.
   void run() {
     for (auto& s : steps_) s.k->run(s.in, s.out);
   }
+
+ private:
   struct Step {
     std::unique_ptr<cpu_ref::CpuKernel> k;
     std::vector<const void*> in;
@@ -140,39 +123,44 @@ void build_encoder_layer(Graph& g) {
   g.node(op("Add"), {x, h}, {S, D});
 }
 
-class Workloads : public ::testing::TestWithParam<ampx_dtype> {
- protected:
-  void report(const char* what, double ms) {
-    std::printf("[ timing ] %-28s %-4s %8.2f ms (%d threads)\n", what, dtype_str(GetParam()), ms,
-                cpu_ref::max_threads());
-    if (kTimed) {
-      EXPECT_LT(ms, kBoundMs) << what;
-    }
-  }
-};
-
-TEST_P(Workloads, Cnn16) {
-  Graph g(GetParam());
+void build_cnn16(Graph& g) {
   build_cnn(g, 16);
-  report("cnn (N=16)", g.time_ms());
 }
-TEST_P(Workloads, Mlp64) {
-  Graph g(GetParam());
-  build_mlp(g);
-  report("mlp (batch 64, 4x1024^2)", g.time_ms());
-}
-TEST_P(Workloads, EncoderLayer) {
-  Graph g(GetParam());
-  build_encoder_layer(g);
-  report("encoder layer (128x256)", g.time_ms());
-}
-TEST_P(Workloads, Gemm64x1024x1024) {
-  Graph g(GetParam());
+void build_gemm(Graph& g) {
   g.node(op("Gemm"), {g.param({64, 1024}), g.param({1024, 1024})}, {64, 1024});
-  report("Gemm 64x1024x1024", g.time_ms(5));
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, Workloads, float_dtypes(), DtypeName());
+void run_workload(benchmark::State& state, void (*build)(Graph&), ampx_dtype dt) {
+  Graph g(dt);
+  build(g);
+  g.run();  // warm-up: first touch of every buffer
+  for (auto _ : state) g.run();
+  state.SetLabel(std::string(dtype_str(dt)) + ", " + std::to_string(cpu_ref::max_threads()) +
+                 " threads");
+}
+
+void register_all() {
+  const std::pair<const char*, void (*)(Graph&)> workloads[] = {
+      {"cnn_batch16", build_cnn16},
+      {"mlp_batch64_4x1024", build_mlp},
+      {"encoder_layer_128x256", build_encoder_layer},
+      {"gemm_64x1024x1024", build_gemm}};
+  for (const auto& [name, build] : workloads)
+    for (ampx_dtype dt : {AMPX_DTYPE_F32, AMPX_DTYPE_F16, AMPX_DTYPE_BF16})
+      benchmark::RegisterBenchmark((std::string("cpu_ref/") + name + "/" + dtype_str(dt)).c_str(),
+                                   run_workload, build, dt)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+}
 
 }  // namespace
 }  // namespace ampx::test
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  ampx::test::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
