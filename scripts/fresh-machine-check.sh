@@ -79,7 +79,7 @@ fmt_time() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 step() {
   local name="$1"
   shift
-  local log="$logs/$name.log" t0 t rc=0
+  local log="$logs/${name//\//_}.log" t0 t rc=0
   t0=$(date +%s)
   printf '%-28s ... ' "$name" >&2
   # In the background, so that set -e holds inside the step's function
