@@ -1,6 +1,7 @@
 // The reference CPU backend plugin: every op of docs/OPS.md on the host CPU.
 // f32 and integer nodes are `native`; any node touching f16/bf16 is
-// `emulated` (16-bit storage, f32 compute, one rounding on store).
+// `emulated` (16-bit storage, f32 compute, one rounding on store), except
+// data movement, whose kernels copy bytes in any dtype: `native`.
 #include "ampx/backend_api.h"
 #include "ampx/cpu_ref/host_plugin.hpp"
 #include "ampx/cpu_ref/kernels.hpp"
@@ -22,7 +23,8 @@ class CpuRefPolicy final : public CapabilityPolicy {
  public:
   CapabilityAnswer answer(const ampx_node_desc& node) const override {
     CapabilityAnswer a;
-    if (ampx::cpu_ref::node_uses_16bit(node)) {
+    const bool moves_bytes = node.op_type && ampx::plugin_support::is_data_movement(node.op_type);
+    if (ampx::cpu_ref::node_uses_16bit(node) && !moves_bytes) {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = "16-bit storage, f32 compute";
       a.cost_us = ampx::cpu_ref::cost_hint_us(node, kFlopsPerSecond, true);

@@ -58,6 +58,9 @@ TEST(Cli, PlanO2OnCpuRefIsNoNativeKernelOutsideTheBlackList) {
     if (n["op"] == "BatchNorm") {
       EXPECT_EQ(n["intended"], "f32");
       EXPECT_EQ(n["reason"], "black-list");
+    } else if (n["op"] == "Flatten") {  // data movement follows its f32 input
+      EXPECT_EQ(n["intended"], "f32");
+      EXPECT_EQ(n["reason"], "follows-input");
     } else {
       EXPECT_EQ(n["intended"], "f16") << n["name"];
       EXPECT_EQ(n["reason"], "no-native-kernel") << n["name"];

@@ -4,6 +4,7 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
+#include <ampx/exec/node_desc.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
@@ -94,6 +95,36 @@ TEST(Executor, ReportsMemoryReuseAndFoldsWeightCasts) {
   EXPECT_EQ(exec.stats().folded_nodes, plan.summary.casts_on_constants);
   EXPECT_EQ(exec.stats().kernels + exec.stats().folded_nodes,
             static_cast<int>(plan.graph.num_nodes()));
+  // Each folded weight Cast feeds one Gemm, which gets its 16-bit bytes as
+  // constant data at kernel_prepare (to pre-pack them once).
+  EXPECT_GT(plan.summary.casts_on_constants, 0);
+  EXPECT_EQ(exec.stats().load_time_constant_inputs, plan.summary.casts_on_constants);
+}
+
+// Load-time values reach the node description as constant data, byte for
+// byte; graph constants keep theirs, and a value of the wrong size is not
+// attached.
+TEST(LoweredNode, AttachesLoadTimeValuesAsConstants) {
+  GraphBuilder b("cast_weight");
+  const ValueId x = b.input("x", DType::kF16, {4, 8});
+  const ValueId w = b.random_weight("w", {8, 3}, 0.5f);
+  const ValueId w16 =
+      b.add(OpType::kCast, "w_cast", {w}, {{"to", static_cast<int64_t>(DType::kF16)}});
+  b.output(b.add(OpType::kMatMul, "mm", {x, w16}));
+  const Graph g = std::move(b).build();
+  const NodeId cast = 0, mm = 1;
+  ASSERT_EQ(g.node(mm).op, OpType::kMatMul);
+  std::vector<std::vector<std::byte>> known(g.num_values());
+  const ValueId cast_out = g.node(cast).outputs[0];
+  EXPECT_EQ(LoweredNode(g, mm, known).desc().inputs[1].const_data, nullptr) << "nothing known";
+  known[static_cast<size_t>(cast_out)].assign(g.value(cast_out).byte_size(), std::byte{0x3c});
+  const LoweredNode with(g, mm, known);
+  ASSERT_NE(with.desc().inputs[1].const_data, nullptr);
+  EXPECT_EQ(with.desc().inputs[1].const_data, known[static_cast<size_t>(cast_out)].data());
+  EXPECT_EQ(with.desc().inputs[0].const_data, nullptr) << "x is a run-time input";
+  EXPECT_EQ(LoweredNode(g, cast, known).desc().inputs[0].const_data, g.value(w).constant->data());
+  known[static_cast<size_t>(cast_out)].resize(3);
+  EXPECT_EQ(LoweredNode(g, mm, known).desc().inputs[1].const_data, nullptr) << "wrong size";
 }
 
 TEST(Executor, RejectsInputsOfTheWrongShape) {

@@ -4,6 +4,7 @@
 #include <ampx/ir/builder.hpp>
 #include <ampx/ir/verifier.hpp>
 #include <ampx/models/builtin_models.hpp>
+#include <ampx/plugin_support.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -136,6 +137,9 @@ TEST(Planner, O2OnEmulatingDeviceKeepsEverythingF32ForNoNativeKernel) {
     if (n.op == OpType::kBatchNorm) {
       EXPECT_EQ(n.intended, DType::kF32);
       EXPECT_EQ(n.reason(), "black-list");
+    } else if (n.op == OpType::kFlatten) {  // data movement: follows its f32 input
+      EXPECT_EQ(n.intended, DType::kF32);
+      EXPECT_EQ(n.reason(), "follows-input");
     } else {
       EXPECT_EQ(n.intended, DType::kF16) << n.name;
       EXPECT_EQ(n.reason(), "no-native-kernel") << n.name;
@@ -188,6 +192,48 @@ TEST(Planner, NativeO2CastsOncePerValueAndKeepsGraphEdges) {
   EXPECT_EQ(activation_casts, 6);
   expect_minimal_casts(plan);
   EXPECT_EQ(plan.summary.effective_16bit, plan.summary.intended_16bit);
+}
+
+// Data movement computes nothing, so it follows its activation inputs at
+// every level but O0 and no Cast pair ever brackets it, also on a device
+// that only emulates it in 16-bit; an override still wins.
+TEST(Planner, DataMovementFollowsItsInputsAndIsNeverBracketedByCasts) {
+  const Graph g = make_builtin_model("encoder");
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  for (const char* op : {"Reshape", "Transpose", "Slice", "Concat", "Flatten", "Gather"})
+    caps.per_op_16[op] = AMPX_SUPPORT_EMULATED;
+  int moved16 = 0;
+  for (AmpLevel l : {AmpLevel::kO1, AmpLevel::kO2, AmpLevel::kO3, AmpLevel::kAuto}) {
+    const AmpPlan plan = plan_amp(g, level(l), caps);
+    const Graph& pg = plan.graph;
+    for (const Node& n : pg.nodes()) {
+      if (!plugin_support::is_data_movement(op_name(n.op))) continue;
+      for (ValueId v : n.inputs) {
+        const NodeId producer = pg.value(v).producer;
+        if (producer == kNone || pg.value(v).is_constant()) continue;
+        EXPECT_NE(pg.node(producer).op, OpType::kCast)
+            << amp_level_name(l) << ": " << n.name << " reads " << pg.node(producer).name;
+      }
+    }
+    for (const NodePlan& np : plan.nodes) {
+      if (!plugin_support::is_data_movement(op_name(np.op))) continue;
+      if (is_16bit_float(np.effective)) {
+        ++moved16;
+        EXPECT_EQ(np.reason(), "data-movement") << np.name;
+      }
+    }
+    expect_minimal_casts(plan);
+  }
+  EXPECT_GT(moved16, 0) << "the attention's reshapes run 16-bit between 16-bit MatMuls";
+
+  AmpPolicy keep = level(AmpLevel::kO2);
+  keep.overrides.push_back({"q.reshape", false});
+  const AmpPlan kept = plan_amp(g, keep, caps);
+  EXPECT_EQ(node(kept, "q.reshape").effective, DType::kF32);
+  EXPECT_EQ(node(kept, "q.reshape").reason(), "override");
+  for (const NodePlan& np : plan_amp(g, level(AmpLevel::kO0), caps).nodes)
+    EXPECT_EQ(np.effective, DType::kF32) << np.name;
 }
 
 TEST(Planner, CastOfASharedValueIsReusedByEveryConsumer) {
@@ -307,7 +353,8 @@ TEST(Planner, ExplicitCastsAndIntegerNodesAreLeftAlone) {
   auto x = b.input("x", DType::kF32, {6, 4});
   const std::vector<int64_t> idx{0, 5, -1};
   auto i = b.constant_i64("idx", {3}, idx);
-  auto gth = b.add(OpType::kGather, "gather", {x, i});
+  auto r = b.add(OpType::kRelu, "relu", {x});
+  auto gth = b.add(OpType::kGather, "gather", {r, i});
   auto c = b.add(OpType::kCast, "to_f64", {gth}, {{"to", static_cast<int64_t>(DType::kF64)}});
   b.output(c);
   const Graph g = std::move(b).build();

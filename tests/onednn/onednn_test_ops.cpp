@@ -31,10 +31,7 @@ class OnednnOps : public ::testing::TestWithParam<std::string> {
 Plugin* OnednnOps::onednn_ = nullptr;
 Plugin* OnednnOps::ref_ = nullptr;
 
-bool is_data_movement(const std::string& op) {
-  return op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather" ||
-         op == "Transpose" || op == "Concat" || op == "Split" || op == "Expand" || op == "Pad";
-}
+using plugin_support::is_data_movement;
 
 TEST_P(OnednnOps, MatchesCpuRefWhereverItRuns) {
   const Maker& make = cases().at(GetParam());
@@ -53,6 +50,17 @@ TEST_P(OnednnOps, MatchesCpuRefWhereverItRuns) {
     ASSERT_NE(ref_cap.support, AMPX_SUPPORT_UNSUPPORTED) << "bad test case: " << ref_cap.note;
     if (dt == F32) {
       EXPECT_NE(cap.support, AMPX_SUPPORT_UNSUPPORTED) << "f32 must run: " << cap.note;
+    }
+    if (is_data_movement(c.nb.op_type())) {
+      // Bytes moved, exact in every dtype: native in each (on every ISA),
+      // and the reference backend agrees.
+      EXPECT_EQ(cap.support, AMPX_SUPPORT_NATIVE) << cap.note;
+      EXPECT_EQ(ref_cap.support, AMPX_SUPPORT_NATIVE) << ref_cap.note;
+    }
+    if (c.nb.op_type() == "LayerNorm" && dt == F32) {
+      // oneDNN's one CPU layer norm (simple_layer_normalization, jit inside)
+      // is its fast path, not a reference kernel.
+      EXPECT_EQ(cap.support, AMPX_SUPPORT_NATIVE) << cap.note;
     }
     if (dt != F32 && !is_data_movement(c.nb.op_type())) {
       // oneDNN 2.6 has no f16/bf16 arithmetic below AVX-512, so 16-bit

@@ -79,6 +79,28 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
   const ps::NodeView v(node);
   const bool uses16 = cpu_ref::node_uses_16bit(node);
   cpu_ref::CapabilityAnswer a;
+  if (ps::is_data_movement(v.op_type())) {
+    // Bytes moved, exact in any dtype (16-bit moves half the bytes of f32):
+    // native. The oneDNN reorder or concat where oneDNN has one (in f32
+    // also its generic copy, which reads blocked activations as they are);
+    // in 16-bit without a fast one, the loop.
+    a.support = AMPX_SUPPORT_NATIVE;
+    a.note = "data movement: plain loop, exact in any dtype";
+    a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, false);
+    if (runs_as_loop(v)) return a;
+    try {
+      const std::string impl = plan_primitive(v, ctx_->engine()).pd.impl_info_str();
+      if (!is_reference_impl(impl) || !uses16) {
+        a.note = "oneDNN " + impl;
+        if (!is_reference_impl(impl)) a.cost_us = cpu_ref::cost_hint_us(node, kFastFlops, false);
+        return a;
+      }
+    } catch (const NoPrimitive&) {
+    } catch (const dnnl::error&) {
+    }
+    a.reference_kernel = true;
+    return a;
+  }
   if (runs_as_loop(v)) {
     a.support = uses16 ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE;
     a.note = uses16 ? "plain loop, 16-bit widened" : "plain loop";

@@ -44,6 +44,10 @@ Answer answer_node(const ampx_node_desc& node, const PhysicalDevice& dev) {
     } else if (plan.variant == Variant::kF16) {
       a.support = AMPX_SUPPORT_NATIVE;
       a.note = "Vulkan f16 kernel (shaderFloat16 + 16-bit storage)";
+    } else if (plugin_support::is_data_movement(v.op_type())) {
+      // Widening to f32 and back is exact, and the bytes moved are halved.
+      a.support = AMPX_SUPPORT_NATIVE;
+      a.note = "f16 storage; data movement is exact in any dtype";
     } else {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = "f16 storage, f32 arithmetic: no shaderFloat16";

@@ -1,6 +1,7 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/amp/precision_cut.hpp>
 #include <ampx/exec/node_desc.hpp>
+#include <ampx/plugin_support.hpp>
 
 #include <algorithm>
 #include <array>
@@ -52,6 +53,8 @@ std::string_view effective_reason_name(EffectiveReason r) {
       return "forced-emulated";
     case EffectiveReason::kCost:
       return "cost";
+    case EffectiveReason::kDataMovement:
+      return "data-movement";
   }
   return "?";
 }
@@ -459,6 +462,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     np.origin = n.origin;
     const size_t op_index = static_cast<size_t>(n.op);
     np.is_float_node = n.op != OpType::kCast && touches_float(g, n);
+    const bool data_movement = plugin_support::is_data_movement(op_name(n.op));
     bool want16 = false;
 
     if (!np.is_float_node) {
@@ -529,6 +533,21 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
       // Mark every matching override used, not only the winner.
       for (size_t i = 0; i < policy.overrides.size(); ++i)
         if (policy.overrides[i].matches(n.name)) override_used[i] = true;
+      // Data movement computes nothing: at every level but O0 it takes the
+      // dtype of its float inputs (16-bit when all of them are), so no Cast
+      // pair ever brackets it; moving a weight keeps the weight's dtype (the
+      // consumer's Cast of it is folded at load). An override still wins.
+      if (data_movement && policy.level != AmpLevel::kO0 &&
+          np.intent_reason != IntentReason::kOverride) {
+        int n16 = 0, nfloat = 0;
+        for (ValueId v : n.inputs) {
+          if (!is_float(g.value(v).type.dtype)) continue;
+          ++nfloat;
+          n16 += rw.home_dtype(v) == policy.half ? 1 : 0;
+        }
+        want16 = nfloat > 0 && n16 == nfloat;
+        np.intent_reason = IntentReason::kFollowsInput;
+      }
       np.intended = want16 ? policy.half : DType::kF32;
       np.effective = DType::kF32;
     }
@@ -618,6 +637,9 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
       } else if (answer.support == AMPX_SUPPORT_EMULATED && options.capability_blind) {
         np.effective = policy.half;
         np.effective_reason = EffectiveReason::kForcedEmulated;
+      } else if (answer.support == AMPX_SUPPORT_EMULATED && data_movement) {
+        np.effective = policy.half;
+        np.effective_reason = EffectiveReason::kDataMovement;
       } else {
         np.effective_reason = answer.support == AMPX_SUPPORT_EMULATED
                                   ? EffectiveReason::kNoNativeKernel

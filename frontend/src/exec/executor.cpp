@@ -191,12 +191,26 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
     arenas_[d] = devices_[d]->allocate(std::max<uint64_t>(mem.peak_bytes, 1));
   }
 
+  // Values computed at load (16-bit weight Casts, say) reach kernel_prepare
+  // as constant data, exactly like the graph's own weights, so a backend can
+  // pre-pack them once instead of at every launch. Read back once each, and
+  // dropped after the kernels are prepared.
+  std::vector<std::vector<std::byte>> known(nv);
   for (Step& step : steps_) {
     if (step.copy_from >= 0) continue;
     const NodeId id = static_cast<NodeId>(step.copy_value);
     step.copy_value = kNone;
     const Node& n = graph.node(id);
-    const LoweredNode lowered(graph, id);
+    for (ValueId v : n.inputs) {
+      const auto vi = static_cast<size_t>(v);
+      if (!is_static[vi] || graph.value(v).is_constant()) continue;
+      ++stats_.load_time_constant_inputs;
+      if (!known[vi].empty()) continue;
+      known[vi].resize(graph.value(v).byte_size());
+      const Location l = where(v, home_[vi]);
+      devices_[static_cast<size_t>(home_[vi])]->copy_to_host(known[vi], *l.buffer, l.offset);
+    }
+    const LoweredNode lowered(graph, id, known);
     step.kernel = devices_[static_cast<size_t>(step.device)]->prepare(lowered.desc());
     for (ValueId v : n.inputs) step.inputs.push_back(view(v, step.device));
     for (ValueId v : n.outputs) step.outputs.push_back(view(v, step.device));

@@ -16,12 +16,21 @@ ampx_tensor_desc tensor_desc(const Value& v, DType dtype, bool attach) {
 }
 }  // namespace
 
-LoweredNode::LoweredNode(const Graph& graph, NodeId id) {
+LoweredNode::LoweredNode(const Graph& graph, NodeId id) : LoweredNode(graph, id, {}) {}
+
+LoweredNode::LoweredNode(const Graph& graph, NodeId id,
+                         std::span<const std::vector<std::byte>> known) {
   const Node& node = graph.node(id);
   std::vector<DType> ins, outs;
   for (ValueId v : node.inputs) ins.push_back(graph.value(v).type.dtype);
   for (ValueId v : node.outputs) outs.push_back(graph.value(v).type.dtype);
   assign(graph, node, ins, outs, true);
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const auto v = static_cast<size_t>(node.inputs[i]);
+    if (inputs_[i].const_data == nullptr && v < known.size() && !known[v].empty() &&
+        known[v].size() == graph.value(node.inputs[i]).byte_size())
+      inputs_[i].const_data = known[v].data();
+  }
 }
 
 void LoweredNode::assign(const Graph& graph, const Node& node, std::span<const DType> input_dtypes,

@@ -36,6 +36,8 @@ enum class EffectiveReason {
   kUnsupported16,   // 16-bit intended, the device cannot run it in 16-bit at all
   kForcedEmulated,  // capability-blind plan only: 16-bit on an emulated kernel
   kCost,            // native in 16-bit, but f32 is predicted faster (Casts included)
+  kDataMovement,    // data movement the device only emulates in 16-bit: still 16-bit,
+                    // since it is exact and a Cast pair around it costs more
 };
 
 std::string_view intent_reason_name(IntentReason r);

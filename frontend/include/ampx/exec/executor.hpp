@@ -27,6 +27,9 @@ struct ExecutorStats {
   uint64_t constant_bytes = 0;  // weights and values folded at load, all devices
   int kernels = 0;              // launched per run
   int folded_nodes = 0;         // evaluated once at load
+  // Kernel inputs computed at load (16-bit weight Casts) handed to
+  // kernel_prepare as constant data, like the graph's own weights.
+  int load_time_constant_inputs = 0;
   std::vector<int> kernels_per_device;
   int copies = 0;               // between devices, per run
   uint64_t copy_bytes = 0;      // per run

@@ -8,6 +8,7 @@
 #include <ampx/backend_api.h>
 #include <ampx/ir/graph.hpp>
 
+#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -18,6 +19,12 @@ class LoweredNode {
   LoweredNode() = default;
   // The node as it stands in `graph`, constants attached.
   LoweredNode(const Graph& graph, NodeId id);
+  // The same, and also the bytes of inputs that are not graph constants but
+  // whose values are known before any run (the executor's weights computed
+  // at load, such as 16-bit weight Casts): `known[v]`, when not empty, holds
+  // value v's bytes, so a backend can pre-pack those weights as it does f32
+  // ones. The bytes must outlive every use of desc().
+  LoweredNode(const Graph& graph, NodeId id, std::span<const std::vector<std::byte>> known);
 
   LoweredNode(const LoweredNode&) = delete;
   LoweredNode& operator=(const LoweredNode&) = delete;
