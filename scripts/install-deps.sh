@@ -14,6 +14,11 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX import and export (frontend/onnx)
   chromium python3-jsonschema  # tests: the HTML report is rendered, the JSON one validated
+  # the asan preset: symbols of glibc's loader, so that LeakSanitizer's own
+  # suppression of dynamic TLS blocks (__tls_get_addr, freed by glibc only at
+  # thread exit) matches; without them the tests that run `ampx` on onednn:0
+  # with use_tls=0 report a 36-byte "leak" from ld-linux-x86-64.so.2
+  libc6-dbg
   # scripts/python-env.sh: onnx, onnxruntime, numpy from PyPI for the ONNX
   # tests, over HTTPS (the system's CA bundle, for networks that add a CA)
   python3-venv ca-certificates
