@@ -2,12 +2,14 @@
 // f32 run on the reference backend.
 #include "commands.hpp"
 #include "plan_output.hpp"
+#include "run_profile_output.hpp"
 
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/npy.hpp>
 #include <ampx/models/load_model.hpp>
+#include <ampx/util/atomic_file.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -19,6 +21,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace ampx::cli {
 namespace {
@@ -34,6 +37,8 @@ struct RunOptions {
   int warmup = 2;
   uint64_t seed = 1;
   bool no_fuse = false;
+  bool per_node = false;            // --per-node: profiled runs, a table per node and per op
+  std::string trace;                // --trace FILE: the profiled runs as Chrome trace events
   std::vector<std::string> inputs;  // NAME=FILE.npy
   std::string save_outputs;         // directory
   Format format = Format::kText;
@@ -111,6 +116,7 @@ std::string fused_str(const FusedGraph& fused) {
 }
 
 int run_run(const GlobalOptions& global, const RunOptions& opts) {
+  if (!opts.trace.empty()) check_trace_path(opts.trace);
   AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model, opts.model_args.to_options());
   const auto host = make_plugin_host(global);
@@ -136,6 +142,21 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
     const auto t1 = std::chrono::steady_clock::now();
     times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     copy_ms.push_back(exec.stats().last_run_copy_us / 1000.0);
+  }
+  // Profiled runs come after the timed ones, so that their per-step waits
+  // never enter the median above.
+  std::vector<RunProfile> profiles;
+  if (opts.per_node || !opts.trace.empty()) {
+    profiles.resize(static_cast<size_t>(opts.iters));
+    for (RunProfile& p : profiles) (void)exec.run(inputs, p);
+  }
+  std::vector<double> predicted;
+  std::optional<ProfileSummary> per_node;
+  if (!profiles.empty()) {
+    predicted = step_predictions(plan, fused, profiles.front());
+    if (!opts.trace.empty())
+      write_file_atomically(opts.trace, chrome_trace_json(profiles, plan.devices, predicted));
+    if (opts.per_node) per_node = summarize_profiles(profiles, predicted);
   }
   std::sort(copy_ms.begin(), copy_ms.end());
   std::sort(times_ms.begin(), times_ms.end());
@@ -186,6 +207,8 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
                      {"summary", summary_to_json(plan.summary)},
                      {"outputs", std::move(outs)}};
     if (choice) j["dtype_auto"] = half_choice_to_json(*choice);
+    if (per_node) j["per_node"] = per_node_to_json(*per_node, plan.devices);
+    if (!opts.trace.empty()) j["trace"] = opts.trace;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -217,6 +240,10 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
                              graph.value(graph.outputs()[i]).name,
                              dtype_name(outputs[i].type.dtype), shape_str(outputs[i].type.shape),
                              max_relative_error(outputs[i], ref_outputs[i]));
+  if (per_node) print_per_node(std::cout, *per_node, plan.devices);
+  if (!opts.trace.empty())
+    std::cout << fmt::format("  trace: {} ({} profiled runs; Perfetto or chrome://tracing)\n",
+                             opts.trace, profiles.size());
   return 0;
 }
 
@@ -243,6 +270,12 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->take_all();
   cmd->add_option("--save-outputs", opts->save_outputs,
                   "write every output to DIR/<output name>.npy");
+  cmd->add_flag("--per-node", opts->per_node,
+                "also profile --iters runs: each kernel, Cast and copy timed (on the device "
+                "where it can be), a table per node and per op with predicted and measured time");
+  cmd->add_option("--trace", opts->trace,
+                  "also profile --iters runs and write them to FILE in the Chrome trace-event "
+                  "format (Perfetto, chrome://tracing)");
   cmd->add_flag("--no-fuse", opts->no_fuse,
                 "run the plan's nodes one kernel each (no BatchNorm folding, no epilogues)");
   add_format_option(*cmd, opts->format);

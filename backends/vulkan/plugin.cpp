@@ -311,8 +311,9 @@ ampx_status* kernel_prepare(ampx_plugin* plugin, int32_t device, const ampx_node
   });
 }
 
-ampx_status* kernel_launch(ampx_kernel* kernel, const ampx_buffer_view* inputs, size_t num_inputs,
-                           const ampx_buffer_view* outputs, size_t num_outputs) {
+// kernel_launch, and kernel_launch_timed when `device_us` is given.
+ampx_status* launch(ampx_kernel* kernel, const ampx_buffer_view* inputs, size_t num_inputs,
+                    const ampx_buffer_view* outputs, size_t num_outputs, double* device_us) {
   return guard([&] {
     if (!kernel) invalid("kernel_launch: NULL kernel");
     vk::Kernel& k = *kernel->kernel;
@@ -340,8 +341,31 @@ ampx_status* kernel_launch(ampx_kernel* kernel, const ampx_buffer_view* inputs, 
       kernel->ins[i] = resolve(inputs, i, k.input_bytes(i), "input");
     for (size_t i = 0; i < num_outputs; ++i)
       kernel->outs[i] = resolve(outputs, i, k.output_bytes(i), "output");
-    k.launch(kernel->ins, kernel->outs);
+    if (!device_us) {
+      k.launch(kernel->ins, kernel->outs);
+      return;
+    }
+    const vk::PhysicalDevice& info = k.device().info();
+    if (info.timestamp_bits == 0)
+      throw StatusError(AMPX_STATUS_UNSUPPORTED,
+                        k.where() + ": " + info.name + " has no timestamps on its compute queue");
+    *device_us = k.device().stream().timed(k.where(), info.timestamp_bits, info.timestamp_period_ns,
+                                           [&] { k.launch(kernel->ins, kernel->outs); });
   });
+}
+
+ampx_status* kernel_launch(ampx_kernel* kernel, const ampx_buffer_view* inputs, size_t num_inputs,
+                           const ampx_buffer_view* outputs, size_t num_outputs) {
+  return launch(kernel, inputs, num_inputs, outputs, num_outputs, nullptr);
+}
+
+// Timestamp queries around the dispatches (the stream's flush waits).
+ampx_status* kernel_launch_timed(ampx_kernel* kernel, const ampx_buffer_view* inputs,
+                                 size_t num_inputs, const ampx_buffer_view* outputs,
+                                 size_t num_outputs, double* out_device_us) {
+  if (!out_device_us)
+    return ps::make_status(AMPX_STATUS_INVALID_ARGUMENT, "kernel_launch_timed: NULL out");
+  return launch(kernel, inputs, num_inputs, outputs, num_outputs, out_device_us);
 }
 
 void kernel_destroy(ampx_kernel* kernel) {
@@ -386,6 +410,7 @@ ampx_plugin_api make_api() {
   api.synchronize = synchronize;
   // buffer_host_ptr stays NULL: launches run deferred, so a host pointer
   // would let the host read results before synchronize.
+  api.kernel_launch_timed = kernel_launch_timed;
   return api;
 }
 

@@ -1,9 +1,11 @@
 #include <ampx/plugins/kernel.hpp>
 
 #include <ampx/plugins/loaded_plugin.hpp>
+#include <ampx/plugins/status.hpp>
 
 #include <spdlog/fmt/fmt.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <utility>
 
@@ -79,6 +81,41 @@ void Kernel::launch(std::span<const ampx_buffer_view> inputs,
   plugin_->check(plugin_->api().kernel_launch(handle_, inputs.data(), inputs.size(), outputs.data(),
                                               outputs.size()),
                  fmt::format("kernel_launch({} '{}', device {})", op_type_, node_name_, device_));
+}
+
+Kernel::Timing Kernel::launch_timed(std::span<const ampx_buffer_view> inputs,
+                                    std::span<const ampx_buffer_view> outputs) {
+  if (handle_ == nullptr) throw std::logic_error("launch of an empty Kernel");
+  check_views(inputs, num_inputs_, "input", op_type_);
+  check_views(outputs, num_outputs_, "output", op_type_);
+  const ampx_plugin_api& api = plugin_->api();
+  const auto what = [&](const char* fn) {
+    return fmt::format("{}({} '{}', device {})", fn, op_type_, node_name_, device_);
+  };
+  if (api.kernel_launch_timed != nullptr) {
+    double us = -1;
+    ampx_status* st = api.kernel_launch_timed(handle_, inputs.data(), inputs.size(), outputs.data(),
+                                              outputs.size(), &us);
+    if (st != nullptr && api.status_code(st) == AMPX_STATUS_UNSUPPORTED) {
+      api.status_destroy(st);  // this device cannot time: the host clock below
+    } else {
+      plugin_->check(st, what("kernel_launch_timed"));
+      if (!(us >= 0))
+        throw PluginError(plugin_->name(), what("kernel_launch_timed"), AMPX_STATUS_INTERNAL,
+                          "no device time reported");
+      return {us, TimingMethod::kDevice};
+    }
+  }
+  // Earlier work first, so that only this kernel is on the clock.
+  plugin_->check(api.synchronize(plugin_->instance(), device_), what("synchronize"));
+  const auto t0 = std::chrono::steady_clock::now();
+  plugin_->check(
+      api.kernel_launch(handle_, inputs.data(), inputs.size(), outputs.data(), outputs.size()),
+      what("kernel_launch"));
+  plugin_->check(api.synchronize(plugin_->instance(), device_), what("synchronize"));
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  return {us, TimingMethod::kHost};
 }
 
 }  // namespace ampx::plugins

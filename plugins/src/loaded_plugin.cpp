@@ -121,7 +121,8 @@ std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   ampx_plugin_api& api = plugin->api_;
   const size_t copied = std::min(table_size, sizeof(ampx_plugin_api));
   std::memcpy(&api, table, copied);
-  detail::clear_missing(api, copied, &ampx_plugin_api::buffer_host_ptr);
+  detail::clear_missing(api, copied, &ampx_plugin_api::buffer_host_ptr,
+                        &ampx_plugin_api::kernel_launch_timed);
   api.struct_size = sizeof(ampx_plugin_api);
   plugin->table_size_ = table_size;
   plugin->abi_major_ = table->abi_major;

@@ -107,6 +107,43 @@ TEST(Cli, KeepFp32OverridesANode) {
   }
 }
 
+// --per-node and --trace: every kernel timed with its prediction, as JSON
+// and as a trace file; an unwritable trace path is a usage error before
+// anything runs.
+TEST(Cli, RunPerNodeAndTrace) {
+  const auto dir = std::filesystem::temp_directory_path() / "ampx_cli_trace";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string trace = (dir / "run.json").string();
+  const auto r = ampx("run builtin:mlp --amp O0 --iters 2 --warmup 0 --per-node --trace " + trace +
+                      " --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out);
+  const auto& pn = j["per_node"];
+  EXPECT_EQ(pn["timing"], "host");
+  ASSERT_EQ(pn["steps"].size(), j["kernels"].get<size_t>());
+  for (const auto& s : pn["steps"]) {
+    EXPECT_GT(s["measured_us"].get<double>(), 0.0) << s["name"];
+    EXPECT_TRUE(s.contains("predicted_us")) << s["name"];
+    EXPECT_EQ(s["device"], "cpu_ref:0");
+  }
+  EXPECT_FALSE(pn["ops"].empty());
+  EXPECT_EQ(j["trace"], trace);
+  const auto t = json::parse(slurp(trace));
+  size_t complete = 0;
+  for (const auto& e : t["traceEvents"]) complete += e["ph"] == "X" ? 1 : 0;
+  EXPECT_EQ(complete, 2 * j["kernels"].get<size_t>());
+  const auto text = ampx("run builtin:mlp --amp O0 --iters 1 --warmup 0 --per-node");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("per node (median of the profiled runs; timing: host)"));
+  EXPECT_THAT(text.out, HasSubstr("per op:"));
+  const std::string bad = (dir / "no" / "such" / "dir.json").string();
+  expect_one_line_error(ampx("run builtin:mlp --trace " + bad), 2, "--trace '" + bad + "'");
+  EXPECT_FALSE(std::filesystem::exists(bad));
+  expect_one_line_error(ampx("run builtin:mlp --trace " + dir.string()), 2, "is a directory");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Cli, RunReportsTimesAndErrorsAgainstTheReference) {
   const auto r = ampx(
       kTestDir +

@@ -12,8 +12,10 @@
 #include <tolerances.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <memory>
 
 using namespace ampx;
 
@@ -84,13 +86,26 @@ TEST_P(BuiltinModel, NativeO2RunsIn16BitWithinTolerance) {
 
 INSTANTIATE_TEST_SUITE_P(All, BuiltinModel, ::testing::Values("cnn", "mlp", "encoder"));
 
+// A built-in model planned for one device and loaded there (the plan on
+// the heap: the executor refers to its graph).
+struct Loaded {
+  Graph source;
+  std::unique_ptr<AmpPlan> plan;
+  std::unique_ptr<Executor> exec;
+};
+Loaded load_on(const plugins::Device& dev, const std::string& model, AmpLevel level) {
+  Loaded l{make_builtin_model(model), nullptr, nullptr};
+  DeviceCapabilities caps(dev);
+  l.plan = std::make_unique<AmpPlan>(plan_amp(l.source, policy(level), caps));
+  l.exec = std::make_unique<Executor>(l.plan->graph, dev);
+  return l;
+}
+
 TEST(Executor, ReportsMemoryReuseAndFoldsWeightCasts) {
   const auto host = make_host("*");
-  const auto& dev = host.device("test_native:0");
-  const Graph g = make_builtin_model("mlp");
-  DeviceCapabilities caps(dev);
-  const AmpPlan plan = plan_amp(g, policy(AmpLevel::kO2), caps);
-  Executor exec(plan.graph, dev);
+  const Loaded l = load_on(host.device("test_native:0"), "mlp", AmpLevel::kO2);
+  const AmpPlan& plan = *l.plan;
+  Executor& exec = *l.exec;
   EXPECT_LT(exec.stats().arena_bytes, exec.stats().no_reuse_bytes);
   EXPECT_EQ(exec.stats().folded_nodes, plan.summary.casts_on_constants);
   EXPECT_EQ(exec.stats().kernels + exec.stats().folded_nodes,
@@ -125,6 +140,62 @@ TEST(LoweredNode, AttachesLoadTimeValuesAsConstants) {
   EXPECT_EQ(LoweredNode(g, cast, known).desc().inputs[0].const_data, g.value(w).constant->data());
   known[static_cast<size_t>(cast_out)].resize(3);
   EXPECT_EQ(LoweredNode(g, mm, known).desc().inputs[1].const_data, nullptr) << "wrong size";
+}
+
+// A profiled run computes exactly what a plain run does, and times every
+// kernel once, in order, on the host clock for a host plugin; its summary
+// and trace hold every step.
+TEST(Executor, ProfiledRunTimesEveryStepAndMatchesThePlainRun) {
+  const auto host = make_host("");
+  const Loaded l = load_on(host.device("cpu_ref:0"), "cnn", AmpLevel::kO0);
+  const AmpPlan& plan = *l.plan;
+  Executor& exec = *l.exec;
+  const auto inputs = random_inputs(l.source, 9);
+  const auto plain = exec.run(inputs);
+  std::vector<RunProfile> runs(3);
+  for (RunProfile& p : runs) {
+    const auto out = exec.run(inputs, p);
+    ASSERT_EQ(out.size(), plain.size());
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].data, plain[i].data);
+    ASSERT_EQ(p.steps.size(), static_cast<size_t>(exec.stats().kernels));
+    double sum = 0, last_start = -1;
+    for (const StepTiming& s : p.steps) {
+      EXPECT_GT(s.us, 0.0) << s.name;
+      EXPECT_EQ(s.method, plugins::Kernel::TimingMethod::kHost) << "cpu_ref has no device timer";
+      EXPECT_GE(s.start_us, last_start) << s.name;
+      EXPECT_EQ(s.copy_from, -1);
+      EXPECT_FALSE(s.shapes.empty());
+      last_start = s.start_us;
+      sum += s.us;
+    }
+    EXPECT_GE(p.total_us, sum) << "the steps are nested in the run";
+  }
+  // In graph order: the first kernel is the first node.
+  EXPECT_EQ(runs[0].steps.front().name, plan.graph.node(plan.graph.topological_order()[0]).name);
+  const std::vector<double> predicted(runs[0].steps.size(), 5.0);
+  const ProfileSummary s = summarize_profiles(runs, predicted);
+  ASSERT_EQ(s.steps.size(), runs[0].steps.size());
+  double by_op = 0, by_step = 0;
+  for (const StepSummary& st : s.steps) {
+    EXPECT_LE(st.min_us, st.step.us);
+    EXPECT_GE(st.max_us, st.step.us);
+    EXPECT_EQ(st.predicted_us, 5.0);
+    by_step += st.step.us;
+  }
+  for (const OpSummary& op : s.ops) by_op += op.us;
+  EXPECT_NEAR(by_op, by_step, 1e-9 * by_step);
+  EXPECT_EQ(s.method, "host");
+  EXPECT_THROW(summarize_profiles({}, {}), std::invalid_argument);
+  const auto trace = nlohmann::json::parse(chrome_trace_json(runs, {"cpu_ref:0"}, predicted));
+  size_t complete = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++complete;
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    EXPECT_EQ(e["args"]["device"], "cpu_ref:0");
+    EXPECT_EQ(e["args"]["predicted_us"], 5.0);
+  }
+  EXPECT_EQ(complete, runs.size() * runs[0].steps.size());
 }
 
 TEST(Executor, RejectsInputsOfTheWrongShape) {

@@ -317,6 +317,21 @@ TEST(Session, SelectsPlansCompilesAndRunsAcrossDevices) {
   const auto out = model.run(inputs);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(model.stats().copies, static_cast<int>(plan.copies.size()));
+  // Profiled: the same result, and every kernel and copy a step of its own.
+  RunProfile profile;
+  const auto profiled = model.run(inputs, profile);
+  EXPECT_EQ(profiled[0].data, out[0].data);
+  ASSERT_EQ(profile.steps.size(),
+            static_cast<size_t>(model.stats().kernels + model.stats().copies));
+  int copies = 0;
+  for (const StepTiming& s : profile.steps) {
+    if (s.op != "Copy") continue;
+    ++copies;
+    EXPECT_GE(s.copy_from, 0) << s.name;
+    EXPECT_NE(s.copy_from, s.device) << s.name;
+    EXPECT_GE(s.us, 0.0) << s.name;
+  }
+  EXPECT_EQ(copies, model.stats().copies);
 
   const std::pair<std::string, std::string> bad_pin[] = {{"conv*", "vulkan:7"}};
   EXPECT_THROW((void)session.plan(g, level(AmpLevel::kO0), {}, bad_pin), std::invalid_argument);

@@ -171,6 +171,15 @@ TEST_F(DeviceTest, ReluKernelRuns) {
   std::vector<float> y(6);
   device.copy_to_host(std::as_writable_bytes(std::span<float>(y)), arena, 6 * sizeof(float));
   EXPECT_EQ(y, (std::vector<float>{0.0f, 0.0f, 2.0f, 0.0f, 3.5f, 0.0f}));
+
+  // c_relu has no kernel_launch_timed (ABI 1.1, optional): a timed launch
+  // runs the kernel to completion on the host clock, and computes the same.
+  device.copy_to_device(arena, 6 * sizeof(float), as_bytes(std::vector<float>(6, 9.0f)));
+  const Kernel::Timing t = kernel.launch_timed(in, out);
+  EXPECT_EQ(t.method, Kernel::TimingMethod::kHost);
+  EXPECT_GE(t.us, 0.0);
+  device.copy_to_host(std::as_writable_bytes(std::span<float>(y)), arena, 6 * sizeof(float));
+  EXPECT_EQ(y, (std::vector<float>{0.0f, 0.0f, 2.0f, 0.0f, 3.5f, 0.0f}));
 }
 
 TEST_F(DeviceTest, ReluQueryExplainsWhatItCannotDo) {

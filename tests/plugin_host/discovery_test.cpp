@@ -56,7 +56,8 @@ TEST_F(DiscoveryTest, BrokenDirLoadsTheGoodAndSkipsTheBad) {
 
   const SkippedPlugin* abi = find_skipped(host, "libampx_backend_broken_abi.so");
   ASSERT_NE(abi, nullptr);
-  EXPECT_EQ(abi->reason, "libampx_backend_broken_abi.so: plugin ABI 2.0, host ABI 1.0");
+  EXPECT_EQ(abi->reason, "libampx_backend_broken_abi.so: plugin ABI 2.0, host ABI 1." +
+                             std::to_string(AMPX_ABI_VERSION_MINOR));
   EXPECT_EQ(abi->name_hint, "broken_abi");
   EXPECT_EQ(abi->file, test_plugin("broken_abi"));
 
@@ -134,7 +135,7 @@ TEST_F(DiscoveryTest, RecordsDescribeThePlugins) {
   EXPECT_EQ(minimal->note, "one host-memory device, no kernels");
   EXPECT_EQ(minimal->file, test_plugin("c_minimal"));
   EXPECT_EQ(minimal->abi_major, 1u);
-  EXPECT_EQ(minimal->abi_minor, 0u);
+  EXPECT_EQ(minimal->abi_minor, static_cast<uint32_t>(AMPX_ABI_VERSION_MINOR));
   EXPECT_THAT(minimal->device_ids, ElementsAre("c_minimal:0"));
 
   // A newer minor with a longer table is accepted.

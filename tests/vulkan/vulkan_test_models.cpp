@@ -75,6 +75,32 @@ TEST_P(VulkanModel, O0AndO2MatchCpuRef) {
   }
 }
 
+// A profiled run on the device: every kernel timed by the device's own
+// timestamps (ABI 1.1 kernel_launch_timed) where the compute queue has
+// them, and the results bit-identical to a plain run's.
+TEST_P(VulkanModel, ProfiledRunUsesDeviceTimestamps) {
+  const plugins::PluginHost host = build_tree_host();
+  if (!host.find_device("vulkan:0")) GTEST_SKIP() << "no vulkan:0 on this machine";
+  const auto& dev = host.device("vulkan:0");
+  const Graph g = make_builtin_model(GetParam());
+  const auto inputs = random_inputs(g, 12);
+  AmpPolicy o2;
+  o2.level = AmpLevel::kO2;
+  DeviceCapabilities caps(dev);
+  const AmpPlan plan = plan_amp(g, o2, caps);
+  Executor ex(plan.graph, dev);
+  const auto plain = ex.run(inputs);
+  RunProfile profile;
+  const auto out = ex.run(inputs, profile);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].data, plain[i].data);
+  ASSERT_EQ(profile.steps.size(), static_cast<size_t>(ex.stats().kernels));
+  for (const StepTiming& s : profile.steps) {
+    EXPECT_EQ(s.method, plugins::Kernel::TimingMethod::kDevice) << s.name;
+    EXPECT_GT(s.us, 0.0) << s.name;
+    EXPECT_LT(s.us, profile.total_us) << s.name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, VulkanModel, ::testing::Values("cnn", "mlp", "encoder"));
 
 // tests/onnx/make_models.py's models (the OnnxModels.Generate fixture) with

@@ -34,7 +34,8 @@ extern "C" {
 #endif
 
 #define AMPX_ABI_VERSION_MAJOR 1
-#define AMPX_ABI_VERSION_MINOR 0
+/* 1.1: kernel_launch_timed (device-side timing of one kernel). */
+#define AMPX_ABI_VERSION_MINOR 1
 
 /* The one exported symbol: `const ampx_plugin_api* ampx_plugin_entry(void);` */
 #define AMPX_PLUGIN_ENTRY_SYMBOL "ampx_plugin_entry"
@@ -242,6 +243,22 @@ typedef struct ampx_plugin_api {
   /* Host-visible address of a buffer, or NULL when it is not host-visible.
    * Lets the host skip copies for CPU devices. */
   void* (*buffer_host_ptr)(ampx_buffer* buffer);
+
+  /* ---- ABI 1.1, optional (may be NULL; absent beyond a 1.0 table) ---- */
+  /* Launches `kernel` exactly as kernel_launch does, waits until it has
+   * finished, and stores in *out_device_us the time the device spent
+   * executing it, measured by the device itself (timestamp queries, events):
+   * not the host's launch overhead, not the wait. Work launched before on
+   * the same device may be waited for first and is not counted. Used only
+   * when the host profiles a run (`ampx run --per-node/--trace`), never on
+   * the normal path. A plugin whose kernels run on the calling thread (a
+   * CPU backend) leaves it NULL: the host then times kernel_launch plus
+   * synchronize with its own clock, and says so; so it does when a device of
+   * the plugin cannot time and returns AMPX_STATUS_UNSUPPORTED (without
+   * launching anything). On error *out_device_us is not written. */
+  ampx_status* (*kernel_launch_timed)(ampx_kernel* kernel, const ampx_buffer_view* inputs,
+                                      size_t num_inputs, const ampx_buffer_view* outputs,
+                                      size_t num_outputs, double* out_device_us);
 } ampx_plugin_api;
 
 /* The smallest table a v1 host accepts: everything up to and including

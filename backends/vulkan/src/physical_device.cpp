@@ -224,6 +224,8 @@ std::vector<PhysicalDevice> enumerate_devices(VkInstance instance, std::string* 
       continue;
     }
     out.push_back(describe(pd, static_cast<uint32_t>(family), mask));
+    out.back().timestamp_bits = fams[static_cast<size_t>(family)].timestampValidBits;
+    out.back().timestamp_period_ns = p.limits.timestampPeriod;
   }
   return out;
 }

@@ -33,6 +33,10 @@ struct PhysicalDevice {
   // drivers (lavapipe), tiled through shared memory on GPUs; overridden by
   // AMPX_VULKAN_GEMM_KERNEL=blocked|tiled (tests run both on one device).
   bool blocked_gemm = false;
+  // Device-side timing (kernel_launch_timed): timestamps on the compute
+  // queue, and nanoseconds per tick; 0 bits: not supported.
+  uint32_t timestamp_bits = 0;
+  float timestamp_period_ns = 0;
 
   // Features as answered (after masking) ...
   bool float16 = false;             // shaderFloat16

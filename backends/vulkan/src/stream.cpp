@@ -52,6 +52,37 @@ VkCommandBuffer Stream::record(const std::string& what) {
   return cmd_;
 }
 
+void Stream::begin_timing(const std::string& what) {
+  if (!timestamps_) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2;
+    VkQueryPool qp = VK_NULL_HANDLE;
+    vk_check(vkCreateQueryPool(dev_, &qi, nullptr, &qp), "vkCreateQueryPool");
+    VkDevice dev = dev_;
+    timestamps_ =
+        Handle<VkQueryPool>(qp, [dev](VkQueryPool p) { vkDestroyQueryPool(dev, p, nullptr); });
+  }
+  VkCommandBuffer cmd = record(what + " (timestamp)");
+  vkCmdResetQueryPool(cmd, timestamps_.get(), 0, 2);
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_.get(), 0);
+}
+
+double Stream::end_timing(const std::string& what, uint32_t timestamp_bits, float period_ns) {
+  // record() puts a full barrier first: the timestamp follows the work.
+  VkCommandBuffer cmd = record(what + " (timestamp)");
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_.get(), 1);
+  flush();
+  uint64_t ticks[2] = {0, 0};
+  vk_check(
+      vkGetQueryPoolResults(dev_, timestamps_.get(), 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
+                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+      "vkGetQueryPoolResults");
+  const uint64_t mask = timestamp_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << timestamp_bits) - 1;
+  const uint64_t delta = (ticks[1] - ticks[0]) & mask;
+  return static_cast<double>(delta) * static_cast<double>(period_ns) / 1000.0;
+}
+
 void Stream::keep(Allocation a) {
   keep_.push_back(std::move(a));
 }

@@ -35,6 +35,18 @@ class Stream {
   void flush();
   bool lost() const noexcept { return lost_; }
 
+  // Device time of what `record_work` records, in microseconds: flushes
+  // earlier work, brackets the new commands with timestamps (top and bottom
+  // of the pipe), submits and waits. Needs timestamp_bits > 0.
+  template <typename Fn>
+  double timed(const std::string& what, uint32_t timestamp_bits, float period_ns,
+               Fn&& record_work) {
+    flush();
+    begin_timing(what);
+    record_work();
+    return end_timing(what, timestamp_bits, period_ns);
+  }
+
  private:
   VkDevice dev_;
   VkQueue queue_;
@@ -46,6 +58,10 @@ class Stream {
   bool lost_ = false;
   std::vector<std::string> recorded_;
   std::vector<Allocation> keep_;
+  Handle<VkQueryPool> timestamps_;  // two queries, made on first use
+
+  void begin_timing(const std::string& what);
+  double end_timing(const std::string& what, uint32_t timestamp_bits, float period_ns);
 };
 
 }  // namespace ampx::vulkan

@@ -212,11 +212,13 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
     }
     const LoweredNode lowered(graph, id, known);
     step.kernel = devices_[static_cast<size_t>(step.device)]->prepare(lowered.desc());
+    step.node = id;
     for (ValueId v : n.inputs) step.inputs.push_back(view(v, step.device));
     for (ValueId v : n.outputs) step.outputs.push_back(view(v, step.device));
     ++stats_.kernels;
     ++stats_.kernels_per_device[static_cast<size_t>(step.device)];
   }
+  for (const Step& step : steps_) step_info_.push_back(describe(step, step.node));
   spdlog::debug(
       "executor on {} device(s): {} kernels, {} folded at load, {} copies ({} B) per "
       "run, arenas {} B (no reuse {} B)",
@@ -254,7 +256,50 @@ void Executor::copy_value(ValueId v, int from, int to, std::vector<std::byte>& s
   dst.copy_to_device(*t.buffer, t.offset, staging);
 }
 
+StepTiming Executor::describe(const Step& s, NodeId node) const {
+  const auto typed = [&](ValueId v) {
+    const Value& val = graph_.value(v);
+    return std::string(dtype_name(val.type.dtype)) + shape_str(val.type.shape);
+  };
+  StepTiming t;
+  t.device = s.device;
+  if (s.copy_from >= 0) {
+    t.name = graph_.value(s.copy_value).name;
+    t.op = "Copy";
+    t.copy_from = s.copy_from;
+    t.dtype = dtype_name(graph_.value(s.copy_value).type.dtype);
+    t.shapes = typed(s.copy_value);
+    return t;
+  }
+  const Node& n = graph_.node(node);
+  t.name = n.name;
+  t.op = op_name(n.op);
+  if (!n.outputs.empty()) t.dtype = dtype_name(graph_.value(n.outputs[0]).type.dtype);
+  for (size_t i = 0; i < n.inputs.size(); ++i) t.shapes += (i ? ", " : "") + typed(n.inputs[i]);
+  t.shapes += " ->";
+  for (size_t i = 0; i < n.outputs.size(); ++i) t.shapes += (i ? ", " : " ") + typed(n.outputs[i]);
+  return t;
+}
+
 std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs) {
+  return run_steps(inputs, nullptr);
+}
+
+std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs, RunProfile& profile) {
+  profile = {};
+  profile.steps.reserve(steps_.size());
+  return run_steps(inputs, &profile);
+}
+
+std::vector<HostTensor> Executor::run_steps(std::span<const HostTensor> inputs,
+                                            RunProfile* profile) {
+  // The plain path reads no clock for the profile (it only times copies).
+  const auto run_start =
+      profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const auto since_start = [&] {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - run_start)
+        .count();
+  };
   const auto graph_inputs = graph_.inputs();
   if (inputs.size() != graph_inputs.size())
     throw std::invalid_argument("graph '" + graph_.name + "' takes " +
@@ -284,10 +329,20 @@ std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs) {
     pending[static_cast<size_t>(d)] = false;
   };
   double copy_us = 0;
-  for (Step& s : steps_) {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = steps_[i];
     if (s.copy_from < 0) {
-      s.kernel->launch(s.inputs, s.outputs);
-      pending[static_cast<size_t>(s.device)] = true;
+      if (!profile) {
+        s.kernel->launch(s.inputs, s.outputs);
+        pending[static_cast<size_t>(s.device)] = true;
+        continue;
+      }
+      StepTiming t = step_info_[i];
+      t.start_us = since_start();
+      const plugins::Kernel::Timing timing = s.kernel->launch_timed(s.inputs, s.outputs);
+      t.us = timing.us;
+      t.method = timing.method;
+      profile->steps.push_back(std::move(t));
       continue;
     }
     // Waiting for the producer is compute, not copy time.
@@ -295,8 +350,15 @@ std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs) {
     settle(s.device);
     const auto t0 = std::chrono::steady_clock::now();
     copy_value(s.copy_value, s.copy_from, s.device, s.staging);
-    copy_us +=
+    const double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    copy_us += us;
+    if (profile) {
+      StepTiming t = step_info_[i];
+      t.start_us = since_start() - us;
+      t.us = us;  // a copy includes its synchronisation: always the host clock
+      profile->steps.push_back(std::move(t));
+    }
   }
   for (size_t d = 0; d < devices_.size(); ++d) settle(static_cast<int>(d));
   stats_.last_run_copy_us = copy_us;
@@ -313,6 +375,7 @@ std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs) {
     devices_[static_cast<size_t>(d)]->copy_to_host(t.data, *l.buffer, l.offset);
     outputs.push_back(std::move(t));
   }
+  if (profile) profile->total_us = since_start();
   return outputs;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <ampx/exec/host_tensor.hpp>
+#include <ampx/exec/run_profile.hpp>
 #include <ampx/ir/graph.hpp>
 #include <ampx/plugins/buffer.hpp>
 #include <ampx/plugins/device.hpp>
@@ -48,6 +49,11 @@ class Executor {
   // Inputs in graph-input order, types exactly as declared. Outputs in
   // graph-output order, named after the graph's output values.
   std::vector<HostTensor> run(std::span<const HostTensor> inputs);
+  // The same run, profiled: every kernel and copy runs to completion before
+  // the next and is timed (on the device where its plugin can, else on the
+  // host clock) into `profile` (overwritten). The plain run() pays nothing
+  // for this.
+  std::vector<HostTensor> run(std::span<const HostTensor> inputs, RunProfile& profile);
   const ExecutorStats& stats() const { return stats_; }
 
  private:
@@ -59,6 +65,7 @@ class Executor {
     ValueId copy_value = kNone;  // a copy step: this value from `copy_from`
     int copy_from = -1;
     std::vector<std::byte> staging;  // host hop between two plugins
+    NodeId node = kNone;             // a kernel step: its node
   };
   // Where value v lives on device d: a static buffer or an arena offset.
   struct Location {
@@ -66,6 +73,9 @@ class Executor {
     uint64_t offset = 0;
   };
   void build(std::span<const plugins::Device* const> devices, bool ignore_node_devices);
+  std::vector<HostTensor> run_steps(std::span<const HostTensor> inputs, RunProfile* profile);
+  // What a profile says of step s (name, op, devices, dtype, shapes).
+  StepTiming describe(const Step& s, NodeId node) const;
   Location where(ValueId v, int d) const;
   ampx_buffer_view view(ValueId v, int d) const;
   void copy_value(ValueId v, int from, int to, std::vector<std::byte>& staging) const;
@@ -78,6 +88,7 @@ class Executor {
   std::vector<std::vector<int64_t>> arena_offset_;  // -1: not in that device's arena
   std::vector<std::optional<plugins::Buffer>> arenas_;
   std::vector<Step> steps_;
+  std::vector<StepTiming> step_info_;  // per step, for profiles
   ExecutorStats stats_;
 };
 

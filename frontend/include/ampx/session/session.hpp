@@ -45,6 +45,11 @@ struct SessionOptions {
 class CompiledModel {
  public:
   std::vector<HostTensor> run(std::span<const HostTensor> inputs) { return executor_->run(inputs); }
+  // A profiled run (`ampx run --per-node/--trace`): every kernel and copy
+  // timed, see exec/run_profile.hpp for the summary and the trace file.
+  std::vector<HostTensor> run(std::span<const HostTensor> inputs, RunProfile& profile) {
+    return executor_->run(inputs, profile);
+  }
   const ExecutorStats& stats() const { return executor_->stats(); }
   const FusedGraph& fused() const { return *fused_; }
 

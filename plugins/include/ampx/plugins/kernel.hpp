@@ -41,6 +41,22 @@ class Kernel {
   // checks the rest. A plugin error throws PluginError.
   void launch(std::span<const ampx_buffer_view> inputs, std::span<const ampx_buffer_view> outputs);
 
+  // How a timed launch was measured.
+  enum class TimingMethod {
+    kDevice,  // the plugin's kernel_launch_timed (device timestamps)
+    kHost,    // the host clock around kernel_launch + synchronize
+  };
+  struct Timing {
+    double us = 0;
+    TimingMethod method = TimingMethod::kHost;
+  };
+  // Runs the kernel to completion and says how long it took: on the device
+  // where the plugin can measure it (ABI 1.1 kernel_launch_timed), else on
+  // the host clock. Work launched before on the device is waited for first
+  // and not counted. Same checks and errors as launch().
+  Timing launch_timed(std::span<const ampx_buffer_view> inputs,
+                      std::span<const ampx_buffer_view> outputs);
+
   // Destroys the kernel now; the Kernel becomes empty.
   void reset() noexcept;
 
