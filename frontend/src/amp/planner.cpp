@@ -88,14 +88,6 @@ std::string NodePlan::placement_text() const {
 
 namespace {
 
-using OpSet = std::array<bool, kOpTypeCount>;
-
-OpSet to_set(const std::vector<OpType>& ops) {
-  OpSet s{};
-  for (OpType op : ops) s[static_cast<size_t>(op)] = true;
-  return s;
-}
-
 // Builds the rewritten graph: values keep a "home" version (the dtype their
 // producer emits) and at most one Cast per (value, target dtype), always
 // taken from the home version, so Cast->Cast chains cannot arise.
@@ -351,11 +343,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
   if (devices.size() == 1) plan.device_id = plan.devices[0];
   plan.summary.nodes_per_device.assign(devices.size(), 0);
 
-  const bool custom_white = policy.white_list.has_value();
-  const bool custom_black = policy.black_list.has_value();
-  const OpSet white = to_set(custom_white ? *policy.white_list : default_white_list());
-  const OpSet black = to_set(custom_black ? *policy.black_list : default_black_list());
-  std::vector<bool> override_used(policy.overrides.size(), false);
+  PolicyStep policy_step(policy);
   std::vector<bool> pin_used(pins.size(), false);
   for (const DevicePin& pin : pins)
     if (pin.device < 0 || pin.device >= static_cast<int>(devices.size()))
@@ -460,7 +448,6 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     np.name = n.name;
     np.op = n.op;
     np.origin = n.origin;
-    const size_t op_index = static_cast<size_t>(n.op);
     np.is_float_node = n.op != OpType::kCast && touches_float(g, n);
     const bool data_movement = plugin_support::is_data_movement(op_name(n.op));
     bool want16 = false;
@@ -471,83 +458,10 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
       np.intended = np.effective = g.value(n.outputs.at(0)).type.dtype;
     } else {
       // 1. Policy.
-      switch (policy.level) {
-        case AmpLevel::kO0:
-          np.intent_reason = IntentReason::kLevelO0;
-          break;
-        case AmpLevel::kO1:
-          want16 = white[op_index];
-          np.intent_reason = want16 ? IntentReason::kWhiteList : IntentReason::kNotWhiteListed;
-          break;
-        case AmpLevel::kO2:
-          want16 = !black[op_index];
-          np.intent_reason = want16 ? IntentReason::kLevelDefault : IntentReason::kBlackList;
-          break;
-        case AmpLevel::kO3:
-          want16 = true;
-          np.intent_reason = IntentReason::kLevelDefault;
-          break;
-        case AmpLevel::kAuto: {
-          AutoClass cls = op_schema(n.op).auto_class;
-          // A custom list replaces the default one: ops it no longer names
-          // fall back to following their inputs.
-          if (custom_white && cls == AutoClass::kWhite) cls = AutoClass::kFollow;
-          if (custom_black && cls == AutoClass::kBlack) cls = AutoClass::kFollow;
-          if (custom_white && white[op_index]) cls = AutoClass::kWhite;
-          if (custom_black && black[op_index]) cls = AutoClass::kBlack;
-          if (cls == AutoClass::kWhite) {
-            want16 = true;
-            np.intent_reason = IntentReason::kWhiteList;
-          } else if (cls == AutoClass::kBlack) {
-            np.intent_reason = IntentReason::kBlackList;
-          } else {
-            // Activations decide; constants (weights) adapt to them.
-            int n16 = 0, nfloat = 0;
-            bool first_is_16 = false;
-            for (ValueId v : n.inputs) {
-              const Value& val = g.value(v);
-              if (val.is_constant() || !is_float(val.type.dtype)) continue;
-              const bool is16 = is_16bit_float(rw.home_dtype(v));
-              if (nfloat == 0) first_is_16 = is16;
-              ++nfloat;
-              n16 += is16 ? 1 : 0;
-            }
-            if (cls == AutoClass::kPromote) {
-              want16 = nfloat > 0 && n16 == nfloat;
-              np.intent_reason = IntentReason::kPromote;
-            } else {
-              want16 = first_is_16;
-              np.intent_reason = IntentReason::kFollowsInput;
-            }
-          }
-          break;
-        }
-      }
-      for (size_t i = policy.overrides.size(); i-- > 0;) {
-        if (policy.overrides[i].matches(n.name)) {
-          want16 = policy.overrides[i].force_16bit;
-          np.intent_reason = IntentReason::kOverride;
-          break;
-        }
-      }
-      // Mark every matching override used, not only the winner.
-      for (size_t i = 0; i < policy.overrides.size(); ++i)
-        if (policy.overrides[i].matches(n.name)) override_used[i] = true;
-      // Data movement computes nothing: at every level but O0 it takes the
-      // dtype of its float inputs (16-bit when all of them are), so no Cast
-      // pair ever brackets it; moving a weight keeps the weight's dtype (the
-      // consumer's Cast of it is folded at load). An override still wins.
-      if (data_movement && policy.level != AmpLevel::kO0 &&
-          np.intent_reason != IntentReason::kOverride) {
-        int n16 = 0, nfloat = 0;
-        for (ValueId v : n.inputs) {
-          if (!is_float(g.value(v).type.dtype)) continue;
-          ++nfloat;
-          n16 += rw.home_dtype(v) == policy.half ? 1 : 0;
-        }
-        want16 = nfloat > 0 && n16 == nfloat;
-        np.intent_reason = IntentReason::kFollowsInput;
-      }
+      const PolicyStep::Intent intent =
+          policy_step.intend(g, n, [&](ValueId v) { return rw.home_dtype(v); });
+      want16 = intent.want16;
+      np.intent_reason = intent.reason;
       np.intended = want16 ? policy.half : DType::kF32;
       np.effective = DType::kF32;
     }
@@ -690,10 +604,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
         (fallback >= 0 ? " nor on the fallback " + plan.devices[fallback] : " (no fallback)") +
         ": " + list);
   }
-  for (size_t i = 0; i < policy.overrides.size(); ++i)
-    if (!override_used[i])
-      throw std::invalid_argument("override '" + policy.overrides[i].pattern +
-                                  "' matches no node in graph '" + g.name + "'");
+  policy_step.check_every_override_used(g.name);
   for (size_t i = 0; i < pins.size(); ++i)
     if (!pin_used[i])
       throw std::invalid_argument("--place '" + pins[i].pattern + "' matches no node in graph '" +

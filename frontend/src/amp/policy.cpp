@@ -1,4 +1,5 @@
 #include <ampx/amp/policy.hpp>
+#include <ampx/plugin_support.hpp>
 
 namespace ampx {
 
@@ -65,6 +66,108 @@ std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag) 
     pos = comma + 1;
   }
   return ops;
+}
+
+PolicyStep::PolicyStep(const AmpPolicy& policy)
+    : policy_(policy),
+      custom_white_(policy.white_list.has_value()),
+      custom_black_(policy.black_list.has_value()),
+      override_used_(policy.overrides.size(), false) {
+  for (OpType op : custom_white_ ? *policy.white_list : default_white_list())
+    white_[static_cast<size_t>(op)] = true;
+  for (OpType op : custom_black_ ? *policy.black_list : default_black_list())
+    black_[static_cast<size_t>(op)] = true;
+}
+
+PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
+                                      const std::function<DType(ValueId)>& home_dtype) {
+  Intent r;
+  const size_t op_index = static_cast<size_t>(n.op);
+  switch (policy_.level) {
+    case AmpLevel::kO0:
+      r.reason = IntentReason::kLevelO0;
+      break;
+    case AmpLevel::kO1:
+      r.want16 = white_[op_index];
+      r.reason = r.want16 ? IntentReason::kWhiteList : IntentReason::kNotWhiteListed;
+      break;
+    case AmpLevel::kO2:
+      r.want16 = !black_[op_index];
+      r.reason = r.want16 ? IntentReason::kLevelDefault : IntentReason::kBlackList;
+      break;
+    case AmpLevel::kO3:
+      r.want16 = true;
+      r.reason = IntentReason::kLevelDefault;
+      break;
+    case AmpLevel::kAuto: {
+      AutoClass cls = op_schema(n.op).auto_class;
+      // A custom list replaces the default one: ops it no longer names
+      // fall back to following their inputs.
+      if (custom_white_ && cls == AutoClass::kWhite) cls = AutoClass::kFollow;
+      if (custom_black_ && cls == AutoClass::kBlack) cls = AutoClass::kFollow;
+      if (custom_white_ && white_[op_index]) cls = AutoClass::kWhite;
+      if (custom_black_ && black_[op_index]) cls = AutoClass::kBlack;
+      if (cls == AutoClass::kWhite) {
+        r.want16 = true;
+        r.reason = IntentReason::kWhiteList;
+      } else if (cls == AutoClass::kBlack) {
+        r.reason = IntentReason::kBlackList;
+      } else {
+        // Activations decide; constants (weights) adapt to them.
+        int n16 = 0, nfloat = 0;
+        bool first_is_16 = false;
+        for (ValueId v : n.inputs) {
+          const Value& val = g.value(v);
+          if (val.is_constant() || !is_float(val.type.dtype)) continue;
+          const bool is16 = is_16bit_float(home_dtype(v));
+          if (nfloat == 0) first_is_16 = is16;
+          ++nfloat;
+          n16 += is16 ? 1 : 0;
+        }
+        if (cls == AutoClass::kPromote) {
+          r.want16 = nfloat > 0 && n16 == nfloat;
+          r.reason = IntentReason::kPromote;
+        } else {
+          r.want16 = first_is_16;
+          r.reason = IntentReason::kFollowsInput;
+        }
+      }
+      break;
+    }
+  }
+  for (size_t i = policy_.overrides.size(); i-- > 0;) {
+    if (policy_.overrides[i].matches(n.name)) {
+      r.want16 = policy_.overrides[i].force_16bit;
+      r.reason = IntentReason::kOverride;
+      break;
+    }
+  }
+  // Mark every matching override used, not only the winner.
+  for (size_t i = 0; i < policy_.overrides.size(); ++i)
+    if (policy_.overrides[i].matches(n.name)) override_used_[i] = true;
+  // Data movement computes nothing: at every level but O0 it takes the
+  // dtype of its float inputs (16-bit when all of them are), so no Cast
+  // pair ever brackets it; moving a weight keeps the weight's dtype (the
+  // consumer's Cast of it is folded at load). An override still wins.
+  if (plugin_support::is_data_movement(op_name(n.op)) && policy_.level != AmpLevel::kO0 &&
+      r.reason != IntentReason::kOverride) {
+    int n16 = 0, nfloat = 0;
+    for (ValueId v : n.inputs) {
+      if (!is_float(g.value(v).type.dtype)) continue;
+      ++nfloat;
+      n16 += home_dtype(v) == policy_.half ? 1 : 0;
+    }
+    r.want16 = nfloat > 0 && n16 == nfloat;
+    r.reason = IntentReason::kFollowsInput;
+  }
+  return r;
+}
+
+void PolicyStep::check_every_override_used(const std::string& graph_name) const {
+  for (size_t i = 0; i < policy_.overrides.size(); ++i)
+    if (!override_used_[i])
+      throw std::invalid_argument("override '" + policy_.overrides[i].pattern +
+                                  "' matches no node in graph '" + graph_name + "'");
 }
 
 }  // namespace ampx

@@ -16,19 +16,6 @@
 
 namespace ampx {
 
-// Why a node got the precision it intends (policy step) ...
-enum class IntentReason {
-  kLevelO0,         // O0: everything f32
-  kWhiteList,       // on the white list (O1, auto)
-  kNotWhiteListed,  // O1: not on the white list
-  kBlackList,       // on the black list (O2, auto)
-  kLevelDefault,    // O2: not black-listed / O3: everything
-  kOverride,        // a per-node override
-  kFollowsInput,    // auto: follows its input's dtype
-  kPromote,         // auto: widest input dtype
-  kNotFloat,        // no floating-point data
-  kExplicitCast,    // a Cast in the model: its target dtype is fixed
-};
 // ... and why it ended where it did (effective step).
 enum class EffectiveReason {
   kAsIntended,      // f32 intended, or 16-bit intended and the device is native

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <ampx/ir/dtype.hpp>
+#include <ampx/ir/graph.hpp>
 #include <ampx/ir/op_type.hpp>
 
+#include <array>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -45,5 +48,45 @@ std::vector<OpType> default_black_list();  // O2: BatchNorm, LayerNorm
 
 // "Conv2d,MatMul" -> ops; throws std::invalid_argument naming an unknown op.
 std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag);
+
+// Why a node got the precision it intends (the policy step).
+enum class IntentReason {
+  kLevelO0,         // O0: everything f32
+  kWhiteList,       // on the white list (O1, auto)
+  kNotWhiteListed,  // O1: not on the white list
+  kBlackList,       // on the black list (O2, auto)
+  kLevelDefault,    // O2: not black-listed / O3: everything
+  kOverride,        // a per-node override
+  kFollowsInput,    // auto, and data movement at O1-O3: follows its inputs' dtype
+  kPromote,         // auto: widest input dtype
+  kNotFloat,        // no floating-point data
+  kExplicitCast,    // a Cast in the model: its target dtype is fixed
+};
+// The policy step of the planner (docs/PLANNER.md, 1): what the level, the
+// lists and the overrides intend for each float node, in topological
+// order. The lists are resolved once per plan.
+class PolicyStep {
+ public:
+  explicit PolicyStep(const AmpPolicy& policy);
+
+  struct Intent {
+    bool want16 = false;
+    IntentReason reason = IntentReason::kLevelO0;
+  };
+  // Node `n` of `g` (a float node other than Cast); `home_dtype(v)` is the
+  // dtype value v has in the plan so far, which `auto` and data movement
+  // follow.
+  Intent intend(const Graph& g, const Node& n, const std::function<DType(ValueId)>& home_dtype);
+  // Throws std::invalid_argument naming the first override that matched no
+  // node of the graph called `graph_name`.
+  void check_every_override_used(const std::string& graph_name) const;
+
+ private:
+  using OpSet = std::array<bool, kOpTypeCount>;
+  const AmpPolicy& policy_;
+  bool custom_white_, custom_black_;
+  OpSet white_{}, black_{};
+  std::vector<bool> override_used_;
+};
 
 }  // namespace ampx
