@@ -18,6 +18,7 @@
 #include "capability.hpp"
 #include "cuda_error.hpp"
 #include "device.hpp"
+#include "handles.hpp"
 #include "ops.hpp"
 
 namespace ps = ampx::plugin_support;
@@ -348,6 +349,41 @@ void kernel_destroy(ampx_kernel* kernel) {
   delete kernel;
 }
 
+// ABI 1.1: the kernel between two events on its stream (earlier work
+// waited for first, so only this launch is between them).
+ampx_status* kernel_launch_timed(ampx_kernel* k, const ampx_buffer_view* inputs, size_t num_inputs,
+                                 const ampx_buffer_view* outputs, size_t num_outputs,
+                                 double* out_device_us) {
+  if (!out_device_us)
+    return ps::make_status(AMPX_STATUS_INVALID_ARGUMENT, "kernel_launch_timed: NULL out");
+  if (!k) return ps::make_status(AMPX_STATUS_INVALID_ARGUMENT, "kernel_launch_timed: NULL kernel");
+  ampx::cuda::UniqueEvent begin, end;
+  auto make_event = [] {
+    cudaEvent_t e = nullptr;
+    ampx::cuda::check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+    return ampx::cuda::UniqueEvent(e);
+  };
+  ampx_status* st = guard([&] {
+    DeviceContext& ctx = k->rt->context(k->device);
+    ctx.synchronize();
+    begin = make_event();
+    end = make_event();
+    ampx::cuda::check_cuda(cudaEventRecord(begin.get(), ctx.stream()), "cudaEventRecord");
+  });
+  if (st) return st;
+  st = kernel_launch(k, inputs, num_inputs, outputs, num_outputs);
+  if (st) return st;
+  return guard([&] {
+    DeviceContext& ctx = k->rt->context(k->device);
+    ampx::cuda::check_cuda(cudaEventRecord(end.get(), ctx.stream()), "cudaEventRecord");
+    ampx::cuda::check_cuda(cudaEventSynchronize(end.get()), "cudaEventSynchronize");
+    float ms = 0;
+    ampx::cuda::check_cuda(cudaEventElapsedTime(&ms, begin.get(), end.get()),
+                           "cudaEventElapsedTime");
+    *out_device_us = static_cast<double>(ms) * 1000.0;
+  });
+}
+
 ampx_status* synchronize(ampx_plugin* plugin, int32_t device) {
   return guard([&] {
     if (!plugin) invalid("synchronize: NULL plugin");
@@ -380,6 +416,7 @@ ampx_plugin_api make_api() {
   api.kernel_launch = kernel_launch;
   api.kernel_destroy = kernel_destroy;
   api.synchronize = synchronize;
+  api.kernel_launch_timed = kernel_launch_timed;
   api.buffer_host_ptr = nullptr;  // device memory is not host-visible
   return api;
 }

@@ -59,6 +59,16 @@ TEST_P(CudaModel, MatchesCpuRefO0) {
     EXPECT_LT(err, test::model_tolerance(dt)) << mc.model;
     EXPECT_EQ(max_relative_error(again[i], out[i]), 0.0) << "runs differ";
   }
+  // Profiled: CUDA events time every kernel on the device (ABI 1.1
+  // kernel_launch_timed), and the results are those of a plain run.
+  RunProfile profile;
+  const auto profiled = exec.run(inputs, profile);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(profiled[i].data, out[i].data);
+  ASSERT_EQ(profile.steps.size(), static_cast<size_t>(exec.stats().kernels));
+  for (const StepTiming& s : profile.steps) {
+    EXPECT_EQ(s.method, plugins::Kernel::TimingMethod::kDevice) << s.name;
+    EXPECT_GE(s.us, 0.0) << s.name;
+  }
 }
 
 std::vector<ModelCase> model_cases() {
