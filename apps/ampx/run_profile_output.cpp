@@ -47,6 +47,7 @@ std::vector<double> step_predictions(const AmpPlan& plan, const FusedGraph& fuse
                                      const RunProfile& profile) {
   std::unordered_map<std::string, double> by_name;
   for (const NodePlan& n : plan.nodes) by_name[n.name] = n.predicted_us;
+  for (const CastRecord& c : plan.casts) by_name[c.name] = c.predicted_us;
   for (const FusedGroup& g : fused.groups) {
     auto it = by_name.find(g.node);
     if (it == by_name.end() || it->second < 0) continue;

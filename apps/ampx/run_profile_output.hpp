@@ -19,9 +19,8 @@ namespace ampx::cli {
 // A trace path must be writable before anything runs: UsageError naming it.
 void check_trace_path(const std::string& path);
 
-// Step i's prediction from the plan: a node's own (a fused node adds the
-// nodes it absorbed); -1 for Casts and copies, whose per-node predictions
-// the plan does not keep.
+// Step i's prediction from the plan: a node's or a Cast's own (a fused node
+// adds the nodes it absorbed); -1 for copies and where the plan has none.
 std::vector<double> step_predictions(const AmpPlan& plan, const FusedGraph& fused,
                                      const RunProfile& profile);
 

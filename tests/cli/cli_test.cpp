@@ -133,6 +133,21 @@ TEST(Cli, RunPerNodeAndTrace) {
   size_t complete = 0;
   for (const auto& e : t["traceEvents"]) complete += e["ph"] == "X" ? 1 : 0;
   EXPECT_EQ(complete, 2 * j["kernels"].get<size_t>());
+  // A 16-bit plan: its Casts are steps too, with the plan's predictions.
+  const auto o2 = ampx(kTestDir +
+                           " run builtin:mlp --amp O2 --device test_native:0 --iters 1 --warmup 0 "
+                           "--per-node --format json",
+                       kNative);
+  ASSERT_EQ(o2.code, 0) << o2.err;
+  int casts = 0;
+  const auto j2 = json::parse(o2.out);
+  for (const auto& s : j2["per_node"]["steps"]) {
+    if (s["op"] != "Cast") continue;
+    ++casts;
+    EXPECT_GT(s["predicted_us"].get<double>(), 0.0) << s["name"];
+    EXPECT_EQ(s["device"], "test_native:0");
+  }
+  EXPECT_EQ(casts, 2) << "the input to f16 and the output back to f32";
   const auto text = ampx("run builtin:mlp --amp O0 --iters 1 --warmup 0 --per-node");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("per node (median of the profiled runs; timing: host)"));

@@ -758,8 +758,9 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
   LoweredNode lowered;
   const Graph& pg = plan.graph;
   const std::vector<bool> at_load = load_time_nodes(pg);
-  std::unordered_map<std::string_view, size_t> by_name;
+  std::unordered_map<std::string_view, size_t> by_name, cast_by_name;
   for (size_t i = 0; i < plan.nodes.size(); ++i) by_name.emplace(plan.nodes[i].name, i);
+  for (size_t i = 0; i < plan.casts.size(); ++i) cast_by_name.emplace(plan.casts[i].name, i);
   double total = 0;
   int known = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(pg.num_nodes()); ++id) {
@@ -776,6 +777,8 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
     known += t >= 0 ? 1 : 0;
     if (auto it = by_name.find(n.name); it != by_name.end())
       plan.nodes[it->second].predicted_us = t;
+    else if (auto c = cast_by_name.find(n.name); c != cast_by_name.end())
+      plan.casts[c->second].predicted_us = t;
   }
   for (const CopyRecord& c : plan.copies)
     total +=

@@ -65,6 +65,9 @@ struct CastRecord {
   DType from = DType::kF32, to = DType::kF32;
   bool on_constant = false;  // weights: folded once at load by the executor
   int device = 0;            // where it runs (AmpPlan::devices index)
+  // Cost-aware plans: predicted time per run; < 0 for weight Casts (folded
+  // at load) and without a cost model.
+  double predicted_us = -1;
 };
 
 struct PlanSummary {
