@@ -9,6 +9,7 @@
 
 #include <iostream>
 
+#include <profiled_run.hpp>
 #include <tolerances.hpp>
 
 #include "cuda_harness.hpp"
@@ -61,14 +62,7 @@ TEST_P(CudaModel, MatchesCpuRefO0) {
   }
   // Profiled: CUDA events time every kernel on the device (ABI 1.1
   // kernel_launch_timed), and the results are those of a plain run.
-  RunProfile profile;
-  const auto profiled = exec.run(inputs, profile);
-  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(profiled[i].data, out[i].data);
-  ASSERT_EQ(profile.steps.size(), static_cast<size_t>(exec.stats().kernels));
-  for (const StepTiming& s : profile.steps) {
-    EXPECT_EQ(s.method, plugins::Kernel::TimingMethod::kDevice) << s.name;
-    EXPECT_GE(s.us, 0.0) << s.name;
-  }
+  test::expect_profiled_run_matches(exec, inputs, out, plugins::Kernel::TimingMethod::kDevice);
 }
 
 std::vector<ModelCase> model_cases() {

@@ -12,6 +12,7 @@
 #include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 
+#include <profiled_run.hpp>
 #include <tolerances.hpp>
 
 #include <gtest/gtest.h>
@@ -90,15 +91,7 @@ TEST_P(VulkanModel, ProfiledRunUsesDeviceTimestamps) {
   const AmpPlan plan = plan_amp(g, o2, caps);
   Executor ex(plan.graph, dev);
   const auto plain = ex.run(inputs);
-  RunProfile profile;
-  const auto out = ex.run(inputs, profile);
-  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].data, plain[i].data);
-  ASSERT_EQ(profile.steps.size(), static_cast<size_t>(ex.stats().kernels));
-  for (const StepTiming& s : profile.steps) {
-    EXPECT_EQ(s.method, plugins::Kernel::TimingMethod::kDevice) << s.name;
-    EXPECT_GT(s.us, 0.0) << s.name;
-    EXPECT_LT(s.us, profile.total_us) << s.name;
-  }
+  test::expect_profiled_run_matches(ex, inputs, plain, plugins::Kernel::TimingMethod::kDevice);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, VulkanModel, ::testing::Values("cnn", "mlp", "encoder"));
