@@ -109,9 +109,7 @@ Kernel::Timing Kernel::launch_timed(std::span<const ampx_buffer_view> inputs,
   // Earlier work first, so that only this kernel is on the clock.
   plugin_->check(api.synchronize(plugin_->instance(), device_), what("synchronize"));
   const auto t0 = std::chrono::steady_clock::now();
-  plugin_->check(
-      api.kernel_launch(handle_, inputs.data(), inputs.size(), outputs.data(), outputs.size()),
-      what("kernel_launch"));
+  launch(inputs, outputs);
   plugin_->check(api.synchronize(plugin_->instance(), device_), what("synchronize"));
   const double us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();

@@ -90,9 +90,10 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
     if (runs_as_loop(v)) return a;
     try {
       const std::string impl = plan_primitive(v, ctx_->engine()).pd.impl_info_str();
-      if (!is_reference_impl(impl) || !uses16) {
+      const bool fast = !is_reference_impl(impl);
+      if (fast || !uses16) {
         a.note = "oneDNN " + impl;
-        if (!is_reference_impl(impl)) a.cost_us = cpu_ref::cost_hint_us(node, kFastFlops, false);
+        if (fast) a.cost_us = cpu_ref::cost_hint_us(node, kFastFlops, false);
         return a;
       }
     } catch (const NoPrimitive&) {

@@ -1,7 +1,6 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/amp/precision_cut.hpp>
 #include <ampx/exec/node_desc.hpp>
-#include <ampx/plugin_support.hpp>
 
 #include <algorithm>
 #include <array>
@@ -449,7 +448,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     np.op = n.op;
     np.origin = n.origin;
     np.is_float_node = n.op != OpType::kCast && touches_float(g, n);
-    const bool data_movement = plugin_support::is_data_movement(op_name(n.op));
+    const bool data_movement = is_data_movement(n.op);
     bool want16 = false;
 
     if (!np.is_float_node) {

@@ -1,5 +1,4 @@
 #include <ampx/amp/policy.hpp>
-#include <ampx/plugin_support.hpp>
 
 namespace ampx {
 
@@ -149,7 +148,7 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
   // dtype of its float inputs (16-bit when all of them are), so no Cast
   // pair ever brackets it; moving a weight keeps the weight's dtype (the
   // consumer's Cast of it is folded at load). An override still wins.
-  if (plugin_support::is_data_movement(op_name(n.op)) && policy_.level != AmpLevel::kO0 &&
+  if (is_data_movement(n.op) && policy_.level != AmpLevel::kO0 &&
       r.reason != IntentReason::kOverride) {
     int n16 = 0, nfloat = 0;
     for (ValueId v : n.inputs) {

@@ -218,7 +218,7 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
     ++stats_.kernels;
     ++stats_.kernels_per_device[static_cast<size_t>(step.device)];
   }
-  for (const Step& step : steps_) step_info_.push_back(describe(step, step.node));
+  for (const Step& step : steps_) step_info_.push_back(describe(step));
   spdlog::debug(
       "executor on {} device(s): {} kernels, {} folded at load, {} copies ({} B) per "
       "run, arenas {} B (no reuse {} B)",
@@ -256,7 +256,7 @@ void Executor::copy_value(ValueId v, int from, int to, std::vector<std::byte>& s
   dst.copy_to_device(*t.buffer, t.offset, staging);
 }
 
-StepTiming Executor::describe(const Step& s, NodeId node) const {
+StepTiming Executor::describe(const Step& s) const {
   const auto typed = [&](ValueId v) {
     const Value& val = graph_.value(v);
     return std::string(dtype_name(val.type.dtype)) + shape_str(val.type.shape);
@@ -271,7 +271,7 @@ StepTiming Executor::describe(const Step& s, NodeId node) const {
     t.shapes = typed(s.copy_value);
     return t;
   }
-  const Node& n = graph_.node(node);
+  const Node& n = graph_.node(s.node);
   t.name = n.name;
   t.op = op_name(n.op);
   if (!n.outputs.empty()) t.dtype = dtype_name(graph_.value(n.outputs[0]).type.dtype);

@@ -1,4 +1,5 @@
 #include <ampx/ir/op_type.hpp>
+#include <ampx/plugin_support.hpp>
 
 #include <array>
 
@@ -145,6 +146,15 @@ std::string_view op_name(OpType op) {
 }
 std::span<const OpSchema> all_op_schemas() {
   return kSchemas;
+}
+bool is_data_movement(OpType op) {
+  static const auto table = [] {
+    std::array<bool, kOpTypeCount> t{};
+    for (const auto& s : kSchemas)
+      t[static_cast<size_t>(s.op)] = plugin_support::is_data_movement(s.name);
+    return t;
+  }();
+  return table.at(static_cast<size_t>(op));
 }
 
 std::optional<OpType> parse_op(std::string_view name) {

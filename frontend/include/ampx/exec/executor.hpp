@@ -75,7 +75,7 @@ class Executor {
   void build(std::span<const plugins::Device* const> devices, bool ignore_node_devices);
   std::vector<HostTensor> run_steps(std::span<const HostTensor> inputs, RunProfile* profile);
   // What a profile says of step s (name, op, devices, dtype, shapes).
-  StepTiming describe(const Step& s, NodeId node) const;
+  StepTiming describe(const Step& s) const;
   Location where(ValueId v, int d) const;
   ampx_buffer_view view(ValueId v, int d) const;
   void copy_value(ValueId v, int from, int to, std::vector<std::byte>& staging) const;

@@ -91,5 +91,8 @@ const OpSchema& op_schema(OpType op);
 std::string_view op_name(OpType op);
 std::optional<OpType> parse_op(std::string_view name);
 std::span<const OpSchema> all_op_schemas();
+// plugin_support::is_data_movement() of the op's name (the one definition),
+// looked up in a table built once: the planner asks it for every node.
+bool is_data_movement(OpType op);
 
 }  // namespace ampx
