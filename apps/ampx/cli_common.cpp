@@ -5,6 +5,7 @@
 #include <ampx/capability/profile_json.hpp>
 #include <ampx/capability/store.hpp>
 #include <ampx/exec/device_capabilities.hpp>
+#include <ampx/tune/tuned_plan_key.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -54,6 +55,9 @@ void PolicyOptions::add_to(CLI::App& cmd) {
       ->each([this](const std::string&) { black_list_set = true; });
   cmd.add_flag("--no-cost", no_cost,
                "no cost step: every node the device runs natively in 16-bit stays 16-bit");
+  cmd.add_flag("--no-tuned", no_tuned,
+               "plan afresh even where `ampx tune` stored a tuned plan for this model, device and "
+               "options");
   cmd.add_option("--profile", profile,
                  "plan from a stored profile (ampx db export) instead of the live device");
   cmd.add_option("--db", db,
@@ -250,8 +254,9 @@ void warn_fallbacks(const AmpPlan& plan) {
 }  // namespace
 
 PlannedModel plan_model(const plugins::PluginHost& host, const Graph& graph,
-                        const DeviceArgs& devices, const PolicyOptions& po, AmpPolicy& policy,
-                        bool build_graph, bool need_live) {
+                        const std::string& model, const DeviceArgs& devices,
+                        const PolicyOptions& po, AmpPolicy& policy, bool build_graph,
+                        bool need_live) {
   PlannedModel pm;
   std::vector<std::pair<std::string, std::string>> pins;
   for (const std::string& spec : devices.place) {
@@ -288,14 +293,22 @@ PlannedModel plan_model(const plugins::PluginHost& host, const Graph& graph,
   for (const std::string& line : pm.selection.ranking) spdlog::info("--device auto: {}", line);
   const auto plan_devices = pm.selection.plan_devices();
   pm.dtype_choice = po.resolve_dtype(graph, policy, plan_devices);
-  std::vector<DevicePin> device_pins;
   try {
-    device_pins = pm.selection.pins(pins);
+    pm.pins = pm.selection.pins(pins);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  pm.plan =
-      plan_amp(graph, policy, plan_devices, po.plan_options(build_graph, nullptr), device_pins);
+  std::optional<StoredTuning> tuning;
+  if (!po.no_tuned && !po.no_cost && !po.capability_blind)
+    tuning = find_tuned_plan(graph, model, tuned_plan_key(graph, policy, pm.selection, pm.pins),
+                             db_option(po.db));
+  PlanOptions options = po.plan_options(build_graph, nullptr);
+  if (tuning) {
+    options.tuned_f32 = &tuning->f32_nodes;
+    spdlog::info("{}: using the stored {}", model, tuning->note);
+  }
+  pm.plan = plan_amp(graph, policy, plan_devices, options, pm.pins);
+  if (tuning) pm.plan.tuned = tuning->note;
   warn_fallbacks(pm.plan);
   return pm;
 }

@@ -58,8 +58,9 @@ struct PolicyOptions {
   bool black_list_set = false;
   bool capability_blind = false;
   bool no_cost = false;
-  std::string profile;  // --profile FILE.json: answers and costs from a stored profile
-  std::string db;       // --db PATH: the capability database for probe data
+  bool no_tuned = false;  // --no-tuned: ignore a stored tuned plan (ampx tune)
+  std::string profile;    // --profile FILE.json: answers and costs from a stored profile
+  std::string db;         // --db PATH: the capability database for probe data
 
   void add_to(CLI::App& cmd);
   // The planner options these flags ask for; `cost` from cost_model().
@@ -132,6 +133,7 @@ struct PlannedModel {
   std::optional<PlanningDevice> profiled;  // --profile
   std::optional<HalfChoice> dtype_choice;  // --dtype auto
   AmpPlan plan;
+  std::vector<DevicePin> pins;  // --place, resolved against the selection
   // Capability sources and devices by AmpPlan::devices index.
   std::vector<CapabilitySource*> caps() const;
   std::vector<const plugins::Device*> runtime_devices() const;
@@ -139,9 +141,13 @@ struct PlannedModel {
 // `need_live`: the plan will run, so --profile only prices. `build_graph`:
 // keep AmpPlan::graph. The policy's dtype is resolved in place (--dtype
 // auto asks the first listed device). Logs the `auto` ranking (info) and a
-// warning naming the nodes that fall back.
+// warning naming the nodes that fall back. A tuned plan stored for this
+// model (`model`: the MODEL argument), devices and options is applied
+// unless --no-tuned, --no-cost, --capability-blind or --profile; the plan
+// says so (AmpPlan::tuned).
 PlannedModel plan_model(const plugins::PluginHost& host, const Graph& graph,
-                        const DeviceArgs& devices, const PolicyOptions& po, AmpPolicy& policy,
-                        bool build_graph, bool need_live);
+                        const std::string& model, const DeviceArgs& devices,
+                        const PolicyOptions& po, AmpPolicy& policy, bool build_graph,
+                        bool need_live);
 
 }  // namespace ampx::cli

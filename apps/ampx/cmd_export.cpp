@@ -29,7 +29,8 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model, opts.model_args.to_options());
   const auto host = make_plugin_host(global);
-  const PlannedModel pm = plan_model(host, graph, opts.devices, opts.policy, policy, true, false);
+  const PlannedModel pm =
+      plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, true, false);
   const AmpPlan& plan = pm.plan;
   const auto& choice = pm.dtype_choice;
 

@@ -24,7 +24,8 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model, opts.model_args.to_options());
   const auto host = make_plugin_host(global);
-  const PlannedModel pm = plan_model(host, graph, opts.devices, opts.policy, policy, false, false);
+  const PlannedModel pm =
+      plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, false, false);
   const AmpPlan& plan = pm.plan;
   const auto& choice = pm.dtype_choice;
   if (opts.format == Format::kJson) {

@@ -124,7 +124,8 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   if (!ref_device)
     throw std::runtime_error(std::string("the reference device ") + kReferenceDevice +
                              " is not available (see `ampx devices`)");
-  const PlannedModel pm = plan_model(host, graph, opts.devices, opts.policy, policy, true, true);
+  const PlannedModel pm =
+      plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, true, true);
   const AmpPlan& plan = pm.plan;
   const auto& choice = pm.dtype_choice;
   const auto inputs = make_inputs(graph, opts);
@@ -207,6 +208,7 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
                      {"summary", summary_to_json(plan.summary)},
                      {"outputs", std::move(outs)}};
     if (choice) j["dtype_auto"] = half_choice_to_json(*choice);
+    if (!plan.tuned.empty()) j["tuned"] = plan.tuned;
     if (per_node) j["per_node"] = per_node_to_json(*per_node, plan.devices);
     if (!opts.trace.empty()) j["trace"] = opts.trace;
     std::cout << j.dump(2) << "\n";
@@ -216,6 +218,7 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   std::cout << fmt::format("{}: {}\n", opts.model, plan_title(plan));
   std::cout << fmt::format("  nodes effectively 16-bit: {} of {} intended; casts: {}\n",
                            s.effective_16bit, s.intended_16bit, s.casts);
+  if (!plan.tuned.empty()) std::cout << fmt::format("  the stored {}\n", plan.tuned);
   std::cout << fmt::format(
       "  time per run: median {:.3f} ms, min {:.3f} ms ({} iters, {} warm-up)\n", median,
       times_ms.front(), opts.iters, opts.warmup);

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   add(add_devices_command);
   add(add_plan_command);
   add(add_run_command);
+  add(add_tune_command);
   add(add_export_command);
   add(add_summary_command);
   add(add_report_command);

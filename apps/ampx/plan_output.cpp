@@ -20,7 +20,8 @@ std::string support_name(ampx_support s) {
 
 std::string plan_title(const AmpPlan& plan) {
   return std::string(amp_level_name(plan.policy.level)) + " " +
-         std::string(dtype_name(plan.policy.half)) + " on " + plan.device_id;
+         std::string(dtype_name(plan.policy.half)) + " on " + plan.device_id +
+         (plan.tuned.empty() ? "" : ", tuned");
 }
 
 nlohmann::json summary_to_json(const PlanSummary& s) {
@@ -30,6 +31,7 @@ nlohmann::json summary_to_json(const PlanSummary& s) {
           {"effective_16bit", s.effective_16bit},
           {"kept_fp32_no_native_kernel", s.kept_fp32_no_native},
           {"kept_fp32_cost", s.kept_fp32_cost},
+          {"kept_fp32_tuned", s.kept_fp32_tuned},
           {"casts", s.casts},
           {"casts_on_constants", s.casts_on_constants},
           {"fallbacks", s.fallbacks},
@@ -85,7 +87,10 @@ nlohmann::json plan_to_json(const AmpPlan& plan, const std::string& model) {
       j["device_16bit_support"] = support_name(n.support_16bit);
       if (const auto note = plan.note_of(n); !note.empty()) j["device_note"] = note;
     }
-    if (n.predicted_us >= 0) j["predicted_us"] = n.predicted_us;
+    if (n.predicted_us >= 0) {
+      j["predicted_us"] = n.predicted_us;
+      j["cost_origin"] = capability::cost_origin_name(n.cost_origin);
+    }
     if (n.time_f32_us >= 0) j["time_f32_us"] = n.time_f32_us;
     if (n.time_16_us >= 0) j["time_16bit_us"] = n.time_16_us;
     nodes.push_back(std::move(j));
@@ -110,7 +115,11 @@ nlohmann::json plan_to_json(const AmpPlan& plan, const std::string& model) {
   if (plan.predicted_us >= 0) {
     j["predicted_us"] = plan.predicted_us;
     j["cost_source"] = plan.cost_source;
+    j["predictions_by_origin"] = {{"measured", plan.predicted_measured},
+                                  {"probe", plan.predicted_probe},
+                                  {"hint", plan.predicted_hint}};
   }
+  if (!plan.tuned.empty()) j["tuned"] = plan.tuned;
   return j;
 }
 
@@ -144,6 +153,7 @@ void print_plan_text(std::ostream& out, const AmpPlan& plan, const std::string& 
     std::string cost;
     if (costs) {
       cost = "  " + us(n.predicted_us) + " us";
+      if (n.cost_origin == capability::CostOrigin::kMeasured) cost += "*";
       if (n.time_f32_us >= 0) cost += " (" + us(n.time_f32_us) + " / " + us(n.time_16_us) + ")";
     }
     if (!n.origin.empty()) cost += "  [from " + n.origin + "]";
@@ -169,9 +179,11 @@ void print_plan_text(std::ostream& out, const AmpPlan& plan, const std::string& 
   const auto& s = plan.summary;
   out << fmt::format(
       "\nsummary: {} nodes ({} float), intended 16-bit {}, effectively 16-bit {}, kept f32 "
-      "for lack of a native kernel {}, kept f32 by cost {}, casts {} ({} on weights)\n",
+      "for lack of a native kernel {}, kept f32 by cost {}{}, casts {} ({} on weights)\n",
       s.nodes, s.float_nodes, s.intended_16bit, s.effective_16bit, s.kept_fp32_no_native,
-      s.kept_fp32_cost, s.casts, s.casts_on_constants);
+      s.kept_fp32_cost,
+      plan.tuned.empty() ? "" : fmt::format(", kept f32 by tuning {}", s.kept_fp32_tuned), s.casts,
+      s.casts_on_constants);
   if (placed) {
     std::string per;
     for (size_t d = 0; d < plan.devices.size(); ++d)
@@ -182,8 +194,15 @@ void print_plan_text(std::ostream& out, const AmpPlan& plan, const std::string& 
         s.fallbacks, s.placed_by_cost, s.pinned, s.copies, s.copy_bytes);
   }
   if (costs)
-    out << fmt::format("predicted time per run: {:.1f} us, from {}\n", plan.predicted_us,
-                       plan.cost_source);
+    out << fmt::format(
+        "predicted time per run: {:.1f} us, from {} (nodes and Casts priced by: {} measured in "
+        "context (*), "
+        "{} probe, {} plugin hints)\n",
+        plan.predicted_us, plan.cost_source, plan.predicted_measured, plan.predicted_probe,
+        plan.predicted_hint);
+  if (!plan.tuned.empty())
+    out << fmt::format("tuned: the stored {} (ampx tune; --no-tuned plans without it)\n",
+                       plan.tuned);
 }
 
 }  // namespace ampx::cli

@@ -43,27 +43,6 @@ void check_trace_path(const std::string& path) {
     throw UsageError("--trace '" + path + "': directory '" + dir.string() + "' is not writable");
 }
 
-std::vector<double> step_predictions(const AmpPlan& plan, const FusedGraph& fused,
-                                     const RunProfile& profile) {
-  std::unordered_map<std::string, double> by_name;
-  for (const NodePlan& n : plan.nodes) by_name[n.name] = n.predicted_us;
-  for (const CastRecord& c : plan.casts) by_name[c.name] = c.predicted_us;
-  for (const FusedGroup& g : fused.groups) {
-    auto it = by_name.find(g.node);
-    if (it == by_name.end() || it->second < 0) continue;
-    for (const std::string& a : g.absorbed) {
-      const auto ab = by_name.find(a);
-      if (ab != by_name.end() && ab->second >= 0) it->second += ab->second;
-    }
-  }
-  std::vector<double> out;
-  for (const StepTiming& s : profile.steps) {
-    const auto it = s.copy_from < 0 ? by_name.find(s.name) : by_name.end();
-    out.push_back(it == by_name.end() ? -1 : it->second);
-  }
-  return out;
-}
-
 void print_per_node(std::ostream& out, const ProfileSummary& s,
                     const std::vector<std::string>& device_ids) {
   out << fmt::format("  per node (median of the profiled runs; timing: {}):\n", s.method);

@@ -7,6 +7,7 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/run_profile.hpp>
+#include <ampx/tune/tuner.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -18,11 +19,6 @@ namespace ampx::cli {
 
 // A trace path must be writable before anything runs: UsageError naming it.
 void check_trace_path(const std::string& path);
-
-// Step i's prediction from the plan: a node's or a Cast's own (a fused node
-// adds the nodes it absorbed); -1 for copies and where the plan has none.
-std::vector<double> step_predictions(const AmpPlan& plan, const FusedGraph& fused,
-                                     const RunProfile& profile);
 
 void print_per_node(std::ostream& out, const ProfileSummary& s,
                     const std::vector<std::string>& device_ids);

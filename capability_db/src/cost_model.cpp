@@ -11,6 +11,20 @@
 
 namespace ampx::capability {
 
+const char* cost_origin_name(CostOrigin o) {
+  switch (o) {
+    case CostOrigin::kMeasured:
+      return "measured";
+    case CostOrigin::kProbe:
+      return "probe";
+    case CostOrigin::kHint:
+      return "hint";
+    case CostOrigin::kNone:
+      break;
+  }
+  return "none";
+}
+
 namespace {
 
 class HintCostModel final : public CostModel {
@@ -56,20 +70,22 @@ class ProfileCostModel final : public CostModel {
     for (const CastCost& c : profile_.casts) casts_[{c.from, c.to}] = c.ns_per_element;
   }
 
-  double node_us(const ampx_node_desc& node) override {
+  double node_us(const ampx_node_desc& node) override { return estimate(node).us; }
+
+  CostEstimate estimate(const ampx_node_desc& node) override {
     const std::string op = node.op_type ? node.op_type : "";
     if (op == "Cast" && node.num_inputs == 1 && node.num_outputs == 1) {
       const auto it = casts_.find({plugin_support::dtype_name(node.inputs[0].dtype),
                                    plugin_support::dtype_name(node.outputs[0].dtype)});
       if (it != casts_.end()) {
         const double elems = static_cast<double>(plugin_support::element_count(node.outputs[0]));
-        return elems * it->second * 1e-3;
+        return {elems * it->second * 1e-3, CostOrigin::kProbe};
       }
     }
     const auto it = points_.find({op, compute_dtype(node)});
     if (it == points_.end() || it->second.empty())
-      return fallback_ ? fallback_->node_us(node) : -1.0;
-    return interpolate(it->second, work_of(cpu_ref::estimate_work(node)));
+      return fallback_ ? fallback_->estimate(node) : CostEstimate{};
+    return {interpolate(it->second, work_of(cpu_ref::estimate_work(node))), CostOrigin::kProbe};
   }
 
   std::string source() const override {

@@ -92,6 +92,11 @@ double Statement::real(int column) const {
   return sqlite3_column_double(stmt_.get(), column);
 }
 
+bool Statement::is_number(int column) const {
+  const int t = sqlite3_column_type(stmt_.get(), column);
+  return t == SQLITE_INTEGER || t == SQLITE_FLOAT;
+}
+
 int64_t Statement::integer(int column) const {
   return sqlite3_column_int64(stmt_.get(), column);
 }

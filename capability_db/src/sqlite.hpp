@@ -59,6 +59,8 @@ class Statement {
   double real(int column) const;
   int64_t integer(int column) const;
   bool is_null(int column) const;
+  // An INTEGER or REAL value (real() reads text as 0).
+  bool is_number(int column) const;
 
  private:
   struct Finalizer {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -30,7 +31,7 @@ namespace {
 
 // Version 1. `seq` keeps each list in the order the probe produced it; the
 // support answer is stored by name so the file reads well in sqlite3.
-constexpr const char* kSchemaSql = R"sql(
+constexpr const char* kSchemaV1Sql = R"sql(
 CREATE TABLE devices(
   fingerprint TEXT PRIMARY KEY, device_id TEXT NOT NULL, plugin TEXT NOT NULL,
   plugin_version TEXT NOT NULL, device_name TEXT NOT NULL, driver_version TEXT NOT NULL,
@@ -45,6 +46,20 @@ CREATE TABLE cast_costs(
 CREATE TABLE copy_costs(
   fingerprint TEXT NOT NULL, seq INTEGER NOT NULL, direction TEXT NOT NULL,
   latency_us REAL NOT NULL, ns_per_byte REAL NOT NULL, PRIMARY KEY(fingerprint, seq));
+)sql";
+
+// Version 2 adds what real runs measured (in-context calibration) and the
+// plans `ampx tune` kept. A version 1 file is migrated in place: these are
+// new tables, so no row of version 1 changes.
+constexpr const char* kSchemaV2Sql = R"sql(
+CREATE TABLE node_timings(
+  fingerprint TEXT NOT NULL, signature TEXT NOT NULL, op TEXT NOT NULL, dtype TEXT NOT NULL,
+  samples INTEGER NOT NULL, median_us REAL NOT NULL, spread_us REAL NOT NULL,
+  measured_at TEXT NOT NULL, PRIMARY KEY(fingerprint, signature));
+CREATE TABLE tuned_plans(
+  model_hash TEXT NOT NULL, devices TEXT NOT NULL, options TEXT NOT NULL,
+  model_name TEXT NOT NULL, tuned_at TEXT NOT NULL, plan_json TEXT NOT NULL,
+  PRIMARY KEY(model_hash, devices, options));
 )sql";
 
 constexpr int kBusyTimeoutMs = 15000;
@@ -70,7 +85,7 @@ std::string run_quick_check(sqlite3* db) {
 
 // Why a file must be moved aside, and under which suffix.
 struct Verdict {
-  enum Kind { kOk, kFresh, kCorrupt, kOtherVersion } kind = kOk;
+  enum Kind { kOk, kFresh, kMigrate, kCorrupt, kOtherVersion } kind = kOk;
   std::string why;
   int64_t version = 0;
 };
@@ -89,6 +104,12 @@ Verdict inspect(sqlite3* db) {
       return {Verdict::kCorrupt,
               fmt::format("application_id {:#x} is not an ampx capability database's", app_id),
               version};
+    if (version >= 1 && version < kStoreSchemaVersion) {
+      const std::string qc = run_quick_check(db);
+      if (qc != "ok") return {Verdict::kCorrupt, "quick_check: " + qc, version};
+      read.commit();
+      return {Verdict::kMigrate, "", version};
+    }
     if (version != kStoreSchemaVersion)
       return {Verdict::kOtherVersion,
               fmt::format("schema version {} (this ampx uses {})", version, kStoreSchemaVersion),
@@ -143,9 +164,25 @@ void create_schema(sqlite3* db) {
   // Another process may have initialised it between our inspection and our
   // write lock: then there is nothing to do.
   if (pragma_int(db, "user_version") == 0) {
-    sqlite::exec(db, kSchemaSql);
+    sqlite::exec(db, kSchemaV1Sql);
+    sqlite::exec(db, kSchemaV2Sql);
     sqlite::exec(db, fmt::format("PRAGMA application_id = {}", kStoreApplicationId).c_str());
     sqlite::exec(db, fmt::format("PRAGMA user_version = {}", kStoreSchemaVersion).c_str());
+  }
+  tx.commit();
+}
+
+// An older schema of ours, brought up to date in one transaction (a failure
+// leaves it as it was). Re-checked under the write lock: another process
+// may have migrated it meanwhile.
+void migrate_schema(sqlite3* db, const fs::path& path) {
+  Transaction tx(db, Transaction::Kind::kWrite);
+  const int64_t version = pragma_int(db, "user_version");
+  if (version == 1) sqlite::exec(db, kSchemaV2Sql);
+  if (version < kStoreSchemaVersion) {
+    sqlite::exec(db, fmt::format("PRAGMA user_version = {}", kStoreSchemaVersion).c_str());
+    spdlog::info("capability database '{}': schema version {} migrated to {}", path.string(),
+                 version, kStoreSchemaVersion);
   }
   tx.commit();
 }
@@ -234,11 +271,12 @@ Store Store::open(const fs::path& path) {
       db->conn = sqlite::open_connection(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
       sqlite3_busy_timeout(db->get(), kBusyTimeoutMs);
       v = inspect(db->get());
-      if (v.kind == Verdict::kOk || v.kind == Verdict::kFresh) {
+      if (v.kind == Verdict::kOk || v.kind == Verdict::kFresh || v.kind == Verdict::kMigrate) {
         // WAL: readers never block the writer and a crash mid-write leaves
         // the last committed state. Persistent, so a no-op after the first.
         sqlite::exec(db->get(), "PRAGMA journal_mode=WAL");
         if (v.kind == Verdict::kFresh) create_schema(db->get());
+        if (v.kind == Verdict::kMigrate) migrate_schema(db->get(), path);
         return Store(path, std::move(db));
       }
     } catch (const SqliteError& e) {
@@ -452,7 +490,7 @@ bool Store::remove(const std::string& fingerprint) {
     Statement d(db, "DELETE FROM devices WHERE fingerprint = ?1");
     d.bind(1, fingerprint).run();
     const bool existed = sqlite3_changes(db) > 0;
-    for (const char* table : {"op_timings", "cast_costs", "copy_costs"})
+    for (const char* table : {"op_timings", "cast_costs", "copy_costs", "node_timings"})
       Statement(db, fmt::format("DELETE FROM {} WHERE fingerprint = ?1", table))
           .bind(1, fingerprint)
           .run();
@@ -461,6 +499,107 @@ bool Store::remove(const std::string& fingerprint) {
   } catch (const SqliteError& e) {
     fail(path_, e.what());
   }
+}
+
+void Store::put_node_timings(const std::string& fingerprint, const std::vector<NodeTiming>& rows) {
+  if (fingerprint.empty()) fail(path_, "cannot store node timings without a fingerprint");
+  sqlite3* db = db_->get();
+  try {
+    Transaction tx(db, Transaction::Kind::kWrite);
+    Statement put(db, "INSERT OR REPLACE INTO node_timings VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    for (const NodeTiming& t : rows) {
+      put.reset();
+      put.bind(1, fingerprint)
+          .bind(2, t.signature)
+          .bind(3, t.op)
+          .bind(4, t.dtype)
+          .bind(5, static_cast<int64_t>(t.samples))
+          .bind(6, t.median_us)
+          .bind(7, t.spread_us)
+          .bind(8, t.measured_at)
+          .run();
+    }
+    tx.commit();
+  } catch (const SqliteError& e) {
+    fail(path_, fmt::format("storing node timings of {}: {}", fingerprint, e.what()));
+  }
+}
+
+std::vector<NodeTiming> Store::node_timings(const std::string& fingerprint) const {
+  std::vector<NodeTiming> out;
+  try {
+    Statement s(db_->get(),
+                "SELECT signature, op, dtype, samples, median_us, spread_us, measured_at FROM "
+                "node_timings WHERE fingerprint = ?1 ORDER BY signature");
+    s.bind(1, fingerprint);
+    while (s.step()) {
+      NodeTiming t;
+      t.signature = s.text(0);
+      t.op = s.text(1);
+      t.dtype = s.text(2);
+      t.samples = static_cast<int>(s.integer(3));
+      // A NULL or text where a number belongs reads as NaN: dropped later.
+      t.median_us = s.is_number(4) ? s.real(4) : std::nan("");
+      t.spread_us = s.is_number(5) ? s.real(5) : std::nan("");
+      t.measured_at = s.text(6);
+      out.push_back(std::move(t));
+    }
+  } catch (const SqliteError& e) {
+    fail(path_, e.what());
+  }
+  return out;
+}
+
+void Store::put_tuned_plan(const TunedPlanRecord& r) {
+  sqlite3* db = db_->get();
+  try {
+    Transaction tx(db, Transaction::Kind::kWrite);
+    Statement(db, "INSERT OR REPLACE INTO tuned_plans VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        .bind(1, r.model_hash)
+        .bind(2, r.devices)
+        .bind(3, r.options)
+        .bind(4, r.model_name)
+        .bind(5, r.tuned_at)
+        .bind(6, r.plan_json)
+        .run();
+    tx.commit();
+  } catch (const SqliteError& e) {
+    fail(path_, fmt::format("storing the tuned plan of {}: {}", r.model_name, e.what()));
+  }
+}
+
+namespace {
+TunedPlanRecord read_tuned(const Statement& s) {
+  return {s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5)};
+}
+constexpr const char* kTunedColumns =
+    "SELECT model_hash, devices, options, model_name, tuned_at, plan_json FROM tuned_plans ";
+}  // namespace
+
+std::optional<TunedPlanRecord> Store::tuned_plan(const std::string& model_hash,
+                                                 const std::string& devices,
+                                                 const std::string& options) const {
+  try {
+    Statement s(db_->get(), std::string(kTunedColumns) +
+                                "WHERE model_hash = ?1 AND devices = ?2 AND options = ?3");
+    s.bind(1, model_hash).bind(2, devices).bind(3, options);
+    if (s.step()) return read_tuned(s);
+  } catch (const SqliteError& e) {
+    fail(path_, e.what());
+  }
+  return std::nullopt;
+}
+
+std::vector<TunedPlanRecord> Store::tuned_plans_named(const std::string& model_name) const {
+  std::vector<TunedPlanRecord> out;
+  try {
+    Statement s(db_->get(), std::string(kTunedColumns) + "WHERE model_name = ?1 ORDER BY tuned_at");
+    s.bind(1, model_name);
+    while (s.step()) out.push_back(read_tuned(s));
+  } catch (const SqliteError& e) {
+    fail(path_, e.what());
+  }
+  return out;
 }
 
 std::string Store::quick_check() const {

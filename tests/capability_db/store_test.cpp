@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::sample_profile;
+
 using test::ScratchDir;
 using ::testing::HasSubstr;
 
@@ -297,6 +298,73 @@ TEST(Store, LoadProfileForPrefersFileThenDatabase) {
   save_profile_file(file, {b});
   EXPECT_EQ(load_profile_for("cpu_ref:0", file.string(), db.string())->fingerprint, "fp-b");
   EXPECT_FALSE(load_profile_for("fp-a", file.string(), db.string()));
+}
+
+// A version 1 database (before in-context calibration) is migrated in
+// place: its profiles stay, the new tables appear, nothing is moved aside.
+TEST(Store, VersionOneIsMigratedInPlaceKeepingItsRows) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  { Store::open(path).put(sample_profile("fp-a")); }
+  raw_exec(path, "DROP TABLE node_timings; DROP TABLE tuned_plans; PRAGMA user_version = 1");
+  auto store = Store::open(path);
+  ASSERT_EQ(store.list().size(), 1u);
+  EXPECT_EQ(store.get("fp-a")->ops.size(), sample_profile("fp-a").ops.size());
+  EXPECT_TRUE(files_starting(dir.path(), "caps.db.v1-").empty());
+  NodeTiming t{std::string(kSignatureVersion) + "|Relu|f32[4]|f32[4]|",
+               "Relu",
+               "f32",
+               3,
+               2.5,
+               0.1,
+               "2026-12-01T00:00:00Z"};
+  store.put_node_timings("fp-a", {t});
+  const auto rows = store.node_timings("fp-a");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].signature, t.signature);
+  EXPECT_DOUBLE_EQ(rows[0].median_us, 2.5);
+  EXPECT_EQ(rows[0].samples, 3);
+  // Removing the device removes its measurements.
+  EXPECT_TRUE(store.remove("fp-a"));
+  EXPECT_TRUE(store.node_timings("fp-a").empty());
+}
+
+// A corrupt or stale calibration row is dropped with a warning, never fatal.
+TEST(Store, CorruptNodeTimingRowsAreDroppedWithAWarning) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  const std::string good = std::string(kSignatureVersion) + "|Relu|f32[4]|f32[4]|";
+  {
+    auto store = Store::open(path);
+    store.put_node_timings("fp-a", {{good, "Relu", "f32", 5, 1.5, 0.1, "t"},
+                                    {good + "x", "Relu", "f32", 5, 1.0, 0.1, "t"},
+                                    {"s0|Relu|f32[4]|f32[4]|", "Relu", "f32", 5, 1.0, 0.1, "t"}});
+  }
+  raw_exec(
+      path,
+      ("UPDATE node_timings SET median_us = 'fast' WHERE signature = '" + good + "x'").c_str());
+  auto store = Store::open(path);
+  LogCapture log;
+  const Calibration cal(store.node_timings("fp-a"), "dev:0");
+  EXPECT_EQ(cal.size(), 1u);
+  ASSERT_NE(cal.find(good), nullptr);
+  EXPECT_DOUBLE_EQ(cal.find(good)->median_us, 1.5);
+  EXPECT_THAT(log.text(), HasSubstr("dropped 2"));
+  EXPECT_THAT(log.text(), HasSubstr("dev:0"));
+}
+
+TEST(Store, TunedPlansAreFoundByTheirWholeKeyOnly) {
+  ScratchDir dir;
+  auto store = Store::open(dir / "caps.db");
+  store.put_tuned_plan({"h1", "fp-a", "amp=O2", "m.onnx", "t1", "{}"});
+  store.put_tuned_plan({"h1", "fp-a", "amp=O1", "m.onnx", "t2", "{}"});
+  EXPECT_TRUE(store.tuned_plan("h1", "fp-a", "amp=O2"));
+  EXPECT_FALSE(store.tuned_plan("h2", "fp-a", "amp=O2"));
+  EXPECT_FALSE(store.tuned_plan("h1", "fp-b", "amp=O2"));
+  EXPECT_EQ(store.tuned_plans_named("m.onnx").size(), 2u);
+  // Tuning again replaces the row.
+  store.put_tuned_plan({"h1", "fp-a", "amp=O2", "m.onnx", "t3", "{\"x\":1}"});
+  EXPECT_EQ(store.tuned_plan("h1", "fp-a", "amp=O2")->tuned_at, "t3");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Predicted times from a device profile: interpolation by work between
 // probed shapes, Casts per element, fallback to the plugin's hints; and
 // capability answers from a profile alone.
+#include <ampx/capability/calibration.hpp>
 #include <ampx/capability/cost_model.hpp>
 #include <ampx/capability/profile_capabilities.hpp>
 
@@ -89,3 +90,51 @@ TEST(ProfileCapabilities, AnswersFromTheProfileAlone) {
 }
 
 }  // namespace
+
+// In-context calibration: an exact measurement wins, anything else goes to
+// the probe data and then the hints, and the origin says which.
+TEST(CalibratedCostModel, PrefersAnExactMeasurementAndSaysWhereEachNumberCameFrom) {
+  auto inner = std::shared_ptr<CostModel>(
+      make_profile_cost_model(profile(), std::make_unique<FixedHints>()));
+  Calibration cal;
+  const double samples[] = {7.0, 5.0, 6.0, 50.0};  // one slow outlier
+  cal.record(matmul(100, 100, 100).desc(), samples, "now");
+  CalibratedCostModel m(std::move(cal), inner);
+  const auto exact = m.estimate(matmul(100, 100, 100).desc());
+  EXPECT_EQ(exact.origin, CostOrigin::kMeasured);
+  EXPECT_NEAR(exact.us, 6.5, 1e-9);  // the median, not the mean
+  const auto other_shape = m.estimate(matmul(100, 200, 100).desc());
+  EXPECT_EQ(other_shape.origin, CostOrigin::kProbe);
+  EXPECT_NEAR(other_shape.us, 10 * std::pow(2.0, 2.0 / 3.0), 1e-6);  // the probe slope
+  test::NodeBuilder relu("Relu", "r");
+  relu.input(AMPX_DTYPE_F32, {8}).output(AMPX_DTYPE_F32, {8});
+  const auto hinted = m.estimate(relu.desc());
+  EXPECT_EQ(hinted.origin, CostOrigin::kHint);
+  EXPECT_EQ(hinted.us, 123);
+  EXPECT_NE(m.source().find("in-context measurements (1 node signatures)"), std::string::npos);
+}
+
+TEST(NodeSignature, NamesEveryTensorAndAttributeButNeverTheNodeName) {
+  auto conv = [](const char* name, int64_t pad, bool attrs_reversed) {
+    test::NodeBuilder b("Conv2d", name);
+    b.input(AMPX_DTYPE_F16, {1, 3, 8, 8}).input(AMPX_DTYPE_F16, {4, 3, 3, 3});
+    b.output(AMPX_DTYPE_F16, {1, 4, 8, 8});
+    if (attrs_reversed) {
+      b.attr_ints("pads", {pad, pad, pad, pad}).attr_int("group", 1);
+    } else {
+      b.attr_int("group", 1).attr_ints("pads", {pad, pad, pad, pad});
+    }
+    return node_signature(b.desc());
+  };
+  EXPECT_EQ(conv("a", 1, false), conv("b", 1, true));
+  EXPECT_NE(conv("a", 1, false), conv("a", 0, false));
+  EXPECT_EQ(conv("a", 1, false),
+            std::string(kSignatureVersion) +
+                "|Conv2d|f16[1,3,8,8],f16[4,3,3,3]|f16[1,4,8,8]|group=1;pads=[1,1,1,1]");
+  NodeTiming bad{conv("a", 1, false), "Conv2d", "f16", 0, 1, 0, "t"};
+  EXPECT_EQ(invalid_reason(bad), "no samples");
+  bad.samples = 2;
+  EXPECT_EQ(invalid_reason(bad), "");
+  bad.median_us = std::nan("");
+  EXPECT_NE(invalid_reason(bad), "");
+}

@@ -54,6 +54,8 @@ std::string_view effective_reason_name(EffectiveReason r) {
       return "cost";
     case EffectiveReason::kDataMovement:
       return "data-movement";
+    case EffectiveReason::kTuned:
+      return "tuned";
   }
   return "?";
 }
@@ -542,7 +544,10 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
       const auto answer = ask(dev, n, policy.half);
       np.support_16bit = answer.support;
       if (!answer.note.empty()) np.note = intern_note(answer.note);
-      if (answer.support == AMPX_SUPPORT_NATIVE && demoted && (*demoted)[static_cast<size_t>(id)]) {
+      const bool demote = demoted && (*demoted)[static_cast<size_t>(id)];
+      if (demote && options.tuned_f32) {
+        np.effective_reason = EffectiveReason::kTuned;
+      } else if (answer.support == AMPX_SUPPORT_NATIVE && demote) {
         np.effective_reason = EffectiveReason::kCost;
       } else if (answer.support == AMPX_SUPPORT_NATIVE) {
         np.effective = policy.half;
@@ -625,8 +630,10 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     s.intended_16bit += i16 ? 1 : 0;
     s.effective_16bit += e16 ? 1 : 0;
     const bool by_cost = np.effective_reason == EffectiveReason::kCost;
-    s.kept_fp32_no_native += (i16 && !e16 && !by_cost) ? 1 : 0;
+    const bool by_tuning = np.effective_reason == EffectiveReason::kTuned;
+    s.kept_fp32_no_native += (i16 && !e16 && !by_cost && !by_tuning) ? 1 : 0;
     s.kept_fp32_cost += by_cost ? 1 : 0;
+    s.kept_fp32_tuned += by_tuning ? 1 : 0;
     s.fallbacks += np.placement == PlacementReason::kFallback ? 1 : 0;
     s.placed_by_cost += np.placement == PlacementReason::kCost ? 1 : 0;
     s.pinned += np.placement == PlacementReason::kOverride ? 1 : 0;
@@ -751,6 +758,21 @@ std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType hal
 
 namespace {
 
+// A tuned plan's f32 nodes by source NodeId.
+std::vector<bool> tuned_demotions(const Graph& g, const std::vector<std::string>& names) {
+  std::unordered_map<std::string_view, NodeId> by_name;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id)
+    by_name.emplace(g.node(id).name, id);
+  std::vector<bool> demoted(g.num_nodes(), false);
+  for (const std::string& name : names) {
+    const auto it = by_name.find(name);
+    if (it == by_name.end())
+      throw std::invalid_argument("tuned plan: graph '" + g.name + "' has no node '" + name + "'");
+    demoted[static_cast<size_t>(it->second)] = true;
+  }
+  return demoted;
+}
+
 // Fills the predictions of a built plan from each node's device's model;
 // the per-run copies are added at copy_cost_us().
 void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs) {
@@ -762,6 +784,7 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
   for (size_t i = 0; i < plan.casts.size(); ++i) cast_by_name.emplace(plan.casts[i].name, i);
   double total = 0;
   int known = 0;
+  plan.predicted_measured = plan.predicted_probe = plan.predicted_hint = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(pg.num_nodes()); ++id) {
     if (at_load[static_cast<size_t>(id)]) continue;
     const Node& n = pg.node(id);
@@ -771,13 +794,20 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
     for (ValueId v : n.inputs) ins.push_back(pg.value(v).type.dtype);
     for (ValueId v : n.outputs) outs.push_back(pg.value(v).type.dtype);
     lowered.assign(pg, n, ins, outs, false);
-    const double t = cost->node_us(lowered.desc());
+    const capability::CostEstimate e = cost->estimate(lowered.desc());
+    const double t = e.us;
     if (t > 0) total += t;
     known += t >= 0 ? 1 : 0;
-    if (auto it = by_name.find(n.name); it != by_name.end())
+    plan.predicted_measured += e.origin == capability::CostOrigin::kMeasured ? 1 : 0;
+    plan.predicted_probe += e.origin == capability::CostOrigin::kProbe ? 1 : 0;
+    plan.predicted_hint += e.origin == capability::CostOrigin::kHint ? 1 : 0;
+    if (auto it = by_name.find(n.name); it != by_name.end()) {
       plan.nodes[it->second].predicted_us = t;
-    else if (auto c = cast_by_name.find(n.name); c != cast_by_name.end())
+      plan.nodes[it->second].cost_origin = e.origin;
+    } else if (auto c = cast_by_name.find(n.name); c != cast_by_name.end()) {
       plan.casts[c->second].predicted_us = t;
+      plan.casts[c->second].cost_origin = e.origin;
+    }
   }
   for (const CopyRecord& c : plan.copies)
     total +=
@@ -804,6 +834,12 @@ AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy,
     any_cost = any_cost || d.cost;
   }
   const bool multi = devices.size() > 1;
+  if (!any_cost && options.tuned_f32) {
+    PlanOptions inner = options;
+    inner.build_graph = options.build_graph || multi;
+    const std::vector<bool> demoted = tuned_demotions(g, *options.tuned_f32);
+    return plan_decisions(g, policy, devices, inner, pins, &demoted, nullptr);
+  }
   if (!any_cost) {
     PlanOptions inner = options;
     // Copies are found on the planned graph: a multi-device plan keeps it
@@ -815,7 +851,9 @@ AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy,
   inner.build_graph = true;  // predictions are made on the planned graph
   std::vector<bool> demoted;
   std::vector<Placed> placed;
-  if (!options.capability_blind) {
+  if (options.tuned_f32) {
+    demoted = tuned_demotions(g, *options.tuned_f32);
+  } else if (!options.capability_blind) {
     PlanOptions first_options = options;
     first_options.build_graph = false;
     const AmpPlan first = plan_decisions(g, policy, devices, first_options, pins, nullptr, nullptr);
@@ -849,6 +887,12 @@ AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy,
 
 void predict_plan(AmpPlan& plan, capability::CostModel& cost) {
   std::vector<capability::CostModel*> costs(std::max<size_t>(plan.devices.size(), 1), &cost);
+  predict_placed(plan, costs);
+}
+
+void predict_plan(AmpPlan& plan, std::span<capability::CostModel* const> costs) {
+  if (costs.size() != plan.devices.size())
+    throw std::invalid_argument("predict_plan: one cost model per plan device");
   predict_placed(plan, costs);
 }
 

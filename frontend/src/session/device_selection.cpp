@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -83,8 +84,24 @@ std::shared_ptr<capability::CostModel> live_cost_model(const plugins::Device& de
     spdlog::warn("no probe data for {} ({}); using the plugin's cost hints", device.id(), e.what());
   }
   auto hints = capability::make_hint_cost_model(caps);
-  if (prof) return capability::make_profile_cost_model(std::move(*prof), std::move(hints));
-  return hints;
+  std::shared_ptr<capability::CostModel> inner =
+      prof ? capability::make_profile_cost_model(std::move(*prof), std::move(hints))
+           : std::shared_ptr<capability::CostModel>(std::move(hints));
+  // In-context measurements (`ampx tune`) come first where there are any.
+  capability::Calibration calibration;
+  try {
+    const auto path = capability::resolve_db_path(db_path);
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      const auto store = capability::Store::open(path);
+      calibration =
+          capability::Calibration(store.node_timings(device.props().fingerprint), device.id());
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("no in-context measurements for {} ({})", device.id(), e.what());
+  }
+  return std::make_shared<capability::CalibratedCostModel>(std::move(calibration),
+                                                           std::move(inner));
 }
 
 namespace {

@@ -41,7 +41,24 @@ AmpPlan Session::plan(const Graph& graph, const AmpPolicy& policy, const PlanOpt
   if (!selection_) select_devices(graph);
   const std::vector<DevicePin> device_pins = selection_->pins(pins);
   const auto devices = selection_->plan_devices();
-  return plan_amp(graph, policy, devices, options, device_pins);
+  std::optional<StoredTuning> tuning;
+  if (options_.use_tuned && options_.use_costs && !options.capability_blind && !options.tuned_f32)
+    tuning =
+        find_tuned_plan(graph, graph.name, tuned_plan_key(graph, policy, *selection_, device_pins),
+                        options_.db_path);
+  if (!tuning) return plan_amp(graph, policy, devices, options, device_pins);
+  PlanOptions tuned = options;
+  tuned.tuned_f32 = &tuning->f32_nodes;
+  AmpPlan plan = plan_amp(graph, policy, devices, tuned, device_pins);
+  plan.tuned = tuning->note;
+  return plan;
+}
+
+TuneResult Session::tune(const Graph& graph, const AmpPolicy& policy, TuneOptions options,
+                         std::span<const std::pair<std::string, std::string>> pins) {
+  if (!selection_) select_devices(graph);
+  if (!options.db_path) options.db_path = options_.db_path;
+  return tune_plan(graph, graph.name, policy, *selection_, selection_->pins(pins), options);
 }
 
 CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion) const {

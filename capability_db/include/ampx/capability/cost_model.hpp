@@ -13,11 +13,28 @@
 
 namespace ampx::capability {
 
+// Where one prediction came from, best first (the plan says it per node).
+enum class CostOrigin { kNone, kMeasured, kProbe, kHint };
+// "measured", "probe", "hint", "none".
+const char* cost_origin_name(CostOrigin o);
+
+struct CostEstimate {
+  double us = -1;  // < 0: nothing known
+  CostOrigin origin = CostOrigin::kNone;
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
   // Microseconds per launch; < 0 when nothing is known.
   virtual double node_us(const ampx_node_desc& node) = 0;
+  // The same with its origin. The default: probe data when measured(),
+  // else the plugin's hints.
+  virtual CostEstimate estimate(const ampx_node_desc& node) {
+    const double us = node_us(node);
+    if (us < 0) return {};
+    return {us, measured() ? CostOrigin::kProbe : CostOrigin::kHint};
+  }
   // Where the numbers come from, for plan and report output: "probe data
   // (<fingerprint>, <date>)" or "plugin cost hints (no probe data)".
   virtual std::string source() const = 0;

@@ -5,13 +5,15 @@
 //  - the schema is versioned (PRAGMA user_version) and marked as ours (PRAGMA
 //    application_id); a file that is not a database, fails quick_check or
 //    belongs to someone else is moved aside to "<path>.corrupt-<UTC time>", one
-//    of another schema version to "<path>.v<N>-<UTC time>" (with a warning
-//    naming both paths), and an empty database is built in its place;
+//    of a newer schema version to "<path>.v<N>-<UTC time>" (with a warning
+//    naming both paths), and an empty database is built in its place; an
+//    older version of ours is migrated in place, in one transaction;
 //  - WAL journal, a busy timeout and BEGIN IMMEDIATE write transactions: two
 //    probes writing at once serialise instead of failing or corrupting it;
 //  - every write is one transaction: a failed put() leaves the old rows.
 #pragma once
 
+#include <ampx/capability/calibration.hpp>
 #include <ampx/capability/profile.hpp>
 
 #include <cstdint>
@@ -24,7 +26,9 @@
 namespace ampx::capability {
 
 // Schema version written to PRAGMA user_version; bump on any table change.
-inline constexpr int kStoreSchemaVersion = 1;
+// Version 2 added node_timings and tuned_plans; a version 1 file is migrated
+// in place (docs/capability-db.md).
+inline constexpr int kStoreSchemaVersion = 2;
 // PRAGMA application_id of an ampx capability database ("AMPX" in ASCII).
 inline constexpr int32_t kStoreApplicationId = 0x414D5058;
 
@@ -47,6 +51,18 @@ struct ProfileSummary {
   int ops = 0;  // op timings stored (instances: op x shape class x dtype)
   int native = 0, emulated = 0, unsupported = 0;
   int measured = 0;  // of those, with a kernel time
+};
+
+// A plan `ampx tune` kept (docs/TUNING.md): the key is the model's content
+// hash, the devices' fingerprints (in plan order, joined by ',') and the
+// plan options; `plan_json` is the "ampx.tuned/1" document.
+struct TunedPlanRecord {
+  std::string model_hash;
+  std::string devices;
+  std::string options;
+  std::string model_name;  // for notes about a stored plan that no longer matches
+  std::string tuned_at;
+  std::string plan_json;
 };
 
 class Store {
@@ -73,6 +89,20 @@ class Store {
   std::vector<DeviceProfile> all() const;
   // Removes one fingerprint's rows; false if it was not stored.
   bool remove(const std::string& fingerprint);
+  // In-context measurements of one device: each row replaces the stored
+  // one of its signature (one transaction).
+  void put_node_timings(const std::string& fingerprint, const std::vector<NodeTiming>& rows);
+  // As stored; Calibration's constructor drops the unusable ones.
+  std::vector<NodeTiming> node_timings(const std::string& fingerprint) const;
+
+  void put_tuned_plan(const TunedPlanRecord& record);
+  std::optional<TunedPlanRecord> tuned_plan(const std::string& model_hash,
+                                            const std::string& devices,
+                                            const std::string& options) const;
+  // Every tuned plan stored for a model name (a file path or builtin:NAME),
+  // to say why none matched.
+  std::vector<TunedPlanRecord> tuned_plans_named(const std::string& model_name) const;
+
   // "ok", or SQLite's first complaint (PRAGMA quick_check).
   std::string quick_check() const;
 

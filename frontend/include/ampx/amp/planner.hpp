@@ -25,6 +25,7 @@ enum class EffectiveReason {
   kCost,            // native in 16-bit, but f32 is predicted faster (Casts included)
   kDataMovement,    // data movement the device only emulates in 16-bit: still 16-bit,
                     // since it is exact and a Cast pair around it costs more
+  kTuned,           // a stored tuned plan keeps it f32: measured faster so in context
 };
 
 std::string_view intent_reason_name(IntentReason r);
@@ -51,6 +52,9 @@ struct NodePlan {
   double predicted_us = -1;
   double time_f32_us = -1;
   double time_16_us = -1;
+  // Where predicted_us came from: an in-context measurement, probe data or
+  // the plugin's hints (kNone without a prediction).
+  capability::CostOrigin cost_origin = capability::CostOrigin::kNone;
   // Placement: index into AmpPlan::devices, why there, and for fallbacks
   // the devices that could not run it ("unsupported on vulkan:0").
   int device = 0;
@@ -68,6 +72,7 @@ struct CastRecord {
   // Cost-aware plans: predicted time per run; < 0 for weight Casts (folded
   // at load) and without a cost model.
   double predicted_us = -1;
+  capability::CostOrigin cost_origin = capability::CostOrigin::kNone;
 };
 
 struct PlanSummary {
@@ -77,6 +82,7 @@ struct PlanSummary {
   int effective_16bit = 0;
   int kept_fp32_no_native = 0;  // no native 16-bit kernel (emulated or unsupported)
   int kept_fp32_cost = 0;       // native, but f32 predicted faster
+  int kept_fp32_tuned = 0;      // a stored tuned plan keeps them f32 (measured)
   int casts = 0;
   int casts_on_constants = 0;
   // Placement (multi-device plans; zero otherwise).
@@ -104,6 +110,12 @@ struct AmpPlan {
   // from (CostModel::source()). predicted_us < 0 without a cost model.
   double predicted_us = -1;
   std::string cost_source;
+  // Set when the plan applies a stored tuned plan (`ampx tune`): what it
+  // was and when ("tuned plan of 2026-12-01T10:00:00Z: 3 nodes f32 by
+  // measurement"); empty otherwise.
+  std::string tuned;
+  // Predictions by origin (kernels and per-run Casts of the built graph).
+  int predicted_measured = 0, predicted_probe = 0, predicted_hint = 0;
 
   std::string_view note_of(const NodePlan& n) const {
     return n.note < 0 ? std::string_view{} : std::string_view(notes[static_cast<size_t>(n.note)]);
@@ -126,6 +138,11 @@ struct PlanOptions {
   // cut over predicted kernel and Cast times; the others get reason `cost`.
   // Ignored by capability-blind plans (they only get predictions).
   capability::CostModel* cost = nullptr;
+  // A stored tuned plan's choice (docs/TUNING.md): these source nodes stay
+  // f32 (reason `tuned`) and no cost step runs; every other node follows
+  // the policy and the devices' answers. Names must exist in the graph
+  // (std::invalid_argument otherwise: the caller checks the key first).
+  const std::vector<std::string>* tuned_f32 = nullptr;
 };
 
 // `--dtype auto`: which 16-bit type to plan with on this device. Plans the
@@ -143,6 +160,9 @@ struct HalfChoice {
 // from `cost`, for a plan whose graph was built (any plan: cost-aware ones
 // get this already). Per-run Casts count; weight Casts folded at load do not.
 void predict_plan(AmpPlan& plan, capability::CostModel& cost);
+// The same with one model per AmpPlan::devices entry (null: no prediction
+// for that device's nodes).
+void predict_plan(AmpPlan& plan, std::span<capability::CostModel* const> costs);
 
 HalfChoice choose_half_dtype(const Graph& graph, const AmpPolicy& policy, CapabilitySource& device);
 // The same across devices: the nodes counted are those the placement puts

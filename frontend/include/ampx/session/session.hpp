@@ -15,6 +15,7 @@
 #include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 #include <ampx/session/device_selection.hpp>
+#include <ampx/tune/tuner.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -36,6 +37,9 @@ struct SessionOptions {
   // false: a node no listed device can run is an error (`--no-fallback`).
   bool fallback = true;
   bool use_costs = true;
+  // plan() applies a plan `tune` stored for the same model, devices and
+  // options (docs/TUNING.md); false: always plan afresh.
+  bool use_tuned = true;
   std::optional<std::string> db_path{};
   int threads = 0;  // per CPU plugin; 0: the plugin's default
 };
@@ -77,6 +81,11 @@ class Session {
   // pattern (name or prefix*) -> device id of the selection.
   AmpPlan plan(const Graph& graph, const AmpPolicy& policy, const PlanOptions& options = {},
                std::span<const std::pair<std::string, std::string>> pins = {});
+  // `ampx tune`: measure, re-plan, verify against O0, keep and store the
+  // plan that is not slower (TuneResult::plan; options.db_path defaults to
+  // the session's database).
+  TuneResult tune(const Graph& graph, const AmpPolicy& policy, TuneOptions options = {},
+                  std::span<const std::pair<std::string, std::string>> pins = {});
   // Fusion (never across devices) and an executor over the plan's devices.
   CompiledModel compile(const AmpPlan& plan, const FusionOptions& fusion = {}) const;
 

@@ -1,0 +1,48 @@
+// What a tuned plan is stored under (docs/TUNING.md): the model's content
+// hash, the devices' fingerprints in plan order and the plan options. A
+// changed model, device, plugin version or option is a different key, so a
+// stored plan is never applied to something it was not measured for.
+#pragma once
+
+#include <ampx/amp/placement.hpp>
+#include <ampx/amp/policy.hpp>
+#include <ampx/ir/graph.hpp>
+#include <ampx/session/device_selection.hpp>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ampx {
+
+// 16 hex digits (FNV-1a 64) over everything that makes the graph what it
+// is: inputs and outputs, values (names, dtypes, shapes, constant bytes),
+// nodes (names, ops, attributes, wiring). Two loads of one file agree.
+std::string graph_content_hash(const Graph& graph);
+
+struct TunedPlanKey {
+  std::string model_hash;
+  std::string devices;  // fingerprints in selection order, ','-joined
+  std::string options;  // "amp=O2;dtype=bf16;white=...;black=...;overrides=...;place=...;devices=..."
+};
+TunedPlanKey tuned_plan_key(const Graph& graph, const AmpPolicy& policy,
+                            const DeviceSelection& selection, std::span<const DevicePin> pins);
+
+// A stored tuned plan that matches the key: the source nodes it keeps f32,
+// and a line saying which plan it is.
+struct StoredTuning {
+  std::vector<std::string> f32_nodes;
+  std::string kept;  // "tuned", "untuned" or "O0"
+  std::string note;  // "tuned plan of 2026-12-01T10:00:00Z (kept: tuned, 3 nodes f32 by measurement)"
+};
+// Looks the key up in the database at `db_path` (nullopt: the default
+// path). None stored: nullopt, with an info-level note when plans for the
+// same model name exist under other keys (model, device or options
+// changed). A stored plan that cannot be used (unreadable JSON, a node the
+// graph lacks) is ignored with a warning; never fatal, never misapplied.
+std::optional<StoredTuning> find_tuned_plan(const Graph& graph, const std::string& model_name,
+                                            const TunedPlanKey& key,
+                                            const std::optional<std::string>& db_path);
+
+}  // namespace ampx
