@@ -24,6 +24,8 @@ struct ReportOptions {
   std::string dtype = "auto";
   bool no_run = false;
   bool no_cost = false;
+  bool no_tuned = false;
+  bool tune = false;
   std::string profile;
   std::string db;
   int iters = 3;
@@ -61,6 +63,9 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   settings.placements = opts.placements;
   settings.host = &host;
   settings.use_costs = !opts.no_cost;
+  if (opts.tune && opts.no_tuned) throw UsageError("report: --tune and --no-tuned exclude each other");
+  settings.use_tuned = !opts.no_tuned;
+  settings.tune = opts.tune;
   settings.db_path = db_option(opts.db);
   if (!opts.placements.empty() && !opts.profile.empty())
     throw UsageError("--placement plans live devices: it cannot be combined with --profile");
@@ -124,6 +129,11 @@ Action add_report_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_flag("--no-run", opts->no_run, "plans and predictions only, no measured times");
   cmd->add_flag("--no-cost", opts->no_cost, "plans without the cost step");
+  cmd->add_flag("--no-tuned", opts->no_tuned,
+                "report plans made afresh, not the tuned plans `ampx tune` stored");
+  cmd->add_flag("--tune", opts->tune,
+                "tune O1-O3 on every live device where no tuned plan is stored (ampx tune with "
+                "3 verification rounds; stored for the next report)");
   cmd->add_option("--profile", opts->profile,
                   "report the devices of a stored profile (ampx db export) instead of live ones");
   cmd->add_option("--db", opts->db, "capability database with probe data");

@@ -82,6 +82,42 @@ void add_coverage(const Graph& g, const ReportDevice& dev,
   }
 }
 
+// A level's plan on one device: the stored tuned plan for it where one
+// matches (tuned on the spot first with settings.tune), else planned
+// afresh with the device's cost model. The key is the one `ampx tune MODEL
+// --device ID` stores under (the device with the reference fallback).
+AmpPlan plan_level(const Graph& g, const std::string& model, const AmpPolicy& policy,
+                   const ReportDevice& dev, bool build_graph, const ReportSettings& settings,
+                   LevelRow& row) {
+  const PlanOptions fresh{.build_graph = build_graph, .cost = dev.cost.get()};
+  if (!settings.use_tuned || !settings.use_costs || !dev.device || !settings.host)
+    return plan_amp(g, policy, *dev.caps, fresh);
+  const DeviceSelection sel = select_devices(
+      *settings.host, g,
+      {.spec = dev.id, .fallback = true, .use_costs = true, .db_path = settings.db_path});
+  const TunedPlanKey key = tuned_plan_key(g, policy, sel, {});
+  std::optional<StoredTuning> stored = find_tuned_plan(g, model, key, settings.db_path);
+  if (!stored && settings.tune && dev.device) {
+    TuneOptions o = settings.tune_options;
+    o.db_path = settings.db_path;
+    o.store = true;
+    (void)tune_plan(g, model, policy, sel, {}, o);
+    stored = find_tuned_plan(g, model, key, settings.db_path);
+  }
+  if (!stored) return plan_amp(g, policy, *dev.caps, fresh);
+  // The selection's cost model holds what tuning just measured.
+  AmpPlan plan = plan_amp(g, policy, *sel.devices.front().caps,
+                          {.build_graph = build_graph,
+                           .cost = sel.devices.front().cost.get(),
+                           .tuned_f32 = &stored->f32_nodes});
+  plan.tuned = stored->note;
+  row.tuned = stored->kept;
+  row.kept_fp32_tuned = plan.summary.kept_fp32_tuned;
+  if (stored->ratio_to_o0 > 0) row.verified_ratio_to_o0 = stored->ratio_to_o0;
+  if (stored->noise >= 0) row.noise = stored->noise;
+  return plan;
+}
+
 struct Measured {
   double ms = 0;
   std::vector<HostTensor> outputs;
@@ -199,7 +235,9 @@ capability::Report build_report(const std::vector<std::string>& models,
           }
           row.dtype = std::string(dtype_name(policy.half));
           const AmpPlan plan =
-              plan_amp(g, policy, *dev.caps, {.build_graph = can_run, .cost = dev.cost.get()});
+              level == AmpLevel::kO0
+                  ? plan_amp(g, policy, *dev.caps, {.build_graph = can_run, .cost = dev.cost.get()})
+                  : plan_level(g, model, policy, dev, can_run, settings, row);
           const auto& s = plan.summary;
           row.intended_16bit = s.intended_16bit;
           row.effective_16bit = s.effective_16bit;

@@ -12,6 +12,8 @@
 
 #include "cli_common.hpp"
 
+#include <ampx/tune/tuner.hpp>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,6 +35,16 @@ struct ReportSettings {
   std::vector<std::string> placements;
   const plugins::PluginHost* host = nullptr;
   bool use_costs = true;
+  // Report a stored tuned plan for a live device where one matches
+  // (docs/TUNING.md); with `tune`, tune O1-O3 on the spot where none does
+  // (stored, so the next report reuses it), with `tune_options`.
+  bool use_tuned = true;
+  bool tune = false;
+  TuneOptions tune_options{.max_replans = 4,
+                           .profile_runs = 5,
+                           .warmup = 1,
+                           .verify_rounds = 3,
+                           .verify_runs = 5};
   std::optional<std::string> db_path;
   // Called before each (model, device, level) step: done, total, what.
   std::function<void(int, int, const std::string&)> progress;

@@ -26,6 +26,11 @@ nlohmann::json level_json(const LevelRow& l, double o0_pred, std::optional<doubl
   if (l.measured_ms && o0_meas && *o0_meas > 0)
     j["measured_ratio_to_o0"] = *l.measured_ms / *o0_meas;
   if (!l.error.empty()) j["error"] = l.error;
+  if (!l.tuned.empty())
+    j["tuned"] = {{"kept", l.tuned},
+                  {"kept_fp32_tuned", l.kept_fp32_tuned},
+                  {"verified_ratio_to_o0", opt(l.verified_ratio_to_o0)},
+                  {"noise", opt(l.noise)}};
   return j;
 }
 

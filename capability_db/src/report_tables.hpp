@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -38,6 +40,11 @@ inline Table level_table(const DeviceSection& d, bool ran) {
   if (ran) {
     for (const char* h : {"measured", "ratio", "max rel. error"}) t[0].push_back(h);
   }
+  // Columns for tuned plans only where some level has one.
+  const bool tuned = std::any_of(d.levels.begin(), d.levels.end(),
+                                 [](const LevelRow& l) { return !l.tuned.empty(); });
+  if (tuned)
+    for (const char* h : {"tuned plan", "f32: tuned", "verified vs O0"}) t[0].push_back(h);
   double o0p = -1;
   std::optional<double> o0m;
   for (const auto& l : d.levels)
@@ -65,6 +72,14 @@ inline Table level_table(const DeviceSection& d, bool ran) {
       row.push_back(ms(l.measured_ms));
       row.push_back(l.measured_ms && o0m ? ratio(*l.measured_ms, *o0m) : "—");
       row.push_back(l.max_rel_error ? fmt::format("{:.1e}", *l.max_rel_error) : "—");
+    }
+    if (tuned) {
+      row.push_back(l.tuned.empty() ? "—" : "kept " + l.tuned);
+      row.push_back(l.tuned.empty() ? "—" : std::to_string(l.kept_fp32_tuned));
+      row.push_back(l.verified_ratio_to_o0
+                        ? fmt::format("{:.2f}x ± {:.0f} %", *l.verified_ratio_to_o0,
+                                      100 * l.noise.value_or(0))
+                        : "—");
     }
     t.push_back(std::move(row));
   }

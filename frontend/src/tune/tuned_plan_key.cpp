@@ -151,6 +151,9 @@ std::optional<StoredTuning> find_tuned_plan(const Graph& graph, const std::strin
     StoredTuning t;
     t.kept = j.at("kept").get<std::string>();
     t.f32_nodes = j.at("f32_nodes").get<std::vector<std::string>>();
+    t.noise = j.value("noise", -1.0);
+    for (const auto& v : j.value("verified", nlohmann::json::array()))
+      if (v.value("plan", "") == t.kept) t.ratio_to_o0 = v.value("ratio_to_o0", -1.0);
     std::unordered_set<std::string_view> names;
     for (const Node& n : graph.nodes()) names.insert(n.name);
     for (const std::string& n : t.f32_nodes)

@@ -27,6 +27,13 @@ struct LevelRow {
   std::optional<double> measured_ms;    // median, when run
   std::optional<double> max_rel_error;  // against O0 f32 on the same device
   std::string error;                    // why this level could not be planned/run
+  // A tuned plan (`ampx tune`, `ampx report --tune`) is reported: which one
+  // was kept ("tuned", "untuned", "O0"; empty: not tuned), the nodes it
+  // keeps f32 by measurement, and its alternating verification against O0.
+  std::string tuned;
+  int kept_fp32_tuned = 0;
+  std::optional<double> verified_ratio_to_o0;
+  std::optional<double> noise;
 };
 
 struct DeviceSection {

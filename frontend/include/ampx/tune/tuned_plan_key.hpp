@@ -34,6 +34,10 @@ TunedPlanKey tuned_plan_key(const Graph& graph, const AmpPolicy& policy,
 struct StoredTuning {
   std::vector<std::string> f32_nodes;
   std::string kept;  // "tuned", "untuned" or "O0"
+  // The kept plan's verification: median ratio to O0 and the noise bound
+  // (< 0 when the record lacks them).
+  double ratio_to_o0 = -1;
+  double noise = -1;
   std::string note;  // "tuned plan of 2026-12-01T10:00:00Z (kept: tuned, 3 nodes f32 by measurement)"
 };
 // Looks the key up in the database at `db_path` (nullopt: the default
