@@ -47,14 +47,21 @@ def main():
                 cmd = [args.ampx, "tune", model, "--device", dev, "--amp", level, "--dtype",
                        args.dtype, "--rounds", str(args.rounds), "--iters", str(args.iters),
                        "--format", "json"]
+                # The ONNX test models (tests/onnx/make_models.py) keep their
+                # symbolic input shapes in MODEL.shapes, one NAME=DIMS a line.
+                shapes = model[:-5] + ".shapes" if model.endswith(".onnx") else None
+                if shapes and os.path.exists(shapes):
+                    for line in open(shapes).read().split():
+                        cmd += ["--input-shape", line]
+                name = os.path.basename(model)
                 p = subprocess.run(cmd, env=env, capture_output=True, text=True)
                 if p.returncode != 0:
-                    print(f"| {dev} | {model} | {level} | - | error: {p.stderr.strip()} |||||||")
+                    print(f"| {dev} | {name} | {level} | - | error: {p.stderr.strip()} |||||||")
                     continue
                 j = json.loads(p.stdout)
                 v = {x["plan"]: x for x in j["verified"]}
                 e = j["prediction_error"]
-                print(f"| {dev} | {model} | {level} | {j['plan']['dtype']} | "
+                print(f"| {dev} | {name} | {level} | {j['plan']['dtype']} | "
                       f"{v['untuned']['ratio_to_o0']:.3f} | {v['tuned']['ratio_to_o0']:.3f} | "
                       f"{j['kept']} | {100 * j['noise']:.1f} % | "
                       f"{pct(e['node_before'])} -> {pct(e['node_after'])} | "

@@ -298,17 +298,9 @@ PlannedModel plan_model(const plugins::PluginHost& host, const Graph& graph,
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  std::optional<StoredTuning> tuning;
-  if (!po.no_tuned && !po.no_cost && !po.capability_blind)
-    tuning = find_tuned_plan(graph, model, tuned_plan_key(graph, policy, pm.selection, pm.pins),
-                             db_option(po.db));
-  PlanOptions options = po.plan_options(build_graph, nullptr);
-  if (tuning) {
-    options.tuned_f32 = &tuning->f32_nodes;
-    spdlog::info("{}: using the stored {}", model, tuning->note);
-  }
-  pm.plan = plan_amp(graph, policy, plan_devices, options, pm.pins);
-  if (tuning) pm.plan.tuned = tuning->note;
+  pm.plan = plan_on_selection(graph, model, policy, pm.selection, pm.pins,
+                              po.plan_options(build_graph, nullptr), !po.no_tuned && !po.no_cost,
+                              db_option(po.db));
   warn_fallbacks(pm.plan);
   return pm;
 }

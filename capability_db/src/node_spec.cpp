@@ -31,6 +31,12 @@ NodeSpec& NodeSpec::input(ampx_dtype dt, std::vector<int64_t> dims) {
   return *this;
 }
 
+NodeSpec& NodeSpec::constant_input(size_t index, std::vector<std::byte> bytes) {
+  inputs_.at(index).constant = std::move(bytes);
+  rebuild();
+  return *this;
+}
+
 NodeSpec& NodeSpec::output(ampx_dtype dt, std::vector<int64_t> dims) {
   outputs_.push_back({dt, std::move(dims)});
   rebuild();
@@ -68,6 +74,7 @@ void NodeSpec::rebuild() {
     d.dtype = t.dtype;
     d.rank = static_cast<int32_t>(t.dims.size());
     d.dims = t.dims.data();
+    d.const_data = t.constant.empty() ? nullptr : t.constant.data();
     return d;
   };
   in_desc_.clear();

@@ -32,6 +32,20 @@ ProbeCase matmul(const char* op, int64_t m, int64_t k, int64_t n_, bool quick) {
           }};
 }
 
+// A Linear layer as exporters write it: Y = A B^T + C, B [n, k] (transB=1),
+// C [n].
+ProbeCase linear_gemm(int64_t m, int64_t k, int64_t n_, bool quick) {
+  return {"Gemm", fmt::format("{}x{}x{} transB bias", m, k, n_), quick, [=](ampx_dtype dt) {
+            NodeSpec n("Gemm");
+            n.input(dt, {m, k})
+                .input(dt, {n_, k})
+                .input(dt, {n_})
+                .output(dt, {m, n_})
+                .attr_int("transB", 1);
+            return n;
+          }};
+}
+
 std::string dims_label(const Dims& d) {
   std::string s;
   for (const int64_t x : d) s += fmt::format("{}{}", s.empty() ? "" : "x", x);
@@ -168,8 +182,8 @@ std::vector<ProbeCase> full_catalog() {
   v.push_back(conv("dwconv3x3 128 28x28 n1", 128, 128, 3, 28, 128, true));
   v.push_back(matmul("MatMul", 128, 256, 256, true));
   v.push_back(matmul("MatMul", 512, 512, 512, false));
-  v.push_back(matmul("Gemm", 128, 256, 256, true));
-  v.push_back(matmul("Gemm", 512, 512, 512, false));
+  v.push_back(linear_gemm(128, 256, 256, true));
+  v.push_back(linear_gemm(512, 512, 512, false));
   const Dims small{1, 64, 32, 32}, large{1, 256, 64, 64};  // 64K and 1M elements
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Gelu", "Clip", "Dropout"}) {
     v.push_back(unary(op, small, true));

@@ -39,19 +39,8 @@ const DeviceSelection& Session::selection() const {
 AmpPlan Session::plan(const Graph& graph, const AmpPolicy& policy, const PlanOptions& options,
                       std::span<const std::pair<std::string, std::string>> pins) {
   if (!selection_) select_devices(graph);
-  const std::vector<DevicePin> device_pins = selection_->pins(pins);
-  const auto devices = selection_->plan_devices();
-  std::optional<StoredTuning> tuning;
-  if (options_.use_tuned && options_.use_costs && !options.capability_blind && !options.tuned_f32)
-    tuning =
-        find_tuned_plan(graph, graph.name, tuned_plan_key(graph, policy, *selection_, device_pins),
-                        options_.db_path);
-  if (!tuning) return plan_amp(graph, policy, devices, options, device_pins);
-  PlanOptions tuned = options;
-  tuned.tuned_f32 = &tuning->f32_nodes;
-  AmpPlan plan = plan_amp(graph, policy, devices, tuned, device_pins);
-  plan.tuned = tuning->note;
-  return plan;
+  return plan_on_selection(graph, graph.name, policy, *selection_, selection_->pins(pins), options,
+                           options_.use_tuned, options_.db_path);
 }
 
 TuneResult Session::tune(const Graph& graph, const AmpPolicy& policy, TuneOptions options,

@@ -2,9 +2,10 @@
 #include <ampx/tune/tuned_plan_key.hpp>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <unordered_set>
@@ -59,9 +60,9 @@ void hash_attr(Fnv1a& h, const Attribute& a) {
 }
 
 std::string joined_names(const std::vector<OpType>& ops) {
-  std::string s;
-  for (OpType op : ops) s += (s.empty() ? "" : ",") + std::string(op_name(op));
-  return s;
+  std::vector<std::string_view> names;
+  for (OpType op : ops) names.push_back(op_name(op));
+  return fmt::format("{}", fmt::join(names, ","));
 }
 
 }  // namespace
@@ -103,20 +104,23 @@ TunedPlanKey tuned_plan_key(const Graph& graph, const AmpPolicy& policy,
   TunedPlanKey k;
   k.model_hash = graph_content_hash(graph);
   std::string ids;
+  // fmt, not operator+: GCC 12 warns falsely (-Wrestrict) on "lit" + string.
+  auto add = [](std::string& list, const std::string& item) {
+    list = list.empty() ? item : fmt::format("{},{}", list, item);
+  };
   for (const SelectedDevice& d : selection.devices) {
-    k.devices += (k.devices.empty() ? "" : ",") + std::string(d.device->props().fingerprint);
-    ids += (ids.empty() ? "" : ",") + d.device->id() + (d.fallback_only ? "(fallback)" : "");
+    add(k.devices, d.device->props().fingerprint);
+    add(ids, fmt::format("{}{}", d.device->id(), d.fallback_only ? "(fallback)" : ""));
   }
   std::string overrides, place;
   for (const NodeOverride& o : policy.overrides)
-    overrides += (overrides.empty() ? "" : ",") + o.pattern + (o.force_16bit ? ":16" : ":f32");
-  for (const DevicePin& p : pins)
-    place += (place.empty() ? "" : ",") + p.pattern + "=" + std::to_string(p.device);
-  k.options = fmt::format(
-      "amp={};dtype={};white={};black={};overrides={};place={};devices={}",
-      amp_level_name(policy.level), dtype_name(policy.half),
-      policy.white_list ? joined_names(*policy.white_list) : "default",
-      policy.black_list ? joined_names(*policy.black_list) : "default", overrides, place, ids);
+    add(overrides, fmt::format("{}:{}", o.pattern, o.force_16bit ? "16" : "f32"));
+  for (const DevicePin& p : pins) add(place, fmt::format("{}={}", p.pattern, p.device));
+  k.options = fmt::format("amp={};dtype={};white={};black={};overrides={};place={};devices={}",
+                          amp_level_name(policy.level), dtype_name(policy.half),
+                          policy.white_list ? joined_names(*policy.white_list) : "default",
+                          policy.black_list ? joined_names(*policy.black_list) : "default",
+                          overrides, place, ids);
   return k;
 }
 
@@ -135,8 +139,8 @@ std::optional<StoredTuning> find_tuned_plan(const Graph& graph, const std::strin
         const char* what = other.model_hash != key.model_hash ? "the model changed"
                            : other.devices != key.devices     ? "the devices or plugins changed"
                                                               : "the plan options differ";
-        spdlog::info("tuned plan of {} from {} not used: {} (tune again to replace it)",
-                     model_name, other.tuned_at, what);
+        spdlog::info("tuned plan of {} from {} not used: {} (tune again to replace it)", model_name,
+                     other.tuned_at, what);
       }
       return std::nullopt;
     }
@@ -158,14 +162,33 @@ std::optional<StoredTuning> find_tuned_plan(const Graph& graph, const std::strin
     for (const Node& n : graph.nodes()) names.insert(n.name);
     for (const std::string& n : t.f32_nodes)
       if (!names.contains(n)) throw std::runtime_error("no node '" + n + "' in the model");
-    t.note = fmt::format("tuned plan of {} (kept: {}, {} node{} f32 by measurement)",
-                         rec->tuned_at, t.kept, t.f32_nodes.size(),
-                         t.f32_nodes.size() == 1 ? "" : "s");
+    t.note = fmt::format("tuned plan of {} (kept: {}, {} node{} f32 by measurement)", rec->tuned_at,
+                         t.kept, t.f32_nodes.size(), t.f32_nodes.size() == 1 ? "" : "s");
     return t;
   } catch (const std::exception& e) {
     spdlog::warn("tuned plan of {} from {} ignored: {}", model_name, rec->tuned_at, e.what());
     return std::nullopt;
   }
+}
+
+AmpPlan plan_on_selection(const Graph& graph, const std::string& model_name,
+                          const AmpPolicy& policy, const DeviceSelection& selection,
+                          std::span<const DevicePin> pins, const PlanOptions& options,
+                          bool use_tuned, const std::optional<std::string>& db_path) {
+  const auto devices = selection.plan_devices();
+  const bool costs = std::all_of(selection.devices.begin(), selection.devices.end(),
+                                 [](const SelectedDevice& d) { return d.cost != nullptr; });
+  std::optional<StoredTuning> tuning;
+  if (use_tuned && costs && !options.capability_blind && !options.tuned_f32)
+    tuning =
+        find_tuned_plan(graph, model_name, tuned_plan_key(graph, policy, selection, pins), db_path);
+  if (!tuning) return plan_amp(graph, policy, devices, options, pins);
+  spdlog::info("{}: using the stored {}", model_name, tuning->note);
+  PlanOptions tuned = options;
+  tuned.tuned_f32 = &tuning->f32_nodes;
+  AmpPlan plan = plan_amp(graph, policy, devices, tuned, pins);
+  plan.tuned = tuning->note;
+  return plan;
 }
 
 }  // namespace ampx

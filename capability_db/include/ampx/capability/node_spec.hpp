@@ -6,6 +6,7 @@
 
 #include <ampx/backend_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@ class NodeSpec {
   struct Tensor {
     ampx_dtype dtype = AMPX_DTYPE_F32;
     std::vector<int64_t> dims;
+    // A weight's bytes, passed as const_data (empty: not a constant).
+    std::vector<std::byte> constant{};
   };
 
   explicit NodeSpec(std::string op_type, std::string name = "probe");
@@ -31,6 +34,9 @@ class NodeSpec {
   NodeSpec& attr_float(std::string name, double v);
   NodeSpec& attr_ints(std::string name, std::vector<int64_t> v);
   NodeSpec& attr_string(std::string name, std::string v);
+  // Makes input `index` a constant with these bytes (the whole tensor), as
+  // the executor passes weights: a backend may pre-pack it at prepare.
+  NodeSpec& constant_input(size_t index, std::vector<std::byte> bytes);
 
   const std::string& op_type() const noexcept { return op_; }
   const std::vector<Tensor>& inputs() const noexcept { return inputs_; }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <ampx/amp/placement.hpp>
+#include <ampx/amp/planner.hpp>
 #include <ampx/amp/policy.hpp>
 #include <ampx/ir/graph.hpp>
 #include <ampx/session/device_selection.hpp>
@@ -24,7 +25,8 @@ std::string graph_content_hash(const Graph& graph);
 struct TunedPlanKey {
   std::string model_hash;
   std::string devices;  // fingerprints in selection order, ','-joined
-  std::string options;  // "amp=O2;dtype=bf16;white=...;black=...;overrides=...;place=...;devices=..."
+  std::string
+      options;  // "amp=O2;dtype=bf16;white=...;black=...;overrides=...;place=...;devices=..."
 };
 TunedPlanKey tuned_plan_key(const Graph& graph, const AmpPolicy& policy,
                             const DeviceSelection& selection, std::span<const DevicePin> pins);
@@ -38,7 +40,8 @@ struct StoredTuning {
   // (< 0 when the record lacks them).
   double ratio_to_o0 = -1;
   double noise = -1;
-  std::string note;  // "tuned plan of 2026-12-01T10:00:00Z (kept: tuned, 3 nodes f32 by measurement)"
+  std::string
+      note;  // "tuned plan of 2026-12-01T10:00:00Z (kept: tuned, 3 nodes f32 by measurement)"
 };
 // Looks the key up in the database at `db_path` (nullopt: the default
 // path). None stored: nullopt, with an info-level note when plans for the
@@ -48,5 +51,14 @@ struct StoredTuning {
 std::optional<StoredTuning> find_tuned_plan(const Graph& graph, const std::string& model_name,
                                             const TunedPlanKey& key,
                                             const std::optional<std::string>& db_path);
+
+// The plan of `graph` on a device selection, as Session::plan and the CLI
+// make it: a stored tuned plan for the key applied where one matches and
+// `use_tuned` (never for capability-blind plans or without cost models),
+// else planned afresh. The plan says which (AmpPlan::tuned).
+AmpPlan plan_on_selection(const Graph& graph, const std::string& model_name,
+                          const AmpPolicy& policy, const DeviceSelection& selection,
+                          std::span<const DevicePin> pins, const PlanOptions& options,
+                          bool use_tuned, const std::optional<std::string>& db_path);
 
 }  // namespace ampx

@@ -1,0 +1,168 @@
+#include "cost_step.hpp"
+#include "plan_queries.hpp"
+
+#include <ampx/amp/precision_cut.hpp>
+#include <ampx/exec/node_desc.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
+
+namespace ampx::planner_detail {
+
+std::vector<bool> load_time_nodes(const Graph& g) {
+  std::vector<bool> constant(g.num_values(), false), at_load(g.num_nodes(), false);
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
+    constant[static_cast<size_t>(v)] = g.value(v).is_constant();
+  for (NodeId id : g.topological_order()) {
+    const Node& n = g.node(id);
+    bool all = !n.inputs.empty();
+    for (ValueId v : n.inputs) all = all && constant[static_cast<size_t>(v)];
+    at_load[static_cast<size_t>(id)] = all;
+    for (ValueId v : n.outputs) constant[static_cast<size_t>(v)] = all;
+  }
+  return at_load;
+}
+
+// Which native 16-bit nodes to keep 16-bit, for the whole graph at once
+// (precision_cut.hpp). `first` is the plan without cost decisions.
+std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType half,
+                                 std::span<capability::CostModel* const> costs) {
+  std::vector<int> node_device(g.num_nodes(), 0);
+  for (const NodePlan& np : first.nodes) node_device[static_cast<size_t>(np.node)] = np.device;
+  using P = PrecisionCutProblem;
+  std::vector<int> cand(g.num_nodes(), P::kFixedF32);  // label per source node
+  std::vector<NodeId> cand_node;
+  PrecisionCutProblem problem;
+  LoweredNode lowered;
+  const std::vector<bool> at_load = load_time_nodes(g);
+  std::vector<bool> float_node(g.num_nodes(), false);
+  for (const NodePlan& np : first.nodes) {
+    float_node[static_cast<size_t>(np.node)] = np.is_float_node;
+    if (!np.is_float_node) continue;
+    if (!is_16bit_float(np.effective)) continue;
+    const Node& n = g.node(np.node);
+    capability::CostModel* cost = costs[static_cast<size_t>(np.device)];
+    double t32 = cost ? node_time(*cost, lowered, g, n, DType::kF32) : -1;
+    double t16 = cost ? node_time(*cost, lowered, g, n, half) : -1;
+    if (t32 < 0 || t16 < 0) t32 = t16 = 0;  // unknown: a tie, which keeps 16-bit
+    cand[static_cast<size_t>(np.node)] = static_cast<int>(cand_node.size());
+    cand_node.push_back(np.node);
+    problem.time_f32.push_back(t32);
+    problem.time_16.push_back(t16);
+  }
+  if (cand_node.empty()) return std::vector<bool>(g.num_nodes(), false);
+
+  auto label_of_dtype = [](DType d) { return is_16bit_float(d) ? P::kFixed16 : P::kFixedF32; };
+  std::vector<std::vector<int>> consumers(g.num_values());
+  for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id) {
+    if (!float_node[static_cast<size_t>(id)]) continue;  // explicit Casts read any dtype
+    for (ValueId v : g.node(id).inputs) consumers[static_cast<size_t>(v)].push_back(id);
+  }
+  std::vector<std::vector<int>> output_uses(g.num_values());
+  for (ValueId v : g.outputs())
+    output_uses[static_cast<size_t>(v)].push_back(label_of_dtype(g.value(v).type.dtype));
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
+    const Value& val = g.value(v);
+    if (!is_float(val.type.dtype) || val.is_constant()) continue;
+    if (val.producer != kNone && at_load[static_cast<size_t>(val.producer)]) continue;
+    P::ValueTerm term;
+    if (val.producer == kNone) {
+      term.producer = label_of_dtype(val.type.dtype);
+    } else {
+      const int c = cand[static_cast<size_t>(val.producer)];
+      term.producer = c >= 0 ? c : label_of_dtype(val.type.dtype);
+      // A non-candidate float node produces f32 in a cost-aware plan.
+      if (c < 0 && float_node[static_cast<size_t>(val.producer)]) term.producer = P::kFixedF32;
+    }
+    bool touches_candidate = term.producer >= 0;
+    for (NodeId c : consumers[static_cast<size_t>(v)]) {
+      const int label = cand[static_cast<size_t>(c)];
+      term.consumers.push_back(label >= 0 ? label : P::kFixedF32);
+      touches_candidate = touches_candidate || label >= 0;
+    }
+    for (int u : output_uses[static_cast<size_t>(v)]) term.consumers.push_back(u);
+    if (!touches_candidate) continue;
+    // A Cast runs where the value is computed (or first read).
+    int dev = val.producer != kNone ? node_device[static_cast<size_t>(val.producer)] : -1;
+    if (dev < 0 && !consumers[static_cast<size_t>(v)].empty())
+      dev = node_device[static_cast<size_t>(consumers[static_cast<size_t>(v)].front())];
+    capability::CostModel* cost = costs[static_cast<size_t>(std::max(dev, 0))];
+    if (cost) {
+      term.cast_to_16 = std::max(0.0, cast_time(*cost, lowered, g, v, DType::kF32, half));
+      term.cast_to_f32 = std::max(0.0, cast_time(*cost, lowered, g, v, half, DType::kF32));
+    }
+    problem.values.push_back(std::move(term));
+  }
+  const PrecisionCutResult r = solve_precision_cut(problem);
+  std::vector<bool> demoted(g.num_nodes(), false);
+  for (size_t i = 0; i < cand_node.size(); ++i)
+    demoted[static_cast<size_t>(cand_node[i])] = !r.use_16bit[i];
+  return demoted;
+}
+
+std::vector<bool> tuned_demotions(const Graph& g, const std::vector<std::string>& names) {
+  std::unordered_map<std::string_view, NodeId> by_name;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id)
+    by_name.emplace(g.node(id).name, id);
+  std::vector<bool> demoted(g.num_nodes(), false);
+  for (const std::string& name : names) {
+    const auto it = by_name.find(name);
+    if (it == by_name.end())
+      throw std::invalid_argument("tuned plan: graph '" + g.name + "' has no node '" + name + "'");
+    demoted[static_cast<size_t>(it->second)] = true;
+  }
+  return demoted;
+}
+
+void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs) {
+  LoweredNode lowered;
+  const Graph& pg = plan.graph;
+  const std::vector<bool> at_load = load_time_nodes(pg);
+  std::unordered_map<std::string_view, size_t> by_name, cast_by_name;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) by_name.emplace(plan.nodes[i].name, i);
+  for (size_t i = 0; i < plan.casts.size(); ++i) cast_by_name.emplace(plan.casts[i].name, i);
+  double total = 0;
+  int known = 0;
+  plan.predicted_measured = plan.predicted_probe = plan.predicted_hint = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(pg.num_nodes()); ++id) {
+    if (at_load[static_cast<size_t>(id)]) continue;
+    const Node& n = pg.node(id);
+    capability::CostModel* cost = costs[static_cast<size_t>(n.device)];
+    if (!cost) continue;
+    std::vector<DType> ins, outs;
+    for (ValueId v : n.inputs) ins.push_back(pg.value(v).type.dtype);
+    for (ValueId v : n.outputs) outs.push_back(pg.value(v).type.dtype);
+    lowered.assign(pg, n, ins, outs, false);
+    const capability::CostEstimate e = cost->estimate(lowered.desc());
+    const double t = e.us;
+    if (t > 0) total += t;
+    known += t >= 0 ? 1 : 0;
+    plan.predicted_measured += e.origin == capability::CostOrigin::kMeasured ? 1 : 0;
+    plan.predicted_probe += e.origin == capability::CostOrigin::kProbe ? 1 : 0;
+    plan.predicted_hint += e.origin == capability::CostOrigin::kHint ? 1 : 0;
+    if (auto it = by_name.find(n.name); it != by_name.end()) {
+      plan.nodes[it->second].predicted_us = t;
+      plan.nodes[it->second].cost_origin = e.origin;
+    } else if (auto c = cast_by_name.find(n.name); c != cast_by_name.end()) {
+      plan.casts[c->second].predicted_us = t;
+      plan.casts[c->second].cost_origin = e.origin;
+    }
+  }
+  for (const CopyRecord& c : plan.copies)
+    total +=
+        copy_cost_us(c.bytes, costs[static_cast<size_t>(c.from)], costs[static_cast<size_t>(c.to)]);
+  // Nothing known (a plugin without cost hints): no prediction, not 0 us.
+  plan.predicted_us = known > 0 || pg.num_nodes() == 0 ? total : -1;
+  std::string source;
+  for (size_t k = 0; k < costs.size(); ++k) {
+    if (!costs[k]) continue;
+    const std::string s =
+        costs.size() == 1 ? costs[k]->source() : plan.devices[k] + ": " + costs[k]->source();
+    source += (source.empty() ? "" : "; ") + s;
+  }
+  plan.cost_source = source;
+}
+
+}  // namespace ampx::planner_detail
