@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -414,4 +415,44 @@ TEST(Placement, MeasuredCopyCostsFromTheProbeDecideTheJointChoice) {
   EXPECT_EQ(bytes, 4u * 8 * 2);
   EXPECT_DOUBLE_EQ(copy_cost_us(bytes, nullptr, nullptr), copy_cost_us(bytes));
   EXPECT_GT(cheap.predicted_us, 2.0 + bytes * 0.1e-3 + copy_cost_us(bytes) / 2 - 1e-9);
+}
+
+// Session::tune: the plan kept is never slower than O0 beyond the noise it
+// states (the rule, whatever this machine's timings), it is stored, and
+// Session::plan applies it until told not to.
+TEST(Session, TunesStoresAndReusesAPlan) {
+  const auto db = std::filesystem::temp_directory_path() /
+                  ("ampx_session_tune_" + std::to_string(::getpid()) + ".db");
+  std::filesystem::remove(db);
+  ::setenv("AMPX_TEST_NATIVE_OPS", "*", 1);
+  Session session(
+      {.devices = "test_native:0", .plugin_dirs = {AMPX_TEST_PLUGIN_DIR}, .db_path = db.string()});
+  const Graph g = session.load("builtin:cnn");
+  AmpPolicy policy = level(AmpLevel::kO2);
+  const TuneResult r = session.tune(
+      g, policy,
+      {.max_replans = 2, .profile_runs = 2, .warmup = 1, .verify_rounds = 2, .verify_runs = 1});
+  ASSERT_EQ(r.verified.size(), 3u);
+  for (const VerifiedPlan& v : r.verified)
+    if (v.label == r.kept) EXPECT_LE(v.ratio_to_o0, 1 + r.noise);
+  EXPECT_TRUE(r.stored);
+  EXPECT_GT(r.measured_signatures, 0);
+  CompiledModel tuned = session.compile(r.plan);
+  EXPECT_EQ(tuned.run(random_inputs(g, 3)).size(), 1u);
+
+  const AmpPlan reused = session.plan(g, policy);
+  EXPECT_FALSE(reused.tuned.empty());
+  ASSERT_EQ(reused.nodes.size(), r.plan.nodes.size());
+  for (size_t i = 0; i < reused.nodes.size(); ++i)
+    EXPECT_EQ(reused.nodes[i].effective, r.plan.nodes[i].effective) << reused.nodes[i].name;
+  Session fresh({.devices = "test_native:0",
+                 .plugin_dirs = {AMPX_TEST_PLUGIN_DIR},
+                 .use_tuned = false,
+                 .db_path = db.string()});
+  EXPECT_TRUE(fresh.plan(g, policy).tuned.empty());
+  ::unsetenv("AMPX_TEST_NATIVE_OPS");
+  std::filesystem::remove(db);
+  std::filesystem::remove(db.string() + "-wal");
+  std::filesystem::remove(db.string() + "-shm");
+  std::filesystem::remove(db.string() + ".lock");
 }
