@@ -16,6 +16,12 @@ case "$which" in
 esac
 bash scripts/install-deps.sh
 bash scripts/python-env.sh  # the ONNX tests compare with ONNX Runtime
+# The suite's own capability database, empty at the start: the developer's
+# probe data, calibration and tuned plans (~/.cache/ampx) must not change
+# what the tests plan.
+scratch_db="$(mktemp -d)"
+trap 'rm -rf "$scratch_db"' EXIT
+export AMPX_CAPABILITY_DB="$scratch_db/capabilities.db"
 failed=()
 for preset in "${presets[@]}"; do
   echo "== $preset: build ($(date +%T))" >&2

@@ -33,8 +33,11 @@ inline Result ampx(const std::string& args, const std::string& env = "") {
   const auto dir =
       std::filesystem::temp_directory_path() / ("ampx_cli_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const std::string cmd = "env " + env + " AMPX_PLUGIN_PATH= '" AMPX_CLI_PATH "' " + args + " > '" +
-                          (dir / "out").string() + "' 2> '" + (dir / "err").string() +
+  // A database of its own unless `env` names one (later assignments win):
+  // stored tuned plans and calibration elsewhere must not change the plans.
+  const std::string db = "AMPX_CAPABILITY_DB='" + (dir / "capabilities.db").string() + "' ";
+  const std::string cmd = "env " + db + env + " AMPX_PLUGIN_PATH= '" AMPX_CLI_PATH "' " + args +
+                          " > '" + (dir / "out").string() + "' 2> '" + (dir / "err").string() +
                           "' < /dev/null";
   const int status = std::system(cmd.c_str());
   Result r;
