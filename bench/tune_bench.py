@@ -38,15 +38,15 @@ def main():
         scratch = tempfile.TemporaryDirectory()
         args.db = os.path.join(scratch.name, "caps.db")
     env["AMPX_CAPABILITY_DB"] = args.db
-    print("| device | model | level | dtype | untuned / O0 | tuned / O0 | kept | noise | "
+    print("| device | model | level | dtype | blind / O0 | untuned / O0 | tuned / O0 | kept | noise | "
           "node error before -> after | end to end before -> after | tune s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for dev in args.devices.split(","):
         for model in args.models.split(","):
             for level in args.levels.split(","):
                 cmd = [args.ampx, "tune", model, "--device", dev, "--amp", level, "--dtype",
                        args.dtype, "--rounds", str(args.rounds), "--iters", str(args.iters),
-                       "--format", "json"]
+                       "--format", "json", "--compare-blind"]
                 # The ONNX test models (tests/onnx/make_models.py) keep their
                 # symbolic input shapes in MODEL.shapes, one NAME=DIMS a line.
                 shapes = model[:-5] + ".shapes" if model.endswith(".onnx") else None
@@ -62,6 +62,7 @@ def main():
                 v = {x["plan"]: x for x in j["verified"]}
                 e = j["prediction_error"]
                 print(f"| {dev} | {name} | {level} | {j['plan']['dtype']} | "
+                      f"{v['blind']['ratio_to_o0']:.3f} | "
                       f"{v['untuned']['ratio_to_o0']:.3f} | {v['tuned']['ratio_to_o0']:.3f} | "
                       f"{j['kept']} | {100 * j['noise']:.1f} % | "
                       f"{pct(e['node_before'])} -> {pct(e['node_after'])} | "

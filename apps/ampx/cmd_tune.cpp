@@ -127,6 +127,9 @@ Action add_tune_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--seed", opts->tune.seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_flag("--compare-blind", opts->tune.compare_capability_blind,
+                "also time the capability-blind plan in the verification rounds (for comparison; "
+                "never kept)");
   cmd->add_flag("--no-store", opts->no_store,
                 "measure and verify only: write nothing to the capability database");
   add_format_option(*cmd, opts->format);

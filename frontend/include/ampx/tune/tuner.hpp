@@ -29,13 +29,17 @@ struct TuneOptions {
   int verify_runs = 10;   // timed runs per plan per round (their median)
   uint64_t seed = 1;      // random inputs
   bool store = true;      // write the calibration and the kept plan to the database
+  // Also time the capability-blind plan of the same policy in the
+  // verification rounds (label "blind"): what a policy-string framework
+  // would run. Measured for comparison only, never kept.
+  bool compare_capability_blind = false;
   std::optional<std::string> db_path{};
   // (fraction done in [0, 1], what runs now); may be empty.
   std::function<void(double, std::string_view)> progress{};
 };
 
 struct VerifiedPlan {
-  std::string label;  // "tuned", "untuned", "O0"
+  std::string label;  // "tuned", "untuned", "O0" (and "blind" when compared)
   int effective_16bit = 0;
   double predicted_ms = -1;       // the plan's prediction (calibrated costs)
   double median_ms = 0;           // median of the round medians
@@ -51,7 +55,7 @@ struct TuneResult {
   std::vector<std::string> f32_nodes;  // the stored choice
   int replans = 0;
   bool converged = false;  // the plan stopped changing within max_replans
-  std::vector<VerifiedPlan> verified;  // tuned, untuned, O0
+  std::vector<VerifiedPlan> verified;  // tuned, untuned, O0 (, blind)
   // Relative noise bound of the verification: the largest half-range of
   // any plan's per-round ratios to O0 (at least 1 %).
   double noise = 0;
