@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 namespace ampx::capability {
@@ -78,7 +79,8 @@ std::string invalid_reason(const NodeTiming& t) {
   const std::string prefix = std::string(kSignatureVersion) + "|";
   if (t.signature.rfind(prefix, 0) != 0) return "signature of another version";
   if (t.samples < 1) return "no samples";
-  if (!std::isfinite(t.median_us) || t.median_us < 0) return "time is not a finite number >= 0";
+  if (!std::isfinite(t.median_us) || (t.median_us < 0 && t.op != "Run"))
+    return "time is not a finite number >= 0";
   if (!std::isfinite(t.spread_us) || t.spread_us < 0) return "spread is not a finite number >= 0";
   return {};
 }
@@ -108,11 +110,18 @@ void Calibration::record(const ampx_node_desc& node, std::span<const double> sam
   t.op = node.op_type ? node.op_type : "";
   t.dtype = node.num_outputs ? plugin_support::dtype_name(node.outputs[0].dtype) : "?";
   t.samples = static_cast<int>(samples_us.size());
-  const auto [median, spread] =
+  std::tie(t.median_us, t.spread_us) =
       median_and_spread(std::vector<double>(samples_us.begin(), samples_us.end()));
-  t.median_us = median;
-  t.spread_us = spread;
   t.measured_at = measured_at;
+  put(std::move(t));
+}
+
+void Calibration::record_run_overhead(const ampx_node_desc& run, std::span<const double> samples_us,
+                                      const std::string& measured_at) {
+  record(run, samples_us, measured_at);
+}
+
+void Calibration::put(NodeTiming t) {
   std::string key = t.signature;
   rows_.insert_or_assign(std::move(key), std::move(t));
 }
@@ -139,6 +148,11 @@ CostEstimate CalibratedCostModel::estimate(const ampx_node_desc& node) {
       return {t->median_us, CostOrigin::kMeasured};
   }
   return inner_ ? inner_->estimate(node) : CostEstimate{};
+}
+
+std::optional<double> CalibratedCostModel::run_overhead_us(const ampx_node_desc& run) {
+  const NodeTiming* t = calibration_.find(node_signature(run));
+  return t ? std::optional<double>(t->median_us) : std::nullopt;
 }
 
 std::string CalibratedCostModel::source() const {

@@ -112,6 +112,16 @@ TEST(CalibratedCostModel, PrefersAnExactMeasurementAndSaysWhereEachNumberCameFro
   EXPECT_EQ(hinted.origin, CostOrigin::kHint);
   EXPECT_EQ(hinted.us, 123);
   EXPECT_NE(m.source().find("in-context measurements (1 node signatures)"), std::string::npos);
+  // The per-run correction is kept per run description, and may be
+  // negative (a plain run shorter than its profiled steps).
+  test::NodeBuilder run("Run", "run");
+  run.input(AMPX_DTYPE_F32, {1, 8}).output(AMPX_DTYPE_F32, {1, 4}).attr_int("steps", 3);
+  EXPECT_FALSE(m.run_overhead_us(run.desc()));
+  const double shorter[] = {-30.0, -20.0, -25.0};
+  m.calibration().record_run_overhead(run.desc(), shorter, "now");
+  ASSERT_TRUE(m.run_overhead_us(run.desc()));
+  EXPECT_NEAR(*m.run_overhead_us(run.desc()), -25.0, 1e-9);
+  EXPECT_EQ(invalid_reason(*m.calibration().find(node_signature(run.desc()))), "");
 }
 
 TEST(NodeSignature, NamesEveryTensorAndAttributeButNeverTheNodeName) {

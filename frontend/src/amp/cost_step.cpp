@@ -2,6 +2,7 @@
 #include "plan_queries.hpp"
 
 #include <ampx/amp/precision_cut.hpp>
+#include <ampx/exec/load_time.hpp>
 #include <ampx/exec/node_desc.hpp>
 
 #include <algorithm>
@@ -10,20 +11,6 @@
 #include <unordered_map>
 
 namespace ampx::planner_detail {
-
-std::vector<bool> load_time_nodes(const Graph& g) {
-  std::vector<bool> constant(g.num_values(), false), at_load(g.num_nodes(), false);
-  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
-    constant[static_cast<size_t>(v)] = g.value(v).is_constant();
-  for (NodeId id : g.topological_order()) {
-    const Node& n = g.node(id);
-    bool all = !n.inputs.empty();
-    for (ValueId v : n.inputs) all = all && constant[static_cast<size_t>(v)];
-    at_load[static_cast<size_t>(id)] = all;
-    for (ValueId v : n.outputs) constant[static_cast<size_t>(v)] = all;
-  }
-  return at_load;
-}
 
 // Which native 16-bit nodes to keep 16-bit, for the whole graph at once
 // (precision_cut.hpp). `first` is the plan without cost decisions.
@@ -150,6 +137,14 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
       plan.casts[c->second].cost_origin = e.origin;
     }
   }
+  // A device's per-run cost beyond its nodes, where it was measured.
+  std::vector<bool> used(costs.size(), false);
+  for (NodeId id = 0; id < static_cast<NodeId>(pg.num_nodes()); ++id)
+    if (!at_load[static_cast<size_t>(id)]) used[static_cast<size_t>(pg.node(id).device)] = true;
+  const capability::NodeSpec run = run_description(pg);
+  for (size_t k = 0; k < costs.size(); ++k)
+    if (used[k] && costs[k])
+      if (const auto o = costs[k]->run_overhead_us(run.desc())) total = std::max(0.0, total + *o);
   for (const CopyRecord& c : plan.copies)
     total +=
         copy_cost_us(c.bytes, costs[static_cast<size_t>(c.from)], costs[static_cast<size_t>(c.to)]);

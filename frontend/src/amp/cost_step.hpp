@@ -11,9 +11,6 @@
 
 namespace ampx::planner_detail {
 
-// Nodes whose inputs are all weights (or computed from weights only): the
-// executor evaluates them once at load.
-std::vector<bool> load_time_nodes(const Graph& g);
 // Which native 16-bit nodes to keep 16-bit, for the whole graph at once
 // (precision_cut.hpp). `first` is the plan without cost decisions; the
 // result is true for each source node the cost step demotes to f32.

@@ -1,3 +1,4 @@
+#include <ampx/exec/load_time.hpp>
 #include <ampx/exec/node_desc.hpp>
 
 #include <type_traits>
@@ -82,6 +83,20 @@ void LoweredNode::assign(const Graph& graph, const Node& node, std::span<const D
   desc_.outputs = outputs_.data();
   desc_.num_attrs = attrs_.size();
   desc_.attrs = attrs_.data();
+}
+
+capability::NodeSpec run_description(const Graph& graph) {
+  capability::NodeSpec run("Run");
+  // The steps a run launches (before fusion): the per-run cost grows with
+  // the launches, so plans of one model with more or fewer nodes differ.
+  int64_t steps = 0;
+  for (bool at_load : load_time_nodes(graph)) steps += at_load ? 0 : 1;
+  run.attr_int("steps", steps);
+  for (ValueId v : graph.inputs())
+    run.input(to_c(graph.value(v).type.dtype), graph.value(v).type.shape);
+  for (ValueId v : graph.outputs())
+    run.output(to_c(graph.value(v).type.dtype), graph.value(v).type.shape);
+  return run;
 }
 
 }  // namespace ampx

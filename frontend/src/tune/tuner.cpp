@@ -7,8 +7,8 @@
 #include <ampx/tune/tuner.hpp>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -83,8 +83,16 @@ std::vector<CalibratedCostModel*> plan_calibrations(
 // it runs: a fused node's time goes to the node it kept, and the nodes it
 // absorbed cost 0 there (their work is in that time). Keyed by the planned
 // (unfused) node's signature, which is what the planner asks about.
-int record_runs(const AmpPlan& plan, const Compiled& c, const std::vector<RunProfile>& runs,
+// A measured plan: its profiled runs (every step timed) and as many plain
+// runs (the whole run timed), alternating.
+struct Profiled {
+  std::vector<RunProfile> runs;
+  std::vector<double> plain_us;
+};
+
+int record_runs(const AmpPlan& plan, const Compiled& c, const Profiled& prof,
                 const std::vector<CalibratedCostModel*>& cals, const std::string& stamp) {
+  const std::vector<RunProfile>& runs = prof.runs;
   const Graph& pg = plan.graph;
   std::unordered_map<std::string_view, NodeId> by_name;
   for (NodeId id = 0; id < static_cast<NodeId>(pg.num_nodes()); ++id)
@@ -119,15 +127,39 @@ int record_runs(const AmpPlan& plan, const Compiled& c, const std::vector<RunPro
   for (const FusedGroup& g : c.fused->groups)
     for (const std::string& a : g.absorbed)
       if (const auto it = by_name.find(a); it != by_name.end()) record(it->second, zeros);
+  // What a plain run costs beyond its steps (uploading the inputs,
+  // submitting, the final wait), charged to the plan's first device.
+  double steps_us = 0;
+  for (size_t i = 0; i < steps; ++i) {
+    samples.clear();
+    for (const RunProfile& r : runs) samples.push_back(r.steps[i].us);
+    steps_us += median_of(samples);
+  }
+  std::vector<double> overhead;
+  for (double us : prof.plain_us) overhead.push_back(us - steps_us);
+  if (cals.front())
+    cals.front()->calibration().record_run_overhead(run_description(pg).desc(), overhead, stamp);
   return recorded;
 }
 
-std::vector<RunProfile> profile_plan(Executor& exec, std::span<const HostTensor> inputs,
-                                     const TuneOptions& o) {
+// At least `profile_runs` of each, and more until `min_profile_ms` have
+// passed (a small model's kernels take microseconds: their medians need
+// more samples), at most ten times as many.
+Profiled profile_plan(Executor& exec, std::span<const HostTensor> inputs, const TuneOptions& o) {
   for (int i = 0; i < o.warmup; ++i) (void)exec.run(inputs);
-  std::vector<RunProfile> runs(static_cast<size_t>(std::max(1, o.profile_runs)));
-  for (RunProfile& r : runs) (void)exec.run(inputs, r);
-  return runs;
+  Profiled p;
+  const int least = std::max(1, o.profile_runs);
+  const auto start = Clock::now();
+  while (
+      static_cast<int>(p.runs.size()) < least ||
+      (std::chrono::duration<double, std::milli>(Clock::now() - start).count() < o.min_profile_ms &&
+       static_cast<int>(p.runs.size()) < 10 * least)) {
+    (void)exec.run(inputs, p.runs.emplace_back());
+    const auto t0 = Clock::now();
+    (void)exec.run(inputs);
+    p.plain_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  return p;
 }
 
 // Median |predicted - measured| / measured over the steps that have both.
@@ -219,10 +251,10 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
     predict_plan(uncalibrated, inner);
     progress("measure the untuned plan");
     Compiled c = compile(untuned, sel);
-    const auto runs = profile_plan(*c.exec, inputs, o);
-    r.node_error_before = median_node_error(uncalibrated, c, runs);
+    const Profiled prof = profile_plan(*c.exec, inputs, o);
+    r.node_error_before = median_node_error(uncalibrated, c, prof.runs);
     r.e2e_error_before = uncalibrated.predicted_us;  // compared after verification
-    record_runs(untuned, c, runs, plan_calibrations(untuned, sel, cals), stamp);
+    record_runs(untuned, c, prof, plan_calibrations(untuned, sel, cals), stamp);
   }
   AmpPolicy o0_policy = policy;
   o0_policy.level = AmpLevel::kO0;
@@ -271,7 +303,8 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
     const AmpPlan* plan;
     int compiled;
   };
-  std::vector<Candidate> cands = {{"tuned", &tuned, -1}, {"untuned", &untuned, -1}, {"O0", &o0, -1}};
+  std::vector<Candidate> cands = {
+      {"tuned", &tuned, -1}, {"untuned", &untuned, -1}, {"O0", &o0, -1}};
   AmpPlan blind;
   if (o.compare_capability_blind) {
     blind = plan_amp(graph, policy, devices, PlanOptions{.capability_blind = true}, pins);
@@ -324,8 +357,7 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
   if (vt.ratio_to_o0 <= 1 + noise && vt.ratio_to_o0 <= best->ratio_to_o0 + noise) {
     r.kept = "tuned";
     r.reason = fmt::format("measured {:.3f} x O0, {:.3f} x the untuned plan (noise bound {:.1f} %)",
-                           vt.ratio_to_o0, vt.ratio_to_o0 / r.verified[1].ratio_to_o0,
-                           100 * noise);
+                           vt.ratio_to_o0, vt.ratio_to_o0 / r.verified[1].ratio_to_o0, 100 * noise);
   } else {
     r.kept = best->label;
     r.reason = fmt::format(
@@ -354,15 +386,13 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
     applied = plan_with(policy, &f32);
   }
   if (dtype_choices(applied) != dtype_choices(target))
-    spdlog::warn("tune: the stored choice does not reproduce the measured {} plan exactly",
-                 r.kept);
+    spdlog::warn("tune: the stored choice does not reproduce the measured {} plan exactly", r.kept);
   r.f32_nodes = f32;
   done = total_steps - 1;
   progress("profile the kept plan");
   {
     Compiled c = compile(applied, sel);
-    const auto runs = profile_plan(*c.exec, inputs, o);
-    r.node_error_after = median_node_error(applied, c, runs);
+    r.node_error_after = median_node_error(applied, c, profile_plan(*c.exec, inputs, o).runs);
   }
   const double kept_ms =
       std::find_if(r.verified.begin(), r.verified.end(), [&](const VerifiedPlan& v) {
@@ -373,7 +403,8 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
   applied.tuned = fmt::format("tuned plan of {} (kept: {}, {} node{} f32 by measurement)", stamp,
                               r.kept, f32.size(), f32.size() == 1 ? "" : "s");
   r.plan = std::move(applied);
-  for (CalibratedCostModel* c : cals) r.measured_signatures += static_cast<int>(c->calibration().size());
+  for (CalibratedCostModel* c : cals)
+    r.measured_signatures += static_cast<int>(c->calibration().size());
   r.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
 
   if (o.store) {
@@ -381,8 +412,8 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
     for (size_t i = 0; i < sel.devices.size(); ++i)
       store.put_node_timings(sel.devices[i].device->props().fingerprint,
                              cals[i]->calibration().rows());
-    store.put_tuned_plan({r.key.model_hash, r.key.devices, r.key.options, model_name, stamp,
-                          tuned_plan_json(r)});
+    store.put_tuned_plan(
+        {r.key.model_hash, r.key.devices, r.key.options, model_name, stamp, tuned_plan_json(r)});
     r.stored = true;
   }
   if (o.progress) o.progress(1.0, "done");

@@ -36,8 +36,9 @@ struct NodeTiming {
 };
 
 // Why a stored row cannot be used ("" when it can): a signature of another
-// version, no samples, a time that is not a finite positive number (0 is
-// valid: a node absorbed into its producer's kernel costs nothing).
+// version, no samples, a time that is not a finite number >= 0 (0 is
+// valid: a node absorbed into its producer's kernel costs nothing; a "Run"
+// row, a correction to the nodes' sum, may be negative).
 std::string invalid_reason(const NodeTiming& t);
 
 // A device's measurements by signature; a new measurement of a signature
@@ -52,11 +53,17 @@ class Calibration {
   // `samples_us`: the node's time in each profiled run (not empty).
   void record(const ampx_node_desc& node, std::span<const double> samples_us,
               const std::string& measured_at);
+  // The cost of one run beyond its steps, for a model whose inputs and
+  // outputs `run` describes (op "Run"); may be negative (see
+  // CostModel::run_overhead_us).
+  void record_run_overhead(const ampx_node_desc& run, std::span<const double> samples_us,
+                           const std::string& measured_at);
   const NodeTiming* find(const std::string& signature) const;
   std::vector<NodeTiming> rows() const;
   size_t size() const { return rows_.size(); }
 
  private:
+  void put(NodeTiming t);
   std::map<std::string, NodeTiming> rows_;
 };
 
@@ -69,6 +76,7 @@ class CalibratedCostModel final : public CostModel {
 
   double node_us(const ampx_node_desc& node) override { return estimate(node).us; }
   CostEstimate estimate(const ampx_node_desc& node) override;
+  std::optional<double> run_overhead_us(const ampx_node_desc& run) override;
   std::string source() const override;
   bool measured() const override {
     return calibration_.size() > 0 || (inner_ && inner_->measured());

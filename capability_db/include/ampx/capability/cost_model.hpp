@@ -9,6 +9,7 @@
 #include <ampx/capability/profile.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace ampx::capability {
@@ -39,6 +40,17 @@ class CostModel {
   // (<fingerprint>, <date>)" or "plugin cost hints (no probe data)".
   virtual std::string source() const = 0;
   virtual bool measured() const = 0;
+  // The fixed cost of one run on this device that no node carries (input
+  // upload, submission, the final wait, output download), measured in
+  // context for a model with these inputs and outputs (`run`: op "Run",
+  // the graph's inputs and outputs as tensors); nullopt when unknown. It is
+  // a correction to the sum of the nodes' times, and may be negative: where
+  // a plain run overlaps work that profiled steps time one by one (lavapipe
+  // runs dispatches concurrently), the run is shorter than its steps.
+  virtual std::optional<double> run_overhead_us(const ampx_node_desc& run) {
+    (void)run;
+    return std::nullopt;
+  }
   // Microseconds to copy `bytes` from host memory to the device (`to_device`)
   // or back, from the probe's copy fits; < 0 when nothing is known.
   virtual double copy_us(uint64_t bytes, bool to_device) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <ampx/backend_api.h>
+#include <ampx/capability/node_spec.hpp>
 #include <ampx/ir/graph.hpp>
 
 #include <cstddef>
@@ -43,5 +44,11 @@ class LoweredNode {
   std::vector<ampx_attr> attrs_;
   ampx_node_desc desc_{};
 };
+
+// A whole run of `graph` as one description (op "Run", the graph's inputs
+// and outputs as its tensors, attribute `steps`: the nodes it runs, those
+// evaluated at load not counted): the key of the per-run cost no node
+// carries.
+capability::NodeSpec run_description(const Graph& graph);
 
 }  // namespace ampx

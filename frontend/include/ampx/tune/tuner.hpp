@@ -22,13 +22,14 @@
 namespace ampx {
 
 struct TuneOptions {
-  int max_replans = 4;    // measure -> re-plan rounds at most (the bound)
-  int profile_runs = 10;  // profiled runs per measured plan (median per node)
-  int warmup = 2;         // untimed runs before each measurement
-  int verify_rounds = 5;  // alternating rounds of tuned, O0 and untuned
-  int verify_runs = 10;   // timed runs per plan per round (their median)
-  uint64_t seed = 1;      // random inputs
-  bool store = true;      // write the calibration and the kept plan to the database
+  int max_replans = 4;          // measure -> re-plan rounds at most (the bound)
+  int profile_runs = 10;        // profiled runs per measured plan (median per node), at least
+  double min_profile_ms = 300;  // and more runs until this long (at most 10x profile_runs)
+  int warmup = 2;               // untimed runs before each measurement
+  int verify_rounds = 5;        // alternating rounds of tuned, O0 and untuned
+  int verify_runs = 10;         // timed runs per plan per round (their median)
+  uint64_t seed = 1;            // random inputs
+  bool store = true;            // write the calibration and the kept plan to the database
   // Also time the capability-blind plan of the same policy in the
   // verification rounds (label "blind"): what a policy-string framework
   // would run. Measured for comparison only, never kept.
@@ -50,11 +51,11 @@ struct VerifiedPlan {
 struct TuneResult {
   TunedPlanKey key;
   std::string model_name;
-  std::string kept;    // "tuned", "untuned" or "O0"
-  std::string reason;  // why that one
+  std::string kept;                    // "tuned", "untuned" or "O0"
+  std::string reason;                  // why that one
   std::vector<std::string> f32_nodes;  // the stored choice
   int replans = 0;
-  bool converged = false;  // the plan stopped changing within max_replans
+  bool converged = false;              // the plan stopped changing within max_replans
   std::vector<VerifiedPlan> verified;  // tuned, untuned, O0 (, blind)
   // Relative noise bound of the verification: the largest half-range of
   // any plan's per-round ratios to O0 (at least 1 %).
