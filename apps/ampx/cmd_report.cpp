@@ -63,7 +63,8 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   settings.placements = opts.placements;
   settings.host = &host;
   settings.use_costs = !opts.no_cost;
-  if (opts.tune && opts.no_tuned) throw UsageError("report: --tune and --no-tuned exclude each other");
+  if (opts.tune && opts.no_tuned)
+    throw UsageError("report: --tune and --no-tuned exclude each other");
   settings.use_tuned = !opts.no_tuned;
   settings.tune = opts.tune;
   settings.db_path = db_option(opts.db);

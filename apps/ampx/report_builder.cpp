@@ -82,33 +82,46 @@ void add_coverage(const Graph& g, const ReportDevice& dev,
   }
 }
 
+// The selection tuned plans of `dev` are keyed and measured on (the device
+// with the reference fallback, as `ampx tune MODEL --device ID` makes it),
+// one per device and model so that what one level's tuning measured prices
+// the next; nullopt where the report plans afresh only.
+std::optional<DeviceSelection> tuning_selection(const Graph& g, const ReportDevice& dev,
+                                                const ReportSettings& settings) {
+  if (!settings.use_tuned || !settings.use_costs || !dev.device || !settings.host)
+    return std::nullopt;
+  try {
+    return select_devices(
+        *settings.host, g,
+        {.spec = dev.id, .fallback = true, .use_costs = true, .db_path = settings.db_path});
+  } catch (const std::exception& e) {
+    spdlog::warn("report: no tuned plans for {}: {}", dev.id, e.what());
+    return std::nullopt;
+  }
+}
+
 // A level's plan on one device: the stored tuned plan for it where one
 // matches (tuned on the spot first with settings.tune), else planned
-// afresh with the device's cost model. The key is the one `ampx tune MODEL
-// --device ID` stores under (the device with the reference fallback).
+// afresh with the device's cost model.
 AmpPlan plan_level(const Graph& g, const std::string& model, const AmpPolicy& policy,
-                   const ReportDevice& dev, bool build_graph, const ReportSettings& settings,
-                   LevelRow& row) {
+                   const ReportDevice& dev, const DeviceSelection* sel, bool build_graph,
+                   const ReportSettings& settings, LevelRow& row) {
   const PlanOptions fresh{.build_graph = build_graph, .cost = dev.cost.get()};
-  if (!settings.use_tuned || !settings.use_costs || !dev.device || !settings.host)
-    return plan_amp(g, policy, *dev.caps, fresh);
-  const DeviceSelection sel = select_devices(
-      *settings.host, g,
-      {.spec = dev.id, .fallback = true, .use_costs = true, .db_path = settings.db_path});
-  const TunedPlanKey key = tuned_plan_key(g, policy, sel, {});
+  if (!sel) return plan_amp(g, policy, *dev.caps, fresh);
+  const TunedPlanKey key = tuned_plan_key(g, policy, *sel, {});
   std::optional<StoredTuning> stored = find_tuned_plan(g, model, key, settings.db_path);
-  if (!stored && settings.tune && dev.device) {
+  if (!stored && settings.tune) {
     TuneOptions o = settings.tune_options;
     o.db_path = settings.db_path;
     o.store = true;
-    (void)tune_plan(g, model, policy, sel, {}, o);
+    (void)tune_plan(g, model, policy, *sel, {}, o);
     stored = find_tuned_plan(g, model, key, settings.db_path);
   }
   if (!stored) return plan_amp(g, policy, *dev.caps, fresh);
   // The selection's cost model holds what tuning just measured.
-  AmpPlan plan = plan_amp(g, policy, *sel.devices.front().caps,
+  AmpPlan plan = plan_amp(g, policy, *sel->devices.front().caps,
                           {.build_graph = build_graph,
-                           .cost = sel.devices.front().cost.get(),
+                           .cost = sel->devices.front().cost.get(),
                            .tuned_f32 = &stored->f32_nodes});
   plan.tuned = stored->note;
   row.tuned = stored->kept;
@@ -217,6 +230,7 @@ capability::Report build_report(const std::vector<std::string>& models,
       sec.cost_source = dev.cost ? dev.cost->source() : "none (--no-cost)";
       add_coverage(g, dev, coverage);
       const bool can_run = settings.run && dev.device;
+      const std::optional<DeviceSelection> tuning = tuning_selection(g, dev, settings);
       std::optional<Measured> o0;
       for (AmpLevel level : levels) {
         if (settings.progress)
@@ -237,7 +251,8 @@ capability::Report build_report(const std::vector<std::string>& models,
           const AmpPlan plan =
               level == AmpLevel::kO0
                   ? plan_amp(g, policy, *dev.caps, {.build_graph = can_run, .cost = dev.cost.get()})
-                  : plan_level(g, model, policy, dev, can_run, settings, row);
+                  : plan_level(g, model, policy, dev, tuning ? &*tuning : nullptr, can_run,
+                               settings, row);
           const auto& s = plan.summary;
           row.intended_16bit = s.intended_16bit;
           row.effective_16bit = s.effective_16bit;

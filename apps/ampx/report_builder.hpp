@@ -40,11 +40,8 @@ struct ReportSettings {
   // (stored, so the next report reuses it), with `tune_options`.
   bool use_tuned = true;
   bool tune = false;
-  TuneOptions tune_options{.max_replans = 4,
-                           .profile_runs = 5,
-                           .warmup = 1,
-                           .verify_rounds = 3,
-                           .verify_runs = 5};
+  TuneOptions tune_options{
+      .max_replans = 4, .profile_runs = 5, .warmup = 1, .verify_rounds = 3, .verify_runs = 5};
   std::optional<std::string> db_path;
   // Called before each (model, device, level) step: done, total, what.
   std::function<void(int, int, const std::string&)> progress;

@@ -86,6 +86,15 @@ TEST(TuneCli, KeepsAPlanNotSlowerThanO0AndPlanAndRunReuseIt) {
   ASSERT_EQ(o1.code, 0) << o1.err;
   EXPECT_FALSE(json::parse(o1.out).contains("tuned"));
   EXPECT_THAT(o1.err, HasSubstr("the plan options differ"));
+  // The report shows the stored plan at O2 with its verification, and
+  // only there (O1 and O3 were not tuned; --tune was not given).
+  const auto rep =
+      ampx(kTestDir + " report builtin:cnn --device test_native:0 --format json", db.env());
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  for (const auto& l : json::parse(rep.out)["models"][0]["devices"][0]["levels"]) {
+    EXPECT_EQ(l.contains("tuned"), l["level"] == "O2") << l.dump();
+    if (l["level"] == "O2") EXPECT_EQ(l["tuned"]["kept"], j["kept"]);
+  }
 }
 
 TEST(TuneCli, ACorruptStoredPlanIsIgnoredWithAWarning) {

@@ -112,16 +112,17 @@ int record_runs(const AmpPlan& plan, const Compiled& c, const Profiled& prof,
     cal->calibration().record(lowered.desc(), samples, stamp);
     ++recorded;
   };
-  const size_t steps = runs.front().steps.size();
+  // Each step's samples once: recorded for its node, and their median summed
+  // for the per-run correction below.
+  double steps_us = 0;
   std::vector<double> samples;
-  for (size_t i = 0; i < steps; ++i) {
-    const StepTiming& st = runs.front().steps[i];
-    if (st.copy_from >= 0) continue;
-    const auto it = by_name.find(st.name);
-    if (it == by_name.end()) continue;
+  for (size_t i = 0; i < runs.front().steps.size(); ++i) {
     samples.clear();
     for (const RunProfile& r : runs) samples.push_back(r.steps[i].us);
-    record(it->second, samples);
+    steps_us += median_of(samples);
+    const StepTiming& st = runs.front().steps[i];
+    if (st.copy_from >= 0) continue;
+    if (const auto it = by_name.find(st.name); it != by_name.end()) record(it->second, samples);
   }
   const std::vector<double> zeros(runs.size(), 0.0);
   for (const FusedGroup& g : c.fused->groups)
@@ -129,12 +130,6 @@ int record_runs(const AmpPlan& plan, const Compiled& c, const Profiled& prof,
       if (const auto it = by_name.find(a); it != by_name.end()) record(it->second, zeros);
   // What a plain run costs beyond its steps (uploading the inputs,
   // submitting, the final wait), charged to the plan's first device.
-  double steps_us = 0;
-  for (size_t i = 0; i < steps; ++i) {
-    samples.clear();
-    for (const RunProfile& r : runs) samples.push_back(r.steps[i].us);
-    steps_us += median_of(samples);
-  }
   std::vector<double> overhead;
   for (double us : prof.plain_us) overhead.push_back(us - steps_us);
   if (cals.front())
