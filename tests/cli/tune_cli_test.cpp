@@ -91,7 +91,8 @@ TEST(TuneCli, KeepsAPlanNotSlowerThanO0AndPlanAndRunReuseIt) {
   const auto rep =
       ampx(kTestDir + " report builtin:cnn --device test_native:0 --format json", db.env());
   ASSERT_EQ(rep.code, 0) << rep.err;
-  for (const auto& l : json::parse(rep.out)["models"][0]["devices"][0]["levels"]) {
+  const json report = json::parse(rep.out);  // a local: a range-for over a temporary dangles
+  for (const auto& l : report["models"][0]["devices"][0]["levels"]) {
     EXPECT_EQ(l.contains("tuned"), l["level"] == "O2") << l.dump();
     if (l["level"] == "O2") EXPECT_EQ(l["tuned"]["kept"], j["kept"]);
   }
