@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,21 @@ inline Maker pool(std::string op, int ceil, int include_pad) {
   };
 }
 
+// Conv2d 2x3x7x9 -> 5 channels, 3x3 pads 1, constant weights and bias, with
+// the fused `activation` and its parameters (activation_alpha/_beta).
+inline Maker conv_epilogue(std::string act, std::optional<double> alpha = std::nullopt,
+                           std::optional<double> beta = std::nullopt) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("Conv2d", "conv");
+    in(c, rnd(r, dt, {2, 3, 7, 9}));
+    in(c, rnd(r, dt, {5, 3, 3, 3}), true);
+    in(c, rnd(r, dt, {5}), true);
+    c.nb.output(dt, {2, 5, 7, 9}).attr_ints("pads", {1, 1, 1, 1}).attr_str("activation", act);
+    if (alpha) c.nb.attr_float("activation_alpha", *alpha);
+    if (beta) c.nb.attr_float("activation_beta", *beta);
+  };
+}
+
 // Cases whose node carries a fused epilogue (docs/OPS.md): a backend may
 // decline them (answer `unsupported`), and the host then does not fuse.
 inline bool is_epilogue_case(const std::string& name) {
@@ -121,6 +137,16 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, rnd(r, dt, {5}), true);
          c.nb.output(dt, {2, 5, 7, 9}).attr_ints("pads", {1, 1, 1, 1}).attr_str("activation", "relu");
        }},
+      // The epilogues fusion writes for opset-13 exports (HardSwish as
+      // x * HardSigmoid(x), SiLU as x * Sigmoid(x), ReLU6 as Clip 0..6),
+      // each with its parameters.
+      {"Conv2d_hardswish_epilogue", conv_epilogue("hardswish")},
+      {"Conv2d_hardsigmoid_epilogue", conv_epilogue("hardsigmoid", 1.0 / 6.0, 0.5)},
+      {"Conv2d_swish_epilogue", conv_epilogue("swish")},
+      {"Conv2d_clip_epilogue", conv_epilogue("clip", 0.0, 6.0)},
+      {"Conv2d_sigmoid_epilogue", conv_epilogue("sigmoid")},
+      {"Conv2d_tanh_epilogue", conv_epilogue("tanh")},
+      {"Conv2d_leaky_relu_epilogue", conv_epilogue("leaky_relu", 0.1)},
       {"MatMul_bias_gelu_epilogue",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("MatMul", "mm");

@@ -241,12 +241,28 @@ double activation_ref(const std::string& act, double x) {
   if (act == "gelu_tanh")
     return 0.5 * x *
            (1 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+  if (act == "clip") return std::min(std::max(x, -0.5), 0.75);  // activation_alpha/_beta below
+  if (act == "hardsigmoid") return std::min(std::max(0.3 * x + 0.4, 0.0), 1.0);
+  if (act == "hardswish") return x * std::min(std::max(x / 6 + 0.5, 0.0), 1.0);
+  if (act == "sigmoid") return 1 / (1 + std::exp(-x));
+  if (act == "swish") return x / (1 + std::exp(-x));
+  if (act == "tanh") return std::tanh(x);
+  if (act == "leaky_relu") return x < 0 ? 0.05 * x : x;
   return x;
+}
+
+// The parameters activation_ref() assumes.
+void set_activation_params(NodeBuilder& nb, const std::string& act) {
+  if (act == "clip") nb.attr_float("activation_alpha", -0.5).attr_float("activation_beta", 0.75);
+  if (act == "hardsigmoid")
+    nb.attr_float("activation_alpha", 0.3).attr_float("activation_beta", 0.4);
+  if (act == "leaky_relu") nb.attr_float("activation_alpha", 0.05);
 }
 
 TEST_P(Contraction, Conv2dWithActivationEpilogue) {
   const ConvCase c{2, 3, 9, 8, 5, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}, true};
-  for (const std::string act : {"relu", "gelu", "gelu_tanh"}) {
+  for (const std::string act : {"relu", "gelu", "gelu_tanh", "clip", "hardsigmoid", "hardswish",
+                                "sigmoid", "swish", "tanh", "leaky_relu"}) {
     const Tensor x = random_tensor(rng, dt(), {2, 3, 9, 8});
     const Tensor w = random_tensor(rng, dt(), {5, 3, 3, 3});
     const Tensor b = random_tensor(rng, dt(), {5});
@@ -255,6 +271,7 @@ TEST_P(Contraction, Conv2dWithActivationEpilogue) {
     add_input(nb, w);
     add_input(nb, b);
     nb.output(dt(), {2, 5, 9, 8}).attr_ints("pads", {1, 1, 1, 1}).attr_str("activation", act);
+    set_activation_params(nb, act);
     auto ref = conv_ref(c, x.values(), w.values(), b.values(), 9, 8);
     for (double& v : ref) v = activation_ref(act, v);
     expect_close(run_node(nb, {&x, &w, &b})[0], ref, "Conv2d+" + act);
@@ -301,10 +318,10 @@ TEST_P(Contraction, GemmWithActivation) {
 TEST(ContractionEpilogue, UnknownActivationIsUnsupported) {
   NodeBuilder nb("MatMul", "mm");
   nb.input(AMPX_DTYPE_F32, {2, 3}).input(AMPX_DTYPE_F32, {3, 4});
-  nb.output(AMPX_DTYPE_F32, {2, 4}).attr_str("activation", "swish");
+  nb.output(AMPX_DTYPE_F32, {2, 4}).attr_str("activation", "mish");
   std::string why;
   EXPECT_FALSE(cpu_ref::can_run(nb.desc(), &why));
-  EXPECT_NE(why.find("activation 'swish'"), std::string::npos) << why;
+  EXPECT_NE(why.find("activation 'mish'"), std::string::npos) << why;
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Contraction, float_dtypes(), DtypeName());

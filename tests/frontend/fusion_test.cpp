@@ -141,6 +141,108 @@ TEST(Fusion, NeverAcrossACast) {
     for (const auto& a : grp.absorbed) EXPECT_NE(a, "relu");
 }
 
+// x -> Conv2d (-> BatchNorm) -> an activation as opset-13 exporters write it.
+enum class Act { kHardSwish, kSwish, kRelu6, kHardSigmoid };
+Graph conv_act(Act act, bool batchnorm, bool extra_consumer = false) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", DType::kF32, {1, 4, 9, 9});
+  ValueId h = b.conv2d("conv", x, 8, 3, 1, 1);
+  if (batchnorm) h = b.batch_norm("bn", h);
+  ValueId y;
+  switch (act) {
+    case Act::kHardSwish: {
+      const ValueId g =
+          b.add(OpType::kHardSigmoid, "gate", {h}, {{"alpha", 1.0 / 6.0}, {"beta", 0.5}});
+      y = b.add(OpType::kMul, "mul", {h, g});
+      break;
+    }
+    case Act::kSwish:
+      y = b.add(OpType::kMul, "mul", {b.unary(OpType::kSigmoid, "gate", h), h});
+      break;
+    case Act::kRelu6:
+      y = b.add(OpType::kClip, "clip", {h}, {{"min", 0.0}, {"max", 6.0}});
+      break;
+    case Act::kHardSigmoid:
+      y = b.add(OpType::kHardSigmoid, "gate", {h}, {{"alpha", 0.2}, {"beta", 0.5}});
+      break;
+  }
+  if (extra_consumer) y = b.add(OpType::kAdd, "add", {y, h});
+  b.output(y);
+  return std::move(b).build();
+}
+
+TEST(Fusion, GatedActivationsGoIntoTheConvolution) {
+  RuleCaps caps;
+  for (bool bn : {false, true}) {
+    const FusedGraph hs = fuse_for_device(conv_act(Act::kHardSwish, bn), caps);
+    ASSERT_EQ(hs.graph.num_nodes(), 1u) << "batchnorm " << bn;
+    EXPECT_EQ(attr_string(hs.graph.node(0).attrs, "activation", ""), "hardswish");
+    const FusedGraph sw = fuse_for_device(conv_act(Act::kSwish, bn), caps);
+    ASSERT_EQ(sw.graph.num_nodes(), 1u);
+    EXPECT_EQ(attr_string(sw.graph.node(0).attrs, "activation", ""), "swish");
+    ASSERT_EQ(sw.groups.size(), 1u);
+    EXPECT_EQ(sw.groups[0].absorbed.back(), "mul");
+  }
+  const FusedGraph r6 = fuse_for_device(conv_act(Act::kRelu6, false), caps);
+  ASSERT_EQ(r6.graph.num_nodes(), 1u);
+  EXPECT_EQ(attr_string(r6.graph.node(0).attrs, "activation", ""), "clip");
+  EXPECT_EQ(attr_float(r6.graph.node(0).attrs, "activation_alpha", -1), 0.0);
+  EXPECT_EQ(attr_float(r6.graph.node(0).attrs, "activation_beta", -1), 6.0);
+  const FusedGraph hsig = fuse_for_device(conv_act(Act::kHardSigmoid, false), caps);
+  ASSERT_EQ(hsig.graph.num_nodes(), 1u);
+  EXPECT_EQ(attr_string(hsig.graph.node(0).attrs, "activation", ""), "hardsigmoid");
+  EXPECT_DOUBLE_EQ(attr_float(hsig.graph.node(0).attrs, "activation_alpha", -1), 0.2);
+}
+
+TEST(Fusion, GatedActivationNeedsExactlyGateAndProduct) {
+  RuleCaps caps;
+  // The convolution's output also feeds an Add: the gate pattern is not
+  // the only use, so it stays (the HardSigmoid + Mul become one HardSwish).
+  const FusedGraph f = fuse_for_device(conv_act(Act::kHardSwish, false, true), caps);
+  EXPECT_EQ(attr_string(find_node(f.graph, "conv")->attrs, "activation", "none"), "none");
+  const Node* gate = find_node(f.graph, "gate");
+  ASSERT_NE(gate, nullptr);
+  EXPECT_EQ(gate->op, OpType::kHardSwish);
+  EXPECT_EQ(find_node(f.graph, "mul"), nullptr);
+  // A HardSigmoid of other parameters is not a HardSwish gate.
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", DType::kF32, {2, 8});
+  const ValueId g = b.add(OpType::kHardSigmoid, "gate", {x}, {{"alpha", 0.2}, {"beta", 0.5}});
+  b.output(b.add(OpType::kMul, "mul", {x, g}));
+  EXPECT_TRUE(fuse_for_device(std::move(b).build(), caps).groups.empty());
+}
+
+// DeepLab's ASPP: 3x3 kernels at dilation 6 (all taps live) and 24, 36 on
+// a 14 x 14 map, where only the centre tap ever touches the input.
+Graph aspp() {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", DType::kF32, {1, 3, 14, 14});
+  for (int64_t d : {6, 24, 36}) {
+    AttrMap a{{"pads", std::vector<int64_t>{d, d, d, d}},
+              {"dilations", std::vector<int64_t>{d, d}}};
+    const ValueId w = b.random_weight("w" + std::to_string(d), {4, 3, 3, 3}, 0.3f);
+    const ValueId bias = b.random_weight("b" + std::to_string(d), {4}, 0.1f);
+    b.output(b.add(OpType::kConv2d, "conv" + std::to_string(d), {x, w, bias}, a));
+  }
+  return std::move(b).build();
+}
+
+TEST(Fusion, DeadTapsAreCropped) {
+  RuleCaps caps;
+  const Graph g = aspp();
+  const FusedGraph f = fuse_for_device(g, caps);
+  EXPECT_TRUE(f.groups.empty());  // cropping absorbs nothing
+  auto kernel = [&](const std::string& n) {
+    const Node* c = find_node(f.graph, n);
+    return f.graph.value(c->inputs[1]).type.shape;
+  };
+  EXPECT_EQ(kernel("conv6"), (Shape{4, 3, 3, 3}));
+  EXPECT_EQ(kernel("conv24"), (Shape{4, 3, 1, 1}));
+  EXPECT_EQ(kernel("conv36"), (Shape{4, 3, 1, 1}));
+  EXPECT_EQ(attr_ints(find_node(f.graph, "conv36")->attrs, "pads"),
+            (std::vector<int64_t>{0, 0, 0, 0}));
+}
+
 plugins::PluginHost host_with_cpu_ref() {
   plugins::PluginHostOptions opts;
   opts.extra_dirs = {AMPX_TEST_PLUGIN_DIR};
@@ -188,6 +290,30 @@ TEST_P(FusedModel, SameOutputsAtForcedO2) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_LT(max_relative_error(b[i], a[i]), ampx::test::model_tolerance(AMPX_DTYPE_F16));
+}
+
+// The rewritten graphs compute what the exported ones do, on cpu_ref.
+TEST(Fusion, RewritesKeepOutputsOnCpuRef) {
+  const auto host = host_with_cpu_ref();
+  const auto& dev = host.device("cpu_ref:0");
+  DeviceCapabilities caps(dev);
+  std::vector<Graph> graphs;
+  for (Act a : {Act::kHardSwish, Act::kSwish, Act::kRelu6, Act::kHardSigmoid})
+    for (bool bn : {false, true}) graphs.push_back(conv_act(a, bn));
+  graphs.push_back(conv_act(Act::kHardSwish, false, true));
+  graphs.push_back(aspp());
+  int seed = 10;
+  for (const Graph& g : graphs) {
+    const AmpPlan plan = plan_amp(g, AmpPolicy{}, caps);
+    const FusedGraph f = fuse_for_device(plan.graph, caps);
+    EXPECT_LE(f.graph.num_nodes(), plan.graph.num_nodes());
+    const auto inputs = random_inputs(g, seed++);
+    const auto a = Executor(plan.graph, dev).run(inputs);
+    const auto b = Executor(f.graph, dev).run(inputs);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_LT(max_relative_error(b[i], a[i]), ampx::test::model_tolerance(AMPX_DTYPE_F32));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Builtin, FusedModel, ::testing::Values("cnn", "mlp", "encoder"));

@@ -87,6 +87,13 @@ struct HardSwishF {  // x max(0, min(1, x/6 + 1/2))
   }
   static constexpr double kCost = 3;
 };
+struct SwishF {  // x sigmoid(x): Sigmoid then Mul, the SiLU exporters write
+  template <class T>
+  T operator()(T x) const {
+    return x / (T(1) + std::exp(-x));
+  }
+  static constexpr double kCost = 21;
+};
 struct ErfF {
   template <class T>
   T operator()(T x) const {
@@ -532,6 +539,20 @@ std::unique_ptr<CpuKernel> with_activation(std::unique_ptr<CpuKernel> inner, con
   if (act == "relu") return epilogue(std::move(inner), c, ReluF{});
   if (act == "gelu") return epilogue(std::move(inner), c, GeluErfF{});
   if (act == "gelu_tanh") return epilogue(std::move(inner), c, GeluTanhF{});
+  if (act == "clip")
+    return epilogue(std::move(inner), c,
+                    ClipF{c.v.get_float("activation_alpha", -INFINITY),
+                          c.v.get_float("activation_beta", INFINITY)});
+  if (act == "hardsigmoid")
+    return epilogue(std::move(inner), c,
+                    HardSigmoidF{c.v.get_float("activation_alpha", 0.2),
+                                 c.v.get_float("activation_beta", 0.5)});
+  if (act == "hardswish") return epilogue(std::move(inner), c, HardSwishF{});
+  if (act == "sigmoid") return epilogue(std::move(inner), c, SigmoidF{});
+  if (act == "swish") return epilogue(std::move(inner), c, SwishF{});
+  if (act == "tanh") return epilogue(std::move(inner), c, TanhF{});
+  if (act == "leaky_relu")
+    return epilogue(std::move(inner), c, LeakyReluF{c.v.get_float("activation_alpha", 0.01)});
   throw UnsupportedNode(c.v.where() + ": activation '" + act + "' has no kernel here");
 }
 

@@ -1,5 +1,7 @@
 #include "dnnl_util.hpp"
 
+#include <span>
+
 namespace ampx::onednn {
 
 memory::data_type to_dnnl(ampx_dtype dt) {
@@ -67,14 +69,13 @@ int normalize_axis(int64_t axis, int64_t rank) {
   return static_cast<int>(axis);
 }
 
-bool is_reference_impl(const std::string& impl) {
+bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
+  const std::string impl = pd.impl_info_str();
   // Most "simple" implementations are generic C++ loops (the "simple:any"
-  // reorder, the plain-layout poolings), but two are oneDNN's optimised
-  // path for their primitive: simple_layer_normalization runs jit statistics
-  // and data kernels (it is the only CPU layer norm), simple_concat copies
-  // whole blocks.
-  if (impl.rfind("simple_layer_normalization", 0) == 0 || impl.rfind("simple_concat", 0) == 0)
-    return false;
+  // reorder, the plain-layout poolings), but simple_layer_normalization is
+  // oneDNN's optimised path: it runs jit statistics and data kernels (it is
+  // the only CPU layer norm).
+  if (impl.rfind("simple_layer_normalization", 0) == 0) return false;
   return impl.rfind("ref", 0) == 0 || impl.find("ref:") != std::string::npos ||
          impl.find("simple") != std::string::npos;
 }
@@ -87,6 +88,24 @@ dnnl::primitive_attr plan_attr() {
   // AVX512-BF16/AMX CPUs, and the plan would claim f32 for a bf16 result.
   attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
   return attr;
+}
+
+memory::desc same_layout(const memory::desc& layout, const dims_t& dims) {
+  using tag = memory::format_tag;
+  const dims_t ld = layout.dims();
+  if (ld.size() == dims.size()) {
+    static constexpr tag k4[] = {tag::abcd, tag::acdb, tag::aBcd8b, tag::aBcd16b};
+    static constexpr tag k3[] = {tag::abc, tag::acb, tag::aBc8b, tag::aBc16b};
+    static constexpr tag k2[] = {tag::ab, tag::ba};
+    std::span<const tag> tags;
+    if (dims.size() == 4) tags = k4;
+    if (dims.size() == 3) tags = k3;
+    if (dims.size() == 2) tags = k2;
+    for (tag t : tags)
+      if (memory::desc(ld, layout.data_type(), t) == layout)
+        return memory::desc(dims, layout.data_type(), t);
+  }
+  throw NoPrimitive("no layout like the source's");
 }
 
 }  // namespace ampx::onednn

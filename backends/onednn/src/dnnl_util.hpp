@@ -56,21 +56,28 @@ struct Arg {
 struct PrimitivePlan {
   dnnl::primitive_desc_base pd;
   std::vector<Arg> args;
-  // Ops whose primitive runs in any layout (eltwise, BatchNorm, pooling):
-  // the same op's descriptor for a source in layout `src` (a producer's
-  // blocked one; dst follows it or is `any`), so that a chain of such nodes
-  // stays in one layout instead of going through plain. Empty for the rest.
+  // Ops whose primitive runs in any layout (eltwise, binary, BatchNorm,
+  // pooling, resampling, concat): the same op's descriptor with its inputs
+  // in the layout of `src` (one input's current blocked shadow: a
+  // producer's layout; every input in that layout, see same_layout(), dst
+  // following it or `any`), so that a chain of such nodes stays in one
+  // layout instead of going through plain. Empty for the rest.
   std::function<dnnl::primitive_desc_base(const memory::desc& src)> relayout;
 };
+
+// A descriptor of `dims` in the same layout (format tag) as `layout`: plain,
+// channels-last or channel-blocked by 8 or 16. Throws NoPrimitive for any
+// other layout (the caller then has no variant for it).
+memory::desc same_layout(const memory::desc& layout, const dims_t& dims);
 
 // The attributes every op builder starts from: a user-managed scratchpad,
 // so one buffer per stream (Context::scratchpad) serves every primitive
 // instead of one library allocation each.
 dnnl::primitive_attr plan_attr();
 
-// impl_info_str() names a reference implementation ("ref:any",
-// "simple:any", "ref_int8:any", ...), i.e. no optimised kernel for these
-// dtypes on this CPU.
-bool is_reference_impl(const std::string& impl);
+// The primitive's implementation is a reference one ("ref:any",
+// "simple:any" pooling, "ref_int8:any", ...), i.e. no optimised kernel for
+// these dtypes and layouts on this CPU.
+bool is_reference_impl(const dnnl::primitive_desc_base& pd);
 
 }  // namespace ampx::onednn

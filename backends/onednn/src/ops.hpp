@@ -26,7 +26,6 @@ PrimitivePlan plan_reduce(const NodeView& v, const dnnl::engine& eng);
 // ops_layout.cpp: Transpose, Cast (between f32/f16/bf16), Concat
 PrimitivePlan plan_transpose(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_cast(const NodeView& v, const dnnl::engine& eng);
-PrimitivePlan plan_concat(const NodeView& v, const dnnl::engine& eng);
 
 // ops_onnx.cpp: the importer's ops with a oneDNN primitive
 // Whether oneDNN has a primitive for this node of the importer's ops as

@@ -1,4 +1,6 @@
 // Conv2d (convolution_forward), MatMul and Gemm (matmul primitive).
+#include <cmath>
+
 #include "ops.hpp"
 
 namespace ampx::onednn {
@@ -19,6 +21,28 @@ void append_activation(const NodeView& v, dnnl::post_ops& po) {
     po.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
   } else if (act == "gelu_tanh") {
     po.append_eltwise(1.0f, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+  } else if (act == "clip") {
+    po.append_eltwise(1.0f, algorithm::eltwise_clip_v2,
+                      static_cast<float>(v.get_float("activation_alpha", -INFINITY)),
+                      static_cast<float>(v.get_float("activation_beta", INFINITY)));
+  } else if (act == "hardsigmoid") {
+    // 2.6 has no hardsigmoid: alpha x + beta, then clipped to [0, 1], both
+    // on the f32 accumulator.
+    po.append_eltwise(1.0f, algorithm::eltwise_linear,
+                      static_cast<float>(v.get_float("activation_alpha", 0.2)),
+                      static_cast<float>(v.get_float("activation_beta", 0.5)));
+    po.append_eltwise(1.0f, algorithm::eltwise_clip_v2, 0.0f, 1.0f);
+  } else if (act == "hardswish") {
+    po.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f);
+  } else if (act == "sigmoid") {
+    po.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
+  } else if (act == "swish") {
+    po.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);  // x sigmoid(1 x)
+  } else if (act == "tanh") {
+    po.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
+  } else if (act == "leaky_relu") {
+    po.append_eltwise(1.0f, algorithm::eltwise_relu,
+                      static_cast<float>(v.get_float("activation_alpha", 0.01)), 0.0f);
   } else {
     throw NoPrimitive("activation '" + act + "' has no oneDNN post-op");
   }
@@ -159,10 +183,10 @@ PrimitivePlan plan_gemm_as(const NodeView& v, const dnnl::engine& eng, bool allo
 // reference implementation the binary post-op form is tried too.
 PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng) {
   PrimitivePlan p = plan_gemm_as(v, eng, true);
-  if (v.num_inputs() > 2 && is_reference_impl(p.pd.impl_info_str())) {
+  if (v.num_inputs() > 2 && is_reference_impl(p.pd)) {
     try {
       PrimitivePlan q = plan_gemm_as(v, eng, false);
-      if (!is_reference_impl(q.pd.impl_info_str())) return q;
+      if (!is_reference_impl(q.pd)) return q;
     } catch (const dnnl::error&) {
     }
   }

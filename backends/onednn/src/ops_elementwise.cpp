@@ -86,6 +86,14 @@ PrimitivePlan plan_binary(const NodeView& v, const dnnl::engine& eng) {
   p.args = {{DNNL_ARG_SRC_0, false, src0, a_md},
             {DNNL_ARG_SRC_1, false, src1, b_md},
             {DNNL_ARG_DST, true, 0, y_md}};
+  // Operands in a producer's layout (a residual Add, the gate Mul of a
+  // squeeze-excitation block, whose gate comes from a convolution): both in
+  // that layout, the result in the source's.
+  p.relayout = [=](const memory::desc& src) -> dnnl::primitive_desc_base {
+    const memory::desc y(yr, dt, memory::format_tag::any);
+    return dnnl::binary::primitive_desc(
+        dnnl::binary::desc(alg, same_layout(src, ad), same_layout(src, bd), y), attr, eng);
+  };
   return p;
 }
 

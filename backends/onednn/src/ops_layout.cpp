@@ -1,5 +1,5 @@
-// Transpose (a reorder from permuted strides), Cast between f32/f16/bf16 (a
-// reorder between data types) and Concat.
+// Transpose (a reorder from permuted strides) and Cast between f32/f16/bf16
+// (a reorder between data types). Concat is concat_kernel.hpp.
 #include "ops.hpp"
 
 namespace ampx::onednn {
@@ -38,21 +38,6 @@ PrimitivePlan plan_cast(const NodeView& v, const dnnl::engine& eng) {
   PrimitivePlan p;
   p.pd = dnnl::reorder::primitive_desc(eng, x_md, eng, y_md, plan_attr());
   p.args = {{DNNL_ARG_FROM, false, 0, x_md}, {DNNL_ARG_TO, true, 0, y_md}};
-  return p;
-}
-
-PrimitivePlan plan_concat(const NodeView& v, const dnnl::engine& eng) {
-  const ampx_tensor_desc& y = v.output(0);
-  const int axis = normalize_axis(v.get_int("axis", 0), y.rank);
-  const memory::desc y_md = dense_md(y);
-  std::vector<memory::desc> srcs;
-  PrimitivePlan p;
-  for (size_t i = 0; i < v.num_inputs(); ++i) {
-    srcs.push_back(dense_md(v.input(i)));
-    p.args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), false, i, srcs.back()});
-  }
-  p.pd = dnnl::concat::primitive_desc(y_md, axis, srcs, eng, plan_attr());
-  p.args.push_back({DNNL_ARG_DST, true, 0, y_md});
   return p;
 }
 

@@ -101,12 +101,12 @@ PrimitivePlan plan_pool(const NodeView& v, const dnnl::engine& eng) {
   p.pd = make(x_md, y_md);
   // oneDNN's jit pooling wants channel-blocked layouts: on plain NCHW it picks
   // simple_nchw. Measure the blocked ones too; the kernel reorders in and out.
-  if (is_reference_impl(p.pd.impl_info_str())) {
+  if (is_reference_impl(p.pd)) {
     for (auto tag : {memory::format_tag::nChw16c, memory::format_tag::nChw8c}) {
       try {
         auto q = make(memory::desc(xd, x_md.data_type(), tag),
                       memory::desc(yd, y_md.data_type(), memory::format_tag::any));
-        if (!is_reference_impl(q.impl_info_str())) {
+        if (!is_reference_impl(q)) {
           p.pd = q;
           break;
         }

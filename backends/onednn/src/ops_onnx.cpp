@@ -240,6 +240,14 @@ PrimitivePlan plan_resize(const NodeView& v, const dnnl::engine& eng) {
       dnnl::resampling_forward::desc(prop_kind::forward_inference, alg, x_md, y_md), plan_attr(),
       eng);
   p.args = {{DNNL_ARG_SRC, false, 0, x_md}, {DNNL_ARG_DST, true, 0, y_md}};
+  // A blocked source (a segmentation head's logits): resampled in its
+  // layout, which oneDNN vectorises over the channel block.
+  p.relayout = [=](const memory::desc& src) -> dnnl::primitive_desc_base {
+    const memory::desc y(y_md.dims(), y_md.data_type(), memory::format_tag::any);
+    return dnnl::resampling_forward::primitive_desc(
+        dnnl::resampling_forward::desc(prop_kind::forward_inference, alg, src, y), plan_attr(),
+        eng);
+  };
   return p;
 }
 

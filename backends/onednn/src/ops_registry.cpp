@@ -41,7 +41,6 @@ PrimitivePlan plan_primitive(const NodeView& v, const dnnl::engine& eng) {
   if (op == "ReduceMean" || op == "ReduceSum") return plan_reduce(v, eng);
   if (op == "Transpose") return plan_transpose(v, eng);
   if (op == "Cast") return plan_cast(v, eng);
-  if (op == "Concat") return plan_concat(v, eng);
   if (op == "LeakyRelu" || op == "HardSigmoid" || op == "HardSwish" || op == "Exp" || op == "Log" ||
       op == "Sqrt" || op == "Neg" || op == "Reciprocal" || op == "Pow")
     return plan_onnx_eltwise(v, eng);

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "concat_kernel.hpp"
 #include "ops.hpp"
 #include "primitive_kernel.hpp"
 
@@ -88,9 +89,15 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
     a.note = "data movement: plain loop, exact in any dtype";
     a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, false);
     if (runs_as_loop(v)) return a;
+    if (v.op_type() == "Concat") {  // concat_kernel.hpp
+      a.note = "data movement: chunk copies in the producers' layout";
+      a.cost_us = cpu_ref::cost_hint_us(node, kFastFlops, false);
+      return a;
+    }
     try {
-      const std::string impl = plan_primitive(v, ctx_->engine()).pd.impl_info_str();
-      const bool fast = !is_reference_impl(impl);
+      const PrimitivePlan plan = plan_primitive(v, ctx_->engine());
+      const std::string impl = plan.pd.impl_info_str();
+      const bool fast = !is_reference_impl(plan.pd);
       if (fast || !uses16) {
         a.note = "oneDNN " + impl;
         if (fast) a.cost_us = cpu_ref::cost_hint_us(node, kFastFlops, false);
@@ -112,7 +119,7 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
   try {
     const PrimitivePlan plan = plan_primitive(v, ctx_->engine());
     const std::string impl = plan.pd.impl_info_str();
-    if (is_reference_impl(impl)) {
+    if (is_reference_impl(plan.pd)) {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = what + ": " + impl + " only on " + ctx_->isa();
       a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, uses16);
@@ -150,6 +157,7 @@ std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_de
   const cpu_ref::CapabilityAnswer a = answer(node);
   if (a.support == AMPX_SUPPORT_UNSUPPORTED)
     throw cpu_ref::UnsupportedNode(v.where() + ": " + a.note);
+  if (v.op_type() == "Concat") return std::make_unique<ConcatKernel>(ctx_, v);
   if (a.reference_kernel) return loop;
   try {
     return std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);

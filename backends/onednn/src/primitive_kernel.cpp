@@ -85,7 +85,7 @@ std::unique_ptr<PrimitiveKernel::Prepared> PrimitiveKernel::prepare(
   return p;
 }
 
-PrimitiveKernel::Prepared* PrimitiveKernel::variant_for(const memory::desc& src) {
+PrimitiveKernel::Prepared* PrimitiveKernel::variant_for(const memory::desc& src, int dnnl_arg) {
   for (auto& [md, v] : variants_)
     if (md == src) return v.get();
   std::unique_ptr<Prepared> v;
@@ -93,8 +93,7 @@ PrimitiveKernel::Prepared* PrimitiveKernel::variant_for(const memory::desc& src)
     const dnnl::primitive_desc_base pd = relayout_(src);
     // Only a fast implementation that takes the shadow as it is beats the
     // reorders of the main primitive.
-    if (!is_reference_impl(pd.impl_info_str()) &&
-        pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_SRC) == src)
+    if (!is_reference_impl(pd) && pd.query_md(dnnl::query::exec_arg_md, dnnl_arg) == src)
       v = prepare(pd, nullptr);
   } catch (const dnnl::error&) {
   } catch (const NoPrimitive&) {
@@ -109,14 +108,17 @@ void PrimitiveKernel::run_tracked(std::span<const void* const> inputs,
   try {
     Prepared* p = main_.get();
     LayoutStore& layouts = ctx_->layouts();
-    // The op runs in any layout: follow the source shadow's one.
+    // The op runs in any layout: follow the first input whose shadow is in
+    // another layout than the main primitive wants.
     if (relayout_ && layouts.enabled()) {
-      const dnnl::memory cur = layouts.current(inputs[0], in_bytes_[0]);
-      const Slot* src = nullptr;
-      for (const Slot& s : main_->slots)
-        if (s.dnnl_arg == DNNL_ARG_SRC) src = &s;
-      if (cur && src && cur.get_desc() != src->want_md && same_tensor(cur.get_desc(), src->want_md))
-        if (Prepared* v = variant_for(cur.get_desc())) p = v;
+      for (const Slot& s : main_->slots) {
+        if (s.output) continue;
+        const dnnl::memory cur = layouts.current(inputs[s.index], s.bytes);
+        if (!cur || cur.get_desc() == s.want_md || !same_tensor(cur.get_desc(), s.want_md))
+          continue;
+        if (Prepared* v = variant_for(cur.get_desc(), s.dnnl_arg)) p = v;
+        break;
+      }
     }
     launch(*p, inputs, outputs, staged_output);
   } catch (const dnnl::error& e) {

@@ -75,9 +75,10 @@ class PrimitiveKernel final : public cpu_ref::HostCopyKernel {
   // layout. Throws dnnl::error.
   std::unique_ptr<Prepared> prepare(const dnnl::primitive_desc_base& pd,
                                     const plugin_support::NodeView* node);
-  // The variant for a source in layout `src`; nullptr when there is none
-  // that is not a reference implementation (remembered).
-  Prepared* variant_for(const memory::desc& src);
+  // The variant for an input (primitive argument `dnnl_arg`) in layout
+  // `src`; nullptr when there is none that takes it as it is and is not a
+  // reference implementation (remembered).
+  Prepared* variant_for(const memory::desc& src, int dnnl_arg);
   void launch(Prepared& p, std::span<const void* const> inputs, std::span<void* const> outputs,
               std::span<const bool> staged_output);
 

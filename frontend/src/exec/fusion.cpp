@@ -2,12 +2,16 @@
 #include <ampx/exec/node_desc.hpp>
 #include <ampx/ir/attr_access.hpp>
 
+#include "conv_dead_taps.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <optional>
+#include <utility>
 
 namespace ampx {
 
@@ -49,10 +53,13 @@ class Fuser {
     const size_t nv = work_.num_values();
     uses_.assign(nv, 0);
     consumer_.assign(nv, kNone);
+    consumers_.assign(nv, {});
     for (NodeId id = 0; id < static_cast<NodeId>(work_.num_nodes()); ++id) {
       for (ValueId v : work_.node(id).inputs) {
         ++uses_[static_cast<size_t>(v)];
         consumer_[static_cast<size_t>(v)] = id;
+        auto& cs = consumers_[static_cast<size_t>(v)];
+        if (cs.empty() || cs.back() != id) cs.push_back(id);
       }
     }
     for (ValueId v : work_.outputs()) uses_[static_cast<size_t>(v)] += 2;  // never absorbed
@@ -65,8 +72,9 @@ class Fuser {
     absorbed_.assign(work_.num_nodes(), false);
     std::vector<FusedGroup> groups;
     for (NodeId id : order) {
-      if (absorbed_[static_cast<size_t>(id)] || !is_contraction(work_.node(id).op)) continue;
-      if (auto group = fuse_from(id)) groups.push_back(std::move(*group));
+      if (absorbed_[static_cast<size_t>(id)]) continue;
+      auto group = is_contraction(work_.node(id).op) ? fuse_from(id) : fuse_hardswish(id);
+      if (group) groups.push_back(std::move(*group));
     }
     return {emit(order), std::move(groups)};
   }
@@ -118,19 +126,25 @@ class Fuser {
     if (base == 0) return std::nullopt;
     FusedGroup group{cand.name, {}};
     // Each step: take a candidate when the device answers it as well.
-    auto accept = [&](Node next, NodeId absorbed) {
+    auto accept = [&](Node next, std::initializer_list<NodeId> absorbed) {
       if (rank_of(ask(next)) < base) return false;
       cand = std::move(next);
-      absorbed_[static_cast<size_t>(absorbed)] = true;
-      group.absorbed.push_back(work_.node(absorbed).name);
+      for (NodeId a : absorbed) {
+        absorbed_[static_cast<size_t>(a)] = true;
+        group.absorbed.push_back(work_.node(a).name);
+      }
       return true;
     };
     const DType dt = work_.value(cand.outputs[0]).type.dtype;
+    bool changed = false;
+    if (cand.op == OpType::kConv2d) {
+      if (auto cropped = crop_conv(cand)) changed = accept(std::move(*cropped), {});
+    }
 
     if (options_.fold_batchnorm && cand.op == OpType::kConv2d && dt == DType::kF32) {
       const NodeId c = sole_consumer_here(cand.outputs[0], cand);
       if (c != kNone) {
-        if (auto folded = fold_batchnorm(cand, c)) accept(std::move(*folded), c);
+        if (auto folded = fold_batchnorm(cand, c)) accept(std::move(*folded), {c});
       }
     }
     if (options_.epilogues && cand.op == OpType::kMatMul && cand.inputs.size() == 2) {
@@ -146,29 +160,176 @@ class Fuser {
           Node next = cand;
           next.inputs.push_back(other);
           next.outputs = add.outputs;
-          accept(std::move(next), c);
+          accept(std::move(next), {c});
         }
       }
     }
-    if (options_.epilogues && attr_string(cand.attrs, "activation", "none") == "none") {
-      const NodeId c = sole_consumer_here(cand.outputs[0], cand);
-      if (c != kNone) {
-        const Node& act = work_.node(c);
-        std::string name;
-        if (act.op == OpType::kRelu) name = "relu";
-        if (act.op == OpType::kGelu)
-          name = attr_string(act.attrs, "approximate", "none") == "tanh" ? "gelu_tanh" : "gelu";
-        if (!name.empty() && work_.value(act.outputs[0]).type.dtype == dt) {
-          Node next = cand;
-          next.attrs["activation"] = name;
-          next.outputs = act.outputs;
-          accept(std::move(next), c);
-        }
-      }
-    }
-    if (group.absorbed.empty()) return std::nullopt;
+    if (options_.epilogues && attr_string(cand.attrs, "activation", "none") == "none")
+      fuse_activation(cand, dt, accept);
+    if (group.absorbed.empty() && !changed) return std::nullopt;
     replaced_[static_cast<size_t>(id)] = std::move(cand);
+    if (group.absorbed.empty()) return std::nullopt;  // only cropped: nothing fused
     return group;
+  }
+
+  // The epilogue a single unary node applies, if it is one (docs/OPS.md).
+  static std::optional<AttrMap> activation_of(const Node& act) {
+    auto with = [](std::string name) {
+      AttrMap a;
+      a["activation"] = std::move(name);
+      return a;
+    };
+    switch (act.op) {
+      case OpType::kRelu:
+        return with("relu");
+      case OpType::kGelu:
+        return with(attr_string(act.attrs, "approximate", "none") == "tanh" ? "gelu_tanh" : "gelu");
+      case OpType::kSigmoid:
+        return with("sigmoid");
+      case OpType::kTanh:
+        return with("tanh");
+      case OpType::kHardSwish:
+        return with("hardswish");
+      case OpType::kClip: {
+        AttrMap a = with("clip");
+        if (act.attrs.contains("min")) a["activation_alpha"] = attr_float(act.attrs, "min", 0);
+        if (act.attrs.contains("max")) a["activation_beta"] = attr_float(act.attrs, "max", 0);
+        return a;
+      }
+      case OpType::kHardSigmoid: {
+        AttrMap a = with("hardsigmoid");
+        a["activation_alpha"] = attr_float(act.attrs, "alpha", 0.2);
+        a["activation_beta"] = attr_float(act.attrs, "beta", 0.5);
+        return a;
+      }
+      case OpType::kLeakyRelu: {
+        AttrMap a = with("leaky_relu");
+        a["activation_alpha"] = attr_float(act.attrs, "alpha", 0.01);
+        return a;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // HardSigmoid(x; 1/6, 1/2), the gate of x · HardSigmoid(x) = HardSwish(x)
+  // as opset-13 exporters write it.
+  static bool is_hardswish_gate(const Node& n) {
+    return n.op == OpType::kHardSigmoid &&
+           std::abs(attr_float(n.attrs, "alpha", 0.2) - 1.0 / 6.0) < 1e-6 &&
+           std::abs(attr_float(n.attrs, "beta", 0.5) - 0.5) < 1e-7;
+  }
+
+  // `mul` is Mul(x, gate) or Mul(gate, x) with gate = gate_node's output.
+  bool is_gated_product(const Node& mul, ValueId x, const Node& gate_node) const {
+    if (mul.op != OpType::kMul || mul.inputs.size() != 2) return false;
+    const ValueId g = gate_node.outputs[0];
+    return (mul.inputs[0] == x && mul.inputs[1] == g) || (mul.inputs[0] == g && mul.inputs[1] == x);
+  }
+
+  struct GatedActivation {
+    std::string name;  // swish or hardswish
+    NodeId gate, product;
+  };
+  // x · Sigmoid(x) (swish, SiLU) or x · HardSigmoid(x; 1/6, 1/2) (hardswish)
+  // where x is used by exactly those two nodes: the gate and the product
+  // both go into the epilogue of x's producer `p`.
+  std::optional<GatedActivation> gated_activation(ValueId x, const Node& p) const {
+    if (uses_[static_cast<size_t>(x)] != 2) return std::nullopt;
+    const auto& cs = consumers_[static_cast<size_t>(x)];
+    if (cs.size() != 2) return std::nullopt;
+    for (size_t k = 0; k < 2; ++k) {
+      const NodeId gate = cs[k], product = cs[1 - k];
+      const Node& g = work_.node(gate);
+      if (g.inputs.size() != 1 || g.inputs[0] != x) continue;
+      if (g.op != OpType::kSigmoid && !is_hardswish_gate(g)) continue;
+      if (sole_consumer(g.outputs[0]) != product || !is_gated_product(work_.node(product), x, g))
+        continue;
+      if (device_of(g) != device_of(p) || device_of(work_.node(product)) != device_of(p)) continue;
+      return GatedActivation{g.op == OpType::kSigmoid ? "swish" : "hardswish", gate, product};
+    }
+    return std::nullopt;
+  }
+
+  template <class Accept>
+  void fuse_activation(const Node& cand, DType dt, Accept& accept) {
+    const ValueId y = cand.outputs[0];
+    if (auto gated = gated_activation(y, cand)) {
+      const Node& m = work_.node(gated->product);
+      if (work_.value(m.outputs[0]).type.dtype == dt &&
+          work_.value(work_.node(gated->gate).outputs[0]).type.dtype == dt) {
+        Node next = cand;
+        next.attrs["activation"] = gated->name;
+        next.outputs = m.outputs;
+        accept(std::move(next), {gated->gate, gated->product});
+      }
+      return;
+    }
+    const NodeId c = sole_consumer_here(y, cand);
+    if (c == kNone) return;
+    const Node& act = work_.node(c);
+    auto attrs = activation_of(act);
+    if (!attrs || act.inputs.size() != 1 || work_.value(act.outputs[0]).type.dtype != dt) return;
+    Node next = cand;
+    for (auto& [k, v] : *attrs) next.attrs[k] = v;
+    next.outputs = act.outputs;
+    accept(std::move(next), {c});
+  }
+
+  // A HardSigmoid(x; 1/6, 1/2) whose only consumer is Mul(x, it), not
+  // absorbed into a producer's epilogue: one HardSwish node instead of two.
+  std::optional<FusedGroup> fuse_hardswish(NodeId id) {
+    const Node& g = work_.node(id);
+    if (!options_.epilogues || !is_hardswish_gate(g) || g.inputs.size() != 1) return std::nullopt;
+    const ValueId x = g.inputs[0];
+    const NodeId mul = sole_consumer_here(g.outputs[0], g);
+    if (mul == kNone || !is_gated_product(work_.node(mul), x, g)) return std::nullopt;
+    const Node& m = work_.node(mul);
+    const DType dt = work_.value(x).type.dtype;
+    if (work_.value(g.outputs[0]).type.dtype != dt || work_.value(m.outputs[0]).type.dtype != dt)
+      return std::nullopt;
+    Node next = g;
+    next.op = OpType::kHardSwish;
+    next.attrs.clear();
+    next.outputs = m.outputs;
+    const int base = rank_of(ask(g));
+    if (base == 0 || rank_of(ask(next)) < base) return std::nullopt;
+    absorbed_[static_cast<size_t>(mul)] = true;
+    replaced_[static_cast<size_t>(id)] = std::move(next);
+    return FusedGroup{g.name, {m.name}};
+  }
+
+  // The convolution with its dead edge taps cropped (conv_dead_taps.hpp),
+  // when its weight is a constant.
+  std::optional<Node> crop_conv(const Node& conv) {
+    const Value& wv = work_.value(conv.inputs[1]);
+    if (!wv.is_constant()) return std::nullopt;
+    const Shape& ws = wv.type.shape;
+    auto crop = crop_dead_taps(work_.value(conv.inputs[0]).type.shape, ws, conv.attrs);
+    if (!crop) return std::nullopt;
+    const int64_t kh = crop->h.last - crop->h.first + 1, kw = crop->w.last - crop->w.first + 1;
+    const size_t es = dtype_size(wv.type.dtype);
+    const std::byte* src = reinterpret_cast<const std::byte*>(wv.constant->data());
+    std::vector<std::byte> bytes(static_cast<size_t>(ws[0] * ws[1] * kh * kw) * es);
+    std::byte* dst = bytes.data();
+    for (int64_t oc = 0; oc < ws[0] * ws[1]; ++oc)
+      for (int64_t r = 0; r < kh; ++r) {
+        const int64_t from = (oc * ws[2] + crop->h.first + r) * ws[3] + crop->w.first;
+        std::memcpy(dst, src + static_cast<size_t>(from) * es, static_cast<size_t>(kw) * es);
+        dst += static_cast<size_t>(kw) * es;
+      }
+    const TensorType wt{wv.type.dtype, {ws[0], ws[1], kh, kw}};
+    const ValueId nw = work_.add_constant(conv.name + ".live_taps", wt, std::move(bytes));
+    uses_.resize(work_.num_values(), 1);
+    consumer_.resize(work_.num_values(), kNone);
+    consumers_.resize(work_.num_values());
+    constant_derived_.resize(work_.num_values(), 1);
+    spdlog::debug("fusion: {}: kernel {}x{} cropped to its live taps {}x{}", conv.name, ws[2],
+                  ws[3], kh, kw);
+    Node next = conv;
+    next.inputs[1] = nw;
+    next.attrs = std::move(crop->attrs);
+    return next;
   }
 
   // conv (f32, constant weight/bias) -> BatchNorm (f32, constant params):
@@ -209,6 +370,7 @@ class Fuser {
                            TensorType{DType::kF32, {static_cast<int64_t>(m)}}, bytes_of(b2));
     uses_.resize(work_.num_values(), 1);
     consumer_.resize(work_.num_values(), kNone);
+    consumers_.resize(work_.num_values());
     constant_derived_.resize(work_.num_values(), 1);
     Node next = conv;
     next.inputs = {conv.inputs[0], nw, nb};
@@ -270,7 +432,8 @@ class Fuser {
   FusionOptions options_;
   std::vector<int> uses_;
   std::vector<NodeId> consumer_;
-  std::vector<int> constant_derived_;  // -1 unknown, 0 no, 1 yes
+  std::vector<std::vector<NodeId>> consumers_;  // distinct consumers of each value
+  std::vector<int> constant_derived_;           // -1 unknown, 0 no, 1 yes
   std::vector<std::optional<Node>> replaced_;
   std::vector<bool> absorbed_;
   LoweredNode lowered_;

@@ -7,18 +7,20 @@ namespace ampx {
 namespace {
 
 using K = AttrKind;
-constexpr AttrSpec kConvAttrs[] = {{"strides", K::kInts, false},
-                                   {"pads", K::kInts, false},
-                                   {"dilations", K::kInts, false},
-                                   {"group", K::kInt, false},
-                                   {"activation", K::kString, false}};
-constexpr AttrSpec kGemmAttrs[] = {{"alpha", K::kFloat, false},
-                                   {"beta", K::kFloat, false},
-                                   {"transA", K::kInt, false},
-                                   {"transB", K::kInt, false},
-                                   {"activation", K::kString, false}};
+constexpr AttrSpec kConvAttrs[] = {
+    {"strides", K::kInts, false},         {"pads", K::kInts, false},
+    {"dilations", K::kInts, false},       {"group", K::kInt, false},
+    {"activation", K::kString, false},    {"activation_alpha", K::kFloat, false},
+    {"activation_beta", K::kFloat, false}};
+constexpr AttrSpec kGemmAttrs[] = {
+    {"alpha", K::kFloat, false},          {"beta", K::kFloat, false},
+    {"transA", K::kInt, false},           {"transB", K::kInt, false},
+    {"activation", K::kString, false},    {"activation_alpha", K::kFloat, false},
+    {"activation_beta", K::kFloat, false}};
 // The fused epilogue of a contraction (docs/OPS.md, "Fused epilogues").
-constexpr AttrSpec kMatMulAttrs[] = {{"activation", K::kString, false}};
+constexpr AttrSpec kMatMulAttrs[] = {{"activation", K::kString, false},
+                                     {"activation_alpha", K::kFloat, false},
+                                     {"activation_beta", K::kFloat, false}};
 constexpr AttrSpec kEpsAttrs[] = {{"epsilon", K::kFloat, false}};
 constexpr AttrSpec kLayerNormAttrs[] = {{"axis", K::kInt, false}, {"epsilon", K::kFloat, false}};
 constexpr AttrSpec kAxisAttrs[] = {{"axis", K::kInt, false}};

@@ -1,3 +1,4 @@
+#include <ampx/ir/activation.hpp>
 #include <ampx/ir/attr_access.hpp>
 #include <ampx/ir/shape_inference.hpp>
 
@@ -86,8 +87,8 @@ void require_same_dtype(const Checker& c, std::span<const TensorType> ins) {
 // The fused epilogue of Conv2d, MatMul and Gemm (docs/OPS.md).
 void check_activation(const Checker& c, const AttrMap& attrs) {
   const auto act = c.attr([&] { return attr_string(attrs, "activation", "none"); });
-  AMPX_CHECK(act == "none" || act == "relu" || act == "gelu" || act == "gelu_tanh",
-             "activation must be 'none', 'relu', 'gelu' or 'gelu_tanh', got '" + act + "'");
+  AMPX_CHECK(is_activation_name(act),
+             "activation must be one of " + activation_names_list() + ", got '" + act + "'");
 }
 
 std::vector<TensorType> infer_pool(const Checker& c, OpType op, const TensorType& x,

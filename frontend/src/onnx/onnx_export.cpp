@@ -353,15 +353,40 @@ class Exporter {
   void epilogue(const std::string& pre) {
     const std::string act = s("activation", "none");
     const std::string& y = out(node_->outputs[0]);
+    const DType dt = dtype_of(node_->outputs[0]);
     if (act == "none") return;
-    if (act == "relu")
+    if (act == "relu") {
       add("Relu", {pre}, {y});
-    else if (act == "gelu")
-      gelu(pre, y, dtype_of(node_->outputs[0]), "none");
-    else if (act == "gelu_tanh")
-      gelu(pre, y, dtype_of(node_->outputs[0]), "tanh");
-    else
+    } else if (act == "gelu") {
+      gelu(pre, y, dt, "none");
+    } else if (act == "gelu_tanh") {
+      gelu(pre, y, dt, "tanh");
+    } else if (act == "clip") {
+      std::string lo, hi;
+      if (has("activation_alpha"))
+        lo = const_scalar(node_->name + "/clip_min", dt, f("activation_alpha", 0));
+      if (has("activation_beta"))
+        hi = const_scalar(node_->name + "/clip_max", dt, f("activation_beta", 0));
+      add("Clip", {pre, lo, hi}, {y});
+    } else if (act == "hardsigmoid") {
+      auto* p = add("HardSigmoid", {pre}, {y});
+      set_float(p, "alpha", f("activation_alpha", 0.2));
+      set_float(p, "beta", f("activation_beta", 0.5));
+    } else if (act == "hardswish") {
+      add("HardSwish", {pre}, {y});
+    } else if (act == "sigmoid") {
+      add("Sigmoid", {pre}, {y});
+    } else if (act == "swish") {
+      const std::string sig = tmp("swish_sigmoid");
+      add("Sigmoid", {pre}, {sig});
+      add("Mul", {pre, sig}, {y});
+    } else if (act == "tanh") {
+      add("Tanh", {pre}, {y});
+    } else if (act == "leaky_relu") {
+      set_float(add("LeakyRelu", {pre}, {y}), "alpha", f("activation_alpha", 0.01));
+    } else {
       fail("activation '" + act + "' has no ONNX form");
+    }
   }
 
   std::vector<std::string> ins(const Node& n) {

@@ -405,6 +405,12 @@ void pad(I& im, const N& n) {
     }
     pads = full;
   }
+  // torchvision's AvgPool2d exports as Pad (all zeros) + AveragePool: a pad
+  // of nothing is the identity in every mode, and costs a copy.
+  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; })) {
+    im.bind(n, 0, x);
+    return;
+  }
   double value = 0;
   if (im.has_input(n, 2)) value = im.const_floats(n, 2, "constant_value").at(0);
   im.bind(
