@@ -111,16 +111,18 @@ void Device::copy_to_device(const Buffer& dst, uint64_t dst_offset,
   check_own(dst, "copy_to_device");
   check_range("copy_to_device", "destination", dst_offset, src.size(), dst.size());
   if (src.empty()) return;
-  plugin_->check(plugin_->api().copy_to_device(dst.handle(), dst_offset, src.data(), src.size()),
-                 fmt::format("copy_to_device({} bytes, device {})", src.size(), index_));
+  plugin_->check_lazily(
+      plugin_->api().copy_to_device(dst.handle(), dst_offset, src.data(), src.size()),
+      [&] { return fmt::format("copy_to_device({} bytes, device {})", src.size(), index_); });
 }
 
 void Device::copy_to_host(std::span<std::byte> dst, const Buffer& src, uint64_t src_offset) const {
   check_own(src, "copy_to_host");
   check_range("copy_to_host", "source", src_offset, dst.size(), src.size());
   if (dst.empty()) return;
-  plugin_->check(plugin_->api().copy_to_host(dst.data(), src.handle(), src_offset, dst.size()),
-                 fmt::format("copy_to_host({} bytes, device {})", dst.size(), index_));
+  plugin_->check_lazily(
+      plugin_->api().copy_to_host(dst.data(), src.handle(), src_offset, dst.size()),
+      [&] { return fmt::format("copy_to_host({} bytes, device {})", dst.size(), index_); });
 }
 
 void Device::copy_device_to_device(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
@@ -134,10 +136,12 @@ void Device::copy_device_to_device(const Buffer& dst, uint64_t dst_offset, const
   check_range(kOperation, "destination", dst_offset, bytes, dst.size());
   check_range(kOperation, "source", src_offset, bytes, src.size());
   if (bytes == 0) return;
-  plugin_->check(plugin_->api().copy_device_to_device(dst.handle(), dst_offset, src.handle(),
-                                                      src_offset, bytes),
-                 fmt::format("{}({} bytes, device {} to device {})", kOperation, bytes,
-                             src.device_index(), dst.device_index()));
+  plugin_->check_lazily(plugin_->api().copy_device_to_device(dst.handle(), dst_offset, src.handle(),
+                                                             src_offset, bytes),
+                        [&] {
+                          return fmt::format("{}({} bytes, device {} to device {})", kOperation,
+                                             bytes, src.device_index(), dst.device_index());
+                        });
 }
 
 Kernel Device::prepare(const ampx_node_desc& node) const {
@@ -159,8 +163,8 @@ Kernel Device::prepare(const ampx_node_desc& node) const {
 }
 
 void Device::synchronize() const {
-  plugin_->check(plugin_->api().synchronize(plugin_->instance(), index_),
-                 fmt::format("synchronize(device {})", index_));
+  plugin_->check_lazily(plugin_->api().synchronize(plugin_->instance(), index_),
+                        [&] { return fmt::format("synchronize(device {})", index_); });
 }
 
 }  // namespace ampx::plugins

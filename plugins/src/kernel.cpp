@@ -78,9 +78,12 @@ void Kernel::launch(std::span<const ampx_buffer_view> inputs,
   if (handle_ == nullptr) throw std::logic_error("launch of an empty Kernel");
   check_views(inputs, num_inputs_, "input", op_type_);
   check_views(outputs, num_outputs_, "output", op_type_);
-  plugin_->check(plugin_->api().kernel_launch(handle_, inputs.data(), inputs.size(), outputs.data(),
-                                              outputs.size()),
-                 fmt::format("kernel_launch({} '{}', device {})", op_type_, node_name_, device_));
+  plugin_->check_lazily(plugin_->api().kernel_launch(handle_, inputs.data(), inputs.size(),
+                                                     outputs.data(), outputs.size()),
+                        [&] {
+                          return fmt::format("kernel_launch({} '{}', device {})", op_type_,
+                                             node_name_, device_);
+                        });
 }
 
 Kernel::Timing Kernel::launch_timed(std::span<const ampx_buffer_view> inputs,

@@ -164,6 +164,16 @@ inline const std::map<std::string, Maker>& cases() {
          c.nb.output(dt, {7, 6}).attr_int("transB", 1).attr_str("activation", "gelu_tanh");
        }},
       {"MatMul_2d", binary("MatMul", {13, 17}, {17, 11}, {13, 11})},
+      // A Linear on [seq, batch, features] with a constant weight, as torch's
+      // attention exports it: one GEMM over every row (onednn also pads the
+      // weight's rows, ops_contraction.cpp).
+      {"MatMul_seq_first_linear_constant_weight",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MatMul", "mm");
+         in(c, rnd(r, dt, {9, 1, 24}));
+         in(c, rnd(r, dt, {24, 16}), true);
+         c.nb.output(dt, {9, 1, 16});
+       }},
       {"MatMul_batch_broadcast", binary("MatMul", {2, 1, 5, 7}, {3, 7, 4}, {2, 3, 5, 4})},
       {"Gemm_trans_alpha_beta_bias",
        [](Rng& r, ampx_dtype dt, Case& c) {

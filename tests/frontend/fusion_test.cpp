@@ -292,6 +292,34 @@ TEST_P(FusedModel, SameOutputsAtForcedO2) {
     EXPECT_LT(max_relative_error(b[i], a[i]), ampx::test::model_tolerance(AMPX_DTYPE_F16));
 }
 
+// Pad -> Conv2d: zeros on H and W go into the convolution's pads; any other
+// Pad stays.
+Graph pad_conv(const std::string& mode, double value, std::vector<int64_t> pads) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", DType::kF32, {1, 3, 8, 8});
+  const ValueId p = b.add(OpType::kPad, "pad", {x},
+                          {{"pads", std::move(pads)}, {"mode", mode}, {"value", value}});
+  AttrMap a{{"pads", std::vector<int64_t>{1, 0, 1, 0}}};
+  b.output(b.add(OpType::kConv2d, "conv",
+                 {p, b.random_weight("w", {4, 3, 3, 3}, 0.3f), b.random_weight("b", {4}, 0.1f)},
+                 a));
+  return std::move(b).build();
+}
+
+TEST(Fusion, ZeroPadGoesIntoTheConvolution) {
+  RuleCaps caps;
+  const FusedGraph f = fuse_for_device(pad_conv("constant", 0.0, {0, 0, 2, 1, 0, 0, 0, 3}), caps);
+  ASSERT_EQ(f.graph.num_nodes(), 1u);
+  EXPECT_EQ(f.groups.at(0).absorbed, std::vector<std::string>{"pad"});
+  EXPECT_EQ(attr_ints(f.graph.node(0).attrs, "pads"), (std::vector<int64_t>{3, 1, 1, 3}));
+  EXPECT_EQ(f.graph.node(0).inputs[0], f.graph.inputs()[0]);
+  for (const Graph& g : {pad_conv("reflect", 0.0, {0, 0, 1, 1, 0, 0, 1, 1}),
+                         pad_conv("constant", 0.5, {0, 0, 1, 1, 0, 0, 1, 1}),
+                         pad_conv("constant", 0.0, {1, 0, 1, 1, 0, 0, 1, 1}),
+                         pad_conv("constant", 0.0, {0, 0, -1, 0, 0, 0, 0, 0})})
+    EXPECT_EQ(fuse_for_device(g, caps).graph.num_nodes(), 2u);
+}
+
 // The rewritten graphs compute what the exported ones do, on cpu_ref.
 TEST(Fusion, RewritesKeepOutputsOnCpuRef) {
   const auto host = host_with_cpu_ref();
@@ -302,6 +330,7 @@ TEST(Fusion, RewritesKeepOutputsOnCpuRef) {
     for (bool bn : {false, true}) graphs.push_back(conv_act(a, bn));
   graphs.push_back(conv_act(Act::kHardSwish, false, true));
   graphs.push_back(aspp());
+  graphs.push_back(pad_conv("constant", 0.0, {0, 0, 2, 1, 0, 0, 0, 3}));
   int seed = 10;
   for (const Graph& g : graphs) {
     const AmpPlan plan = plan_amp(g, AmpPolicy{}, caps);

@@ -8,6 +8,7 @@
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
+#include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 
@@ -372,6 +373,62 @@ TEST(OnednnLayouts, CnnModelAgreesOnAndOff) {
         if (seed == 13) {
           EXPECT_LT(max_relative_error(a[i], ref[i]), model_tolerance(AMPX_DTYPE_F32));
         }
+      }
+    }
+  }
+}
+
+// The ops that follow a blocked source since the ONNX Runtime comparison:
+// Concat of two convolutions (chunk copies, concat_kernel.hpp), a
+// squeeze-excitation Mul whose [1, C, 1, 1] gate comes from a convolution,
+// a residual Add, and a linear Resize of a convolution's output (channel
+// counts that are and are not multiples of the block). Blocked and plain
+// agree, and both agree with cpu_ref, fused and unfused.
+Graph branchy_model() {
+  GraphBuilder b("branchy");
+  const ValueId x = b.input("x", DType::kF32, {1, 3, 12, 12});
+  const ValueId a = b.unary(OpType::kRelu, "relu_a", b.conv2d("conv_a", x, 16, 3, 1, 1));
+  const ValueId c = b.conv2d("conv_b", x, 8, 3, 1, 1);
+  const ValueId cat = b.add(OpType::kConcat, "cat", {a, c}, {{"axis", int64_t{1}}});
+  const ValueId m = b.conv2d("conv_m", cat, 24, 1);
+  const ValueId pooled = b.add(OpType::kGlobalAveragePool, "gap", {m});
+  const ValueId gate = b.unary(OpType::kSigmoid, "gate", b.conv2d("conv_gate", pooled, 24, 1));
+  const ValueId se = b.add(OpType::kMul, "se", {m, gate});
+  const ValueId res = b.add(OpType::kAdd, "residual", {se, m});
+  const ValueId head = b.conv2d("conv_head", res, 5, 1);
+  b.output(b.add(OpType::kResize, "up", {head},
+                 {{"sizes", std::vector<int64_t>{1, 5, 24, 24}},
+                  {"mode", std::string("linear")},
+                  {"coordinate_transformation_mode", std::string("half_pixel")}}));
+  b.output(b.add(
+      OpType::kMaxPool, "pool", {res},
+      {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}));
+  return std::move(b).build();
+}
+
+TEST(OnednnLayouts, ConcatBinaryAndResizeFollowBlockedSources) {
+  auto host_with = [](const char* options) {
+    plugins::PluginHostOptions opts;
+    opts.extra_dirs = {AMPX_PLUGIN_BUILD_DIR};
+    opts.use_env_path = false;
+    opts.plugin_options["onednn"] = options;
+    return std::make_unique<plugins::PluginHost>(opts);
+  };
+  const auto on = host_with(kOn), off = host_with(kOff);
+  const Graph g = branchy_model();
+  DeviceCapabilities caps(on->device("onednn:0"));
+  const AmpPlan plan = plan_amp(g, AmpPolicy{}, caps);
+  const FusedGraph fused = fuse_for_device(plan.graph, caps);
+  for (const Graph* graph : {&plan.graph, &fused.graph}) {
+    Executor eon(*graph, on->device("onednn:0")), eoff(*graph, off->device("onednn:0"));
+    Executor eref(plan.graph, on->device("cpu_ref:0"));
+    for (uint64_t seed : {21, 22}) {
+      const auto inputs = random_inputs(g, seed);
+      const auto a = eon.run(inputs), b = eoff.run(inputs), r = eref.run(inputs);
+      ASSERT_EQ(a.size(), 2u);
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_LT(max_relative_error(a[i], b[i]), model_tolerance(AMPX_DTYPE_F32)) << i;
+        EXPECT_LT(max_relative_error(a[i], r[i]), model_tolerance(AMPX_DTYPE_F32)) << i;
       }
     }
   }

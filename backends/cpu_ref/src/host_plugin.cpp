@@ -312,10 +312,11 @@ unsigned char* resolve(const ampx_kernel& k, const ampx_buffer_view* views, size
                        const char* what, uint64_t bytes) {
   const ampx_buffer_view& v = *reinterpret_cast<const ampx_buffer_view*>(
       reinterpret_cast<const char*>(views) + i * views[0].struct_size);
-  const std::string label = k.where + ": " + what + " " + std::to_string(i);
-  if (!v.buffer) invalid("kernel_launch: " + label + " has no buffer");
+  // The label only on failure: this runs for every tensor of every launch.
+  const auto label = [&] { return k.where + ": " + what + " " + std::to_string(i); };
+  if (!v.buffer) invalid("kernel_launch: " + label() + " has no buffer");
   if (v.offset > v.buffer->size || bytes > v.buffer->size - v.offset) {
-    invalid("kernel_launch: " + label + " needs " + std::to_string(bytes) + " bytes at offset " +
+    invalid("kernel_launch: " + label() + " needs " + std::to_string(bytes) + " bytes at offset " +
             std::to_string(v.offset) + " but the buffer has " + std::to_string(v.buffer->size));
   }
   return v.buffer->data + v.offset;

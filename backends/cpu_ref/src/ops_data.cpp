@@ -213,7 +213,8 @@ class SplitKernel final : public CpuKernel {
 // ---------------------------------------------------------------- Pad
 
 // Per output dim, the source index of each output coordinate (-1: the
-// constant). Visits the output in order with an odometer.
+// constant). Visits the output row by row (every dimension but the last with
+// an odometer), each row as one gather through the last dimension's map.
 class PadKernel final : public CpuKernel {
  public:
   PadKernel(std::vector<int64_t> out_dims, std::vector<std::vector<int64_t>> src,
@@ -224,28 +225,56 @@ class PadKernel final : public CpuKernel {
         value_(std::move(value)),
         n_(n) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const unsigned char*>(in[0]);
-    auto* y = static_cast<unsigned char*>(out[0]);
-    const size_t es = value_.size(), r = dims_.size();
-    std::vector<int64_t> idx(r, 0);
-    for (int64_t i = 0; i < n_; ++i) {
+    switch (value_.size()) {
+      case 1:
+        return run_as<uint8_t>(in[0], out[0]);
+      case 2:
+        return run_as<uint16_t>(in[0], out[0]);
+      case 4:
+        return run_as<uint32_t>(in[0], out[0]);
+      default:
+        return run_as<uint64_t>(in[0], out[0]);
+    }
+  }
+
+ private:
+  template <class T>
+  void run_as(const void* in, void* out) const {
+    const auto* x = static_cast<const T*>(in);
+    auto* y = static_cast<T*>(out);
+    T value;
+    std::memcpy(&value, value_.data(), sizeof(T));
+    const size_t r = dims_.size();
+    if (r == 0 || n_ == 0) {
+      if (n_) y[0] = x[0];
+      return;
+    }
+    const int64_t row = dims_[r - 1];
+    const int64_t* last = src_[r - 1].data();
+    const int64_t last_stride = strides_[r - 1];
+    std::vector<int64_t> idx(r - 1, 0);
+    for (int64_t base_out = 0; base_out < n_; base_out += row) {
       int64_t off = 0;
       bool inside = true;
-      for (size_t d = 0; d < r && inside; ++d) {
+      for (size_t d = 0; d + 1 < r && inside; ++d) {
         const int64_t k = src_[d][static_cast<size_t>(idx[d])];
         inside = k >= 0;
         off += k * strides_[d];
       }
-      std::memcpy(y + static_cast<size_t>(i) * es,
-                  inside ? x + static_cast<size_t>(off) * es : value_.data(), es);
-      for (size_t d = r; d-- > 0;) {
+      T* yr = y + base_out;
+      if (!inside) {
+        std::fill(yr, yr + row, value);
+      } else {
+        for (int64_t j = 0; j < row; ++j)
+          yr[j] = last[j] >= 0 ? x[off + last[j] * last_stride] : value;
+      }
+      for (size_t d = r - 1; d-- > 0;) {
         if (++idx[d] < dims_[d]) break;
         idx[d] = 0;
       }
     }
   }
 
- private:
   std::vector<int64_t> dims_;
   std::vector<std::vector<int64_t>> src_;
   std::vector<int64_t> strides_;

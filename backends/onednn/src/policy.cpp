@@ -160,7 +160,14 @@ std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_de
   if (v.op_type() == "Concat") return std::make_unique<ConcatKernel>(ctx_, v);
   if (a.reference_kernel) return loop;
   try {
-    return std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);
+    // oneDNN fixes a primitive's thread count when it is created: under the
+    // launch's thread setting, or a threads=1 plugin would run 2-thread
+    // regions (and wake idle OpenMP workers) at every launch.
+    std::unique_ptr<cpu_ref::CpuKernel> kernel;
+    ctx_->run([&] {
+      kernel = std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);
+    });
+    return kernel;
   } catch (const NoPrimitive& e) {
     throw cpu_ref::UnsupportedNode(v.where() + ": " + e.what());
   } catch (const dnnl::error& e) {

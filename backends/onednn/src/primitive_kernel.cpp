@@ -90,11 +90,13 @@ PrimitiveKernel::Prepared* PrimitiveKernel::variant_for(const memory::desc& src,
     if (md == src) return v.get();
   std::unique_ptr<Prepared> v;
   try {
-    const dnnl::primitive_desc_base pd = relayout_(src);
-    // Only a fast implementation that takes the shadow as it is beats the
-    // reorders of the main primitive.
-    if (!is_reference_impl(pd) && pd.query_md(dnnl::query::exec_arg_md, dnnl_arg) == src)
-      v = prepare(pd, nullptr);
+    ctx_->run([&] {  // created under the launch's thread count, as the main one
+      const dnnl::primitive_desc_base pd = relayout_(src);
+      // Only a fast implementation that takes the shadow as it is beats the
+      // reorders of the main primitive.
+      if (!is_reference_impl(pd) && pd.query_md(dnnl::query::exec_arg_md, dnnl_arg) == src)
+        v = prepare(pd, nullptr);
+    });
   } catch (const dnnl::error&) {
   } catch (const NoPrimitive&) {
   }

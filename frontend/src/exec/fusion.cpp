@@ -138,6 +138,7 @@ class Fuser {
     const DType dt = work_.value(cand.outputs[0]).type.dtype;
     bool changed = false;
     if (cand.op == OpType::kConv2d) {
+      if (auto padded = absorb_pad(cand, id)) accept(std::move(padded->first), {padded->second});
       if (auto cropped = crop_conv(cand)) changed = accept(std::move(*cropped), {});
     }
 
@@ -297,6 +298,31 @@ class Fuser {
     absorbed_[static_cast<size_t>(mul)] = true;
     replaced_[static_cast<size_t>(id)] = std::move(next);
     return FusedGroup{g.name, {m.name}};
+  }
+
+  // Pad (constant zeros, spatial dimensions only) -> Conv2d, the Pad's only
+  // consumer: the padding goes into the convolution's own, which pads
+  // without a copy of the input. Returns the convolution and the Pad.
+  std::optional<std::pair<Node, NodeId>> absorb_pad(const Node& conv, NodeId id) {
+    const NodeId pid = work_.value(conv.inputs[0]).producer;
+    if (pid == kNone || absorbed_[static_cast<size_t>(pid)]) return std::nullopt;
+    const Node& pad = work_.node(pid);
+    if (pad.op != OpType::kPad || sole_consumer_here(pad.outputs[0], pad) != id)
+      return std::nullopt;
+    if (attr_string(pad.attrs, "mode", "constant") != "constant" ||
+        attr_float(pad.attrs, "value", 0.0) != 0.0)
+      return std::nullopt;
+    const auto p = attr_ints(pad.attrs, "pads", {});
+    if (p.size() != 8 || p[0] || p[1] || p[4] || p[5]) return std::nullopt;  // N, C untouched
+    for (int64_t v : p)
+      if (v < 0) return std::nullopt;  // a crop is not a pad
+    auto cp = attr_ints(conv.attrs, "pads", {0, 0, 0, 0});
+    if (cp.size() != 4) return std::nullopt;
+    Node next = conv;
+    next.inputs[0] = pad.inputs[0];
+    next.attrs["pads"] =
+        std::vector<int64_t>{cp[0] + p[2], cp[1] + p[3], cp[2] + p[6], cp[3] + p[7]};
+    return std::make_pair(std::move(next), pid);
   }
 
   // The convolution with its dead edge taps cropped (conv_dead_taps.hpp),

@@ -78,6 +78,13 @@ class LoadedPlugin {
   // nothing, anything else is released and thrown as PluginError
   // "<name>: <operation>: <message>".
   void check(ampx_status* status, std::string_view operation) const;
+  // The same, with the operation's description made only on failure: for
+  // the per-launch calls, where formatting it every time cost more than a
+  // small kernel.
+  template <class Describe>
+  void check_lazily(ampx_status* status, Describe&& describe) const {
+    if (status != nullptr) check(status, describe());
+  }
 
  private:
   struct Library;  // the shared object (Boost.DLL stays out of this header)
