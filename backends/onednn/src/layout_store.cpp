@@ -192,7 +192,9 @@ dnnl::memory LayoutStore::produce(void* p, uint64_t bytes, const dnnl::memory::d
   if (fresh && reuse.blocked) s = std::move(reuse);
   const dnnl::engine& eng = ctx_.engine();
   if (!s.blocked || s.blocked.get_desc() != want) {
-    s.blocked = dnnl::memory(want, eng);
+    if (!s.storage || s.blocked.get_desc().get_size() < want.get_size())
+      s.storage = pool_.take(want.get_size());
+    s.blocked = dnnl::memory(want, eng, s.storage.get());
     s.to_plain = {};
   }
   if (!s.plain || s.plain.get_desc() != plain) {

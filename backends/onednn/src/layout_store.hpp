@@ -30,11 +30,14 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "block_pool.hpp"
 
 namespace ampx::onednn {
 
@@ -77,8 +80,9 @@ class LayoutStore {
  private:
   struct Shadow {
     uint64_t bytes = 0;
-    dnnl::memory blocked;  // library-allocated, in the producer's layout
-    dnnl::memory plain;    // over the buffer bytes
+    std::shared_ptr<std::byte> storage;  // from pool_, behind `blocked`
+    dnnl::memory blocked;                // in the producer's layout
+    dnnl::memory plain;                  // over the buffer bytes
     dnnl::reorder to_plain;
     bool valid = false;        // `blocked` holds the tensor
     bool plain_stale = false;  // ... and the buffer bytes do not
@@ -110,7 +114,8 @@ class LayoutStore {
 
   Context& ctx_;
   const bool enabled_;
-  std::mutex mu_;  // launches are sequential, copies may come from any thread
+  std::mutex mu_;   // launches are sequential, copies may come from any thread
+  BlockPool pool_;  // before the shadows: it outlives their storage
   Map shadows_;
   std::vector<Pending> pending_;
   std::vector<unsigned char> scratch_;  // a pending shadow's plain image
