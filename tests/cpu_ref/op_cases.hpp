@@ -246,6 +246,14 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(dt, {3}, var));
          c.nb.output(dt, {2, 3, 5, 4}).attr_float("epsilon", 1e-3);
        }},
+      {"BatchNorm_relu_epilogue",  // DenseNet's pre-activation BN -> ReLU, fused
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BatchNorm", "bn");
+         in(c, rnd(r, dt, {2, 16, 5, 4}));
+         for (int i = 0; i < 3; ++i) in(c, rnd(r, dt, {16}), true);
+         in(c, Tensor::of(dt, {16}, std::vector<double>(16, 0.75)), true);
+         c.nb.output(dt, {2, 16, 5, 4}).attr_str("activation", "relu");
+       }},
       {"BatchNorm_2d",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("BatchNorm", "bn");

@@ -16,7 +16,8 @@ class NormPool : public ::testing::TestWithParam<ampx_dtype> {
 
 // -------------------------------------------------------------- BatchNorm
 
-void check_batchnorm(Rng& rng, ampx_dtype dt, std::vector<int64_t> xd, double eps) {
+void check_batchnorm(Rng& rng, ampx_dtype dt, std::vector<int64_t> xd, double eps,
+                     bool relu = false) {
   const int64_t C = xd[1];
   const Tensor x = random_tensor(rng, dt, xd, 2.0);
   const Tensor scale = random_tensor(rng, dt, {C}), bias = random_tensor(rng, dt, {C});
@@ -28,6 +29,7 @@ void check_batchnorm(Rng& rng, ampx_dtype dt, std::vector<int64_t> xd, double ep
   for (const Tensor* t : {&x, &scale, &bias, &mean, &var}) add_input(nb, *t);
   nb.output(dt, xd);
   if (eps != 1e-5) nb.attr_float("epsilon", eps);
+  if (relu) nb.attr_str("activation", "relu");  // the fused epilogue
   const auto out = run_node(nb, {&x, &scale, &bias, &mean, &var});
   const auto X = x.values(), S = scale.values(), B = bias.values(), Mn = mean.values(),
              V = var.values();
@@ -36,14 +38,16 @@ void check_batchnorm(Rng& rng, ampx_dtype dt, std::vector<int64_t> xd, double ep
   for (size_t i = 0; i < X.size(); ++i) {
     const auto c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % C);
     ref[i] = (X[i] - Mn[c]) / std::sqrt(V[c] + eps) * S[c] + B[c];
+    if (relu) ref[i] = std::max(ref[i], 0.0);
   }
-  expect_close(out[0], ref, "BatchNorm");
+  expect_close(out[0], ref, relu ? "BatchNorm+relu" : "BatchNorm");
 }
 
 TEST_P(NormPool, BatchNorm) {
   check_batchnorm(rng, dt(), {2, 5, 7, 3}, 1e-5);
   check_batchnorm(rng, dt(), {4, 6}, 1e-3);
   check_batchnorm(rng, dt(), {3, 7, 13}, 0.1);
+  check_batchnorm(rng, dt(), {2, 5, 7, 3}, 1e-5, true);
 }
 
 // -------------------------------------------------------------- LayerNorm

@@ -292,6 +292,17 @@ TEST_P(FusedModel, SameOutputsAtForcedO2) {
     EXPECT_LT(max_relative_error(b[i], a[i]), ampx::test::model_tolerance(AMPX_DTYPE_F16));
 }
 
+TEST(Fusion, BatchNormTakesAnActivation) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", DType::kF32, {1, 8, 5, 5});
+  b.output(b.unary(OpType::kRelu, "relu", b.batch_norm("bn", x)));
+  RuleCaps caps;
+  const FusedGraph f = fuse_for_device(std::move(b).build(), caps);
+  ASSERT_EQ(f.graph.num_nodes(), 1u);
+  EXPECT_EQ(f.graph.node(0).op, OpType::kBatchNorm);
+  EXPECT_EQ(attr_string(f.graph.node(0).attrs, "activation", ""), "relu");
+}
+
 // Pad -> Conv2d: zeros on H and W go into the convolution's pads; any other
 // Pad stays.
 Graph pad_conv(const std::string& mode, double value, std::vector<int64_t> pads) {

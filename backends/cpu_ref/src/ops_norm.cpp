@@ -247,7 +247,8 @@ std::unique_ptr<CpuKernel> make_batchnorm(Ctx& c) {
   c.dims(c.out[0], "output", x);
   const double eps = c.v.get_float("epsilon", 1e-5);
   if (!(eps >= 0)) c.fail("attribute 'epsilon' must be >= 0");
-  return std::make_unique<BatchNormKernel>(x[0], x[1], product(x, 2), static_cast<float>(eps));
+  return with_activation(
+      std::make_unique<BatchNormKernel>(x[0], x[1], product(x, 2), static_cast<float>(eps)), c);
 }
 
 std::unique_ptr<CpuKernel> make_layernorm(Ctx& c) {

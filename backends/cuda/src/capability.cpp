@@ -117,7 +117,7 @@ Answer answer(const ampx_node_desc& node, const DeviceInfo& dev,
     // Fused epilogues (docs/OPS.md) are not implemented here yet: answered
     // unsupported, so the host never fuses for this device.
     const std::string_view name = v.op_type();
-    if ((name == "Gemm" || name == "MatMul" || name == "Conv2d") &&
+    if ((name == "Gemm" || name == "MatMul" || name == "Conv2d" || name == "BatchNorm") &&
         v.get_string("activation", "none") != "none")
       return no("no fused activation epilogue in the CUDA kernels");
     if (name == "MatMul" && v.num_inputs() > 2)

@@ -16,8 +16,15 @@ PrimitivePlan plan_batchnorm(const NodeView& v, const dnnl::engine& eng) {
   const ampx_tensor_desc& x = v.input(0);
   const float eps = static_cast<float>(v.get_float("epsilon", 1e-5));
   const memory::desc x_md = dense_md(x);
-  const auto flags = normalization_flags::use_global_stats | normalization_flags::use_scale |
-                     normalization_flags::use_shift;
+  auto flags = normalization_flags::use_global_stats | normalization_flags::use_scale |
+               normalization_flags::use_shift;
+  // The fused activation (fusion.hpp): oneDNN has ReLU only, as a flag.
+  const std::string act = v.get_string("activation", "none");
+  if (act == "relu") {
+    flags |= normalization_flags::fuse_norm_relu;
+  } else if (act != "none") {
+    throw NoPrimitive("activation '" + act + "' has no oneDNN batch-normalization form");
+  }
   auto make = [=](const memory::desc& src) -> dnnl::primitive_desc_base {
     return dnnl::batch_normalization_forward::primitive_desc(
         dnnl::batch_normalization_forward::desc(prop_kind::forward_inference, src, eps, flags),

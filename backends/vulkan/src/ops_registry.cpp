@@ -41,7 +41,7 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
   }
   // Fused epilogues (docs/OPS.md): the GEMM and convolution shaders have
   // none yet, so such nodes are unsupported here and the host does not fuse.
-  if ((op == "Gemm" || op == "MatMul" || op == "Conv2d") &&
+  if ((op == "Gemm" || op == "MatMul" || op == "Conv2d" || op == "BatchNorm") &&
       v.get_string("activation", "none") != "none")
     throw Unsupported("no fused activation epilogue in the Vulkan kernels");
   if (op == "MatMul" && v.num_inputs() > 2)

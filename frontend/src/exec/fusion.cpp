@@ -73,7 +73,9 @@ class Fuser {
     std::vector<FusedGroup> groups;
     for (NodeId id : order) {
       if (absorbed_[static_cast<size_t>(id)]) continue;
-      auto group = is_contraction(work_.node(id).op) ? fuse_from(id) : fuse_hardswish(id);
+      const OpType op = work_.node(id).op;
+      auto group =
+          is_contraction(op) || op == OpType::kBatchNorm ? fuse_from(id) : fuse_hardswish(id);
       if (group) groups.push_back(std::move(*group));
     }
     return {emit(order), std::move(groups)};

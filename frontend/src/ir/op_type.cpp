@@ -22,6 +22,11 @@ constexpr AttrSpec kMatMulAttrs[] = {{"activation", K::kString, false},
                                      {"activation_alpha", K::kFloat, false},
                                      {"activation_beta", K::kFloat, false}};
 constexpr AttrSpec kEpsAttrs[] = {{"epsilon", K::kFloat, false}};
+// BatchNorm's fused activation (docs/OPS.md, "Fused epilogues").
+constexpr AttrSpec kBatchNormAttrs[] = {{"epsilon", K::kFloat, false},
+                                        {"activation", K::kString, false},
+                                        {"activation_alpha", K::kFloat, false},
+                                        {"activation_beta", K::kFloat, false}};
 constexpr AttrSpec kLayerNormAttrs[] = {{"axis", K::kInt, false}, {"epsilon", K::kFloat, false}};
 constexpr AttrSpec kAxisAttrs[] = {{"axis", K::kInt, false}};
 constexpr AttrSpec kConcatAttrs[] = {{"axis", K::kInt, true}};
@@ -71,7 +76,7 @@ constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kConv2d, "Conv2d", 2, 3, kConvAttrs, A::kWhite},
     {OpType::kMatMul, "MatMul", 2, 3, kMatMulAttrs, A::kWhite},
     {OpType::kGemm, "Gemm", 2, 3, kGemmAttrs, A::kWhite},
-    {OpType::kBatchNorm, "BatchNorm", 5, 5, kEpsAttrs, A::kBlack},
+    {OpType::kBatchNorm, "BatchNorm", 5, 5, kBatchNormAttrs, A::kBlack},
     {OpType::kLayerNorm, "LayerNorm", 2, 3, kLayerNormAttrs, A::kBlack},
     {OpType::kSoftmax, "Softmax", 1, 1, kAxisAttrs, A::kBlack},
     {OpType::kRelu, "Relu", 1, 1, {}, A::kFollow},

@@ -230,6 +230,7 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
         AMPX_CHECK(in[static_cast<size_t>(i)].shape == Shape{x.shape[1]},
                    "parameter " + std::to_string(i) + " must be [" + std::to_string(x.shape[1]) +
                        "], got " + shape_str(in[static_cast<size_t>(i)].shape));
+      check_activation(c, attrs);
       return {x};
     }
     case OpType::kLayerNorm: {

@@ -442,9 +442,12 @@ class Exporter {
         epilogue(pre);
         break;
       }
-      case OpType::kBatchNorm:
-        set_float(add("BatchNormalization", ins(n), {y}), "epsilon", f("epsilon", 1e-5));
+      case OpType::kBatchNorm: {
+        const std::string pre = main_output();
+        set_float(add("BatchNormalization", ins(n), {pre}), "epsilon", f("epsilon", 1e-5));
+        epilogue(pre);
         break;
+      }
       case OpType::kLayerNorm: {
         auto* p = add("LayerNormalization", ins(n), {y});
         set_int(p, "axis", i("axis", -1));

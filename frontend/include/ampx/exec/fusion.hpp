@@ -5,8 +5,17 @@
 //    parameters) becomes one Conv2d with folded weights and bias;
 //  - MatMul followed by Add of a constant [N] row becomes MatMul with a bias
 //    input;
-//  - Conv2d, MatMul or Gemm followed by Relu or Gelu gets that activation as
-//    its `activation` epilogue (docs/OPS.md).
+//  - Conv2d, MatMul, Gemm or BatchNorm followed by an activation gets it as
+//    its `activation` epilogue (ir/activation.hpp, docs/OPS.md): Relu, Gelu,
+//    Clip, HardSigmoid, HardSwish, Sigmoid, Tanh, LeakyRelu, and the gated
+//    forms opset-13 exporters write, x·Sigmoid(x) (swish) and
+//    x·HardSigmoid(x; 1/6, 1/2) (hardswish);
+//  - a HardSigmoid(x; 1/6, 1/2) whose only consumer is Mul(x, it) becomes
+//    one HardSwish node;
+//  - Pad (constant zeros, spatial dimensions) -> Conv2d: the padding goes
+//    into the convolution's;
+//  - Conv2d kernel taps that never touch the input (a dilation as large as
+//    the input) are cropped (conv_dead_taps.hpp).
 // A step is taken only where the plan allows it (the intermediate value has
 // one consumer, is not a graph output, and producer and consumer share one
 // dtype, i.e. no Cast between them) and where the device answers the fused
