@@ -141,6 +141,16 @@ inline const std::map<std::string, Maker>& cases() {
       // x * HardSigmoid(x), SiLU as x * Sigmoid(x), ReLU6 as Clip 0..6),
       // each with its parameters.
       {"Conv2d_hardswish_epilogue", conv_epilogue("hardswish")},
+      // ResNet's conv -> Add(residual) -> Relu: the residual is input 3.
+      {"Conv2d_residual_relu_epilogue",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2d", "conv");
+         in(c, rnd(r, dt, {2, 3, 7, 9}));
+         in(c, rnd(r, dt, {8, 3, 3, 3}), true);
+         in(c, rnd(r, dt, {8}), true);
+         in(c, rnd(r, dt, {2, 8, 7, 9}));
+         c.nb.output(dt, {2, 8, 7, 9}).attr_ints("pads", {1, 1, 1, 1}).attr_str("activation", "relu");
+       }},
       {"Conv2d_hardsigmoid_epilogue", conv_epilogue("hardsigmoid", 1.0 / 6.0, 0.5)},
       {"Conv2d_swish_epilogue", conv_epilogue("swish")},
       {"Conv2d_clip_epilogue", conv_epilogue("clip", 0.0, 6.0)},

@@ -87,7 +87,7 @@ TEST(Validation, Conv2dShapesAndAttributes) {
   {
     NodeBuilder b("Conv2d", "conv1");
     b.input(F32, {1, 3, 8, 8}).output(F32, {1, 4, 6, 6});
-    expect_invalid(b, {"has 1 inputs, expected 2 or 3"});
+    expect_invalid(b, {"has 1 inputs, expected 2 to 4"});
   }
 }
 

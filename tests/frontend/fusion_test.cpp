@@ -292,6 +292,35 @@ TEST_P(FusedModel, SameOutputsAtForcedO2) {
     EXPECT_LT(max_relative_error(b[i], a[i]), ampx::test::model_tolerance(AMPX_DTYPE_F16));
 }
 
+// A basic residual block: conv -> Relu -> conv -> Add(x) -> Relu, and a
+// downsampling one whose Add has a convolution on both sides.
+Graph residual_blocks(bool bias) {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", DType::kF32, {1, 8, 6, 6});
+  const ValueId h = b.unary(OpType::kRelu, "relu1", b.conv2d("conv1", x, 8, 3, 1, 1));
+  const ValueId y = b.conv2d("conv2", h, 8, 3, 1, 1, 1, bias);
+  const ValueId r = b.unary(OpType::kRelu, "relu2", b.add(OpType::kAdd, "add", {y, x}));
+  const ValueId d = b.conv2d("down", r, 4, 1, 2, 0);
+  const ValueId e = b.conv2d("conv3", r, 4, 3, 2, 1);
+  b.output(b.add(OpType::kAdd, "add2", {e, d}));
+  return std::move(b).build();
+}
+
+TEST(Fusion, ResidualAddGoesIntoTheConvolution) {
+  RuleCaps caps;
+  for (bool bias : {true, false}) {
+    const FusedGraph f = fuse_for_device(residual_blocks(bias), caps);
+    const Node* c2 = find_node(f.graph, "conv2");
+    ASSERT_NE(c2, nullptr);
+    ASSERT_EQ(c2->inputs.size(), 4u);  // zeros stand in for a missing bias
+    EXPECT_EQ(c2->inputs[3], f.graph.inputs()[0]);
+    EXPECT_EQ(attr_string(c2->attrs, "activation", ""), "relu");
+    EXPECT_EQ(find_node(f.graph, "add"), nullptr);
+    EXPECT_EQ(find_node(f.graph, "add2"), nullptr);  // taken by one of its two convolutions
+    EXPECT_EQ(f.graph.num_nodes(), 4u);
+  }
+}
+
 TEST(Fusion, BatchNormTakesAnActivation) {
   GraphBuilder b("g");
   const ValueId x = b.input("x", DType::kF32, {1, 8, 5, 5});
@@ -342,6 +371,8 @@ TEST(Fusion, RewritesKeepOutputsOnCpuRef) {
   graphs.push_back(conv_act(Act::kHardSwish, false, true));
   graphs.push_back(aspp());
   graphs.push_back(pad_conv("constant", 0.0, {0, 0, 2, 1, 0, 0, 0, 3}));
+  graphs.push_back(residual_blocks(true));
+  graphs.push_back(residual_blocks(false));
   int seed = 10;
   for (const Graph& g : graphs) {
     const AmpPlan plan = plan_amp(g, AmpPolicy{}, caps);

@@ -68,6 +68,9 @@ using Factory = std::unique_ptr<CpuKernel> (*)(Ctx&);
 std::unique_ptr<CpuKernel> make_conv2d(Ctx&);
 // Wraps a Conv2d/MatMul/Gemm kernel (f32) with its `activation` epilogue.
 std::unique_ptr<CpuKernel> with_activation(std::unique_ptr<CpuKernel> inner, const Ctx& c);
+// Conv2d's fused residual (input 3, the output's shape): added in f32 to
+// the output, before the activation.
+std::unique_ptr<CpuKernel> with_residual(std::unique_ptr<CpuKernel> inner, const Ctx& c);
 std::unique_ptr<CpuKernel> make_matmul(Ctx&);
 std::unique_ptr<CpuKernel> make_gemm(Ctx&);
 std::unique_ptr<CpuKernel> make_maxpool(Ctx&);

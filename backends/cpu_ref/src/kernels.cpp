@@ -69,7 +69,8 @@ void Ctx::arity(size_t min_in, size_t max_in, size_t n_out) const {
     std::string want = min_in == max_in ? std::to_string(min_in)
                        : max_in == SIZE_MAX
                            ? "at least " + std::to_string(min_in)
-                           : std::to_string(min_in) + " or " + std::to_string(max_in);
+                           : std::to_string(min_in) + (max_in == min_in + 1 ? " or " : " to ") +
+                                 std::to_string(max_in);
     fail("has " + std::to_string(in.size()) + " inputs, expected " + want);
   }
   if (out.size() != n_out) {

@@ -556,6 +556,32 @@ std::unique_ptr<CpuKernel> with_activation(std::unique_ptr<CpuKernel> inner, con
   throw UnsupportedNode(c.v.where() + ": activation '" + act + "' has no kernel here");
 }
 
+namespace {
+
+class ResidualEpilogue final : public CpuKernel {
+ public:
+  ResidualEpilogue(std::unique_ptr<CpuKernel> inner, int64_t n) : inner_(std::move(inner)), n_(n) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    inner_->run(in, out);
+    float* y = static_cast<float*>(out[0]);
+    const float* z = static_cast<const float*>(in[3]);
+    parallel_for(n_, threads_for(static_cast<double>(n_)), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) y[i] += z[i];
+    });
+  }
+
+ private:
+  std::unique_ptr<CpuKernel> inner_;
+  int64_t n_;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> with_residual(std::unique_ptr<CpuKernel> inner, const Ctx& c) {
+  if (c.in.size() < 4) return inner;
+  return std::make_unique<ResidualEpilogue>(std::move(inner), c.out[0].numel);
+}
+
 std::unique_ptr<CpuKernel> make_gelu(Ctx& c) {
   const std::string approx = c.v.get_string("approximate", "none");
   if (approx == "none") return make_unary(c, GeluErfF{});

@@ -388,7 +388,7 @@ class GlobalAvgPoolKernel final : public CpuKernel {
 }  // namespace
 
 std::unique_ptr<CpuKernel> make_conv2d(Ctx& c) {
-  c.arity(2, 3, 1);
+  c.arity(2, 4, 1);
   c.rank(c.in[0], "input X", 4);
   c.rank(c.in[1], "weight", 4);
   const auto& x = c.in[0].dims;
@@ -420,12 +420,13 @@ std::unique_ptr<CpuKernel> make_conv2d(Ctx& c) {
   }
   s.OH = span_h / s.sh + 1;
   s.OW = span_w / s.sw + 1;
-  if (c.in.size() == 3) {
+  if (c.in.size() >= 3) {
     c.rank(c.in[2], "bias", 1);
     c.dims(c.in[2], "bias", {s.M});
   }
   c.dims(c.out[0], "output", {s.N, s.M, s.OH, s.OW});
-  return with_activation(std::make_unique<Conv2dKernel>(s, c.in.size() == 3), c);
+  if (c.in.size() == 4) c.dims(c.in[3], "residual", {s.N, s.M, s.OH, s.OW});
+  return with_activation(with_residual(std::make_unique<Conv2dKernel>(s, c.in.size() >= 3), c), c);
 }
 
 std::unique_ptr<CpuKernel> make_matmul(Ctx& c) {

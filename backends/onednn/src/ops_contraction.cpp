@@ -101,7 +101,29 @@ PrimitivePlan plan_conv2d(const NodeView& v, const dnnl::engine& eng) {
 
   const dnnl::primitive_attr attr = activation_attr(v);
   PrimitivePlan p;
-  if (has_bias) {
+  if (v.num_inputs() > 3) {
+    // The fused residual (input 3): a binary-add post-op before the
+    // activation, its operand in the layout oneDNN picks for the output (so
+    // a blocked residual from the previous block is read as it is).
+    const memory::desc b_user = dense_md(v.input(2));
+    dnnl::convolution_forward::desc desc(prop_kind::forward_inference,
+                                         algorithm::convolution_direct, x_any, w_any, b_user, y_any,
+                                         s, d, pl, pr);
+    const memory::desc y_md =
+        dnnl::convolution_forward::primitive_desc(desc, plan_attr(), eng).dst_desc();
+    dnnl::post_ops po;
+    po.append_binary(algorithm::binary_add, y_md);
+    append_activation(v, po);
+    dnnl::primitive_attr rattr = plan_attr();
+    rattr.set_post_ops(po);
+    dnnl::convolution_forward::desc fixed(prop_kind::forward_inference,
+                                          algorithm::convolution_direct, x_any, w_any, b_user, y_md,
+                                          s, d, pl, pr);
+    p.pd = dnnl::convolution_forward::primitive_desc(fixed, rattr, eng);
+    p.args.push_back({DNNL_ARG_BIAS, false, 2, b_user});
+    p.args.push_back(
+        {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, false, 3, dense_md(v.input(3))});
+  } else if (has_bias) {
     const memory::desc b_user = dense_md(v.input(2));
     dnnl::convolution_forward::desc desc(prop_kind::forward_inference,
                                          algorithm::convolution_direct, x_any, w_any, b_user, y_any,

@@ -46,6 +46,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     throw Unsupported("no fused activation epilogue in the Vulkan kernels");
   if (op == "MatMul" && v.num_inputs() > 2)
     throw Unsupported("no fused MatMul bias in the Vulkan kernels");
+  if (op == "Conv2d" && v.num_inputs() > 3)
+    throw Unsupported("no fused Conv2d residual in the Vulkan kernels");
   // Float ops: the float dtype is the output's, except ArgMax's (i64 out).
   const ampx_dtype dt = op == "ArgMax" ? v.input(0).dtype : v.output(0).dtype;
   const Variant var = variant_for(dt, t);

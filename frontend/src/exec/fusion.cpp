@@ -119,6 +119,9 @@ class Fuser {
   NodeId sole_consumer_here(ValueId v, const Node& producer) const {
     const NodeId c = sole_consumer(v);
     if (c == kNone || device_of(work_.node(c)) != device_of(producer)) return kNone;
+    // Already taken by another node (a residual Add both of whose operands
+    // are convolutions goes to the first one visited).
+    if (absorbed_[static_cast<size_t>(c)]) return kNone;
     return c;
   }
 
@@ -166,6 +169,9 @@ class Fuser {
           accept(std::move(next), {c});
         }
       }
+    }
+    if (options_.epilogues && cand.op == OpType::kConv2d) {
+      if (auto summed = absorb_residual(cand)) accept(std::move(summed->first), {summed->second});
     }
     if (options_.epilogues && attr_string(cand.attrs, "activation", "none") == "none")
       fuse_activation(cand, dt, accept);
@@ -325,6 +331,40 @@ class Fuser {
     next.attrs["pads"] =
         std::vector<int64_t>{cp[0] + p[2], cp[1] + p[3], cp[2] + p[6], cp[3] + p[7]};
     return std::make_pair(std::move(next), pid);
+  }
+
+  // Conv2d -> Add(y, z) of a residual z of y's type: z becomes the
+  // convolution's input 3, added before the activation (ResNet's
+  // conv -> BatchNorm -> Add -> Relu as one kernel; a missing bias becomes
+  // zeros, so that the residual is always input 3). Returns the
+  // convolution and the Add.
+  std::optional<std::pair<Node, NodeId>> absorb_residual(const Node& conv) {
+    if (conv.inputs.size() > 3 || attr_string(conv.attrs, "activation", "none") != "none")
+      return std::nullopt;
+    const ValueId y = conv.outputs[0];
+    const NodeId c = sole_consumer_here(y, conv);
+    if (c == kNone) return std::nullopt;
+    const Node& add = work_.node(c);
+    if (add.op != OpType::kAdd || add.inputs.size() != 2) return std::nullopt;
+    const ValueId z = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
+    const TensorType& yt = work_.value(y).type;
+    if (z == y || work_.value(z).type != yt || work_.value(add.outputs[0]).type != yt)
+      return std::nullopt;
+    Node next = conv;
+    if (next.inputs.size() == 2) {
+      const int64_t m = work_.value(conv.inputs[1]).type.shape[0];
+      const TensorType bt{yt.dtype, {m}};
+      next.inputs.push_back(work_.add_constant(
+          conv.name + ".zero_bias", bt,
+          std::vector<std::byte>(static_cast<size_t>(m) * dtype_size(yt.dtype))));
+      uses_.resize(work_.num_values(), 1);
+      consumer_.resize(work_.num_values(), kNone);
+      consumers_.resize(work_.num_values());
+      constant_derived_.resize(work_.num_values(), 1);
+    }
+    next.inputs.push_back(z);
+    next.outputs = add.outputs;
+    return std::make_pair(std::move(next), c);
   }
 
   // The convolution with its dead edge taps cropped (conv_dead_taps.hpp),

@@ -73,7 +73,7 @@ using A = AutoClass;
 // white; norms, Softmax and Sum are black (accumulate in f32); Concat and
 // the bias-like Add promote; everything else follows its input.
 constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
-    {OpType::kConv2d, "Conv2d", 2, 3, kConvAttrs, A::kWhite},
+    {OpType::kConv2d, "Conv2d", 2, 4, kConvAttrs, A::kWhite},
     {OpType::kMatMul, "MatMul", 2, 3, kMatMulAttrs, A::kWhite},
     {OpType::kGemm, "Gemm", 2, 3, kGemmAttrs, A::kWhite},
     {OpType::kBatchNorm, "BatchNorm", 5, 5, kBatchNormAttrs, A::kBlack},

@@ -168,7 +168,7 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
       AMPX_CHECK(w.shape[1] * g == x.shape[1],
                  "weight " + shape_str(w.shape) + " does not match input channels " +
                      std::to_string(x.shape[1]) + " with group " + std::to_string(g));
-      if (n == 3)
+      if (n >= 3)
         AMPX_CHECK(in[2].shape == Shape{w.shape[0]}, "bias must be [" + std::to_string(w.shape[0]) +
                                                          "], got " + shape_str(in[2].shape));
       auto s = pair_attr(c, attrs, "strides", {1, 1}, 2, true);
@@ -178,7 +178,11 @@ std::vector<TensorType> infer_output_types(OpType op, std::span<const TensorType
       const int64_t ow = window_out(x.shape[3], w.shape[3], s[1], p[1], p[3], d[1], false);
       AMPX_CHECK(oh > 0 && ow > 0, "kernel larger than the padded input");
       check_activation(c, attrs);
-      return {{x.dtype, {x.shape[0], w.shape[0], oh, ow}}};
+      const Shape y{x.shape[0], w.shape[0], oh, ow};
+      if (n == 4)  // the fused residual (docs/OPS.md), added before the activation
+        AMPX_CHECK(in[3].shape == y,
+                   "residual must be " + shape_str(y) + ", got " + shape_str(in[3].shape));
+      return {{x.dtype, y}};
     }
     case OpType::kMatMul: {
       require_same_dtype(c, in);

@@ -409,7 +409,12 @@ class Exporter {
       case OpType::kConvTranspose: {
         const std::string pre = main_output();
         const Shape& w = g_.value(n.inputs.at(1)).type.shape;
-        auto* p = add(n.op == OpType::kConv2d ? "Conv" : "ConvTranspose", ins(n), {pre});
+        // A fused residual (input 3): Conv, then Add, then the activation.
+        const bool residual = n.op == OpType::kConv2d && n.inputs.size() > 3;
+        std::vector<std::string> conv_ins = ins(n);
+        if (residual) conv_ins.resize(3);
+        const std::string conv_out = residual ? tmp("pre_residual") : pre;
+        auto* p = add(n.op == OpType::kConv2d ? "Conv" : "ConvTranspose", conv_ins, {conv_out});
         if (w.size() == 4) set_ints(p, "kernel_shape", {w[2], w[3]});
         set_ints(p, "strides", is("strides", {1, 1}));
         set_ints(p, "pads", is("pads", {0, 0, 0, 0}));
@@ -417,6 +422,7 @@ class Exporter {
         set_int(p, "group", i("group", 1));
         if (n.op == OpType::kConvTranspose)
           set_ints(p, "output_padding", is("output_padding", {0, 0}));
+        if (residual) add("Add", {conv_out, in(n.inputs[3])}, {pre});
         epilogue(pre);
         break;
       }
