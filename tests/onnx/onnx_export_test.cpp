@@ -233,6 +233,67 @@ TEST(OnnxExport, DecomposedOpsRoundTrip) {
   EXPECT_LE(max_relative_error(got[0], want[0]), 1e-5);
 }
 
+// The epilogues fusion writes (a residual, BatchNorm's activation, the gated
+// and parameterised activations) come out as the ONNX ops they stand for,
+// and the re-imported model computes what the fused graph does.
+TEST(OnnxExport, FusedEpiloguesRoundTrip) {
+  GraphBuilder b("epilogues");
+  const ValueId x = b.input("x", DType::kF32, {1, 4, 6, 6});
+  auto conv = [&](const std::string& name, ValueId in, std::vector<ValueId> extra, AttrMap a) {
+    std::vector<ValueId> ins{in, b.random_weight(name + ".w", {4, 4, 3, 3}, 0.3f),
+                             b.random_weight(name + ".b", {4}, 0.1f)};
+    ins.insert(ins.end(), extra.begin(), extra.end());
+    a["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+    return b.add(OpType::kConv2d, name, std::move(ins), std::move(a));
+  };
+  ValueId h = conv("c1", x, {}, {{"activation", std::string("hardswish")}});
+  h = conv("c2", h, {x}, {{"activation", std::string("relu")}});  // residual x
+  h = conv("c3", h, {},
+           {{"activation", std::string("hardsigmoid")},
+            {"activation_alpha", 0.25},
+            {"activation_beta", 0.5}});
+  h = conv("c4", h, {}, {{"activation", std::string("swish")}});
+  h = conv(
+      "c5", h, {},
+      {{"activation", std::string("clip")}, {"activation_alpha", -0.5}, {"activation_beta", 0.5}});
+  const std::vector<float> var{0.5f, 1.0f, 1.5f, 2.0f};
+  b.output(
+      b.add(OpType::kBatchNorm, "bn",
+            {h, b.random_weight("bn.scale", {4}, 1.0f), b.random_weight("bn.bias", {4}, 0.1f),
+             b.random_weight("bn.mean", {4}, 0.1f), b.constant("bn.var", DType::kF32, {4}, var)},
+            {{"activation", std::string("leaky_relu")}, {"activation_alpha", 0.1}}));
+  const Graph g = std::move(b).build();
+
+  const std::string bytes = onnx_io::export_onnx(g, {});
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  std::map<std::string, int> ops;
+  for (const auto& n : m.graph().node()) ops[n.op_type()]++;
+  EXPECT_EQ(ops["Conv"], 5);
+  EXPECT_EQ(ops["HardSwish"], 1);
+  EXPECT_EQ(ops["HardSigmoid"], 1);
+  EXPECT_EQ(ops["Sigmoid"], 1);
+  EXPECT_EQ(ops["Mul"], 1);
+  EXPECT_EQ(ops["Clip"], 1);
+  EXPECT_EQ(ops["Add"], 1) << "the residual";
+  EXPECT_EQ(ops["Relu"], 1);
+  EXPECT_EQ(ops["BatchNormalization"], 1);
+  EXPECT_EQ(ops["LeakyRelu"], 1);
+
+  const fs::path file =
+      fs::temp_directory_path() / ("ampx_export_epilogues_" + std::to_string(::getpid()) + ".onnx");
+  write_file_atomically(file.string(), bytes);
+  const Graph back = onnx_io::import_onnx(file);
+  fs::remove(file);
+  const auto& dev = host().device("cpu_ref:0");
+  const auto inputs = random_inputs(g, 12);
+  Executor want_exec(g, dev), got_exec(back, dev);
+  const auto want = want_exec.run(inputs);
+  const auto got = got_exec.run(inputs);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_LE(max_relative_error(got[0], want[0]), 1e-5);
+}
+
 TEST(OnnxExport, UnwritablePathIsOneLineError) {
   const Graph g = load_model("builtin:mlp");
   try {
