@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages ampx builds and tests with. Idempotent:
 # packages already present are not touched, and apt is not called at all
-# when nothing is missing.
+# when nothing is missing. `--bench` also installs what only the benchmarks
+# need: Debian's torch and torchvision, which bench/export_torchvision_zoo.py
+# exports the ONNX Runtime comparison's models with (a large download the
+# build and the tests do without).
 set -euo pipefail
 
-packages=(
+packages=()
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-torch python3-torchvision)
+fi
+packages+=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev

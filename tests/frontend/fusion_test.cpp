@@ -306,7 +306,26 @@ Graph residual_blocks(bool bias) {
   return std::move(b).build();
 }
 
+// RegNet's and MobileNet's order: the shortcut convolution comes first and
+// takes the Add, so its residual (conv_a -> relu -> conv_c, the Relu
+// absorbed into conv_a) is emitted on demand through the fused nodes.
+Graph shortcut_first() {
+  GraphBuilder b("g");
+  const ValueId x = b.input("x", DType::kF32, {1, 8, 6, 6});
+  const ValueId proj = b.conv2d("proj", x, 8, 1);
+  const ValueId a = b.unary(OpType::kRelu, "relu_a", b.conv2d("conv_a", x, 8, 3, 1, 1));
+  const ValueId c = b.conv2d("conv_c", a, 8, 1);
+  b.output(b.unary(OpType::kRelu, "relu", b.add(OpType::kAdd, "add", {c, proj})));
+  return std::move(b).build();
+}
+
 TEST(Fusion, ResidualAddGoesIntoTheConvolution) {
+  {
+    RuleCaps caps;
+    const FusedGraph f = fuse_for_device(shortcut_first(), caps);
+    EXPECT_EQ(f.graph.num_nodes(), 3u);
+    EXPECT_EQ(find_node(f.graph, "proj")->inputs.size(), 4u);
+  }
   RuleCaps caps;
   for (bool bias : {true, false}) {
     const FusedGraph f = fuse_for_device(residual_blocks(bias), caps);
@@ -373,6 +392,7 @@ TEST(Fusion, RewritesKeepOutputsOnCpuRef) {
   graphs.push_back(pad_conv("constant", 0.0, {0, 0, 2, 1, 0, 0, 0, 3}));
   graphs.push_back(residual_blocks(true));
   graphs.push_back(residual_blocks(false));
+  graphs.push_back(shortcut_first());
   int seed = 10;
   for (const Graph& g : graphs) {
     const AmpPlan plan = plan_amp(g, AmpPolicy{}, caps);

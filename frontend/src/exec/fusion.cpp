@@ -464,8 +464,16 @@ class Fuser {
       return m;
     };
     // A fused node may take an input whose producer comes later in the
-    // source order (the weight Cast of an absorbed Add's bias): producers
-    // are emitted first, on demand.
+    // source order (the weight Cast of an absorbed Add's bias, a residual
+    // computed after the convolution that takes it): producers are emitted
+    // first, on demand. The producer of a value is the fused node that now
+    // writes it (an absorbed node's output belongs to its absorber).
+    std::vector<NodeId> producer(work_.num_values(), kNone);
+    for (NodeId id : order) {
+      if (absorbed_[static_cast<size_t>(id)]) continue;
+      const auto& r = replaced_[static_cast<size_t>(id)];
+      for (ValueId v : (r ? *r : work_.node(id)).outputs) producer[static_cast<size_t>(v)] = id;
+    }
     std::vector<bool> emitted(work_.num_nodes(), false);
     std::function<void(NodeId)> emit_node = [&](NodeId id) {
       if (emitted[static_cast<size_t>(id)]) return;
@@ -474,7 +482,7 @@ class Fuser {
       const Node& n = r ? *r : work_.node(id);
       std::vector<ValueId> ins;
       for (ValueId v : n.inputs) {
-        const NodeId p = work_.value(v).producer;
+        const NodeId p = producer[static_cast<size_t>(v)];
         if (map[static_cast<size_t>(v)] == kNone && p != kNone) emit_node(p);
         ins.push_back(get(v));
       }
