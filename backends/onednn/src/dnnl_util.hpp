@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -63,6 +64,14 @@ struct PrimitivePlan {
   // following it or `any`), so that a chain of such nodes stays in one
   // layout instead of going through plain. Empty for the rest.
   std::function<dnnl::primitive_desc_base(const memory::desc& src)> relayout;
+  // A binary primitive run after the main one, in place on its output
+  // (DNNL_ARG_SRC_0 and DNNL_ARG_DST are the main primitive's dst memory),
+  // DNNL_ARG_SRC_1 the constant node input `then_input`, reordered once at
+  // prepare. oneDNN 2.6's deconvolution adds its own bias in a separate slow
+  // pass (3x the deconvolution's time at 64 channels, 80 x 80); a
+  // per-channel binary add in the output's layout runs at memory speed.
+  std::optional<dnnl::binary::primitive_desc> then_add;
+  size_t then_input = 0;
 };
 
 // A descriptor of `dims` in the same layout (format tag) as `layout`: plain,

@@ -208,7 +208,24 @@ PrimitivePlan plan_conv_transpose(const NodeView& v, const dnnl::engine& eng) {
   const dims_t s{strides[0], strides[1]}, d{dil[0] - 1, dil[1] - 1};
   const dims_t pl{pads[0], pads[1]}, pr{pads[2] - opad[0], pads[3] - opad[1]};
   PrimitivePlan p;
-  if (v.num_inputs() > 2) {
+  if (v.num_inputs() > 2 && NodeView::const_data(v.input(2))) {
+    // The bias as an in-place binary add after the deconvolution
+    // (PrimitivePlan::then_add), in the output's layout.
+    p.pd = dnnl::deconvolution_forward::primitive_desc(
+        dnnl::deconvolution_forward::desc(prop_kind::forward_inference,
+                                          algorithm::deconvolution_direct, x_any, w_any, y_any, s,
+                                          d, pl, pr),
+        plan_attr(), eng);
+    const memory::desc y_md = p.pd.query_md(dnnl::query::dst_md);
+    const memory::desc b_md = same_layout(y_md, {1, yd[1], 1, 1});
+    dnnl::binary::primitive_desc add(dnnl::binary::desc(algorithm::binary_add, y_md, b_md, y_md),
+                                     eng);
+    if (!is_reference_impl(add)) {
+      p.then_add = add;
+      p.then_input = 2;
+    }
+  }
+  if (v.num_inputs() > 2 && !p.then_add) {  // a bias computed at run time: oneDNN's own
     const memory::desc b_user = dense_md(v.input(2));
     p.pd = dnnl::deconvolution_forward::primitive_desc(
         dnnl::deconvolution_forward::desc(prop_kind::forward_inference,
@@ -216,7 +233,7 @@ PrimitivePlan plan_conv_transpose(const NodeView& v, const dnnl::engine& eng) {
                                           y_any, s, d, pl, pr),
         plan_attr(), eng);
     p.args.push_back({DNNL_ARG_BIAS, false, 2, b_user});
-  } else {
+  } else if (v.num_inputs() <= 2) {
     p.pd = dnnl::deconvolution_forward::primitive_desc(
         dnnl::deconvolution_forward::desc(prop_kind::forward_inference,
                                           algorithm::deconvolution_direct, x_any, w_any, y_any, s,

@@ -23,6 +23,19 @@ PrimitiveKernel::PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePl
     out_bytes_.push_back(plugin_support::byte_size(node.output(i)));
   try {
     main_ = prepare(plan.pd, &node);
+    if (plan.then_add) {
+      const void* data = plugin_support::NodeView::const_data(node.input(plan.then_input));
+      if (!data) throw dnnl::error(dnnl_invalid_arguments, "the in-place operand is not constant");
+      const memory::desc want = plan.then_add->src1_desc();
+      const memory::desc given(want.dims(), want.data_type(), dense_strides(want.dims()));
+      dnnl::memory user(given, ctx_->engine(), const_cast<void*>(data));
+      then_operand_ = dnnl::memory(want, ctx_->engine());  // library-allocated: data may go
+      ctx_->run([&] {
+        dnnl::reorder(user, then_operand_).execute(ctx_->stream(), user, then_operand_);
+        ctx_->stream().wait();
+        then_ = dnnl::primitive(plan.then_add->get());
+      });
+    }
   } catch (const dnnl::error& e) {
     throw StatusError(AMPX_STATUS_INTERNAL, where_ + ": oneDNN: " + e.what());
   }
@@ -89,6 +102,14 @@ PrimitiveKernel::Prepared* PrimitiveKernel::variant_for(const memory::desc& src,
   for (auto& [md, v] : variants_)
     if (md == src) return v.get();
   std::unique_ptr<Prepared> v;
+  // A layout padded to more than twice the tensor (one channel of 8 in
+  // nChw8c: a 1-channel segmentation map) costs more to work in than the
+  // write-back to plain does.
+  const memory::desc dense(src.dims(), src.data_type(), dense_strides(src.dims()));
+  if (src.get_size() > 2 * dense.get_size()) {
+    variants_.emplace_back(src, nullptr);
+    return nullptr;
+  }
   try {
     ctx_->run([&] {  // created under the launch's thread count, as the main one
       const dnnl::primitive_desc_base pd = relayout_(src);
@@ -186,6 +207,10 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
     dnnl::stream& st = ctx_->stream();
     for (Conversion& c : pre_) c.reorder->execute(st, c.from, c.to);
     p.prim.execute(st, p.args);
+    if (then_) {
+      const dnnl::memory& y = p.args.at(DNNL_ARG_DST);
+      then_.execute(st, {{DNNL_ARG_SRC_0, y}, {DNNL_ARG_SRC_1, then_operand_}, {DNNL_ARG_DST, y}});
+    }
     for (Conversion& c : post_) c.reorder->execute(st, c.from, c.to);
     st.wait();
   });

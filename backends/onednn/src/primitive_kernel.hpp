@@ -91,6 +91,9 @@ class PrimitiveKernel final : public cpu_ref::HostCopyKernel {
   std::unique_ptr<Prepared> main_;
   std::vector<std::pair<memory::desc, std::unique_ptr<Prepared>>> variants_;
   std::vector<Conversion> pre_, post_;  // per launch, kept for their capacity
+  // PrimitivePlan::then_add, prepared, and its constant operand.
+  dnnl::primitive then_;
+  dnnl::memory then_operand_;
 };
 
 }  // namespace ampx::onednn
