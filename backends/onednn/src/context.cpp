@@ -2,6 +2,7 @@
 
 #include "ampx/plugin_support.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string_view>
@@ -97,11 +98,11 @@ Context::Context(const Options& opts)
   if (threads_ <= 0) threads_ = 1;
 }
 
-void Context::run(const std::function<void()>& fn) {
+void Context::run(const std::function<void()>& fn, int threads) {
 #ifdef AMPX_ONEDNN_HAVE_OPENMP
   if (omp_) {
     const int prev = omp_get_max_threads();
-    omp_set_num_threads(threads_);
+    omp_set_num_threads(threads > 0 ? std::min(threads, threads_) : threads_);
     try {
       fn();
     } catch (...) {

@@ -38,7 +38,8 @@ class Context {
   // Runs fn with this plugin's thread count. Debian's libdnnl uses the
   // OpenMP runtime (libgomp): the count is set on the calling thread for the
   // call and restored after, so the host's own OpenMP use is untouched.
-  void run(const std::function<void()>& fn);
+  // `threads` > 0: that many instead (a small primitive's single thread).
+  void run(const std::function<void()>& fn, int threads = 0);
 
   // The stream's scratchpad: one buffer, grown to the largest request, that
   // every primitive of this plugin instance uses in turn (launches on the

@@ -164,9 +164,11 @@ std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_de
     // launch's thread setting, or a threads=1 plugin would run 2-thread
     // regions (and wake idle OpenMP workers) at every launch.
     std::unique_ptr<cpu_ref::CpuKernel> kernel;
-    ctx_->run([&] {
-      kernel = std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);
-    });
+    ctx_->run(
+        [&] {
+          kernel = std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);
+        },
+        PrimitiveKernel::threads_for(*ctx_, node));
     return kernel;
   } catch (const NoPrimitive& e) {
     throw cpu_ref::UnsupportedNode(v.where() + ": " + e.what());

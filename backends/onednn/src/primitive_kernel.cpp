@@ -1,5 +1,7 @@
 #include "primitive_kernel.hpp"
 
+#include "ampx/cpu_ref/kernels.hpp"
+
 #include <utility>
 
 namespace ampx::onednn {
@@ -16,7 +18,11 @@ bool same_tensor(const memory::desc& a, const memory::desc& b) {
 
 PrimitiveKernel::PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePlan& plan,
                                  const plugin_support::NodeView& node)
-    : ctx_(std::move(ctx)), where_(node.where()), args_(plan.args), relayout_(plan.relayout) {
+    : ctx_(std::move(ctx)),
+      threads_(threads_for(*ctx_, node.desc())),
+      where_(node.where()),
+      args_(plan.args),
+      relayout_(plan.relayout) {
   for (size_t i = 0; i < node.num_inputs(); ++i)
     in_bytes_.push_back(plugin_support::byte_size(node.input(i)));
   for (size_t i = 0; i < node.num_outputs(); ++i)
@@ -30,11 +36,13 @@ PrimitiveKernel::PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePl
       const memory::desc given(want.dims(), want.data_type(), dense_strides(want.dims()));
       dnnl::memory user(given, ctx_->engine(), const_cast<void*>(data));
       then_operand_ = dnnl::memory(want, ctx_->engine());  // library-allocated: data may go
-      ctx_->run([&] {
-        dnnl::reorder(user, then_operand_).execute(ctx_->stream(), user, then_operand_);
-        ctx_->stream().wait();
-        then_ = dnnl::primitive(plan.then_add->get());
-      });
+      ctx_->run(
+          [&] {
+            dnnl::reorder(user, then_operand_).execute(ctx_->stream(), user, then_operand_);
+            ctx_->stream().wait();
+            then_ = dnnl::primitive(plan.then_add->get());
+          },
+          threads_);
     }
   } catch (const dnnl::error& e) {
     throw StatusError(AMPX_STATUS_INTERNAL, where_ + ": oneDNN: " + e.what());
@@ -111,13 +119,15 @@ PrimitiveKernel::Prepared* PrimitiveKernel::variant_for(const memory::desc& src,
     return nullptr;
   }
   try {
-    ctx_->run([&] {  // created under the launch's thread count, as the main one
-      const dnnl::primitive_desc_base pd = relayout_(src);
-      // Only a fast implementation that takes the shadow as it is beats the
-      // reorders of the main primitive.
-      if (!is_reference_impl(pd) && pd.query_md(dnnl::query::exec_arg_md, dnnl_arg) == src)
-        v = prepare(pd, nullptr);
-    });
+    ctx_->run(
+        [&] {  // created under the launch's thread count, as the main one
+          const dnnl::primitive_desc_base pd = relayout_(src);
+          // Only a fast implementation that takes the shadow as it is beats
+          // the reorders of the main primitive.
+          if (!is_reference_impl(pd) && pd.query_md(dnnl::query::exec_arg_md, dnnl_arg) == src)
+            v = prepare(pd, nullptr);
+        },
+        threads_);
   } catch (const dnnl::error&) {
   } catch (const NoPrimitive&) {
   }
@@ -203,17 +213,26 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
     }
   }
   if (p.scratch_bytes > 0) p.scratch.set_data_handle(ctx_->scratchpad(p.scratch_bytes));
-  ctx_->run([&] {
-    dnnl::stream& st = ctx_->stream();
-    for (Conversion& c : pre_) c.reorder->execute(st, c.from, c.to);
-    p.prim.execute(st, p.args);
-    if (then_) {
-      const dnnl::memory& y = p.args.at(DNNL_ARG_DST);
-      then_.execute(st, {{DNNL_ARG_SRC_0, y}, {DNNL_ARG_SRC_1, then_operand_}, {DNNL_ARG_DST, y}});
-    }
-    for (Conversion& c : post_) c.reorder->execute(st, c.from, c.to);
-    st.wait();
-  });
+  ctx_->run(
+      [&] {
+        dnnl::stream& st = ctx_->stream();
+        for (Conversion& c : pre_) c.reorder->execute(st, c.from, c.to);
+        p.prim.execute(st, p.args);
+        if (then_) {
+          const dnnl::memory& y = p.args.at(DNNL_ARG_DST);
+          then_.execute(st,
+                        {{DNNL_ARG_SRC_0, y}, {DNNL_ARG_SRC_1, then_operand_}, {DNNL_ARG_DST, y}});
+        }
+        for (Conversion& c : post_) c.reorder->execute(st, c.from, c.to);
+        st.wait();
+      },
+      threads_);
+}
+
+int PrimitiveKernel::threads_for(const Context& ctx, const ampx_node_desc& node) {
+  // About 20 us of one core's work: 1 MFLOP, or 256 KiB moved.
+  const cpu_ref::WorkEstimate w = cpu_ref::estimate_work(node);
+  return w.flops < 1e6 && w.bytes < 256.0 * 1024 ? 1 : ctx.threads();
 }
 
 }  // namespace ampx::onednn

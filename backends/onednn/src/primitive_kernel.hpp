@@ -37,6 +37,12 @@ class PrimitiveKernel final : public cpu_ref::HostCopyKernel {
   PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePlan& plan,
                   const plugin_support::NodeView& node);
 
+  // The threads a node's primitive is created and launched with: one for
+  // small work (an OpenMP fork and join costs more than it saves: the
+  // squeeze-excitation 1x1 convolutions, classifier heads, the small test
+  // models), else the plugin's count.
+  static int threads_for(const Context& ctx, const ampx_node_desc& node);
+
   void run_tracked(std::span<const void* const> inputs, std::span<void* const> outputs,
                    std::span<const bool> staged_output) override;
 
@@ -83,6 +89,7 @@ class PrimitiveKernel final : public cpu_ref::HostCopyKernel {
               std::span<const bool> staged_output);
 
   std::shared_ptr<Context> ctx_;
+  int threads_;
   std::string where_;
   std::vector<Arg> args_;
   std::vector<uint64_t> in_bytes_, out_bytes_;
