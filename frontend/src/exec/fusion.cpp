@@ -347,7 +347,7 @@ class Fuser {
     const Node& add = work_.node(c);
     if (add.op != OpType::kAdd || add.inputs.size() != 2) return std::nullopt;
     const ValueId z = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
-    const TensorType& yt = work_.value(y).type;
+    const TensorType yt = work_.value(y).type;  // a copy: add_constant() may move values
     if (z == y || work_.value(z).type != yt || work_.value(add.outputs[0]).type != yt)
       return std::nullopt;
     Node next = conv;
@@ -372,12 +372,15 @@ class Fuser {
   std::optional<Node> crop_conv(const Node& conv) {
     const Value& wv = work_.value(conv.inputs[1]);
     if (!wv.is_constant()) return std::nullopt;
-    const Shape& ws = wv.type.shape;
+    // Copies: add_constant() below may move every value.
+    const Shape ws = wv.type.shape;
+    const DType wdt = wv.type.dtype;
+    const ConstantData wdata = wv.constant;
     auto crop = crop_dead_taps(work_.value(conv.inputs[0]).type.shape, ws, conv.attrs);
     if (!crop) return std::nullopt;
     const int64_t kh = crop->h.last - crop->h.first + 1, kw = crop->w.last - crop->w.first + 1;
-    const size_t es = dtype_size(wv.type.dtype);
-    const std::byte* src = reinterpret_cast<const std::byte*>(wv.constant->data());
+    const size_t es = dtype_size(wdt);
+    const std::byte* src = reinterpret_cast<const std::byte*>(wdata->data());
     std::vector<std::byte> bytes(static_cast<size_t>(ws[0] * ws[1] * kh * kw) * es);
     std::byte* dst = bytes.data();
     for (int64_t oc = 0; oc < ws[0] * ws[1]; ++oc)
@@ -386,7 +389,7 @@ class Fuser {
         std::memcpy(dst, src + static_cast<size_t>(from) * es, static_cast<size_t>(kw) * es);
         dst += static_cast<size_t>(kw) * es;
       }
-    const TensorType wt{wv.type.dtype, {ws[0], ws[1], kh, kw}};
+    const TensorType wt{wdt, {ws[0], ws[1], kh, kw}};
     const ValueId nw = work_.add_constant(conv.name + ".live_taps", wt, std::move(bytes));
     uses_.resize(work_.num_values(), 1);
     consumer_.resize(work_.num_values(), kNone);
