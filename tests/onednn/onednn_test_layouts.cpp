@@ -344,16 +344,18 @@ TEST(OnednnLayouts, NoHostPointerWhileBuffersMayBeStale) {
   }
 }
 
+// A plugin host over the build tree with these onednn options.
+std::unique_ptr<plugins::PluginHost> host_with(const char* options) {
+  plugins::PluginHostOptions opts;
+  opts.extra_dirs = {AMPX_PLUGIN_BUILD_DIR};
+  opts.use_env_path = false;
+  opts.plugin_options["onednn"] = options;
+  return std::make_unique<plugins::PluginHost>(opts);
+}
+
 // The built-in cnn through the planner and executor (the memory planner's
 // arena reuse included), fused and unfused, blocked against plain.
 TEST(OnednnLayouts, CnnModelAgreesOnAndOff) {
-  auto host_with = [](const char* options) {
-    plugins::PluginHostOptions opts;
-    opts.extra_dirs = {AMPX_PLUGIN_BUILD_DIR};
-    opts.use_env_path = false;
-    opts.plugin_options["onednn"] = options;
-    return std::make_unique<plugins::PluginHost>(opts);
-  };
   const auto on = host_with(kOn), off = host_with(kOff);
   const Graph g = make_builtin_model("cnn");
   AmpPolicy o0;
@@ -407,13 +409,6 @@ Graph branchy_model() {
 }
 
 TEST(OnednnLayouts, ConcatBinaryAndResizeFollowBlockedSources) {
-  auto host_with = [](const char* options) {
-    plugins::PluginHostOptions opts;
-    opts.extra_dirs = {AMPX_PLUGIN_BUILD_DIR};
-    opts.use_env_path = false;
-    opts.plugin_options["onednn"] = options;
-    return std::make_unique<plugins::PluginHost>(opts);
-  };
   const auto on = host_with(kOn), off = host_with(kOff);
   const Graph g = branchy_model();
   DeviceCapabilities caps(on->device("onednn:0"));

@@ -21,6 +21,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -185,6 +186,23 @@ INSTANTIATE_TEST_SUITE_P(
 // on import), Clip with only a max, a MatMul bias with a tanh-GELU
 // epilogue, and the attribute-to-input ops. Re-imported and run on cpu_ref,
 // they agree with the IR kernels up to f32 rounding of the decomposition.
+// Writes `bytes` (an export of g) to a temporary file, imports it back, and
+// runs both on cpu_ref with the same seeded inputs: {g's outputs, the
+// re-imported model's}.
+std::pair<std::vector<HostTensor>, std::vector<HostTensor>> run_reimported(const Graph& g,
+                                                                           const std::string& bytes,
+                                                                           const std::string& tag,
+                                                                           uint64_t seed) {
+  const fs::path file = fs::temp_directory_path() / (tag + std::to_string(::getpid()) + ".onnx");
+  write_file_atomically(file.string(), bytes);
+  const Graph back = onnx_io::import_onnx(file);
+  fs::remove(file);
+  const auto& dev = host().device("cpu_ref:0");
+  const auto inputs = random_inputs(g, seed);
+  Executor want_exec(g, dev), got_exec(back, dev);
+  return {want_exec.run(inputs), got_exec.run(inputs)};
+}
+
 TEST(OnnxExport, DecomposedOpsRoundTrip) {
   GraphBuilder b("extra");
   const ValueId x = b.input("x", DType::kF32, {2, 3, 8});
@@ -218,16 +236,7 @@ TEST(OnnxExport, DecomposedOpsRoundTrip) {
   EXPECT_EQ(ops.count("Gelu"), 0u) << "no Gelu in opset 17";
   EXPECT_EQ(st.casts, 0);
 
-  const fs::path file =
-      fs::temp_directory_path() / ("ampx_export_extra_" + std::to_string(::getpid()) + ".onnx");
-  write_file_atomically(file.string(), bytes);
-  const Graph back = onnx_io::import_onnx(file);
-  fs::remove(file);
-  const auto& dev = host().device("cpu_ref:0");
-  const auto inputs = random_inputs(g, 11);
-  Executor want_exec(g, dev), got_exec(back, dev);
-  const auto want = want_exec.run(inputs);
-  const auto got = got_exec.run(inputs);
+  const auto [want, got] = run_reimported(g, bytes, "ampx_export_extra_", 11);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].type, want[0].type);
   EXPECT_LE(max_relative_error(got[0], want[0]), 1e-5);
@@ -280,16 +289,7 @@ TEST(OnnxExport, FusedEpiloguesRoundTrip) {
   EXPECT_EQ(ops["BatchNormalization"], 1);
   EXPECT_EQ(ops["LeakyRelu"], 1);
 
-  const fs::path file =
-      fs::temp_directory_path() / ("ampx_export_epilogues_" + std::to_string(::getpid()) + ".onnx");
-  write_file_atomically(file.string(), bytes);
-  const Graph back = onnx_io::import_onnx(file);
-  fs::remove(file);
-  const auto& dev = host().device("cpu_ref:0");
-  const auto inputs = random_inputs(g, 12);
-  Executor want_exec(g, dev), got_exec(back, dev);
-  const auto want = want_exec.run(inputs);
-  const auto got = got_exec.run(inputs);
+  const auto [want, got] = run_reimported(g, bytes, "ampx_export_epilogues_", 12);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_LE(max_relative_error(got[0], want[0]), 1e-5);
 }

@@ -32,6 +32,7 @@ memory::desc ConcatKernel::common_blocked_layout(std::span<const void* const> in
   for (size_t i = 0; i < inputs.size(); ++i) {
     const dnnl::memory cur = layouts.current(inputs[i], in_bytes_[i]);
     if (!cur) return {};
+    srcs_.push_back(static_cast<const std::byte*>(cur.get_data_handle()));
     const memory::desc md = cur.get_desc();
     memory::format_tag t = memory::format_tag::undef;
     int64_t block = 0;
@@ -63,15 +64,13 @@ void ConcatKernel::run_tracked(std::span<const void* const> inputs, std::span<vo
   if (out_bytes_ == 0) return;
   if (layouts.enabled() && !staged_output[0]) {
     if (const memory::desc blocked = common_blocked_layout(inputs); blocked != memory::desc()) {
-      for (size_t i = 0; i < inputs.size(); ++i)
-        srcs_.push_back(static_cast<const std::byte*>(
-            layouts.current(inputs[i], in_bytes_[i]).get_data_handle()));
       const dnnl::memory out =
           layouts.produce(outputs[0], out_bytes_, dense_md(out_dims_, dt_), blocked);
       copy_chunks(srcs_, static_cast<std::byte*>(out.get_data_handle()), out_dims_[0]);
       return;
     }
   }
+  srcs_.clear();  // common_blocked_layout() may have filled part of it
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (layouts.enabled()) layouts.before_read(inputs[i], in_bytes_[i]);
     srcs_.push_back(static_cast<const std::byte*>(inputs[i]));

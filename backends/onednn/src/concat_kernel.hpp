@@ -32,7 +32,7 @@ class ConcatKernel final : public cpu_ref::HostCopyKernel {
 
  private:
   // The blocked layout every input's shadow is in, when there is one the
-  // chunks hold for; empty otherwise.
+  // chunks hold for (srcs_ then holds the shadows' data); empty otherwise.
   memory::desc common_blocked_layout(std::span<const void* const> inputs);
   void copy_chunks(std::span<const std::byte* const> srcs, std::byte* dst, int64_t outer) const;
 
