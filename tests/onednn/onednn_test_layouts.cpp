@@ -429,5 +429,54 @@ TEST(OnednnLayouts, ConcatBinaryAndResizeFollowBlockedSources) {
   }
 }
 
+// Pooling on blocked sources (pool_kernel.hpp): max with padding and
+// ceil_mode after 12 channels (not a multiple of the block), averages with
+// and without the padding counted, a global average, each following a
+// convolution's blocked output. Blocked and plain agree, and both agree
+// with cpu_ref.
+Graph pooling_model() {
+  GraphBuilder b("pools");
+  const ValueId x = b.input("x", DType::kF32, {2, 3, 15, 15});
+  const ValueId a = b.unary(OpType::kRelu, "relu_a", b.conv2d("conv_a", x, 12, 3, 1, 1));
+  const ValueId m = b.add(OpType::kMaxPool, "max", {a},
+                          {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                           {"strides", std::vector<int64_t>{2, 2}},
+                           {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                           {"ceil_mode", int64_t{1}}});
+  const ValueId c = b.conv2d("conv_c", m, 16, 3, 1, 1);
+  b.output(b.add(OpType::kAveragePool, "avg_in", {c},
+                 {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                  {"strides", std::vector<int64_t>{2, 2}},
+                  {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                  {"count_include_pad", int64_t{1}}}));
+  b.output(b.add(OpType::kAveragePool, "avg_ex", {c},
+                 {{"kernel_shape", std::vector<int64_t>{2, 2}},
+                  {"strides", std::vector<int64_t>{2, 2}},
+                  {"ceil_mode", int64_t{1}}}));
+  b.output(b.add(OpType::kGlobalAveragePool, "gap", {b.conv2d("conv_g", c, 20, 1)}));
+  return std::move(b).build();
+}
+
+TEST(OnednnLayouts, PoolingFollowsBlockedSources) {
+  const auto on = host_with(kOn), off = host_with(kOff);
+  const Graph g = pooling_model();
+  DeviceCapabilities caps(on->device("onednn:0"));
+  const AmpPlan plan = plan_amp(g, AmpPolicy{}, caps);
+  const FusedGraph fused = fuse_for_device(plan.graph, caps);
+  for (const Graph* graph : {&plan.graph, &fused.graph}) {
+    Executor eon(*graph, on->device("onednn:0")), eoff(*graph, off->device("onednn:0"));
+    Executor eref(plan.graph, on->device("cpu_ref:0"));
+    for (uint64_t seed : {31, 32}) {
+      const auto inputs = random_inputs(g, seed);
+      const auto a = eon.run(inputs), b = eoff.run(inputs), r = eref.run(inputs);
+      ASSERT_EQ(a.size(), 3u);
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_LT(max_relative_error(a[i], b[i]), model_tolerance(AMPX_DTYPE_F32)) << i;
+        EXPECT_LT(max_relative_error(a[i], r[i]), model_tolerance(AMPX_DTYPE_F32)) << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ampx::test

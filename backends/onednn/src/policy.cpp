@@ -1,9 +1,11 @@
 #include "policy.hpp"
 
 #include <sstream>
+#include <string_view>
 
 #include "concat_kernel.hpp"
 #include "ops.hpp"
+#include "pool_kernel.hpp"
 #include "primitive_kernel.hpp"
 
 namespace ampx::onednn {
@@ -163,12 +165,16 @@ std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_de
     // oneDNN fixes a primitive's thread count when it is created: under the
     // launch's thread setting, or a threads=1 plugin would run 2-thread
     // regions (and wake idle OpenMP workers) at every launch.
-    std::unique_ptr<cpu_ref::CpuKernel> kernel;
+    std::unique_ptr<cpu_ref::HostCopyKernel> kernel;
+    const int threads = PrimitiveKernel::threads_for(*ctx_, node);
     ctx_->run(
         [&] {
           kernel = std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);
         },
-        PrimitiveKernel::threads_for(*ctx_, node));
+        threads);
+    const std::string_view op = v.op_type();
+    if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool")  // pool_kernel.hpp
+      return std::make_unique<BlockedPoolKernel>(ctx_, v, std::move(kernel), threads);
     return kernel;
   } catch (const NoPrimitive& e) {
     throw cpu_ref::UnsupportedNode(v.where() + ": " + e.what());
