@@ -301,6 +301,40 @@ TEST_P(PlacedRun, OutputsEqualTheSingleDeviceRunAndCopiesAreMinimal) {
 
 INSTANTIATE_TEST_SUITE_P(Builtin, PlacedRun, ::testing::Values("cnn", "mlp", "encoder"));
 
+// A device that runs no Cast (a plugin with only compute kernels): the
+// planner's Casts go to a device of the plan that answers them, never to one
+// that refused, and with no such device the plan fails naming the Cast.
+TEST(Session, CastsGoWhereTheyRun) {
+  ::setenv("AMPX_TEST_MISSING_OPS", "Cast", 1);
+  ::setenv("AMPX_TEST_NATIVE_OPS", "*", 1);
+  Session session(
+      {.devices = "test_native:0", .plugin_dirs = {AMPX_TEST_PLUGIN_DIR}, .use_costs = false});
+  Session alone({.devices = "test_native:0",
+                 .plugin_dirs = {AMPX_TEST_PLUGIN_DIR},
+                 .fallback = false,
+                 .use_costs = false});
+  ::unsetenv("AMPX_TEST_MISSING_OPS");
+  ::unsetenv("AMPX_TEST_NATIVE_OPS");
+  const Graph g = session.load("builtin:mlp");
+  const AmpPlan plan = session.plan(g, level(AmpLevel::kO2));
+  ASSERT_GT(plan.summary.casts, 0);
+  ASSERT_EQ(plan.devices.size(), 2u);
+  for (const CastRecord& c : plan.casts) EXPECT_EQ(plan.devices[c.device], "cpu_ref:0") << c.name;
+  EXPECT_GT(plan.summary.effective_16bit, 0);
+  CompiledModel model = session.compile(plan);
+  const auto out = model.run(random_inputs(g, 3));
+  ASSERT_EQ(out.size(), 1u);
+
+  try {
+    (void)alone.plan(alone.load("builtin:mlp"), level(AmpLevel::kO2));
+    ADD_FAILURE() << "a plan with a Cast no device runs";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("Cast f32 -> f16 of value"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("test_native:0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Session, SelectsPlansCompilesAndRunsAcrossDevices) {
   ::setenv("AMPX_TEST_MISSING_OPS", "Relu", 1);
   Session session(

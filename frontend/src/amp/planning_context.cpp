@@ -90,22 +90,39 @@ int32_t PlanningContext::intern_note(const std::string& note) {
 }
 
 int PlanningContext::cast_device(ValueId v, DType from, DType to, int consumer) {
-  if (devices_.size() == 1) return 0;
   const int home = value_device_[static_cast<size_t>(v)];
   const uint64_t key = (static_cast<uint64_t>(home + 1) << 40) |
                        (static_cast<uint64_t>(consumer + 1) << 24) |
                        (static_cast<uint64_t>(from) << 8) | static_cast<uint64_t>(to);
   if (auto it = cast_device_memo_.find(key); it != cast_device_memo_.end()) return it->second;
-  int chosen = consumer >= 0 ? consumer : 0;
   const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}};
   const DType in[] = {from}, out[] = {to};
   LoweredNode l;
   l.assign(g_, cast, in, out, false);
-  for (int k : {home, consumer}) {
-    if (k >= 0 && runs(queries_[static_cast<size_t>(k)](l.desc()).support)) {
+  // The host never assumes support, for a Cast it inserts either: where the
+  // source is computed, else where it is read, else the first device of the
+  // plan (listed ones, then the fallback) that runs it.
+  std::vector<int> order;
+  for (int k : {home, consumer})
+    if (k >= 0) order.push_back(k);
+  for (int k = 0; k < static_cast<int>(devices_.size()); ++k) order.push_back(k);
+  int chosen = -1;
+  std::string refusals;
+  for (int k : order) {
+    const auto answer = queries_[static_cast<size_t>(k)](l.desc());
+    if (runs(answer.support)) {
       chosen = k;
       break;
     }
+    const std::string& id = plan_.devices[static_cast<size_t>(k)];
+    if (refusals.find(id) == std::string::npos)
+      refusals +=
+          (refusals.empty() ? "" : "; ") + id + (answer.note.empty() ? "" : ": " + answer.note);
+  }
+  if (chosen < 0) {
+    throw std::runtime_error("Cast " + std::string(dtype_name(from)) + " -> " +
+                             std::string(dtype_name(to)) + " of value '" + g_.value(v).name +
+                             "': no device of " + plan_.device_id + " runs it (" + refusals + ")");
   }
   cast_device_memo_.emplace(key, chosen);
   return chosen;

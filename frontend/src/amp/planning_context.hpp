@@ -55,8 +55,10 @@ class PlanningContext {
 
  private:
   // A Cast goes where its source is computed (a narrowing Cast then halves
-  // the bytes a copy moves), else where it is read, else anywhere it runs.
-  // Memoised by (candidate devices, dtypes): Casts repeat across blocks.
+  // the bytes a copy moves), else where it is read, else on the first device
+  // of the plan that runs it; throws std::runtime_error naming the value and
+  // every refusal when none does. Memoised by (candidate devices, dtypes):
+  // Casts repeat across blocks.
   int cast_device(ValueId v, DType from, DType to, int consumer);
 
   const Graph& g_;
