@@ -140,6 +140,7 @@ plugins::PluginHost make_plugin_host(const GlobalOptions& opts) {
   ho.excluded_plugins = opts.excluded_plugins;
   ho.log_level = static_cast<int>(spdlog::get_level());
   if (opts.threads > 0) ho.default_plugin_options = "threads=" + std::to_string(opts.threads);
+  ho.preflight = !opts.trust_plugins;
   return plugins::PluginHost(std::move(ho));
 }
 

@@ -36,6 +36,7 @@ struct GlobalOptions {
   std::vector<std::string> plugin_dirs;
   std::vector<std::string> excluded_plugins;  // --exclude-plugin NAME (repeatable)
   int threads = 0;                            // 0: each plugin's default (all cores)
+  bool trust_plugins = false;                 // --trust-plugins: no pre-flight child
 };
 
 // Options of a MODEL argument: `--input-shape NAME=DIMS`, repeatable, pins

@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
                  "plugin name not to load at all, e.g. a misbehaving driver (repeatable; "
                  "AMPX_DISABLE_PLUGINS=a,b does the same)")
       ->take_all();
+  app.add_flag("--trust-plugins", global.trust_plugins,
+               "load plugins in-process at once, without the pre-flight child that catches a "
+               "plugin crashing, hanging or exiting while it loads (docs/PLUGINS.md)");
   app.add_option("--threads", global.threads,
                  "threads per CPU backend (passed to plugins as threads=N; default: all cores)")
       ->check(CLI::Range(1, 4096));

@@ -3,6 +3,8 @@
 #include <ampx/plugins/discovery.hpp>
 #include <ampx/plugins/loaded_plugin.hpp>
 
+#include "preflight.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -101,6 +103,23 @@ void PluginHost::load_file(const fs::path& file) {
   if (std::string why = exclusion_of(name); !why.empty()) {
     skip(file, name, file_name + ": " + why, /*warn=*/false);
     return;
+  }
+
+  if (options_.preflight) {
+    PreflightOptions po;
+    po.timeout_s = options_.preflight_timeout_s;
+    po.cache =
+        options_.preflight_cache.empty() ? default_preflight_cache() : options_.preflight_cache;
+    const auto it = options_.plugin_options.find(name);
+    po.plugin_options =
+        it != options_.plugin_options.end() ? it->second : options_.default_plugin_options;
+    const PreflightVerdict v = preflight_plugin(file, po);
+    if (!v.ok) {
+      skip(file, name,
+           file_name + ": " + v.reason + " (pre-flight" + (v.cached ? ", cached verdict" : "") +
+               "; not loaded)");
+      return;
+    }
   }
 
   std::unique_ptr<LoadedPlugin> plugin;

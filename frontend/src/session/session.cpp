@@ -11,6 +11,7 @@ plugins::PluginHostOptions host_options(const SessionOptions& o) {
   ho.extra_dirs = o.plugin_dirs;
   ho.excluded_plugins = o.excluded_plugins;
   if (o.threads > 0) ho.default_plugin_options = "threads=" + std::to_string(o.threads);
+  ho.preflight = !o.trust_plugins;
   return ho;
 }
 }  // namespace

@@ -34,6 +34,22 @@ _ampx_c_test_plugin(broken_null broken_null.c)
 _ampx_c_test_plugin(broken_name broken_name.c)
 _ampx_c_test_plugin(broken_devices broken_devices.c)
 
+# The hostile zoo (hostile.c): each would crash, hang or exit() the host in
+# loading, creation, enumeration or a capability query. Their own directory:
+# only the pre-flight tests look there.
+foreach(kind CRASH_ENTRY EXIT_ENTRY EXIT_CREATE ABORT_CREATE CRASH_DEVICES CRASH_QUERY HANG_QUERY)
+  string(TOLOWER "hostile_${kind}" name)
+  set(src ${_ampx_broken_dir}/hostile.c)
+  set_source_files_properties(${src} PROPERTIES LANGUAGE C)
+  ampx_add_plugin(${name} SOURCES ${src} OUTPUT_DIR ${AMPX_HOSTILE_PLUGIN_DIR})
+  set(target ampx_backend_${name})
+  set_target_properties(${target} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
+  target_include_directories(${target} PRIVATE ${_ampx_broken_dir})
+  target_compile_definitions(${target} PRIVATE HOSTILE_${kind} HOSTILE_NAME="${name}"
+                             _POSIX_C_SOURCE=200809L)
+  list(APPEND _ampx_broken_targets ${target})
+endforeach()
+
 # tests/plugin_host depends on these (a sibling directory: a global property).
 set_property(GLOBAL APPEND PROPERTY AMPX_BROKEN_PLUGIN_TARGETS ${_ampx_broken_targets})
 unset(_ampx_broken_targets)

@@ -42,6 +42,9 @@ struct SessionOptions {
   bool use_tuned = true;
   std::optional<std::string> db_path{};
   int threads = 0;  // per CPU plugin; 0: the plugin's default
+  // true: plugins load in-process at once, without the pre-flight child
+  // (PluginHostOptions::preflight).
+  bool trust_plugins = false;
 };
 
 // A plan made ready to run: fused per device, kernels prepared, weights

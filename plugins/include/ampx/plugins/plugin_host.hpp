@@ -57,6 +57,15 @@ struct PluginHostOptions {
   // For plugins without an entry in plugin_options (e.g. "threads=4" from
   // `ampx --threads`): plugins ignore keys they do not know.
   std::string default_plugin_options;
+  // Pre-flight (src/preflight.hpp): each plugin's loading, enumeration and
+  // first capability queries run first in a child process; one that
+  // crashes, hangs past preflight_timeout_s or exits there is skipped with
+  // the reason. Verdicts are cached in preflight_cache (empty: the default,
+  // $AMPX_PREFLIGHT_CACHE or ~/.cache/ampx/plugin_preflight.json).
+  // false (`ampx --trust-plugins`): load in-process at once.
+  bool preflight = true;
+  double preflight_timeout_s = 20;
+  std::filesystem::path preflight_cache;
 };
 
 // Finds and loads every plugin in the search directories (in order; within a
