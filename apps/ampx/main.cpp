@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   add(add_probe_command);
   add(add_probe_child_command);
   add(add_db_command);
+  add(add_plugin_check_command);
 
   try {
     app.parse(argc, argv);

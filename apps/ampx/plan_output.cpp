@@ -1,22 +1,11 @@
 #include "plan_output.hpp"
 
+#include <ampx/plugin_support.hpp>
+
 #include <fmt/format.h>
 #include <algorithm>
 
 namespace ampx::cli {
-
-namespace {
-std::string support_name(ampx_support s) {
-  switch (s) {
-    case AMPX_SUPPORT_NATIVE:
-      return "native";
-    case AMPX_SUPPORT_EMULATED:
-      return "emulated";
-    default:
-      return "unsupported";
-  }
-}
-}  // namespace
 
 std::string plan_title(const AmpPlan& plan) {
   return std::string(amp_level_name(plan.policy.level)) + " " +
@@ -84,7 +73,7 @@ nlohmann::json plan_to_json(const AmpPlan& plan, const std::string& model) {
     if (!n.placement_note.empty()) j["placement_note"] = n.placement_note;
     if (!n.origin.empty()) j["origin"] = n.origin;
     if (n.is_float_node && is_16bit_float(n.intended)) {
-      j["device_16bit_support"] = support_name(n.support_16bit);
+      j["device_16bit_support"] = plugin_support::support_name(n.support_16bit);
       if (const auto note = plan.note_of(n); !note.empty()) j["device_note"] = note;
     }
     if (n.predicted_us >= 0) {

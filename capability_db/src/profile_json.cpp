@@ -1,4 +1,5 @@
 #include <ampx/capability/profile_json.hpp>
+#include <ampx/plugin_support.hpp>
 
 #include <fmt/format.h>
 
@@ -66,14 +67,7 @@ std::string checked_dtype(const json& obj, const std::string& where, const char*
 }  // namespace
 
 std::string support_name(ampx_support s) {
-  switch (s) {
-    case AMPX_SUPPORT_NATIVE:
-      return "native";
-    case AMPX_SUPPORT_EMULATED:
-      return "emulated";
-    default:
-      return "unsupported";
-  }
+  return plugin_support::support_name(s);
 }
 
 ampx_support support_from_name(std::string_view name) {

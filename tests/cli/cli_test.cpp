@@ -74,6 +74,77 @@ TEST(Cli, DevicesSurvivesPluginsThatCrashOrExit) {
   EXPECT_TRUE(cpu_ref);
 }
 
+// `ampx plugin-check` on every in-tree plugin: the ABI and error-path
+// checks pass, and every case the plugin answers matches cpu_ref (CUDA
+// without a GPU: no devices, no cases, still a pass).
+TEST(PluginCheck, InTreePluginsPass) {
+  for (const char* name : {"cpu_ref", "onednn", "vulkan", "cuda"}) {
+    const std::filesystem::path file = std::filesystem::path(AMPX_PLUGIN_BUILD_DIR) /
+                                       (std::string("libampx_backend_") + name + ".so");
+    if (!std::filesystem::exists(file)) continue;  // not built here
+    const auto r = ampx("plugin-check " + file.string() + " --format json");
+    ASSERT_EQ(r.code, 0) << name << "\n" << r.out << r.err;
+    const auto j = json::parse(r.out);
+    EXPECT_EQ(j["schema"], "ampx.plugin_check/1");
+    EXPECT_TRUE(j["ok"].get<bool>()) << name;
+    for (const auto& c : j["checks"]) {
+      EXPECT_TRUE(c["ok"].get<bool>()) << name << " " << c.dump();
+    }
+    if (j["devices"].get<int>() > 0) {
+      EXPECT_FALSE(j["cases"].empty()) << name;
+    }
+  }
+}
+
+// A plugin that answers `native` and returns wrong Relu results: each such
+// case is a lie, the rest pass, and the exit status says it failed.
+TEST(PluginCheck, ANativeAnswerWithWrongResultsIsALie) {
+  const auto r = ampx(std::string("plugin-check ") + AMPX_HOSTILE_PLUGIN_DIR +
+                      "/libampx_backend_liar.so --format json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  const auto j = json::parse(r.out);
+  EXPECT_FALSE(j["ok"].get<bool>());
+  int lies = 0, passed = 0;
+  for (const auto& c : j["cases"]) {
+    if (c["op"] == "Relu") {
+      EXPECT_EQ(c["result"], "LIE") << c.dump();
+      ++lies;
+    } else if (c["result"] == "pass") {
+      ++passed;
+    }
+  }
+  EXPECT_EQ(lies, 9);  // three Relu cases x f32, f16, bf16
+  EXPECT_GT(passed, 100);
+  const auto text = ampx(std::string("plugin-check ") + AMPX_HOSTILE_PLUGIN_DIR +
+                         "/libampx_backend_liar.so --op Relu --dtype f32");
+  EXPECT_EQ(text.code, 1);
+  EXPECT_THAT(text.out, HasSubstr("LIE"));
+  EXPECT_THAT(text.out, HasSubstr("3 lies"));
+}
+
+#ifdef AMPX_SANITIZE_BUILD
+// A kernel that writes past its output: AddressSanitizer stops plugin-check.
+TEST(PluginCheck, AnOutOfBoundsKernelIsCaughtUnderAsan) {
+  const auto r = ampx(std::string("plugin-check ") + AMPX_HOSTILE_PLUGIN_DIR +
+                      "/libampx_backend_oob_writer.so --op Relu --dtype f32");
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("heap-buffer-overflow"));
+}
+#endif
+
+TEST(PluginCheck, BadArgumentsAreOneLineErrors) {
+  const auto missing = ampx("plugin-check /nonexistent/libampx_backend_x.so");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("'/nonexistent/libampx_backend_x.so' is not a file"));
+  const auto not_a_plugin = ampx(std::string("plugin-check ") + AMPX_CLI_PATH);
+  EXPECT_EQ(not_a_plugin.code, 1);
+  EXPECT_THAT(not_a_plugin.out, HasSubstr("FAIL"));
+  const auto dtype = ampx(std::string("plugin-check ") + AMPX_PLUGIN_BUILD_DIR +
+                          "/libampx_backend_cpu_ref.so --dtype f64");
+  EXPECT_EQ(dtype.code, 2);
+  EXPECT_THAT(dtype.err, HasSubstr("--dtype 'f64'"));
+}
+
 TEST(Cli, PlanO2OnCpuRefIsNoNativeKernelOutsideTheBlackList) {
   const auto r = ampx("plan builtin:cnn --amp O2 --device cpu_ref:0 --format json");
   ASSERT_EQ(r.code, 0) << r.err;

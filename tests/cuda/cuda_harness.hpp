@@ -78,10 +78,6 @@ inline int compute_capability(const Plugin& p) {
   return at == std::string::npos ? 0 : std::atoi(fp.c_str() + at + 4);
 }
 
-inline const char* support_name(ampx_support s) {
-  return s == AMPX_SUPPORT_NATIVE     ? "native"
-         : s == AMPX_SUPPORT_EMULATED ? "emulated"
-                                      : "unsupported";
-}
+using plugin_support::support_name;
 
 }  // namespace ampx::test

@@ -2,7 +2,7 @@
 # The installed plugin SDK as a vendor uses it: `cmake --install` this build
 # into a clean prefix, build examples/plugin_template out of tree with
 # find_package(ampx) against that prefix only, then load the plugin in the
-# installed ampx and run a model on it.
+# installed ampx, run a model on it and pass `ampx plugin-check`.
 #
 #   sdk_test.sh BUILD_DIR SOURCE_DIR WORK_DIR C_COMPILER CXX_COMPILER GENERATOR
 set -euo pipefail
@@ -65,5 +65,17 @@ assert o0["outputs"][0]["max_rel_error"] < 1e-5, o0["outputs"]
 s = o2["summary"]
 assert s["effective_16bit"] == 3 and s["casts"] > 0, s
 assert o2["outputs"][0]["max_rel_error"] < 1e-2, o2["outputs"]
+PY
+# The conformance kit on the template: its Relu and Gemm cases pass in f32
+# and f16 (the other ops are honestly unsupported).
+"$ampx" plugin-check "$so" --format json >"$work/check.json" ||
+  { "$ampx" plugin-check "$so" >&2 || true; fail "plugin-check fails on the template"; }
+python3 - "$work/check.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["ok"], j["checks"]
+ran = {(c["op"], c["dtype"]) for c in j["cases"] if c["result"] == "pass"}
+for want in [("Relu", "f32"), ("Relu", "f16"), ("Gemm", "f32"), ("Gemm", "f16")]:
+    assert want in ran, (want, sorted(ran))
 PY
 echo "sdk_test: install, out-of-tree build with find_package(ampx) and runs on fastcpu:0 ok"

@@ -127,6 +127,18 @@ inline size_t dtype_size(ampx_dtype dt) noexcept {
   }
 }
 
+// "native", "emulated" or "unsupported" (anything else).
+inline const char* support_name(ampx_support s) noexcept {
+  switch (s) {
+    case AMPX_SUPPORT_NATIVE:
+      return "native";
+    case AMPX_SUPPORT_EMULATED:
+      return "emulated";
+    default:
+      return "unsupported";
+  }
+}
+
 inline const char* dtype_name(ampx_dtype dt) noexcept {
   switch (dt) {
     case AMPX_DTYPE_F32:

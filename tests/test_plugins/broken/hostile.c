@@ -13,11 +13,11 @@
 #error "HOSTILE_NAME must be defined"
 #endif
 
-static void hostile_crash(void) {
+static inline void hostile_crash(void) {
   raise(SIGSEGV);
 }
 
-static void hostile_hang(void) {
+static inline void hostile_hang(void) {
   for (;;) pause();
 }
 

@@ -1,0 +1,653 @@
+// The op x shape catalogue `ampx plugin-check` and every backend's
+// conformance tests (tests/onednn, tests/vulkan, tests/cuda) run against
+// cpu_ref: each case is one node
+// of docs/OPS.md with odd shapes and random, non-zero inputs, built for a
+// given float dtype. A backend answers each case as it really can; the tests
+// compare whatever runs with the reference. One catalogue, so a case added
+// for one backend is asked of every backend.
+#pragma once
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host_tensor.hpp"
+#include "node_builder.hpp"
+
+namespace ampx::check::op_cases {
+
+inline constexpr ampx_dtype F32 = AMPX_DTYPE_F32;
+inline constexpr ampx_dtype F16 = AMPX_DTYPE_F16;
+inline constexpr ampx_dtype BF16 = AMPX_DTYPE_BF16;
+inline constexpr ampx_dtype I64 = AMPX_DTYPE_I64;
+
+// One node instance with its (random) inputs. Builders keep pointers to
+// constant data, so Case objects are not copied after make().
+struct Case {
+  NodeBuilder nb{"", ""};
+  std::vector<Tensor> inputs;
+};
+using Maker = std::function<void(Rng&, ampx_dtype, Case&)>;
+
+// Adds an input; `constant`: its bytes are given at prepare (a weight).
+inline void in(Case& c, Tensor t, bool constant = false) {
+  c.inputs.push_back(std::move(t));
+  const Tensor& s = c.inputs.back();
+  c.nb.input(s.dtype, s.dims, constant ? s.bytes.data() : nullptr);
+}
+
+inline Tensor rnd(Rng& r, ampx_dtype dt, std::vector<int64_t> dims, double scale = 1.0) {
+  return random_tensor(r, dt, std::move(dims), scale);
+}
+
+inline Maker unary(std::string op, std::vector<int64_t> dims,
+                   std::function<void(NodeBuilder&)> attrs = nullptr) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    in(c, rnd(r, dt, dims, 3.0));
+    c.nb.output(dt, dims);
+    if (attrs) attrs(c.nb);
+  };
+}
+
+inline Maker binary(std::string op, std::vector<int64_t> a, std::vector<int64_t> b,
+                    std::vector<int64_t> y) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    in(c, rnd(r, dt, a));
+    in(c, rnd(r, dt, b));
+    c.nb.output(dt, y);
+  };
+}
+
+// 3x3 window, stride 2, pads 1 on 8x8: ceil_mode gives 5x5 (floor 4x4).
+inline Maker pool(std::string op, int ceil, int include_pad) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "pool");
+    in(c, rnd(r, dt, {1, 2, 8, 8}));
+    c.nb.output(dt, {1, 2, ceil ? 5 : 4, ceil ? 5 : 4})
+        .attr_ints("kernel_shape", {3, 3})
+        .attr_ints("strides", {2, 2})
+        .attr_ints("pads", {1, 1, 1, 1})
+        .attr_int("ceil_mode", ceil);
+    if (op == "AveragePool") c.nb.attr_int("count_include_pad", include_pad);
+  };
+}
+
+// Conv2d 2x3x7x9 -> 5 channels, 3x3 pads 1, constant weights and bias, with
+// the fused `activation` and its parameters (activation_alpha/_beta).
+inline Maker conv_epilogue(std::string act, std::optional<double> alpha = std::nullopt,
+                           std::optional<double> beta = std::nullopt) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("Conv2d", "conv");
+    in(c, rnd(r, dt, {2, 3, 7, 9}));
+    in(c, rnd(r, dt, {5, 3, 3, 3}), true);
+    in(c, rnd(r, dt, {5}), true);
+    c.nb.output(dt, {2, 5, 7, 9}).attr_ints("pads", {1, 1, 1, 1}).attr_str("activation", act);
+    if (alpha) c.nb.attr_float("activation_alpha", *alpha);
+    if (beta) c.nb.attr_float("activation_beta", *beta);
+  };
+}
+
+// Cases whose node carries a fused epilogue (docs/OPS.md): a backend may
+// decline them (answer `unsupported`), and the host then does not fuse.
+inline bool is_epilogue_case(const std::string& name) {
+  return name.size() > 9 && name.compare(name.size() - 9, 9, "_epilogue") == 0;
+}
+
+// The ops added for the ONNX importer (docs/OPS.md): cpu_ref and onednn run
+// them; the vulkan and cuda plugins have no kernels for them yet and must
+// answer `unsupported` in every dtype.
+inline bool is_importer_op(const std::string& op) {
+  for (const char* o :
+       {"ConvTranspose", "LeakyRelu", "PRelu",      "HardSigmoid", "HardSwish", "Erf",
+        "Pow",           "Sqrt",      "Reciprocal", "Exp",         "Log",       "Neg",
+        "LogSoftmax",    "ReduceMax", "ArgMax",     "Split",       "Expand",    "Pad",
+        "Resize",        "Where",     "Equal"})
+    if (op == o) return true;
+  return false;
+}
+
+inline const std::map<std::string, Maker>& cases() {
+  static const std::map<std::string, Maker> m = {
+      {"Conv2d_bias_stride_pad_dilation",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2d", "conv");
+         in(c, rnd(r, dt, {2, 3, 7, 9}));
+         in(c, rnd(r, dt, {5, 3, 3, 3}));
+         in(c, rnd(r, dt, {5}));
+         c.nb.output(dt, {2, 5, 4, 7})
+             .attr_ints("strides", {2, 1})
+             .attr_ints("pads", {1, 0, 1, 2})
+             .attr_ints("dilations", {1, 2});
+       }},
+      {"Conv2d_grouped_constant_weights",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2d", "conv");
+         in(c, rnd(r, dt, {1, 4, 6, 5}));
+         in(c, rnd(r, dt, {6, 2, 3, 3}), true);
+         c.nb.output(dt, {1, 6, 6, 5}).attr_ints("pads", {1, 1, 1, 1}).attr_int("group", 2);
+       }},
+      {"Conv2d_bias_relu_epilogue",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2d", "conv");
+         in(c, rnd(r, dt, {2, 3, 7, 9}));
+         in(c, rnd(r, dt, {5, 3, 3, 3}), true);
+         in(c, rnd(r, dt, {5}), true);
+         c.nb.output(dt, {2, 5, 7, 9}).attr_ints("pads", {1, 1, 1, 1}).attr_str("activation", "relu");
+       }},
+      // The epilogues fusion writes for opset-13 exports (HardSwish as
+      // x * HardSigmoid(x), SiLU as x * Sigmoid(x), ReLU6 as Clip 0..6),
+      // each with its parameters.
+      {"Conv2d_hardswish_epilogue", conv_epilogue("hardswish")},
+      // ResNet's conv -> Add(residual) -> Relu: the residual is input 3.
+      {"Conv2d_residual_relu_epilogue",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2d", "conv");
+         in(c, rnd(r, dt, {2, 3, 7, 9}));
+         in(c, rnd(r, dt, {8, 3, 3, 3}), true);
+         in(c, rnd(r, dt, {8}), true);
+         in(c, rnd(r, dt, {2, 8, 7, 9}));
+         c.nb.output(dt, {2, 8, 7, 9}).attr_ints("pads", {1, 1, 1, 1}).attr_str("activation", "relu");
+       }},
+      {"Conv2d_hardsigmoid_epilogue", conv_epilogue("hardsigmoid", 1.0 / 6.0, 0.5)},
+      {"Conv2d_swish_epilogue", conv_epilogue("swish")},
+      {"Conv2d_clip_epilogue", conv_epilogue("clip", 0.0, 6.0)},
+      {"Conv2d_sigmoid_epilogue", conv_epilogue("sigmoid")},
+      {"Conv2d_tanh_epilogue", conv_epilogue("tanh")},
+      {"Conv2d_leaky_relu_epilogue", conv_epilogue("leaky_relu", 0.1)},
+      {"MatMul_bias_gelu_epilogue",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MatMul", "mm");
+         in(c, rnd(r, dt, {1, 13, 17}));
+         in(c, rnd(r, dt, {17, 11}), true);
+         in(c, rnd(r, dt, {11}), true);
+         c.nb.output(dt, {1, 13, 11}).attr_str("activation", "gelu");
+       }},
+      {"Gemm_C_gelu_tanh_epilogue",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {7, 5}));
+         in(c, rnd(r, dt, {6, 5}), true);
+         in(c, rnd(r, dt, {6}), true);
+         c.nb.output(dt, {7, 6}).attr_int("transB", 1).attr_str("activation", "gelu_tanh");
+       }},
+      {"MatMul_2d", binary("MatMul", {13, 17}, {17, 11}, {13, 11})},
+      // A Linear on [seq, batch, features] with a constant weight, as torch's
+      // attention exports it: one GEMM over every row (onednn also pads the
+      // weight's rows, ops_contraction.cpp).
+      {"MatMul_seq_first_linear_constant_weight",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MatMul", "mm");
+         in(c, rnd(r, dt, {9, 1, 24}));
+         in(c, rnd(r, dt, {24, 16}), true);
+         c.nb.output(dt, {9, 1, 16});
+       }},
+      {"MatMul_batch_broadcast", binary("MatMul", {2, 1, 5, 7}, {3, 7, 4}, {2, 3, 5, 4})},
+      {"Gemm_trans_alpha_beta_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {5, 7}));
+         in(c, rnd(r, dt, {6, 5}), true);
+         in(c, rnd(r, dt, {6}));
+         c.nb.output(dt, {7, 6})
+             .attr_int("transA", 1)
+             .attr_int("transB", 1)
+             .attr_float("alpha", 0.5)
+             .attr_float("beta", 2.0);
+       }},
+      {"Gemm_trans_only",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {5, 7}));
+         in(c, rnd(r, dt, {6, 5}));
+         c.nb.output(dt, {7, 6}).attr_int("transA", 1).attr_int("transB", 1);
+       }},
+      {"Gemm_alpha_beta_C_rows",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {7, 5}));
+         in(c, rnd(r, dt, {5, 6}));
+         in(c, rnd(r, dt, {7, 1}));
+         c.nb.output(dt, {7, 6}).attr_float("alpha", 0.5).attr_float("beta", 2.0);
+       }},
+      {"Gemm_full_C",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {7, 5}));
+         in(c, rnd(r, dt, {5, 6}));
+         in(c, rnd(r, dt, {7, 6}));
+         c.nb.output(dt, {7, 6});
+       }},
+      {"Gemm_no_C_alpha",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {3, 9}));
+         in(c, rnd(r, dt, {9, 4}));
+         c.nb.output(dt, {3, 4}).attr_float("alpha", -1.5);
+       }},
+      {"Relu", unary("Relu", {3, 5, 7})},
+      {"Sigmoid", unary("Sigmoid", {3, 5, 7})},
+      {"Tanh", unary("Tanh", {3, 5, 7})},
+      {"Gelu_erf", unary("Gelu", {3, 5, 7})},
+      {"Gelu_tanh", unary("Gelu", {3, 5, 7}, [](NodeBuilder& b) {
+         b.attr_str("approximate", "tanh");
+       })},
+      {"Clip", unary("Clip", {3, 5, 7}, [](NodeBuilder& b) {
+         b.attr_float("min", -0.3).attr_float("max", 0.5);
+       })},
+      {"Add_broadcast", binary("Add", {2, 3, 4}, {3, 1}, {2, 3, 4})},
+      {"Add_first_broadcasts", binary("Add", {3, 1}, {2, 3, 4}, {2, 3, 4})},
+      {"Sub_broadcast", binary("Sub", {2, 3, 4}, {4}, {2, 3, 4})},
+      {"Sub_first_broadcasts", binary("Sub", {3, 1}, {2, 3, 4}, {2, 3, 4})},
+      {"Mul_first_broadcasts", binary("Mul", {1, 4}, {3, 4}, {3, 4})},
+      {"Div", binary("Div", {2, 3, 5}, {2, 3, 5}, {2, 3, 5})},
+      {"Softmax_axis1", unary("Softmax", {3, 4, 5}, [](NodeBuilder& b) { b.attr_int("axis", 1); })},
+      {"Softmax_last", unary("Softmax", {3, 4, 5})},
+      {"BatchNorm",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BatchNorm", "bn");
+         in(c, rnd(r, dt, {2, 3, 5, 4}));
+         in(c, rnd(r, dt, {3}), true);
+         in(c, rnd(r, dt, {3}), true);
+         in(c, rnd(r, dt, {3}));
+         std::vector<double> var{0.5, 1.25, 2.0};
+         in(c, Tensor::of(dt, {3}, var));
+         c.nb.output(dt, {2, 3, 5, 4}).attr_float("epsilon", 1e-3);
+       }},
+      {"BatchNorm_relu_epilogue",  // DenseNet's pre-activation BN -> ReLU, fused
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BatchNorm", "bn");
+         in(c, rnd(r, dt, {2, 16, 5, 4}));
+         for (int i = 0; i < 3; ++i) in(c, rnd(r, dt, {16}), true);
+         in(c, Tensor::of(dt, {16}, std::vector<double>(16, 0.75)), true);
+         c.nb.output(dt, {2, 16, 5, 4}).attr_str("activation", "relu");
+       }},
+      {"BatchNorm_2d",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BatchNorm", "bn");
+         in(c, rnd(r, dt, {5, 3}));
+         for (int i = 0; i < 3; ++i) in(c, rnd(r, dt, {3}));
+         in(c, Tensor::of(dt, {3}, {0.25, 1.0, 3.0}));
+         c.nb.output(dt, {5, 3});
+       }},
+      {"LayerNorm_last_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LayerNorm", "ln");
+         in(c, rnd(r, dt, {2, 3, 8}));
+         in(c, rnd(r, dt, {8}));
+         in(c, rnd(r, dt, {8}));
+         c.nb.output(dt, {2, 3, 8});
+       }},
+      {"LayerNorm_axis1_no_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LayerNorm", "ln");
+         in(c, rnd(r, dt, {2, 3, 8}));
+         in(c, rnd(r, dt, {3, 8}));
+         c.nb.output(dt, {2, 3, 8}).attr_int("axis", 1).attr_float("epsilon", 1e-4);
+       }},
+      {"MaxPool_ceil", pool("MaxPool", 1, 0)},
+      {"AveragePool_ceil_exclude", pool("AveragePool", 1, 0)},
+      {"AveragePool_include_pad",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("AveragePool", "ap");
+         in(c, rnd(r, dt, {1, 3, 6, 7}));
+         c.nb.output(dt, {1, 3, 4, 4})
+             .attr_ints("kernel_shape", {2, 3})
+             .attr_ints("strides", {2, 2})
+             .attr_ints("pads", {1, 1, 1, 1})
+             .attr_int("count_include_pad", 1);
+       }},
+      {"GlobalAveragePool",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GlobalAveragePool", "gap");
+         in(c, rnd(r, dt, {2, 3, 5, 6}));
+         c.nb.output(dt, {2, 3, 1, 1});
+       }},
+      {"ReduceMean_axis1_keep",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceMean", "rm");
+         in(c, rnd(r, dt, {2, 3, 4}));
+         c.nb.output(dt, {2, 1, 4}).attr_ints("axes", {1});
+       }},
+      {"ReduceSum_axes_drop",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceSum", "rs");
+         in(c, rnd(r, dt, {2, 3, 4}));
+         c.nb.output(dt, {3}).attr_ints("axes", {0, -1}).attr_int("keepdims", 0);
+       }},
+      {"ReduceMean_all",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceMean", "rm");
+         in(c, rnd(r, dt, {3, 5}));
+         c.nb.output(dt, {1, 1});
+       }},
+      {"Transpose_perm",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Transpose", "t");
+         in(c, rnd(r, dt, {2, 3, 4}));
+         c.nb.output(dt, {4, 2, 3}).attr_ints("perm", {2, 0, 1});
+       }},
+      {"Transpose_default",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Transpose", "t");
+         in(c, rnd(r, dt, {2, 3, 5}));
+         c.nb.output(dt, {5, 3, 2});
+       }},
+      {"Concat",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Concat", "cat");
+         in(c, rnd(r, dt, {2, 3, 4}));
+         in(c, rnd(r, dt, {2, 1, 4}));
+         in(c, rnd(r, dt, {2, 2, 4}));
+         c.nb.output(dt, {2, 6, 4}).attr_int("axis", 1);
+       }},
+      {"Reshape",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Reshape", "r");
+         in(c, rnd(r, dt, {2, 3, 4}));
+         c.nb.output(dt, {4, 6}).attr_ints("shape", {4, -1});
+       }},
+      {"Flatten",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Flatten", "f");
+         in(c, rnd(r, dt, {2, 3, 4}));
+         c.nb.output(dt, {2, 12});
+       }},
+      {"Dropout", unary("Dropout", {3, 7})},
+      {"Slice",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Slice", "s");
+         in(c, rnd(r, dt, {4, 6}));
+         c.nb.output(dt, {2, 2})
+             .attr_ints("starts", {1, -1})
+             .attr_ints("ends", {3, 0})
+             .attr_ints("axes", {0, 1})
+             .attr_ints("steps", {1, -3});
+       }},
+      {"Gather",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gather", "g");
+         in(c, rnd(r, dt, {5, 3}));
+         in(c, Tensor::of(I64, {2, 2}, {4, 0, -1, 2}));
+         c.nb.output(dt, {2, 2, 3});
+       }},
+      {"Gemm_multi_tile_bias_row",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {70, 45}));
+         in(c, rnd(r, dt, {33, 45}), true);
+         in(c, rnd(r, dt, {33}), true);
+         c.nb.output(dt, {70, 33}).attr_int("transB", 1);
+       }},
+      {"MatMul_multi_tile", binary("MatMul", {3, 67, 40}, {40, 81}, {3, 67, 81})},
+      // K and N multiples of 4: the register-blocked kernel's 4-wide loads
+      // (gemm_cpu.comp modes 1 and 2), with ragged M and N edges.
+      {"MatMul_vec4_rows", binary("MatMul", {2, 37, 44}, {44, 52}, {2, 37, 52})},
+      // More than 3 workgroups in x and y for either kernel family.
+      {"MatMul_wide_grid", binary("MatMul", {2, 200, 8}, {8, 300}, {2, 200, 300})},
+      {"Gemm_vec4_transB_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {29, 36}));
+         in(c, rnd(r, dt, {21, 36}), true);
+         in(c, rnd(r, dt, {21}), true);
+         c.nb.output(dt, {29, 21}).attr_int("transB", 1);
+       }},
+      {"Conv2d_depthwise_multiplier",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2d", "dw");
+         in(c, rnd(r, dt, {2, 3, 9, 7}));
+         in(c, rnd(r, dt, {6, 1, 3, 3}), true);
+         in(c, rnd(r, dt, {6}), true);
+         c.nb.output(dt, {2, 6, 5, 4})
+             .attr_ints("strides", {2, 2})
+             .attr_ints("pads", {1, 1, 1, 1})
+             .attr_int("group", 3);
+       }},
+      {"Conv2d_multi_tile",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2d", "conv");
+         in(c, rnd(r, dt, {1, 5, 11, 13}));
+         in(c, rnd(r, dt, {70, 5, 3, 3}), true);
+         c.nb.output(dt, {1, 70, 11, 13}).attr_ints("pads", {1, 1, 1, 1});
+       }},
+      {"Softmax_long_rows", unary("Softmax", {3, 301})},
+      {"LayerNorm_long_rows",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LayerNorm", "ln");
+         in(c, rnd(r, dt, {3, 203}));
+         in(c, rnd(r, dt, {203}));
+         in(c, rnd(r, dt, {203}));
+         c.nb.output(dt, {3, 203});
+       }},
+      {"Relu_many_groups", unary("Relu", {3, 333, 7})},
+      {"Gather_i32_axis1",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gather", "g");
+         in(c, rnd(r, dt, {2, 5, 3}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {3}, {4, -5, 2}));
+         c.nb.output(dt, {2, 3, 3}).attr_int("axis", 1);
+       }},
+      // Bigger shapes: tensor-core GEMM paths (bias epilogue, folded batch,
+      // strided batch), cuDNN convolution, multi-warp block reductions.
+      {"Gemm_bias_epilogue_large",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {96, 320}));
+         in(c, rnd(r, dt, {200, 320}), true);
+         in(c, rnd(r, dt, {200}), true);
+         c.nb.output(dt, {96, 200}).attr_int("transB", 1);
+       }},
+      {"MatMul_folded_batch", binary("MatMul", {4, 33, 128}, {128, 72}, {4, 33, 72})},
+      {"MatMul_strided_batch", binary("MatMul", {3, 32, 48}, {3, 48, 40}, {3, 32, 40})},
+      {"Conv2d_cudnn_3x3_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2d", "conv");
+         in(c, rnd(r, dt, {2, 32, 12, 12}));
+         in(c, rnd(r, dt, {48, 32, 3, 3}, 0.2), true);
+         in(c, rnd(r, dt, {48}), true);
+         c.nb.output(dt, {2, 48, 12, 12}).attr_ints("pads", {1, 1, 1, 1});
+       }},
+      {"Softmax_long_row", unary("Softmax", {6, 1000})},
+      {"LayerNorm_wide",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LayerNorm", "ln");
+         in(c, rnd(r, dt, {16, 1024}));
+         in(c, rnd(r, dt, {1024}));
+         in(c, rnd(r, dt, {1024}));
+         c.nb.output(dt, {16, 1024});
+       }},
+      {"ReduceSum_long",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceSum", "rs");
+         in(c, rnd(r, dt, {8, 3000}));
+         c.nb.output(dt, {8, 1}).attr_ints("axes", {1});
+       }},
+      {"Relu_vectorised_tail", unary("Relu", {1027})},
+      {"Add_same_shape_vectorised", binary("Add", {4, 257}, {4, 257}, {4, 257})},
+      // The ops of the ONNX importer (docs/OPS.md), odd shapes.
+      {"ConvTranspose_stride_pad_outpad_group_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ConvTranspose", "ct");
+         in(c, rnd(r, dt, {2, 4, 5, 3}));
+         in(c, rnd(r, dt, {4, 3, 3, 3}), true);
+         in(c, rnd(r, dt, {6}), true);
+         // H: 2*4 + 1 + 2 + 1 - 1 - 1 = 10; W: 2*2 + 0 + 2 + 1 - 0 - 1 = 6
+         c.nb.output(dt, {2, 6, 10, 6})
+             .attr_ints("strides", {2, 2})
+             .attr_ints("pads", {1, 0, 1, 1})
+             .attr_ints("output_padding", {1, 0})
+             .attr_int("group", 2);
+       }},
+      {"ConvTranspose_dilated_no_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ConvTranspose", "ct");
+         in(c, rnd(r, dt, {1, 3, 4, 5}));
+         in(c, rnd(r, dt, {3, 5, 2, 3}), true);
+         c.nb.output(dt, {1, 5, 6, 9}).attr_ints("dilations", {2, 2});
+       }},
+      {"LeakyRelu", unary("LeakyRelu", {3, 5, 7}, [](NodeBuilder& b) { b.attr_float("alpha", 0.1); })},
+      {"PRelu_channel_slope", binary("PRelu", {2, 3, 4, 5}, {3, 1, 1}, {2, 3, 4, 5})},
+      {"HardSigmoid", unary("HardSigmoid", {3, 5, 7}, [](NodeBuilder& b) {
+         b.attr_float("alpha", 0.25).attr_float("beta", 0.4);
+       })},
+      {"HardSwish", unary("HardSwish", {3, 5, 7})},
+      {"Erf", unary("Erf", {3, 5, 7})},
+      {"Exp", unary("Exp", {3, 5, 7})},
+      {"Neg", unary("Neg", {3, 5, 7})},
+      {"Reciprocal", unary("Reciprocal", {3, 5, 7})},
+      {"Sqrt",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Sqrt", "n");
+         std::vector<double> v = r.nonzero_vec(105);
+         for (auto& x : v) x = std::fabs(x) * 3;
+         in(c, Tensor::of(dt, {3, 5, 7}, v));
+         c.nb.output(dt, {3, 5, 7});
+       }},
+      {"Log",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Log", "n");
+         std::vector<double> v = r.nonzero_vec(105);
+         for (auto& x : v) x = std::fabs(x) * 3;
+         in(c, Tensor::of(dt, {3, 5, 7}, v));
+         c.nb.output(dt, {3, 5, 7});
+       }},
+      {"Pow_broadcast",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pow", "n");
+         std::vector<double> v = r.nonzero_vec(15);
+         for (auto& x : v) x = std::fabs(x) * 2;
+         in(c, Tensor::of(dt, {3, 1, 5}, v));
+         in(c, rnd(r, dt, {4, 1}, 2.0));
+         c.nb.output(dt, {3, 4, 5});
+       }},
+      {"Pow_constant_square",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pow", "n");
+         in(c, rnd(r, dt, {3, 7}));
+         in(c, Tensor::of(dt, {}, {2.0}), true);
+         c.nb.output(dt, {3, 7});
+       }},
+      {"Where_broadcast",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Where", "n");
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {3, 1}, {1, 0, 1}));
+         in(c, rnd(r, dt, {2, 1, 5}));
+         in(c, rnd(r, dt, {5}));
+         c.nb.output(dt, {2, 3, 5});
+       }},
+      {"Equal_broadcast",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Equal", "n");
+         Tensor a = rnd(r, dt, {4, 5}), b = rnd(r, dt, {5});
+         for (size_t i = 0; i < 5; i += 2) b.set(i, a.get(5 + i));  // some equal
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(AMPX_DTYPE_BOOL, {4, 5});
+       }},
+      {"LogSoftmax_axis1", unary("LogSoftmax", {3, 4, 5}, [](NodeBuilder& b) {
+         b.attr_int("axis", 1);
+       })},
+      {"LogSoftmax_last", unary("LogSoftmax", {3, 301})},
+      {"ReduceMax_axes_drop",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceMax", "n");
+         in(c, rnd(r, dt, {2, 3, 5}));
+         c.nb.output(dt, {3}).attr_ints("axes", {0, -1}).attr_int("keepdims", 0);
+       }},
+      {"ReduceMax_axis1_keep",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceMax", "n");
+         in(c, rnd(r, dt, {2, 7, 3}));
+         c.nb.output(dt, {2, 1, 3}).attr_ints("axes", {1});
+       }},
+      {"ArgMax_axis1",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ArgMax", "n");
+         in(c, rnd(r, dt, {3, 7, 5}));
+         c.nb.output(I64, {3, 1, 5}).attr_int("axis", 1);
+       }},
+      {"ArgMax_last_index_drop",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ArgMax", "n");
+         in(c, Tensor::of(dt, {2, 4}, {1, 3, 3, 2, 5, 5, 0, 5}));
+         c.nb.output(I64, {2}).attr_int("axis", -1).attr_int("keepdims", 0).attr_int(
+             "select_last_index", 1);
+       }},
+      {"Split_three",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Split", "n");
+         in(c, rnd(r, dt, {2, 7, 3}));
+         c.nb.output(dt, {2, 2, 3})
+             .output(dt, {2, 1, 3})
+             .output(dt, {2, 4, 3})
+             .attr_int("axis", 1)
+             .attr_ints("split", {2, 1, 4});
+       }},
+      {"Expand_bidirectional",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Expand", "n");
+         in(c, rnd(r, dt, {3, 1}));
+         c.nb.output(dt, {2, 3, 5}).attr_ints("shape", {2, 1, 5});
+       }},
+      {"Pad_constant",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, rnd(r, dt, {2, 3, 5}));
+         c.nb.output(dt, {2, 5, 4})
+             .attr_ints("pads", {0, 1, 0, 0, 1, -1})
+             .attr_float("value", 0.5);
+       }},
+      {"Pad_reflect",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 5}));
+         c.nb.output(dt, {1, 2, 7, 7})
+             .attr_ints("pads", {0, 0, 2, 1, 0, 0, 1, 1})
+             .attr_str("mode", "reflect");
+       }},
+      {"Pad_edge",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, rnd(r, dt, {3, 4}));
+         c.nb.output(dt, {6, 5}).attr_ints("pads", {1, 0, 2, 1}).attr_str("mode", "edge");
+       }},
+      {"Resize_nearest_asymmetric_floor",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 3, 5, 4}));
+         c.nb.output(dt, {1, 3, 10, 8})
+             .attr_ints("sizes", {1, 3, 10, 8})
+             .attr_str("coordinate_transformation_mode", "asymmetric")
+             .attr_str("nearest_mode", "floor");
+       }},
+      {"Resize_nearest_half_pixel_down",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {2, 2, 7, 5}));
+         c.nb.output(dt, {2, 2, 3, 4}).attr_ints("sizes", {2, 2, 3, 4});
+       }},
+      {"Resize_linear_half_pixel",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {2, 3, 5, 4}));
+         c.nb.output(dt, {2, 3, 9, 7}).attr_ints("sizes", {2, 3, 9, 7}).attr_str("mode", "linear");
+       }},
+      {"Resize_linear_align_corners",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 6}));
+         c.nb.output(dt, {1, 2, 7, 3})
+             .attr_ints("sizes", {1, 2, 7, 3})
+             .attr_str("mode", "linear")
+             .attr_str("coordinate_transformation_mode", "align_corners");
+       }},
+  };
+  return m;
+}
+
+}  // namespace ampx::check::op_cases

@@ -1,0 +1,97 @@
+// THE one place where ampx writes down how close a result must be to its
+// float64 reference, per dtype. Every numerical test uses these, and
+// `ampx plugin-check` holds plugins to them (shipped with the kit).
+//
+// Metric: normwise relative error, see relative_error() below. The reference
+// is computed in float64 from the very same (already 16-bit-rounded) inputs
+// the kernel saw, so the tolerance only has to cover what the kernel itself
+// adds: its f32 arithmetic and, for 16-bit outputs, the one final rounding.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <span>
+
+#include "ampx/backend_api.h"
+
+namespace ampx::check {
+
+// Max allowed relative_error() of a kernel output against its f64 reference.
+inline double tolerance(ampx_dtype dt) {
+  switch (dt) {
+    case AMPX_DTYPE_F32:
+      // f32 unit roundoff is 2^-24 ~ 6e-8. 1e-5 (~170 units) covers f32
+      // accumulation over the up to ~10^4-term sums of the tests (random-sign
+      // data: error grows ~ sqrt(n) units) plus 1-2 ulp from libm exp/erf/tanh.
+      return 1e-5;
+    case AMPX_DTYPE_F16:
+      // The single rounding of the output to f16 costs up to the unit roundoff
+      // 2^-11 ~ 4.9e-4 of the largest element; 2^-10 (twice that) leaves room
+      // for the f32 compute error, which is ~1000x smaller.
+      return 0x1p-10;
+    case AMPX_DTYPE_BF16:
+      // Same argument with bf16's 8-bit significand: unit roundoff 2^-8, so
+      // 2^-7 ~ 7.8e-3.
+      return 0x1p-7;
+    case AMPX_DTYPE_F64:
+      // f64 compute (elementwise ops only): a few units of 2^-53 ~ 1.1e-16.
+      return 1e-13;
+    default:
+      return 0.0;  // integers, bool: exact
+  }
+}
+
+// Max allowed relative_error() of a whole model's output run with AMP in
+// `dt` (16-bit nodes, Casts in between) against the f32 O0 reference. Unlike
+// tolerance(), the 16-bit run rounds the activations between every pair of
+// nodes and those errors propagate through the layers, so the bound is the
+// unit roundoff times the depth (~20 16-bit nodes on the longest path of
+// the built-in models), with margin. Measured on cpu_ref kernels behind
+// test_native (seeded inputs): f16 4.8e-4 (cnn), 6.6e-4 (mlp), 1.3e-3
+// (encoder); bf16 3.0e-3, 5.4e-3, 1.1e-2: ~7x below these bounds.
+inline double model_tolerance(ampx_dtype dt) {
+  switch (dt) {
+    case AMPX_DTYPE_F32:
+      // Same precision, different kernels or summation order only.
+      return 1e-4;
+    case AMPX_DTYPE_F16:
+      // ~20 roundings of 2^-11 each: ~1e-2 worst case.
+      return 1e-2;
+    case AMPX_DTYPE_BF16:
+      // The same depth at bf16's unit roundoff 2^-8, 8x that of f16.
+      return 8e-2;
+    default:
+      return 0.0;
+  }
+}
+
+// Normwise relative error
+//     max_i |got_i - ref_i| / max(max_i |ref_i|, tiny)
+// with tiny = the smallest normal double, so an all-zero reference demands
+// (nearly) exact zeros. Elementwise it tolerates more error on small elements
+// than on large ones, which is how rounding and accumulation errors behave.
+// A NaN or infinity in `got` matches only the same NaN-ness / infinity in
+// `ref` (and then counts as no error); any other mismatch, including
+// different lengths, gives +inf.
+inline double relative_error(std::span<const double> got, std::span<const double> ref) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (got.size() != ref.size()) return inf;
+  double max_err = 0.0, max_ref = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], r = ref[i];
+    if (std::isnan(g) || std::isnan(r)) {
+      if (std::isnan(g) != std::isnan(r)) return inf;
+      continue;
+    }
+    if (std::isinf(g) || std::isinf(r)) {
+      if (g != r) return inf;
+      continue;
+    }
+    max_err = std::max(max_err, std::fabs(g - r));
+    max_ref = std::max(max_ref, std::fabs(r));
+  }
+  return max_err / std::max(max_ref, std::numeric_limits<double>::min());
+}
+
+}  // namespace ampx::check

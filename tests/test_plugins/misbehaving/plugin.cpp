@@ -1,0 +1,77 @@
+// Plugins whose kernels misbehave where only a conformance run sees it
+// (`ampx plugin-check`), built from this file twice:
+//   liar:       answers `native` for every node the reference kernels run,
+//               in every dtype, and its Relu is off by one (a native answer
+//               with wrong results: reported as a lie);
+//   oob_writer: the reference kernels, but Relu writes one element past the
+//               end of its output (AddressSanitizer reports it under
+//               plugin-check in a sanitizer build).
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "ampx/backend_api.h"
+#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/plugin_support.hpp"
+
+namespace {
+
+using ampx::cpu_ref::CapabilityAnswer;
+using ampx::cpu_ref::CapabilityPolicy;
+using ampx::cpu_ref::CpuKernel;
+
+class Misbehaving final : public CpuKernel {
+ public:
+  Misbehaving(std::unique_ptr<CpuKernel> inner, const ampx_node_desc& node)
+      : inner_(std::move(inner)),
+        bytes_(ampx::plugin_support::byte_size(node.outputs[0])),
+        dtype_(node.outputs[0].dtype) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    inner_->run(in, out);
+#ifdef MISBEHAVING_LIAR
+    if (dtype_ == AMPX_DTYPE_F32) {
+      auto* y = static_cast<float*>(out[0]);
+      for (size_t i = 0; i < bytes_ / sizeof(float); ++i) y[i] += 1.0f;
+    } else {
+      auto* y = static_cast<unsigned char*>(out[0]);
+      for (size_t i = 1; i < bytes_; i += 2) y[i] ^= 0x10;  // the high byte's exponent bit
+    }
+#else
+    auto* y = static_cast<unsigned char*>(out[0]);
+    std::memset(y + bytes_, 0x7f, 4);  // past the end
+#endif
+  }
+
+ private:
+  std::unique_ptr<CpuKernel> inner_;
+  uint64_t bytes_;
+  ampx_dtype dtype_;
+};
+
+class Policy final : public CapabilityPolicy {
+ public:
+  CapabilityAnswer answer(const ampx_node_desc&) const override {
+    CapabilityAnswer a;
+    a.support = AMPX_SUPPORT_NATIVE;
+    return a;
+  }
+  std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) const override {
+    auto k = ampx::cpu_ref::make_kernel(node);
+    if (std::string(node.op_type) != "Relu") return k;
+    return std::make_unique<Misbehaving>(std::move(k), node);
+  }
+};
+
+std::unique_ptr<CapabilityPolicy> make_policy(const ampx_plugin_create_args&) {
+  return std::make_unique<Policy>();
+}
+
+constexpr ampx::cpu_ref::HostPluginSpec kSpec{MISBEHAVING_NAME, "0.0.1", "reference kernels",
+                                              "Misbehaving CPU", &make_policy};
+
+}  // namespace
+
+extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
+  return ampx::cpu_ref::host_plugin_entry<kSpec>();
+}
