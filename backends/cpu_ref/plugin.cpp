@@ -37,12 +37,12 @@ class CpuRefPolicy final : public CapabilityPolicy {
 };
 
 // Options: "threads=N" (`ampx --threads N`) caps the kernel threads; the
-// default is all cores (or AMPX_CPU_REF_THREADS). Unknown keys are errors.
+// default is all cores (or AMPX_CPU_REF_THREADS). Other keys are ignored
+// (backend_api.h, "Options"); a malformed thread count is an error.
 void apply_options(const char* options) {
   namespace ps = ampx::plugin_support;
   for (const auto& [key, value] : ps::split_options(options)) {
-    if (key != "threads")
-      throw std::invalid_argument("cpu_ref: unknown option '" + key + "' (known: threads)");
+    if (key != "threads") continue;
     ampx::cpu_ref::set_max_threads(
         static_cast<int>(ps::int_option("cpu_ref", key, value, 1, 4096)));
   }

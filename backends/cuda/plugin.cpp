@@ -197,6 +197,11 @@ ampx_status* copy_device_to_device(ampx_buffer* dst, uint64_t dst_offset, const 
           cudaMemcpyPeerAsync(data(dst) + dst_offset, dst->device, data(src) + src_offset,
                               src->device, bytes, ctx.stream()),
           "copy_device_to_device: cudaMemcpyPeerAsync");
+      // The ABI's ordering rule: once this returns, later work on the
+      // source device may overwrite the source range (the executor reuses
+      // it at once), but the copy is queued on the destination's stream.
+      // Waiting for it here keeps the source intact until it has been read.
+      ctx.synchronize();
       return;
     }
     DeviceContext& ctx = dst->rt->context(dst->device);

@@ -91,11 +91,9 @@ ampx_status* plugin_create(const ampx_plugin_create_args* args, ampx_plugin** ou
     const char* options = nullptr;
     if (args && AMPX_HAS_MEMBER(*args, ampx_plugin_create_args, options)) options = args->options;
     for (const auto& [key, value] : ps::split_options(options)) {
-      if (key == "threads") {
-        ps::int_option("vulkan", key, value, 0, 4096);  // validated, not used: a GPU API
-      } else {
-        invalid("vulkan: unknown option '" + key + "' (known: threads)");
-      }
+      // threads: validated, not used (a GPU API); other keys are ignored
+      // (backend_api.h, "Options").
+      if (key == "threads") ps::int_option("vulkan", key, value, 0, 4096);
     }
     auto p = std::make_unique<ampx_plugin>();
     p->instance = std::make_unique<vk::Instance>();

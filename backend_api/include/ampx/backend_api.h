@@ -7,21 +7,76 @@
  * table's struct_size and the presence of every required member before it
  * calls anything else.
  *
- * Rules (modelled on OpenXLA's pjrt_c_api.h and ggml's backend vtables):
+ * Rules (modelled on OpenXLA's pjrt_c_api.h and ggml's backend vtables).
+ * Every rule of the contract is written here; docs/PLUGINS.md explains them.
+ *
  *  - Plain C99. No C++ types and no exceptions cross this boundary.
- *  - Every struct begins with `size_t struct_size`, set by whoever fills the
- *    struct to sizeof() as that side compiled it. The reader only touches the
- *    members that lie within struct_size, so either side may be newer.
- *  - Tables are append-only within a major version; a minor bump adds members
- *    at the end. Optional members may be NULL.
+ *  - Versions. The host accepts a table of the same major version and any
+ *    minor one. Tables are append-only within a major version: a minor bump
+ *    adds members at the end (marked "since 1.x" below). Optional members may
+ *    be NULL, and a member beyond the table's struct_size counts as NULL.
+ *  - struct_size. Every struct begins with `size_t struct_size`. The
+ *    *_STRUCT_SIZE constants below give each struct's size as of this
+ *    header (up to its last member).
+ *      * Structs a side passes in (node descriptions, tensors, attributes,
+ *        buffer views, create args, the table): the producer sets
+ *        struct_size to its own sizeof(); the reader only touches members
+ *        that lie within it, and treats the rest as zero or NULL.
+ *      * Structs the plugin fills (ampx_plugin_info, ampx_device_props,
+ *        ampx_capability): the host zero-fills them and presets struct_size
+ *        to its own sizeof(). The plugin writes at most
+ *        min(host's struct_size, plugin's sizeof()) bytes, never past the
+ *        host's size, and sets struct_size to that minimum. An older host's
+ *        smaller struct is never overrun.
+ *      * Arrays of versioned structs (ampx_node_desc::inputs, outputs,
+ *        attrs): every element has element 0's struct_size, and that is the
+ *        array's stride. Index with
+ *        (const char*)array + i * array[0].struct_size, never with array[i],
+ *        which breaks when a minor version grows the struct.
  *  - Errors: every fallible function returns `ampx_status*`; NULL means
  *    success. A non-NULL status is allocated by the plugin and must be released
- *    by the host with the same plugin's status_destroy().
+ *    by the host with the same plugin's status_destroy(). A plugin must answer
+ *    bad arguments (NULL handles, out-of-range devices or byte ranges, wrong
+ *    input counts) with AMPX_STATUS_INVALID_ARGUMENT, never by crashing, and
+ *    an allocation it cannot make with AMPX_STATUS_OUT_OF_MEMORY, after which
+ *    the device stays usable. `ampx plugin-check` tests these.
  *  - Ownership: every pointer passed *into* a plugin is borrowed for the
  *    duration of the call only (unless documented otherwise). Handles returned
  *    through `out` parameters are owned by the host and released through the
- *    matching destroy/free function.
+ *    matching destroy/free function, each exactly once, all of them before
+ *    plugin_destroy. The library is unloaded after plugin_destroy (a plugin
+ *    whose threads outlive it links with -z nodelete).
  *  - Threading: a plugin instance is used from one host thread at a time.
+ *  - Options (ampx_plugin_create_args::options): "key=value;key=value". The
+ *    host may send `threads=N` (ampx --threads N: threads per CPU backend) to
+ *    every plugin. A plugin documents its own keys and ignores keys it does
+ *    not know; it may refuse a malformed value of a key it knows (plugin
+ *    creation then fails with the message).
+ *  - Buffers and views. buffer_alloc returns memory aligned as the device's
+ *    kernels need it (host-memory plugins: 64 bytes, as cpu_ref's). The host
+ *    places every tensor view (ampx_buffer_view::offset) at a multiple of 64
+ *    bytes, and a view covers exactly the described tensor. The host never
+ *    passes a kernel output views that overlap each other or its input
+ *    views; input views may overlap each other (the same value read twice).
+ *  - Ordering and completion. Work on one device (kernel launches, copies
+ *    into or out of its buffers) takes effect in the order it is issued, as
+ *    if executed one after the other; a plugin may run it asynchronously.
+ *      * copy_to_device: `src` may be reused as soon as the call returns.
+ *      * copy_to_host: `dst` holds the bytes when the call returns (earlier
+ *        work on the buffer's device is waited for).
+ *      * copy_device_to_device: ordered after all work issued before it on
+ *        both devices and before all work issued after it on either; when it
+ *        returns, later work may overwrite the source range (the copy has
+ *        read it, or will before that work runs) and later work on the
+ *        destination device sees the copied bytes.
+ *      * synchronize(device): returns when all work issued on the device has
+ *        finished.
+ *      * buffer_host_ptr: the address may be read or written only after
+ *        synchronize() of the buffer's device, and only until the next
+ *        launch or copy on it.
+ *  - Extensions: beyond appending members in a minor version and the options
+ *    string, there is no extension point in ABI 1.1; a later minor version
+ *    may add a chain of typed, struct_size-versioned extension structs.
  */
 #ifndef AMPX_BACKEND_API_H_
 #define AMPX_BACKEND_API_H_
@@ -240,11 +295,13 @@ typedef struct ampx_plugin_api {
   ampx_status* (*synchronize)(ampx_plugin* plugin, int32_t device);
 
   /* ---- optional members (may be NULL) ---- */
-  /* Host-visible address of a buffer, or NULL when it is not host-visible.
-   * Lets the host skip copies for CPU devices. */
+  /* Host-visible address of a buffer, or NULL when it is not host-visible
+   * (or the plugin keeps other copies of the bytes). Lets the host skip
+   * copies for CPU devices. See "Ordering and completion" above for when the
+   * address may be used. Since 1.0. */
   void* (*buffer_host_ptr)(ampx_buffer* buffer);
 
-  /* ---- ABI 1.1, optional (may be NULL; absent beyond a 1.0 table) ---- */
+  /* ---- since 1.1, optional (may be NULL; absent beyond a 1.0 table) ---- */
   /* Launches `kernel` exactly as kernel_launch does, waits until it has
    * finished, and stores in *out_device_us the time the device spent
    * executing it, measured by the device itself (timestamp queries, events):
@@ -260,6 +317,19 @@ typedef struct ampx_plugin_api {
                                       size_t num_inputs, const ampx_buffer_view* outputs,
                                       size_t num_outputs, double* out_device_us);
 } ampx_plugin_api;
+
+/* Each struct's size as of this header: offsetof its last member plus that
+ * member's size (PJRT's *_STRUCT_SIZE), so trailing padding never counts. */
+#define AMPX_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
+#define AMPX_PLUGIN_CREATE_ARGS_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_plugin_create_args, options)
+#define AMPX_PLUGIN_INFO_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_plugin_info, library)
+#define AMPX_DEVICE_PROPS_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_device_props, compute_units)
+#define AMPX_TENSOR_DESC_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_tensor_desc, const_data)
+#define AMPX_ATTR_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_attr, s)
+#define AMPX_NODE_DESC_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_node_desc, attrs)
+#define AMPX_CAPABILITY_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_capability, note)
+#define AMPX_BUFFER_VIEW_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_buffer_view, offset)
+#define AMPX_PLUGIN_API_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_plugin_api, kernel_launch_timed)
 
 /* The smallest table a v1 host accepts: everything up to and including
  * `synchronize`. */

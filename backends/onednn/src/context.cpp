@@ -72,10 +72,9 @@ Options parse_options(const char* options) {
       o.blocked_activations = ps::int_option("onednn", key, value, 0, 1) != 0;
     } else if (key == "debug_counters") {
       o.debug_counters = ps::int_option("onednn", key, value, 0, 1) != 0;
-    } else {
-      throw std::invalid_argument("onednn: unknown option '" + key +
-                                  "' (known: threads, blocked_activations, debug_counters)");
     }
+    // Other keys are ignored (backend_api.h, "Options"): the host sends the
+    // same options to every plugin.
   }
   return o;
 }
