@@ -85,6 +85,9 @@ void ask_capabilities(const LoadedPlugin& p, int32_t device) {
     ::dup2(null, STDOUT_FILENO);
     ::dup2(null, STDERR_FILENO);
   }
+  // A crash must end the child by its signal: a sanitizer's (or the
+  // host's) handlers would report it and exit with a status instead.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
   try {
     stage('0');
     auto plugin = LoadedPlugin::open(file);

@@ -52,7 +52,7 @@ TEST_F(DiscoveryTest, BrokenDirLoadsTheGoodAndSkipsTheBad) {
   EXPECT_THAT(plugin_names(host), ElementsAre("c_future", "c_minimal", "c_old", "c_relu"));
   EXPECT_THAT(device_ids(host),
               ElementsAre("c_future:0", "c_minimal:0", "c_old:0", "c_relu:0", "c_relu:1"));
-  ASSERT_EQ(host.skipped().size(), 7u);
+  ASSERT_EQ(host.skipped().size(), 8u);
 
   const SkippedPlugin* abi = find_skipped(host, "libampx_backend_broken_abi.so");
   ASSERT_NE(abi, nullptr);
@@ -78,6 +78,11 @@ TEST_F(DiscoveryTest, BrokenDirLoadsTheGoodAndSkipsTheBad) {
   ASSERT_NE(noentry, nullptr);
   EXPECT_EQ(noentry->reason,
             "libampx_backend_broken_noentry.so: no entry symbol '" AMPX_PLUGIN_ENTRY_SYMBOL "'");
+
+  const SkippedPlugin* entry_null = find_skipped(host, "libampx_backend_broken_entry_null.so");
+  ASSERT_NE(entry_null, nullptr);
+  EXPECT_EQ(entry_null->reason,
+            "libampx_backend_broken_entry_null.so: " AMPX_PLUGIN_ENTRY_SYMBOL " returned NULL");
 
   const SkippedPlugin* null = find_skipped(host, "libampx_backend_broken_null.so");
   ASSERT_NE(null, nullptr);
@@ -117,7 +122,7 @@ TEST_F(DiscoveryTest, SkippedPluginsAreWarnedAbout) {
     if (message.level == spdlog::level::warn) warnings.push_back(text);
     if (message.level == spdlog::level::info) infos.push_back(text);
   }
-  EXPECT_EQ(warnings.size(), 7u);
+  EXPECT_EQ(warnings.size(), 8u);
   EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
     return w.find("simulated init failure") != std::string::npos;
   }));

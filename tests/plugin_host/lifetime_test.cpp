@@ -9,8 +9,9 @@ namespace ampx::plugins::test {
 namespace {
 
 const std::vector<std::string> kAllTestPlugins = {
-    "c_minimal",    "c_old",       "c_future",    "c_relu",      "broken_noentry", "broken_abi",
-    "broken_small", "broken_init", "broken_null", "broken_name", "broken_devices"};
+    "c_minimal",      "c_old",       "c_future",       "c_relu",
+    "broken_noentry", "broken_abi",  "broken_small",   "broken_init",
+    "broken_null",    "broken_name", "broken_devices", "broken_entry_null"};
 
 using LifetimeTest = PluginHostTest;
 

@@ -27,18 +27,21 @@ const SkippedPlugin* skipped(const PluginHost& host, const std::string& name) {
 
 struct Expected {
   const char* plugin;
-  const char* reason;
+  const char* what;   // what happened
+  const char* where;  // in which stage
 };
 
-// Each hostile plugin's expected verdict.
+// Each hostile plugin's expected verdict. An exit's status is not checked:
+// under the sanitizers, exit() runs LeakSanitizer's check first, which may
+// change it.
 constexpr Expected kZoo[] = {
-    {"hostile_crash_entry", "crashed (SIGSEGV) in loading the library"},
-    {"hostile_exit_entry", "exited (status 1) in loading the library"},
-    {"hostile_exit_create", "exited (status 1) in plugin_create"},
-    {"hostile_abort_create", "crashed (SIGABRT) in plugin_create"},
-    {"hostile_crash_devices", "crashed (SIGSEGV) in plugin_create"},
-    {"hostile_crash_query", "crashed (SIGSEGV) in capability queries"},
-    {"hostile_hang_query", "hung in capability queries"},
+    {"hostile_crash_entry", "crashed (SIGSEGV)", "in loading the library"},
+    {"hostile_exit_entry", "exited (status", "in loading the library"},
+    {"hostile_exit_create", "exited (status", "in plugin_create"},
+    {"hostile_abort_create", "crashed (SIGABRT)", "in plugin_create"},
+    {"hostile_crash_devices", "crashed (SIGSEGV)", "in plugin_create or device enumeration"},
+    {"hostile_crash_query", "crashed (SIGSEGV)", "in capability queries"},
+    {"hostile_hang_query", "hung", "in capability queries"},
 };
 
 class PreflightTest : public PluginHostTest {
@@ -60,7 +63,8 @@ TEST_F(PreflightTest, HostileZooIsSkippedWithTheReasonAndTheRestLoads) {
   for (const Expected& e : kZoo) {
     const SkippedPlugin* s = skipped(host, e.plugin);
     ASSERT_NE(s, nullptr) << e.plugin;
-    EXPECT_THAT(s->reason, HasSubstr(e.reason)) << e.plugin;
+    EXPECT_THAT(s->reason, HasSubstr(e.what)) << e.plugin;
+    EXPECT_THAT(s->reason, HasSubstr(e.where)) << e.plugin;
     EXPECT_THAT(s->reason, HasSubstr("(pre-flight; not loaded)")) << e.plugin;
     EXPECT_FALSE(is_loaded(hostile_dir() / ("libampx_backend_" + std::string(e.plugin) + ".so")))
         << e.plugin << " must never be loaded in the host";
@@ -79,7 +83,7 @@ TEST_F(PreflightTest, HostileZooIsSkippedWithTheReasonAndTheRestLoads) {
   for (const Expected& e : kZoo) {
     const SkippedPlugin* s = skipped(cached, e.plugin);
     ASSERT_NE(s, nullptr) << e.plugin;
-    EXPECT_THAT(s->reason, HasSubstr(e.reason)) << e.plugin;
+    EXPECT_THAT(s->reason, HasSubstr(e.what)) << e.plugin;
     EXPECT_THAT(s->reason, HasSubstr("cached verdict")) << e.plugin;
   }
   EXPECT_GE(first_s, 2.0);  // the hang waited for its timeout once

@@ -27,6 +27,7 @@ target_compile_definitions(ampx_backend_c_future PRIVATE C_MINIMAL_FUTURE C_MINI
 _ampx_c_test_plugin(c_relu c_relu.c)
 
 _ampx_c_test_plugin(broken_noentry broken_noentry.c)
+_ampx_c_test_plugin(broken_entry_null broken_entry_null.c)
 _ampx_c_test_plugin(broken_abi broken_abi.c)
 _ampx_c_test_plugin(broken_small broken_small.c)
 _ampx_c_test_plugin(broken_init broken_init.c)
