@@ -2,6 +2,7 @@
 
 #include <ampx/backend_api.h>
 #include <ampx/plugins/loaded_plugin.hpp>
+#include <ampx/plugins/signal_name.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -34,27 +35,6 @@ constexpr const char* kStages[] = {"loading the library (ampx_plugin_entry)",
                                    "plugin_create or device enumeration", "device enumeration",
                                    "capability queries"};
 constexpr char kDone = 'k';
-
-std::string signal_text(int sig) {
-  switch (sig) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGABRT:
-      return "SIGABRT";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGILL:
-      return "SIGILL";
-    case SIGKILL:
-      return "SIGKILL";
-    case SIGTERM:
-      return "SIGTERM";
-    default:
-      return "signal " + std::to_string(sig);
-  }
-}
 
 // Small nodes every device is asked about: what the planner asks first.
 void ask_capabilities(const LoadedPlugin& p, int32_t device) {
@@ -161,7 +141,7 @@ PreflightVerdict run_child(const fs::path& file, const PreflightOptions& opts) {
     v.reason = fmt::format("hung in {} (killed after {:.0f} s)", where, opts.timeout_s);
   } else if (reaped && WIFSIGNALED(status)) {
     v.ok = false;
-    v.reason = fmt::format("crashed ({}) in {}", signal_text(WTERMSIG(status)), where);
+    v.reason = fmt::format("crashed ({}) in {}", signal_name(WTERMSIG(status)), where);
   } else if (last != kDone) {
     v.ok = false;
     v.reason = fmt::format("exited (status {}) in {}", WIFEXITED(status) ? WEXITSTATUS(status) : -1,

@@ -5,6 +5,8 @@
 // when the limit is reached.
 #pragma once
 
+#include <ampx/plugins/signal_name.hpp>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,7 +35,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s,
                        const std::function<void(const std::string& line)>& on_line);
 
 // "SIGSEGV", "SIGABRT", ...; "signal <n>" for one without a name here.
-std::string signal_name(int sig);
+using plugins::signal_name;
 
 // The running executable (/proc/self/exe), to re-run ampx as its own child.
 std::string self_executable();
