@@ -3,7 +3,7 @@
 #include <ampx/plugins/discovery.hpp>
 #include <ampx/plugins/loaded_plugin.hpp>
 
-#include "preflight.hpp"
+#include <ampx/plugins/preflight.hpp>
 
 #include <spdlog/spdlog.h>
 

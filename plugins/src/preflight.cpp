@@ -1,4 +1,4 @@
-#include "preflight.hpp"
+#include <ampx/plugins/preflight.hpp>
 
 #include <ampx/backend_api.h>
 #include <ampx/plugins/loaded_plugin.hpp>

@@ -136,6 +136,16 @@ TEST(PluginCheck, AnOutOfBoundsKernelIsCaughtUnderAsan) {
 }
 #endif
 
+// A plugin that crashes while it loads or answers gets a report (the
+// checker pre-flights it in a child), not a dead checker.
+TEST(PluginCheck, ACrashingPluginGetsAReport) {
+  const auto r = ampx(std::string("plugin-check ") + AMPX_HOSTILE_PLUGIN_DIR +
+                      "/libampx_backend_hostile_crash_query.so");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("crashed (SIGSEGV) in capability queries"));
+  EXPECT_THAT(r.out, HasSubstr("FAIL"));
+}
+
 TEST(PluginCheck, BadArgumentsAreOneLineErrors) {
   const auto missing = ampx("plugin-check /nonexistent/libampx_backend_x.so");
   EXPECT_EQ(missing.code, 2);

@@ -1,4 +1,4 @@
-// The pre-flight (plugins/src/preflight.hpp): plugins that crash, hang or
+// The pre-flight (ampx/plugins/preflight.hpp): plugins that crash, hang or
 // exit() in loading, creation, enumeration or a capability query are skipped
 // with the reason, and the host goes on with the others; verdicts are cached
 // per file (and redone when the file changes); `preflight = false` trusts.

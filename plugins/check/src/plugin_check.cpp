@@ -6,6 +6,7 @@
 #include <ampx/plugin_support.hpp>
 #include <ampx/plugins/discovery.hpp>
 #include <ampx/plugins/loaded_plugin.hpp>
+#include <ampx/plugins/preflight.hpp>
 #include <ampx/plugins/status.hpp>
 
 #include <algorithm>
@@ -19,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using plugins::LoadedPlugin;
+using plugins::PreflightOptions;
 
 // Owns the plugin's handles made during one check, released in reverse.
 class Handles {
@@ -277,6 +279,14 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
   const std::unique_ptr<LoadedPlugin> ref = load(find_reference(o), "");
   CheckReport report;
   report.file = file;
+  // Loading, creation and the first queries in a child first: a plugin that
+  // crashes, hangs or exits there gets a report, not a dead checker.
+  PreflightOptions po;
+  po.plugin_options = o.plugin_options;
+  const plugins::PreflightVerdict v = plugins::preflight_plugin(file, po);
+  report.abi.push_back({"loading, creation and capability queries in a child process", v.ok,
+                        v.ok ? std::string() : v.reason});
+  if (!v.ok) return report;
   std::unique_ptr<LoadedPlugin> p;
   try {
     p = LoadedPlugin::open(file);

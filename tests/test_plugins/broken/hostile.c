@@ -1,7 +1,7 @@
 /* hostile_*: plugins that would take the host down, one way each (built from
  * this file with HOSTILE_<KIND> defined): a crash, a hang or exit() in
  * ampx_plugin_entry, plugin_create, device enumeration or a capability
- * query. The host's pre-flight (plugins/src/preflight.hpp) runs those calls
+ * query. The host's pre-flight (ampx/plugins/preflight.hpp) runs those calls
  * in a child process first and skips the plugin with the reason. Built into
  * ${AMPX_HOSTILE_PLUGIN_DIR}, never loaded without the pre-flight. */
 #include <signal.h>

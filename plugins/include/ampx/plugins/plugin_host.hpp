@@ -57,7 +57,7 @@ struct PluginHostOptions {
   // For plugins without an entry in plugin_options (e.g. "threads=4" from
   // `ampx --threads`): plugins ignore keys they do not know.
   std::string default_plugin_options;
-  // Pre-flight (src/preflight.hpp): each plugin's loading, enumeration and
+  // Pre-flight (ampx/plugins/preflight.hpp): each plugin's loading, enumeration and
   // first capability queries run first in a child process; one that
   // crashes, hangs past preflight_timeout_s or exits there is skipped with
   // the reason. Verdicts are cached in preflight_cache (empty: the default,

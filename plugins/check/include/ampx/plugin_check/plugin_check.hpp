@@ -1,7 +1,8 @@
 // `ampx plugin-check`: the conformance kit for backend plugins, on the model
 // of ggml's test-backend-ops. For one plugin file:
-//   - ABI: the entry symbol, versions, table size and required members (the
-//     host's own load checks), plugin_create, device enumeration;
+//   - ABI: the pre-flight child first (a plugin that crashes there gets a
+//     report), then the entry symbol, versions, table size and required
+//     members (the host's own load checks), plugin_create, enumeration;
 //   - error paths: bad arguments give statuses, never crashes, and the
 //     device stays usable after a refused huge allocation;
 //   - every case of the op-case catalogue (op_cases.hpp) x dtype: the
