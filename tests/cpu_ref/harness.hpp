@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <ampx/plugin_check/host_tensor.hpp>
 #include "ampx/cpu_ref/kernels.hpp"
 #include "ampx/half.hpp"
 #include "ampx/plugin_support.hpp"
 #include "node_builder.hpp"
-#include <ampx/plugin_check/host_tensor.hpp>
 #include "random.hpp"
 #include "tolerances.hpp"
 
