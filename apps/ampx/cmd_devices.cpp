@@ -32,14 +32,19 @@ int run_devices(const GlobalOptions& global, const DevicesOptions& opts) {
     j["search_dirs"] = nlohmann::json::array();
     for (const auto& d : host.search_dirs()) j["search_dirs"].push_back(d.string());
     j["plugins"] = nlohmann::json::array();
-    for (const auto& p : host.plugins())
+    for (const auto& p : host.plugins()) {
+      nlohmann::json options = nlohmann::json::array();
+      for (const auto& o : p.options)
+        options.push_back({{"key", o.key}, {"values", o.values}, {"doc", o.doc}});
       j["plugins"].push_back({{"name", p.name},
                               {"version", p.version},
                               {"file", p.file.string()},
                               {"abi", fmt::format("{}.{}", p.abi_major, p.abi_minor)},
                               {"library", p.library},
                               {"note", p.note},
-                              {"devices", p.device_ids}});
+                              {"devices", p.device_ids},
+                              {"options", options}});
+    }
     j["devices"] = nlohmann::json::array();
     for (const auto& d : host.devices()) {
       const auto& p = d.props();
@@ -74,6 +79,8 @@ int run_devices(const GlobalOptions& global, const DevicesOptions& opts) {
                              p.abi_minor, p.file.string());
     if (!p.library.empty()) std::cout << fmt::format("      built on: {}\n", p.library);
     if (!p.note.empty()) std::cout << fmt::format("      note: {}\n", p.note);
+    for (const auto& o : p.options)
+      std::cout << fmt::format("      option {}={}: {}\n", o.key, o.values, o.doc);
   }
   std::cout << fmt::format("\nplugins skipped ({}):\n", host.skipped().size());
   for (const auto& s : host.skipped())

@@ -36,25 +36,20 @@ class CpuRefPolicy final : public CapabilityPolicy {
   }
 };
 
-// Options: "threads=N" (`ampx --threads N`) caps the kernel threads; the
-// default is all cores (or AMPX_CPU_REF_THREADS). Other keys are ignored
-// (backend_api.h, "Options"); a malformed thread count is an error.
-void apply_options(const char* options) {
-  namespace ps = ampx::plugin_support;
-  for (const auto& [key, value] : ps::split_options(options)) {
-    if (key != "threads") continue;
-    ampx::cpu_ref::set_max_threads(
-        static_cast<int>(ps::int_option("cpu_ref", key, value, 1, 4096)));
-  }
-}
+// Options (backend_api.h, "Options"): other keys are ignored; a malformed
+// thread count is an error.
+constexpr ampx::plugin_support::OptionSpec kOptions[] = {
+    {"threads", "1..4096",
+     "threads per kernel (ampx --threads N); default all cores, or AMPX_CPU_REF_THREADS"}};
 
-std::unique_ptr<CapabilityPolicy> make_policy(const ampx_plugin_create_args& args) {
-  apply_options(args.options);
+std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::PluginOptions& options) {
+  if (const long n = options.integer("threads", 0, 1, 4096); n > 0)
+    ampx::cpu_ref::set_max_threads(static_cast<int>(n));
   return std::make_unique<CpuRefPolicy>();
 }
 
-constexpr ampx::cpu_ref::HostPluginSpec kSpec{"cpu_ref", "1.0.0", "ampx reference kernels",
-                                              "Reference CPU", &make_policy};
+constexpr ampx::cpu_ref::HostPluginSpec kSpec{
+    "cpu_ref", "1.0.0", "ampx reference kernels", "Reference CPU", &make_policy, kOptions};
 
 }  // namespace
 

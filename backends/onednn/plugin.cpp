@@ -9,12 +9,14 @@
 
 namespace {
 
-std::unique_ptr<ampx::cpu_ref::CapabilityPolicy> make_policy(const ampx_plugin_create_args& args) {
-  return std::make_unique<ampx::onednn::OnednnPolicy>(ampx::onednn::parse_options(args.options));
+std::unique_ptr<ampx::cpu_ref::CapabilityPolicy> make_policy(
+    const ampx::plugin_support::PluginOptions& options) {
+  return std::make_unique<ampx::onednn::OnednnPolicy>(ampx::onednn::parse_options(options));
 }
 
-constexpr ampx::cpu_ref::HostPluginSpec kSpec{"onednn", ampx::onednn::kPluginVersion, "oneDNN",
-                                              "oneDNN CPU", &make_policy};
+constexpr ampx::cpu_ref::HostPluginSpec kSpec{"onednn",     ampx::onednn::kPluginVersion,
+                                              "oneDNN",     "oneDNN CPU",
+                                              &make_policy, ampx::onednn::kOptions};
 
 }  // namespace
 

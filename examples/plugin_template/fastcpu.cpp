@@ -209,7 +209,7 @@ class FastCpuPolicy final : public CapabilityPolicy {
 
 // Options arrive as "key=value;..." (ampx sends threads=N): this plugin has
 // none of its own and ignores every key.
-std::unique_ptr<CapabilityPolicy> make_policy(const ampx_plugin_create_args&) {
+std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::PluginOptions&) {
   return std::make_unique<FastCpuPolicy>();
 }
 

@@ -74,6 +74,44 @@ void LoadedPlugin::destroy_instance() noexcept {
   instance_ = nullptr;
 }
 
+// The options a plugin documents (ABI 1.2 extension chain; backend_api.h,
+// "Extensions"): unknown types are skipped, a malformed chain is an error.
+std::vector<PluginOption> read_option_extension(const ampx_extension* ext) {
+  std::vector<PluginOption> out;
+  const auto text = [](const char* s) { return s ? printable(s, 256) : std::string(); };
+  for (int n = 0; ext != nullptr; ext = ext->next, ++n) {
+    if (n >= AMPX_EXTENSION_CHAIN_MAX)
+      throw std::invalid_argument(fmt::format("extension chain longer than {} links (or cyclic)",
+                                              AMPX_EXTENSION_CHAIN_MAX));
+    if (ext->struct_size < sizeof(ampx_extension))
+      throw std::invalid_argument(
+          fmt::format("extension {} (type {}) has struct_size {}, smaller than its header", n,
+                      ext->type, ext->struct_size));
+    if (ext->type != AMPX_EXTENSION_OPTIONS) continue;
+    const auto* opts = reinterpret_cast<const ampx_options_extension*>(ext);
+    if (!detail::has_member(*opts, opts->base.struct_size, &ampx_options_extension::options))
+      continue;
+    if (opts->num_options == 0) continue;
+    if (opts->options == nullptr || opts->num_options > 1024 ||
+        opts->options[0].struct_size < AMPX_STRUCT_SIZE(ampx_option_desc, key))
+      throw std::invalid_argument(
+          fmt::format("options extension: {} options at {}, element struct_size {}",
+                      opts->num_options, static_cast<const void*>(opts->options),
+                      opts->options ? opts->options[0].struct_size : 0));
+    const size_t stride = opts->options[0].struct_size;
+    for (size_t i = 0; i < opts->num_options; ++i) {
+      const auto& d = *reinterpret_cast<const ampx_option_desc*>(
+          reinterpret_cast<const char*>(opts->options) + i * stride);
+      PluginOption o;
+      o.key = text(d.key);
+      if (detail::has_member(d, stride, &ampx_option_desc::values)) o.values = text(d.values);
+      if (detail::has_member(d, stride, &ampx_option_desc::doc)) o.doc = text(d.doc);
+      if (!o.key.empty()) out.push_back(std::move(o));
+    }
+  }
+  return out;
+}
+
 std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& file) {
   std::unique_ptr<LoadedPlugin> plugin(new LoadedPlugin());
   plugin->file_ = file;
@@ -122,7 +160,7 @@ std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   const size_t copied = std::min(table_size, sizeof(ampx_plugin_api));
   std::memcpy(&api, table, copied);
   detail::clear_missing(api, copied, &ampx_plugin_api::buffer_host_ptr,
-                        &ampx_plugin_api::kernel_launch_timed);
+                        &ampx_plugin_api::kernel_launch_timed, &ampx_plugin_api::extensions);
   api.struct_size = sizeof(ampx_plugin_api);
   plugin->table_size_ = table_size;
   plugin->abi_major_ = table->abi_major;
@@ -163,6 +201,11 @@ std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   if (api.plugin_version == nullptr) throw fail("plugin_version is NULL");
   plugin->name_ = api.plugin_name;
   plugin->version_ = printable(api.plugin_version, kMaxVersionLength);
+  try {
+    plugin->options_ = read_option_extension(api.extensions);
+  } catch (const std::invalid_argument& e) {
+    throw fail(e.what());
+  }
 
   if (plugin->abi_minor_ > AMPX_ABI_VERSION_MINOR) {
     spdlog::debug(

@@ -32,6 +32,17 @@ TEST(Cli, DevicesListsCpuRef) {
   for (const auto& d : j["devices"]) found = found || d["id"] == "cpu_ref:0";
   EXPECT_TRUE(found);
   EXPECT_FALSE(j["devices"][0]["fingerprint"].get<std::string>().empty());
+  // Every in-tree plugin documents its options (the ABI 1.2 options
+  // extension, filled by the SDK's glue from the plugin's list).
+  for (const auto& p : j["plugins"]) {
+    std::string keys;
+    for (const auto& o : p["options"]) keys += o["key"].get<std::string>() + ",";
+    if (p["name"] == "cpu_ref" || p["name"] == "vulkan") EXPECT_EQ(keys, "threads,") << p.dump();
+    if (p["name"] == "onednn")
+      EXPECT_EQ(keys, "threads,blocked_activations,debug_counters,") << p.dump();
+    if (p["name"] == "cuda") EXPECT_EQ(keys, "cudnn,threads,") << p.dump();
+  }
+  EXPECT_THAT(ampx("devices").out, HasSubstr("option threads=1..4096: "));
 }
 
 TEST(Cli, DevicesShowsSkippedPluginsWithReasons) {

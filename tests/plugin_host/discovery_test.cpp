@@ -52,7 +52,11 @@ TEST_F(DiscoveryTest, BrokenDirLoadsTheGoodAndSkipsTheBad) {
   EXPECT_THAT(plugin_names(host), ElementsAre("c_future", "c_minimal", "c_old", "c_relu"));
   EXPECT_THAT(device_ids(host),
               ElementsAre("c_future:0", "c_minimal:0", "c_old:0", "c_relu:0", "c_relu:1"));
-  ASSERT_EQ(host.skipped().size(), 8u);
+  ASSERT_EQ(host.skipped().size(), 9u);
+
+  const SkippedPlugin* ext = find_skipped(host, "libampx_backend_broken_ext.so");
+  ASSERT_NE(ext, nullptr);
+  EXPECT_THAT(ext->reason, HasSubstr("extension chain longer than"));
 
   const SkippedPlugin* abi = find_skipped(host, "libampx_backend_broken_abi.so");
   ASSERT_NE(abi, nullptr);
@@ -122,7 +126,7 @@ TEST_F(DiscoveryTest, SkippedPluginsAreWarnedAbout) {
     if (message.level == spdlog::level::warn) warnings.push_back(text);
     if (message.level == spdlog::level::info) infos.push_back(text);
   }
-  EXPECT_EQ(warnings.size(), 8u);
+  EXPECT_EQ(warnings.size(), 9u);
   EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
     return w.find("simulated init failure") != std::string::npos;
   }));
@@ -153,6 +157,17 @@ TEST_F(DiscoveryTest, RecordsDescribeThePlugins) {
   ASSERT_NE(relu, nullptr);
   EXPECT_EQ(relu->note, "");
   EXPECT_THAT(relu->device_ids, ElementsAre("c_relu:0", "c_relu:1"));
+
+  // ABI 1.2 extensions: c_relu's chain has a type no host knows (skipped)
+  // before its options; c_minimal has none, c_old's table predates them.
+  ASSERT_EQ(relu->options.size(), 2u);
+  EXPECT_EQ(relu->options[0].key, "threads");
+  EXPECT_EQ(relu->options[0].values, "ignored");
+  EXPECT_EQ(relu->options[1].key, "relu_slope");
+  EXPECT_EQ(relu->options[1].doc, "reserved");
+  EXPECT_TRUE(minimal->options.empty());
+  ASSERT_NE(find_plugin(host, "c_old"), nullptr);
+  EXPECT_TRUE(find_plugin(host, "c_old")->options.empty());
 }
 
 TEST_F(DiscoveryTest, DevicePropsAreCopiedAndComplete) {

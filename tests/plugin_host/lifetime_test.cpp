@@ -11,7 +11,8 @@ namespace {
 const std::vector<std::string> kAllTestPlugins = {
     "c_minimal",      "c_old",       "c_future",       "c_relu",
     "broken_noentry", "broken_abi",  "broken_small",   "broken_init",
-    "broken_null",    "broken_name", "broken_devices", "broken_entry_null"};
+    "broken_null",    "broken_name", "broken_devices", "broken_entry_null",
+    "broken_ext"};
 
 using LifetimeTest = PluginHostTest;
 

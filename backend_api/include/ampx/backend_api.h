@@ -74,9 +74,15 @@
  *      * buffer_host_ptr: the address may be read or written only after
  *        synchronize() of the buffer's device, and only until the next
  *        launch or copy on it.
- *  - Extensions: beyond appending members in a minor version and the options
- *    string, there is no extension point in ABI 1.1; a later minor version
- *    may add a chain of typed, struct_size-versioned extension structs.
+ *  - Extensions (since 1.2): ampx_plugin_api::extensions is a singly linked
+ *    chain of typed structs, each beginning with an ampx_extension header
+ *    (struct_size, type, next). A reader walks `next` until NULL, skips
+ *    types it does not know, reads only within each struct's struct_size,
+ *    and stops after AMPX_EXTENSION_CHAIN_MAX links (a longer or cyclic
+ *    chain is malformed). Extensions are static and immutable, like the
+ *    table, and live until the library is unloaded. Types are never
+ *    renumbered; a new feature that does not fit in an appended member
+ *    gets a new type.
  */
 #ifndef AMPX_BACKEND_API_H_
 #define AMPX_BACKEND_API_H_
@@ -89,8 +95,10 @@ extern "C" {
 #endif
 
 #define AMPX_ABI_VERSION_MAJOR 1
-/* 1.1: kernel_launch_timed (device-side timing of one kernel). */
-#define AMPX_ABI_VERSION_MINOR 1
+/* 1.1: kernel_launch_timed (device-side timing of one kernel).
+ * 1.2: the extension chain (ampx_plugin_api::extensions) and its first type,
+ *      AMPX_EXTENSION_OPTIONS. */
+#define AMPX_ABI_VERSION_MINOR 2
 
 /* The one exported symbol: `const ampx_plugin_api* ampx_plugin_entry(void);` */
 #define AMPX_PLUGIN_ENTRY_SYMBOL "ampx_plugin_entry"
@@ -241,6 +249,38 @@ typedef struct ampx_buffer_view {
   uint64_t offset; /* bytes from the start of `buffer` */
 } ampx_buffer_view;
 
+/* ------------------------------------------------------------ extensions */
+
+/* Since 1.2. The header of every extension struct. */
+typedef struct ampx_extension {
+  size_t struct_size;                /* of the whole extension struct, this header included */
+  int32_t type;                      /* ampx_extension_type */
+  const struct ampx_extension* next; /* NULL ends the chain */
+} ampx_extension;
+
+typedef enum ampx_extension_type {
+  /* ampx_options_extension: the option keys the plugin documents. */
+  AMPX_EXTENSION_OPTIONS = 1
+} ampx_extension_type;
+
+#define AMPX_EXTENSION_CHAIN_MAX 64
+
+/* One documented key of the options string. */
+typedef struct ampx_option_desc {
+  size_t struct_size;
+  const char* key;    /* e.g. "threads" */
+  const char* values; /* the accepted values, e.g. "1..4096", "on|off" */
+  const char* doc;    /* one line */
+} ampx_option_desc;
+
+/* Lets the host list a plugin's options (`ampx devices --verbose`,
+ * `ampx plugin-check`) without loading its documentation. */
+typedef struct ampx_options_extension {
+  ampx_extension base; /* type AMPX_EXTENSION_OPTIONS */
+  size_t num_options;
+  const ampx_option_desc* options; /* stride: options[0].struct_size */
+} ampx_options_extension;
+
 /* ------------------------------------------------------------ the table */
 
 typedef struct ampx_plugin_api {
@@ -316,6 +356,10 @@ typedef struct ampx_plugin_api {
   ampx_status* (*kernel_launch_timed)(ampx_kernel* kernel, const ampx_buffer_view* inputs,
                                       size_t num_inputs, const ampx_buffer_view* outputs,
                                       size_t num_outputs, double* out_device_us);
+
+  /* ---- since 1.2, optional (may be NULL; absent beyond an older table) ---- */
+  /* The first extension of the chain (see "Extensions" above), or NULL. */
+  const ampx_extension* extensions;
 } ampx_plugin_api;
 
 /* Each struct's size as of this header: offsetof its last member plus that
@@ -329,7 +373,9 @@ typedef struct ampx_plugin_api {
 #define AMPX_NODE_DESC_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_node_desc, attrs)
 #define AMPX_CAPABILITY_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_capability, note)
 #define AMPX_BUFFER_VIEW_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_buffer_view, offset)
-#define AMPX_PLUGIN_API_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_plugin_api, kernel_launch_timed)
+#define AMPX_PLUGIN_API_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_plugin_api, extensions)
+#define AMPX_OPTION_DESC_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_option_desc, doc)
+#define AMPX_OPTIONS_EXTENSION_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_options_extension, options)
 
 /* The smallest table a v1 host accepts: everything up to and including
  * `synchronize`. */

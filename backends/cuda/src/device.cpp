@@ -50,19 +50,19 @@ std::string token(const std::string& s) {  // [A-Za-z0-9.-], other runs -> '_'
 
 }  // namespace
 
-PluginOptions parse_options(const char* options) {
+PluginOptions parse_options(const ps::PluginOptions& options) {
   PluginOptions o;
-  for (const auto& [k, v] : ps::split_options(options)) {
-    if (k == "cudnn" && (v == "on" || v == "off")) {
-      o.cudnn = v == "on";
-    } else if (k == "threads") {
-      // Passed to every plugin by ampx --threads; host threads do not apply.
-    } else {
-      throw std::invalid_argument("cuda option '" + k + (v.empty() ? "" : "=" + v) +
-                                  "': expected cudnn=on|off");
-    }
-  }
+  o.cudnn = options.choice("cudnn", "on", {"on", "off"}) == "on";
+  options.integer("threads", 0, 0, 4096);  // host threads do not apply
   return o;
+}
+
+PluginOptions parse_options(const char* options) {
+  ampx_plugin_create_args args{};
+  args.struct_size = sizeof args;
+  args.log_level = 6;
+  args.options = options;
+  return parse_options(ps::PluginOptions("cuda", &args, kOptions));
 }
 
 // ------------------------------------------------------------ DeviceContext

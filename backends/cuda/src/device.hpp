@@ -13,6 +13,7 @@
 
 #include "allocator.hpp"
 #include "ampx/backend_api.h"
+#include "ampx/plugin_glue.hpp"
 #include "cudnn_library.hpp"
 #include "handles.hpp"
 
@@ -31,7 +32,13 @@ struct DeviceInfo {
 struct PluginOptions {
   bool cudnn = true;  // cudnn=off: never load cuDNN (tests the fallback)
 };
-// "cudnn=on|off"; throws std::invalid_argument naming the bad option.
+// The documented keys (the AMPX_EXTENSION_OPTIONS extension and README.md).
+inline constexpr plugin_support::OptionSpec kOptions[] = {
+    {"cudnn", "on|off", "off: never load cuDNN (tests the fallback)"},
+    {"threads", "0..4096", "accepted and ignored (kernels run on the GPU)"}};
+// "cudnn=on|off"; throws std::invalid_argument naming the bad value.
+PluginOptions parse_options(const plugin_support::PluginOptions& options);
+// The same from an options string ("key=value;..."), for tests.
 PluginOptions parse_options(const char* options);
 
 class DeviceContext {

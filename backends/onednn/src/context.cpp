@@ -62,20 +62,11 @@ std::string runtime_name(unsigned rt) {
 
 }  // namespace
 
-Options parse_options(const char* options) {
-  namespace ps = ampx::plugin_support;
+Options parse_options(const plugin_support::PluginOptions& options) {
   Options o;
-  for (const auto& [key, value] : ps::split_options(options)) {
-    if (key == "threads") {
-      o.threads = static_cast<int>(ps::int_option("onednn", key, value, 0, 4096));  // 0: all cores
-    } else if (key == "blocked_activations") {
-      o.blocked_activations = ps::int_option("onednn", key, value, 0, 1) != 0;
-    } else if (key == "debug_counters") {
-      o.debug_counters = ps::int_option("onednn", key, value, 0, 1) != 0;
-    }
-    // Other keys are ignored (backend_api.h, "Options"): the host sends the
-    // same options to every plugin.
-  }
+  o.threads = static_cast<int>(options.integer("threads", 0, 0, 4096));
+  o.blocked_activations = options.integer("blocked_activations", 1, 0, 1) != 0;
+  o.debug_counters = options.integer("debug_counters", 0, 0, 1) != 0;
   return o;
 }
 

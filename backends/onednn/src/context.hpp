@@ -10,6 +10,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "ampx/plugin_glue.hpp"
 #include "layout_store.hpp"
 
 namespace ampx::onednn {
@@ -25,9 +26,16 @@ struct Options {
   // activation reorders so far (tests, benchmark).
   bool debug_counters = false;
 };
-// Parses the options string; unknown keys and bad values throw
-// std::invalid_argument (plugin_create then fails with that message).
-Options parse_options(const char* options);
+// The documented keys (the AMPX_EXTENSION_OPTIONS extension and README.md).
+inline constexpr plugin_support::OptionSpec kOptions[] = {
+    {"threads", "0..4096", "oneDNN threads; 0 or absent: all cores"},
+    {"blocked_activations", "0|1",
+     "1 (default): activations stay in the blocked layout oneDNN chose between its nodes"},
+    {"debug_counters", "0|1", "1: plugin_info.note also counts activation reorders"}};
+
+// Reads the options; a bad value throws std::invalid_argument (plugin_create
+// then fails with that message). Other keys were dropped by the glue.
+Options parse_options(const plugin_support::PluginOptions& options);
 
 class Context {
  public:

@@ -127,6 +127,15 @@ static void cr_kernel_destroy(ampx_kernel* kernel) {
   free(kernel);
 }
 
+/* ABI 1.2: the options it documents, behind an extension of a type no host
+   knows (skipped), to test the chain walk. */
+static const ampx_option_desc cr_options[] = {
+    {sizeof(ampx_option_desc), "threads", "ignored", "accepted and ignored"},
+    {sizeof(ampx_option_desc), "relu_slope", "0", "reserved"}};
+static const ampx_options_extension cr_options_ext = {
+    {sizeof(ampx_options_extension), AMPX_EXTENSION_OPTIONS, NULL}, 2, cr_options};
+static const ampx_extension cr_unknown_ext = {sizeof(ampx_extension), 4242, &cr_options_ext.base};
+
 static const ampx_plugin_api cr_table = {
     .struct_size = sizeof(ampx_plugin_api),
     .abi_major = AMPX_ABI_VERSION_MAJOR,
@@ -142,6 +151,7 @@ static const ampx_plugin_api cr_table = {
     .kernel_launch = cr_launch,
     .kernel_destroy = cr_kernel_destroy,
     .buffer_host_ptr = tp_buffer_host_ptr,
+    .extensions = &cr_unknown_ext,
     TP_STATUS_MEMBERS,
     TP_BUFFER_MEMBERS,
 };

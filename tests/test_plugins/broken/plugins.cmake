@@ -34,6 +34,7 @@ _ampx_c_test_plugin(broken_init broken_init.c)
 _ampx_c_test_plugin(broken_null broken_null.c)
 _ampx_c_test_plugin(broken_name broken_name.c)
 _ampx_c_test_plugin(broken_devices broken_devices.c)
+_ampx_c_test_plugin(broken_ext broken_ext.c)
 
 # The hostile zoo (hostile.c): each would crash, hang or exit() the host in
 # loading, creation, enumeration or a capability query. Their own directory:

@@ -65,7 +65,7 @@ class Policy final : public CapabilityPolicy {
   }
 };
 
-std::unique_ptr<CapabilityPolicy> make_policy(const ampx_plugin_create_args&) {
+std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::PluginOptions&) {
   return std::make_unique<Policy>();
 }
 

@@ -136,7 +136,7 @@ class TestNativePolicy final : public CapabilityPolicy {
   bool f16_ = true, bf16_ = true;
 };
 
-std::unique_ptr<CapabilityPolicy> make_policy(const ampx_plugin_create_args&) {
+std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::PluginOptions&) {
   return std::make_unique<TestNativePolicy>();
 }
 

@@ -37,6 +37,11 @@ struct PluginCreateOptions {
 //
 // Not thread-safe, like the plugin instance itself (the ABI allows one host
 // thread at a time per instance).
+// One option key a plugin documents (its AMPX_EXTENSION_OPTIONS extension).
+struct PluginOption {
+  std::string key, values, doc;
+};
+
 class LoadedPlugin {
  public:
   // Phase 1. Throws PluginLoadError.
@@ -60,6 +65,8 @@ class LoadedPlugin {
   uint32_t abi_minor() const noexcept { return abi_minor_; }
   // The table's struct_size as the plugin reported it.
   size_t table_size() const noexcept { return table_size_; }
+  // The option keys the plugin documents (ABI 1.2; empty for older plugins).
+  const std::vector<PluginOption>& options() const noexcept { return options_; }
 
   // The host's copy of the table, host-sized: members beyond the plugin's
   // struct_size are NULL, so optional members may simply be tested.
@@ -100,6 +107,7 @@ class LoadedPlugin {
   uint32_t abi_minor_ = 0;
   std::string name_;
   std::string version_;
+  std::vector<PluginOption> options_;
   ampx_plugin* instance_ = nullptr;
   std::string note_;
   std::string library_name_;

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "ampx/plugins/loaded_plugin.hpp"
+
 namespace ampx::plugins {
 
 class LoadedPlugin;
@@ -31,6 +33,7 @@ struct PluginRecord {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   std::vector<std::string> device_ids;
+  std::vector<PluginOption> options;  // the option keys it documents (ABI 1.2)
 };
 
 // A plugin file that was not used, and why.

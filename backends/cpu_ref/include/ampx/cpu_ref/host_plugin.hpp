@@ -3,9 +3,11 @@
 // test_native are both this, with different policies:
 //
 //   namespace {
-//   std::unique_ptr<ampx::cpu_ref::CapabilityPolicy> make_policy(const ampx_plugin_create_args&);
+//   std::unique_ptr<ampx::cpu_ref::CapabilityPolicy> make_policy(
+//       const ampx::plugin_support::PluginOptions&);
+//   constexpr ampx::plugin_support::OptionSpec kOptions[] = {{"threads", "1..4096", "..."}};
 //   constexpr ampx::cpu_ref::HostPluginSpec kSpec{"my_cpu", "1.0.0", "ampx reference kernels",
-//                                                 "My CPU", &make_policy};
+//                                                 "My CPU", &make_policy, kOptions};
 //   }
 //   extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
 //     return ampx::cpu_ref::host_plugin_entry<kSpec>();
@@ -15,16 +17,20 @@
 // (CapabilityPolicy::make_kernel / describe_device): backends/onednn does.
 //
 // One device, index 0: the host CPU. Buffers are 64-byte aligned host memory
-// (buffer_host_ptr is implemented), copies are bounds-checked memmoves, and
-// no C++ exception ever leaves an entry point.
+// (buffer_host_ptr is implemented), copies are memmoves. The C ABI side
+// (argument checks, statuses, views, options) is the SDK's glue,
+// ampx/plugin_glue.hpp; this file is only what is particular to host memory.
 #pragma once
 
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ampx/backend_api.h"
 #include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/plugin_glue.hpp"
 
 namespace ampx::cpu_ref {
 
@@ -116,9 +122,11 @@ struct HostPluginSpec {
   const char* version;       // plugin_version, also the device driver_version
   const char* library;       // plugin_info.library
   const char* device_label;  // device name "<label> (<cpu model>)"
-  // Called by plugin_create (args already defaulted for a NULL pointer or a
-  // short struct_size); may read the environment. May throw.
-  std::unique_ptr<CapabilityPolicy> (*make_policy)(const ampx_plugin_create_args& args);
+  // Called by plugin_create with the options (documented keys only); may
+  // read the environment. May throw.
+  std::unique_ptr<CapabilityPolicy> (*make_policy)(const plugin_support::PluginOptions& options);
+  // The option keys the policy reads (backend_api.h, "Options").
+  std::span<const plugin_support::OptionSpec> options = {};
 };
 
 // Cost hint in microseconds from estimate_work(): flops at `flops_per_s`,
@@ -142,23 +150,72 @@ std::string cpuinfo_field(const char* key);
 std::string cpu_model_name();
 std::string fingerprint_token(const std::string& s);
 
-// plugin_create for `spec`.
-ampx_status* create_host_plugin(const HostPluginSpec& spec, const ampx_plugin_create_args* args,
-                                ampx_plugin** out) noexcept;
+// The host-memory plugin as the glue's Impl (see plugin_glue.hpp), minus
+// its name and options, which HostPluginImpl<Spec> adds.
+class HostPlugin {
+ public:
+  // 64-byte aligned host memory.
+  struct Buffer {
+    struct Free {
+      void operator()(unsigned char* p) const noexcept { std::free(p); }
+    };
+    std::unique_ptr<unsigned char, Free> data;
+    uint64_t size = 0;
+  };
+  using BufferView = plugin_support::View<Buffer>;
 
-using PluginCreateFn = ampx_status* (*)(const ampx_plugin_create_args*, ampx_plugin**);
+  class Kernel {
+   public:
+    Kernel(std::unique_ptr<CpuKernel> kernel, const CapabilityPolicy& policy);
+    void launch(std::span<const BufferView> ins, std::span<const BufferView> outs);
 
-// The full v1 function table for `spec`, with `create` as plugin_create.
-ampx_plugin_api host_plugin_api(const HostPluginSpec& spec, PluginCreateFn create) noexcept;
+   private:
+    std::unique_ptr<CpuKernel> kernel_;
+    const CapabilityPolicy& policy_;
+    HostCopyKernel* tracked_;  // kernel_, when it keeps other copies coherent itself
+    // Per-launch scratch, kept between launches.
+    std::vector<const void*> in_ptrs_;
+    std::vector<void*> out_ptrs_;
+    std::vector<std::vector<double>> staging_;  // 8-byte aligned copies
+  };
+
+  HostPlugin(const HostPluginSpec& spec, const plugin_support::PluginOptions& options);
+
+  std::string note() const;
+  std::string library() const;
+  int32_t device_count() const noexcept { return 1; }
+  ampx_device_props device_props(int32_t) const { return props_; }
+  plugin_support::Capability capability(int32_t device, const plugin_support::NodeView& v) const;
+  Buffer alloc(int32_t device, uint64_t bytes);
+  void release(Buffer& b) noexcept;
+  void* host_ptr(Buffer& b) noexcept;
+  void write(Buffer& dst, uint64_t offset, const void* src, uint64_t bytes);
+  void read(void* dst, const Buffer& src, uint64_t offset, uint64_t bytes);
+  void copy(plugin_support::BufferRef<Buffer> dst, plugin_support::BufferRef<Buffer> src,
+            uint64_t bytes);
+  std::unique_ptr<Kernel> prepare(int32_t device, const plugin_support::NodeView& v);
+  void synchronize(int32_t) noexcept {}  // kernels run synchronously: nothing to wait for
+
+ private:
+  const HostPluginSpec& spec_;
+  std::unique_ptr<CapabilityPolicy> policy_;
+  ampx_device_props props_{};
+};
+
+template <const HostPluginSpec& Spec>
+class HostPluginImpl final : public HostPlugin {
+ public:
+  static constexpr const char* kName = Spec.name;
+  static constexpr const char* kVersion = Spec.version;
+  static constexpr std::span<const plugin_support::OptionSpec> kOptions = Spec.options;
+  explicit HostPluginImpl(const plugin_support::PluginOptions& options)
+      : HostPlugin(Spec, options) {}
+};
 
 // What a plugin's ampx_plugin_entry() returns: a static table for Spec.
 template <const HostPluginSpec& Spec>
 const ampx_plugin_api* host_plugin_entry() noexcept {
-  static const ampx_plugin_api api =
-      host_plugin_api(Spec, [](const ampx_plugin_create_args* args, ampx_plugin** out) {
-        return create_host_plugin(Spec, args, out);
-      });
-  return &api;
+  return plugin_support::plugin_entry<HostPluginImpl<Spec>>();
 }
 
 }  // namespace ampx::cpu_ref
