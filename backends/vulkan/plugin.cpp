@@ -37,8 +37,14 @@ class VulkanPlugin {
   static constexpr const char* kName = "vulkan";
   static constexpr const char* kVersion = "0.1.0";
   // threads: validated, not used (a GPU API); the host sends it to every plugin.
-  static constexpr std::array<ps::OptionSpec, 1> kOptions{
-      {{"threads", "0..4096", "accepted and ignored (kernels run on the GPU)"}}};
+  // replicas: each physical device N times, as independent logical devices
+  // (own queue, memory and command stream), so that multi-device placement
+  // and cross-device copies can be tested on a machine with one GPU.
+  static constexpr std::array<ps::OptionSpec, 2> kOptions{
+      {{"threads", "0..4096", "accepted and ignored (kernels run on the GPU)"},
+       {"replicas", "1..8",
+        "expose each physical device N times as independent devices (testing multi-device "
+        "plans on one GPU); default 1"}}};
 
   struct Buffer {
     vk::Device* device = nullptr;
@@ -82,6 +88,7 @@ class VulkanPlugin {
 
   explicit VulkanPlugin(const ps::PluginOptions& options) {
     options.integer("threads", 0, 0, 4096);
+    const long replicas = options.integer("replicas", 1, 1, 8);
     instance_ = std::make_unique<vk::Instance>();
     const uint32_t api = instance_->api_version();
     library_ = "Vulkan " + std::to_string(VK_API_VERSION_MAJOR(api)) + "." +
@@ -98,11 +105,14 @@ class VulkanPlugin {
       note_ = std::string("no Vulkan devices: ") + e.what();
     }
     for (auto& pd : pds) {
-      const int32_t index = static_cast<int32_t>(devices_.size());
-      try {
-        devices_.push_back(std::make_unique<vk::Device>(pd, index));
-      } catch (const StatusError& e) {
-        skipped += pd.name + ": " + e.what() + "; ";
+      for (long r = 0; r < replicas; ++r) {
+        const int32_t index = static_cast<int32_t>(devices_.size());
+        try {
+          devices_.push_back(std::make_unique<vk::Device>(pd, index));
+        } catch (const StatusError& e) {
+          skipped += pd.name + ": " + e.what() + "; ";
+          break;
+        }
       }
     }
     std::string note;
@@ -113,6 +123,7 @@ class VulkanPlugin {
       const vk::PhysicalDevice& d0 = devices_[0]->info();
       note = std::to_string(devices_.size()) + " device(s); vulkan:0 API " + d0.api_string() +
              ", subgroup " + std::to_string(d0.subgroup_size) + ", " + d0.features_string();
+      if (replicas > 1) note += "; replicas=" + std::to_string(replicas);
       if (!skipped.empty()) note += "; skipped: " + skipped;
     }
     const std::string val = instance_->validation_note();
