@@ -37,7 +37,8 @@ TEST(Cli, DevicesListsCpuRef) {
   for (const auto& p : j["plugins"]) {
     std::string keys;
     for (const auto& o : p["options"]) keys += o["key"].get<std::string>() + ",";
-    if (p["name"] == "cpu_ref" || p["name"] == "vulkan") EXPECT_EQ(keys, "threads,") << p.dump();
+    if (p["name"] == "cpu_ref") EXPECT_EQ(keys, "threads,") << p.dump();
+    if (p["name"] == "vulkan") EXPECT_EQ(keys, "threads,replicas,") << p.dump();
     if (p["name"] == "onednn")
       EXPECT_EQ(keys, "threads,blocked_activations,debug_counters,") << p.dump();
     if (p["name"] == "cuda") EXPECT_EQ(keys, "cudnn,threads,") << p.dump();

@@ -63,7 +63,9 @@ TEST(OnednnDevice, BuffersAreHostMemoryAndCopiesAreChecked) {
   char data[8] = {};
   p.fails(p.api->copy_to_device(b, 96, data, 8), AMPX_STATUS_INVALID_ARGUMENT, "outside");
   p.fails(p.api->copy_to_host(data, b, 99, 2), AMPX_STATUS_INVALID_ARGUMENT, "outside");
-  p.fails(p.api->buffer_alloc(p.plugin, 1, 8, &b), AMPX_STATUS_INVALID_ARGUMENT, "device");
+  ampx_buffer* none = b;
+  p.fails(p.api->buffer_alloc(p.plugin, 1, 8, &none), AMPX_STATUS_INVALID_ARGUMENT, "device");
+  EXPECT_EQ(none, nullptr) << "a failed call leaves its out handle NULL";
   p.api->buffer_free(b);
 }
 

@@ -39,7 +39,9 @@
  *    bad arguments (NULL handles, out-of-range devices or byte ranges, wrong
  *    input counts) with AMPX_STATUS_INVALID_ARGUMENT, never by crashing, and
  *    an allocation it cannot make with AMPX_STATUS_OUT_OF_MEMORY, after which
- *    the device stays usable. `ampx plugin-check` tests these.
+ *    the device stays usable. A failed call that has an `out` handle
+ *    parameter leaves it NULL (the host owns nothing). `ampx plugin-check`
+ *    tests these.
  *  - Ownership: every pointer passed *into* a plugin is borrowed for the
  *    duration of the call only (unless documented otherwise). Handles returned
  *    through `out` parameters are owned by the host and released through the
