@@ -191,7 +191,7 @@ class CudaPlugin {
   // No host_ptr: device memory is not host-visible.
 
  private:
-  mutable Runtime rt_;
+  Runtime rt_;
 };
 
 }  // namespace
