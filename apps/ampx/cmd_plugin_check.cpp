@@ -16,6 +16,7 @@ struct PluginCheckOptions {
   std::vector<std::string> ops;
   std::vector<std::string> dtypes;
   bool perf = false;
+  std::string compute_mode = "f32-accumulate";
   Format format = Format::kText;
 };
 
@@ -36,6 +37,11 @@ int run_plugin_check(const GlobalOptions& global, const PluginCheckOptions& o) {
       throw UsageError("--dtype '" + d + "': expected f32, f16 or bf16");
   }
   co.perf = o.perf;
+  if (o.compute_mode == "f16-accumulate")
+    co.compute_mode = opset::ComputeMode::kF16Accumulate;
+  else if (o.compute_mode != "f32-accumulate")
+    throw UsageError("--compute-mode '" + o.compute_mode +
+                     "': expected f32-accumulate or f16-accumulate");
   if (global.threads > 0) co.plugin_options = "threads=" + std::to_string(global.threads);
   for (const auto& dir : global.plugin_dirs) {
     const auto ref = std::filesystem::path(dir) / "libampx_backend_cpu_ref.so";
@@ -66,6 +72,9 @@ Action add_plugin_check_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--dtype", opts->dtypes, "only this dtype: f32, f16, bf16 (repeatable)")
       ->take_all();
   cmd->add_flag("--perf", opts->perf, "time each case on the plugin and on cpu_ref");
+  cmd->add_option("--compute-mode", opts->compute_mode,
+                  "how the plugin accumulates f16: f32-accumulate (the op set's contract, "
+                  "default) or f16-accumulate (held to the looser f16-accumulation tolerance)");
   add_format_option(*cmd, opts->format);
   return [&global, opts] { return run_plugin_check(global, *opts); };
 }

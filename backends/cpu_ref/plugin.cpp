@@ -5,6 +5,7 @@
 #include "ampx/backend_api.h"
 #include "ampx/cpu_ref/host_plugin.hpp"
 #include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/opset/catalogue.hpp"
 #include "ampx/plugin_support.hpp"
 
 #include <stdexcept>
@@ -23,7 +24,7 @@ class CpuRefPolicy final : public CapabilityPolicy {
  public:
   CapabilityAnswer answer(const ampx_node_desc& node) const override {
     CapabilityAnswer a;
-    const bool moves_bytes = node.op_type && ampx::plugin_support::is_data_movement(node.op_type);
+    const bool moves_bytes = node.op_type && ampx::opset::is_data_movement(node.op_type);
     if (ampx::cpu_ref::node_uses_16bit(node) && !moves_bytes) {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = "16-bit storage, f32 compute";

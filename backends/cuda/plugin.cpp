@@ -15,7 +15,8 @@
 
 #include "allocator.hpp"
 #include "ampx/backend_api.h"
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/opset/catalogue.hpp"
+#include "ampx/opset/validate.hpp"
 #include "ampx/plugin_glue.hpp"
 #include "capability.hpp"
 #include "cuda_error.hpp"
@@ -175,7 +176,7 @@ class CudaPlugin {
     const ampx::cuda::DeviceInfo& info = rt_.info(device);
     // Malformed nodes: the op set's validation message, as INVALID_ARGUMENT.
     std::string why;
-    if (!ampx::cpu_ref::can_run(v.desc(), &why)) {
+    if (!ampx::opset::is_valid(v.desc(), &why)) {
       const bool unknown = ampx::cuda::find_op(v.op_type()) == nullptr;
       throw StatusError(unknown ? AMPX_STATUS_UNSUPPORTED : AMPX_STATUS_INVALID_ARGUMENT, why);
     }

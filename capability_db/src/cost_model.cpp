@@ -1,5 +1,5 @@
 #include <ampx/capability/cost_model.hpp>
-#include <ampx/cpu_ref/kernels.hpp>
+#include <ampx/opset/work.hpp>
 #include <ampx/plugin_support.hpp>
 
 #include <algorithm>
@@ -52,7 +52,7 @@ std::string compute_dtype(const ampx_node_desc& node) {
   return node.num_outputs ? plugin_support::dtype_name(node.outputs[0].dtype) : "?";
 }
 
-double work_of(const cpu_ref::WorkEstimate& w) {
+double work_of(const opset::WorkEstimate& w) {
   return w.flops > 0 ? w.flops : w.bytes;
 }
 
@@ -85,7 +85,7 @@ class ProfileCostModel final : public CostModel {
     const auto it = points_.find({op, compute_dtype(node)});
     if (it == points_.end() || it->second.empty())
       return fallback_ ? fallback_->estimate(node) : CostEstimate{};
-    return {interpolate(it->second, work_of(cpu_ref::estimate_work(node))), CostOrigin::kProbe};
+    return {interpolate(it->second, work_of(opset::estimate_work(node))), CostOrigin::kProbe};
   }
 
   std::string source() const override {

@@ -1,6 +1,6 @@
 #include <ampx/capability/probe.hpp>
 #include <ampx/capability/probe_catalog.hpp>
-#include <ampx/cpu_ref/kernels.hpp>
+#include <ampx/opset/work.hpp>
 #include <ampx/plugins/status.hpp>
 
 #include <fmt/format.h>
@@ -213,7 +213,7 @@ DeviceProfile probe_device(const plugins::Device& dev, const std::string& plugin
       t.op = c.op;
       t.dtype = dtype_name(dt);
       t.shape_class = c.shape_class;
-      const auto work = cpu_ref::estimate_work(node.desc());
+      const auto work = opset::estimate_work(node.desc());
       t.flops = work.flops;
       t.bytes = work.bytes;
       const auto cap = dev.query(node.desc());

@@ -1,5 +1,5 @@
 #include <ampx/capability/profile_capabilities.hpp>
-#include <ampx/cpu_ref/kernels.hpp>
+#include <ampx/opset/work.hpp>
 #include <ampx/plugin_support.hpp>
 
 #include <cmath>
@@ -38,7 +38,7 @@ CapabilitySource::Answer ProfileCapabilities::query(const ampx_node_desc& node) 
           c.to == plugin_support::dtype_name(node.outputs[0].dtype))
         return {AMPX_SUPPORT_NATIVE, cost_->node_us(node), "profile: probed Cast"};
   }
-  const auto w = cpu_ref::estimate_work(node);
+  const auto w = opset::estimate_work(node);
   const double work = w.flops > 0 ? w.flops : w.bytes;
   const OpTiming* best = nullptr;
   double best_d = std::numeric_limits<double>::infinity();

@@ -26,6 +26,7 @@
 #include "ampx/backend_api.h"
 #include "ampx/cpu_ref/host_plugin.hpp"
 #include "ampx/half.hpp"
+#include "ampx/opset/validate.hpp"
 #include "ampx/plugin_support.hpp"
 
 namespace {
@@ -162,7 +163,7 @@ class GemmKernel final : public CpuKernel {
 class FastCpuPolicy final : public CapabilityPolicy {
  public:
   bool can_run(const ampx_node_desc& node, std::string* why) const override {
-    if (!ampx::cpu_ref::can_run(node, why)) return false;  // malformed
+    if (!ampx::opset::is_valid(node, why)) return false;  // malformed
     const ps::NodeView v(node);
     auto no = [&](const std::string& reason) {
       if (why) *why = reason;
@@ -179,7 +180,7 @@ class FastCpuPolicy final : public CapabilityPolicy {
   std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) const override {
     std::string why;
     const ps::NodeView v(node);
-    if (!can_run(node, &why)) throw ampx::cpu_ref::UnsupportedNode(v.where() + ": " + why);
+    if (!can_run(node, &why)) throw ampx::opset::UnsupportedNode(v.where() + ": " + why);
     const bool f16 = common_dtype(v) == AMPX_DTYPE_F16;
     if (v.op_type() == "Relu") {
       const int64_t n = numel(v.output(0));

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -37,11 +38,14 @@ TEST(Cli, DevicesListsCpuRef) {
   for (const auto& p : j["plugins"]) {
     std::string keys;
     for (const auto& o : p["options"]) keys += o["key"].get<std::string>() + ",";
-    if (p["name"] == "cpu_ref") EXPECT_EQ(keys, "threads,") << p.dump();
-    if (p["name"] == "vulkan") EXPECT_EQ(keys, "threads,replicas,") << p.dump();
-    if (p["name"] == "onednn")
-      EXPECT_EQ(keys, "threads,blocked_activations,debug_counters,") << p.dump();
-    if (p["name"] == "cuda") EXPECT_EQ(keys, "cudnn,threads,") << p.dump();
+    const std::map<std::string, std::string> want{
+        {"cpu_ref", "threads,"},
+        {"vulkan", "threads,replicas,"},
+        {"onednn", "threads,blocked_activations,debug_counters,"},
+        {"cuda", "cudnn,threads,"}};
+    if (const auto it = want.find(p["name"].get<std::string>()); it != want.end()) {
+      EXPECT_EQ(keys, it->second) << p.dump();
+    }
   }
   EXPECT_THAT(ampx("devices").out, HasSubstr("option threads=1..4096: "));
 }
@@ -148,6 +152,27 @@ TEST(PluginCheck, AnOutOfBoundsKernelIsCaughtUnderAsan) {
 }
 #endif
 
+// The pure-C c_relu follows every rule plugin-check tests; c_relu_careless
+// (no NULL-kernel check, input views read at offset 0) gets failed checks
+// for both, and the checker survives the crash.
+TEST(PluginCheck, NullHandlesAndViewOffsetsAreChecked) {
+  const auto good = ampx(std::string("plugin-check ") + AMPX_BROKEN_PLUGIN_DIR +
+                         "/libampx_backend_c_relu.so --format json");
+  ASSERT_EQ(good.code, 0) << good.out << good.err;
+  const auto r = ampx(std::string("plugin-check ") + AMPX_HOSTILE_PLUGIN_DIR +
+                      "/libampx_backend_c_relu_careless.so --format json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  const auto j = json::parse(r.out);
+  std::map<std::string, std::string> failed;
+  for (const auto& c : j["checks"])
+    if (!c["ok"].get<bool>()) failed[c["check"]] = c["detail"];
+  EXPECT_THAT(failed["kernel_launch of a NULL kernel"], HasSubstr("crashed (SIGSEGV)")) << r.out;
+  EXPECT_TRUE(
+      failed.count("Relu reading a view at offset 64, writing one at offset 128, guards kept"))
+      << r.out;
+  EXPECT_EQ(failed.size(), 2u) << r.out;
+}
+
 // A plugin that crashes while it loads or answers gets a report (the
 // checker pre-flights it in a child), not a dead checker.
 TEST(PluginCheck, ACrashingPluginGetsAReport) {
@@ -156,6 +181,29 @@ TEST(PluginCheck, ACrashingPluginGetsAReport) {
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("crashed (SIGSEGV) in capability queries"));
   EXPECT_THAT(r.out, HasSubstr("FAIL"));
+}
+
+// --compute-mode f16-accumulate holds f16 results to the op set's looser
+// f16-accumulation bar, leaves the other dtypes' bars, and says so.
+TEST(PluginCheck, ComputeModeSetsTheTolerance) {
+  const auto r = ampx(std::string("plugin-check ") + AMPX_PLUGIN_BUILD_DIR +
+                      "/libampx_backend_cpu_ref.so --op Gemm --dtype f16 --dtype bf16 "
+                      "--compute-mode f16-accumulate --format json");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto j = json::parse(r.out);
+  EXPECT_EQ(j["compute_mode"], "f16-accumulate");
+  ASSERT_FALSE(j["cases"].empty());
+  for (const auto& c : j["cases"]) {
+    const double want =
+        c["dtype"] == "f16"
+            ? ampx::opset::tolerance(AMPX_DTYPE_F16, ampx::opset::ComputeMode::kF16Accumulate)
+            : ampx::opset::tolerance(AMPX_DTYPE_BF16);
+    EXPECT_EQ(c["tolerance"].get<double>(), want) << c.dump();
+  }
+  const auto bad = ampx(std::string("plugin-check ") + AMPX_PLUGIN_BUILD_DIR +
+                        "/libampx_backend_cpu_ref.so --compute-mode fast");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--compute-mode 'fast'"));
 }
 
 TEST(PluginCheck, BadArgumentsAreOneLineErrors) {

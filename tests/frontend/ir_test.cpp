@@ -49,7 +49,7 @@ TEST(Builder, RejectsBadAttribute) {
   EXPECT_THAT(error_of([&] {
                 b.add(OpType::kSoftmax, "sm2", {x}, {{"axis", 1.5}});
               }),
-              HasSubstr("attribute 'axis' must be int, got float"));
+              HasSubstr("attribute 'axis' is FLOAT, expected INT"));
   EXPECT_THAT(error_of([&] {
                 b.add(OpType::kRelu, "r", {x}, {{"alpha", 1.0}});
               }),

@@ -4,6 +4,7 @@
 #include <ampx/ir/builder.hpp>
 #include <ampx/ir/verifier.hpp>
 #include <ampx/models/builtin_models.hpp>
+#include <ampx/opset/catalogue.hpp>
 #include <ampx/plugin_support.hpp>
 
 #include <gmock/gmock.h>
@@ -208,7 +209,7 @@ TEST(Planner, DataMovementFollowsItsInputsAndIsNeverBracketedByCasts) {
     const AmpPlan plan = plan_amp(g, level(l), caps);
     const Graph& pg = plan.graph;
     for (const Node& n : pg.nodes()) {
-      if (!plugin_support::is_data_movement(op_name(n.op))) continue;
+      if (!opset::is_data_movement(op_name(n.op))) continue;
       for (ValueId v : n.inputs) {
         const NodeId producer = pg.value(v).producer;
         if (producer == kNone || pg.value(v).is_constant()) continue;
@@ -217,7 +218,7 @@ TEST(Planner, DataMovementFollowsItsInputsAndIsNeverBracketedByCasts) {
       }
     }
     for (const NodePlan& np : plan.nodes) {
-      if (!plugin_support::is_data_movement(op_name(np.op))) continue;
+      if (!opset::is_data_movement(op_name(np.op))) continue;
       if (is_16bit_float(np.effective)) {
         ++moved16;
         EXPECT_EQ(np.reason(), "data-movement") << np.name;

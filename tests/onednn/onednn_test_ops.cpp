@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 
+#include "ampx/opset/catalogue.hpp"
 #include "onednn_harness.hpp"
 #include "op_cases.hpp"
 
@@ -31,7 +32,7 @@ class OnednnOps : public ::testing::TestWithParam<std::string> {
 Plugin* OnednnOps::onednn_ = nullptr;
 Plugin* OnednnOps::ref_ = nullptr;
 
-using plugin_support::is_data_movement;
+using opset::is_data_movement;
 
 TEST_P(OnednnOps, MatchesCpuRefWhereverItRuns) {
   const Maker& make = cases().at(GetParam());

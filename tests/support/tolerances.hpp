@@ -1,8 +1,12 @@
-// The tolerances per dtype are shipped with the conformance kit (plugins/check).
+// The tolerances per dtype and compute mode are shipped with the op set
+// library (opset/include/ampx/opset/tolerances.hpp).
 #pragma once
 
-#include <ampx/plugin_check/tolerances.hpp>
+#include <ampx/opset/tolerances.hpp>
 
 namespace ampx::test {
-using namespace ampx::check;
+using opset::ComputeMode;
+using opset::model_tolerance;
+using opset::relative_error;
+using opset::tolerance;
 }  // namespace ampx::test

@@ -450,7 +450,7 @@ TEST(VulkanMasked, NoFloat16ArithmeticMeansEmulated) {
         "HardSigmoid", "LogSoftmax_last", "ArgMax_axis1", "Where_broadcast", "Equal_broadcast"})
     check_case(vk, ref, name, AMPX_SUPPORT_EMULATED);
   // Data movement widened to f32 and back is exact: native without
-  // shaderFloat16 too (plugin_support::is_data_movement).
+  // shaderFloat16 too (opset::is_data_movement).
   for (const char* name : {"Transpose_perm", "Split_three"})
     check_case(vk, ref, name, AMPX_SUPPORT_NATIVE);
   expect_no_validation_errors(vk);

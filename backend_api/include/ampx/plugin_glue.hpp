@@ -466,10 +466,10 @@ ampx_plugin_api make_table() noexcept {
   };
 
   api.buffer_alloc = [](ampx_plugin* p, int32_t device, uint64_t bytes, ampx_buffer** out) {
+    if (out) *out = nullptr;  // first: a failed call leaves it NULL, whatever fails
     return guard([&] {
       Impl& impl = plugin_of<Impl>(p, "buffer_alloc");
       if (!out) invalid("buffer_alloc: NULL out");
-      *out = nullptr;
       check_device(impl, device, "buffer_alloc");
       auto h = std::make_unique<BH>(BH{&impl, device, bytes, impl.alloc(device, bytes)});
       *out = reinterpret_cast<ampx_buffer*>(h.release());
@@ -516,10 +516,10 @@ ampx_plugin_api make_table() noexcept {
 
   api.kernel_prepare = [](ampx_plugin* p, int32_t device, const ampx_node_desc* node,
                           ampx_kernel** out) {
+    if (out) *out = nullptr;  // first: a failed call leaves it NULL, whatever fails
     return guard([&] {
       Impl& impl = plugin_of<Impl>(p, "kernel_prepare");
       if (!node || !out) invalid("kernel_prepare: NULL argument");
-      *out = nullptr;
       check_device(impl, device, "kernel_prepare");
       const NodeView v(*node);
       auto h = std::make_unique<KH>(KH{&impl, device, KernelSignature::of(v), nullptr, {}, {}});

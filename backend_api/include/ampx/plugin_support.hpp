@@ -172,16 +172,6 @@ inline bool is_16bit_float(ampx_dtype dt) noexcept {
   return dt == AMPX_DTYPE_F16 || dt == AMPX_DTYPE_BF16;
 }
 
-// The data-movement ops of docs/OPS.md: they move bytes and compute nothing,
-// so they are exact in every dtype and a 16-bit form is never slower than
-// f32 (it moves half the bytes). A backend that stores a dtype answers them
-// `native` in it, and the planner never brackets one with a Cast pair.
-inline bool is_data_movement(std::string_view op_type) noexcept {
-  return op_type == "Reshape" || op_type == "Flatten" || op_type == "Dropout" ||
-         op_type == "Transpose" || op_type == "Concat" || op_type == "Slice" ||
-         op_type == "Gather" || op_type == "Split" || op_type == "Expand" || op_type == "Pad";
-}
-
 // ----------------------------------------------------------- struct_size
 
 // True when `s` (whose first member is struct_size) holds `member` in full.

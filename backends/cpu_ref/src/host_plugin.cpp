@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/opset/work.hpp"
 #include "ampx/plugin_support.hpp"
 
 namespace ps = ampx::plugin_support;
@@ -97,7 +98,7 @@ ampx_device_props make_props(const HostPluginSpec& spec, const CapabilityPolicy&
 }  // namespace
 
 double cost_hint_us(const ampx_node_desc& node, double flops_per_s, bool convert16) noexcept {
-  const WorkEstimate w = estimate_work(node);
+  const opset::WorkEstimate w = opset::estimate_work(node);
   double s = w.flops / flops_per_s + w.bytes / 10e9;
   if (convert16) s += w.elements_16bit * 1e-9;
   return s * 1e6;

@@ -1,4 +1,5 @@
-// make_kernel(): op lookup, the dtype rule, and the 16-bit emulation wrapper.
+// make_kernel(): the op set's validation, op lookup, and the 16-bit emulation
+// wrapper.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -6,16 +7,15 @@
 #include <string_view>
 #include <thread>
 
+#include "ampx/opset/catalogue.hpp"
+#include "ampx/opset/validate.hpp"
 #include "common.hpp"
 #include "convert.hpp"
 
 namespace ampx::cpu_ref {
 namespace detail {
 
-using plugin_support::dtype_name;
-using plugin_support::dtype_size;
 using plugin_support::is_16bit_float;
-using plugin_support::is_float_dtype;
 
 // ------------------------------------------------------------ shape helpers
 
@@ -168,70 +168,61 @@ class Emulated16 final : public CpuKernel {
 
 // ----------------------------------------------------------- op registry
 
-enum class Kind {
-  Compute,      // f32 / f16 / bf16
-  Elementwise,  // f32 / f16 / bf16 / f64
-  Integer,      // Elementwise, and also i64 / i32 (the importer's shape arithmetic)
-  Data,         // any dtype, bit-exact copies
-  Cast,
-};
-
 struct OpEntry {
   std::string_view name;
-  Kind kind;
   Factory factory;
 };
 
 constexpr OpEntry kOps[] = {
-    {"Conv2d", Kind::Compute, make_conv2d},
-    {"MatMul", Kind::Compute, make_matmul},
-    {"Gemm", Kind::Compute, make_gemm},
-    {"BatchNorm", Kind::Compute, make_batchnorm},
-    {"LayerNorm", Kind::Compute, make_layernorm},
-    {"Softmax", Kind::Compute, make_softmax},
-    {"Relu", Kind::Elementwise, make_relu},
-    {"Sigmoid", Kind::Elementwise, make_sigmoid},
-    {"Tanh", Kind::Elementwise, make_tanh},
-    {"Gelu", Kind::Elementwise, make_gelu},
-    {"Clip", Kind::Elementwise, make_clip},
-    {"Add", Kind::Integer, make_add},
-    {"Sub", Kind::Integer, make_sub},
-    {"Mul", Kind::Integer, make_mul},
-    {"Div", Kind::Integer, make_div},
-    {"MaxPool", Kind::Compute, make_maxpool},
-    {"AveragePool", Kind::Compute, make_avgpool},
-    {"GlobalAveragePool", Kind::Compute, make_global_avgpool},
-    {"ReduceMean", Kind::Compute, make_reduce_mean},
-    {"ReduceSum", Kind::Compute, make_reduce_sum},
-    {"Reshape", Kind::Data, make_reshape},
-    {"Flatten", Kind::Data, make_flatten},
-    {"Transpose", Kind::Data, make_transpose},
-    {"Concat", Kind::Data, make_concat},
-    {"Slice", Kind::Data, make_slice},
-    {"Gather", Kind::Data, make_gather},
-    {"Cast", Kind::Cast, make_cast},
-    {"Dropout", Kind::Data, make_dropout},
-    {"ConvTranspose", Kind::Compute, make_conv_transpose},
-    {"LeakyRelu", Kind::Elementwise, make_leaky_relu},
-    {"PRelu", Kind::Elementwise, make_prelu},
-    {"HardSigmoid", Kind::Elementwise, make_hard_sigmoid},
-    {"HardSwish", Kind::Elementwise, make_hard_swish},
-    {"Erf", Kind::Elementwise, make_erf},
-    {"Pow", Kind::Elementwise, make_pow},
-    {"Sqrt", Kind::Elementwise, make_sqrt},
-    {"Reciprocal", Kind::Elementwise, make_reciprocal},
-    {"Exp", Kind::Elementwise, make_exp},
-    {"Log", Kind::Elementwise, make_log},
-    {"Neg", Kind::Integer, make_neg},
-    {"LogSoftmax", Kind::Compute, make_log_softmax},
-    {"ReduceMax", Kind::Compute, make_reduce_max},
-    {"ArgMax", Kind::Compute, make_argmax},
-    {"Split", Kind::Data, make_split},
-    {"Expand", Kind::Data, make_expand},
-    {"Pad", Kind::Data, make_pad},
-    {"Resize", Kind::Compute, make_resize},
-    {"Where", Kind::Integer, make_where},
-    {"Equal", Kind::Integer, make_equal},
+    {"Conv2d", make_conv2d},
+    {"MatMul", make_matmul},
+    {"Gemm", make_gemm},
+    {"BatchNorm", make_batchnorm},
+    {"LayerNorm", make_layernorm},
+    {"Softmax", make_softmax},
+    {"Relu", make_relu},
+    {"Sigmoid", make_sigmoid},
+    {"Tanh", make_tanh},
+    {"Gelu", make_gelu},
+    {"Clip", make_clip},
+    {"Add", make_add},
+    {"Sub", make_sub},
+    {"Mul", make_mul},
+    {"Div", make_div},
+    {"MaxPool", make_maxpool},
+    {"AveragePool", make_avgpool},
+    {"GlobalAveragePool", make_global_avgpool},
+    {"ReduceMean", make_reduce_mean},
+    {"ReduceSum", make_reduce_sum},
+    {"Reshape", make_reshape},
+    {"Flatten", make_flatten},
+    {"Transpose", make_transpose},
+    {"Concat", make_concat},
+    {"Slice", make_slice},
+    {"Gather", make_gather},
+    {"Cast", make_cast},
+    {"Dropout", make_dropout},
+    {"ConvTranspose", make_conv_transpose},
+    {"LeakyRelu", make_leaky_relu},
+    {"PRelu", make_prelu},
+    {"HardSigmoid", make_hard_sigmoid},
+    {"HardSwish", make_hard_swish},
+    {"Erf", make_erf},
+    {"Pow", make_pow},
+    {"Sqrt", make_sqrt},
+    {"Reciprocal", make_reciprocal},
+    {"Exp", make_exp},
+    {"Log", make_log},
+    {"Neg", make_neg},
+    {"LogSoftmax", make_log_softmax},
+    {"ReduceMax", make_reduce_max},
+    {"ArgMax", make_argmax},
+    {"Split", make_split},
+    {"Expand", make_expand},
+    {"Pad", make_pad},
+    {"Resize", make_resize},
+    {"Where", make_where},
+    {"Equal", make_equal},
 };
 
 const OpEntry* find_op(std::string_view name) {
@@ -242,89 +233,6 @@ const OpEntry* find_op(std::string_view name) {
 
 [[noreturn]] void unsupported(const NodeView& v, const std::string& what) {
   throw UnsupportedNode(v.where() + ": " + what);
-}
-
-std::string tensor_label(const Ctx& c, size_t i) {
-  return i < c.in.size() ? "input " + std::to_string(i)
-                         : "output " + std::to_string(i - c.in.size());
-}
-const TensorInfo& tensor_at(const Ctx& c, size_t i) {
-  return i < c.in.size() ? c.in[i] : c.out[i - c.in.size()];
-}
-
-// Tensors of a compute op that have a dtype of their own (docs/OPS.md):
-// Where's condition and Equal's result are bool, ArgMax's result is i64.
-ampx_dtype fixed_dtype(std::string_view op, size_t slot, size_t n_in) {
-  if (op == "Where" && slot == 0) return AMPX_DTYPE_BOOL;
-  if (op == "Equal" && slot == n_in) return AMPX_DTYPE_BOOL;
-  if (op == "ArgMax" && slot == n_in) return AMPX_DTYPE_I64;
-  return AMPX_DTYPE_INVALID;
-}
-
-bool is_int_dtype(ampx_dtype dt) {
-  return dt == AMPX_DTYPE_I64 || dt == AMPX_DTYPE_I32;
-}
-
-// The dtype rule of docs/OPS.md: every tensor of a compute op is a float of
-// one common dtype (Kind::Integer ops: or i64 / i32), except the fixed ones
-// above. Returns that dtype.
-ampx_dtype float_dtype(const Ctx& c, bool allow_f64, bool allow_int) {
-  const size_t n = c.in.size() + c.out.size();
-  ampx_dtype common = AMPX_DTYPE_INVALID;
-  size_t first = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const ampx_dtype dt = tensor_at(c, i).dtype;
-    if (dtype_size(dt) == 0) c.fail(tensor_label(c, i) + " has an invalid dtype");
-    if (const ampx_dtype fixed = fixed_dtype(c.v.op_type(), i, c.in.size());
-        fixed != AMPX_DTYPE_INVALID) {
-      if (dt != fixed)
-        unsupported(
-            c.v, tensor_label(c, i) + " is " + dtype_name(dt) + ", expected " + dtype_name(fixed));
-      continue;
-    }
-    if (!is_float_dtype(dt) && !(allow_int && is_int_dtype(dt))) {
-      unsupported(c.v, tensor_label(c, i) + " is " + dtype_name(dt) +
-                           ", expected f32, f16 or bf16" + (allow_int ? " (or i64, i32)" : ""));
-    }
-    if (common == AMPX_DTYPE_INVALID) {
-      common = dt;
-      first = i;
-    } else if (dt != common) {
-      c.fail(tensor_label(c, i) + " is " + dtype_name(dt) + " but " + tensor_label(c, first) +
-             " is " + dtype_name(common) + ": all float tensors of a node share one dtype");
-    }
-  }
-  if (common == AMPX_DTYPE_F64 && !allow_f64) {
-    unsupported(c.v, "dtype f64 is not handled by this op (f32, f16, bf16 only)");
-  }
-  return common;
-}
-
-// Data-movement ops: the data tensors share one dtype, any dtype; Gather's
-// indices (input 1) are i64 or i32.
-ampx_dtype data_dtype(const Ctx& c) {
-  const bool gather = c.v.op_type() == "Gather";
-  const size_t n = c.in.size() + c.out.size();
-  ampx_dtype common = AMPX_DTYPE_INVALID;
-  size_t first = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const ampx_dtype dt = tensor_at(c, i).dtype;
-    if (dtype_size(dt) == 0) c.fail(tensor_label(c, i) + " has an invalid dtype");
-    if (gather && i == 1) {
-      if (dt != AMPX_DTYPE_I64 && dt != AMPX_DTYPE_I32) {
-        unsupported(c.v, std::string("indices are ") + dtype_name(dt) + ", expected i64 or i32");
-      }
-      continue;
-    }
-    if (common == AMPX_DTYPE_INVALID) {
-      common = dt;
-      first = i;
-    } else if (dt != common) {
-      c.fail(tensor_label(c, i) + " is " + dtype_name(dt) + " but " + tensor_label(c, first) +
-             " is " + dtype_name(common) + ": data tensors of a node share one dtype");
-    }
-  }
-  return common;
 }
 
 std::atomic<int> g_threads_override{0};
@@ -345,16 +253,17 @@ int default_threads() {
 
 std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) {
   using namespace detail;
+  // The op set decides what a valid node is; the factories below only
+  // derive their kernel's parameters from a node that passed.
+  const ampx_dtype dt = opset::validate(node);
   const NodeView v(node);
   const OpEntry* op = find_op(v.op_type());
-  if (!op) unsupported(v, "unknown op type");
+  if (!op) unsupported(v, "no reference kernel for this op");
   Ctx ctx(v);
-  switch (op->kind) {
-    case Kind::Compute:
-    case Kind::Elementwise:
-    case Kind::Integer: {
-      const ampx_dtype dt = float_dtype(ctx, op->kind != Kind::Compute, op->kind == Kind::Integer);
-      if (dt == AMPX_DTYPE_INVALID) ctx.arity(1, 1, 1);  // no tensors at all
+  switch (opset::find_op(v.op_type())->dtype_rule) {
+    case opset::DtypeRule::kCompute:
+    case opset::DtypeRule::kElementwise:
+    case opset::DtypeRule::kInteger:
       if (is_16bit_float(dt)) {
         ctx.dtype = AMPX_DTYPE_F32;
         auto inner = op->factory(ctx);
@@ -362,14 +271,13 @@ std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) {
       }
       ctx.dtype = dt;
       return op->factory(ctx);
-    }
-    case Kind::Data:
-      ctx.dtype = data_dtype(ctx);
+    case opset::DtypeRule::kData:
+      ctx.dtype = dt;
       return op->factory(ctx);
-    case Kind::Cast:
+    case opset::DtypeRule::kCast:
       return op->factory(ctx);
   }
-  unsupported(v, "unknown op kind");
+  unsupported(v, "unknown dtype rule");
 }
 
 bool can_run(const ampx_node_desc& node, std::string* why) noexcept {
@@ -387,51 +295,6 @@ bool can_run(const ampx_node_desc& node, std::string* why) noexcept {
     if (why) why->clear();
   }
   return false;
-}
-
-WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
-  WorkEstimate w;
-  try {
-    using namespace detail;
-    const NodeView v(node);
-    Ctx c(v);
-    const std::string_view op = v.op_type();
-    double in_elems = 0, out_elems = 0, e16 = 0;
-    for (const auto& t : c.in) {
-      in_elems += static_cast<double>(t.numel);
-      w.bytes += static_cast<double>(t.numel) * static_cast<double>(dtype_size(t.dtype));
-      if (is_16bit_float(t.dtype)) e16 += static_cast<double>(t.numel);
-    }
-    for (const auto& t : c.out) {
-      out_elems += static_cast<double>(t.numel);
-      w.bytes += static_cast<double>(t.numel) * static_cast<double>(dtype_size(t.dtype));
-      if (is_16bit_float(t.dtype)) e16 += static_cast<double>(t.numel);
-    }
-    const OpEntry* e = find_op(op);
-    const bool data = e && (e->kind == Kind::Data || e->kind == Kind::Cast);
-    w.elements_16bit = data ? 0 : e16;
-    if (op == "Conv2d" && c.in.size() >= 2 && c.in[1].rank() == 4) {
-      w.flops = 2 * out_elems * static_cast<double>(product(c.in[1].dims, 1));
-    } else if (op == "MatMul" && c.in.size() >= 2 && c.in[0].rank() >= 2) {
-      w.flops = 2 * out_elems * static_cast<double>(c.in[0].dims.back());
-    } else if (op == "Gemm" && c.in.size() >= 2 && c.in[0].rank() == 2) {
-      const int64_t k = v.get_int("transA", 0) ? c.in[0].dims[0] : c.in[0].dims[1];
-      w.flops = 2 * out_elems * static_cast<double>(k) + out_elems;
-    } else if (op == "MaxPool" || op == "AveragePool") {
-      const auto ks = v.get_ints("kernel_shape", {1, 1});
-      w.flops = out_elems * static_cast<double>(product(ks));
-    } else if (op == "Softmax" || op == "LayerNorm" || op == "Gelu" || op == "Sigmoid" ||
-               op == "Tanh") {
-      w.flops = 10 * out_elems;
-    } else if (data) {
-      w.flops = 0;
-    } else {
-      w.flops = std::max(in_elems, out_elems);
-    }
-  } catch (...) {
-    w = WorkEstimate{};
-  }
-  return w;
 }
 
 int max_threads() noexcept {

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ampx/half.hpp"
+#include "ampx/opset/shape_rules.hpp"
 #include "common.hpp"
 
 namespace ampx::cpu_ref::detail {
@@ -564,21 +565,8 @@ std::unique_ptr<CpuKernel> make_slice(Ctx& c) {
     const int64_t dim = in[a], step = steps[i];
     if (step == 0) c.fail("attribute 'steps' has a 0");
     // ONNX: negative values count from the end, then clamp.
-    int64_t st = starts[i], en = ends[i];
-    if (st < 0) st = st < -dim ? -1 : st + dim;  // avoid overflow on INT64_MIN
-    if (en < 0) en = en < -dim ? -1 : en + dim;
-    int64_t len = 0;
-    if (dim == 0) {
-      st = 0;
-    } else if (step > 0) {
-      st = std::clamp<int64_t>(st, 0, dim);
-      en = std::clamp<int64_t>(en, 0, dim);
-      if (en > st) len = 1 + (en - st - 1) / step;
-    } else {
-      st = std::clamp<int64_t>(st, 0, dim - 1);
-      en = std::clamp<int64_t>(en, -1, dim - 1);
-      if (st > en) len = 1 + (st - en - 1) / (step == INT64_MIN ? INT64_MAX : -step);
-    }
+    const opset::SliceAxis sa = opset::slice_axis(starts[i], ends[i], step, dim);
+    const int64_t st = sa.start, len = sa.length;
     want[a] = len;
     if (len > 0) offset += st * s[a];
     strides[a] = len > 1 ? step * s[a] : 0;  // |step| may be huge when len <= 1

@@ -1,6 +1,7 @@
 #include "capability.hpp"
 
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/opset/validate.hpp"
+#include "ampx/opset/work.hpp"
 #include "ampx/plugin_support.hpp"
 #include "kernels.hpp"
 #include "ops.hpp"
@@ -31,7 +32,7 @@ ampx_dtype float_dtype(const ps::NodeView& v) {
 
 // A hint only: peak-ish rates of a recent data-centre GPU plus launch cost.
 double cost_hint(const ampx_node_desc& node, bool tensor_cores) {
-  const cpu_ref::WorkEstimate w = cpu_ref::estimate_work(node);
+  const opset::WorkEstimate w = opset::estimate_work(node);
   const double flops_per_s = tensor_cores ? 300e12 : 30e12;
   return 5.0 + (w.flops / flops_per_s + w.bytes / 2e12) * 1e6;
 }
@@ -105,7 +106,7 @@ Answer answer(const ampx_node_desc& node, const DeviceInfo& dev,
               const CudnnLibrary& cudnn) noexcept {
   try {
     std::string why;
-    if (!cpu_ref::can_run(node, &why)) {
+    if (!opset::is_valid(node, &why)) {
       // The note is about this node already: drop the "node 'x' (Op): " prefix.
       const size_t cut = why.find("): ");
       if (why.rfind("node '", 0) == 0 && cut != std::string::npos) why.erase(0, cut + 3);

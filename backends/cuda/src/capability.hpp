@@ -18,7 +18,7 @@ struct Answer {
   std::string note;
 };
 
-// Never throws. Malformed nodes are `unsupported` with cpu_ref's validation
+// Never throws. Malformed nodes are `unsupported` with the op set's validation
 // message as the note.
 Answer answer(const ampx_node_desc& node, const DeviceInfo& dev,
               const CudnnLibrary& cudnn) noexcept;

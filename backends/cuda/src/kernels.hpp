@@ -6,7 +6,7 @@
 //
 // Numerics, the same contract as cpu_ref: f16/bf16 are loaded, widened to
 // f32, computed and accumulated in f32 and rounded once (nearest even) on
-// store. Shapes arrive already validated (cpu_ref's validator runs first).
+// store. Shapes arrive already validated (opset::validate runs first).
 // Every kernel uses grid-stride loops, so any size runs with a capped grid.
 #pragma once
 

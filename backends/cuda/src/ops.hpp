@@ -1,7 +1,7 @@
 // What every CUDA op implementation sees, and the registry that maps an op
 // type to its factory and to its capability class.
 //
-// Nodes reach a factory only after cpu_ref's validator accepted them (arity,
+// Nodes reach a factory only after the op set's validation (opset::validate) accepted them (arity,
 // ranks, dims, attribute values, dtype rule: the same checks and messages as
 // the oracle) and after answer() (capability.hpp) said they run here, so a
 // factory reads attributes and shapes without re-checking them.

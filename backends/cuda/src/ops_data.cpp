@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "allocator.hpp"
+#include "ampx/opset/shape_rules.hpp"
 #include "cuda_error.hpp"
 #include "ops.hpp"
 
@@ -145,8 +146,8 @@ std::unique_ptr<CudaOp> make_concat(OpContext& c) {
   return std::make_unique<StridedOp>(c.dev, ps::dtype_size(c.out[0].dtype), std::move(pieces));
 }
 
-// The start and stride of every axis as cpu_ref's make_slice computes them
-// (ONNX: negative values count from the end, then clamp).
+// The start and stride of every axis from the op set's ONNX normalisation
+// (opset::slice_axis: negative values count from the end, then clamp).
 std::unique_ptr<CudaOp> make_slice(OpContext& c) {
   const auto& x = c.in[0].dims;
   const auto r = static_cast<int64_t>(x.size());
@@ -162,22 +163,9 @@ std::unique_ptr<CudaOp> make_slice(OpContext& c) {
   for (size_t i = 0; i < n; ++i) {
     const auto a = static_cast<size_t>(axes[i] < 0 ? axes[i] + r : axes[i]);
     const int64_t dim = x[a], step = steps[i];
-    int64_t st = starts[i], en = ends[i];
-    if (st < 0) st = st < -dim ? -1 : st + dim;
-    if (en < 0) en = en < -dim ? -1 : en + dim;
-    int64_t len = 0;
-    if (dim == 0) {
-      st = 0;
-    } else if (step > 0) {
-      st = std::clamp<int64_t>(st, 0, dim);
-      en = std::clamp<int64_t>(en, 0, dim);
-      if (en > st) len = 1 + (en - st - 1) / step;
-    } else {
-      st = std::clamp<int64_t>(st, 0, dim - 1);
-      en = std::clamp<int64_t>(en, -1, dim - 1);
-      if (st > en) len = 1 + (st - en - 1) / (step == INT64_MIN ? INT64_MAX : -step);
-    }
-    if (len > 0) offset += st * xs[a];
+    const ampx::opset::SliceAxis s = ampx::opset::slice_axis(starts[i], ends[i], step, dim);
+    const int64_t len = s.length;
+    if (len > 0) offset += s.start * xs[a];
     strides[a] = len > 1 ? step * xs[a] : 0;
   }
   StridedOp::Piece p = piece(c.out[0].dims, strides, dense_strides(c.out[0].dims));

@@ -93,7 +93,7 @@ std::unique_ptr<CudaOp> make_pool(OpContext& c) {
   p.planes = x[0] * x[1];
   p.H = x[2];
   p.W = x[3];
-  p.OH = y[2];  // validated against ceil_mode by cpu_ref's checker
+  p.OH = y[2];  // validated against ceil_mode by opset::validate
   p.OW = y[3];
   p.kH = k[0];
   p.kW = k[1];

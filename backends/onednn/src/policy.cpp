@@ -1,5 +1,7 @@
 #include "policy.hpp"
 
+#include "ampx/opset/catalogue.hpp"
+
 #include <sstream>
 #include <string_view>
 
@@ -82,7 +84,7 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
   const ps::NodeView v(node);
   const bool uses16 = cpu_ref::node_uses_16bit(node);
   cpu_ref::CapabilityAnswer a;
-  if (ps::is_data_movement(v.op_type())) {
+  if (opset::is_data_movement(v.op_type())) {
     // Bytes moved, exact in any dtype (16-bit moves half the bytes of f32):
     // native. The oneDNN reorder or concat where oneDNN has one (in f32
     // also its generic copy, which reads blocked activations as they are);

@@ -1,6 +1,7 @@
 #include "primitive_kernel.hpp"
 
 #include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/opset/work.hpp"
 
 #include <utility>
 
@@ -231,7 +232,7 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
 
 int PrimitiveKernel::threads_for(const Context& ctx, const ampx_node_desc& node) {
   // About 20 us of one core's work: 1 MFLOP, or 256 KiB moved.
-  const cpu_ref::WorkEstimate w = cpu_ref::estimate_work(node);
+  const opset::WorkEstimate w = opset::estimate_work(node);
   return w.flops < 1e6 && w.bytes < 256.0 * 1024 ? 1 : ctx.threads();
 }
 

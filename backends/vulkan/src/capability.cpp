@@ -1,6 +1,7 @@
 #include "capability.hpp"
 
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/opset/catalogue.hpp"
+#include "ampx/opset/validate.hpp"
 
 namespace ampx::vulkan {
 namespace {
@@ -29,9 +30,9 @@ bool has_f32(const NodeView& v) {
 Answer answer_node(const ampx_node_desc& node, const PhysicalDevice& dev) {
   Answer a;
   std::string why;
-  // The op set's validation (arity, shapes, attributes, dtype rule) is
-  // cpu_ref's, so every plugin agrees on what a well-formed node is.
-  if (!cpu_ref::can_run(node, &why)) {
+  // The op set's validation (arity, shapes, attributes, dtype rule), the
+  // same for every plugin, so all agree on what a well-formed node is.
+  if (!opset::is_valid(node, &why)) {
     a.note = strip_where(why);
     return a;
   }
@@ -44,7 +45,7 @@ Answer answer_node(const ampx_node_desc& node, const PhysicalDevice& dev) {
     } else if (plan.variant == Variant::kF16) {
       a.support = AMPX_SUPPORT_NATIVE;
       a.note = "Vulkan f16 kernel (shaderFloat16 + 16-bit storage)";
-    } else if (plugin_support::is_data_movement(v.op_type())) {
+    } else if (opset::is_data_movement(v.op_type())) {
       // Widening to f32 and back is exact, and the bytes moved are halved.
       a.support = AMPX_SUPPORT_NATIVE;
       a.note = "f16 storage; data movement is exact in any dtype";
@@ -63,8 +64,7 @@ Answer answer_node(const ampx_node_desc& node, const PhysicalDevice& dev) {
 OpPlan plan_for_prepare(const ampx_node_desc& node, const PhysicalDevice& dev) {
   std::string why;
   const NodeView v(node);
-  if (!cpu_ref::can_run(node, &why)) {
-    // UnsupportedNode from cpu_ref means "no kernel there": say unsupported.
+  if (!opset::is_valid(node, &why)) {
     throw StatusError(AMPX_STATUS_INVALID_ARGUMENT, why);
   }
   try {

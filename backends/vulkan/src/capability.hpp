@@ -1,6 +1,6 @@
 // Capability answers from the device's real features (docs/PLUGINS.md:
 // never assume, never lie):
-//   - the node must pass cpu_ref's op-set validation and have a plan here
+//   - the node must pass op set's validation (opset::validate) and have a plan here
 //     (op_plan.hpp), else `unsupported` with the reason;
 //   - f32: `native`;
 //   - 16-bit: `native` only with shaderFloat16 AND storageBuffer16BitAccess

@@ -62,8 +62,8 @@ struct PlanTarget {
   bool blocked_gemm = false;  // PhysicalDevice::blocked_gemm
 };
 
-// The plan for a node already validated against docs/OPS.md (cpu_ref's
-// can_run). Throws Unsupported for what has no kernel here.
+// The plan for a node already validated against docs/OPS.md
+// (opset::validate). Throws Unsupported for what has no kernel here.
 OpPlan plan_node(const NodeView& v, const PlanTarget& t);
 
 // ---- helpers for the op builders (op_plan.cpp)

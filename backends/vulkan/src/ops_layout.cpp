@@ -4,6 +4,7 @@
 // has: floats in their variant, integers as raw words, bool/i8/u8 as bytes.
 #include <algorithm>
 
+#include "ampx/opset/shape_rules.hpp"
 #include "op_plan.hpp"
 
 namespace ampx::vulkan {
@@ -67,7 +68,7 @@ OpPlan plan_transpose(const NodeView& v, const PlanTarget& t) {
 
 OpPlan plan_slice(const NodeView& v, const PlanTarget& t) {
   const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
-  const auto starts = v.get_ints("starts");
+  const auto starts = v.get_ints("starts"), ends = v.get_ints("ends");
   std::vector<int64_t> axes = v.get_ints("axes");
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -79,12 +80,12 @@ OpPlan plan_slice(const NodeView& v, const PlanTarget& t) {
     int64_t a = axes[i];
     if (a < 0) a += static_cast<int64_t>(x.size());
     const int64_t dim = x[static_cast<size_t>(a)], step = steps[i];
-    int64_t s = starts[i];
-    if (s < 0) s += dim;
-    // ONNX clamping: [0, dim] going forward, [0, dim-1] going backward.
-    s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+    // ONNX's normalisation: from the end if negative, then clamped.
+    const int64_t s = opset::slice_axis(starts[i], ends[i], step, dim).start;
     if (y[static_cast<size_t>(a)] > 0) base += s * xs[static_cast<size_t>(a)];
-    src[static_cast<size_t>(a)] = step * xs[static_cast<size_t>(a)];
+    // |step| may be huge when at most one element is taken.
+    src[static_cast<size_t>(a)] =
+        y[static_cast<size_t>(a)] > 1 ? step * xs[static_cast<size_t>(a)] : 0;
   }
   const ElemStorage es = elem_storage(v.input(0).dtype, t);
   return with_variant(

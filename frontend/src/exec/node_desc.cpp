@@ -44,35 +44,7 @@ void LoweredNode::assign(const Graph& graph, const Node& node, std::span<const D
   for (size_t i = 0; i < node.outputs.size(); ++i)
     outputs_.push_back(tensor_desc(graph.value(node.outputs[i]), output_dtypes[i], false));
 
-  for (const auto& [key, value] : node.attrs) {
-    ampx_attr a{};
-    a.struct_size = sizeof(ampx_attr);
-    a.name = key.c_str();
-    std::visit(
-        [&](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, int64_t>) {
-            a.kind = AMPX_ATTR_INT;
-            a.i = v;
-          } else if constexpr (std::is_same_v<T, double>) {
-            a.kind = AMPX_ATTR_FLOAT;
-            a.f = v;
-          } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-            a.kind = AMPX_ATTR_INTS;
-            a.ints = v.data();
-            a.count = v.size();
-          } else if constexpr (std::is_same_v<T, std::vector<double>>) {
-            a.kind = AMPX_ATTR_FLOATS;
-            a.floats = v.data();
-            a.count = v.size();
-          } else {
-            a.kind = AMPX_ATTR_STRING;
-            a.s = v.c_str();
-          }
-        },
-        value);
-    attrs_.push_back(a);
-  }
+  attrs_ = to_c_attrs(node.attrs);
   desc_ = {};
   desc_.struct_size = sizeof(ampx_node_desc);
   desc_.op_type = op_name(node.op).data();  // schema names are NUL-terminated literals

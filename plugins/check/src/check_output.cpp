@@ -129,6 +129,7 @@ std::string check_json(const CheckReport& r) {
                    {"plugin", r.plugin},
                    {"version", r.version},
                    {"abi", fmt::format("{}.{}", r.abi_major, r.abi_minor)},
+                   {"compute_mode", opset::compute_mode_name(r.compute_mode)},
                    {"devices", r.devices},
                    {"note", r.note},
                    {"ok", r.ok()},

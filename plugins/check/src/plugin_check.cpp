@@ -1,13 +1,16 @@
 #include <ampx/plugin_check/plugin_check.hpp>
 
-#include <ampx/cpu_ref/kernels.hpp>
+#include <ampx/opset/catalogue.hpp>
+#include <ampx/opset/tolerances.hpp>
+#include <ampx/opset/work.hpp>
 #include <ampx/plugin_check/op_cases.hpp>
-#include <ampx/plugin_check/tolerances.hpp>
 #include <ampx/plugin_support.hpp>
 #include <ampx/plugins/discovery.hpp>
 #include <ampx/plugins/loaded_plugin.hpp>
 #include <ampx/plugins/preflight.hpp>
 #include <ampx/plugins/status.hpp>
+
+#include "check_steps.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,40 +22,10 @@ namespace ampx::check {
 namespace {
 
 namespace fs = std::filesystem;
+using opset::relative_error;
+using opset::tolerance;
 using plugins::LoadedPlugin;
 using plugins::PreflightOptions;
-
-// Owns the plugin's handles made during one check, released in reverse.
-class Handles {
- public:
-  explicit Handles(const LoadedPlugin& p) : p_(p) {}
-  Handles(const Handles&) = delete;
-  Handles& operator=(const Handles&) = delete;
-  ~Handles() {
-    for (ampx_kernel* k : kernels_) p_.api().kernel_destroy(k);
-    for (auto it = buffers_.rbegin(); it != buffers_.rend(); ++it) p_.api().buffer_free(*it);
-  }
-  ampx_buffer* alloc(int32_t device, uint64_t bytes) {
-    ampx_buffer* b = nullptr;
-    p_.check(p_.api().buffer_alloc(p_.instance(), device, std::max<uint64_t>(bytes, 1), &b),
-             "buffer_alloc");
-    if (!b) throw std::runtime_error("buffer_alloc returned no buffer and no status");
-    buffers_.push_back(b);
-    return b;
-  }
-  ampx_kernel* prepare(int32_t device, const ampx_node_desc& node) {
-    ampx_kernel* k = nullptr;
-    p_.check(p_.api().kernel_prepare(p_.instance(), device, &node, &k), "kernel_prepare");
-    if (!k) throw std::runtime_error("kernel_prepare returned no kernel and no status");
-    kernels_.push_back(k);
-    return k;
-  }
-
- private:
-  const LoadedPlugin& p_;
-  std::vector<ampx_buffer*> buffers_;
-  std::vector<ampx_kernel*> kernels_;
-};
 
 struct RunResult {
   std::vector<Tensor> outputs;
@@ -155,6 +128,8 @@ void check_error_paths(const LoadedPlugin& p, int32_t devices, std::vector<AbiCh
   ampx_buffer* huge = nullptr;
   expect_status("buffer_alloc of 2^62 bytes",
                 api.buffer_alloc(p.instance(), 0, uint64_t{1} << 62, &huge));
+  if (out.back().ok)
+    out.push_back({"buffer_alloc that failed left its out handle NULL", huge == nullptr, ""});
   if (huge) api.buffer_free(huge);
   try {
     Handles h(p);
@@ -182,14 +157,15 @@ bool wanted(const std::vector<std::string>& ops, const std::string& op) {
 }
 
 CaseResult check_case(const LoadedPlugin& p, const LoadedPlugin& ref, int32_t device,
-                      const std::string& name, op_cases::Case& c, ampx_dtype dt, bool perf) {
+                      const std::string& name, op_cases::Case& c, ampx_dtype dt, bool perf,
+                      opset::ComputeMode mode) {
   const ampx_node_desc& node = c.nb.desc();
   CaseResult r;
   r.device = p.name() + ":" + std::to_string(device);
   r.name = name;
   r.op = node.op_type;
   r.dtype = dt;
-  r.tolerance = tolerance(dt);
+  r.tolerance = tolerance(dt, mode);
   try {
     const ampx_capability cap = ask(p, device, node);
     r.answer = cap.support;
@@ -199,7 +175,7 @@ CaseResult check_case(const LoadedPlugin& p, const LoadedPlugin& ref, int32_t de
     r.message = e.what();
     return r;
   }
-  const bool moves = plugin_support::is_data_movement(r.op);
+  const bool moves = opset::is_data_movement(r.op);
   if (r.answer == AMPX_SUPPORT_UNSUPPORTED) {
     r.verdict = Verdict::kUnsupported;
     // ... and prepare must refuse it too (the host never assumes support).
@@ -220,7 +196,7 @@ CaseResult check_case(const LoadedPlugin& p, const LoadedPlugin& ref, int32_t de
     r.plugin_us = got.us;
     r.reference_us = want.us;
     if (perf) {
-      const cpu_ref::WorkEstimate w = cpu_ref::estimate_work(node);
+      const opset::WorkEstimate w = opset::estimate_work(node);
       r.flops = w.flops;
       r.bytes = w.bytes;
     }
@@ -290,6 +266,7 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
     report.version = p->version();
     report.abi_major = p->abi_major();
     report.abi_minor = p->abi_minor();
+    report.compute_mode = o.compute_mode;
     report.abi.push_back({"entry symbol, ABI version, table size and required members", true,
                           "ABI " + std::to_string(p->abi_major()) + "." +
                               std::to_string(p->abi_minor()) + ", table " +
@@ -313,6 +290,8 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
     return report;
   }
   check_error_paths(*p, report.devices, report.abi);
+  check_null_handles(*p, report.devices, report.abi);
+  check_copies_and_views(*p, report.devices, report.abi);
 
   const std::vector<ampx_dtype> dtypes =
       o.dtypes.empty() ? std::vector<ampx_dtype>{AMPX_DTYPE_F32, AMPX_DTYPE_F16, AMPX_DTYPE_BF16}
@@ -325,7 +304,7 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
         op_cases::Case c;
         make(rng, dt, c);
         if (!wanted(o.ops, c.nb.desc().op_type)) continue;
-        report.cases.push_back(check_case(*p, *ref, d, name, c, dt, o.perf));
+        report.cases.push_back(check_case(*p, *ref, d, name, c, dt, o.perf, o.compute_mode));
       }
     }
   }

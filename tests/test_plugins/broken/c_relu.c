@@ -4,6 +4,10 @@
  */
 #include "test_plugin.h"
 
+#ifndef C_RELU_NAME
+#define C_RELU_NAME "c_relu"
+#endif
+
 struct ampx_kernel {
   int32_t device;
   uint64_t count; /* elements */
@@ -52,6 +56,7 @@ static int64_t cr_f32_elements(const ampx_tensor_desc* tensor) {
 /* NULL when the node is a Relu this plugin runs; *count gets its size. */
 static const char* cr_why_not(const ampx_node_desc* node, uint64_t* count) {
   int64_t in_count, out_count;
+  if (node == NULL) return "NULL node";
   if (!TP_FITS(node, ampx_node_desc, outputs) || node->op_type == NULL) return "bad node";
   if (strcmp(node->op_type, "Relu") != 0) return "c_relu runs Relu only";
   if (node->num_inputs != 1 || node->num_outputs != 1) return "Relu takes one input, one output";
@@ -69,6 +74,7 @@ static ampx_status* cr_query(ampx_plugin* plugin, int32_t device, const ampx_nod
   const char* why_not;
   ampx_status* status = tp_check_device(plugin, device);
   if (status != NULL) return status;
+  if (out == NULL || node == NULL) return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "NULL argument");
   why_not = cr_why_not(node, &count);
   out->struct_size = TP_MIN(out->struct_size, sizeof(*out));
   if (TP_FITS(out, ampx_capability, support)) {
@@ -88,7 +94,10 @@ static ampx_status* cr_prepare(ampx_plugin* plugin, int32_t device, const ampx_n
   uint64_t count = 0;
   const char* why_not;
   ampx_kernel* kernel;
-  ampx_status* status = tp_check_device(plugin, device);
+  ampx_status* status;
+  if (out == NULL) return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "NULL out");
+  *out = NULL; /* a failed call leaves it NULL */
+  status = tp_check_device(plugin, device);
   if (status != NULL) return status;
   why_not = cr_why_not(node, &count);
   if (why_not != NULL) return tp_status(AMPX_STATUS_UNSUPPORTED, "%s", why_not);
@@ -103,11 +112,15 @@ static ampx_status* cr_prepare(ampx_plugin* plugin, int32_t device, const ampx_n
 static ampx_status* cr_launch(ampx_kernel* kernel, const ampx_buffer_view* inputs,
                               size_t num_inputs, const ampx_buffer_view* outputs,
                               size_t num_outputs) {
-  const uint64_t bytes = kernel->count * sizeof(float);
+  uint64_t bytes;
   const float* x;
   float* y;
   uint64_t i;
   ampx_status* status;
+#ifndef C_RELU_CARELESS
+  if (kernel == NULL) return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "NULL kernel");
+#endif
+  bytes = kernel->count * sizeof(float);
   if (num_inputs != 1 || num_outputs != 1) {
     return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "Relu takes one input and one output");
   }
@@ -117,7 +130,11 @@ static ampx_status* cr_launch(ampx_kernel* kernel, const ampx_buffer_view* input
   status = tp_check_range(inputs[0].buffer, inputs[0].offset, bytes);
   if (status == NULL) status = tp_check_range(outputs[0].buffer, outputs[0].offset, bytes);
   if (status != NULL) return status;
+#ifdef C_RELU_CARELESS
+  x = (const float*)inputs[0].buffer->data; /* the view's offset ignored */
+#else
   x = (const float*)(inputs[0].buffer->data + inputs[0].offset);
+#endif
   y = (float*)(outputs[0].buffer->data + outputs[0].offset);
   for (i = 0; i < kernel->count; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
   return NULL;
@@ -140,7 +157,7 @@ static const ampx_plugin_api cr_table = {
     .struct_size = sizeof(ampx_plugin_api),
     .abi_major = AMPX_ABI_VERSION_MAJOR,
     .abi_minor = AMPX_ABI_VERSION_MINOR,
-    .plugin_name = "c_relu",
+    .plugin_name = C_RELU_NAME,
     .plugin_version = "1.0.0",
     .plugin_create = cr_create,
     .plugin_info = cr_info,

@@ -52,6 +52,17 @@ foreach(kind CRASH_ENTRY EXIT_ENTRY EXIT_CREATE ABORT_CREATE CRASH_DEVICES CRASH
   list(APPEND _ampx_broken_targets ${target})
 endforeach()
 
+# c_relu without its NULL-kernel check and reading input views at offset 0:
+# what `ampx plugin-check` must report (a crash on a bad argument, a wrong
+# view) without dying itself. With the hostile zoo: only tests look there.
+set(src ${_ampx_broken_dir}/c_relu.c)
+ampx_add_plugin(c_relu_careless SOURCES ${src} OUTPUT_DIR ${AMPX_HOSTILE_PLUGIN_DIR})
+set_target_properties(ampx_backend_c_relu_careless PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
+target_include_directories(ampx_backend_c_relu_careless PRIVATE ${_ampx_broken_dir})
+target_compile_definitions(ampx_backend_c_relu_careless PRIVATE C_RELU_CARELESS
+                           C_RELU_NAME="c_relu_careless")
+list(APPEND _ampx_broken_targets ampx_backend_c_relu_careless)
+
 # tests/plugin_host depends on these (a sibling directory: a global property).
 set_property(GLOBAL APPEND PROPERTY AMPX_BROKEN_PLUGIN_TARGETS ${_ampx_broken_targets})
 unset(_ampx_broken_targets)

@@ -137,6 +137,7 @@ static inline void tp_buffer_free(ampx_buffer* buffer) {
 
 static inline ampx_status* tp_check_range(const ampx_buffer* buffer, uint64_t offset,
                                           uint64_t bytes) {
+  if (buffer == NULL) return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "NULL buffer");
   if (offset > buffer->size || bytes > buffer->size - offset) {
     return tp_status(AMPX_STATUS_INVALID_ARGUMENT,
                      "%llu bytes at offset %llu are outside a buffer of %llu bytes",
@@ -150,6 +151,7 @@ static inline ampx_status* tp_copy_to_device(ampx_buffer* dst, uint64_t dst_offs
                                              uint64_t bytes) {
   ampx_status* status = tp_check_range(dst, dst_offset, bytes);
   if (status != NULL) return status;
+  if (src == NULL && bytes > 0) return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "NULL source");
   if (bytes > 0) memcpy(dst->data + dst_offset, src, (size_t)bytes);
   return NULL;
 }
@@ -158,6 +160,7 @@ static inline ampx_status* tp_copy_to_host(void* dst, const ampx_buffer* src, ui
                                            uint64_t bytes) {
   ampx_status* status = tp_check_range(src, src_offset, bytes);
   if (status != NULL) return status;
+  if (dst == NULL && bytes > 0) return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "NULL destination");
   if (bytes > 0) memcpy(dst, src->data + src_offset, (size_t)bytes);
   return NULL;
 }

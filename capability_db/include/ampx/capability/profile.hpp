@@ -19,7 +19,7 @@ struct OpTiming {
   std::string dtype;        // "f32", "f16", "bf16"
   std::string shape_class;  // the probe's label, e.g. "conv3x3 64->64 28x28"
   // Amount of work of the probed instance: FLOPs for contractions and
-  // normalisations, else elements read + written (cpu_ref::estimate_work).
+  // normalisations, else elements read + written (opset::estimate_work).
   double flops = 0;
   double bytes = 0;
   ampx_support support = AMPX_SUPPORT_UNSUPPORTED;

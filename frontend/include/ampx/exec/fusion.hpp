@@ -6,7 +6,7 @@
 //  - MatMul followed by Add of a constant [N] row becomes MatMul with a bias
 //    input;
 //  - Conv2d, MatMul, Gemm or BatchNorm followed by an activation gets it as
-//    its `activation` epilogue (ir/activation.hpp, docs/OPS.md): Relu, Gelu,
+//    its `activation` epilogue (opset/activation.hpp, docs/OPS.md): Relu, Gelu,
 //    Clip, HardSigmoid, HardSwish, Sigmoid, Tanh, LeakyRelu, and the gated
 //    forms opset-13 exporters write, x·Sigmoid(x) (swish) and
 //    x·HardSigmoid(x; 1/6, 1/2) (hardswish);

@@ -1,6 +1,8 @@
 // Node attributes: a small closed set of kinds, mirroring ampx_attr_kind.
 #pragma once
 
+#include <ampx/backend_api.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -21,5 +23,9 @@ const char* attr_kind_name(AttrKind k);
 
 // Ordered so that node descriptions and printed plans are deterministic.
 using AttrMap = std::map<std::string, Attribute, std::less<>>;
+
+// The attributes as the C ABI's ampx_attr array, in map order. The entries
+// point into `attrs`, which must outlive them.
+std::vector<ampx_attr> to_c_attrs(const AttrMap& attrs);
 
 }  // namespace ampx

@@ -1,5 +1,6 @@
-// The op set (docs/OPS.md) and each op's static schema: arity, attributes and
-// its default class for MindSpore's `auto` amp level.
+// The IR's op types: the op set of docs/OPS.md (whose arity, attributes
+// and rules live in opset/catalogue.hpp) and each op's default class for
+// MindSpore's `auto` amp level.
 #pragma once
 
 #include <ampx/ir/attribute.hpp>
@@ -72,18 +73,11 @@ enum class AutoClass {
   kFollow,   // dtype of its first float input
 };
 
-struct AttrSpec {
-  std::string_view name;
-  AttrKind kind;
-  bool required;
-};
-
+// The IR's side of an op. Its arity, attributes and rules live in the op
+// set's catalogue (opset/catalogue.hpp), found by name.
 struct OpSchema {
   OpType op;
   std::string_view name;  // as in docs/OPS.md and on the C ABI
-  int min_inputs;
-  int max_inputs;  // -1: variadic
-  std::span<const AttrSpec> attrs;
   AutoClass auto_class;
 };
 
@@ -91,7 +85,7 @@ const OpSchema& op_schema(OpType op);
 std::string_view op_name(OpType op);
 std::optional<OpType> parse_op(std::string_view name);
 std::span<const OpSchema> all_op_schemas();
-// plugin_support::is_data_movement() of the op's name (the one definition),
+// opset::is_data_movement() of the op's name (the one definition),
 // looked up in a table built once: the planner asks it for every node.
 bool is_data_movement(OpType op);
 

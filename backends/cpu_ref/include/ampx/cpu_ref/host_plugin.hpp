@@ -129,7 +129,7 @@ struct HostPluginSpec {
   std::span<const plugin_support::OptionSpec> options = {};
 };
 
-// Cost hint in microseconds from estimate_work(): flops at `flops_per_s`,
+// Cost hint in microseconds from opset::estimate_work(): flops at `flops_per_s`,
 // bytes moved at 10 GB/s and, when `convert16`, 1 ns per 16-bit element
 // widened or rounded. A hint for the planner only; the capability database
 // measures.

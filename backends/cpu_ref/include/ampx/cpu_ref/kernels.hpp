@@ -24,6 +24,7 @@
 #include <string>
 
 #include "ampx/backend_api.h"
+#include "ampx/opset/output_types.hpp"
 
 namespace ampx::cpu_ref {
 
@@ -43,28 +44,17 @@ class CpuKernel {
 // Thrown by make_kernel when the node is well formed but has no kernel here
 // (unknown op type, dtype not handled). Other validation failures throw plain
 // std::invalid_argument. Messages always start with "node '<name>' (<op>): ".
-class UnsupportedNode : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+using UnsupportedNode = opset::UnsupportedNode;
 
-// Validates the node (arity, ranks, dims, attribute values, the dtype rule of
-// docs/OPS.md) and returns a kernel for it. Cheap: scratch memory is allocated
+// Validates the node with the op set (opset::validate: arity, attributes,
+// ranks, dims, the dtype rule of docs/OPS.md, the declared outputs) and
+// returns a kernel for it. Cheap: scratch memory is allocated
 // on the first run(). The node description is only borrowed for the call.
 std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node);
 
 // True when make_kernel(node) would succeed; otherwise false and, if `why` is
 // not NULL, the reason. Never throws.
 bool can_run(const ampx_node_desc& node, std::string* why) noexcept;
-
-// Rough amount of work of a node, for cost hints: floating-point operations
-// and bytes read + written. Never throws; malformed nodes give zeros.
-struct WorkEstimate {
-  double flops = 0;
-  double bytes = 0;
-  double elements_16bit = 0;  // 16-bit elements converted to/from f32
-};
-WorkEstimate estimate_work(const ampx_node_desc& node) noexcept;
 
 // Threads a single kernel may use. Default: the AMPX_CPU_REF_THREADS
 // environment variable if set (>= 1), else std::thread::hardware_concurrency().

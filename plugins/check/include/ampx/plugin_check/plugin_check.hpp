@@ -9,7 +9,7 @@
 //     plugin's answer is honoured (`unsupported` is not run, and its
 //     kernel_prepare must refuse), and whatever it answers `native` or
 //     `emulated` is run and compared with cpu_ref at the shipped tolerance
-//     (tolerances.hpp); data movement bit for bit. A failing `native` answer
+//     (opset/tolerances.hpp); data movement bit for bit. A failing `native` answer
 //     is reported as a lie;
 //   - with `perf`, each run case timed on the plugin and on cpu_ref.
 // The plugin runs in this process: run the check under AddressSanitizer to
@@ -17,8 +17,10 @@
 #pragma once
 
 #include <ampx/backend_api.h>
+#include <ampx/opset/tolerances.hpp>
 
 #include <cstdint>
+
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
@@ -32,6 +34,9 @@ struct CheckOptions {
   std::vector<std::string> ops;    // op types (empty: all)
   std::vector<ampx_dtype> dtypes;  // default f32, f16, bf16
   bool perf = false;
+  // How the plugin computes on f16 (opset/tolerances.hpp): its f16 results
+  // are held to that mode's tolerance. The default is the op set's contract.
+  opset::ComputeMode compute_mode = opset::ComputeMode::kF32Accumulate;
   std::string plugin_options;  // passed to plugin_create
   // cpu_ref, the reference (empty: found in the default plugin directories).
   std::filesystem::path reference;
@@ -71,6 +76,7 @@ struct CheckReport {
   std::filesystem::path file;
   std::string plugin, version;
   uint32_t abi_major = 0, abi_minor = 0;
+  opset::ComputeMode compute_mode = opset::ComputeMode::kF32Accumulate;  // as checked
   int32_t devices = 0;
   std::string note;  // plugin_info.note
   std::vector<AbiCheck> abi;

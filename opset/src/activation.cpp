@@ -1,9 +1,9 @@
-#include <ampx/ir/activation.hpp>
+#include "ampx/opset/activation.hpp"
 
 #include <algorithm>
 #include <array>
 
-namespace ampx {
+namespace ampx::opset {
 namespace {
 
 constexpr std::array<std::string_view, 11> kNames = {
@@ -31,4 +31,4 @@ std::string activation_names_list() {
   return s;
 }
 
-}  // namespace ampx
+}  // namespace ampx::opset

@@ -13,13 +13,11 @@
 // tanh) take none.
 #pragma once
 
-#include <ampx/ir/attribute.hpp>
-
 #include <span>
 #include <string>
 #include <string_view>
 
-namespace ampx {
+namespace ampx::opset {
 
 // Every accepted value of `activation`, "none" first.
 std::span<const std::string_view> activation_names();
@@ -27,4 +25,4 @@ bool is_activation_name(std::string_view name);
 // "'none', 'relu', ..." for error messages.
 std::string activation_names_list();
 
-}  // namespace ampx
+}  // namespace ampx::opset

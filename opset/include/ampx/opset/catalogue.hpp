@@ -1,0 +1,54 @@
+// The op set of docs/OPS.md as data: every op's name (as on the C ABI), its
+// arity, its attributes and their kinds, and which dtypes its kernels handle.
+// The frontend's IR, every backend and the conformance kit read this one
+// table; nothing else lists the ops.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "ampx/backend_api.h"
+
+namespace ampx::opset {
+
+// The dtype rule of an op (docs/OPS.md, "Dtypes").
+enum class DtypeRule {
+  kCompute,      // every tensor is f32, f16 or bf16, one common dtype
+  kElementwise,  // kCompute, or f64
+  kInteger,      // kElementwise, or i64 / i32 (the importer's shape arithmetic)
+  kData,         // any dtype, bit-exact copies (data movement)
+  kCast,         // input and output dtypes differ by design
+};
+
+struct AttrDef {
+  std::string_view name;
+  ampx_attr_kind kind;
+  bool required;
+};
+
+struct OpDef {
+  std::string_view name;  // NUL-terminated literal, as in docs/OPS.md
+  int min_inputs;
+  int max_inputs;  // -1: variadic
+  std::span<const AttrDef> attrs;
+  DtypeRule dtype_rule;
+};
+
+// NULL when the op set has no op of that name.
+const OpDef* find_op(std::string_view name) noexcept;
+// In the order of docs/OPS.md.
+std::span<const OpDef> all_ops() noexcept;
+
+// The data-movement ops: they move bytes and compute nothing, so they are
+// exact in every dtype and a 16-bit form is never slower than f32 (it moves
+// half the bytes). A backend that stores a dtype answers them `native` in it,
+// and the planner never brackets one with a Cast pair.
+inline bool is_data_movement(std::string_view op_type) noexcept {
+  const OpDef* op = find_op(op_type);
+  return op && op->dtype_rule == DtypeRule::kData;
+}
+
+// "INT", "FLOAT", "INTS", "FLOATS", "STRING".
+const char* attr_kind_name(ampx_attr_kind k) noexcept;
+
+}  // namespace ampx::opset

@@ -1,0 +1,154 @@
+#include "ampx/opset/catalogue.hpp"
+
+namespace ampx::opset {
+namespace {
+
+constexpr AttrDef kConvAttrs[] = {
+    {"strides", AMPX_ATTR_INTS, false},         {"pads", AMPX_ATTR_INTS, false},
+    {"dilations", AMPX_ATTR_INTS, false},       {"group", AMPX_ATTR_INT, false},
+    {"activation", AMPX_ATTR_STRING, false},    {"activation_alpha", AMPX_ATTR_FLOAT, false},
+    {"activation_beta", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kGemmAttrs[] = {
+    {"alpha", AMPX_ATTR_FLOAT, false},          {"beta", AMPX_ATTR_FLOAT, false},
+    {"transA", AMPX_ATTR_INT, false},           {"transB", AMPX_ATTR_INT, false},
+    {"activation", AMPX_ATTR_STRING, false},    {"activation_alpha", AMPX_ATTR_FLOAT, false},
+    {"activation_beta", AMPX_ATTR_FLOAT, false}};
+// The fused epilogue of a contraction (docs/OPS.md, "Fused epilogues").
+constexpr AttrDef kMatMulAttrs[] = {{"activation", AMPX_ATTR_STRING, false},
+                                    {"activation_alpha", AMPX_ATTR_FLOAT, false},
+                                    {"activation_beta", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kEpsAttrs[] = {{"epsilon", AMPX_ATTR_FLOAT, false}};
+// BatchNorm's fused activation (docs/OPS.md, "Fused epilogues").
+constexpr AttrDef kBatchNormAttrs[] = {{"epsilon", AMPX_ATTR_FLOAT, false},
+                                       {"activation", AMPX_ATTR_STRING, false},
+                                       {"activation_alpha", AMPX_ATTR_FLOAT, false},
+                                       {"activation_beta", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kLayerNormAttrs[] = {{"axis", AMPX_ATTR_INT, false},
+                                       {"epsilon", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kAxisAttrs[] = {{"axis", AMPX_ATTR_INT, false}};
+constexpr AttrDef kConcatAttrs[] = {{"axis", AMPX_ATTR_INT, true}};
+constexpr AttrDef kClipAttrs[] = {{"min", AMPX_ATTR_FLOAT, false}, {"max", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kGeluAttrs[] = {{"approximate", AMPX_ATTR_STRING, false}};
+constexpr AttrDef kMaxPoolAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
+                                     {"strides", AMPX_ATTR_INTS, false},
+                                     {"pads", AMPX_ATTR_INTS, false},
+                                     {"ceil_mode", AMPX_ATTR_INT, false}};
+constexpr AttrDef kAvgPoolAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
+                                     {"strides", AMPX_ATTR_INTS, false},
+                                     {"pads", AMPX_ATTR_INTS, false},
+                                     {"ceil_mode", AMPX_ATTR_INT, false},
+                                     {"count_include_pad", AMPX_ATTR_INT, false}};
+constexpr AttrDef kReduceAttrs[] = {{"axes", AMPX_ATTR_INTS, false},
+                                    {"keepdims", AMPX_ATTR_INT, false}};
+constexpr AttrDef kReshapeAttrs[] = {{"shape", AMPX_ATTR_INTS, true}};
+constexpr AttrDef kTransposeAttrs[] = {{"perm", AMPX_ATTR_INTS, false}};
+constexpr AttrDef kSliceAttrs[] = {{"starts", AMPX_ATTR_INTS, true},
+                                   {"ends", AMPX_ATTR_INTS, true},
+                                   {"axes", AMPX_ATTR_INTS, false},
+                                   {"steps", AMPX_ATTR_INTS, false}};
+constexpr AttrDef kCastAttrs[] = {{"to", AMPX_ATTR_INT, true}};
+constexpr AttrDef kDropoutAttrs[] = {{"ratio", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kConvTransposeAttrs[] = {{"strides", AMPX_ATTR_INTS, false},
+                                           {"pads", AMPX_ATTR_INTS, false},
+                                           {"dilations", AMPX_ATTR_INTS, false},
+                                           {"output_padding", AMPX_ATTR_INTS, false},
+                                           {"group", AMPX_ATTR_INT, false}};
+constexpr AttrDef kAlphaAttrs[] = {{"alpha", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kHardSigmoidAttrs[] = {{"alpha", AMPX_ATTR_FLOAT, false},
+                                         {"beta", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kArgMaxAttrs[] = {{"axis", AMPX_ATTR_INT, false},
+                                    {"keepdims", AMPX_ATTR_INT, false},
+                                    {"select_last_index", AMPX_ATTR_INT, false}};
+constexpr AttrDef kSplitAttrs[] = {{"axis", AMPX_ATTR_INT, false}, {"split", AMPX_ATTR_INTS, true}};
+constexpr AttrDef kExpandAttrs[] = {{"shape", AMPX_ATTR_INTS, true}};
+constexpr AttrDef kPadAttrs[] = {{"pads", AMPX_ATTR_INTS, true},
+                                 {"mode", AMPX_ATTR_STRING, false},
+                                 {"value", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kResizeAttrs[] = {{"sizes", AMPX_ATTR_INTS, true},
+                                    {"mode", AMPX_ATTR_STRING, false},
+                                    {"coordinate_transformation_mode", AMPX_ATTR_STRING, false},
+                                    {"nearest_mode", AMPX_ATTR_STRING, false}};
+
+using R = DtypeRule;
+constexpr OpDef kOps[] = {
+    {"Conv2d", 2, 4, kConvAttrs, R::kCompute},
+    {"MatMul", 2, 3, kMatMulAttrs, R::kCompute},
+    {"Gemm", 2, 3, kGemmAttrs, R::kCompute},
+    {"BatchNorm", 5, 5, kBatchNormAttrs, R::kCompute},
+    {"LayerNorm", 2, 3, kLayerNormAttrs, R::kCompute},
+    {"Softmax", 1, 1, kAxisAttrs, R::kCompute},
+    {"Relu", 1, 1, {}, R::kElementwise},
+    {"Clip", 1, 1, kClipAttrs, R::kElementwise},
+    {"Gelu", 1, 1, kGeluAttrs, R::kElementwise},
+    {"Sigmoid", 1, 1, {}, R::kElementwise},
+    {"Tanh", 1, 1, {}, R::kElementwise},
+    {"Add", 2, 2, {}, R::kInteger},
+    {"Sub", 2, 2, {}, R::kInteger},
+    {"Mul", 2, 2, {}, R::kInteger},
+    {"Div", 2, 2, {}, R::kInteger},
+    {"MaxPool", 1, 1, kMaxPoolAttrs, R::kCompute},
+    {"AveragePool", 1, 1, kAvgPoolAttrs, R::kCompute},
+    {"GlobalAveragePool", 1, 1, {}, R::kCompute},
+    {"ReduceMean", 1, 1, kReduceAttrs, R::kCompute},
+    {"ReduceSum", 1, 1, kReduceAttrs, R::kCompute},
+    {"Reshape", 1, 1, kReshapeAttrs, R::kData},
+    {"Flatten", 1, 1, kAxisAttrs, R::kData},
+    {"Transpose", 1, 1, kTransposeAttrs, R::kData},
+    {"Concat", 1, -1, kConcatAttrs, R::kData},
+    {"Slice", 1, 1, kSliceAttrs, R::kData},
+    {"Gather", 2, 2, kAxisAttrs, R::kData},
+    {"Cast", 1, 1, kCastAttrs, R::kCast},
+    {"Dropout", 1, 1, kDropoutAttrs, R::kData},
+    {"ConvTranspose", 2, 3, kConvTransposeAttrs, R::kCompute},
+    {"LeakyRelu", 1, 1, kAlphaAttrs, R::kElementwise},
+    {"PRelu", 2, 2, {}, R::kElementwise},
+    {"HardSigmoid", 1, 1, kHardSigmoidAttrs, R::kElementwise},
+    {"HardSwish", 1, 1, {}, R::kElementwise},
+    {"Erf", 1, 1, {}, R::kElementwise},
+    {"Pow", 2, 2, {}, R::kElementwise},
+    {"Sqrt", 1, 1, {}, R::kElementwise},
+    {"Reciprocal", 1, 1, {}, R::kElementwise},
+    {"Exp", 1, 1, {}, R::kElementwise},
+    {"Log", 1, 1, {}, R::kElementwise},
+    {"Neg", 1, 1, {}, R::kInteger},
+    {"LogSoftmax", 1, 1, kAxisAttrs, R::kCompute},
+    {"ReduceMax", 1, 1, kReduceAttrs, R::kCompute},
+    {"ArgMax", 1, 1, kArgMaxAttrs, R::kCompute},
+    {"Split", 1, 1, kSplitAttrs, R::kData},
+    {"Expand", 1, 1, kExpandAttrs, R::kData},
+    {"Pad", 1, 1, kPadAttrs, R::kData},
+    {"Resize", 1, 1, kResizeAttrs, R::kCompute},
+    {"Where", 3, 3, {}, R::kInteger},
+    {"Equal", 2, 2, {}, R::kInteger},
+};
+
+}  // namespace
+
+const OpDef* find_op(std::string_view name) noexcept {
+  for (const OpDef& op : kOps)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+std::span<const OpDef> all_ops() noexcept {
+  return kOps;
+}
+
+const char* attr_kind_name(ampx_attr_kind k) noexcept {
+  switch (k) {
+    case AMPX_ATTR_INT:
+      return "INT";
+    case AMPX_ATTR_FLOAT:
+      return "FLOAT";
+    case AMPX_ATTR_INTS:
+      return "INTS";
+    case AMPX_ATTR_FLOATS:
+      return "FLOATS";
+    case AMPX_ATTR_STRING:
+      return "STRING";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+}  // namespace ampx::opset

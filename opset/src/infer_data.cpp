@@ -1,0 +1,179 @@
+// Output types of the data-movement ops and Cast.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "infer_common.hpp"
+
+namespace ampx::opset::detail {
+
+Outputs infer_data(const Node& c, std::string_view op) {
+  const auto& in = c.in;
+  const int n = c.n;
+  const TensorSpec& x = in[0];
+  if (op == "Reshape") {
+    auto target = c.v.get_ints("shape");
+    Dims out;
+    int infer_at = -1;
+    for (size_t i = 0; i < target.size(); ++i) {
+      int64_t d = target[i];
+      if (d == 0) {
+        AMPX_CHECK(i < x.dims.size(), "shape[" + std::to_string(i) + "] = 0 has no input dim");
+        d = x.dims[i];
+      } else if (d == -1) {
+        AMPX_CHECK(infer_at < 0, "more than one -1 in shape");
+        infer_at = static_cast<int>(i);
+        out.push_back(1);
+        continue;
+      }
+      AMPX_CHECK(d >= 0, "invalid dimension " + std::to_string(d) + " in shape");
+      out.push_back(d);
+    }
+    const int64_t total = checked_count(c, x.dims);
+    const int64_t known = checked_count(c, out);  // the -1 counts as 1
+    if (infer_at >= 0) {
+      AMPX_CHECK(known > 0 && total % known == 0, "cannot infer -1: " + std::to_string(total) +
+                                                      " elements into " + dims_str(target));
+      out[static_cast<size_t>(infer_at)] = total / known;
+    }
+    AMPX_CHECK(checked_count(c, out) == total, "cannot reshape " + dims_str(x.dims) + " (" +
+                                                   std::to_string(total) + " elements) to " +
+                                                   dims_str(out));
+    return std::vector<TensorSpec>{{x.dtype, out}};
+  }
+  if (op == "Flatten") {
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    int64_t axis = c.v.get_int("axis", 1);
+    if (axis < 0) axis += rank;
+    AMPX_CHECK(axis >= 0 && axis <= rank, "axis out of range for rank " + std::to_string(rank));
+    int64_t a = 1, b = 1;
+    for (int64_t i = 0; i < rank; ++i) (i < axis ? a : b) *= x.dims[static_cast<size_t>(i)];
+    return std::vector<TensorSpec>{{x.dtype, {a, b}}};
+  }
+  if (op == "Transpose") {
+    const size_t rank = x.dims.size();
+    std::vector<int64_t> def(rank);
+    std::iota(def.rbegin(), def.rend(), 0);
+    auto perm = c.v.get_ints("perm", def);
+    AMPX_CHECK(perm.size() == rank, "perm must have " + std::to_string(rank) + " entries");
+    std::vector<bool> seen(rank, false);
+    Dims out;
+    for (int64_t p : perm) {
+      AMPX_CHECK(p >= 0 && static_cast<size_t>(p) < rank && !seen[static_cast<size_t>(p)],
+                 "perm is not a permutation");
+      seen[static_cast<size_t>(p)] = true;
+      out.push_back(x.dims[static_cast<size_t>(p)]);
+    }
+    return std::vector<TensorSpec>{{x.dtype, out}};
+  }
+  if (op == "Concat") {
+    require_same_dtype(c, in);
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    const auto axis = static_cast<size_t>(normalize_axis(c, c.v.get_int("axis", 0), rank, "axis"));
+    Dims out = x.dims;
+    for (int i = 1; i < n; ++i) {
+      const auto& s = in[static_cast<size_t>(i)].dims;
+      AMPX_CHECK(s.size() == x.dims.size(), "inputs differ in rank");
+      for (size_t d = 0; d < s.size(); ++d)
+        if (d != axis)
+          AMPX_CHECK(s[d] == x.dims[d], "input " + std::to_string(i) + " " + dims_str(s) +
+                                            " differs from " + dims_str(x.dims) +
+                                            " outside the axis");
+      out[axis] += s[axis];
+    }
+    return std::vector<TensorSpec>{{x.dtype, out}};
+  }
+  if (op == "Slice") {
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    auto starts = c.v.get_ints("starts");
+    auto ends = c.v.get_ints("ends");
+    std::vector<int64_t> def_axes(starts.size());
+    std::iota(def_axes.begin(), def_axes.end(), 0);
+    auto axes = c.v.get_ints("axes", def_axes);
+    auto steps = c.v.get_ints("steps", std::vector<int64_t>(starts.size(), 1));
+    AMPX_CHECK(starts.size() == ends.size() && axes.size() == starts.size() &&
+                   steps.size() == starts.size(),
+               "starts, ends, axes and steps must have the same length");
+    Dims out = x.dims;
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const auto a = static_cast<size_t>(normalize_axis(c, axes[i], rank, "axis"));
+      AMPX_CHECK(!seen[a], "axis listed twice");
+      seen[a] = true;
+      const int64_t dim = x.dims[a];
+      const int64_t step = steps[i];
+      AMPX_CHECK(step != 0, "step must not be 0");
+      out[a] = slice_axis(starts[i], ends[i], step, dim).length;
+    }
+    return std::vector<TensorSpec>{{x.dtype, out}};
+  }
+  if (op == "Gather") {
+    AMPX_CHECK(in[1].dtype == AMPX_DTYPE_I64 || in[1].dtype == AMPX_DTYPE_I32,
+               "indices must be i64 or i32, got " + std::string(dtype_name(in[1].dtype)));
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    const auto axis = static_cast<size_t>(normalize_axis(c, c.v.get_int("axis", 0), rank, "axis"));
+    Dims out(x.dims.begin(), x.dims.begin() + static_cast<std::ptrdiff_t>(axis));
+    out.insert(out.end(), in[1].dims.begin(), in[1].dims.end());
+    out.insert(out.end(), x.dims.begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.dims.end());
+    return std::vector<TensorSpec>{{x.dtype, out}};
+  }
+  if (op == "Cast") {
+    const int64_t to = c.v.get_int("to", 0);
+    // Range-check before the conversion: an enum cannot hold any int64.
+    const bool known =
+        to > 0 && to < 64 && plugin_support::dtype_size(static_cast<ampx_dtype>(to)) != 0;
+    AMPX_CHECK(known, "attribute 'to' = " + std::to_string(to) + " is not a dtype");
+    const auto t = static_cast<ampx_dtype>(to);
+    return std::vector<TensorSpec>{{t, x.dims}};
+  }
+  if (op == "Split") {
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    const auto axis = static_cast<size_t>(normalize_axis(c, c.v.get_int("axis", 0), rank, "axis"));
+    auto split = c.v.get_ints("split");
+    AMPX_CHECK(!split.empty(), "split must not be empty");
+    int64_t total = 0;
+    std::vector<TensorSpec> outs;
+    for (int64_t v : split) {
+      AMPX_CHECK(v >= 0, "split has a negative size " + std::to_string(v));
+      total += v;
+      TensorSpec t = x;
+      t.dims[axis] = v;
+      outs.push_back(std::move(t));
+    }
+    AMPX_CHECK(total == x.dims[axis], "split sizes sum to " + std::to_string(total) +
+                                          ", the axis has " + std::to_string(x.dims[axis]));
+    return outs;
+  }
+  if (op == "Expand") {
+    auto shape = c.v.get_ints("shape");
+    for (int64_t d : shape) AMPX_CHECK(d >= 0, "shape has a negative dimension");
+    auto s = broadcast_shapes(x.dims, shape);
+    AMPX_CHECK(s.has_value(),
+               "input " + dims_str(x.dims) + " does not broadcast with shape " + dims_str(shape));
+    return std::vector<TensorSpec>{{x.dtype, *s}};
+  }
+  if (op == "Pad") {
+    const size_t rank = x.dims.size();
+    auto pads = c.v.get_ints("pads");
+    AMPX_CHECK(pads.size() == 2 * rank, "pads must have " + std::to_string(2 * rank) +
+                                            " values, got " + std::to_string(pads.size()));
+    const auto mode = c.v.get_string("mode", "constant");
+    AMPX_CHECK(mode == "constant" || mode == "reflect" || mode == "edge",
+               "mode must be 'constant', 'reflect' or 'edge', got '" + mode + "'");
+    (void)c.v.get_float("value", 0.0);
+    Dims out = x.dims;
+    for (size_t i = 0; i < rank; ++i) {
+      out[i] += pads[i] + pads[i + rank];
+      AMPX_CHECK(out[i] >= 0, "pads make dimension " + std::to_string(i) + " negative");
+      if (mode == "reflect" && (pads[i] > 0 || pads[i + rank] > 0))
+        AMPX_CHECK(pads[i] < x.dims[i] && pads[i + rank] < x.dims[i],
+                   "reflect pads must be smaller than the dimension");
+      if (mode == "edge" && (pads[i] > 0 || pads[i + rank] > 0))
+        AMPX_CHECK(x.dims[i] > 0, "edge padding of an empty dimension");
+    }
+    return std::vector<TensorSpec>{{x.dtype, out}};
+  }
+  return std::nullopt;
+}
+
+}  // namespace ampx::opset::detail

@@ -1,0 +1,86 @@
+// Output types of the elementwise and comparison ops.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "infer_common.hpp"
+
+namespace ampx::opset::detail {
+
+Outputs infer_elementwise(const Node& c, std::string_view op) {
+  const auto& in = c.in;
+  const TensorSpec& x = in[0];
+  if (op == "Clip") {
+    require_float(c, x, "input");
+    const double lo = c.v.get_float("min", -std::numeric_limits<double>::infinity());
+    const double hi = c.v.get_float("max", std::numeric_limits<double>::infinity());
+    AMPX_CHECK(lo <= hi, "min must not exceed max");
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "Gelu") {
+    require_float(c, x, "input");
+    const auto mode = c.v.get_string("approximate", "none");
+    AMPX_CHECK(mode == "none" || mode == "tanh",
+               "attribute 'approximate' must be 'none' or 'tanh', got '" + mode + "'");
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "Dropout") return std::vector<TensorSpec>{x};  // data movement: any dtype
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh") {
+    require_float(c, x, "input");
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    require_same_dtype(c, in);
+    auto s = broadcast_shapes(in[0].dims, in[1].dims);
+    AMPX_CHECK(s.has_value(), "shapes " + dims_str(in[0].dims) + " and " + dims_str(in[1].dims) +
+                                  " do not broadcast");
+    return std::vector<TensorSpec>{{x.dtype, *s}};
+  }
+  if (op == "LeakyRelu" || op == "HardSigmoid" || op == "HardSwish" || op == "Erf" ||
+      op == "Sqrt" || op == "Reciprocal" || op == "Exp" || op == "Log") {
+    require_float(c, x, "input");
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "Neg") {
+    AMPX_CHECK(is_float_dtype(x.dtype) || x.dtype == AMPX_DTYPE_I64 || x.dtype == AMPX_DTYPE_I32,
+               "input must be a float, i64 or i32, got " + std::string(dtype_name(x.dtype)));
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "PRelu") {
+    require_same_dtype(c, in);
+    require_float(c, x, "input");
+    auto s = broadcast_shapes(x.dims, in[1].dims);
+    AMPX_CHECK(s && *s == x.dims, "slope " + dims_str(in[1].dims) +
+                                      " does not broadcast to the input " + dims_str(x.dims));
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "Pow") {
+    require_same_dtype(c, in);
+    require_float(c, x, "input");
+    auto s = broadcast_shapes(in[0].dims, in[1].dims);
+    AMPX_CHECK(s.has_value(), "shapes " + dims_str(in[0].dims) + " and " + dims_str(in[1].dims) +
+                                  " do not broadcast");
+    return std::vector<TensorSpec>{{x.dtype, *s}};
+  }
+  if (op == "Equal") {
+    require_same_dtype(c, in);
+    auto s = broadcast_shapes(in[0].dims, in[1].dims);
+    AMPX_CHECK(s.has_value(), "shapes " + dims_str(in[0].dims) + " and " + dims_str(in[1].dims) +
+                                  " do not broadcast");
+    return std::vector<TensorSpec>{{AMPX_DTYPE_BOOL, *s}};
+  }
+  if (op == "Where") {
+    AMPX_CHECK(x.dtype == AMPX_DTYPE_BOOL,
+               "condition must be bool, got " + std::string(dtype_name(x.dtype)));
+    AMPX_CHECK(in[1].dtype == in[2].dtype, "X is " + std::string(dtype_name(in[1].dtype)) +
+                                               " but Y is " + std::string(dtype_name(in[2].dtype)));
+    auto s = broadcast_shapes(in[0].dims, in[1].dims);
+    if (s) s = broadcast_shapes(*s, in[2].dims);
+    AMPX_CHECK(s.has_value(), "shapes " + dims_str(in[0].dims) + ", " + dims_str(in[1].dims) +
+                                  " and " + dims_str(in[2].dims) + " do not broadcast");
+    return std::vector<TensorSpec>{{in[1].dtype, *s}};
+  }
+  return std::nullopt;
+}
+
+}  // namespace ampx::opset::detail

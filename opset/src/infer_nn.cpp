@@ -1,0 +1,141 @@
+// Output types of normalisation, softmax, pooling, reductions, ArgMax and Resize.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "infer_common.hpp"
+
+namespace ampx::opset::detail {
+
+namespace {
+
+std::vector<TensorSpec> infer_pool(const Node& c, const TensorSpec& x) {
+  AMPX_CHECK(x.dims.size() == 4, "input must be 4-D NCHW, got " + dims_str(x.dims));
+  auto k = pair_attr(c, "kernel_shape", {}, 2, true);
+  auto s = pair_attr(c, "strides", {1, 1}, 2, true);
+  auto p = pair_attr(c, "pads", {0, 0, 0, 0}, 4, false);
+  const bool ceil = flag_attr(c, "ceil_mode");
+  if (c.v.op_type() == "AveragePool") (void)flag_attr(c, "count_include_pad");
+  AMPX_CHECK(p[0] < k[0] && p[2] < k[0] && p[1] < k[1] && p[3] < k[1],
+             "pads must be smaller than the kernel");
+  const int64_t oh = window_out(x.dims[2], k[0], s[0], p[0], p[2], 1, ceil);
+  const int64_t ow = window_out(x.dims[3], k[1], s[1], p[1], p[3], 1, ceil);
+  AMPX_CHECK(oh > 0 && ow > 0, "window larger than the padded input " + dims_str(x.dims));
+  return std::vector<TensorSpec>{{x.dtype, {x.dims[0], x.dims[1], oh, ow}}};
+}
+
+}  // namespace
+
+Outputs infer_nn(const Node& c, std::string_view op) {
+  const auto& in = c.in;
+  const int n = c.n;
+  const TensorSpec& x = in[0];
+  if (op == "BatchNorm") {
+    check_epsilon(c);
+    require_same_dtype(c, in);
+    require_float(c, x, "input");
+    AMPX_CHECK(x.dims.size() >= 2, "input must have rank >= 2");
+    for (int i = 1; i < 5; ++i)
+      AMPX_CHECK(in[static_cast<size_t>(i)].dims == Dims{x.dims[1]},
+                 "parameter " + std::to_string(i) + " must be [" + std::to_string(x.dims[1]) +
+                     "], got " + dims_str(in[static_cast<size_t>(i)].dims));
+    check_activation(c);
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "LayerNorm") {
+    check_epsilon(c);
+    require_same_dtype(c, in);
+    require_float(c, x, "input");
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    const int64_t axis = normalize_axis(c, c.v.get_int("axis", -1), rank, "axis");
+    const Dims norm(x.dims.begin() + axis, x.dims.end());
+    for (int i = 1; i < n; ++i)
+      AMPX_CHECK(in[static_cast<size_t>(i)].dims == norm,
+                 "scale/bias must be " + dims_str(norm) + ", got " +
+                     dims_str(in[static_cast<size_t>(i)].dims));
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "Softmax") {
+    require_float(c, x, "input");
+    normalize_axis(c, c.v.get_int("axis", -1), static_cast<int64_t>(x.dims.size()), "axis");
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    require_float(c, x, "input");
+    return infer_pool(c, x);
+  }
+  if (op == "GlobalAveragePool") {
+    require_float(c, x, "input");
+    AMPX_CHECK(x.dims.size() == 4, "input must be 4-D NCHW, got " + dims_str(x.dims));
+    return std::vector<TensorSpec>{{x.dtype, {x.dims[0], x.dims[1], 1, 1}}};
+  }
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax") {
+    require_float(c, x, "input");
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    auto axes = c.v.get_ints("axes");
+    const bool keep = c.v.get_int("keepdims", 1) != 0;
+    std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
+    for (int64_t a : axes) {
+      const auto na = static_cast<size_t>(normalize_axis(c, a, rank, "axis"));
+      AMPX_CHECK(!reduced[na], "axis " + std::to_string(a) + " listed twice");
+      reduced[na] = true;
+    }
+    Dims out;
+    for (size_t i = 0; i < static_cast<size_t>(rank); ++i) {
+      // A max has no value over nothing; a sum or mean has (0 or NaN).
+      AMPX_CHECK(op != "ReduceMax" || !reduced[i] || x.dims[i] > 0, "max over an empty axis");
+      if (!reduced[i])
+        out.push_back(x.dims[i]);
+      else if (keep)
+        out.push_back(1);
+    }
+    return std::vector<TensorSpec>{{x.dtype, out}};
+  }
+  if (op == "LogSoftmax") {
+    require_float(c, x, "input");
+    normalize_axis(c, c.v.get_int("axis", -1), static_cast<int64_t>(x.dims.size()), "axis");
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "ArgMax") {
+    require_float(c, x, "input");
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    const auto axis = static_cast<size_t>(normalize_axis(c, c.v.get_int("axis", 0), rank, "axis"));
+    const bool keep = c.v.get_int("keepdims", 1) != 0;
+    (void)flag_attr(c, "select_last_index");
+    AMPX_CHECK(x.dims[axis] > 0, "argmax over an empty axis");
+    Dims out = x.dims;
+    if (keep)
+      out[axis] = 1;
+    else
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+    return std::vector<TensorSpec>{{AMPX_DTYPE_I64, out}};
+  }
+  if (op == "Resize") {
+    require_float(c, x, "input");
+    auto sizes = c.v.get_ints("sizes");
+    AMPX_CHECK(sizes.size() == x.dims.size(),
+               "sizes must have " + std::to_string(x.dims.size()) + " values");
+    for (int64_t d : sizes) AMPX_CHECK(d > 0, "sizes must be positive");
+    const auto mode = c.v.get_string("mode", "nearest");
+    AMPX_CHECK(mode == "nearest" || mode == "linear",
+               "mode must be 'nearest' or 'linear', got '" + mode + "'");
+    const auto ctm = c.v.get_string("coordinate_transformation_mode", "half_pixel");
+    AMPX_CHECK(ctm == "half_pixel" || ctm == "asymmetric" || ctm == "align_corners" ||
+                   ctm == "pytorch_half_pixel",
+               "unsupported coordinate_transformation_mode '" + ctm + "'");
+    const auto nm = c.v.get_string("nearest_mode", "round_prefer_floor");
+    AMPX_CHECK(
+        nm == "round_prefer_floor" || nm == "round_prefer_ceil" || nm == "floor" || nm == "ceil",
+        "unsupported nearest_mode '" + nm + "'");
+    for (size_t i = 0; i < x.dims.size(); ++i) {
+      const bool spatial = x.dims.size() >= 2 && i + 2 >= x.dims.size();
+      AMPX_CHECK(spatial || sizes[i] == x.dims[i], "only the last two dimensions may be resized");
+      AMPX_CHECK(!spatial || x.dims[i] > 0, "cannot resize an empty dimension");
+    }
+    if (mode == "linear") AMPX_CHECK(x.dims.size() == 4, "linear mode needs a 4-D NCHW input");
+    return std::vector<TensorSpec>{{x.dtype, Dims(sizes.begin(), sizes.end())}};
+  }
+  return std::nullopt;
+}
+
+}  // namespace ampx::opset::detail

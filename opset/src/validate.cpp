@@ -1,0 +1,171 @@
+// validate(): the structural rules, the dtype rule of docs/OPS.md, and the
+// declared outputs against the inferred ones.
+#include "ampx/opset/validate.hpp"
+
+#include "ampx/opset/catalogue.hpp"
+#include "ampx/plugin_support.hpp"
+
+namespace ampx::opset {
+namespace {
+
+using plugin_support::dtype_name;
+using plugin_support::dtype_size;
+using plugin_support::is_float_dtype;
+using plugin_support::NodeView;
+
+[[noreturn]] void unsupported(const NodeView& v, const std::string& what) {
+  throw UnsupportedNode(v.where() + ": " + what);
+}
+
+size_t tensor_count(const NodeView& v) {
+  return v.num_inputs() + v.num_outputs();
+}
+std::string tensor_label(const NodeView& v, size_t i) {
+  return i < v.num_inputs() ? "input " + std::to_string(i)
+                            : "output " + std::to_string(i - v.num_inputs());
+}
+ampx_dtype tensor_dtype(const NodeView& v, size_t i) {
+  return i < v.num_inputs() ? v.input(i).dtype : v.output(i - v.num_inputs()).dtype;
+}
+
+// Tensors of a compute op that have a dtype of their own (docs/OPS.md):
+// Where's condition and Equal's result are bool, ArgMax's result is i64.
+ampx_dtype fixed_dtype(std::string_view op, size_t slot, size_t n_in) {
+  if (op == "Where" && slot == 0) return AMPX_DTYPE_BOOL;
+  if (op == "Equal" && slot == n_in) return AMPX_DTYPE_BOOL;
+  if (op == "ArgMax" && slot == n_in) return AMPX_DTYPE_I64;
+  return AMPX_DTYPE_INVALID;
+}
+
+bool is_int_dtype(ampx_dtype dt) {
+  return dt == AMPX_DTYPE_I64 || dt == AMPX_DTYPE_I32;
+}
+
+// Every tensor of a compute op is a float of one common dtype (integer
+// ops: or i64 / i32), except the fixed ones above. Returns that dtype.
+ampx_dtype float_dtype(const NodeView& v, DtypeRule rule) {
+  const bool allow_int = rule == DtypeRule::kInteger;
+  const bool allow_f64 = rule != DtypeRule::kCompute;
+  ampx_dtype common = AMPX_DTYPE_INVALID;
+  size_t first = 0;
+  for (size_t i = 0; i < tensor_count(v); ++i) {
+    const ampx_dtype dt = tensor_dtype(v, i);
+    if (dtype_size(dt) == 0) v.fail(tensor_label(v, i) + " has an invalid dtype");
+    if (const ampx_dtype fixed = fixed_dtype(v.op_type(), i, v.num_inputs());
+        fixed != AMPX_DTYPE_INVALID) {
+      if (dt != fixed)
+        unsupported(
+            v, tensor_label(v, i) + " is " + dtype_name(dt) + ", expected " + dtype_name(fixed));
+      continue;
+    }
+    if (!is_float_dtype(dt) && !(allow_int && is_int_dtype(dt))) {
+      unsupported(v, tensor_label(v, i) + " is " + dtype_name(dt) + ", expected f32, f16 or bf16" +
+                         (allow_int ? " (or i64, i32)" : ""));
+    }
+    if (common == AMPX_DTYPE_INVALID) {
+      common = dt;
+      first = i;
+    } else if (dt != common) {
+      v.fail(tensor_label(v, i) + " is " + dtype_name(dt) + " but " + tensor_label(v, first) +
+             " is " + dtype_name(common) + ": all float tensors of a node share one dtype");
+    }
+  }
+  if (common == AMPX_DTYPE_F64 && !allow_f64)
+    unsupported(v, "dtype f64 is not handled by this op (f32, f16, bf16 only)");
+  return common;
+}
+
+// Data movement: the data tensors share one dtype, any dtype; Gather's
+// indices (input 1) are i64 or i32.
+ampx_dtype data_dtype(const NodeView& v) {
+  const bool gather = v.op_type() == "Gather";
+  ampx_dtype common = AMPX_DTYPE_INVALID;
+  size_t first = 0;
+  for (size_t i = 0; i < tensor_count(v); ++i) {
+    const ampx_dtype dt = tensor_dtype(v, i);
+    if (dtype_size(dt) == 0) v.fail(tensor_label(v, i) + " has an invalid dtype");
+    if (gather && i == 1) {
+      if (!is_int_dtype(dt))
+        unsupported(v, std::string("indices are ") + dtype_name(dt) + ", expected i64 or i32");
+      continue;
+    }
+    if (common == AMPX_DTYPE_INVALID) {
+      common = dt;
+      first = i;
+    } else if (dt != common) {
+      v.fail(tensor_label(v, i) + " is " + dtype_name(dt) + " but " + tensor_label(v, first) +
+             " is " + dtype_name(common) + ": data tensors of a node share one dtype");
+    }
+  }
+  return common;
+}
+
+ampx_dtype dtype_rule(const NodeView& v, const OpDef& op) {
+  switch (op.dtype_rule) {
+    case DtypeRule::kCompute:
+    case DtypeRule::kElementwise:
+    case DtypeRule::kInteger:
+      return float_dtype(v, op.dtype_rule);
+    case DtypeRule::kData:
+      return data_dtype(v);
+    case DtypeRule::kCast:
+      for (size_t i = 0; i < tensor_count(v); ++i)
+        if (dtype_size(tensor_dtype(v, i)) == 0)
+          v.fail(tensor_label(v, i) + " has an invalid dtype");
+      return v.input(0).dtype;
+  }
+  return AMPX_DTYPE_INVALID;
+}
+
+void check_declared_outputs(const NodeView& v, const std::vector<TensorSpec>& want) {
+  if (v.num_outputs() != want.size()) {
+    v.fail("has " + std::to_string(v.num_outputs()) + " outputs, expected " +
+           std::to_string(want.size()));
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    const ampx_tensor_desc& t = v.output(i);
+    const std::string what = want.size() == 1 ? "output" : "output " + std::to_string(i);
+    if (t.dtype != want[i].dtype) {
+      v.fail(what + " is " + dtype_name(t.dtype) + ", expected " + dtype_name(want[i].dtype));
+    }
+    const Dims got(t.dims, t.dims + t.rank);
+    if (got != want[i].dims)
+      v.fail(what + " has shape " + dims_str(got) + ", expected " + dims_str(want[i].dims));
+  }
+}
+
+}  // namespace
+
+ampx_dtype validate(const ampx_node_desc& node) {
+  const NodeView v(node);
+  const OpDef* op = find_op(v.op_type());
+  if (!op) unsupported(v, "unknown op type");
+  // Arity first, so that the dtype rule never indexes a missing input.
+  const auto n = static_cast<int>(v.num_inputs());
+  if (n >= op->min_inputs && (op->max_inputs < 0 || n <= op->max_inputs) && n > 0) {
+    const ampx_dtype dt = dtype_rule(v, *op);
+    check_declared_outputs(v, infer_outputs(node));
+    return dt;
+  }
+  (void)infer_outputs(node);  // throws the arity message
+  v.fail("has no inputs");
+}
+
+bool is_valid(const ampx_node_desc& node, std::string* why) noexcept {
+  try {
+    (void)validate(node);
+    return true;
+  } catch (const std::exception& e) {
+    if (why) {
+      try {
+        *why = e.what();
+      } catch (...) {
+      }
+    }
+  } catch (...) {
+    if (why) why->clear();
+  }
+  return false;
+}
+
+}  // namespace ampx::opset

@@ -1,0 +1,69 @@
+#include "ampx/opset/work.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include "ampx/opset/catalogue.hpp"
+#include "ampx/plugin_support.hpp"
+
+namespace ampx::opset {
+namespace {
+
+using plugin_support::dtype_size;
+using plugin_support::is_16bit_float;
+
+double product(const ampx_tensor_desc& t, int32_t from) {
+  double p = 1;
+  for (int32_t i = from; i < t.rank; ++i) p *= static_cast<double>(t.dims[i]);
+  return p;
+}
+
+}  // namespace
+
+WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
+  WorkEstimate w;
+  try {
+    const plugin_support::NodeView v(node);
+    const std::string_view op = v.op_type();
+    double in_elems = 0, out_elems = 0, e16 = 0;
+    auto count = [&](const ampx_tensor_desc& t, double& elems) {
+      const auto n = static_cast<double>(plugin_support::element_count(t));
+      elems += n;
+      w.bytes += n * static_cast<double>(dtype_size(t.dtype));
+      if (is_16bit_float(t.dtype)) e16 += n;
+    };
+    for (size_t i = 0; i < v.num_inputs(); ++i) count(v.input(i), in_elems);
+    for (size_t i = 0; i < v.num_outputs(); ++i) count(v.output(i), out_elems);
+    const OpDef* def = find_op(op);
+    const bool data =
+        def && (def->dtype_rule == DtypeRule::kData || def->dtype_rule == DtypeRule::kCast);
+    w.elements_16bit = data ? 0 : e16;
+    const size_t n_in = v.num_inputs();
+    if (op == "Conv2d" && n_in >= 2 && v.input(1).rank == 4) {
+      w.flops = 2 * out_elems * product(v.input(1), 1);
+    } else if (op == "MatMul" && n_in >= 2 && v.input(0).rank >= 2) {
+      const ampx_tensor_desc& a = v.input(0);
+      w.flops = 2 * out_elems * static_cast<double>(a.dims[a.rank - 1]);
+    } else if (op == "Gemm" && n_in >= 2 && v.input(0).rank == 2) {
+      const ampx_tensor_desc& a = v.input(0);
+      const int64_t k = v.get_int("transA", 0) ? a.dims[0] : a.dims[1];
+      w.flops = 2 * out_elems * static_cast<double>(k) + out_elems;
+    } else if (op == "MaxPool" || op == "AveragePool") {
+      double k = 1;
+      for (int64_t d : v.get_ints("kernel_shape", {1, 1})) k *= static_cast<double>(d);
+      w.flops = out_elems * k;
+    } else if (op == "Softmax" || op == "LayerNorm" || op == "Gelu" || op == "Sigmoid" ||
+               op == "Tanh") {
+      w.flops = 10 * out_elems;
+    } else if (data) {
+      w.flops = 0;
+    } else {
+      w.flops = std::max(in_elems, out_elems);
+    }
+  } catch (...) {
+    w = WorkEstimate{};
+  }
+  return w;
+}
+
+}  // namespace ampx::opset
