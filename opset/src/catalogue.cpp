@@ -134,21 +134,4 @@ std::span<const OpDef> all_ops() noexcept {
   return kOps;
 }
 
-const char* attr_kind_name(ampx_attr_kind k) noexcept {
-  switch (k) {
-    case AMPX_ATTR_INT:
-      return "INT";
-    case AMPX_ATTR_FLOAT:
-      return "FLOAT";
-    case AMPX_ATTR_INTS:
-      return "INTS";
-    case AMPX_ATTR_FLOATS:
-      return "FLOATS";
-    case AMPX_ATTR_STRING:
-      return "STRING";
-    default:
-      return "UNKNOWN";
-  }
-}
-
 }  // namespace ampx::opset

@@ -35,8 +35,8 @@ void check_schema(const NodeView& v, const OpDef& op) {
     if (it == op.attrs.end()) v.fail("unknown attribute '" + std::string(name) + "'");
     // A FLOAT attribute may be given as an INT (NodeView::get_float converts).
     if (a.kind != it->kind && !(it->kind == AMPX_ATTR_FLOAT && a.kind == AMPX_ATTR_INT)) {
-      v.fail("attribute '" + std::string(name) + "' is " + attr_kind_name(a.kind) + ", expected " +
-             attr_kind_name(it->kind));
+      v.fail("attribute '" + std::string(name) + "' is " + NodeView::attr_kind_name(a.kind) +
+             ", expected " + NodeView::attr_kind_name(it->kind));
     }
   }
   for (const AttrDef& d : op.attrs)

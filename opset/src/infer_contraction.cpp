@@ -7,18 +7,31 @@
 
 namespace ampx::opset::detail {
 
+namespace {
+
+// What Conv2d and ConvTranspose share: one float dtype, 4-D NCHW input and
+// weight, and `group` >= 1 (returned).
+int64_t conv_group(const Node& c) {
+  const TensorSpec& x = c.in[0];
+  const TensorSpec& w = c.in[1];
+  require_same_dtype(c, c.in);
+  require_float(c, x, "input");
+  AMPX_CHECK(x.dims.size() == 4, "input must be 4-D NCHW, got " + dims_str(x.dims));
+  AMPX_CHECK(w.dims.size() == 4, "weight must be 4-D, got " + dims_str(w.dims));
+  const int64_t g = c.v.get_int("group", 1);
+  AMPX_CHECK(g >= 1, "attribute 'group' = " + std::to_string(g) + " must be >= 1");
+  return g;
+}
+
+}  // namespace
+
 Outputs infer_contraction(const Node& c, std::string_view op) {
   const auto& in = c.in;
   const int n = c.n;
   const TensorSpec& x = in[0];
   if (op == "Conv2d") {
-    require_same_dtype(c, in);
-    require_float(c, x, "input");
     const auto& w = in[1];
-    AMPX_CHECK(x.dims.size() == 4, "input must be 4-D NCHW, got " + dims_str(x.dims));
-    AMPX_CHECK(w.dims.size() == 4, "weight must be 4-D, got " + dims_str(w.dims));
-    const int64_t g = c.v.get_int("group", 1);
-    AMPX_CHECK(g >= 1, "attribute 'group' = " + std::to_string(g) + " must be >= 1");
+    const int64_t g = conv_group(c);
     AMPX_CHECK(x.dims[1] % g == 0 && w.dims[0] % g == 0,
                "channels must be divisible by group " + std::to_string(g));
     AMPX_CHECK(w.dims[1] * g == x.dims[1],
@@ -83,13 +96,8 @@ Outputs infer_contraction(const Node& c, std::string_view op) {
     return std::vector<TensorSpec>{{x.dtype, {m, nn}}};
   }
   if (op == "ConvTranspose") {
-    require_same_dtype(c, in);
-    require_float(c, x, "input");
     const auto& w = in[1];
-    AMPX_CHECK(x.dims.size() == 4, "input must be 4-D NCHW, got " + dims_str(x.dims));
-    AMPX_CHECK(w.dims.size() == 4, "weight must be 4-D, got " + dims_str(w.dims));
-    const int64_t g = c.v.get_int("group", 1);
-    AMPX_CHECK(g >= 1, "attribute 'group' = " + std::to_string(g) + " must be >= 1");
+    const int64_t g = conv_group(c);
     AMPX_CHECK(w.dims[0] == x.dims[1] && x.dims[1] % g == 0,
                "weight " + dims_str(w.dims) + " does not match input channels " +
                    std::to_string(x.dims[1]) + " with group " + std::to_string(g));

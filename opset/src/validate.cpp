@@ -151,9 +151,9 @@ ampx_dtype validate(const ampx_node_desc& node) {
   v.fail("has no inputs");
 }
 
-bool is_valid(const ampx_node_desc& node, std::string* why) noexcept {
+bool succeeds(const std::function<void()>& fn, std::string* why) noexcept {
   try {
-    (void)validate(node);
+    fn();
     return true;
   } catch (const std::exception& e) {
     if (why) {
@@ -166,6 +166,10 @@ bool is_valid(const ampx_node_desc& node, std::string* why) noexcept {
     if (why) why->clear();
   }
   return false;
+}
+
+bool is_valid(const ampx_node_desc& node, std::string* why) noexcept {
+  return succeeds([&] { (void)validate(node); }, why);
 }
 
 }  // namespace ampx::opset

@@ -15,8 +15,8 @@
 namespace ampx::test {
 namespace {
 
-// An editable copy of a node description (no constant data: mutated dims
-// would not match it).
+// An editable copy of a node description, rebuilt through NodeBuilder (no
+// constant data: mutated dims would not match it).
 struct MutableNode {
   explicit MutableNode(const ampx_node_desc& d) : op(d.op_type), name(d.name ? d.name : "") {
     for (size_t i = 0; i < d.num_inputs; ++i)
@@ -49,50 +49,19 @@ struct MutableNode {
   std::vector<Tensor> in, out;
   std::vector<Attr> attrs;
 
-  const ampx_node_desc& desc() {
-    auto tensors = [](std::vector<Tensor>& ts, std::vector<ampx_tensor_desc>& cs) {
-      cs.clear();
-      for (Tensor& t : ts) {
-        ampx_tensor_desc c{};
-        c.struct_size = sizeof c;
-        c.dtype = t.dtype;
-        c.rank = static_cast<int32_t>(t.dims.size());
-        c.dims = t.dims.data();
-        cs.push_back(c);
-      }
-    };
-    tensors(in, in_c_);
-    tensors(out, out_c_);
-    attr_c_.clear();
-    for (Attr& a : attrs) {
-      ampx_attr c{};
-      c.struct_size = sizeof c;
-      c.name = a.name.c_str();
-      c.kind = a.kind;
-      c.i = a.i;
-      c.f = a.f;
-      c.s = a.s.c_str();
-      if (a.kind == AMPX_ATTR_INTS) c.ints = a.ints.data(), c.count = a.ints.size();
-      if (a.kind == AMPX_ATTR_FLOATS) c.floats = a.floats.data(), c.count = a.floats.size();
-      attr_c_.push_back(c);
+  NodeBuilder builder() const {
+    NodeBuilder b(op, name);
+    for (const Tensor& x : in) b.input(x.dtype, x.dims);
+    for (const Tensor& y : out) b.output(y.dtype, y.dims);
+    for (const Attr& a : attrs) {
+      if (a.kind == AMPX_ATTR_INT) b.attr_int(a.name, a.i);
+      if (a.kind == AMPX_ATTR_FLOAT) b.attr_float(a.name, a.f);
+      if (a.kind == AMPX_ATTR_INTS) b.attr_ints(a.name, a.ints);
+      if (a.kind == AMPX_ATTR_FLOATS) b.attr_floats(a.name, a.floats);
+      if (a.kind == AMPX_ATTR_STRING) b.attr_str(a.name, a.s);
     }
-    d_ = {};
-    d_.struct_size = sizeof d_;
-    d_.op_type = op.c_str();
-    d_.name = name.c_str();
-    d_.num_inputs = in_c_.size();
-    d_.inputs = in_c_.data();
-    d_.num_outputs = out_c_.size();
-    d_.outputs = out_c_.data();
-    d_.num_attrs = attr_c_.size();
-    d_.attrs = attr_c_.data();
-    return d_;
+    return b;
   }
-
- private:
-  std::vector<ampx_tensor_desc> in_c_, out_c_;
-  std::vector<ampx_attr> attr_c_;
-  ampx_node_desc d_{};
 };
 
 // Every single-edit mutant of `base`.
@@ -149,7 +118,8 @@ TEST(OpsetAgreement, WhatTheOpSetAcceptsTheReferenceKernelsBuild) {
       const MutableNode base(c.nb.desc());
       for (MutableNode& m : mutants(base)) {
         ++tried;
-        const ampx_node_desc& d = m.desc();
+        NodeBuilder b = m.builder();
+        const ampx_node_desc& d = b.desc();
         if (!opset::is_valid(d, nullptr)) continue;
         ++accepted;
         try {

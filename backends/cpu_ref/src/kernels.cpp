@@ -281,20 +281,7 @@ std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) {
 }
 
 bool can_run(const ampx_node_desc& node, std::string* why) noexcept {
-  try {
-    (void)make_kernel(node);
-    return true;
-  } catch (const std::exception& e) {
-    if (why) {
-      try {
-        *why = e.what();
-      } catch (...) {
-      }
-    }
-  } catch (...) {
-    if (why) why->clear();
-  }
-  return false;
+  return opset::succeeds([&] { (void)make_kernel(node); }, why);
 }
 
 int max_threads() noexcept {

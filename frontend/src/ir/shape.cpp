@@ -1,4 +1,5 @@
 #include <ampx/ir/shape.hpp>
+#include <ampx/opset/shape_rules.hpp>
 
 namespace ampx {
 
@@ -9,12 +10,7 @@ int64_t element_count(const Shape& shape) {
 }
 
 std::string shape_str(const Shape& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += 'x';
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
+  return opset::dims_str(shape);  // one spelling in messages, frontend and op set
 }
 
 }  // namespace ampx

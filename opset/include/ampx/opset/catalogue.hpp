@@ -48,7 +48,4 @@ inline bool is_data_movement(std::string_view op_type) noexcept {
   return op && op->dtype_rule == DtypeRule::kData;
 }
 
-// "INT", "FLOAT", "INTS", "FLOATS", "STRING".
-const char* attr_kind_name(ampx_attr_kind k) noexcept;
-
 }  // namespace ampx::opset

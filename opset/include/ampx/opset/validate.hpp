@@ -5,6 +5,7 @@
 // means the same thing on every device.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "ampx/opset/output_types.hpp"
@@ -20,5 +21,9 @@ ampx_dtype validate(const ampx_node_desc& node);
 // True when validate(node) would succeed; otherwise false and, if `why` is
 // not NULL, the reason. Never throws.
 bool is_valid(const ampx_node_desc& node, std::string* why) noexcept;
+
+// Runs fn: true when it returns; false when it throws, with the message in
+// `why` (if not NULL). The never-throwing form of a validating call.
+bool succeeds(const std::function<void()>& fn, std::string* why) noexcept;
 
 }  // namespace ampx::opset
