@@ -206,6 +206,27 @@ TEST(PluginCheck, ComputeModeSetsTheTolerance) {
   EXPECT_THAT(bad.err, HasSubstr("--compute-mode 'fast'"));
 }
 
+// --perf times every run case on the plugin, on cpu_ref and, where it is
+// built, on the oneDNN plugin as the fast CPU peer (no timing is asserted).
+TEST(PluginCheck, PerfTimesThePeerToo) {
+  const auto r =
+      ampx(std::string("plugin-check ") + AMPX_PLUGIN_BUILD_DIR +
+               "/libampx_backend_cpu_ref.so --op Gemm --dtype f32 --perf --format json",
+           "LSAN_OPTIONS='use_tls=0:suppressions=" AMPX_SOURCE_DIR "/tests/lsan_suppressions.txt'");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto j = json::parse(r.out);
+  const bool onednn = std::filesystem::exists(std::filesystem::path(AMPX_PLUGIN_BUILD_DIR) /
+                                              "libampx_backend_onednn.so");
+  EXPECT_EQ(j["peer"], onednn ? "onednn" : "");
+  int timed = 0, peer_timed = 0;
+  for (const auto& c : j["cases"]) {
+    timed += c.contains("plugin_us") && c["plugin_us"].get<double>() > 0;
+    peer_timed += c.contains("peer_us") && c["peer_us"].get<double>() > 0;
+  }
+  EXPECT_GT(timed, 0);
+  if (onednn) EXPECT_GT(peer_timed, 0);
+}
+
 TEST(PluginCheck, BadArgumentsAreOneLineErrors) {
   const auto missing = ampx("plugin-check /nonexistent/libampx_backend_x.so");
   EXPECT_EQ(missing.code, 2);

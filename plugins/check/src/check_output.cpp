@@ -78,17 +78,19 @@ void print_check_text(std::ostream& out, const CheckReport& r, bool perf) {
                        c.error, c.tolerance, c.note.empty() ? "" : "; note: " + c.note);
   }
   if (perf) {
+    const std::string peer = r.peer.empty() ? "-" : r.peer;
     out << fmt::format(
-        "\nperformance (median of 5 launches):\n{:<12}  {:<34}  {:<5}  {:>11}  {:>11}  "
-        "{:>11}  {:>11}\n",
-        "device", "case", "dtype", "plugin", "cpu_ref", "plugin", "cpu_ref");
+        "\nperformance (median of 5 launches; the peer: {}):\n{:<12}  {:<34}  {:<5}  {:>14}  "
+        "{:>14}  {:>14}  {:>11}  {:>11}  {:>11}\n",
+        peer, "device", "case", "dtype", "plugin", "cpu_ref", peer, "plugin", "cpu_ref", peer);
     for (const CaseResult& c : r.cases) {
       if (c.plugin_us < 0) continue;
-      out << fmt::format("{:<12}  {:<34}  {:<5}  {:>11}  {:>11}  {:>11}  {:>11}\n", c.device,
-                         c.name, plugin_support::dtype_name(c.dtype),
+      out << fmt::format("{:<12}  {:<34}  {:<5}  {:>14}  {:>14}  {:>14}  {:>11}  {:>11}  {:>11}\n",
+                         c.device, c.name, plugin_support::dtype_name(c.dtype),
                          rate(c.flops, c.plugin_us, "GFLOP/s"),
                          rate(c.flops, c.reference_us, "GFLOP/s"),
-                         rate(c.bytes, c.plugin_us, "GB/s"), rate(c.bytes, c.reference_us, "GB/s"));
+                         rate(c.flops, c.peer_us, "GFLOP/s"), rate(c.bytes, c.plugin_us, "GB/s"),
+                         rate(c.bytes, c.reference_us, "GB/s"), rate(c.bytes, c.peer_us, "GB/s"));
     }
   }
   out << fmt::format(
@@ -119,6 +121,7 @@ std::string check_json(const CheckReport& r) {
     if (c.plugin_us >= 0) {
       j["plugin_us"] = c.plugin_us;
       j["cpu_ref_us"] = c.reference_us;
+      if (c.peer_us >= 0) j["peer_us"] = c.peer_us;
       j["flops"] = c.flops;
       j["bytes"] = c.bytes;
     }
@@ -130,6 +133,7 @@ std::string check_json(const CheckReport& r) {
                    {"version", r.version},
                    {"abi", fmt::format("{}.{}", r.abi_major, r.abi_minor)},
                    {"compute_mode", opset::compute_mode_name(r.compute_mode)},
+                   {"peer", r.peer},
                    {"devices", r.devices},
                    {"note", r.note},
                    {"ok", r.ok()},

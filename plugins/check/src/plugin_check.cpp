@@ -99,6 +99,22 @@ fs::path find_reference(const CheckOptions& o) {
   throw std::runtime_error("the reference plugin libampx_backend_cpu_ref.so is not installed");
 }
 
+// With --perf, the oneDNN plugin as the fast CPU peer: NULL when it is the
+// plugin checked, not installed next to the reference, or unusable.
+std::unique_ptr<LoadedPlugin> load_peer(const CheckOptions& o, const LoadedPlugin& checked) {
+  if (checked.name() == "onednn") return nullptr;
+  const fs::path file =
+      o.peer.empty() ? find_reference(o).parent_path() / "libampx_backend_onednn.so" : o.peer;
+  if (!fs::exists(file)) return nullptr;
+  try {
+    auto peer = load(file, o.plugin_options);
+    if (peer->device_props().empty()) return nullptr;
+    return peer;
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
 // A status, never a crash, for each bad call; the device usable after.
 void check_error_paths(const LoadedPlugin& p, int32_t devices, std::vector<AbiCheck>& out) {
   const ampx_plugin_api& api = p.api();
@@ -156,9 +172,21 @@ bool wanted(const std::vector<std::string>& ops, const std::string& op) {
   return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
-CaseResult check_case(const LoadedPlugin& p, const LoadedPlugin& ref, int32_t device,
-                      const std::string& name, op_cases::Case& c, ampx_dtype dt, bool perf,
-                      opset::ComputeMode mode) {
+// The peer's time for the case, -1 when it does not run it or fails.
+double peer_time(const LoadedPlugin* peer, const ampx_node_desc& node,
+                 const std::vector<Tensor>& inputs) {
+  if (!peer) return -1;
+  try {
+    if (ask(*peer, 0, node).support == AMPX_SUPPORT_UNSUPPORTED) return -1;
+    return run_node(*peer, 0, node, inputs, true).us;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+CaseResult check_case(const LoadedPlugin& p, const LoadedPlugin& ref, const LoadedPlugin* peer,
+                      int32_t device, const std::string& name, op_cases::Case& c, ampx_dtype dt,
+                      bool perf, opset::ComputeMode mode) {
   const ampx_node_desc& node = c.nb.desc();
   CaseResult r;
   r.device = p.name() + ":" + std::to_string(device);
@@ -199,6 +227,7 @@ CaseResult check_case(const LoadedPlugin& p, const LoadedPlugin& ref, int32_t de
       const opset::WorkEstimate w = opset::estimate_work(node);
       r.flops = w.flops;
       r.bytes = w.bytes;
+      r.peer_us = peer_time(peer, node, c.inputs);
     }
     for (size_t i = 0; i < got.outputs.size(); ++i) {
       if (moves) {
@@ -291,6 +320,8 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
   }
   check_error_paths(*p, report.devices, report.abi);
   check_null_handles(*p, report.devices, report.abi);
+  const std::unique_ptr<LoadedPlugin> peer = o.perf ? load_peer(o, *p) : nullptr;
+  if (peer) report.peer = peer->name();
   check_copies_and_views(*p, report.devices, report.abi);
 
   const std::vector<ampx_dtype> dtypes =
@@ -304,7 +335,8 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
         op_cases::Case c;
         make(rng, dt, c);
         if (!wanted(o.ops, c.nb.desc().op_type)) continue;
-        report.cases.push_back(check_case(*p, *ref, d, name, c, dt, o.perf, o.compute_mode));
+        report.cases.push_back(
+            check_case(*p, *ref, peer.get(), d, name, c, dt, o.perf, o.compute_mode));
       }
     }
   }

@@ -11,7 +11,8 @@
 //     `emulated` is run and compared with cpu_ref at the shipped tolerance
 //     (opset/tolerances.hpp); data movement bit for bit. A failing `native` answer
 //     is reported as a lie;
-//   - with `perf`, each run case timed on the plugin and on cpu_ref.
+//   - with `perf`, each run case timed on the plugin, on cpu_ref and on the
+//     oneDNN plugin (the fast CPU peer) where it is installed.
 // The plugin runs in this process: run the check under AddressSanitizer to
 // catch kernels that write out of bounds.
 #pragma once
@@ -40,6 +41,9 @@ struct CheckOptions {
   std::string plugin_options;  // passed to plugin_create
   // cpu_ref, the reference (empty: found in the default plugin directories).
   std::filesystem::path reference;
+  // With perf: the oneDNN plugin, timed as the fast CPU peer (empty: next
+  // to the reference; absent there: no peer column).
+  std::filesystem::path peer;
 };
 
 // One ABI or error-path check.
@@ -70,12 +74,16 @@ struct CaseResult {
   std::string message;   // why it failed, when it did
   // perf: median microseconds per launch; flops and bytes of the node.
   double plugin_us = -1, reference_us = -1, flops = 0, bytes = 0;
+  // perf: the same on the oneDNN peer, -1 when it is absent or does not
+  // run the case.
+  double peer_us = -1;
 };
 
 struct CheckReport {
   std::filesystem::path file;
   std::string plugin, version;
   uint32_t abi_major = 0, abi_minor = 0;
+  std::string peer;  // with perf: the timed peer plugin's name, "" when none
   opset::ComputeMode compute_mode = opset::ComputeMode::kF32Accumulate;  // as checked
   int32_t devices = 0;
   std::string note;  // plugin_info.note
@@ -91,7 +99,7 @@ CheckReport check_plugin(const std::filesystem::path& file, const CheckOptions& 
 // The report as a table: the ABI checks, then one line per op x dtype (the
 // worst case of that op and dtype on each device, with its error and
 // tolerance), failures listed in full, and a summary line. `perf`: GFLOP/s
-// and GB/s of the plugin and of cpu_ref per case.
+// and GB/s of the plugin, cpu_ref and the peer per case.
 void print_check_text(std::ostream& out, const CheckReport& report, bool perf);
 // The report as JSON, schema ampx.plugin_check/1 (docs/PLUGINS.md).
 std::string check_json(const CheckReport& report);
