@@ -150,6 +150,16 @@ TEST(PluginCheck, AnOutOfBoundsKernelIsCaughtUnderAsan) {
   EXPECT_NE(r.code, 0);
   EXPECT_THAT(r.err, HasSubstr("heap-buffer-overflow"));
 }
+
+// Kernels that keep memory past kernel_destroy: plugin-check unloads every
+// plugin it loaded before it exits, so LeakSanitizer reports what is left.
+TEST(PluginCheck, AKernelThatLeaksIsCaughtUnderAsan) {
+  const auto r = ampx(std::string("plugin-check ") + AMPX_HOSTILE_PLUGIN_DIR +
+                      "/libampx_backend_leaker.so --op Relu --dtype f32");
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("detected memory leaks"));
+  EXPECT_THAT(r.err, HasSubstr("Direct leak of"));
+}
 #endif
 
 // The pure-C c_relu follows every rule plugin-check tests; c_relu_careless
@@ -224,7 +234,9 @@ TEST(PluginCheck, PerfTimesThePeerToo) {
     peer_timed += c.contains("peer_us") && c["peer_us"].get<double>() > 0;
   }
   EXPECT_GT(timed, 0);
-  if (onednn) EXPECT_GT(peer_timed, 0);
+  if (onednn) {
+    EXPECT_GT(peer_timed, 0);
+  }
 }
 
 TEST(PluginCheck, BadArgumentsAreOneLineErrors) {

@@ -5,7 +5,10 @@
 //               with wrong results: reported as a lie);
 //   oob_writer: the reference kernels, but Relu writes one element past the
 //               end of its output (AddressSanitizer reports it under
-//               plugin-check in a sanitizer build).
+//               plugin-check in a sanitizer build);
+//   leaker:     the reference kernels, but every Relu kernel keeps 4 KiB that
+//               kernel_destroy never frees (LeakSanitizer reports it when
+//               plugin-check has unloaded the plugin, in a sanitizer build).
 #include <cstring>
 #include <memory>
 #include <span>
@@ -26,10 +29,19 @@ class Misbehaving final : public CpuKernel {
   Misbehaving(std::unique_ptr<CpuKernel> inner, const ampx_node_desc& node)
       : inner_(std::move(inner)),
         bytes_(ampx::plugin_support::byte_size(node.outputs[0])),
-        dtype_(node.outputs[0].dtype) {}
+        dtype_(node.outputs[0].dtype) {
+#ifdef MISBEHAVING_LEAKER
+    // The defect under test, on purpose: memory no destructor releases.
+    leaked_ = new unsigned char[4096];
+    leaked_[0] = 1;
+#endif
+  }
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     inner_->run(in, out);
-#ifdef MISBEHAVING_LIAR
+#if defined(MISBEHAVING_LEAKER)
+    (void)bytes_;
+    (void)dtype_;
+#elif defined(MISBEHAVING_LIAR)
     if (dtype_ == AMPX_DTYPE_F32) {
       auto* y = static_cast<float*>(out[0]);
       for (size_t i = 0; i < bytes_ / sizeof(float); ++i) y[i] += 1.0f;
@@ -49,6 +61,7 @@ class Misbehaving final : public CpuKernel {
   std::unique_ptr<CpuKernel> inner_;
   uint64_t bytes_;
   ampx_dtype dtype_;
+  unsigned char* leaked_ = nullptr;  // leaker only: never freed
 };
 
 class Policy final : public CapabilityPolicy {
