@@ -39,7 +39,7 @@ void check(std::vector<AbiCheck>& out, const std::string& what, const std::strin
 void copies(const plugins::LoadedPlugin& p, std::vector<AbiCheck>& out) {
   const ampx_plugin_api& api = p.api();
   constexpr size_t n = 256;
-  Handles h(p);
+  Handles h(p.api(), p.instance());
   ampx_buffer* a = h.alloc(0, n);
   ampx_buffer* b = h.alloc(0, n);
   const auto pa = pattern(n, 1), pb = pattern(n, 2);
@@ -87,7 +87,7 @@ void views(const plugins::LoadedPlugin& p, std::vector<AbiCheck>& out) {
   std::vector<float> x(n / 4), y(n / 4);
   for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 3 == 0 ? -1.0f : 1.0f) * (0.5f + i);
   for (size_t i = 0; i < y.size(); ++i) y[i] = 1000.0f + i;  // the guard
-  Handles h(p);
+  Handles h(p.api(), p.instance());
   ampx_buffer* in = h.alloc(0, n);
   ampx_buffer* outb = h.alloc(0, n);
   p.check(api.copy_to_device(in, 0, x.data(), n), "copy_to_device");

@@ -19,6 +19,10 @@ namespace {
 
 using Call = std::function<ampx_status*()>;
 
+// The child's exit codes: unusual values, so that a sanitizer's report
+// (exit code 1 by default) or a plugin's exit() is not taken for either.
+constexpr int kReturnedStatus = 90, kReturnedSuccess = 91;
+
 // How the call ended in a child: "" when it returned a status, else why not.
 std::string outcome_in_child(const Call& call) {
   const pid_t pid = fork();
@@ -26,7 +30,7 @@ std::string outcome_in_child(const Call& call) {
   if (pid == 0) {
     // _exit: no atexit handlers, no leak report, nothing of the parent's
     // state flushed twice.
-    _exit(call() != nullptr ? 0 : 1);
+    _exit(call() != nullptr ? kReturnedStatus : kReturnedSuccess);
   }
   int status = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -42,9 +46,10 @@ std::string outcome_in_child(const Call& call) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   if (WIFSIGNALED(status)) return "crashed (" + plugins::signal_name(WTERMSIG(status)) + ")";
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 1) return "returned success";
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kReturnedSuccess) return "returned success";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kReturnedStatus) return "";
+  return "crashed (exit status " + std::to_string(WEXITSTATUS(status)) +
+         ": a sanitizer's report or the plugin's exit())";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <ampx/opset/tolerances.hpp>
 #include <ampx/opset/work.hpp>
 #include <ampx/plugin_check/op_cases.hpp>
+#include <ampx/plugin_check/run_node.hpp>
 #include <ampx/plugin_support.hpp>
 #include <ampx/plugins/discovery.hpp>
 #include <ampx/plugins/loaded_plugin.hpp>
@@ -27,51 +28,10 @@ using opset::tolerance;
 using plugins::LoadedPlugin;
 using plugins::PreflightOptions;
 
-struct RunResult {
-  std::vector<Tensor> outputs;
-  double us = -1;  // median launch + synchronize, when timed
-};
-
-// One node on one device: a buffer per tensor, prepare, launch, copy back.
-// Throws PluginError (a status) or std::runtime_error.
-RunResult run_node(const LoadedPlugin& p, int32_t device, const ampx_node_desc& node,
-                   const std::vector<Tensor>& inputs, bool timed) {
-  const ampx_plugin_api& api = p.api();
-  Handles h(p);
-  std::vector<ampx_buffer_view> in, out;
-  for (const Tensor& t : inputs) {
-    ampx_buffer* b = h.alloc(device, t.bytes.size());
-    p.check(api.copy_to_device(b, 0, t.bytes.data(), t.bytes.size()), "copy_to_device");
-    in.push_back({sizeof(ampx_buffer_view), b, 0});
-  }
-  RunResult r;
-  for (size_t i = 0; i < node.num_outputs; ++i) {
-    const ampx_tensor_desc& o = node.outputs[i];
-    r.outputs.push_back(Tensor::zeros(o.dtype, std::vector<int64_t>(o.dims, o.dims + o.rank)));
-    out.push_back({sizeof(ampx_buffer_view), h.alloc(device, r.outputs.back().bytes.size()), 0});
-  }
-  ampx_kernel* k = h.prepare(device, node);
-  auto launch = [&] {
-    p.check(api.kernel_launch(k, in.data(), in.size(), out.data(), out.size()), "kernel_launch");
-    p.check(api.synchronize(p.instance(), device), "synchronize");
-  };
-  launch();
-  if (timed) {
-    std::vector<double> us;
-    for (int i = 0; i < 5; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      launch();
-      us.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(us.begin(), us.end());
-    r.us = us[us.size() / 2];
-  }
-  for (size_t i = 0; i < r.outputs.size(); ++i)
-    p.check(
-        api.copy_to_host(r.outputs[i].bytes.data(), out[i].buffer, 0, r.outputs[i].bytes.size()),
-        "copy_to_host");
-  return r;
+// One node on one device (the kit's run_node), timed with 5 launches.
+NodeRun run_node(const LoadedPlugin& p, int32_t device, const ampx_node_desc& node,
+                 const std::vector<Tensor>& inputs, bool timed) {
+  return check::run_node(p.api(), p.instance(), device, node, inputs, timed ? 5 : 0);
 }
 
 ampx_capability ask(const LoadedPlugin& p, int32_t device, const ampx_node_desc& node) {
@@ -148,7 +108,7 @@ void check_error_paths(const LoadedPlugin& p, int32_t devices, std::vector<AbiCh
     out.push_back({"buffer_alloc that failed left its out handle NULL", huge == nullptr, ""});
   if (huge) api.buffer_free(huge);
   try {
-    Handles h(p);
+    Handles h(p.api(), p.instance());
     ampx_buffer* b = h.alloc(0, 64);
     const unsigned char bytes[128] = {};
     expect_status("copy_to_device past the end of a 64-byte buffer",
@@ -219,8 +179,8 @@ CaseResult check_case(const LoadedPlugin& p, const LoadedPlugin& ref, const Load
     return r;
   }
   try {
-    const RunResult got = run_node(p, device, node, c.inputs, perf);
-    const RunResult want = run_node(ref, 0, node, c.inputs, perf);
+    const NodeRun got = run_node(p, device, node, c.inputs, perf);
+    const NodeRun want = run_node(ref, 0, node, c.inputs, perf);
     r.plugin_us = got.us;
     r.reference_us = want.us;
     if (perf) {
