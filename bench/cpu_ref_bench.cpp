@@ -35,7 +35,7 @@ class Graph {
     nb.output(dt_, out_dims);
     tensors_.push_back(std::make_unique<Tensor>(Tensor::zeros(dt_, std::move(out_dims))));
     Step s;
-    s.k = cpu_ref::make_kernel(nb.desc());
+    s.k = reference::make_kernel(nb.desc());
     for (Tensor* t : ins) s.in.push_back(t->bytes.data());
     s.out.push_back(tensors_.back()->bytes.data());
     steps_.push_back(std::move(s));
@@ -49,7 +49,7 @@ class Graph {
 
  private:
   struct Step {
-    std::unique_ptr<cpu_ref::CpuKernel> k;
+    std::unique_ptr<reference::CpuKernel> k;
     std::vector<const void*> in;
     std::vector<void*> out;
   };
@@ -135,7 +135,7 @@ void run_workload(benchmark::State& state, void (*build)(Graph&), ampx_dtype dt)
   build(g);
   g.run();  // warm-up: first touch of every buffer
   for (auto _ : state) g.run();
-  state.SetLabel(std::string(dtype_str(dt)) + ", " + std::to_string(cpu_ref::max_threads()) +
+  state.SetLabel(std::string(dtype_str(dt)) + ", " + std::to_string(reference::max_threads()) +
                  " threads");
 }
 

@@ -12,8 +12,8 @@
 // machine load hits them alike. Prints Markdown (docs/benchmarks.md).
 // Usage: ampx_onednn_bench [--reps N] [--layouts-only (table 1b alone)]
 #include <ampx/amp/planner.hpp>
-#include <ampx/cpu_ref/host_plugin.hpp>
-#include <ampx/cpu_ref/kernels.hpp>
+#include <ampx/host_plugin.hpp>
+#include <ampx/reference/kernels.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
@@ -115,7 +115,7 @@ class DirectProgram {
       for (ValueId i : n.inputs) step.ins.push_back(ptr_[static_cast<size_t>(i)]);
       for (ValueId o : n.outputs) step.outs.push_back(ptr_[static_cast<size_t>(o)]);
       if (onednn::runs_as_loop(view)) {
-        step.loop = cpu_ref::make_kernel(lowered.desc());
+        step.loop = reference::make_kernel(lowered.desc());
         steps_.push_back(std::move(step));
         continue;
       }
@@ -185,7 +185,7 @@ class DirectProgram {
     dnnl::memory from, to;
   };
   struct Step {
-    std::unique_ptr<cpu_ref::CpuKernel> loop;
+    std::unique_ptr<reference::CpuKernel> loop;
     dnnl::primitive prim;
     std::unordered_map<int, dnnl::memory> args;
     std::vector<Conversion> pre, post;
@@ -283,7 +283,7 @@ int main(int argc, char** argv) {
   }
   DeviceCapabilities caps(*dev);
   auto ctx = std::make_shared<onednn::Context>(onednn::Options{});
-  const std::string cpu = cpu_ref::cpu_model_name();
+  const std::string cpu = host_plugin::cpu_model_name();
   const double mhz = std::atof(cpuinfo_field("cpu MHz").c_str());
   const unsigned cores = std::thread::hardware_concurrency();
   fmt::print(

@@ -15,9 +15,9 @@ set(AMPX_ABI_VERSION "${abi_major}.${abi_minor}")
 set(AMPX_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ampx)
 set_target_properties(ampx_backend_api PROPERTIES EXPORT_NAME backend_api)
 set_target_properties(ampx_opset PROPERTIES EXPORT_NAME opset)
-set_target_properties(ampx_cpu_ref_kernels PROPERTIES EXPORT_NAME cpu_ref_kernels)
-set_target_properties(ampx_cpu_ref_host_plugin PROPERTIES EXPORT_NAME host_plugin)
-install(TARGETS ampx_backend_api ampx_opset ampx_cpu_ref_kernels ampx_cpu_ref_host_plugin
+set_target_properties(ampx_reference_kernels PROPERTIES EXPORT_NAME reference_kernels)
+set_target_properties(ampx_host_plugin PROPERTIES EXPORT_NAME host_plugin)
+install(TARGETS ampx_backend_api ampx_opset ampx_reference_kernels ampx_host_plugin
         EXPORT ampxTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -3,8 +3,8 @@
 // `emulated` (16-bit storage, f32 compute, one rounding on store), except
 // data movement, whose kernels copy bytes in any dtype: `native`.
 #include "ampx/backend_api.h"
-#include "ampx/cpu_ref/host_plugin.hpp"
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/host_plugin.hpp"
+#include "ampx/reference/kernels.hpp"
 #include "ampx/opset/catalogue.hpp"
 #include "ampx/plugin_support.hpp"
 
@@ -13,8 +13,8 @@
 
 namespace {
 
-using ampx::cpu_ref::CapabilityAnswer;
-using ampx::cpu_ref::CapabilityPolicy;
+using ampx::host_plugin::CapabilityAnswer;
+using ampx::host_plugin::CapabilityPolicy;
 
 // Cost hint: a deliberately crude 2 GFLOP/s (plus memory traffic and 16-bit
 // conversions); the capability database measures the real thing.
@@ -25,13 +25,13 @@ class CpuRefPolicy final : public CapabilityPolicy {
   CapabilityAnswer answer(const ampx_node_desc& node) const override {
     CapabilityAnswer a;
     const bool moves_bytes = node.op_type && ampx::opset::is_data_movement(node.op_type);
-    if (ampx::cpu_ref::node_uses_16bit(node) && !moves_bytes) {
+    if (ampx::host_plugin::node_uses_16bit(node) && !moves_bytes) {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = "16-bit storage, f32 compute";
-      a.cost_us = ampx::cpu_ref::cost_hint_us(node, kFlopsPerSecond, true);
+      a.cost_us = ampx::host_plugin::cost_hint_us(node, kFlopsPerSecond, true);
     } else {
       a.support = AMPX_SUPPORT_NATIVE;
-      a.cost_us = ampx::cpu_ref::cost_hint_us(node, kFlopsPerSecond, false);
+      a.cost_us = ampx::host_plugin::cost_hint_us(node, kFlopsPerSecond, false);
     }
     return a;
   }
@@ -45,15 +45,15 @@ constexpr ampx::plugin_support::OptionSpec kOptions[] = {
 
 std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::PluginOptions& options) {
   if (const long n = options.integer("threads", 0, 1, 4096); n > 0)
-    ampx::cpu_ref::set_max_threads(static_cast<int>(n));
+    ampx::reference::set_max_threads(static_cast<int>(n));
   return std::make_unique<CpuRefPolicy>();
 }
 
-constexpr ampx::cpu_ref::HostPluginSpec kSpec{
+constexpr ampx::host_plugin::HostPluginSpec kSpec{
     "cpu_ref", "1.0.0", "ampx reference kernels", "Reference CPU", &make_policy, kOptions};
 
 }  // namespace
 
 extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
-  return ampx::cpu_ref::host_plugin_entry<kSpec>();
+  return ampx::host_plugin::host_plugin_entry<kSpec>();
 }

@@ -1,6 +1,6 @@
 // fastcpu: a template ampx backend plugin. Relu and Gemm on the host CPU, in
 // f32 and f16, built on the SDK's host-memory plugin (ampx::host_plugin,
-// ampx/cpu_ref/host_plugin.hpp): the library supplies the whole C ABI
+// ampx/host_plugin.hpp): the library supplies the whole C ABI
 // (buffers, copies, statuses, bounds checks, the function table); the plugin
 // supplies a capability policy and its kernels.
 //
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "ampx/backend_api.h"
-#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/host_plugin.hpp"
 #include "ampx/half.hpp"
 #include "ampx/opset/validate.hpp"
 #include "ampx/plugin_support.hpp"
@@ -32,9 +32,9 @@
 namespace {
 
 namespace ps = ampx::plugin_support;
-using ampx::cpu_ref::CapabilityAnswer;
-using ampx::cpu_ref::CapabilityPolicy;
-using ampx::cpu_ref::CpuKernel;
+using ampx::host_plugin::CapabilityAnswer;
+using ampx::host_plugin::CapabilityPolicy;
+using ampx::reference::CpuKernel;
 
 // Cost hint for the planner (the capability database measures the truth).
 constexpr double kFlopsPerSecond = 4e9;
@@ -198,11 +198,11 @@ class FastCpuPolicy final : public CapabilityPolicy {
     if (f16 && v.op_type() == "Gemm") {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = "f16 storage, f32 accumulation";
-      a.cost_us = ampx::cpu_ref::cost_hint_us(node, kFlopsPerSecond, true);
+      a.cost_us = ampx::host_plugin::cost_hint_us(node, kFlopsPerSecond, true);
     } else {
       a.support = AMPX_SUPPORT_NATIVE;
       a.note = f16 ? "f16 bit kernel" : "f32 kernel";
-      a.cost_us = ampx::cpu_ref::cost_hint_us(node, kFlopsPerSecond, false);
+      a.cost_us = ampx::host_plugin::cost_hint_us(node, kFlopsPerSecond, false);
     }
     return a;
   }
@@ -214,11 +214,11 @@ std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::Plugin
   return std::make_unique<FastCpuPolicy>();
 }
 
-constexpr ampx::cpu_ref::HostPluginSpec kSpec{"fastcpu", "0.1.0", "fastcpu template kernels",
+constexpr ampx::host_plugin::HostPluginSpec kSpec{"fastcpu", "0.1.0", "fastcpu template kernels",
                                               "fastcpu template", &make_policy};
 
 }  // namespace
 
 extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
-  return ampx::cpu_ref::host_plugin_entry<kSpec>();
+  return ampx::host_plugin::host_plugin_entry<kSpec>();
 }

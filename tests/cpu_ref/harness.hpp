@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <ampx/plugin_check/host_tensor.hpp>
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/reference/kernels.hpp"
 #include "ampx/half.hpp"
 #include "ampx/plugin_support.hpp"
 #include "node_builder.hpp"
@@ -28,7 +28,7 @@ inline NodeBuilder& add_input(NodeBuilder& b, const Tensor& t) {
 // from the builder's output descriptions.
 inline std::vector<Tensor> run_node(NodeBuilder& b, std::initializer_list<const Tensor*> inputs) {
   const ampx_node_desc& d = b.desc();
-  auto kernel = cpu_ref::make_kernel(d);
+  auto kernel = reference::make_kernel(d);
   std::vector<Tensor> outs;
   for (size_t i = 0; i < d.num_outputs; ++i) {
     const ampx_tensor_desc& o = d.outputs[i];

@@ -225,11 +225,11 @@ TEST_P(Contraction, ResultsDoNotDependOnThreadCount) {
     return std::vector<Tensor>{run_node(conv, {&x, &w})[0], run_node(mm, {&a, &b})[0],
                                run_node(mm2, {&a2, &b2})[0]};
   };
-  cpu_ref::set_max_threads(1);
+  reference::set_max_threads(1);
   const auto one = run_all();
-  cpu_ref::set_max_threads(3);
+  reference::set_max_threads(3);
   const auto three = run_all();
-  cpu_ref::set_max_threads(0);
+  reference::set_max_threads(0);
   for (size_t i = 0; i < one.size(); ++i) expect_bits_equal(one[i], three[i]);
 }
 
@@ -320,7 +320,7 @@ TEST(ContractionEpilogue, UnknownActivationIsUnsupported) {
   nb.input(AMPX_DTYPE_F32, {2, 3}).input(AMPX_DTYPE_F32, {3, 4});
   nb.output(AMPX_DTYPE_F32, {2, 4}).attr_str("activation", "mish");
   std::string why;
-  EXPECT_FALSE(cpu_ref::can_run(nb.desc(), &why));
+  EXPECT_FALSE(reference::can_run(nb.desc(), &why));
   EXPECT_NE(why.find("activation 'mish'"), std::string::npos) << why;
 }
 

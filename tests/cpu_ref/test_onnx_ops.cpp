@@ -510,7 +510,7 @@ TEST(IntOps, FloatOnlyOpsRejectIntegers) {
   add_input(nb, x);
   nb.output(AMPX_DTYPE_I64, {3});
   std::string why;
-  EXPECT_FALSE(cpu_ref::can_run(nb.desc(), &why));
+  EXPECT_FALSE(reference::can_run(nb.desc(), &why));
   EXPECT_NE(why.find("input 0 is i64"), std::string::npos) << why;
 }
 

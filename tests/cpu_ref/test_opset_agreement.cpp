@@ -123,7 +123,7 @@ TEST(OpsetAgreement, WhatTheOpSetAcceptsTheReferenceKernelsBuild) {
         if (!opset::is_valid(d, nullptr)) continue;
         ++accepted;
         try {
-          (void)cpu_ref::make_kernel(d);
+          (void)reference::make_kernel(d);
         } catch (const std::exception& e) {
           ADD_FAILURE() << name << " " << plugin_support::dtype_name(dt)
                         << ": the op set accepts this mutant, cpu_ref rejects it: " << e.what();

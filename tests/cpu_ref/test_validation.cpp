@@ -5,7 +5,7 @@
 namespace ampx::test {
 namespace {
 
-using cpu_ref::UnsupportedNode;
+using reference::UnsupportedNode;
 
 constexpr ampx_dtype F32 = AMPX_DTYPE_F32;
 
@@ -21,7 +21,7 @@ void expect_invalid(NodeBuilder& b, std::initializer_list<std::string> parts) {
   all.insert(all.end(), parts.begin(), parts.end());
   const ampx_node_desc& d = b.desc();
   try {
-    (void)cpu_ref::make_kernel(d);
+    (void)reference::make_kernel(d);
     ADD_FAILURE() << "no exception for " << where;
   } catch (const std::invalid_argument& e) {
     const std::string msg = e.what();
@@ -30,14 +30,14 @@ void expect_invalid(NodeBuilder& b, std::initializer_list<std::string> parts) {
       EXPECT_NE(msg.find(p), std::string::npos) << msg << "\nmissing: " << p;
   }
   std::string why;
-  EXPECT_FALSE(cpu_ref::can_run(d, &why));
+  EXPECT_FALSE(reference::can_run(d, &why));
   EXPECT_NE(why.find(where), std::string::npos) << why;
 }
 
 TEST(Validation, ValidConvIsAccepted) {
   NodeBuilder b = conv();
   std::string why;
-  EXPECT_TRUE(cpu_ref::can_run(b.desc(), &why)) << why;
+  EXPECT_TRUE(reference::can_run(b.desc(), &why)) << why;
 }
 
 TEST(Validation, Conv2dShapesAndAttributes) {
@@ -100,7 +100,7 @@ TEST(Validation, DtypeRule) {
   {
     NodeBuilder b("Relu", "ints");
     b.input(AMPX_DTYPE_I32, {3}).output(AMPX_DTYPE_I32, {3});
-    EXPECT_THROW((void)cpu_ref::make_kernel(b.desc()), UnsupportedNode);
+    EXPECT_THROW((void)reference::make_kernel(b.desc()), UnsupportedNode);
     expect_invalid(b, {"input 0 is i32"});
   }
   {
@@ -108,17 +108,17 @@ TEST(Validation, DtypeRule) {
     b.input(AMPX_DTYPE_F64, {1, 3, 8, 8})
         .input(AMPX_DTYPE_F64, {4, 3, 3, 3})
         .output(AMPX_DTYPE_F64, {1, 4, 6, 6});
-    EXPECT_THROW((void)cpu_ref::make_kernel(b.desc()), UnsupportedNode);
+    EXPECT_THROW((void)reference::make_kernel(b.desc()), UnsupportedNode);
   }
   {
     NodeBuilder b("Relu", "relu64");
     b.input(AMPX_DTYPE_F64, {3}).output(AMPX_DTYPE_F64, {3});
-    EXPECT_TRUE(cpu_ref::can_run(b.desc(), nullptr));
+    EXPECT_TRUE(reference::can_run(b.desc(), nullptr));
   }
   {
     NodeBuilder b("Gather", "gather");
     b.input(F32, {4, 2}).input(AMPX_DTYPE_F32, {3}).output(F32, {3, 2});
-    EXPECT_THROW((void)cpu_ref::make_kernel(b.desc()), UnsupportedNode);
+    EXPECT_THROW((void)reference::make_kernel(b.desc()), UnsupportedNode);
   }
   {
     NodeBuilder b("Cast", "cast");
@@ -135,7 +135,7 @@ TEST(Validation, DtypeRule) {
 TEST(Validation, UnknownOpIsUnsupported) {
   NodeBuilder b("FancyAttention", "attn");
   b.input(F32, {3}).output(F32, {3});
-  EXPECT_THROW((void)cpu_ref::make_kernel(b.desc()), UnsupportedNode);
+  EXPECT_THROW((void)reference::make_kernel(b.desc()), UnsupportedNode);
   expect_invalid(b, {"unknown op type"});
 }
 
@@ -223,13 +223,13 @@ TEST(Validation, MalformedDescriptionsNeverThrowFromCanRun) {
   ampx_node_desc d{};
   d.struct_size = sizeof d;
   std::string why;
-  EXPECT_FALSE(cpu_ref::can_run(d, &why));  // no op_type
+  EXPECT_FALSE(reference::can_run(d, &why));  // no op_type
   EXPECT_FALSE(why.empty());
   d.struct_size = 8;  // too small to hold anything
-  EXPECT_FALSE(cpu_ref::can_run(d, &why));
+  EXPECT_FALSE(reference::can_run(d, &why));
   NodeBuilder b("Relu", "neg");
   b.input(F32, {-1}).output(F32, {3});
-  EXPECT_FALSE(cpu_ref::can_run(b.desc(), &why));
+  EXPECT_FALSE(reference::can_run(b.desc(), &why));
   EXPECT_NE(why.find("negative dimension"), std::string::npos) << why;
 }
 
@@ -261,7 +261,7 @@ TEST(Validation, StructSizeStrideIsHonoured) {
   attrs[1].a.ints = axes;
   attrs[1].a.count = 1;
   ampx_node_desc d{sizeof d, "ReduceSum", "r", 1, &in.t, 1, &out.t, 2, &attrs[0].a};
-  auto k = cpu_ref::make_kernel(d);
+  auto k = reference::make_kernel(d);
   const float x[6] = {1, 2, 3, 4, 5, 6};
   float y[2] = {};
   const void* ip[] = {x};

@@ -17,13 +17,13 @@
 #include <memory>
 #include <vector>
 
-#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/host_plugin.hpp"
 #include "context.hpp"
 #include "dnnl_util.hpp"
 
 namespace ampx::onednn {
 
-class ConcatKernel final : public cpu_ref::HostCopyKernel {
+class ConcatKernel final : public host_plugin::HostCopyKernel {
  public:
   ConcatKernel(std::shared_ptr<Context> ctx, const plugin_support::NodeView& node);
 

@@ -22,7 +22,7 @@ constexpr double kFastFlops = 50e9, kSlowFlops = 2e9;
 // "bf16" / "f16" when the node touches 16-bit floats, else "f32" etc.
 std::string node_dtype(const ps::NodeView& v) {
   bool h = false, b = false;
-  cpu_ref::node_uses_16bit(v.desc(), &h, &b);
+  host_plugin::node_uses_16bit(v.desc(), &h, &b);
   if (b) return "bf16";
   if (h) return "f16";
   return v.num_inputs() ? ps::dtype_name(v.input(0).dtype) : "f32";
@@ -68,22 +68,22 @@ std::string node_signature(const ampx_node_desc& node) {
 
 OnednnPolicy::OnednnPolicy(const Options& opts) : ctx_(std::make_shared<Context>(opts)) {}
 
-cpu_ref::CapabilityAnswer OnednnPolicy::answer(const ampx_node_desc& node) const {
+host_plugin::CapabilityAnswer OnednnPolicy::answer(const ampx_node_desc& node) const {
   const std::string key = node_signature(node);
   {
     std::lock_guard lock(mu_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   }
-  cpu_ref::CapabilityAnswer a = measure(node);
+  host_plugin::CapabilityAnswer a = measure(node);
   std::lock_guard lock(mu_);
   cache_.emplace(key, a);
   return a;
 }
 
-cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) const {
+host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) const {
   const ps::NodeView v(node);
-  const bool uses16 = cpu_ref::node_uses_16bit(node);
-  cpu_ref::CapabilityAnswer a;
+  const bool uses16 = host_plugin::node_uses_16bit(node);
+  host_plugin::CapabilityAnswer a;
   if (opset::is_data_movement(v.op_type())) {
     // Bytes moved, exact in any dtype (16-bit moves half the bytes of f32):
     // native. The oneDNN reorder or concat where oneDNN has one (in f32
@@ -91,11 +91,11 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
     // in 16-bit without a fast one, the loop.
     a.support = AMPX_SUPPORT_NATIVE;
     a.note = "data movement: plain loop, exact in any dtype";
-    a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, false);
+    a.cost_us = host_plugin::cost_hint_us(node, kSlowFlops, false);
     if (runs_as_loop(v)) return a;
     if (v.op_type() == "Concat") {  // concat_kernel.hpp
       a.note = "data movement: chunk copies in the producers' layout";
-      a.cost_us = cpu_ref::cost_hint_us(node, kFastFlops, false);
+      a.cost_us = host_plugin::cost_hint_us(node, kFastFlops, false);
       return a;
     }
     try {
@@ -104,7 +104,7 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
       const bool fast = !is_reference_impl(plan.pd);
       if (fast || !uses16) {
         a.note = "oneDNN " + impl;
-        if (fast) a.cost_us = cpu_ref::cost_hint_us(node, kFastFlops, false);
+        if (fast) a.cost_us = host_plugin::cost_hint_us(node, kFastFlops, false);
         return a;
       }
     } catch (const NoPrimitive&) {
@@ -116,7 +116,7 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
   if (runs_as_loop(v)) {
     a.support = uses16 ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE;
     a.note = uses16 ? "plain loop, 16-bit widened" : "plain loop";
-    a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, uses16);
+    a.cost_us = host_plugin::cost_hint_us(node, kSlowFlops, uses16);
     return a;
   }
   const std::string what = node_dtype(v) + " " + std::string(v.op_type());
@@ -126,11 +126,11 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
     if (is_reference_impl(plan.pd)) {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = what + ": " + impl + " only on " + ctx_->isa();
-      a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, uses16);
+      a.cost_us = host_plugin::cost_hint_us(node, kSlowFlops, uses16);
     } else {
       a.support = AMPX_SUPPORT_NATIVE;
       a.note = "oneDNN " + impl;
-      a.cost_us = cpu_ref::cost_hint_us(node, kFastFlops, false);
+      a.cost_us = host_plugin::cost_hint_us(node, kFastFlops, false);
     }
   } catch (const NoPrimitive& e) {
     a.support = AMPX_SUPPORT_UNSUPPORTED;
@@ -142,32 +142,32 @@ cpu_ref::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) cons
   // A 16-bit node oneDNN cannot run here still runs, on the reference
   // kernels (16-bit storage, f32 compute): `emulated`, and priced as such.
   // This is what a capability-blind O2 plan gets on this CPU.
-  if (a.support == AMPX_SUPPORT_UNSUPPORTED && uses16 && cpu_ref::can_run(node, nullptr)) {
+  if (a.support == AMPX_SUPPORT_UNSUPPORTED && uses16 && reference::can_run(node, nullptr)) {
     a.support = AMPX_SUPPORT_EMULATED;
     a.note += "; emulated by the reference kernels (f32 compute)";
-    a.cost_us = cpu_ref::cost_hint_us(node, kSlowFlops, true);
+    a.cost_us = host_plugin::cost_hint_us(node, kSlowFlops, true);
     a.reference_kernel = true;
   }
   return a;
 }
 
-std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_desc& node) const {
+std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_desc& node) const {
   const ps::NodeView v(node);
   // The reference kernel factory validates the node against docs/OPS.md
   // (malformed: invalid_argument; no kernel at all: UnsupportedNode) and is
   // the kernel itself for the loop ops.
-  auto loop = cpu_ref::make_kernel(node);
+  auto loop = reference::make_kernel(node);
   if (runs_as_loop(v)) return loop;
-  const cpu_ref::CapabilityAnswer a = answer(node);
+  const host_plugin::CapabilityAnswer a = answer(node);
   if (a.support == AMPX_SUPPORT_UNSUPPORTED)
-    throw cpu_ref::UnsupportedNode(v.where() + ": " + a.note);
+    throw reference::UnsupportedNode(v.where() + ": " + a.note);
   if (v.op_type() == "Concat") return std::make_unique<ConcatKernel>(ctx_, v);
   if (a.reference_kernel) return loop;
   try {
     // oneDNN fixes a primitive's thread count when it is created: under the
     // launch's thread setting, or a threads=1 plugin would run 2-thread
     // regions (and wake idle OpenMP workers) at every launch.
-    std::unique_ptr<cpu_ref::HostCopyKernel> kernel;
+    std::unique_ptr<host_plugin::HostCopyKernel> kernel;
     const int threads = PrimitiveKernel::threads_for(*ctx_, node);
     ctx_->run(
         [&] {
@@ -179,7 +179,7 @@ std::unique_ptr<cpu_ref::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_de
       return std::make_unique<BlockedPoolKernel>(ctx_, v, std::move(kernel), threads);
     return kernel;
   } catch (const NoPrimitive& e) {
-    throw cpu_ref::UnsupportedNode(v.where() + ": " + e.what());
+    throw reference::UnsupportedNode(v.where() + ": " + e.what());
   } catch (const dnnl::error& e) {
     throw ps::StatusError(AMPX_STATUS_INTERNAL, v.where() + ": oneDNN: " + e.what());
   }
@@ -199,12 +199,12 @@ std::string OnednnPolicy::plugin_note() const {
 }
 
 void OnednnPolicy::describe_device(ampx_device_props& p) const {
-  const std::string model = cpu_ref::cpu_model_name();
+  const std::string model = host_plugin::cpu_model_name();
   ps::copy_cstr(p.name, model);
   ps::copy_cstr(p.driver_version, "oneDNN " + ctx_->version());
   ps::copy_cstr(p.fingerprint, std::string("onednn/") + kPluginVersion + "/onednn-" +
                                    ctx_->version() + "/" + ctx_->isa() + "/" +
-                                   cpu_ref::fingerprint_token(model));
+                                   host_plugin::fingerprint_token(model));
 }
 
 }  // namespace ampx::onednn

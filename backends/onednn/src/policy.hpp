@@ -1,5 +1,5 @@
 // The oneDNN plugin's capability policy and kernel factory (plugged into the
-// shared host-memory plugin of backends/cpu_ref/host_plugin.hpp).
+// SDK's host-memory plugin, ampx/host_plugin.hpp).
 //
 // Capability answers are measured: for each node instance the policy builds
 // the oneDNN primitive descriptor for exactly its dtypes, shapes and
@@ -17,21 +17,21 @@
 #include <string>
 #include <unordered_map>
 
-#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/host_plugin.hpp"
 #include "context.hpp"
 
 namespace ampx::onednn {
 
 inline constexpr const char* kPluginVersion = "0.1.0";
 
-class OnednnPolicy final : public cpu_ref::CapabilityPolicy {
+class OnednnPolicy final : public host_plugin::CapabilityPolicy {
  public:
   explicit OnednnPolicy(const Options& opts);
 
-  cpu_ref::CapabilityAnswer answer(const ampx_node_desc& node) const override;
+  host_plugin::CapabilityAnswer answer(const ampx_node_desc& node) const override;
   // can_run: the default, the reference kernels' validation of the op set
   // (docs/OPS.md); oneDNN's own limits come in answer() as `unsupported`.
-  std::unique_ptr<cpu_ref::CpuKernel> make_kernel(const ampx_node_desc& node) const override;
+  std::unique_ptr<reference::CpuKernel> make_kernel(const ampx_node_desc& node) const override;
   void describe_device(ampx_device_props& props) const override;
   std::string library() const override { return "oneDNN " + ctx_->version(); }
   // "ISA avx2, OpenMP runtime, 2 threads, blocked activations"; with
@@ -54,11 +54,11 @@ class OnednnPolicy final : public cpu_ref::CapabilityPolicy {
   Context& context() const noexcept { return *ctx_; }
 
  private:
-  cpu_ref::CapabilityAnswer measure(const ampx_node_desc& node) const;
+  host_plugin::CapabilityAnswer measure(const ampx_node_desc& node) const;
 
   std::shared_ptr<Context> ctx_;
   mutable std::mutex mu_;
-  mutable std::unordered_map<std::string, cpu_ref::CapabilityAnswer> cache_;
+  mutable std::unordered_map<std::string, host_plugin::CapabilityAnswer> cache_;
 };
 
 // The cache key of a node: op, dtypes and dims of every tensor, attributes.

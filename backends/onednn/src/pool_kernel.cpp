@@ -131,7 +131,7 @@ void pool_blocked_rows(const PoolGeometry& g, int block, const float* src, float
 }
 
 BlockedPoolKernel::BlockedPoolKernel(std::shared_ptr<Context> ctx, const ps::NodeView& node,
-                                     std::unique_ptr<cpu_ref::HostCopyKernel> primitive,
+                                     std::unique_ptr<host_plugin::HostCopyKernel> primitive,
                                      int threads)
     : ctx_(std::move(ctx)),
       primitive_(std::move(primitive)),

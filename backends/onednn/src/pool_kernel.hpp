@@ -15,7 +15,7 @@
 
 #include <memory>
 
-#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/host_plugin.hpp"
 #include "context.hpp"
 #include "dnnl_util.hpp"
 
@@ -38,19 +38,19 @@ PoolGeometry pool_geometry(const plugin_support::NodeView& node);
 void pool_blocked_rows(const PoolGeometry& g, int block, const float* src, float* dst, int64_t r0,
                        int64_t r1);
 
-class BlockedPoolKernel final : public cpu_ref::HostCopyKernel {
+class BlockedPoolKernel final : public host_plugin::HostCopyKernel {
  public:
   // `primitive`: the oneDNN kernel for the node, run whenever the input is
   // not in a blocked f32 shadow.
   BlockedPoolKernel(std::shared_ptr<Context> ctx, const plugin_support::NodeView& node,
-                    std::unique_ptr<cpu_ref::HostCopyKernel> primitive, int threads);
+                    std::unique_ptr<host_plugin::HostCopyKernel> primitive, int threads);
 
   void run_tracked(std::span<const void* const> inputs, std::span<void* const> outputs,
                    std::span<const bool> staged_output) override;
 
  private:
   std::shared_ptr<Context> ctx_;
-  std::unique_ptr<cpu_ref::HostCopyKernel> primitive_;
+  std::unique_ptr<host_plugin::HostCopyKernel> primitive_;
   PoolGeometry g_;
   bool f32_;
   int threads_;

@@ -1,6 +1,6 @@
 #include "primitive_kernel.hpp"
 
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/reference/kernels.hpp"
 #include "ampx/opset/work.hpp"
 
 #include <utility>

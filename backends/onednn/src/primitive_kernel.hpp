@@ -24,13 +24,13 @@
 #include <utility>
 #include <vector>
 
-#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/host_plugin.hpp"
 #include "context.hpp"
 #include "dnnl_util.hpp"
 
 namespace ampx::onednn {
 
-class PrimitiveKernel final : public cpu_ref::HostCopyKernel {
+class PrimitiveKernel final : public host_plugin::HostCopyKernel {
  public:
   // `node` supplies const_data of constant inputs (borrowed for the call).
   // oneDNN errors become StatusError(INTERNAL) naming the node.

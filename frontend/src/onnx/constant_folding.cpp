@@ -1,6 +1,6 @@
 #include "constant_folding.hpp"
 
-#include <ampx/cpu_ref/kernels.hpp>
+#include <ampx/reference/kernels.hpp>
 #include <ampx/exec/node_desc.hpp>
 
 namespace ampx::onnx_io {
@@ -19,7 +19,7 @@ std::vector<std::vector<std::byte>> evaluate_constant_node(OpType op, const Attr
       scratch.add_node(std::string(node_name), op, ins,
                        std::vector<TensorType>(outputs.begin(), outputs.end()), attrs);
   const LoweredNode lowered(scratch, id);
-  const auto kernel = cpu_ref::make_kernel(lowered.desc());
+  const auto kernel = reference::make_kernel(lowered.desc());
 
   std::vector<const void*> in_ptrs;
   for (const auto& in : inputs) in_ptrs.push_back(in.data->data());

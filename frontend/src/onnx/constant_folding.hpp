@@ -1,5 +1,5 @@
 // Import-time evaluation of a node whose inputs are all constants, by the
-// reference kernels (backends/cpu_ref, the numerical oracle): a folded
+// reference kernels (reference/, the numerical oracle): a folded
 // shape subgraph gives exactly what the runtime would have computed.
 #pragma once
 

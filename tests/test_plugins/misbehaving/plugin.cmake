@@ -2,7 +2,7 @@
 # catches. Built into AMPX_HOSTILE_PLUGIN_DIR with the hostile zoo.
 foreach(name liar oob_writer leaker)
   ampx_add_plugin(${name} SOURCES ${CMAKE_CURRENT_LIST_DIR}/plugin.cpp
-                  LIBS ampx_cpu_ref_host_plugin OUTPUT_DIR ${AMPX_HOSTILE_PLUGIN_DIR})
+                  LIBS ampx_host_plugin OUTPUT_DIR ${AMPX_HOSTILE_PLUGIN_DIR})
   target_compile_definitions(ampx_backend_${name} PRIVATE MISBEHAVING_NAME="${name}")
 endforeach()
 target_compile_definitions(ampx_backend_liar PRIVATE MISBEHAVING_LIAR=1)

@@ -15,14 +15,14 @@
 #include <string>
 
 #include "ampx/backend_api.h"
-#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/host_plugin.hpp"
 #include "ampx/plugin_support.hpp"
 
 namespace {
 
-using ampx::cpu_ref::CapabilityAnswer;
-using ampx::cpu_ref::CapabilityPolicy;
-using ampx::cpu_ref::CpuKernel;
+using ampx::host_plugin::CapabilityAnswer;
+using ampx::host_plugin::CapabilityPolicy;
+using ampx::reference::CpuKernel;
 
 class Misbehaving final : public CpuKernel {
  public:
@@ -72,7 +72,7 @@ class Policy final : public CapabilityPolicy {
     return a;
   }
   std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) const override {
-    auto k = ampx::cpu_ref::make_kernel(node);
+    auto k = ampx::reference::make_kernel(node);
     if (std::string(node.op_type) != "Relu") return k;
     return std::make_unique<Misbehaving>(std::move(k), node);
   }
@@ -82,11 +82,11 @@ std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::Plugin
   return std::make_unique<Policy>();
 }
 
-constexpr ampx::cpu_ref::HostPluginSpec kSpec{MISBEHAVING_NAME, "0.0.1", "reference kernels",
+constexpr ampx::host_plugin::HostPluginSpec kSpec{MISBEHAVING_NAME, "0.0.1", "reference kernels",
                                               "Misbehaving CPU", &make_policy};
 
 }  // namespace
 
 extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
-  return ampx::cpu_ref::host_plugin_entry<kSpec>();
+  return ampx::host_plugin::host_plugin_entry<kSpec>();
 }

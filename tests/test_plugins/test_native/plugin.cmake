@@ -2,5 +2,5 @@
 # (see plugin.cpp). Built into AMPX_TEST_PLUGIN_DIR, never the default path.
 ampx_add_plugin(test_native
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/plugin.cpp
-  LIBS ampx_cpu_ref_host_plugin
+  LIBS ampx_host_plugin
   OUTPUT_DIR ${AMPX_TEST_PLUGIN_DIR})

@@ -32,13 +32,13 @@
 #include <string>
 
 #include "ampx/backend_api.h"
-#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/host_plugin.hpp"
 #include "ampx/plugin_support.hpp"
 
 namespace {
 
-using ampx::cpu_ref::CapabilityAnswer;
-using ampx::cpu_ref::CapabilityPolicy;
+using ampx::host_plugin::CapabilityAnswer;
+using ampx::host_plugin::CapabilityPolicy;
 
 constexpr double kFlopsPerSecond = 2e9;
 
@@ -83,9 +83,9 @@ class TestNativePolicy final : public CapabilityPolicy {
   CapabilityAnswer answer(const ampx_node_desc& node) const override {
     CapabilityAnswer a;
     // What this node would cost in f32 (for an f32 node: its own cost).
-    const double f32_cost = ampx::cpu_ref::cost_hint_us_as_f32(node, kFlopsPerSecond);
+    const double f32_cost = ampx::host_plugin::cost_hint_us_as_f32(node, kFlopsPerSecond);
     bool f16 = false, bf16 = false;
-    if (!ampx::cpu_ref::node_uses_16bit(node, &f16, &bf16)) {
+    if (!ampx::host_plugin::node_uses_16bit(node, &f16, &bf16)) {
       a.support = AMPX_SUPPORT_NATIVE;
       a.cost_us = f32_cost;
       return a;
@@ -101,7 +101,7 @@ class TestNativePolicy final : public CapabilityPolicy {
       a.note = "test_native: AMPX_TEST_NATIVE_OPS";
     } else {
       a.support = AMPX_SUPPORT_EMULATED;
-      a.cost_us = ampx::cpu_ref::cost_hint_us(node, kFlopsPerSecond, true);
+      a.cost_us = ampx::host_plugin::cost_hint_us(node, kFlopsPerSecond, true);
       a.note = "16-bit storage, f32 compute";
     }
     return a;
@@ -115,9 +115,9 @@ class TestNativePolicy final : public CapabilityPolicy {
     }
     return CapabilityPolicy::can_run(node, why);
   }
-  std::unique_ptr<ampx::cpu_ref::CpuKernel> make_kernel(const ampx_node_desc& node) const override {
+  std::unique_ptr<ampx::reference::CpuKernel> make_kernel(const ampx_node_desc& node) const override {
     std::string why;
-    if (!can_run(node, &why)) throw ampx::cpu_ref::UnsupportedNode(why);
+    if (!can_run(node, &why)) throw ampx::reference::UnsupportedNode(why);
     return CapabilityPolicy::make_kernel(node);
   }
 
@@ -140,7 +140,7 @@ std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::Plugin
   return std::make_unique<TestNativePolicy>();
 }
 
-constexpr ampx::cpu_ref::HostPluginSpec kSpec{"test_native", "1.0.0", "ampx reference kernels",
+constexpr ampx::host_plugin::HostPluginSpec kSpec{"test_native", "1.0.0", "ampx reference kernels",
                                               "test_native CPU", &make_policy};
 
 bool env_on(const char* name) {
@@ -170,7 +170,7 @@ ampx_status* misbehaving_launch(ampx_kernel* kernel, const ampx_buffer_view* inp
 
 extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
   static const ampx_plugin_api api = [] {
-    ampx_plugin_api a = *ampx::cpu_ref::host_plugin_entry<kSpec>();
+    ampx_plugin_api a = *ampx::host_plugin::host_plugin_entry<kSpec>();
     g_reference_launch = a.kernel_launch;
     a.kernel_launch = &misbehaving_launch;
     return a;

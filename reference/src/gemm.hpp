@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 
 template <class T>
 struct GemmArgs {
@@ -25,4 +25,4 @@ struct GemmArgs {
 // result is independent of `threads`.
 void gemm(const GemmArgs<float>& g, int threads);
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

@@ -6,10 +6,10 @@
 
 #include "ampx/backend_api.h"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 
 // dt is AMPX_DTYPE_F16 or AMPX_DTYPE_BF16. Splits large arrays over threads.
 void widen_to_f32(ampx_dtype dt, const uint16_t* src, float* dst, int64_t n);
 void round_from_f32(ampx_dtype dt, const float* src, uint16_t* dst, int64_t n);
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

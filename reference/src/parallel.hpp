@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/reference/kernels.hpp"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 
 // Calls fn(begin, end) on up to `threads` threads over contiguous chunks of
 // [0, n). Runs inline when threads <= 1 or n <= 1. Rethrows the first
@@ -49,4 +49,4 @@ inline int threads_for(double work) {
   return static_cast<int>(std::min<double>(t, work / kPerThread));
 }
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

@@ -11,7 +11,7 @@
 #include "common.hpp"
 #include "parallel.hpp"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 namespace {
 
 // ------------------------------------------------------------------ unary
@@ -652,4 +652,4 @@ std::unique_ptr<CpuKernel> make_where(Ctx& c) {
   return make_nary<WhereKernel, 3>(c);
 }
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

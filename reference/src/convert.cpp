@@ -5,7 +5,7 @@
 #include "ampx/half.hpp"
 #include "parallel.hpp"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 namespace {
 
 // f16 -> f32 through a 256 KiB table built once from ampx::f16_bits_to_float:
@@ -51,4 +51,4 @@ void round_from_f32(ampx_dtype dt, const float* src, uint16_t* dst, int64_t n) {
   }
 }
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

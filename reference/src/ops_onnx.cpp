@@ -8,7 +8,7 @@
 #include "common.hpp"
 #include "parallel.hpp"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 namespace {
 
 // ------------------------------------------------------- ConvTranspose
@@ -339,4 +339,4 @@ std::unique_ptr<CpuKernel> make_resize(Ctx& c) {
                                         std::move(mx));
 }
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

@@ -6,7 +6,7 @@
 #include "common.hpp"
 #include "parallel.hpp"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 namespace {
 
 // ------------------------------------------------------------ BatchNorm
@@ -296,4 +296,4 @@ std::unique_ptr<CpuKernel> make_reduce_sum(Ctx& c) {
   return make_reduce(c, false);
 }
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/reference/kernels.hpp"
 #include "ampx/plugin_support.hpp"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 
 using plugin_support::NodeView;
 
@@ -138,4 +138,4 @@ inline float sum_f32(const float* x, int64_t n) {
   return s;
 }
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

@@ -6,7 +6,7 @@
 
 #include "parallel.hpp"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 namespace {
 
 // Register tile MR x NR: MR*NR/4 SSE accumulators (8 of the 16 xmm
@@ -129,4 +129,4 @@ void gemm(const GemmArgs<float>& g, int threads) {
   }
 }
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

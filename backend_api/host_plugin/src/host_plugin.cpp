@@ -1,5 +1,5 @@
 // The C ABI side of the host-memory plugins (see host_plugin.hpp).
-#include "ampx/cpu_ref/host_plugin.hpp"
+#include "ampx/host_plugin.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -11,13 +11,13 @@
 #include <thread>
 #include <vector>
 
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/reference/kernels.hpp"
 #include "ampx/opset/work.hpp"
 #include "ampx/plugin_support.hpp"
 
 namespace ps = ampx::plugin_support;
 
-namespace ampx::cpu_ref {
+namespace ampx::host_plugin {
 
 // ------------------------------------------------------------ device info
 
@@ -283,4 +283,4 @@ void HostPlugin::Kernel::launch(std::span<const BufferView> ins, std::span<const
   }
 }
 
-}  // namespace ampx::cpu_ref
+}  // namespace ampx::host_plugin

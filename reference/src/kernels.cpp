@@ -12,7 +12,7 @@
 #include "common.hpp"
 #include "convert.hpp"
 
-namespace ampx::cpu_ref {
+namespace ampx::reference {
 namespace detail {
 
 using plugin_support::is_16bit_float;
@@ -295,4 +295,4 @@ void set_max_threads(int n) noexcept {
   detail::g_threads_override.store(n >= 1 ? n : 0, std::memory_order_relaxed);
 }
 
-}  // namespace ampx::cpu_ref
+}  // namespace ampx::reference

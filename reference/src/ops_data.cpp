@@ -11,7 +11,7 @@
 #include "ampx/opset/shape_rules.hpp"
 #include "common.hpp"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 namespace {
 
 using plugin_support::dtype_name;
@@ -746,4 +746,4 @@ std::unique_ptr<CpuKernel> make_cast(Ctx& c) {
   return std::make_unique<CastKernel>(c.in[0].dtype, static_cast<ampx_dtype>(to), c.in[0].numel);
 }
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

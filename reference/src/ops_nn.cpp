@@ -10,7 +10,7 @@
 #include "gemm.hpp"
 #include "parallel.hpp"
 
-namespace ampx::cpu_ref::detail {
+namespace ampx::reference::detail {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) {
@@ -528,4 +528,4 @@ std::unique_ptr<CpuKernel> make_global_avgpool(Ctx& c) {
   return std::make_unique<GlobalAvgPoolKernel>(d[0] * d[1], size);
 }
 
-}  // namespace ampx::cpu_ref::detail
+}  // namespace ampx::reference::detail

@@ -26,7 +26,7 @@
 #include "ampx/backend_api.h"
 #include "ampx/opset/output_types.hpp"
 
-namespace ampx::cpu_ref {
+namespace ampx::reference {
 
 // A kernel prepared for one node description. Not thread-safe: one run() at a
 // time (it owns scratch memory).
@@ -61,4 +61,4 @@ bool can_run(const ampx_node_desc& node, std::string* why) noexcept;
 int max_threads() noexcept;
 void set_max_threads(int n) noexcept;  // n < 1 restores the default
 
-}  // namespace ampx::cpu_ref
+}  // namespace ampx::reference

@@ -3,14 +3,14 @@
 // test_native are both this, with different policies:
 //
 //   namespace {
-//   std::unique_ptr<ampx::cpu_ref::CapabilityPolicy> make_policy(
+//   std::unique_ptr<ampx::host_plugin::CapabilityPolicy> make_policy(
 //       const ampx::plugin_support::PluginOptions&);
 //   constexpr ampx::plugin_support::OptionSpec kOptions[] = {{"threads", "1..4096", "..."}};
-//   constexpr ampx::cpu_ref::HostPluginSpec kSpec{"my_cpu", "1.0.0", "ampx reference kernels",
+//   constexpr ampx::host_plugin::HostPluginSpec kSpec{"my_cpu", "1.0.0", "ampx reference kernels",
 //                                                 "My CPU", &make_policy, kOptions};
 //   }
 //   extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
-//     return ampx::cpu_ref::host_plugin_entry<kSpec>();
+//     return ampx::host_plugin::host_plugin_entry<kSpec>();
 //   }
 //
 // A policy may also bring its own kernels and device description
@@ -29,10 +29,15 @@
 #include <vector>
 
 #include "ampx/backend_api.h"
-#include "ampx/cpu_ref/kernels.hpp"
+#include "ampx/reference/kernels.hpp"
 #include "ampx/plugin_glue.hpp"
 
-namespace ampx::cpu_ref {
+namespace ampx::host_plugin {
+
+// The kernel interface is the reference kernels' own: a policy that brings
+// its own kernels implements it.
+using reference::CpuKernel;
+using reference::UnsupportedNode;
 
 // The answer for one node the kernels can run (unsupported nodes never reach
 // the policy: the plugin answers those itself, with the reason as note).
@@ -58,10 +63,10 @@ class CapabilityPolicy {
   // can_run: false (and the reason) for nodes the plugin cannot run at all;
   // never throws. make_kernel: throws UnsupportedNode for those.
   virtual bool can_run(const ampx_node_desc& node, std::string* why) const {
-    return ampx::cpu_ref::can_run(node, why);
+    return ampx::reference::can_run(node, why);
   }
   virtual std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) const {
-    return ampx::cpu_ref::make_kernel(node);
+    return ampx::reference::make_kernel(node);
   }
   // Called once by plugin_create after the defaults are filled in (name
   // "<label> (<cpu model>)", fingerprint, memory, cores): may override any.
@@ -218,4 +223,4 @@ const ampx_plugin_api* host_plugin_entry() noexcept {
   return plugin_support::plugin_entry<HostPluginImpl<Spec>>();
 }
 
-}  // namespace ampx::cpu_ref
+}  // namespace ampx::host_plugin
