@@ -25,6 +25,11 @@ struct DevicesOptions {
   Format format = Format::kText;
 };
 
+// The compute mode of a plugin's f16 kernels, as plugin-check names it.
+const char* accumulation_name(const plugins::PluginRecord& p) {
+  return p.f16_accumulation == AMPX_ACCUMULATE_F16 ? "f16-accumulate" : "f32-accumulate";
+}
+
 int run_devices(const GlobalOptions& global, const DevicesOptions& opts) {
   const auto host = make_plugin_host(global);
   if (opts.format == Format::kJson) {
@@ -43,7 +48,8 @@ int run_devices(const GlobalOptions& global, const DevicesOptions& opts) {
                               {"library", p.library},
                               {"note", p.note},
                               {"devices", p.device_ids},
-                              {"options", options}});
+                              {"options", options},
+                              {"f16_accumulation", accumulation_name(p)}});
     }
     j["devices"] = nlohmann::json::array();
     for (const auto& d : host.devices()) {
@@ -81,6 +87,8 @@ int run_devices(const GlobalOptions& global, const DevicesOptions& opts) {
     if (!p.note.empty()) std::cout << fmt::format("      note: {}\n", p.note);
     for (const auto& o : p.options)
       std::cout << fmt::format("      option {}={}: {}\n", o.key, o.values, o.doc);
+    std::cout << fmt::format("      f16 kernels: {}{}\n", accumulation_name(p),
+                             p.declares_numerics ? "" : " (not declared: the op set's contract)");
   }
   std::cout << fmt::format("\nplugins skipped ({}):\n", host.skipped().size());
   for (const auto& s : host.skipped())

@@ -16,7 +16,7 @@ struct PluginCheckOptions {
   std::vector<std::string> ops;
   std::vector<std::string> dtypes;
   bool perf = false;
-  std::string compute_mode = "f32-accumulate";
+  std::string compute_mode;  // empty: what the plugin declares
   Format format = Format::kText;
 };
 
@@ -39,7 +39,9 @@ int run_plugin_check(const GlobalOptions& global, const PluginCheckOptions& o) {
   co.perf = o.perf;
   if (o.compute_mode == "f16-accumulate")
     co.compute_mode = opset::ComputeMode::kF16Accumulate;
-  else if (o.compute_mode != "f32-accumulate")
+  else if (o.compute_mode == "f32-accumulate")
+    co.compute_mode = opset::ComputeMode::kF32Accumulate;
+  else if (!o.compute_mode.empty())
     throw UsageError("--compute-mode '" + o.compute_mode +
                      "': expected f32-accumulate or f16-accumulate");
   if (global.threads > 0) co.plugin_options = "threads=" + std::to_string(global.threads);
@@ -73,8 +75,9 @@ Action add_plugin_check_command(CLI::App& app, const GlobalOptions& global) {
       ->take_all();
   cmd->add_flag("--perf", opts->perf, "time each case on the plugin and on cpu_ref");
   cmd->add_option("--compute-mode", opts->compute_mode,
-                  "how the plugin accumulates f16: f32-accumulate (the op set's contract, "
-                  "default) or f16-accumulate (held to the looser f16-accumulation tolerance)");
+                  "how the plugin accumulates f16: f32-accumulate (the op set's contract) or "
+                  "f16-accumulate (the looser f16-accumulation tolerance); default: what the "
+                  "plugin declares (ABI 1.3 numerics extension), else f32-accumulate");
   add_format_option(*cmd, opts->format);
   return [&global, opts] { return run_plugin_check(global, *opts); };
 }

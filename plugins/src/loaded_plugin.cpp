@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 namespace ampx::plugins {
@@ -74,10 +75,11 @@ void LoadedPlugin::destroy_instance() noexcept {
   instance_ = nullptr;
 }
 
-// The options a plugin documents (ABI 1.2 extension chain; backend_api.h,
-// "Extensions"): unknown types are skipped, a malformed chain is an error.
-std::vector<PluginOption> read_option_extension(const ampx_extension* ext) {
-  std::vector<PluginOption> out;
+// What a plugin declares in its extension chain (backend_api.h,
+// "Extensions"): the options it documents (1.2) and how its f16 kernels
+// accumulate (1.3). Unknown types are skipped, a malformed chain is an error.
+void read_extensions(const ampx_extension* ext, std::vector<PluginOption>& out,
+                     std::optional<ampx_accumulation>& f16_accumulation) {
   const auto text = [](const char* s) { return s ? printable(s, 256) : std::string(); };
   for (int n = 0; ext != nullptr; ext = ext->next, ++n) {
     if (n >= AMPX_EXTENSION_CHAIN_MAX)
@@ -87,6 +89,18 @@ std::vector<PluginOption> read_option_extension(const ampx_extension* ext) {
       throw std::invalid_argument(
           fmt::format("extension {} (type {}) has struct_size {}, smaller than its header", n,
                       ext->type, ext->struct_size));
+    if (ext->type == AMPX_EXTENSION_NUMERICS) {
+      const auto* num = reinterpret_cast<const ampx_numerics_extension*>(ext);
+      if (!detail::has_member(*num, num->base.struct_size,
+                              &ampx_numerics_extension::f16_accumulation))
+        continue;
+      if (num->f16_accumulation != AMPX_ACCUMULATE_F32 &&
+          num->f16_accumulation != AMPX_ACCUMULATE_F16)
+        throw std::invalid_argument(fmt::format(
+            "numerics extension: unknown f16_accumulation {}", num->f16_accumulation));
+      f16_accumulation = static_cast<ampx_accumulation>(num->f16_accumulation);
+      continue;
+    }
     if (ext->type != AMPX_EXTENSION_OPTIONS) continue;
     const auto* opts = reinterpret_cast<const ampx_options_extension*>(ext);
     if (!detail::has_member(*opts, opts->base.struct_size, &ampx_options_extension::options))
@@ -109,7 +123,6 @@ std::vector<PluginOption> read_option_extension(const ampx_extension* ext) {
       if (!o.key.empty()) out.push_back(std::move(o));
     }
   }
-  return out;
 }
 
 std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& file) {
@@ -202,7 +215,7 @@ std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   plugin->name_ = api.plugin_name;
   plugin->version_ = printable(api.plugin_version, kMaxVersionLength);
   try {
-    plugin->options_ = read_option_extension(api.extensions);
+    read_extensions(api.extensions, plugin->options_, plugin->declared_f16_accumulation_);
   } catch (const std::invalid_argument& e) {
     throw fail(e.what());
   }

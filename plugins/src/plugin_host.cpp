@@ -168,6 +168,8 @@ void PluginHost::load_file(const fs::path& file) {
   record.abi_major = shared->abi_major();
   record.abi_minor = shared->abi_minor();
   record.options = shared->options();
+  record.f16_accumulation = shared->f16_accumulation();
+  record.declares_numerics = shared->declares_numerics();
   const auto& props = shared->device_props();
   for (size_t i = 0; i < props.size(); ++i) {
     devices_.push_back(Device(shared, static_cast<int32_t>(i), props[i]));

@@ -163,12 +163,23 @@ TEST(PluginCheck, AKernelThatLeaksIsCaughtUnderAsan) {
 #endif
 
 // The pure-C c_relu follows every rule plugin-check tests; c_relu_careless
-// (no NULL-kernel check, input views read at offset 0) gets failed checks
-// for both, and the checker survives the crash.
+// (no NULL-kernel check, input views read at offset 0, kernels freed
+// without a live-handle table) gets failed checks for all three, and the
+// checker survives the crashes.
 TEST(PluginCheck, NullHandlesAndViewOffsetsAreChecked) {
   const auto good = ampx(std::string("plugin-check ") + AMPX_BROKEN_PLUGIN_DIR +
                          "/libampx_backend_c_relu.so --format json");
   ASSERT_EQ(good.code, 0) << good.out << good.err;
+  // c_relu survives NULL and repeated destroys (its live-handle table), and
+  // declares f16 accumulation in its numerics extension.
+  const auto g = json::parse(good.out);
+  std::set<std::string> checks;
+  for (const auto& c : g["checks"]) checks.insert(c["check"].get<std::string>());
+  EXPECT_TRUE(checks.count("buffer_free of a buffer freed before")) << good.out;
+  EXPECT_TRUE(checks.count("kernel_destroy of a kernel destroyed before")) << good.out;
+  EXPECT_TRUE(checks.count("status_destroy of a status destroyed before")) << good.out;
+  EXPECT_EQ(g["compute_mode"], "f16-accumulate");
+  EXPECT_EQ(g["compute_mode_source"], "plugin");
   const auto r = ampx(std::string("plugin-check ") + AMPX_HOSTILE_PLUGIN_DIR +
                       "/libampx_backend_c_relu_careless.so --format json");
   EXPECT_EQ(r.code, 1) << r.err;
@@ -181,7 +192,10 @@ TEST(PluginCheck, NullHandlesAndViewOffsetsAreChecked) {
   EXPECT_TRUE(
       failed.count("Relu reading a view at offset 64, writing one at offset 128, guards kept"))
       << r.out;
-  EXPECT_EQ(failed.size(), 2u) << r.out;
+  // glibc's double-free abort, or AddressSanitizer's report.
+  EXPECT_THAT(failed["kernel_destroy of a kernel destroyed before"], HasSubstr("crashed ("))
+      << r.out;
+  EXPECT_EQ(failed.size(), 3u) << r.out;
 }
 
 // A plugin that crashes while it loads or answers gets a report (the
@@ -203,6 +217,7 @@ TEST(PluginCheck, ComputeModeSetsTheTolerance) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const auto j = json::parse(r.out);
   EXPECT_EQ(j["compute_mode"], "f16-accumulate");
+  EXPECT_EQ(j["compute_mode_source"], "command-line");
   ASSERT_FALSE(j["cases"].empty());
   for (const auto& c : j["cases"]) {
     const double want =
@@ -211,6 +226,14 @@ TEST(PluginCheck, ComputeModeSetsTheTolerance) {
             : ampx::opset::tolerance(AMPX_DTYPE_BF16);
     EXPECT_EQ(c["tolerance"].get<double>(), want) << c.dump();
   }
+  // Without the option: what cpu_ref declares (the SDK glue publishes its
+  // f32 accumulation), the op set's bar.
+  const auto d = ampx(std::string("plugin-check ") + AMPX_PLUGIN_BUILD_DIR +
+                      "/libampx_backend_cpu_ref.so --op Relu --dtype f16 --format json");
+  ASSERT_EQ(d.code, 0) << d.out << d.err;
+  const auto dj = json::parse(d.out);
+  EXPECT_EQ(dj["compute_mode"], "f32-accumulate");
+  EXPECT_EQ(dj["compute_mode_source"], "plugin");
   const auto bad = ampx(std::string("plugin-check ") + AMPX_PLUGIN_BUILD_DIR +
                         "/libampx_backend_cpu_ref.so --compute-mode fast");
   EXPECT_EQ(bad.code, 2);

@@ -48,6 +48,13 @@
  *    matching destroy/free function, each exactly once, all of them before
  *    plugin_destroy. The library is unloaded after plugin_destroy (a plugin
  *    whose threads outlive it links with -z nodelete).
+ *  - Destroy and free functions (status_destroy, plugin_destroy, buffer_free,
+ *    kernel_destroy) do nothing when given NULL. Destroying a handle a
+ *    second time is the host's bug, which the host never commits; a plugin
+ *    must still survive it while the handle's address has not been handed
+ *    out again (keep the live handles in a set and ignore the unknown ones,
+ *    as the SDK glue does), so that a host's bug costs a message, not a
+ *    corrupted heap. `ampx plugin-check` tests both, each in a child process.
  *  - Threading: a plugin instance is used from one host thread at a time.
  *  - Options (ampx_plugin_create_args::options): "key=value;key=value". The
  *    host may send `threads=N` (ampx --threads N: threads per CPU backend) to
@@ -85,6 +92,15 @@
  *    table, and live until the library is unloaded. Types are never
  *    renumbered; a new feature that does not fit in an appended member
  *    gets a new type.
+ *  - Numerics (since 1.3). A kernel the plugin answers `native` or
+ *    `emulated` must match the op set's float64 reference within the
+ *    tolerance of its dtype and compute mode (opset/tolerances.hpp, shipped
+ *    with the SDK). The compute mode of f16 kernels is the plugin's
+ *    declaration in an AMPX_EXTENSION_NUMERICS extension; without one it is
+ *    AMPX_ACCUMULATE_F32 (widen to f32, compute and accumulate in f32, round
+ *    each output once), the op set's own contract. bf16 kernels are always
+ *    held to f32 accumulation. `ampx plugin-check` holds a plugin to the bar
+ *    it declares, and reports a `native` answer that misses it as a lie.
  */
 #ifndef AMPX_BACKEND_API_H_
 #define AMPX_BACKEND_API_H_
@@ -99,8 +115,10 @@ extern "C" {
 #define AMPX_ABI_VERSION_MAJOR 1
 /* 1.1: kernel_launch_timed (device-side timing of one kernel).
  * 1.2: the extension chain (ampx_plugin_api::extensions) and its first type,
- *      AMPX_EXTENSION_OPTIONS. */
-#define AMPX_ABI_VERSION_MINOR 2
+ *      AMPX_EXTENSION_OPTIONS.
+ * 1.3: AMPX_EXTENSION_NUMERICS (the compute mode of f16 kernels); the rules
+ *      for NULL and repeated destroys. */
+#define AMPX_ABI_VERSION_MINOR 3
 
 /* The one exported symbol: `const ampx_plugin_api* ampx_plugin_entry(void);` */
 #define AMPX_PLUGIN_ENTRY_SYMBOL "ampx_plugin_entry"
@@ -262,7 +280,9 @@ typedef struct ampx_extension {
 
 typedef enum ampx_extension_type {
   /* ampx_options_extension: the option keys the plugin documents. */
-  AMPX_EXTENSION_OPTIONS = 1
+  AMPX_EXTENSION_OPTIONS = 1,
+  /* ampx_numerics_extension (since 1.3): how the plugin computes on 16-bit data. */
+  AMPX_EXTENSION_NUMERICS = 2
 } ampx_extension_type;
 
 #define AMPX_EXTENSION_CHAIN_MAX 64
@@ -282,6 +302,22 @@ typedef struct ampx_options_extension {
   size_t num_options;
   const ampx_option_desc* options; /* stride: options[0].struct_size */
 } ampx_options_extension;
+
+/* Since 1.3. How f16 kernels accumulate: the accuracy bar the plugin is held
+ * to (see "Numerics" above). Values are part of the ABI. */
+typedef enum ampx_accumulation {
+  /* Widen to f32, compute and accumulate in f32, round each output once:
+   * the op set's contract and the default. Tolerance 2^-10 for f16. */
+  AMPX_ACCUMULATE_F32 = 1,
+  /* Partial sums kept in f16 (f16 tensor-core or shader accumulators):
+   * tolerance 2^-5 for f16, covering reductions of up to ~4096 terms. */
+  AMPX_ACCUMULATE_F16 = 2
+} ampx_accumulation;
+
+typedef struct ampx_numerics_extension {
+  ampx_extension base;      /* type AMPX_EXTENSION_NUMERICS */
+  int32_t f16_accumulation; /* ampx_accumulation of every f16 kernel of the plugin */
+} ampx_numerics_extension;
 
 /* ------------------------------------------------------------ the table */
 
@@ -378,6 +414,8 @@ typedef struct ampx_plugin_api {
 #define AMPX_PLUGIN_API_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_plugin_api, extensions)
 #define AMPX_OPTION_DESC_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_option_desc, doc)
 #define AMPX_OPTIONS_EXTENSION_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_options_extension, options)
+#define AMPX_NUMERICS_EXTENSION_STRUCT_SIZE \
+  AMPX_STRUCT_SIZE(ampx_numerics_extension, f16_accumulation)
 
 /* The smallest table a v1 host accepts: everything up to and including
  * `synchronize`. */

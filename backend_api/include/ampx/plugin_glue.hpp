@@ -19,7 +19,10 @@
 //   - parse the options string (PluginOptions): the keys Impl documents in
 //     kOptions are read by Impl, others are ignored with a debug log;
 //   - prefix errors from prepare and launch with the node ("node 'x' (Op):");
-//   - publish kOptions as the AMPX_EXTENSION_OPTIONS extension (ABI 1.2).
+//   - publish kOptions as the AMPX_EXTENSION_OPTIONS extension (ABI 1.2)
+//     and the compute mode as AMPX_EXTENSION_NUMERICS (ABI 1.3);
+//   - keep the live plugin, buffer, kernel and status handles, so that NULL
+//     and a second destroy of one are ignored (backend_api.h).
 //
 // Requirements on Impl (a missing one is a compile error naming it):
 //   static constexpr const char* kName;     // plugin_name, [a-z0-9_]+
@@ -41,6 +44,7 @@
 // where Kernel has
 //   void launch(std::span<const View<Buffer>> ins, std::span<const View<Buffer>> outs);
 // and optionally
+//   static constexpr ampx_accumulation kF16Accumulation;  // default AMPX_ACCUMULATE_F32
 //   double launch_timed(ins, outs);   // -> kernel_launch_timed (device us)
 //   void release(Buffer&) noexcept;   // Impl: called before a buffer is freed
 //   void* host_ptr(Buffer&) noexcept; // Impl: -> buffer_host_ptr
@@ -379,6 +383,25 @@ concept HasHostPtr = requires(Impl& impl, typename Impl::Buffer& b) {
   { impl.host_ptr(b) } -> std::convertible_to<void*>;
 };
 
+template <class Impl>
+concept DeclaresAccumulation = requires {
+  { Impl::kF16Accumulation } -> std::convertible_to<ampx_accumulation>;
+};
+
+// The numerics extension (ABI 1.3): how Impl's f16 kernels accumulate.
+template <class Impl>
+const ampx_extension* numerics_extension(const ampx_extension* next) noexcept {
+  static const ampx_numerics_extension ext{
+      {sizeof(ampx_numerics_extension), AMPX_EXTENSION_NUMERICS, next},
+      [] {
+        if constexpr (DeclaresAccumulation<Impl>)
+          return static_cast<int32_t>(Impl::kF16Accumulation);
+        else
+          return static_cast<int32_t>(AMPX_ACCUMULATE_F32);
+      }()};
+  return &ext.base;
+}
+
 // The options extension for Impl::kOptions: static, built once.
 template <class Impl>
 const ampx_extension* options_extension() noexcept {
@@ -420,10 +443,13 @@ ampx_plugin_api make_table() noexcept {
       *out = nullptr;
       const PluginOptions options(Impl::kName, args, std::span<const OptionSpec>(Impl::kOptions));
       auto impl = std::make_unique<Impl>(options);
+      live_handles<Impl>("plugin instance").add(impl.get());
       *out = reinterpret_cast<ampx_plugin*>(impl.release());
     });
   };
-  api.plugin_destroy = [](ampx_plugin* p) { delete reinterpret_cast<Impl*>(p); };
+  api.plugin_destroy = [](ampx_plugin* p) {
+    if (p && live_handles<Impl>("plugin instance").remove(p)) delete reinterpret_cast<Impl*>(p);
+  };
   api.plugin_info = [](ampx_plugin* p, ampx_plugin_info* out) {
     return guard([&] {
       const Impl& impl = plugin_of<Impl>(p, "plugin_info");
@@ -472,11 +498,12 @@ ampx_plugin_api make_table() noexcept {
       if (!out) invalid("buffer_alloc: NULL out");
       check_device(impl, device, "buffer_alloc");
       auto h = std::make_unique<BH>(BH{&impl, device, bytes, impl.alloc(device, bytes)});
+      live_handles<BH>("buffer").add(h.get());
       *out = reinterpret_cast<ampx_buffer*>(h.release());
     });
   };
   api.buffer_free = [](ampx_buffer* b) {
-    if (!b) return;
+    if (!b || !live_handles<BH>("buffer").remove(b)) return;
     BH* h = buffer_of<Impl>(b);
     if constexpr (HasRelease<Impl>) h->owner->release(h->buffer);
     delete h;
@@ -525,6 +552,7 @@ ampx_plugin_api make_table() noexcept {
       auto h = std::make_unique<KH>(KH{&impl, device, KernelSignature::of(v), nullptr, {}, {}});
       h->kernel = with_node(v.where(), [&] { return impl.prepare(device, v); });
       if (!h->kernel) invalid("kernel_prepare: " + v.where() + ": no kernel");
+      live_handles<KH>("kernel").add(h.get());
       *out = reinterpret_cast<ampx_kernel*>(h.release());
     });
   };
@@ -536,7 +564,9 @@ ampx_plugin_api make_table() noexcept {
                 [&] { k.kernel->launch(std::span<const V>(k.ins), std::span<const V>(k.outs)); });
     });
   };
-  api.kernel_destroy = [](ampx_kernel* kernel) { delete reinterpret_cast<KH*>(kernel); };
+  api.kernel_destroy = [](ampx_kernel* kernel) {
+    if (kernel && live_handles<KH>("kernel").remove(kernel)) delete reinterpret_cast<KH*>(kernel);
+  };
   api.synchronize = [](ampx_plugin* p, int32_t device) {
     return guard([&] {
       Impl& impl = plugin_of<Impl>(p, "synchronize");
@@ -565,7 +595,7 @@ ampx_plugin_api make_table() noexcept {
       });
     };
   }
-  api.extensions = options_extension<Impl>();
+  api.extensions = numerics_extension<Impl>(options_extension<Impl>());
   return api;
 }
 

@@ -10,18 +10,24 @@
 //     no exception crosses the C boundary.
 //   - NodeView: typed, struct_size-aware access to an ampx_node_desc.
 //   - dtype_size/dtype_name/element_count/byte_size, copy_cstr.
+//   - LiveHandles: the handles a plugin handed out, so that a second destroy
+//     is ignored (backend_api.h, "Destroy and free functions").
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -36,6 +42,43 @@ struct ampx_status {
 
 namespace ampx::plugin_support {
 
+// ------------------------------------------------------------ live handles
+
+// The handles of one kind a plugin handed out and has not seen destroyed.
+// A destroy of a handle that is not live (destroyed before, and its address
+// not handed out again) is the host's bug: the ABI asks a plugin to survive
+// it, so the destroy function ignores it with one line on stderr instead of
+// freeing memory twice. Costs a lock and a hash per create and destroy, never
+// per launch.
+class LiveHandles {
+ public:
+  explicit LiveHandles(const char* what) noexcept : what_(what) {}
+  // Throws std::bad_alloc (the caller's create then fails cleanly).
+  void add(const void* h) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    live_.insert(h);
+  }
+  // True when `h` was live (the caller then destroys it).
+  bool remove(const void* h) noexcept {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (live_.erase(h) > 0) return true;
+    std::fprintf(stderr, "[ampx plugin] %s %p is not live (destroyed twice?): ignored\n", what_, h);
+    return false;
+  }
+
+ private:
+  const char* what_;
+  std::mutex mutex_;
+  std::unordered_set<const void*> live_;
+};
+
+// One registry per kind of handle and plugin library (Tag: the handle type).
+template <class Tag>
+LiveHandles& live_handles(const char* what) {
+  static LiveHandles handles(what);
+  return handles;
+}
+
 // ---------------------------------------------------------------- statuses
 
 // Returned when allocating a status itself fails: static, never deleted.
@@ -47,7 +90,9 @@ inline ampx_status* out_of_memory_status() noexcept {
 // A new status for the host to release with status_destroy(). Never throws.
 inline ampx_status* make_status(ampx_status_code code, std::string_view message) noexcept {
   try {
-    return new ampx_status{code, std::string(message)};
+    auto s = std::make_unique<ampx_status>(ampx_status{code, std::string(message)});
+    live_handles<ampx_status>("status").add(s.get());
+    return s.release();
   } catch (...) {
     return out_of_memory_status();
   }
@@ -61,7 +106,8 @@ inline const char* status_message(const ampx_status* s) noexcept {
   return s ? s->message.c_str() : "";
 }
 inline void status_destroy(ampx_status* s) noexcept {
-  if (s != out_of_memory_status()) delete s;
+  if (s == nullptr || s == out_of_memory_status()) return;
+  if (live_handles<ampx_status>("status").remove(s)) delete s;
 }
 
 // Throw this to return a specific status code from inside guard().

@@ -36,6 +36,12 @@ void print_check_text(std::ostream& out, const CheckReport& r, bool perf) {
   out << fmt::format("plugin {} {} (ABI {}.{}) {}\n", r.plugin.empty() ? "?" : r.plugin, r.version,
                      r.abi_major, r.abi_minor, r.file.string());
   if (!r.note.empty()) out << "  note: " << r.note << "\n";
+  out << fmt::format("  f16 held to: {} (tolerance {:.3g}; {})\n",
+                     opset::compute_mode_name(r.compute_mode),
+                     opset::tolerance(AMPX_DTYPE_F16, r.compute_mode),
+                     r.compute_mode_source == "plugin"         ? "declared by the plugin"
+                     : r.compute_mode_source == "command-line" ? "--compute-mode"
+                                                               : "the op set's contract");
   out << "\nABI and error paths:\n";
   for (const AbiCheck& a : r.abi)
     out << fmt::format("  {:<4}  {}{}\n", a.ok ? "ok" : "FAIL", a.what,
@@ -133,6 +139,7 @@ std::string check_json(const CheckReport& r) {
                    {"version", r.version},
                    {"abi", fmt::format("{}.{}", r.abi_major, r.abi_minor)},
                    {"compute_mode", opset::compute_mode_name(r.compute_mode)},
+                   {"compute_mode_source", r.compute_mode_source},
                    {"peer", r.peer},
                    {"devices", r.devices},
                    {"note", r.note},

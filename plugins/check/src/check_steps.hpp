@@ -7,10 +7,20 @@
 #include <ampx/plugins/loaded_plugin.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
 namespace ampx::check {
+
+// One call of the plugin's, made in a forked child (10 s at most): "" when it
+// returned a status, "returned success" when it returned NULL, else how it
+// ended ("crashed (SIGSEGV)", "hung (killed after 10 s)", ...). "" too when
+// no child could be made (the caller then makes the call in-process only).
+// quiet: the child's stderr goes to /dev/null (a call expected to print).
+using Call = std::function<ampx_status*()>;
+std::string outcome_in_child(const Call& call, bool quiet = false);
 
 // NULL handles and arguments, and synchronize of a device out of range:
 // each call is made first in a forked child, so a plugin that crashes on
@@ -19,6 +29,10 @@ namespace ampx::check {
 // a kernel_prepare that failed left its out handle NULL.
 void check_null_handles(const plugins::LoadedPlugin& p, int32_t devices,
                         std::vector<AbiCheck>& out);
+
+// The destroy and free functions given NULL, and given a handle destroyed
+// before (backend_api.h: both are survived), each in a forked child.
+void check_destroys(const plugins::LoadedPlugin& p, int32_t devices, std::vector<AbiCheck>& out);
 
 // Copies within and between buffers at offsets, and a kernel reading and
 // writing views at offsets into larger buffers: the bytes named change, and

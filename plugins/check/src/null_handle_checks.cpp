@@ -1,6 +1,7 @@
 // check_null_handles(): the header's rule that bad arguments get statuses,
 // never crashes, for NULL handles and arguments; each probe isolated in a
 // child process first.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,17 +18,20 @@
 namespace ampx::check {
 namespace {
 
-using Call = std::function<ampx_status*()>;
-
 // The child's exit codes: unusual values, so that a sanitizer's report
 // (exit code 1 by default) or a plugin's exit() is not taken for either.
 constexpr int kReturnedStatus = 90, kReturnedSuccess = 91;
 
-// How the call ended in a child: "" when it returned a status, else why not.
-std::string outcome_in_child(const Call& call) {
+}  // namespace
+
+std::string outcome_in_child(const Call& call, bool quiet) {
   const pid_t pid = fork();
   if (pid < 0) return "";  // cannot isolate: make the call in-process only
   if (pid == 0) {
+    if (quiet) {
+      const int null_fd = open("/dev/null", O_WRONLY);
+      if (null_fd >= 0) dup2(null_fd, STDERR_FILENO);
+    }
     // _exit: no atexit handlers, no leak report, nothing of the parent's
     // state flushed twice.
     _exit(call() != nullptr ? kReturnedStatus : kReturnedSuccess);
@@ -51,8 +55,6 @@ std::string outcome_in_child(const Call& call) {
   return "crashed (exit status " + std::to_string(WEXITSTATUS(status)) +
          ": a sanitizer's report or the plugin's exit())";
 }
-
-}  // namespace
 
 void check_null_handles(const plugins::LoadedPlugin& p, int32_t devices,
                         std::vector<AbiCheck>& out) {

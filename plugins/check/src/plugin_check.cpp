@@ -255,7 +255,15 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
     report.version = p->version();
     report.abi_major = p->abi_major();
     report.abi_minor = p->abi_minor();
-    report.compute_mode = o.compute_mode;
+    if (o.compute_mode) {
+      report.compute_mode = *o.compute_mode;
+      report.compute_mode_source = "command-line";
+    } else if (p->declares_numerics()) {
+      report.compute_mode = p->f16_accumulation() == AMPX_ACCUMULATE_F16
+                                ? opset::ComputeMode::kF16Accumulate
+                                : opset::ComputeMode::kF32Accumulate;
+      report.compute_mode_source = "plugin";
+    }
     report.abi.push_back({"entry symbol, ABI version, table size and required members", true,
                           "ABI " + std::to_string(p->abi_major()) + "." +
                               std::to_string(p->abi_minor()) + ", table " +
@@ -280,6 +288,7 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
   }
   check_error_paths(*p, report.devices, report.abi);
   check_null_handles(*p, report.devices, report.abi);
+  check_destroys(*p, report.devices, report.abi);
   const std::unique_ptr<LoadedPlugin> peer = o.perf ? load_peer(o, *p) : nullptr;
   if (peer) report.peer = peer->name();
   check_copies_and_views(*p, report.devices, report.abi);
@@ -296,7 +305,7 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
         make(rng, dt, c);
         if (!wanted(o.ops, c.nb.desc().op_type)) continue;
         report.cases.push_back(
-            check_case(*p, *ref, peer.get(), d, name, c, dt, o.perf, o.compute_mode));
+            check_case(*p, *ref, peer.get(), d, name, c, dt, o.perf, report.compute_mode));
       }
     }
   }

@@ -105,6 +105,12 @@ static ampx_status* cr_prepare(ampx_plugin* plugin, int32_t device, const ampx_n
   if (kernel == NULL) return tp_status(AMPX_STATUS_OUT_OF_MEMORY, "out of memory");
   kernel->device = device;
   kernel->count = count;
+#ifndef C_RELU_CARELESS
+  if (!tp_live_add(kernel)) {
+    free(kernel);
+    return tp_status(AMPX_STATUS_OUT_OF_MEMORY, "too many live handles");
+  }
+#endif
   *out = kernel;
   return NULL;
 }
@@ -141,7 +147,11 @@ static ampx_status* cr_launch(ampx_kernel* kernel, const ampx_buffer_view* input
 }
 
 static void cr_kernel_destroy(ampx_kernel* kernel) {
-  free(kernel);
+#ifdef C_RELU_CARELESS
+  free(kernel); /* no live-handle table: a second destroy frees twice */
+#else
+  if (kernel != NULL && tp_live_remove(kernel)) free(kernel);
+#endif
 }
 
 /* ABI 1.2: the options it documents, behind an extension of a type no host
@@ -149,8 +159,13 @@ static void cr_kernel_destroy(ampx_kernel* kernel) {
 static const ampx_option_desc cr_options[] = {
     {sizeof(ampx_option_desc), "threads", "ignored", "accepted and ignored"},
     {sizeof(ampx_option_desc), "relu_slope", "0", "reserved"}};
+/* ABI 1.3: a declared compute mode (c_relu has no f16 kernel: this only
+   tests that plugin-check reads the declaration). */
+static const ampx_numerics_extension cr_numerics_ext = {
+    {sizeof(ampx_numerics_extension), AMPX_EXTENSION_NUMERICS, NULL}, AMPX_ACCUMULATE_F16};
 static const ampx_options_extension cr_options_ext = {
-    {sizeof(ampx_options_extension), AMPX_EXTENSION_OPTIONS, NULL}, 2, cr_options};
+    {sizeof(ampx_options_extension), AMPX_EXTENSION_OPTIONS, &cr_numerics_ext.base}, 2,
+    cr_options};
 static const ampx_extension cr_unknown_ext = {sizeof(ampx_extension), 4242, &cr_options_ext.base};
 
 static const ampx_plugin_api cr_table = {

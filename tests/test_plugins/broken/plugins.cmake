@@ -52,7 +52,8 @@ foreach(kind CRASH_ENTRY EXIT_ENTRY EXIT_CREATE ABORT_CREATE CRASH_DEVICES CRASH
   list(APPEND _ampx_broken_targets ${target})
 endforeach()
 
-# c_relu without its NULL-kernel check and reading input views at offset 0:
+# c_relu without its NULL-kernel check, reading input views at offset 0 and
+# freeing kernels without a live-handle table (a second destroy frees twice):
 # what `ampx plugin-check` must report (a crash on a bad argument, a wrong
 # view) without dying itself. With the hostile zoo: only tests look there.
 set(src ${_ampx_broken_dir}/c_relu.c)

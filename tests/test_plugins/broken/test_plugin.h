@@ -21,6 +21,42 @@
   (offsetof(type, member) + sizeof(((type*)0)->member) <= (p)->struct_size)
 #define TP_MIN(a, b) ((a) < (b) ? (a) : (b))
 
+/* -------------------------------------------------------- live handles */
+
+/* The handles handed out and not destroyed yet, so that a second destroy (the
+ * host's bug; backend_api.h asks a plugin to survive it) is ignored instead of
+ * freeing twice. A fixed table: the host calls one thread at a time. */
+#define TP_MAX_LIVE 4096
+static inline const void** tp_live_table(size_t** count) {
+  static const void* table[TP_MAX_LIVE];
+  static size_t n = 0;
+  *count = &n;
+  return table;
+}
+/* 0 when the table is full (the caller's create then fails). */
+static inline int tp_live_add(const void* handle) {
+  size_t* n;
+  const void** table = tp_live_table(&n);
+  if (*n == TP_MAX_LIVE) return 0;
+  table[(*n)++] = handle;
+  return 1;
+}
+/* 1 when `handle` was live; it is no longer. */
+static inline int tp_live_remove(const void* handle) {
+  size_t* n;
+  size_t i;
+  const void** table = tp_live_table(&n);
+  for (i = 0; i < *n; ++i) {
+    if (table[i] == handle) {
+      table[i] = table[--*n];
+      return 1;
+    }
+  }
+  fprintf(stderr, "[ampx test plugin] handle %p is not live (destroyed twice?): ignored\n",
+          handle);
+  return 0;
+}
+
 /* ------------------------------------------------------------ statuses */
 
 struct ampx_status {
@@ -35,6 +71,10 @@ static inline ampx_status* tp_status(ampx_status_code code, const char* format, 
   va_list args;
   ampx_status* status = (ampx_status*)malloc(sizeof(ampx_status));
   if (status == NULL) return &tp_oom_status;
+  if (!tp_live_add(status)) {
+    free(status);
+    return &tp_oom_status;
+  }
   status->code = code;
   va_start(args, format);
   vsnprintf(status->message, sizeof(status->message), format, args);
@@ -49,7 +89,7 @@ static inline const char* tp_status_message(const ampx_status* status) {
   return status->message;
 }
 static inline void tp_status_destroy(ampx_status* status) {
-  if (status != &tp_oom_status) free(status);
+  if (status != NULL && status != &tp_oom_status && tp_live_remove(status)) free(status);
 }
 
 /* ------------------------------------------------------------ instance */
@@ -67,6 +107,10 @@ static inline ampx_status* tp_create(int32_t num_devices, const ampx_plugin_crea
   if (plugin == NULL) return tp_status(AMPX_STATUS_OUT_OF_MEMORY, "out of memory");
   plugin->log_level = TP_FITS(args, ampx_plugin_create_args, log_level) ? args->log_level : 2;
   plugin->num_devices = num_devices;
+  if (!tp_live_add(plugin)) {
+    free(plugin);
+    return tp_status(AMPX_STATUS_OUT_OF_MEMORY, "too many live handles");
+  }
   *out = plugin;
   return NULL;
 }
@@ -77,7 +121,7 @@ static inline ampx_status* tp_create_no_devices(const ampx_plugin_create_args* a
 }
 
 static inline void tp_plugin_destroy(ampx_plugin* plugin) {
-  free(plugin);
+  if (plugin != NULL && tp_live_remove(plugin)) free(plugin);
 }
 
 static inline ampx_status* tp_device_count(ampx_plugin* plugin, int32_t* out) {
@@ -125,12 +169,17 @@ static inline ampx_status* tp_buffer_alloc(ampx_plugin* plugin, int32_t device, 
   }
   buffer->size = bytes;
   buffer->device = device;
+  if (!tp_live_add(buffer)) {
+    free(buffer->data);
+    free(buffer);
+    return tp_status(AMPX_STATUS_OUT_OF_MEMORY, "too many live handles");
+  }
   *out = buffer;
   return NULL;
 }
 
 static inline void tp_buffer_free(ampx_buffer* buffer) {
-  if (buffer == NULL) return;
+  if (buffer == NULL || !tp_live_remove(buffer)) return;
   free(buffer->data);
   free(buffer);
 }

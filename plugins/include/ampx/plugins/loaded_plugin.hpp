@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -67,6 +68,12 @@ class LoadedPlugin {
   size_t table_size() const noexcept { return table_size_; }
   // The option keys the plugin documents (ABI 1.2; empty for older plugins).
   const std::vector<PluginOption>& options() const noexcept { return options_; }
+  // How its f16 kernels accumulate (ABI 1.3 numerics extension; without
+  // one, AMPX_ACCUMULATE_F32): the accuracy bar it is held to.
+  ampx_accumulation f16_accumulation() const noexcept {
+    return declared_f16_accumulation_.value_or(AMPX_ACCUMULATE_F32);
+  }
+  bool declares_numerics() const noexcept { return declared_f16_accumulation_.has_value(); }
 
   // The host's copy of the table, host-sized: members beyond the plugin's
   // struct_size are NULL, so optional members may simply be tested.
@@ -108,6 +115,7 @@ class LoadedPlugin {
   std::string name_;
   std::string version_;
   std::vector<PluginOption> options_;
+  std::optional<ampx_accumulation> declared_f16_accumulation_;
   ampx_plugin* instance_ = nullptr;
   std::string note_;
   std::string library_name_;

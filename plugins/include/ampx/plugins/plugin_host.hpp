@@ -34,6 +34,10 @@ struct PluginRecord {
   uint32_t abi_minor = 0;
   std::vector<std::string> device_ids;
   std::vector<PluginOption> options;  // the option keys it documents (ABI 1.2)
+  // How its f16 kernels accumulate (ABI 1.3 numerics extension), and
+  // whether it said so (else the default, f32).
+  ampx_accumulation f16_accumulation = AMPX_ACCUMULATE_F32;
+  bool declares_numerics = false;
 };
 
 // A plugin file that was not used, and why.

@@ -36,8 +36,9 @@ struct CheckOptions {
   std::vector<ampx_dtype> dtypes;  // default f32, f16, bf16
   bool perf = false;
   // How the plugin computes on f16 (opset/tolerances.hpp): its f16 results
-  // are held to that mode's tolerance. The default is the op set's contract.
-  opset::ComputeMode compute_mode = opset::ComputeMode::kF32Accumulate;
+  // are held to that mode's tolerance. Empty: what the plugin declares (its
+  // numerics extension, ABI 1.3), else the op set's contract, f32-accumulate.
+  std::optional<opset::ComputeMode> compute_mode;
   std::string plugin_options;  // passed to plugin_create
   // cpu_ref, the reference (empty: found in the default plugin directories).
   std::filesystem::path reference;
@@ -85,6 +86,9 @@ struct CheckReport {
   uint32_t abi_major = 0, abi_minor = 0;
   std::string peer;  // with perf: the timed peer plugin's name, "" when none
   opset::ComputeMode compute_mode = opset::ComputeMode::kF32Accumulate;  // as checked
+  // Where compute_mode came from: "plugin" (its numerics extension),
+  // "default" (no extension: the op set's contract) or "command-line".
+  std::string compute_mode_source = "default";
   int32_t devices = 0;
   std::string note;  // plugin_info.note
   std::vector<AbiCheck> abi;
