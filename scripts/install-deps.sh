@@ -13,6 +13,7 @@ if [ "${1:-}" = "--bench" ]; then
 fi
 packages+=(
   build-essential cmake ninja-build pkg-config
+  ccache  # CI's fresh clones share the compiler cache (CMakeLists.txt)
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   # backends/onednn; Debian's oneDNN is built with its OpenCL runtime, so
