@@ -12,15 +12,15 @@
 // machine load hits them alike. Prints Markdown (docs/benchmarks.md).
 // Usage: ampx_onednn_bench [--reps N] [--layouts-only (table 1b alone)]
 #include <ampx/amp/planner.hpp>
-#include <ampx/host_plugin.hpp>
-#include <ampx/reference/kernels.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/node_desc.hpp>
+#include <ampx/host_plugin.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/reference/kernels.hpp>
 
 #include "bench_timing.hpp"
 

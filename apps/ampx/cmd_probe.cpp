@@ -10,6 +10,7 @@
 #include <ampx/capability/probe_isolation.hpp>
 #include <ampx/capability/profile_json.hpp>
 #include <ampx/capability/store.hpp>
+#include <ampx/fileio/private_temp_dir.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -88,9 +89,9 @@ DeviceResult probe_one(const GlobalOptions& global, const ProbeCliOptions& opts,
                        cap::Store& store) {
   DeviceResult r;
   r.device = device;
-  static int counter = 0;
-  const auto out = std::filesystem::temp_directory_path() /
-                   fmt::format("ampx-probe-{}-{}.json", ::getpid(), counter++);
+  // The child's hand-off file, in a directory only this user can enter.
+  const fileio::PrivateTempDir handoff;
+  const auto out = handoff.path() / "profile.json";
   std::vector<std::string> argv{cap::self_executable()};
   for (auto& a : global_args(global)) argv.push_back(std::move(a));
   argv.insert(argv.end(), {"probe-child", "--device", device, "--out", out.string(), "--budget",
@@ -149,7 +150,6 @@ DeviceResult probe_one(const GlobalOptions& global, const ProbeCliOptions& opts,
       r.outcome = fmt::format("failed: {}", e.what());
     }
   }
-  std::filesystem::remove(out, ec);
   bar.finish(r.stored ? fmt::format("stored ({} timings, {:.1f} s)", r.measured, r.seconds)
                       : r.outcome);
   if (!r.stored) spdlog::error("probe of {} {}", device, r.outcome);

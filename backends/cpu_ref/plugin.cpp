@@ -4,9 +4,9 @@
 // data movement, whose kernels copy bytes in any dtype: `native`.
 #include "ampx/backend_api.h"
 #include "ampx/host_plugin.hpp"
-#include "ampx/reference/kernels.hpp"
 #include "ampx/opset/catalogue.hpp"
 #include "ampx/plugin_support.hpp"
+#include "ampx/reference/kernels.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -15,8 +15,8 @@ std::unique_ptr<ampx::host_plugin::CapabilityPolicy> make_policy(
 }
 
 constexpr ampx::host_plugin::HostPluginSpec kSpec{"onednn",     ampx::onednn::kPluginVersion,
-                                              "oneDNN",     "oneDNN CPU",
-                                              &make_policy, ampx::onednn::kOptions};
+                                                  "oneDNN",     "oneDNN CPU",
+                                                  &make_policy, ampx::onednn::kOptions};
 
 }  // namespace
 

@@ -1,10 +1,13 @@
 #include <ampx/capability/profile_json.hpp>
+#include <ampx/fileio/atomic_write.hpp>
+#include <ampx/fileio/regular_file.hpp>
 #include <ampx/plugin_support.hpp>
 
 #include <fmt/format.h>
 
 #include <unistd.h>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -40,10 +43,14 @@ std::string get_string_or(const json& obj, const char* name, std::string dflt) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : dflt;
 }
 
+// Every number of a profile is a count, a size or a time: finite and >= 0.
 double get_number(const json& obj, const std::string& where, const char* name) {
   const json& v = field(obj, where, name);
   if (!v.is_number()) fail(where, std::string("field '") + name + "' must be a number");
-  return v.get<double>();
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0)
+    fail(where, fmt::format("field '{}' is {}: expected a finite number >= 0", name, v.dump()));
+  return d;
 }
 
 const json& get_array(const json& obj, const std::string& where, const char* name) {
@@ -135,13 +142,7 @@ DeviceProfile profile_from_json(const json& j, const std::string& where) {
       fail(w, std::string("field 'support': ") + e.what());
     }
     t.note = get_string_or(o, "note", "");
-    const json& time = field(o, w, "time_us");
-    if (time.is_null())
-      t.time_us = -1;
-    else if (time.is_number())
-      t.time_us = time.get<double>();
-    else
-      fail(w, "field 'time_us' must be a number or null");
+    t.time_us = field(o, w, "time_us").is_null() ? -1 : get_number(o, w, "time_us");
     p.ops.push_back(std::move(t));
   }
   const json& casts = get_array(j, where, "casts");
@@ -186,17 +187,17 @@ std::vector<DeviceProfile> profiles_from_document(const json& doc, const std::st
 
 std::vector<DeviceProfile> load_profile_file(const std::filesystem::path& file) {
   const std::string name = file.string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(name, std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(name, "read error");
+  // A regular file only (a FIFO would block), 256 MiB at most.
+  const std::string text = fileio::read_regular_file(file, uint64_t{256} << 20);
   json doc;
   try {
-    doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    // nlohmann's message carries the byte position; keep it on one line.
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    // nlohmann's message carries the byte position; keep it on one line,
+    // without the library's "[json.exception.parse_error.101] " tag.
     std::string msg = e.what();
+    if (msg.rfind("[json.exception.", 0) == 0 && msg.find("] ") != std::string::npos)
+      msg = msg.substr(msg.find("] ") + 2);
     for (char& c : msg)
       if (c == '\n') c = ' ';
     fail(name, "not valid JSON: " + msg);
@@ -206,29 +207,7 @@ std::vector<DeviceProfile> load_profile_file(const std::filesystem::path& file) 
 
 void save_profile_file(const std::filesystem::path& file,
                        const std::vector<DeviceProfile>& profiles) {
-  const std::string name = file.string();
-  const std::string text = profile_document(profiles).dump(2) + "\n";
-  // Same directory, so that the rename is atomic (same file system).
-  const std::filesystem::path tmp =
-      file.string() + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(name, std::string("cannot write: ") + std::strerror(errno));
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      fail(name, "write error");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    fail(name, "cannot write: " + ec.message());
-  }
+  fileio::write_file_atomically(file, profile_document(profiles).dump(2) + "\n");
 }
 
 std::optional<DeviceProfile> select_profile(const std::vector<DeviceProfile>& profiles,

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "ampx/backend_api.h"
-#include "ampx/host_plugin.hpp"
 #include "ampx/half.hpp"
+#include "ampx/host_plugin.hpp"
 #include "ampx/opset/validate.hpp"
 #include "ampx/plugin_support.hpp"
 
@@ -215,7 +215,7 @@ std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::Plugin
 }
 
 constexpr ampx::host_plugin::HostPluginSpec kSpec{"fastcpu", "0.1.0", "fastcpu template kernels",
-                                              "fastcpu template", &make_policy};
+                                                  "fastcpu template", &make_policy};
 
 }  // namespace
 

@@ -96,8 +96,8 @@ void read_extensions(const ampx_extension* ext, std::vector<PluginOption>& out,
         continue;
       if (num->f16_accumulation != AMPX_ACCUMULATE_F32 &&
           num->f16_accumulation != AMPX_ACCUMULATE_F16)
-        throw std::invalid_argument(fmt::format(
-            "numerics extension: unknown f16_accumulation {}", num->f16_accumulation));
+        throw std::invalid_argument(
+            fmt::format("numerics extension: unknown f16_accumulation {}", num->f16_accumulation));
       f16_accumulation = static_cast<ampx_accumulation>(num->f16_accumulation);
       continue;
     }

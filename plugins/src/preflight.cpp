@@ -1,6 +1,8 @@
 #include <ampx/plugins/preflight.hpp>
 
 #include <ampx/backend_api.h>
+#include <ampx/fileio/atomic_write.hpp>
+#include <ampx/fileio/regular_file.hpp>
 #include <ampx/plugins/loaded_plugin.hpp>
 #include <ampx/plugins/signal_name.hpp>
 
@@ -162,10 +164,10 @@ std::string cache_key(const fs::path& file) {
 }
 
 json read_cache(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return json::object();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return json::object();
   try {
-    json j = json::parse(in);
+    json j = json::parse(fileio::read_regular_file(path, uint64_t{64} << 20));
     if (j.is_object() && j.value("schema", "") == "ampx.preflight/1" && j["entries"].is_object())
       return j;
   } catch (const std::exception&) {
@@ -174,24 +176,15 @@ json read_cache(const fs::path& path) {
   return json::object();
 }
 
-// Atomic: a temporary file in the same directory, renamed over the cache.
+// Atomic (fileio): a cache that cannot be written only costs the next run
+// its pre-flight.
 void write_cache(const fs::path& path, const json& j) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump(1) << "\n";
-    if (!out) {
-      spdlog::debug("plugin pre-flight cache {}: cannot write", path.string());
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    spdlog::debug("plugin pre-flight cache {}: {}", path.string(), ec.message());
-    fs::remove(tmp, ec);
+  try {
+    fileio::write_file_atomically(path, j.dump(1) + "\n");
+  } catch (const std::exception& e) {
+    spdlog::debug("plugin pre-flight cache: {}", e.what());
   }
 }
 

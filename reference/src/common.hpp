@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ampx/reference/kernels.hpp"
 #include "ampx/plugin_support.hpp"
+#include "ampx/reference/kernels.hpp"
 
 namespace ampx::reference::detail {
 

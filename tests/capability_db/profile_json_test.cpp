@@ -6,6 +6,8 @@
 
 #include <gmock/gmock.h>
 
+#include <sys/stat.h>
+
 namespace ampx::capability {
 namespace {
 
@@ -76,7 +78,31 @@ TEST(ProfileJson, BadJsonAndMissingFieldsNameFileAndPlace) {
 
   write(file, R"({"devices": []})");
   EXPECT_THAT(load_error(file), HasSubstr("missing field 'schema'"));
-  EXPECT_THAT(load_error(dir / "absent.json"), HasSubstr("absent.json: cannot open"));
+  EXPECT_THAT(load_error(dir / "absent.json"), HasSubstr("absent.json: no such file"));
+}
+
+// Times, sizes and costs are finite and >= 0: a negative time or a number
+// past double's range is refused, naming the file and the field, with no
+// JSON library's internal tag; a FIFO is refused, never waited on.
+TEST(ProfileJson, NegativeOrHugeNumbersAndFifosAreRefused) {
+  ScratchDir dir;
+  const auto file = dir / "p.json";
+  auto j = profile_document({sample_profile("fp-a")});
+  j["devices"][0]["ops"][0]["time_us"] = -3.0;
+  write(file, j.dump());
+  std::string e = load_error(file);
+  EXPECT_THAT(
+      e, HasSubstr("devices[0].ops[0]: field 'time_us' is -3.0: expected a finite number >= 0"));
+  j = profile_document({sample_profile("fp-a")});
+  j["devices"][0]["casts"][0]["ns_per_element"] = -1;
+  write(file, j.dump());
+  EXPECT_THAT(load_error(file), HasSubstr("field 'ns_per_element' is -1"));
+  write(file, R"({"schema": "ampx.profile/1", "devices": [1e400]})");
+  e = load_error(file);
+  EXPECT_THAT(e, HasSubstr(file.string() + ": not valid JSON: number overflow"));
+  EXPECT_EQ(e.find("json.exception"), std::string::npos) << e;
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  EXPECT_THAT(load_error(dir / "fifo.json"), HasSubstr("is a FIFO, not a regular file"));
 }
 
 }  // namespace

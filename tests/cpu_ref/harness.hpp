@@ -10,9 +10,9 @@
 #include <vector>
 
 #include <ampx/plugin_check/host_tensor.hpp>
-#include "ampx/reference/kernels.hpp"
 #include "ampx/half.hpp"
 #include "ampx/plugin_support.hpp"
+#include "ampx/reference/kernels.hpp"
 #include "node_builder.hpp"
 #include "random.hpp"
 #include "tolerances.hpp"

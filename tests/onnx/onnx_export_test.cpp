@@ -10,12 +10,12 @@
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/host_tensor.hpp>
+#include <ampx/fileio/atomic_write.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/load_model.hpp>
 #include <ampx/onnx/onnx_export.hpp>
 #include <ampx/onnx/onnx_import.hpp>
 #include <ampx/plugins/plugin_host.hpp>
-#include <ampx/util/atomic_file.hpp>
 
 #include <filesystem>
 #include <map>
@@ -149,7 +149,7 @@ TEST_P(ExportBuiltin, ReimportsAndRunsLikeThePlan) {
   // Back through the importer and the reference kernels.
   const fs::path file = fs::temp_directory_path() / ("ampx_export_" + case_name({c, 0}) + "_" +
                                                      std::to_string(::getpid()) + ".onnx");
-  write_file_atomically(file.string(), bytes);
+  ampx::fileio::write_file_atomically(file, bytes);
   const Graph back = onnx_io::import_onnx(file);
   fs::remove(file);
   const auto inputs = random_inputs(g, 7);
@@ -194,7 +194,7 @@ std::pair<std::vector<HostTensor>, std::vector<HostTensor>> run_reimported(const
                                                                            const std::string& tag,
                                                                            uint64_t seed) {
   const fs::path file = fs::temp_directory_path() / (tag + std::to_string(::getpid()) + ".onnx");
-  write_file_atomically(file.string(), bytes);
+  ampx::fileio::write_file_atomically(file, bytes);
   const Graph back = onnx_io::import_onnx(file);
   fs::remove(file);
   const auto& dev = host().device("cpu_ref:0");

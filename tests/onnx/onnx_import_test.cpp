@@ -3,6 +3,7 @@
 // classes.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <ampx/ir/op_type.hpp>
 #include <ampx/models/load_model.hpp>
@@ -210,7 +211,7 @@ TEST(OnnxImport, TruncatedAndForeignFilesAreOneLine) {
   const auto empty = dir / "empty.onnx";
   std::ofstream(empty, std::ios::binary).flush();
   EXPECT_TRUE(has(import_error(empty), "not an ONNX model"));
-  EXPECT_TRUE(has(import_error(dir / "missing.onnx"), "cannot open"));
+  EXPECT_TRUE(has(import_error(dir / "missing.onnx"), "no such file"));
 }
 
 TEST(OnnxImport, EveryUnsupportedOpIsListedWithItsCount) {
@@ -279,6 +280,67 @@ TEST(OnnxImport, ExternalDataIsReadAndAMissingFileNamed) {
   EXPECT_TRUE(has(msg, "weights.bin")) << msg;
   std::ofstream(dir / "weights.bin", std::ios::binary) << std::string(20, 'x');
   EXPECT_TRUE(has(import_error(path), "past its end"));
+}
+
+// External data stays inside the model's directory (as ONNX Runtime
+// requires): an absolute location, a `..` that leaves it and a symbolic link
+// out of it are each refused with the tensor and the location named, and
+// nothing is read; a FIFO as the weights file is refused, not waited on.
+TEST(OnnxImport, ExternalDataOutsideTheModelDirectoryIsRefused) {
+  TempDir outer;
+  const fs::path dir = outer / "model";
+  fs::create_directories(dir);
+  std::vector<float> w(8, 1.5f);
+  std::ofstream(outer / "outside.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(w.data()), 32);
+  fs::create_symlink(outer / "outside.bin", dir / "link.bin");
+  ASSERT_EQ(::mkfifo((dir / "fifo.bin").c_str(), 0600), 0);
+  const auto model_with = [&](const std::string& location) {
+    ModelMaker mm;
+    mm.input("x", {"1", "4"});
+    auto* t = mm.g->add_initializer();
+    t->set_name("W");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    t->add_dims(2);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = t->add_external_data();
+    e->set_key("location");
+    e->set_value(location);
+    mm.node("MatMul", {"x", "W"}, {"y"});
+    mm.output("y");
+    return mm.save(dir / "ext.onnx");
+  };
+  const std::string absolute = import_error(model_with((outer / "outside.bin").string()));
+  EXPECT_TRUE(has(absolute, "tensor 'W'")) << absolute;
+  EXPECT_TRUE(has(absolute, "is an absolute path")) << absolute;
+  EXPECT_TRUE(has(import_error(model_with("/etc/passwd")), "is an absolute path"));
+  const std::string up = import_error(model_with("../outside.bin"));
+  EXPECT_TRUE(has(up, "'../outside.bin' leads outside the model's directory")) << up;
+  EXPECT_TRUE(has(import_error(model_with("sub/../../outside.bin")), "leads outside"));
+  const std::string link = import_error(model_with("link.bin"));
+  EXPECT_TRUE(has(link, "'link.bin' leads outside the model's directory")) << link;
+  const std::string fifo = import_error(model_with("fifo.bin"));
+  EXPECT_TRUE(has(fifo, "is a FIFO, not a regular file")) << fifo;
+  EXPECT_TRUE(has(import_error(model_with(".")), "leads outside")) << import_error(model_with("."));
+}
+
+// A model path that is no regular file is named for what it is.
+TEST(OnnxImport, AModelThatIsNoRegularFileIsRefused) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "m.onnx").c_str(), 0600), 0);
+  try {
+    ampx::load_model((dir / "m.onnx").string());
+    ADD_FAILURE() << "a FIFO was loaded";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(has(e.what(), "is a FIFO, not a regular file")) << e.what();
+  }
+  try {
+    ampx::load_model((dir / "none.onnx").string());
+    ADD_FAILURE() << "a missing file was loaded";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(has(e.what(), "no such file")) << e.what();
+  }
 }
 
 // Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as torch.flatten traces:

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "ampx/reference/kernels.hpp"
 #include "ampx/opset/work.hpp"
 #include "ampx/plugin_support.hpp"
+#include "ampx/reference/kernels.hpp"
 
 namespace ps = ampx::plugin_support;
 

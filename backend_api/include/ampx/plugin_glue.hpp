@@ -392,8 +392,7 @@ concept DeclaresAccumulation = requires {
 template <class Impl>
 const ampx_extension* numerics_extension(const ampx_extension* next) noexcept {
   static const ampx_numerics_extension ext{
-      {sizeof(ampx_numerics_extension), AMPX_EXTENSION_NUMERICS, next},
-      [] {
+      {sizeof(ampx_numerics_extension), AMPX_EXTENSION_NUMERICS, next}, [] {
         if constexpr (DeclaresAccumulation<Impl>)
           return static_cast<int32_t>(Impl::kF16Accumulation);
         else

@@ -1,7 +1,7 @@
 #include "primitive_kernel.hpp"
 
-#include "ampx/reference/kernels.hpp"
 #include "ampx/opset/work.hpp"
+#include "ampx/reference/kernels.hpp"
 
 #include <utility>
 

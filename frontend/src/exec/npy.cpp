@@ -1,6 +1,8 @@
 #include <ampx/exec/npy.hpp>
+#include <ampx/fileio/atomic_write.hpp>
+#include <ampx/fileio/file_error.hpp>
+#include <ampx/fileio/regular_file.hpp>
 #include <ampx/half.hpp>
-#include <ampx/util/atomic_file.hpp>
 
 #include <fmt/format.h>
 
@@ -79,9 +81,14 @@ std::string dict_value(const fs::path& path, const std::string& header, const st
 }  // namespace
 
 HostTensor read_npy(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A regular file only: a FIFO would block, /dev/zero would never end.
+  const std::string bytes = [&] {
+    try {
+      return fileio::read_regular_file(path);
+    } catch (const fileio::FileError& e) {
+      fail(path, e.reason());
+    }
+  }();
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     fail(path, "not a .npy file (no NUMPY magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -169,7 +176,7 @@ void write_npy(const fs::path& path, const HostTensor& tensor) {
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
   out.append(reinterpret_cast<const char*>(t->data.data()), t->data.size());
-  write_file_atomically(path.string(), out);
+  fileio::write_file_atomically(path, out);
 }
 
 }  // namespace ampx

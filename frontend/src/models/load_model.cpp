@@ -1,3 +1,5 @@
+#include <ampx/fileio/file_error.hpp>
+#include <ampx/fileio/regular_file.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/models/load_model.hpp>
 #include <ampx/onnx/onnx_import.hpp>
@@ -18,10 +20,14 @@ Graph load_model(std::string_view spec, const ModelOptions& options) {
     return make_builtin_model(spec.substr(kBuiltin.size()));
   }
   if (onnx_io::is_onnx_path(spec)) {
-    // A path that names nothing is a bad argument (exit 2), not a bad file.
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(std::string(spec), ec))
-      throw std::invalid_argument("model '" + std::string(spec) + "': no such file");
+    // A path that names nothing, or no regular file (a FIFO, /dev/zero, a
+    // directory), is a bad argument (exit 2), not a bad file.
+    try {
+      const fileio::RegularFile file{std::string(spec)};
+    } catch (const fileio::FileError& e) {
+      throw std::invalid_argument("model '" + fileio::printable_path(std::string(spec)) +
+                                  "': " + e.reason());
+    }
     onnx_io::ImportOptions io;
     io.input_shapes = options.input_shapes;
     return onnx_io::import_onnx(std::string(spec), io);

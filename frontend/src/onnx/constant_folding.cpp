@@ -1,7 +1,7 @@
 #include "constant_folding.hpp"
 
-#include <ampx/reference/kernels.hpp>
 #include <ampx/exec/node_desc.hpp>
+#include <ampx/reference/kernels.hpp>
 
 namespace ampx::onnx_io {
 

@@ -1,6 +1,8 @@
 #include "importer.hpp"
 
 #include <ampx/exec/host_tensor.hpp>
+#include <ampx/fileio/file_error.hpp>
+#include <ampx/fileio/regular_file.hpp>
 #include <ampx/ir/shape_inference.hpp>
 #include <ampx/ir/verifier.hpp>
 
@@ -57,9 +59,14 @@ std::string Importer::where_tensor(const std::string& tensor) const {
 }
 
 void Importer::load() {
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) fail(fmt::format("cannot open: {}", std::strerror(errno)));
-  google::protobuf::io::IstreamInputStream raw(&in);
+  fileio::RegularFile file = [&] {
+    try {
+      return fileio::RegularFile(path_);
+    } catch (const fileio::FileError& e) {
+      fail(e.reason());
+    }
+  }();
+  google::protobuf::io::FileInputStream raw(file.fd());
   google::protobuf::io::CodedInputStream coded(&raw);
   coded.SetTotalBytesLimit(INT_MAX);
   if (!model_.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())

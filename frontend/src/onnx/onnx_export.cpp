@@ -1,9 +1,9 @@
 // IR graph -> ONNX opset 17, the reverse of onnx_ops.cpp's import table.
+#include <ampx/fileio/atomic_write.hpp>
 #include <ampx/half.hpp>
 #include <ampx/ir/attr_access.hpp>
 #include <ampx/onnx/onnx_export.hpp>
 #include <ampx/onnx/onnx_import.hpp>
-#include <ampx/util/atomic_file.hpp>
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -643,7 +643,7 @@ std::string export_onnx(const Graph& graph, const ExportOptions& options, Export
 
 void write_onnx(const Graph& graph, const std::string& path, const ExportOptions& options,
                 ExportStats* stats) {
-  write_file_atomically(path, export_onnx(graph, options, stats));
+  fileio::write_file_atomically(path, export_onnx(graph, options, stats));
 }
 
 }  // namespace ampx::onnx_io

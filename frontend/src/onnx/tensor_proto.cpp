@@ -1,9 +1,12 @@
 #include "tensor_proto.hpp"
 
+#include <ampx/fileio/file_error.hpp>
+#include <ampx/fileio/regular_file.hpp>
 #include <ampx/onnx/onnx_import.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -98,6 +101,31 @@ void copy_field(const Field& field, size_t elem_size, std::vector<std::byte>& ou
   }
 }
 
+// The external data file of `location`, which must stay inside the model's
+// directory as ONNX Runtime requires: a relative path, and once every `..`
+// and symbolic link is resolved still under the directory (so neither
+// /etc/passwd nor ../../etc/shadow nor a link to them is read as weights).
+fs::path contained_external_file(const std::string& location, const fs::path& base_dir,
+                                 std::string_view what) {
+  const fs::path rel(location);
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
+    fail(what, fmt::format("external data location '{}' is an absolute path; it must be relative "
+                           "to the model's directory",
+                           fileio::printable_path(location)));
+  std::error_code ec;
+  const fs::path dir = fs::canonical(base_dir.empty() ? fs::path(".") : base_dir, ec);
+  if (ec) fail(what, fmt::format("model directory: {}", ec.message()));
+  const fs::path file = fs::weakly_canonical(dir / rel, ec);
+  if (ec)
+    fail(what, fmt::format("external data location '{}': {}", fileio::printable_path(location),
+                           ec.message()));
+  const auto [d, f] = std::mismatch(dir.begin(), dir.end(), file.begin(), file.end());
+  if (d != dir.end() || f == file.end())
+    fail(what, fmt::format("external data location '{}' leads outside the model's directory",
+                           fileio::printable_path(location)));
+  return file;
+}
+
 std::vector<std::byte> read_external(const TP& t, const fs::path& base_dir, std::string_view what,
                                      size_t expected) {
   std::string location;
@@ -116,24 +144,25 @@ std::vector<std::byte> read_external(const TP& t, const fs::path& base_dir, std:
     }
   }
   if (location.empty()) fail(what, "external data without a 'location'");
-  const fs::path file = fs::path(location).is_absolute() ? fs::path(location) : base_dir / location;
-  std::error_code ec;
-  const auto file_size = fs::file_size(file, ec);
-  if (ec) fail(what, fmt::format("external data file '{}': {}", file.string(), ec.message()));
+  const fs::path file = contained_external_file(location, base_dir, what);
   if (length < 0) length = static_cast<int64_t>(expected);
-  if (offset < 0 || static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > file_size)
-    fail(what, fmt::format("external data file '{}' has {} bytes; offset {} + length {} is past "
-                           "its end",
-                           file.string(), file_size, offset, length));
-  if (static_cast<size_t>(length) != expected)
+  if (static_cast<uint64_t>(length) != expected)
     fail(what,
          fmt::format("external data length {} but the tensor needs {} bytes", length, expected));
-  std::vector<std::byte> out(expected);
-  std::ifstream in(file, std::ios::binary);
-  in.seekg(offset);
-  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(expected));
-  if (!in) fail(what, fmt::format("cannot read external data file '{}'", file.string()));
-  return out;
+  try {
+    const fileio::RegularFile in(file);
+    if (offset < 0 || static_cast<uint64_t>(offset) > in.size() ||
+        expected > in.size() - static_cast<uint64_t>(offset))
+      fail(what, fmt::format("external data file '{}' has {} bytes; offset {} + length {} is "
+                             "past its end",
+                             fileio::printable_path(location), in.size(), offset, length));
+    std::vector<std::byte> out(expected);
+    in.read_at(static_cast<uint64_t>(offset), out.data(), expected);
+    return out;
+  } catch (const fileio::FileError& e) {
+    fail(what,
+         fmt::format("external data file '{}': {}", fileio::printable_path(location), e.reason()));
+  }
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace ampx::check {

@@ -25,14 +25,14 @@ void check_destroys(const plugins::LoadedPlugin& p, int32_t devices, std::vector
   ampx_plugin* const instance = p.instance();
   const auto survived = [](ampx_status*) -> ampx_status* { return nullptr; };
   std::vector<Probe> probes;
-  probes.push_back({"status_destroy, buffer_free, kernel_destroy and plugin_destroy of NULL", "",
-                    [&] {
-                      api.status_destroy(nullptr);
-                      api.buffer_free(nullptr);
-                      api.kernel_destroy(nullptr);
-                      api.plugin_destroy(nullptr);
-                      return survived(nullptr);
-                    }});
+  probes.push_back(
+      {"status_destroy, buffer_free, kernel_destroy and plugin_destroy of NULL", "", [&] {
+         api.status_destroy(nullptr);
+         api.buffer_free(nullptr);
+         api.kernel_destroy(nullptr);
+         api.plugin_destroy(nullptr);
+         return survived(nullptr);
+       }});
   probes.push_back({"status_destroy of a status destroyed before", "no status to destroy", [&] {
                       ampx_capability cap{};
                       cap.struct_size = sizeof cap;
@@ -45,15 +45,14 @@ void check_destroys(const plugins::LoadedPlugin& p, int32_t devices, std::vector
                       api.status_destroy(s);
                       return survived(nullptr);
                     }});
-  probes.push_back(
-      {"plugin_destroy of an instance destroyed before", "plugin_create failed", [&] {
-         const ampx_plugin_create_args args{sizeof args, 6, nullptr};
-         ampx_plugin* second = nullptr;
-         if (ampx_status* s = api.plugin_create(&args, &second)) return s;
-         api.plugin_destroy(second);
-         api.plugin_destroy(second);
-         return survived(nullptr);
-       }});
+  probes.push_back({"plugin_destroy of an instance destroyed before", "plugin_create failed", [&] {
+                      const ampx_plugin_create_args args{sizeof args, 6, nullptr};
+                      ampx_plugin* second = nullptr;
+                      if (ampx_status* s = api.plugin_create(&args, &second)) return s;
+                      api.plugin_destroy(second);
+                      api.plugin_destroy(second);
+                      return survived(nullptr);
+                    }});
   if (devices > 0) {
     probes.push_back(
         {"buffer_free of a buffer freed before", "buffer_alloc of 64 bytes failed", [&] {
@@ -67,8 +66,7 @@ void check_destroys(const plugins::LoadedPlugin& p, int32_t devices, std::vector
                       "the plugin prepares no f32 Relu of 2x3", [&] {
                         const int64_t dims[] = {2, 3};
                         const ampx_tensor_desc t{sizeof t, AMPX_DTYPE_F32, 2, dims, nullptr};
-                        const ampx_node_desc n{
-                            sizeof n, "Relu", "check", 1, &t, 1, &t, 0, nullptr};
+                        const ampx_node_desc n{sizeof n, "Relu", "check", 1, &t, 1, &t, 0, nullptr};
                         ampx_kernel* k = nullptr;
                         if (ampx_status* s = api.kernel_prepare(instance, 0, &n, &k)) return s;
                         api.kernel_destroy(k);

@@ -164,8 +164,7 @@ static const ampx_option_desc cr_options[] = {
 static const ampx_numerics_extension cr_numerics_ext = {
     {sizeof(ampx_numerics_extension), AMPX_EXTENSION_NUMERICS, NULL}, AMPX_ACCUMULATE_F16};
 static const ampx_options_extension cr_options_ext = {
-    {sizeof(ampx_options_extension), AMPX_EXTENSION_OPTIONS, &cr_numerics_ext.base}, 2,
-    cr_options};
+    {sizeof(ampx_options_extension), AMPX_EXTENSION_OPTIONS, &cr_numerics_ext.base}, 2, cr_options};
 static const ampx_extension cr_unknown_ext = {sizeof(ampx_extension), 4242, &cr_options_ext.base};
 
 static const ampx_plugin_api cr_table = {

@@ -52,8 +52,7 @@ static inline int tp_live_remove(const void* handle) {
       return 1;
     }
   }
-  fprintf(stderr, "[ampx test plugin] handle %p is not live (destroyed twice?): ignored\n",
-          handle);
+  fprintf(stderr, "[ampx test plugin] handle %p is not live (destroyed twice?): ignored\n", handle);
   return 0;
 }
 

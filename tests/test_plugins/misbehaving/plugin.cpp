@@ -83,7 +83,7 @@ std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::Plugin
 }
 
 constexpr ampx::host_plugin::HostPluginSpec kSpec{MISBEHAVING_NAME, "0.0.1", "reference kernels",
-                                              "Misbehaving CPU", &make_policy};
+                                                  "Misbehaving CPU", &make_policy};
 
 }  // namespace
 

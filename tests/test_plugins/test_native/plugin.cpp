@@ -115,7 +115,8 @@ class TestNativePolicy final : public CapabilityPolicy {
     }
     return CapabilityPolicy::can_run(node, why);
   }
-  std::unique_ptr<ampx::reference::CpuKernel> make_kernel(const ampx_node_desc& node) const override {
+  std::unique_ptr<ampx::reference::CpuKernel> make_kernel(
+      const ampx_node_desc& node) const override {
     std::string why;
     if (!can_run(node, &why)) throw ampx::reference::UnsupportedNode(why);
     return CapabilityPolicy::make_kernel(node);
@@ -141,7 +142,7 @@ std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::Plugin
 }
 
 constexpr ampx::host_plugin::HostPluginSpec kSpec{"test_native", "1.0.0", "ampx reference kernels",
-                                              "test_native CPU", &make_policy};
+                                                  "test_native CPU", &make_policy};
 
 bool env_on(const char* name) {
   const char* v = std::getenv(name);

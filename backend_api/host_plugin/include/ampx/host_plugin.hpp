@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "ampx/backend_api.h"
-#include "ampx/reference/kernels.hpp"
 #include "ampx/plugin_glue.hpp"
+#include "ampx/reference/kernels.hpp"
 
 namespace ampx::host_plugin {
 
