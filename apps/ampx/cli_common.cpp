@@ -211,7 +211,8 @@ PlanningDevice planning_device(const plugins::PluginHost& host, const std::strin
 void DeviceArgs::add_to(CLI::App& cmd) {
   cmd.add_option("--device", device,
                  "devices in preference order (vulkan:0,onednn:0) or auto; default: "
-                 "$AMPX_DEVICES, else cpu_ref:0");
+                 "$AMPX_DEVICES, else cpu_ref:0")
+      ->check(kNonEmpty);
   cmd.add_flag("--no-fallback", no_fallback,
                "no last resort on cpu_ref:0: a node the listed devices cannot run is an error "
                "(all such nodes are listed)");

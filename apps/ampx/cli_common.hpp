@@ -5,10 +5,10 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/amp/policy.hpp>
 #include <ampx/capability/cost_model.hpp>
+#include <ampx/fileio/atomic_write.hpp>
 #include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 #include <ampx/session/device_selection.hpp>
-#include <ampx/util/atomic_file.hpp>
 
 #include <memory>
 
@@ -21,6 +21,12 @@
 #include <vector>
 
 namespace ampx::cli {
+
+// For options whose value names something (a device, a file): an empty
+// value is a usage error, not "the default".
+inline const CLI::Validator kNonEmpty(
+    [](std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); },
+    "NON-EMPTY");
 
 // A bad argument: printed as one line, exit code 2.
 class UsageError : public std::invalid_argument {

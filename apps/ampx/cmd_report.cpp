@@ -99,7 +99,7 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   if (opts.output.empty()) {
     std::cout << text;
   } else {
-    write_file_atomically(opts.output, text);
+    fileio::write_file_atomically(opts.output, text);
     spdlog::info("report written to {}", opts.output);
   }
   return 0;
@@ -116,6 +116,7 @@ Action add_report_command(CLI::App& app, const GlobalOptions& global) {
       ->required();
   opts->model_args.add_to(*cmd);
   cmd->add_option("--device", opts->devices, "device ids (repeatable; default: every device)")
+      ->check(kNonEmpty)
       ->delimiter(',');
   cmd->add_option("--placement", opts->placements,
                   "a device list (vulkan:0,cpu_ref:0) or auto: also plan each model across it "

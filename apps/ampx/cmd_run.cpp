@@ -8,8 +8,8 @@
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/npy.hpp>
+#include <ampx/fileio/atomic_write.hpp>
 #include <ampx/models/load_model.hpp>
-#include <ampx/util/atomic_file.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -156,7 +156,8 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   if (!profiles.empty()) {
     predicted = step_predictions(plan, fused, profiles.front());
     if (!opts.trace.empty())
-      write_file_atomically(opts.trace, chrome_trace_json(profiles, plan.devices, predicted));
+      fileio::write_file_atomically(opts.trace,
+                                    chrome_trace_json(profiles, plan.devices, predicted));
     if (opts.per_node) per_node = summarize_profiles(profiles, predicted);
   }
   std::sort(copy_ms.begin(), copy_ms.end());
@@ -266,7 +267,9 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--warmup", opts->warmup, "untimed runs first")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  cmd->add_option("--seed", opts->seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "seed of the random inputs")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--input", opts->inputs,
                   "NAME=FILE.npy: a graph input from a NumPy file (repeatable; the others are "
                   "seeded random)")

@@ -126,7 +126,9 @@ Action add_tune_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--iters", opts->tune.verify_runs, "timed runs per plan per round")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  cmd->add_option("--seed", opts->tune.seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_option("--seed", opts->tune.seed, "seed of the random inputs")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_flag("--compare-blind", opts->tune.compare_capability_blind,
                 "also time the capability-blind plan in the verification rounds (for comparison; "
                 "never kept)");

@@ -1,6 +1,7 @@
 // The ampx command line. Errors are one line on stderr and a non-zero exit:
 // 2 for a bad argument, 1 for anything that failed while working.
 #include "commands.hpp"
+#include "error_message.hpp"
 
 #include <ampx/ir/graph.hpp>
 
@@ -80,10 +81,10 @@ int main(int argc, char** argv) {
     for (auto& [cmd, action] : actions)
       if (cmd->parsed()) return action();
   } catch (const std::invalid_argument& e) {  // bad argument, UsageError included
-    std::cerr << "ampx: error: " << e.what() << "\n";
+    std::cerr << "ampx: error: " << error_message(e) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "ampx: error: " << e.what() << "\n";
+    std::cerr << "ampx: error: " << error_message(e) << "\n";
     return 1;
   }
   return 1;

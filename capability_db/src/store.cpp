@@ -4,6 +4,7 @@
 #include "sqlite.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <fcntl.h>
@@ -16,9 +17,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 namespace ampx::capability {
 
@@ -83,6 +86,45 @@ std::string run_quick_check(sqlite3* db) {
   return s.step() ? s.text(0) : "no answer";
 }
 
+// Table name -> column names, in order, of every table of `db`.
+using TableColumns = std::map<std::string, std::vector<std::string>>;
+TableColumns table_columns(sqlite3* db) {
+  TableColumns out;
+  Statement names(db, "SELECT name FROM sqlite_schema WHERE type = 'table'");
+  while (names.step()) {
+    const std::string table = names.text(0);
+    Statement cols(db, "SELECT name FROM pragma_table_info(?1)");
+    cols.bind(1, table);
+    auto& list = out[table];
+    while (cols.step()) list.push_back(cols.text(0));
+  }
+  return out;
+}
+
+// The tables a schema version has, as SQLite itself reads the schema SQL
+// (built once in memory: the column lists are written down only there).
+TableColumns expected_tables(int64_t version) {
+  const auto conn = sqlite::open_connection(":memory:", SQLITE_OPEN_READWRITE);
+  sqlite::exec(conn.get(), kSchemaV1Sql);
+  if (version >= 2) sqlite::exec(conn.get(), kSchemaV2Sql);
+  return table_columns(conn.get());
+}
+
+// What is wrong with the tables of a file of our `version` (a table
+// missing, or columns not those of the schema), "" when nothing: such a
+// file passes quick_check, yet every later query would fail on it.
+std::string schema_problem(sqlite3* db, int64_t version) {
+  const TableColumns have = table_columns(db);
+  for (const auto& [table, columns] : expected_tables(version)) {
+    const auto it = have.find(table);
+    if (it == have.end()) return fmt::format("table '{}' is missing", table);
+    if (it->second != columns)
+      return fmt::format("table '{}' has the columns ({}), not ({})", table,
+                         fmt::join(it->second, ", "), fmt::join(columns, ", "));
+  }
+  return {};
+}
+
 // Why a file must be moved aside, and under which suffix.
 struct Verdict {
   enum Kind { kOk, kFresh, kMigrate, kCorrupt, kOtherVersion } kind = kOk;
@@ -107,6 +149,8 @@ Verdict inspect(sqlite3* db) {
     if (version >= 1 && version < kStoreSchemaVersion) {
       const std::string qc = run_quick_check(db);
       if (qc != "ok") return {Verdict::kCorrupt, "quick_check: " + qc, version};
+      if (std::string why = schema_problem(db, version); !why.empty())
+        return {Verdict::kCorrupt, why, version};
       read.commit();
       return {Verdict::kMigrate, "", version};
     }
@@ -116,6 +160,8 @@ Verdict inspect(sqlite3* db) {
               version};
     const std::string qc = run_quick_check(db);
     if (qc != "ok") return {Verdict::kCorrupt, "quick_check: " + qc, version};
+    if (std::string why = schema_problem(db, version); !why.empty())
+      return {Verdict::kCorrupt, why, version};
     read.commit();
     return {Verdict::kOk, "", version};
   } catch (const SqliteError& e) {

@@ -31,6 +31,19 @@ fs::path identity(const fs::path& path) {
   return ec ? path.lexically_normal() : result;
 }
 
+constexpr const char* kReferencePluginName = "cpu_ref";
+
+// The reference backend may come only from ampx's own plugin directories
+// (the build tree's or the install's): a `cpu_ref` from --plugin-dir or
+// AMPX_PLUGIN_PATH would silently replace the oracle every result is
+// checked against, and the fallback.
+bool in_own_plugin_dir(const fs::path& file) {
+  const fs::path dir = identity(file.parent_path());
+  for (const fs::path& own : default_plugin_dirs())
+    if (identity(own) == dir) return true;
+  return false;
+}
+
 }  // namespace
 
 PluginHost::PluginHost(PluginHostOptions options) : options_(std::move(options)) {
@@ -132,6 +145,13 @@ void PluginHost::load_file(const fs::path& file) {
   name = plugin->name();
   if (std::string why = exclusion_of(name); !why.empty()) {
     skip(file, name, file_name + ": " + why, /*warn=*/false);
+    return;
+  }
+  if (name == kReferencePluginName && !in_own_plugin_dir(file)) {
+    skip(file, name,
+         file_name + ": the name '" + name +
+             "' belongs to ampx's reference backend, the numerical oracle; a plugin of that "
+             "name outside ampx's own plugin directory is not loaded");
     return;
   }
   const auto winner = std::find_if(plugins_.begin(), plugins_.end(),

@@ -131,6 +131,29 @@ TEST(Store, OtherSchemaVersionIsMovedAsideAndRebuilt) {
   EXPECT_EQ(store.list().size(), 1u);
 }
 
+// A file of ours whose tables are not the schema's (one dropped, one with
+// other columns) passes SQLite's quick_check, yet every later query would
+// fail: it is moved aside like any corrupt file, and a fresh one works.
+TEST(Store, MissingTablesOrWrongColumnsAreMovedAsideAndRebuilt) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"DROP TABLE tuned_plans", "table 'tuned_plans' is missing"},
+      {"DROP TABLE copy_costs; CREATE TABLE copy_costs(x INTEGER)",
+       "table 'copy_costs' has the columns (x)"}};
+  for (const auto& [damage, why] : cases) {
+    ScratchDir dir;
+    const auto path = dir / "caps.db";
+    { Store::open(path).put(sample_profile("fp-a")); }
+    raw_exec(path, damage);
+    LogCapture log;
+    auto store = Store::open(path);
+    EXPECT_TRUE(store.list().empty()) << damage;
+    EXPECT_EQ(files_starting(dir.path(), "caps.db.corrupt-").size(), 1u) << damage;
+    EXPECT_THAT(log.text(), HasSubstr(why)) << log.text();
+    store.put(sample_profile("fp-b"));
+    EXPECT_EQ(store.list().size(), 1u);
+  }
+}
+
 TEST(Store, RandomBytesAreMovedAsideWithAWarning) {
   ScratchDir dir;
   const auto path = dir / "caps.db";

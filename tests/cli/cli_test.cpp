@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -455,6 +457,19 @@ TEST(Cli, BadArgumentsGiveOneLineErrors) {
   expect_one_line_error(ampx("frobnicate"), 2, "frobnicate");
   expect_one_line_error(ampx("--log-level loud devices"), 2, "--log-level 'loud'");
   expect_one_line_error(ampx("--threads 0 devices"), 2, "--threads");
+  expect_one_line_error(ampx("plan builtin:cnn --device ''"), 2, "--device: must not be empty");
+  expect_one_line_error(ampx("report builtin:cnn --no-run --device ''"), 2,
+                        "--device: must not be empty");
+  expect_one_line_error(ampx("run builtin:mlp --seed -1"), 2, "--seed");
+  // A model path that is a FIFO is named for what it is (and not read: a
+  // FIFO would block).
+  const std::string fifo =
+      testing::TempDir() + "ampx_cli_fifo_" + std::to_string(::getpid()) + ".onnx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_one_line_error(ampx("plan " + fifo), 2, "is a FIFO, not a regular file");
+  expect_one_line_error(ampx("run builtin:mlp --input input=" + fifo), 1,
+                        "is a FIFO, not a regular file");
+  std::remove(fifo.c_str());
 }
 
 }  // namespace

@@ -384,6 +384,26 @@ TEST_F(DiscoveryTest, PluginOptionsReachPluginCreate) {
       << reasons;
 }
 
+// A plugin named cpu_ref outside ampx's own plugin directories (here a
+// copy of the real one in an extra directory, searched first) never
+// replaces the reference backend: it is skipped with the reason, and
+// cpu_ref:0 comes from the build tree.
+TEST_F(DiscoveryTest, ACpuRefOutsideTheOwnPluginDirIsNotLoaded) {
+  TempDir dir;
+  fs::copy_file(fs::path(AMPX_PLUGIN_BUILD_DIR) / "libampx_backend_cpu_ref.so",
+                dir.path() / "libampx_backend_cpu_ref.so");
+  PluginHostOptions options;
+  options.extra_dirs = {dir.path()};
+  options.use_env_path = false;
+  const PluginHost host(options);
+  const PluginRecord* record = find_plugin(host, "cpu_ref");
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->file.parent_path(), fs::path(AMPX_PLUGIN_BUILD_DIR).lexically_normal());
+  std::string reasons;
+  for (const auto& s : host.skipped()) reasons += s.reason + "\n";
+  EXPECT_THAT(reasons, HasSubstr("the name 'cpu_ref' belongs to ampx's reference backend"));
+}
+
 TEST_F(DiscoveryTest, DefaultDirsFindCpuRef) {
   const PluginHost host;
   ASSERT_NE(host.find_device("cpu_ref:0"), nullptr)
