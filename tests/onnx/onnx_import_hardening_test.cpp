@@ -226,6 +226,15 @@ TEST(OnnxImportHardening, OversizedTensorsAreRefusedEarly) {
                       "output 0: f32 "
                       "[1x3x268435456x268435456] is larger than the 16 GiB");
   }
+  for (float scale : {1e30f, -2.0f, std::numeric_limits<float>::quiet_NaN()}) {
+    ModelMaker mm;
+    mm.input("x", {"1", "3", "8", "8"});
+    mm.init_f32("scales", {4}, 1.0f);  // 1, 1.125, 1.25, then the bad one
+    mm.g->mutable_initializer(0)->set_float_data(3, scale);
+    mm.node("Resize", {"x", "", "scales"}, {"y"}, "/up");
+    mm.output("y");
+    expect_node_error(mm, dir / "s.onnx", "/up", "Resize", "of dimension 3 is not valid");
+  }
   {
     ModelMaker mm;
     mm.input("x", {"1048576", "1048576", "1024"});

@@ -502,8 +502,13 @@ void resize(I& im, const N& n) {
   } else if (im.has_input(n, 2)) {
     const auto scales = im.const_floats(n, 2, "scales");
     if (scales.size() != s.size()) im.fail("scales must have one value per dimension");
-    for (size_t i = 0; i < s.size(); ++i)
-      sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * scales[i])));
+    for (size_t i = 0; i < s.size(); ++i) {
+      const double size = std::floor(static_cast<double>(s[i]) * scales[i]);
+      // Checked as a double: casting NaN or one past int64 is undefined.
+      if (!(scales[i] > 0 && size <= double(kMaxTensorBytes)))
+        im.fail(fmt::format("scale {} of dimension {} is not valid", scales[i], i));
+      sizes.push_back(static_cast<int64_t>(size));
+    }
   } else {
     im.fail("needs scales or sizes");
   }
