@@ -44,6 +44,12 @@ std::string describe(const std::exception& e) {
   return "an attribute or input is out of range";
 }
 
+std::string without_node_prefix(const std::string& what, std::string_view node,
+                                std::string_view op) {
+  const std::string prefix = fmt::format("node '{}' ({}): ", node, op);
+  return what.starts_with(prefix) ? what.substr(prefix.size()) : what;
+}
+
 }  // namespace
 
 bool is_onnx_path(std::string_view spec) {
@@ -62,12 +68,12 @@ void Importer::fail(const std::string& what) const {
   throw OnnxError(fmt::format("model '{}': {}", path_.string(), what));
 }
 
-// Op-set messages start with "node '<IR node>' (<IR op>): ": the ONNX node
-// is named by fail(), so that prefix goes; a helper node keeps its name.
+// Op-set and kernel messages start with "node '<IR node>' (<IR op>): ": the
+// ONNX node is named by fail(), so that prefix goes; a helper node keeps its
+// name.
 void Importer::fail_in(std::string_view ir_node, std::string_view ir_op,
                        const std::string& what) const {
-  const std::string prefix = fmt::format("node '{}' ({}): ", ir_node, ir_op);
-  const std::string rest = what.starts_with(prefix) ? what.substr(prefix.size()) : what;
+  const std::string rest = without_node_prefix(what, ir_node, ir_op);
   if (ir_node == node_name_) fail(rest);
   fail(fmt::format("IR {} '{}': {}", ir_op, ir_node, rest));
 }
@@ -342,7 +348,8 @@ std::vector<ValueId> Importer::emit(std::string_view op_name, std::vector<ValueI
     try {
       data = evaluate_constant_node(*op, attrs, cins, out_types, name);
     } catch (const std::exception& e) {
-      fail_in(name, op_name, fmt::format("cannot fold it at import: {}", describe(e)));
+      fail_in(name, op_name,
+              "cannot fold it at import: " + without_node_prefix(describe(e), name, op_name));
     }
     for (size_t i = 0; i < out_types.size(); ++i) {
       outs.push_back(
