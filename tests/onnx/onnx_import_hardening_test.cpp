@@ -271,6 +271,13 @@ TEST(OnnxImportHardening, HugeSlicePadAndReshapeValuesAreSafe) {
     mm.output("y");
     const ampx::Graph g = import_onnx(mm.save(dir / "a.onnx"));
     EXPECT_EQ(g.value(g.outputs()[0]).type.shape, (ampx::Shape{2, 1}));
+    // The same on a constant: folded by the reference kernel.
+    mm.init_f32("c", {2, 6});
+    mm.node("Slice", {"c", "starts", "ends", "axes", "steps"}, {"cs"}, "/slice_c");
+    mm.node("Add", {"y", "cs"}, {"z"}, "/add");
+    mm.output("z");
+    const ampx::Graph folded = import_onnx(mm.save(dir / "a2.onnx"));
+    EXPECT_EQ(folded.value(folded.outputs()[1]).type.shape, (ampx::Shape{2, 1}));
   }
   auto pad_model = [](std::vector<int64_t> pads) {
     ModelMaker mm;
