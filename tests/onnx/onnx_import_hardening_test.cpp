@@ -131,10 +131,10 @@ TEST(OnnxImportHardening, SplitPartsArePositiveAndMatchTheOutputs) {
                       "num_outputs is 0, the node has 1 outputs");
   }
   {
-    ModelMaker mm = split_model(18, {"a", "b", "c"});
-    ModelMaker::attr_int(last_node(mm), "num_outputs", 3);  // 4 = 2 + 2 + 0
+    ModelMaker mm = split_model(18, {"a", "b", "c", "d", "e"}, 2);
+    ModelMaker::attr_int(last_node(mm), "num_outputs", 5);  // 6 = 2 + 2 + 2 + 0 + -2
     expect_node_error(mm, dir / "c.onnx", "/split", "Split",
-                      "cannot split 4 into 3 non-empty parts");
+                      "cannot split 6 into 5 parts of 2 (the last would be negative)");
   }
   {
     ModelMaker mm = split_model(13, {"a", "b"});
@@ -159,6 +159,11 @@ TEST(OnnxImportHardening, SplitPartsArePositiveAndMatchTheOutputs) {
     ModelMaker::attr_int(last_node(mm), "num_outputs", 3);  // 6 = 2 + 2 + 2
     const ampx::Graph g = import_onnx(mm.save(dir / "g.onnx"));
     EXPECT_EQ(g.value(g.outputs()[2]).type.shape, (ampx::Shape{1, 4, 2}));
+    ModelMaker uneven = split_model(18, {"a", "b", "c"});
+    ModelMaker::attr_int(last_node(uneven), "num_outputs", 3);  // 4 = 2 + 2 + 0, as ONNX
+    const ampx::Graph u = import_onnx(uneven.save(dir / "u.onnx"));
+    EXPECT_EQ(u.value(u.outputs()[1]).type.shape, (ampx::Shape{1, 2, 6}));
+    EXPECT_EQ(u.value(u.outputs()[2]).type.shape, (ampx::Shape{1, 0, 6}));
   }
 }
 

@@ -363,12 +363,13 @@ void concat(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Concat", std::move(ins), {{"axis", *axis}}));
 }
 
-// Equal parts of `dim` (opset 18's num_outputs rounds the last one down);
-// parts >= 1 and <= the node's outputs.
+// Equal parts of `dim` (opset 18's num_outputs makes the last one smaller,
+// possibly empty, never negative); 1 <= parts <= the node's outputs.
 std::vector<int64_t> equal_split(I& im, int64_t dim, int64_t parts) {
   const int64_t each = dim / parts + (dim % parts != 0);
-  if (each * (parts - 1) >= dim && dim > 0)
-    im.fail(fmt::format("cannot split {} into {} non-empty parts", dim, parts));
+  if (each * (parts - 1) > dim)
+    im.fail(fmt::format("cannot split {} into {} parts of {} (the last would be negative)", dim,
+                        parts, each));
   std::vector<int64_t> sizes;
   for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, dim - i * each));
   return sizes;
