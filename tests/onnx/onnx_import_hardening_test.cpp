@@ -284,28 +284,23 @@ TEST(OnnxImportHardening, HugeSlicePadAndReshapeValuesAreSafe) {
     const ampx::Graph folded = import_onnx(mm.save(dir / "a2.onnx"));
     EXPECT_EQ(folded.value(folded.outputs()[1]).type.shape, (ampx::Shape{2, 1}));
   }
-  auto pad_model = [](std::vector<int64_t> pads) {
+  // x[2,6] -> op(x, i64 initializer) -> y, the node named /pad or /reshape.
+  auto model = [](const std::string& op, std::vector<int64_t> values) {
     ModelMaker mm;
     mm.input("x", {"2", "6"});
-    mm.init_i64("pads", std::move(pads));
-    mm.node("Pad", {"x", "pads"}, {"y"}, "/pad");
+    mm.init_i64("ints", std::move(values));
+    mm.node(op, {"x", "ints"}, {"y"}, op == "Pad" ? "/pad" : "/reshape");
     mm.output("y");
     return mm;
   };
+  auto pad_model = [&](std::vector<int64_t> pads) { return model("Pad", std::move(pads)); };
+  auto reshape_model = [&](std::vector<int64_t> s) { return model("Reshape", std::move(s)); };
   expect_node_error(pad_model({0, kMax, 0, kMax}), dir / "b.onnx", "/pad", "Pad",
                     "pads make dimension 1 overflow int64");
   expect_node_error(pad_model({0, kMin, 0, kMin}), dir / "c.onnx", "/pad", "Pad",
                     "pads make dimension 1");
   expect_node_error(pad_model({0, int64_t{1} << 40, 0, 0}), dir / "d.onnx", "/pad", "Pad",
                     "larger than the 16 GiB");
-  auto reshape_model = [](std::vector<int64_t> shape) {
-    ModelMaker mm;
-    mm.input("x", {"2", "6"});
-    mm.init_i64("shape", std::move(shape));
-    mm.node("Reshape", {"x", "shape"}, {"y"}, "/reshape");
-    mm.output("y");
-    return mm;
-  };
   expect_node_error(reshape_model({int64_t{1} << 62, int64_t{1} << 62, 1}), dir / "e.onnx",
                     "/reshape", "Reshape", "overflows int64");
   expect_node_error(reshape_model({-1, int64_t{1} << 62, int64_t{1} << 62}), dir / "f.onnx",
