@@ -2,10 +2,23 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "infer_common.hpp"
 
 namespace ampx::opset::detail {
+
+namespace {
+
+// a + b; nullopt when it overflows int64 (Pad's and Concat's sizes, Split's
+// total: attribute values are untrusted).
+std::optional<int64_t> checked_add(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return std::nullopt;
+  return sum;
+}
+
+}  // namespace
 
 Outputs infer_data(const Node& c, std::string_view op) {
   const auto& in = c.in;
@@ -79,7 +92,9 @@ Outputs infer_data(const Node& c, std::string_view op) {
           AMPX_CHECK(s[d] == x.dims[d], "input " + std::to_string(i) + " " + dims_str(s) +
                                             " differs from " + dims_str(x.dims) +
                                             " outside the axis");
-      out[axis] += s[axis];
+      const auto sum = checked_add(out[axis], s[axis]);
+      AMPX_CHECK(sum.has_value(), "the output's axis size overflows int64");
+      out[axis] = *sum;
     }
     return std::vector<TensorSpec>{{x.dtype, out}};
   }
@@ -135,7 +150,10 @@ Outputs infer_data(const Node& c, std::string_view op) {
     std::vector<TensorSpec> outs;
     for (int64_t v : split) {
       AMPX_CHECK(v >= 0, "split has a negative size " + std::to_string(v));
-      total += v;
+      const auto sum = checked_add(total, v);
+      AMPX_CHECK(sum.has_value() && *sum <= x.dims[axis],
+                 "split sizes sum to more than the axis' " + std::to_string(x.dims[axis]));
+      total = *sum;
       TensorSpec t = x;
       t.dims[axis] = v;
       outs.push_back(std::move(t));
@@ -163,7 +181,10 @@ Outputs infer_data(const Node& c, std::string_view op) {
     (void)c.v.get_float("value", 0.0);
     Dims out = x.dims;
     for (size_t i = 0; i < rank; ++i) {
-      out[i] += pads[i] + pads[i + rank];
+      const auto lo = checked_add(x.dims[i], pads[i]);
+      const auto sum = lo ? checked_add(*lo, pads[i + rank]) : std::nullopt;
+      AMPX_CHECK(sum.has_value(), "pads make dimension " + std::to_string(i) + " overflow int64");
+      out[i] = *sum;
       AMPX_CHECK(out[i] >= 0, "pads make dimension " + std::to_string(i) + " negative");
       if (mode == "reflect" && (pads[i] > 0 || pads[i + rank] > 0))
         AMPX_CHECK(pads[i] < x.dims[i] && pads[i + rank] < x.dims[i],

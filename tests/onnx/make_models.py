@@ -296,7 +296,29 @@ def mlp():
     return m, {"x": RNG.uniform(-1, 1, (3, 20)).astype(np.float32)}, ["x=3x20"]
 
 
-MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp}
+def softmax11():
+    """Opset 11 Softmax with axis=1 on NCHW: softmax over C*H*W, the input
+    flattened to 2-D at the axis (issue 17: was rejected)."""
+    g = G()
+    h = g.op("Mul", ["x", g.init(f32("two", 2.0))], name="/Mul")
+    g.op("Softmax", [h], ["probs"], name="/Softmax", axis=1)
+    m = g.model("softmax11", [helper.make_tensor_value_info("x", F, [1, 3, 4, 4])],
+                [helper.make_tensor_value_info("probs", F, [1, 3, 4, 4])], 11)
+    return m, {"x": RNG.uniform(-1, 1, (1, 3, 4, 4)).astype(np.float32)}, []
+
+
+def logsoftmax12():
+    """Opset 12 LogSoftmax with axis=1 on a rank-3 input (issue 17)."""
+    g = G()
+    h = g.op("Add", ["x", g.init(w("bias", 3, 5))], name="/Add")
+    g.op("LogSoftmax", [h], ["logp"], name="/LogSoftmax", axis=1)
+    m = g.model("logsoftmax12", [helper.make_tensor_value_info("x", F, [2, 3, 5])],
+                [helper.make_tensor_value_info("logp", F, [2, 3, 5])], 12)
+    return m, {"x": RNG.uniform(-2, 2, (2, 3, 5)).astype(np.float32)}, []
+
+
+MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp,
+          "softmax11": softmax11, "logsoftmax12": logsoftmax12}
 
 
 def write_case(out, name, model, feeds, shapes):

@@ -28,7 +28,8 @@ import numpy as np
 
 # The tolerances of tests/support/tolerances.hpp for whole-model runs.
 TOL = {"O0": 1e-4, "O2": 2e-2}
-MODELS = ["resnet", "mobilenet", "encoder", "ocr", "mlp", "external/mlp_external"]
+MODELS = ["resnet", "mobilenet", "encoder", "ocr", "mlp", "softmax11", "logsoftmax12",
+          "external/mlp_external"]
 
 
 def rel_error(got, ref):

@@ -21,8 +21,11 @@ std::vector<std::vector<std::byte>> evaluate_constant_node(OpType op, const Attr
   const LoweredNode lowered(scratch, id);
   const auto kernel = reference::make_kernel(lowered.desc());
 
+  // An empty constant has no storage: the kernel still gets a valid pointer
+  // (it reads nothing, but memcpy from NULL is undefined even for 0 bytes).
+  static constexpr std::byte kNothing[8]{};
   std::vector<const void*> in_ptrs;
-  for (const auto& in : inputs) in_ptrs.push_back(in.data->data());
+  for (const auto& in : inputs) in_ptrs.push_back(in.data->empty() ? kNothing : in.data->data());
   std::vector<std::vector<std::byte>> out(outputs.size());
   std::vector<void*> out_ptrs;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -20,6 +20,7 @@
 #include "decomposed_patterns.hpp"
 #include "onnx_ops.hpp"
 #include "tensor_proto.hpp"
+#include "tensor_size.hpp"
 
 namespace ampx::onnx_io {
 
@@ -34,6 +35,21 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name
   for (const auto& a : n.attribute())
     if (a.name() == name) return &a;
   return nullptr;
+}
+
+// What a failure outside the importer's own checks was, without the C++
+// library's internals ("std::bad_alloc", "vector::_M_range_check").
+std::string describe(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return "out of memory";
+  if (dynamic_cast<const std::invalid_argument*>(&e) || dynamic_cast<const std::runtime_error*>(&e))
+    return e.what();
+  return "an attribute or input is out of range";
+}
+
+std::string without_node_prefix(const std::string& what, std::string_view node,
+                                std::string_view op) {
+  const std::string prefix = fmt::format("node '{}' ({}): ", node, op);
+  return what.starts_with(prefix) ? what.substr(prefix.size()) : what;
 }
 
 }  // namespace
@@ -52,6 +68,20 @@ void Importer::fail(const std::string& what) const {
     throw OnnxError(fmt::format("model '{}': node '{}' ({}): {}", path_.string(), node_name_,
                                 node_->op_type(), what));
   throw OnnxError(fmt::format("model '{}': {}", path_.string(), what));
+}
+
+// Op-set and kernel messages start with "node '<IR node>' (<IR op>): ": the
+// ONNX node is named by fail(), so that prefix goes; a helper node keeps its
+// name.
+void Importer::fail_in(std::string_view ir_node, std::string_view ir_op,
+                       const std::string& what) const {
+  const std::string rest = without_node_prefix(what, ir_node, ir_op);
+  if (ir_node == node_name_) fail(rest);
+  fail(fmt::format("IR {} '{}': {}", ir_op, ir_node, rest));
+}
+
+void Importer::check_size(const TensorType& type, std::string_view what) const {
+  if (auto problem = tensor_size_problem(type)) fail(fmt::format("{}: {}", what, *problem));
 }
 
 std::string Importer::where_tensor(const std::string& tensor) const {
@@ -94,7 +124,7 @@ void Importer::read_initializers() {
                      g.sparse_initializer(0).values().name()));
   for (const auto& t : g.initializer()) {
     if (t.name().empty()) fail("an initializer has no name");
-    TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()));
+    TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()));  // size-checked
     values_[t.name()] = graph_.add_constant(t.name(), d.type, std::move(d.bytes));
   }
 }
@@ -147,6 +177,7 @@ void Importer::read_inputs() {
     for (int64_t d : shape)
       if (d <= 0)
         fail(fmt::format("{} has a non-positive dimension in {}", what, shape_str(shape)));
+    check_size({*dtype, shape}, what);
     values_[in.name()] = graph_.add_input(in.name(), {*dtype, shape});
   }
   for (const auto& [name, shape] : options_.input_shapes) {
@@ -239,6 +270,13 @@ std::vector<double> Importer::const_floats(const onnx::NodeProto& n, int i,
   return to_doubles(t);
 }
 
+double Importer::const_scalar(const onnx::NodeProto& n, int i, const char* what) const {
+  const auto values = const_floats(n, i, what);
+  if (values.size() != 1)
+    fail(fmt::format("{} ('{}') must hold one value, it has {}", what, n.input(i), values.size()));
+  return values[0];
+}
+
 bool Importer::output_used(const onnx::NodeProto& n, int i) const {
   if (i >= n.output_size() || n.output(i).empty()) return false;
   const auto it = uses_.find(n.output(i));
@@ -303,8 +341,12 @@ std::vector<ValueId> Importer::emit(std::string_view op_name, std::vector<ValueI
   try {
     out_types = infer_output_types(*op, in_types, attrs, name);
   } catch (const GraphError& e) {
-    fail(e.what());
+    fail_in(name, op_name, e.what());
   }
+  for (size_t i = 0; i < out_types.size(); ++i)
+    check_size(out_types[i], name == node_name_
+                                 ? fmt::format("output {}", i)
+                                 : fmt::format("output {} of IR {} '{}'", i, op_name, name));
   std::vector<ValueId> outs;
   if (all_constant) {
     std::vector<ConstantInput> cins;
@@ -313,7 +355,8 @@ std::vector<ValueId> Importer::emit(std::string_view op_name, std::vector<ValueI
     try {
       data = evaluate_constant_node(*op, attrs, cins, out_types, name);
     } catch (const std::exception& e) {
-      fail(fmt::format("cannot fold it at import: {}", e.what()));
+      fail_in(name, op_name,
+              "cannot fold it at import: " + without_node_prefix(describe(e), name, op_name));
     }
     for (size_t i = 0; i < out_types.size(); ++i) {
       outs.push_back(
@@ -334,6 +377,7 @@ std::vector<ValueId> Importer::emit(std::string_view op_name, std::vector<ValueI
 }
 
 ValueId Importer::constant(TensorType type, std::vector<std::byte> bytes) {
+  check_size(type, "constant");
   ++stats_.folded_nodes;
   const ValueId v = graph_.add_constant(fmt::format("{}:c{}", node_name_, emitted_++),
                                         std::move(type), std::move(bytes));
@@ -367,14 +411,27 @@ void Importer::convert_nodes() {
     origin_.clear();
     emitted_ = 0;
     fresh_.clear();
-    const OpConverter* conv = find_converter(n.op_type());
-    conv->convert(*this, n);  // check_supported() ran first
+    convert_node(n);
     for (int i = 0; i < n.output_size(); ++i)
       if (!n.output(i).empty() && !values_.contains(n.output(i)) && output_used(n, i))
         fail(fmt::format("output {} ('{}') is not supported", i, n.output(i)));
   }
   node_ = nullptr;
   stats_.onnx_nodes = index;
+}
+
+// The converter's own checks name what is wrong; anything else that escapes
+// (an allocation, a library precondition) still becomes one line naming the
+// node.
+void Importer::convert_node(const onnx::NodeProto& n) {
+  const OpConverter* conv = find_converter(n.op_type());  // check_supported() ran first
+  try {
+    conv->convert(*this, n);
+  } catch (const OnnxError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(fmt::format("cannot be imported: {}", describe(e)));
+  }
 }
 
 void Importer::bind_outputs() {

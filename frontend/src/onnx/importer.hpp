@@ -33,6 +33,8 @@ class Importer {
   // A constant integer (i64/i32) input as int64 values; `what` names it.
   std::vector<int64_t> const_ints(const onnx::NodeProto& n, int i, const char* what) const;
   std::vector<double> const_floats(const onnx::NodeProto& n, int i, const char* what) const;
+  // A constant input that must hold exactly one value (a scalar or [1]).
+  double const_scalar(const onnx::NodeProto& n, int i, const char* what) const;
   bool output_used(const onnx::NodeProto& n, int i) const;
 
   std::optional<int64_t> attr_int(const onnx::NodeProto& n, const char* name) const;
@@ -64,6 +66,10 @@ class Importer {
   // Marks the current IR node(s) as coming from a different ONNX op type.
   void set_origin(std::string origin) { origin_ = std::move(origin); }
 
+  // Fails, naming `what`, when a tensor of this type is past kMaxTensorBytes
+  // (or its size overflows): call it before allocating one.
+  void check_size(const TensorType& type, std::string_view what) const;
+
   const std::filesystem::path& base_dir() const { return base_dir_; }
   std::string where_tensor(const std::string& tensor) const;
 
@@ -77,6 +83,9 @@ class Importer {
   void bind_outputs();
   Graph finish();
   std::string unique_node_name(const onnx::NodeProto& n, int index);
+  void convert_node(const onnx::NodeProto& n);
+  [[noreturn]] void fail_in(std::string_view ir_node, std::string_view ir_op,
+                            const std::string& what) const;
 
   std::filesystem::path path_, base_dir_;
   const ImportOptions& options_;

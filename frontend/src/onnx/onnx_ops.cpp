@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "tensor_proto.hpp"
+#include "tensor_size.hpp"
 
 namespace ampx::onnx_io {
 namespace {
@@ -27,6 +28,19 @@ int64_t norm_axis(I& im, int64_t axis, int64_t rank) {
   const int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank) im.fail(fmt::format("axis {} is out of range for rank {}", axis, rank));
   return a;
+}
+
+// Every value of an INTS attribute (or kernel dims) at least `lo`.
+void require_at_least(I& im, const char* name, std::span<const int64_t> values, int64_t lo) {
+  for (int64_t v : values)
+    if (v < lo) im.fail(fmt::format("{} has value {}, it must be >= {}", name, v, lo));
+}
+
+// Attribute arithmetic is done in 128 bits; a result must fit the IR's int64.
+int64_t to_i64(I& im, __int128 v, const char* what) {
+  if (v > std::numeric_limits<int64_t>::max() || v < std::numeric_limits<int64_t>::min())
+    im.fail(fmt::format("{} overflows int64", what));
+  return static_cast<int64_t>(v);
 }
 
 // --- one-to-one ops: same name, attributes copied as they are -------------
@@ -72,8 +86,8 @@ void clip(I& im, const N& n) {
     if (auto v = im.attr_float(n, "min")) attrs["min"] = double(*v);
     if (auto v = im.attr_float(n, "max")) attrs["max"] = double(*v);
   } else {
-    if (im.has_input(n, 1)) attrs["min"] = im.const_floats(n, 1, "min").at(0);
-    if (im.has_input(n, 2)) attrs["max"] = im.const_floats(n, 2, "max").at(0);
+    if (im.has_input(n, 1)) attrs["min"] = im.const_scalar(n, 1, "min");
+    if (im.has_input(n, 2)) attrs["max"] = im.const_scalar(n, 2, "max");
   }
   im.bind(n, 0, im.emit1("Clip", {im.input(n, 0)}, std::move(attrs)));
 }
@@ -100,16 +114,46 @@ std::vector<int64_t> resolve_pads(I& im, const N& n, const Shape& x, std::span<c
   if (auto_pad == "VALID") return pads;
   if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
     im.fail("auto_pad '" + auto_pad + "' is not valid");
-  for (size_t i = 0; i < s; ++i) {
-    const int64_t in = x[2 + i];
-    const int64_t out = (in + strides[i] - 1) / strides[i];
-    const int64_t total =
-        std::max<int64_t>(0, (out - 1) * strides[i] + (k[i] - 1) * dilations[i] + 1 - in);
-    const int64_t small = total / 2, big = total - small;
+  for (size_t i = 0; i < s; ++i) {  // strides and dilations are >= 1 (window_attrs)
+    const __int128 in = x[2 + i], stride = strides[i];
+    const __int128 out = (in + stride - 1) / stride;
+    const __int128 total = (out - 1) * stride + (__int128{k[i]} - 1) * dilations[i] + 1 - in;
+    const int64_t all = to_i64(im, std::max<__int128>(0, total), "the SAME padding");
+    const int64_t small = all / 2, big = all - small;
     pads[i] = auto_pad == "SAME_UPPER" ? small : big;
     pads[i + s] = auto_pad == "SAME_UPPER" ? big : small;
   }
   return pads;
+}
+
+// Conv, ConvTranspose and pooling: 2 strides and dilations, each >= 1.
+struct Window {
+  std::vector<int64_t> strides, dilations;
+};
+
+Window window_attrs(I& im, const N& n) {
+  Window w{im.attr_ints(n, "strides").value_or(std::vector<int64_t>{1, 1}),
+           im.attr_ints(n, "dilations").value_or(std::vector<int64_t>{1, 1})};
+  if (w.strides.size() != 2 || w.dilations.size() != 2)
+    im.fail("strides/dilations must have 2 values");
+  require_at_least(im, "attribute 'strides'", w.strides, 1);
+  require_at_least(im, "attribute 'dilations'", w.dilations, 1);
+  return w;
+}
+
+int64_t group_attr(I& im, const N& n) {
+  const int64_t group = im.attr_int_or(n, "group", 1);
+  if (group < 1) im.fail(fmt::format("attribute 'group' is {}, it must be >= 1", group));
+  return group;
+}
+
+// The weight's kernel dims [kH, kW], each >= 1.
+std::vector<int64_t> weight_kernel(I& im, ValueId w) {
+  const Shape& ws = im.type(w).shape;
+  if (ws.size() != 4) im.fail("weight must be 4-D");
+  std::vector<int64_t> k{ws[2], ws[3]};
+  require_at_least(im, "the weight's kernel dimension", k, 1);
+  return k;
 }
 
 void require_2d(I& im, ValueId x, const char* what) {
@@ -121,55 +165,61 @@ void require_2d(I& im, ValueId x, const char* what) {
 void conv(I& im, const N& n) {
   const ValueId x = im.input(n, 0), w = im.input(n, 1);
   require_2d(im, x, "convolution");
-  const Shape& ws = im.type(w).shape;
-  if (ws.size() != 4) im.fail("weight must be 4-D");
-  const std::vector<int64_t> k{ws[2], ws[3]};
-  const auto strides = im.attr_ints(n, "strides").value_or(std::vector<int64_t>{1, 1});
-  const auto dilations = im.attr_ints(n, "dilations").value_or(std::vector<int64_t>{1, 1});
-  if (strides.size() != 2 || dilations.size() != 2) im.fail("strides/dilations must have 2 values");
-  AttrMap attrs{{"strides", strides},
-                {"dilations", dilations},
-                {"group", im.attr_int_or(n, "group", 1)},
-                {"pads", resolve_pads(im, n, im.type(x).shape, k, strides, dilations)}};
+  const std::vector<int64_t> k = weight_kernel(im, w);
+  const Window win = window_attrs(im, n);
+  AttrMap attrs{{"group", group_attr(im, n)},
+                {"pads", resolve_pads(im, n, im.type(x).shape, k, win.strides, win.dilations)},
+                {"strides", win.strides},
+                {"dilations", win.dilations}};
   std::vector<ValueId> ins{x, w};
   if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
   im.bind(n, 0, im.emit1("Conv2d", std::move(ins), std::move(attrs)));
 }
 
+// ONNX: with output_shape (one value per spatial dimension) or SAME
+// padding, total_padding = stride * (in - 1) + output_padding + eff_kernel - out.
+std::vector<int64_t> conv_transpose_pads(I& im, const N& n, const Shape& xs,
+                                         std::span<const int64_t> k, const Window& win,
+                                         std::span<const int64_t> output_padding) {
+  std::vector<int64_t> pads = im.attr_ints(n, "pads").value_or(std::vector<int64_t>(4, 0));
+  const std::string auto_pad = im.attr_string_or(n, "auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER")
+    im.fail("auto_pad '" + auto_pad + "' is not valid");
+  const auto output_shape = im.attr_ints(n, "output_shape");
+  if (output_shape && output_shape->size() != 2)
+    im.fail(fmt::format("output_shape has {} values, expected 2 (one per spatial dimension)",
+                        output_shape->size()));
+  if (output_shape) require_at_least(im, "attribute 'output_shape'", *output_shape, 1);
+  if (!output_shape && (auto_pad == "NOTSET" || auto_pad == "VALID"))
+    return auto_pad == "VALID" ? std::vector<int64_t>(4, 0) : pads;
+  pads.assign(4, 0);
+  for (size_t i = 0; i < 2; ++i) {
+    const __int128 in = xs[2 + i], stride = win.strides[i];
+    const __int128 eff = (__int128{k[i]} - 1) * win.dilations[i] + 1;
+    const __int128 out = output_shape ? __int128{(*output_shape)[i]} : in * stride;
+    const __int128 total = stride * (in - 1) + output_padding[i] + eff - out;
+    if (total < 0) im.fail("output_shape is larger than the input allows");
+    const int64_t all = to_i64(im, total, "the padding");
+    const bool upper = auto_pad == "SAME_UPPER";
+    pads[i] = upper ? all / 2 : all - all / 2;
+    pads[i + 2] = upper ? all - all / 2 : all / 2;
+  }
+  return pads;
+}
+
 void conv_transpose(I& im, const N& n) {
   const ValueId x = im.input(n, 0), w = im.input(n, 1);
   require_2d(im, x, "transposed convolution");
-  const Shape& xs = im.type(x).shape;
-  const Shape& ws = im.type(w).shape;
-  if (ws.size() != 4) im.fail("weight must be 4-D");
-  const auto strides = im.attr_ints(n, "strides").value_or(std::vector<int64_t>{1, 1});
-  const auto dilations = im.attr_ints(n, "dilations").value_or(std::vector<int64_t>{1, 1});
+  const std::vector<int64_t> k = weight_kernel(im, w);
+  const Window win = window_attrs(im, n);
   auto output_padding = im.attr_ints(n, "output_padding").value_or(std::vector<int64_t>{0, 0});
-  if (strides.size() != 2 || dilations.size() != 2 || output_padding.size() != 2)
-    im.fail("strides/dilations/output_padding must have 2 values");
-  std::vector<int64_t> pads = im.attr_ints(n, "pads").value_or(std::vector<int64_t>(4, 0));
-  const std::string auto_pad = im.attr_string_or(n, "auto_pad", "NOTSET");
-  const auto output_shape = im.attr_ints(n, "output_shape");
-  if (output_shape || (auto_pad != "NOTSET" && auto_pad != "VALID")) {
-    // ONNX: total_padding = stride * (in - 1) + output_padding + eff_kernel - out.
-    for (size_t i = 0; i < 2; ++i) {
-      const int64_t in = xs[2 + i];
-      const int64_t eff = (ws[2 + i] - 1) * dilations[i] + 1;
-      int64_t out = in * strides[i];
-      if (output_shape) out = (*output_shape)[output_shape->size() - 2 + i];
-      const int64_t total = strides[i] * (in - 1) + output_padding[i] + eff - out;
-      if (total < 0) im.fail("output_shape is larger than the input allows");
-      const bool upper = auto_pad == "SAME_UPPER";
-      pads[i] = upper ? total / 2 : total - total / 2;
-      pads[i + 2] = upper ? total - total / 2 : total / 2;
-    }
-  } else if (auto_pad == "VALID") {
-    pads.assign(4, 0);
-  }
-  AttrMap attrs{{"strides", strides},
-                {"dilations", dilations},
-                {"group", im.attr_int_or(n, "group", 1)},
-                {"pads", pads},
+  if (output_padding.size() != 2) im.fail("output_padding must have 2 values");
+  require_at_least(im, "attribute 'output_padding'", output_padding, 0);
+  AttrMap attrs{{"group", group_attr(im, n)},
+                {"pads", conv_transpose_pads(im, n, im.type(x).shape, k, win, output_padding)},
+                {"strides", win.strides},
+                {"dilations", win.dilations},
                 {"output_padding", output_padding}};
   std::vector<ValueId> ins{x, w};
   if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
@@ -181,13 +231,13 @@ void pool(I& im, const N& n) {
   require_2d(im, x, "pooling");
   const auto k = im.attr_ints(n, "kernel_shape");
   if (!k || k->size() != 2) im.fail("kernel_shape must have 2 values");
-  const auto strides = im.attr_ints(n, "strides").value_or(std::vector<int64_t>{1, 1});
-  const auto dilations = im.attr_ints(n, "dilations").value_or(std::vector<int64_t>{1, 1});
-  if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; }))
+  require_at_least(im, "attribute 'kernel_shape'", *k, 1);
+  const Window win = window_attrs(im, n);
+  if (std::any_of(win.dilations.begin(), win.dilations.end(), [](int64_t d) { return d != 1; }))
     im.fail("dilated pooling is not supported");
   AttrMap attrs{{"kernel_shape", *k},
-                {"strides", strides},
-                {"pads", resolve_pads(im, n, im.type(x).shape, *k, strides, dilations)},
+                {"strides", win.strides},
+                {"pads", resolve_pads(im, n, im.type(x).shape, *k, win.strides, win.dilations)},
                 {"ceil_mode", im.attr_int_or(n, "ceil_mode", 0)}};
   const bool max = n.op_type() == "MaxPool";
   if (max && im.output_used(n, 1)) im.fail("the Indices output of MaxPool is not supported");
@@ -232,7 +282,8 @@ void layer_norm(I& im, const N& n) {
 
 // Softmax/LogSoftmax. Before opset 13 they normalise over the input
 // flattened to 2-D at `axis` (default 1): the same thing only when axis is
-// the last one, so otherwise Reshape - op(-1) - Reshape.
+// the last one, so otherwise Reshape - op(-1) - Reshape. The products fit:
+// the input's size is bounded (kMaxTensorBytes).
 void softmax(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const int64_t rank = rank_of(im, x);
@@ -242,7 +293,7 @@ void softmax(I& im, const N& n) {
     im.bind(n, 0, im.emit1(n.op_type(), {x}, {{"axis", axis}}));
     return;
   }
-  const Shape& s = im.type(x).shape;
+  const Shape s = im.type(x).shape;  // a copy: emit() grows the value table
   const int64_t outer =
       std::accumulate(s.begin(), s.begin() + axis, int64_t{1}, std::multiplies<>());
   const int64_t inner = std::accumulate(s.begin() + axis, s.end(), int64_t{1}, std::multiplies<>());
@@ -312,10 +363,24 @@ void concat(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Concat", std::move(ins), {{"axis", *axis}}));
 }
 
+// Equal parts of `dim` (opset 18's num_outputs makes the last one smaller,
+// possibly empty, never negative); 1 <= parts <= the node's outputs.
+std::vector<int64_t> equal_split(I& im, int64_t dim, int64_t parts) {
+  const int64_t each = dim / parts + (dim % parts != 0);
+  if (each * (parts - 1) > dim)
+    im.fail(fmt::format("cannot split {} into {} parts of {} (the last would be negative)", dim,
+                        parts, each));
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, dim - i * each));
+  return sizes;
+}
+
 void split(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const int64_t axis = norm_axis(im, im.attr_int_or(n, "axis", 0), rank_of(im, x));
   const int64_t dim = im.type(x).shape[static_cast<size_t>(axis)];
+  const int64_t outputs = n.output_size();
+  if (outputs < 1) im.fail("has no outputs");
   std::vector<int64_t> sizes;
   if (im.opset() < 13) {
     sizes = im.attr_ints(n, "split").value_or(std::vector<int64_t>{});
@@ -323,13 +388,15 @@ void split(I& im, const N& n) {
     sizes = im.const_ints(n, 1, "split");
   }
   if (sizes.empty()) {
-    // Equal parts (opset 18's num_outputs rounds the last one down).
-    const int64_t parts = im.attr_int_or(n, "num_outputs", n.output_size());
-    const int64_t each = (dim + parts - 1) / parts;
-    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, dim - i * each));
+    const int64_t parts = im.attr_int_or(n, "num_outputs", outputs);
+    if (parts != outputs)
+      im.fail(fmt::format("num_outputs is {}, the node has {} outputs", parts, outputs));
+    sizes = equal_split(im, dim, parts);
   }
+  if (static_cast<int64_t>(sizes.size()) != outputs)
+    im.fail(fmt::format("split has {} values, the node has {} outputs", sizes.size(), outputs));
   const auto outs = im.emit("Split", {x}, {{"axis", axis}, {"split", sizes}});
-  for (int i = 0; i < n.output_size(); ++i) im.bind(n, i, outs.at(static_cast<size_t>(i)));
+  for (int i = 0; i < n.output_size(); ++i) im.bind(n, i, outs[static_cast<size_t>(i)]);
 }
 
 void slice(I& im, const N& n) {
@@ -397,11 +464,14 @@ void pad(I& im, const N& n) {
   auto pads = im.const_ints(n, 1, "pads");
   if (im.has_input(n, 3)) {  // opset 18 axes: pads for those axes only
     const auto axes = im.const_ints(n, 3, "axes");
+    if (pads.size() != 2 * axes.size())
+      im.fail(fmt::format("pads has {} values, expected {} (two per axis)", pads.size(),
+                          2 * axes.size()));
     std::vector<int64_t> full(static_cast<size_t>(2 * rank), 0);
     for (size_t i = 0; i < axes.size(); ++i) {
       const auto a = static_cast<size_t>(norm_axis(im, axes[i], rank));
-      full[a] = pads.at(i);
-      full[a + static_cast<size_t>(rank)] = pads.at(i + axes.size());
+      full[a] = pads[i];
+      full[a + static_cast<size_t>(rank)] = pads[i + axes.size()];
     }
     pads = full;
   }
@@ -412,7 +482,7 @@ void pad(I& im, const N& n) {
     return;
   }
   double value = 0;
-  if (im.has_input(n, 2)) value = im.const_floats(n, 2, "constant_value").at(0);
+  if (im.has_input(n, 2)) value = im.const_scalar(n, 2, "constant_value");
   im.bind(
       n, 0,
       im.emit1(
@@ -433,8 +503,13 @@ void resize(I& im, const N& n) {
   } else if (im.has_input(n, 2)) {
     const auto scales = im.const_floats(n, 2, "scales");
     if (scales.size() != s.size()) im.fail("scales must have one value per dimension");
-    for (size_t i = 0; i < s.size(); ++i)
-      sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * scales[i])));
+    for (size_t i = 0; i < s.size(); ++i) {
+      const double size = std::floor(static_cast<double>(s[i]) * scales[i]);
+      // Checked as a double: casting NaN or one past int64 is undefined.
+      if (!(scales[i] > 0 && size <= double(kMaxTensorBytes)))
+        im.fail(fmt::format("scale {} of dimension {} is not valid", scales[i], i));
+      sizes.push_back(static_cast<int64_t>(size));
+    }
   } else {
     im.fail("needs scales or sizes");
   }
@@ -487,7 +562,7 @@ void size_op(I& im, const N& n) {
 template <typename T>
 ValueId scalar_constant(I& im, DType dtype, std::vector<T> values, bool scalar) {
   std::vector<std::byte> bytes(values.size() * sizeof(T));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   Shape shape = scalar ? Shape{} : Shape{static_cast<int64_t>(values.size())};
   return im.constant({dtype, shape}, std::move(bytes));
 }
@@ -522,22 +597,28 @@ void constant_of_shape(I& im, const N& n) {
       value ? read_tensor(*value, im.base_dir(), im.where_tensor(n.output(0)))
             : TensorData{TensorType{DType::kF32, Shape{1}}, std::vector<std::byte>(4)};  // f32 0
   if (element_count(fill.type.shape) != 1) im.fail("value must have one element");
+  const TensorType type{fill.type.dtype, Shape(shape.begin(), shape.end())};
+  im.check_size(type, "its output");  // before allocating it
   const size_t esize = dtype_size(fill.type.dtype);
-  const auto count = static_cast<size_t>(element_count(Shape(shape.begin(), shape.end())));
+  const auto count = static_cast<size_t>(element_count(type.shape));
   std::vector<std::byte> bytes(count * esize);
   for (size_t i = 0; i < count; ++i)
     std::memcpy(bytes.data() + i * esize, fill.bytes.data(), esize);
-  im.bind(n, 0,
-          im.constant({fill.type.dtype, Shape(shape.begin(), shape.end())}, std::move(bytes)));
+  im.bind(n, 0, im.constant(type, std::move(bytes)));
 }
 
 void range_op(I& im, const N& n) {
   const DType dt = im.type(im.input(n, 0)).dtype;
-  const double start = im.const_floats(n, 0, "start").at(0);
-  const double limit = im.const_floats(n, 1, "limit").at(0);
-  const double delta = im.const_floats(n, 2, "delta").at(0);
+  const double start = im.const_scalar(n, 0, "start");
+  const double limit = im.const_scalar(n, 1, "limit");
+  const double delta = im.const_scalar(n, 2, "delta");
   if (delta == 0) im.fail("delta is 0");
-  const auto count = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
+  const double steps = std::max(0.0, std::ceil((limit - start) / delta));
+  // Checked as a double first: casting one past int64 is undefined.
+  if (!(steps <= double(kMaxTensorBytes)))
+    im.fail(fmt::format("{} elements is more than a tensor may hold", steps));
+  const auto count = static_cast<int64_t>(steps);
+  im.check_size({dt, Shape{count}}, "its output");
   if (dt == DType::kI64 || dt == DType::kI32) {
     std::vector<int64_t> v(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i)

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <limits>
 
+#include "tensor_size.hpp"
+
 namespace ampx::onnx_io {
 
 namespace fs = std::filesystem;
@@ -181,6 +183,7 @@ TensorData read_tensor(const TP& t, const fs::path& base_dir, std::string_view w
     count *= dim;
     d.type.shape.push_back(dim);
   }
+  if (auto problem = tensor_size_problem(d.type)) fail(what, *problem);
   const size_t esize = dtype_size(*dtype);
   const size_t expected = static_cast<size_t>(count) * esize;
   if (t.has_segment()) fail(what, "segmented tensors are not supported");
@@ -192,8 +195,8 @@ TensorData read_tensor(const TP& t, const fs::path& base_dir, std::string_view w
     const std::string& raw = t.raw_data();
     if (raw.size() != expected)
       fail(what, fmt::format("raw_data has {} bytes, the shape needs {}", raw.size(), expected));
-    d.bytes.resize(expected);
-    std::memcpy(d.bytes.data(), raw.data(), expected);
+    d.bytes.assign(reinterpret_cast<const std::byte*>(raw.data()),
+                   reinterpret_cast<const std::byte*>(raw.data()) + expected);
     return d;
   }
   switch (t.data_type()) {
