@@ -13,8 +13,4 @@ namespace ampx::cli {
 // or a terminal escape in a name taken from a model) are written as \xNN.
 std::string error_message(const std::exception& e);
 
-// `text` with every control character written as \xNN: one line, and no
-// escape sequence reaches the terminal.
-std::string escape_control(const std::string& text);
-
 }  // namespace ampx::cli

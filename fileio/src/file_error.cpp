@@ -5,9 +5,10 @@
 
 namespace ampx::fileio {
 
-std::string printable_path(const std::filesystem::path& path) {
+std::string escape_control(std::string_view text) {
   std::string out;
-  for (const unsigned char c : path.string()) {
+  out.reserve(text.size());
+  for (const unsigned char c : text) {
     if (c < 0x20 || c == 0x7f) {
       char hex[5];
       std::snprintf(hex, sizeof hex, "\\x%02x", c);
@@ -17,6 +18,10 @@ std::string printable_path(const std::filesystem::path& path) {
     }
   }
   return out;
+}
+
+std::string printable_path(const std::filesystem::path& path) {
+  return escape_control(path.string());
 }
 
 FileError::FileError(const std::filesystem::path& path, const std::string& what)

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -120,8 +121,10 @@ TEST(OnnxImport, OpsetOutsideTheSupportedRange) {
   EXPECT_TRUE(has(import_error(old.save(dir / "o.onnx")), "opset 9 is not supported"));
 }
 
-TEST(OnnxImport, ExternalDataIsReadAndAMissingFileNamed) {
-  TempDir dir;
+// x[1x4] MatMul W[4x2], W an f32 initializer in external data with these
+// key/value pairs, saved as `file`.
+fs::path save_external_matmul(const fs::path& file,
+                              std::initializer_list<std::pair<const char*, std::string>> kvs) {
   ModelMaker mm;
   mm.input("x", {"1", "4"});
   auto* t = mm.g->add_initializer();
@@ -130,17 +133,20 @@ TEST(OnnxImport, ExternalDataIsReadAndAMissingFileNamed) {
   t->add_dims(4);
   t->add_dims(2);
   t->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto kv = [&](const char* k, const std::string& v) {
+  for (const auto& [k, v] : kvs) {
     auto* e = t->add_external_data();
     e->set_key(k);
     e->set_value(v);
-  };
-  kv("location", "weights.bin");
-  kv("offset", "16");
-  kv("length", "32");
+  }
   mm.node("MatMul", {"x", "W"}, {"y"});
   mm.output("y");
-  const auto path = mm.save(dir / "ext.onnx");
+  return mm.save(file);
+}
+
+TEST(OnnxImport, ExternalDataIsReadAndAMissingFileNamed) {
+  TempDir dir;
+  const auto path = save_external_matmul(
+      dir / "ext.onnx", {{"location", "weights.bin"}, {"offset", "16"}, {"length", "32"}});
   std::vector<float> w(12);
   for (size_t i = 0; i < w.size(); ++i) w[i] = 0.5f + static_cast<float>(i);
   std::ofstream(dir / "weights.bin", std::ios::binary)
@@ -174,20 +180,7 @@ TEST(OnnxImport, ExternalDataOutsideTheModelDirectoryIsRefused) {
   fs::create_symlink(outer / "outside.bin", dir / "link.bin");
   ASSERT_EQ(::mkfifo((dir / "fifo.bin").c_str(), 0600), 0);
   const auto model_with = [&](const std::string& location) {
-    ModelMaker mm;
-    mm.input("x", {"1", "4"});
-    auto* t = mm.g->add_initializer();
-    t->set_name("W");
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    t->add_dims(4);
-    t->add_dims(2);
-    t->set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* e = t->add_external_data();
-    e->set_key("location");
-    e->set_value(location);
-    mm.node("MatMul", {"x", "W"}, {"y"});
-    mm.output("y");
-    return mm.save(dir / "ext.onnx");
+    return save_external_matmul(dir / "ext.onnx", {{"location", location}});
   };
   const std::string absolute = import_error(model_with((outer / "outside.bin").string()));
   EXPECT_TRUE(has(absolute, "tensor 'W'")) << absolute;

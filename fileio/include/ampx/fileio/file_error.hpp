@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ampx::fileio {
 
@@ -22,9 +23,12 @@ class FileError : public std::runtime_error {
 // "PATH: <what> (<strerror(err)>)".
 [[noreturn]] void fail_errno(const std::filesystem::path& path, const std::string& what, int err);
 
-// The path for messages: control characters and bytes that are not
-// printable ASCII escaped as \xNN, so a hostile name cannot forge lines or
+// `text` with every control character written as \xNN, so that a hostile
+// name (a path, or a node name from a model) cannot forge lines or send
 // terminal escapes.
+std::string escape_control(std::string_view text);
+
+// The path for messages: escape_control() of it.
 std::string printable_path(const std::filesystem::path& path);
 
 }  // namespace ampx::fileio
