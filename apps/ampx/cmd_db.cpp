@@ -28,8 +28,10 @@ struct DbOptions {
 };
 
 int run_list(const DbOptions& opts) {
-  const auto store = cap::Store::open(cap::resolve_db_path(db_option(opts.db)));
-  const auto rows = store.list();
+  // Read-only: listing never creates, migrates or moves a database.
+  const auto db_path = cap::resolve_db_path(db_option(opts.db));
+  const auto store = cap::Store::open_read_only(db_path);
+  const auto rows = store ? store->list() : std::vector<cap::ProfileSummary>{};
   if (opts.format == Format::kJson) {
     nlohmann::json devices = nlohmann::json::array();
     for (const auto& r : rows)
@@ -46,14 +48,13 @@ int run_list(const DbOptions& opts) {
                          {"emulated", r.emulated},
                          {"unsupported", r.unsupported}});
     std::cout << nlohmann::json{{"schema", "ampx.db-list/1"},
-                                {"db", store.path().string()},
+                                {"db", db_path.string()},
                                 {"devices", devices}}
                      .dump(2)
               << "\n";
     return 0;
   }
-  std::cout << fmt::format("capability database {} ({} devices)\n", store.path().string(),
-                           rows.size());
+  std::cout << fmt::format("capability database {} ({} devices)\n", db_path.string(), rows.size());
   for (const auto& r : rows) {
     std::cout << fmt::format("  {:<14} {} ({} {})\n", r.device_id, r.device_name, r.plugin,
                              r.plugin_version);
@@ -67,17 +68,18 @@ int run_list(const DbOptions& opts) {
 }
 
 int run_export(const DbOptions& opts) {
-  const auto store = cap::Store::open(cap::resolve_db_path(db_option(opts.db)));
+  const auto db_path = cap::resolve_db_path(db_option(opts.db));
+  const auto store = cap::Store::open_read_only(db_path);
+  const auto all = store ? store->all() : std::vector<cap::DeviceProfile>{};
   std::vector<cap::DeviceProfile> out;
   if (opts.devices.empty()) {
-    out = store.all();
+    out = all;
   } else {
-    const auto all = store.all();
     for (const auto& key : opts.devices) {
       auto p = cap::select_profile(all, key);
       if (!p)
         throw UsageError(fmt::format("--device '{}': no profile in {} (see `ampx db list`)", key,
-                                     store.path().string()));
+                                     db_path.string()));
       out.push_back(std::move(*p));
     }
   }

@@ -20,6 +20,7 @@
 #include <map>
 #include <stdexcept>
 #include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -334,6 +335,75 @@ Store Store::open(const fs::path& path) {
                inspected);
   }
   fail(path, "still unusable after moving the old file aside");
+}
+
+namespace {
+
+// "file:" URI of `path` for sqlite3_open_v2 with SQLITE_OPEN_URI: the
+// characters a URI gives a meaning to are %-escaped.
+std::string file_uri(const fs::path& path) {
+  std::string uri = "file:";
+  for (const unsigned char c : fs::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f)
+      uri += fmt::format("%{:02X}", c);
+    else
+      uri += static_cast<char>(c);
+  }
+  return uri;
+}
+
+// A read-only connection that has passed inspect(), or the verdict why not.
+std::pair<sqlite::ConnectionPtr, Verdict> inspect_read_only(const fs::path& path, bool immutable) {
+  const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+  auto conn = sqlite::open_connection(file_uri(path) + (immutable ? "?immutable=1" : ""), flags);
+  sqlite3_busy_timeout(conn.get(), kBusyTimeoutMs);
+  Verdict v = inspect(conn.get());
+  return {std::move(conn), std::move(v)};
+}
+
+}  // namespace
+
+std::optional<Store> Store::open_read_only(const fs::path& path) {
+  if (path.empty()) return std::nullopt;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  // A path that cannot name a file (a parent that is a file, no permission
+  // to look) is an error; one that names nothing yet is just empty.
+  if (ec && ec != std::errc::no_such_file_or_directory) fail(path, ec.message());
+  if (!fs::exists(st)) return std::nullopt;
+  if (fs::is_directory(st)) fail(path, "is a directory");
+  Verdict v;
+  auto db = std::make_unique<Db>();
+  // With no WAL file (no writer at work, everything checkpointed: the state
+  // every writer leaves at close) the file is read as immutable, so SQLite
+  // makes no -wal and -shm files; with one, the reader joins the WAL the
+  // writer made. A writer that starts and checkpoints during an immutable
+  // read (rare: checkpoints run at a writer's close or past 1000 pages) can
+  // make that read fail, a warning below, or see part of the new state:
+  // this store holds planning hints, which a command that writes re-checks.
+  const bool immutable = !fs::exists(path.string() + "-wal", ec);
+  try {
+    try {
+      std::tie(db->conn, v) = inspect_read_only(path, immutable);
+    } catch (const SqliteError& e) {
+      // A WAL database in a directory this user cannot write: SQLite cannot
+      // make its shared-memory file; read the file as it is instead.
+      if (e.primary_code() != SQLITE_CANTOPEN && e.primary_code() != SQLITE_READONLY) throw;
+      std::tie(db->conn, v) = inspect_read_only(path, true);
+    }
+  } catch (const SqliteError& e) {
+    spdlog::warn("capability database '{}': {}; not read", path.string(), e.what());
+    return std::nullopt;
+  }
+  if (v.kind == Verdict::kOk) return Store(path, std::move(db));
+  if (v.kind != Verdict::kFresh)
+    spdlog::warn(
+        "capability database '{}': {}; not read (a command that writes to it, such as "
+        "ampx probe, {} it)",
+        path.string(),
+        v.kind == Verdict::kMigrate ? fmt::format("schema version {}", v.version) : v.why,
+        v.kind == Verdict::kMigrate ? "migrates" : "moves it aside and rebuilds");
+  return std::nullopt;
 }
 
 namespace {
@@ -660,11 +730,11 @@ std::optional<DeviceProfile> load_profile_for(const std::string& key,
                                               const std::optional<std::string>& profile_file,
                                               const std::string& db_path) {
   if (profile_file) return select_profile(load_profile_file(*profile_file), key);
-  std::error_code ec;
-  if (db_path.empty() || !fs::exists(db_path, ec)) return std::nullopt;
-  const Store store = Store::open(db_path);
-  if (auto p = store.get(key)) return p;
-  return select_profile(store.all(), key);
+  if (db_path.empty()) return std::nullopt;
+  const std::optional<Store> store = Store::open_read_only(db_path);
+  if (!store) return std::nullopt;
+  if (auto p = store->get(key)) return p;
+  return select_profile(store->all(), key);
 }
 
 }  // namespace ampx::capability

@@ -154,6 +154,30 @@ TEST(Store, MissingTablesOrWrongColumnsAreMovedAsideAndRebuilt) {
   }
 }
 
+// Commands that only read open read-only: no file where there was none, and
+// a file open() would move aside or migrate is left exactly as it is (with
+// a warning) and reads as nothing; a good one reads as usual.
+TEST(Store, ReadOnlyOpeningWritesNothing) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  EXPECT_FALSE(Store::open_read_only(path));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), {}), 0);
+  { Store::open(path).put(sample_profile("fp-a")); }
+  const auto before = files_starting(dir.path(), "caps.db");
+  {
+    const auto store = Store::open_read_only(path);
+    ASSERT_TRUE(store);
+    EXPECT_EQ(store->list().size(), 1u);
+  }
+  EXPECT_EQ(files_starting(dir.path(), "caps.db"), before);
+  raw_exec(path, "PRAGMA user_version = 7");
+  LogCapture log;
+  EXPECT_FALSE(Store::open_read_only(path));
+  EXPECT_THAT(log.text(), HasSubstr("schema version 7"));
+  EXPECT_THAT(log.text(), HasSubstr("not read"));
+  EXPECT_TRUE(files_starting(dir.path(), "caps.db.v7-").empty());  // not moved aside
+}
+
 TEST(Store, RandomBytesAreMovedAsideWithAWarning) {
   ScratchDir dir;
   const auto path = dir / "caps.db";

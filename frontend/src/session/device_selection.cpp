@@ -91,12 +91,9 @@ std::shared_ptr<capability::CostModel> live_cost_model(const plugins::Device& de
   capability::Calibration calibration;
   try {
     const auto path = capability::resolve_db_path(db_path);
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec)) {
-      const auto store = capability::Store::open(path);
+    if (const auto store = capability::Store::open_read_only(path))
       calibration =
-          capability::Calibration(store.node_timings(device.props().fingerprint), device.id());
-    }
+          capability::Calibration(store->node_timings(device.props().fingerprint), device.id());
   } catch (const std::exception& e) {
     spdlog::warn("no in-context measurements for {} ({})", device.id(), e.what());
   }

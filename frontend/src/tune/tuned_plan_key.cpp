@@ -129,13 +129,11 @@ std::optional<StoredTuning> find_tuned_plan(const Graph& graph, const std::strin
                                             const std::optional<std::string>& db_path) {
   std::optional<capability::TunedPlanRecord> rec;
   try {
-    const auto path = capability::resolve_db_path(db_path);
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return std::nullopt;
-    const auto store = capability::Store::open(path);
-    rec = store.tuned_plan(key.model_hash, key.devices, key.options);
+    const auto store = capability::Store::open_read_only(capability::resolve_db_path(db_path));
+    if (!store) return std::nullopt;
+    rec = store->tuned_plan(key.model_hash, key.devices, key.options);
     if (!rec) {
-      for (const auto& other : store.tuned_plans_named(model_name)) {
+      for (const auto& other : store->tuned_plans_named(model_name)) {
         const char* what = other.model_hash != key.model_hash ? "the model changed"
                            : other.devices != key.devices     ? "the devices or plugins changed"
                                                               : "the plan options differ";

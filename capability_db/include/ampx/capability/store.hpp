@@ -73,6 +73,14 @@ class Store {
   // cannot be created or written; an existing database is then untouched.
   static Store open(const std::filesystem::path& path);
 
+  // For commands that only read (plan, run, db list, db export): opens
+  // read-only and writes nothing, ever. No file: nothing (and none is
+  // created). A file that open() would recover or migrate is left as it is,
+  // with a warning, and gives nothing. A database in a read-only directory
+  // is read as an immutable file. Throws only for a path that is a
+  // directory.
+  static std::optional<Store> open_read_only(const std::filesystem::path& path);
+
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
   ~Store();
