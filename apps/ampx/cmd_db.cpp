@@ -5,6 +5,7 @@
 
 #include <ampx/capability/profile_json.hpp>
 #include <ampx/capability/store.hpp>
+#include <ampx/fileio/file_error.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,14 +56,17 @@ int run_list(const DbOptions& opts) {
     return 0;
   }
   std::cout << fmt::format("capability database {} ({} devices)\n", db_path.string(), rows.size());
+  // The text comes from a database (or a profile someone imported): control
+  // characters are escaped, so a name cannot forge lines or terminal codes.
+  const auto esc = [](const std::string& s) { return fileio::escape_control(s); };
   for (const auto& r : rows) {
-    std::cout << fmt::format("  {:<14} {} ({} {})\n", r.device_id, r.device_name, r.plugin,
-                             r.plugin_version);
+    std::cout << fmt::format("  {:<14} {} ({} {})\n", esc(r.device_id), esc(r.device_name),
+                             esc(r.plugin), esc(r.plugin_version));
     std::cout << fmt::format(
         "  {:<14} probed {}{}; {} timings: {} native, {} emulated, {} unsupported; {} measured\n",
-        "", r.probed_at, r.quick ? " (quick)" : "", r.ops, r.native, r.emulated, r.unsupported,
+        "", esc(r.probed_at), r.quick ? " (quick)" : "", r.ops, r.native, r.emulated, r.unsupported,
         r.measured);
-    std::cout << fmt::format("  {:<14} fingerprint: {}\n", "", r.fingerprint);
+    std::cout << fmt::format("  {:<14} fingerprint: {}\n", "", esc(r.fingerprint));
   }
   return 0;
 }

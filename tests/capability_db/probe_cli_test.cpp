@@ -113,6 +113,22 @@ TEST(ProbeCli, ImportOfAnotherSchemaChangesNothing) {
   EXPECT_EQ(list[0].fingerprint, "fp-a");
 }
 
+// Names in the database are someone else's text: `db list` escapes their
+// control characters, so a device name cannot forge lines or send terminal
+// codes.
+TEST(ProbeCli, ListEscapesControlCharactersInNames) {
+  ScratchDir dir;
+  auto p = test::sample_profile("fp-a");
+  p.device_name = "evil\nfingerprint: forged\x1b[2J";
+  save_profile_file(dir / "p.json", {p});
+  const std::string db = (dir / "caps.db").string();
+  ASSERT_EQ(ampx(dir.path(), "db import " + (dir / "p.json").string() + " --db " + db).code, 0);
+  const auto r = ampx(dir.path(), "db list --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("evil\\x0afingerprint: forged\\x1b[2J"));
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+}
+
 TEST(ProbeCli, UnwritableDatabasePathIsOneLine) {
   ScratchDir dir;
   std::ofstream(dir / "a-file") << "x";
