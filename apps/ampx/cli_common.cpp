@@ -22,10 +22,16 @@ void ModelArgs::add_to(CLI::App& cmd) {
                  "NAME=DIMS (e.g. input=1x3x224x224): shape of an ONNX graph input with "
                  "symbolic dimensions; repeatable")
       ->take_all();
+  cmd.add_option("--max-tensor-bytes", max_tensor_bytes,
+                 "the largest single tensor an ONNX model may have (e.g. 4GiB, 512MiB); "
+                 "default 16 GiB or the machine's memory if less, at most 16 GiB")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{1}, uint64_t{16} << 30));
 }
 
 ModelOptions ModelArgs::to_options() const {
   ModelOptions o;
+  o.max_tensor_bytes = max_tensor_bytes;
   for (const std::string& spec : input_shapes) {
     const auto eq = spec.rfind('=');
     if (eq == std::string::npos || eq == 0)

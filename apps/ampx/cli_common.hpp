@@ -49,6 +49,7 @@ struct GlobalOptions {
 // an ONNX input's symbolic dimensions.
 struct ModelArgs {
   std::vector<std::string> input_shapes;
+  uint64_t max_tensor_bytes = 0;  // 0: the default
   void add_to(CLI::App& cmd);
   ModelOptions to_options() const;  // UsageError on a malformed value
 };

@@ -461,6 +461,9 @@ TEST(Cli, BadArgumentsGiveOneLineErrors) {
   expect_one_line_error(ampx("report builtin:cnn --no-run --device ''"), 2,
                         "--device: must not be empty");
   expect_one_line_error(ampx("run builtin:mlp --seed -1"), 2, "--seed");
+  expect_one_line_error(ampx("plan builtin:mlp --max-tensor-bytes 0"), 2, "--max-tensor-bytes");
+  expect_one_line_error(ampx("plan builtin:mlp --max-tensor-bytes 17GiB"), 2, "--max-tensor-bytes");
+  EXPECT_EQ(ampx("plan builtin:mlp --max-tensor-bytes 512MiB").code, 0);
   // A model path that is a FIFO is named for what it is (and not read: a
   // FIFO would block).
   const std::string fifo =

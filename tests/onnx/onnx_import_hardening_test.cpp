@@ -204,7 +204,7 @@ TEST(OnnxImportHardening, ConstantsAreSizeCheckedBeforeAllocation) {
   TempDir dir;
   // 2^31 * 2^31 * 4 elements: the count wraps int64, the bytes wrap 2^64.
   expect_node_error(constant_of_shape_model({int64_t{1} << 31, int64_t{1} << 31, 4}),
-                    dir / "a.onnx", "/fill", "ConstantOfShape", "larger than the 16 GiB");
+                    dir / "a.onnx", "/fill", "ConstantOfShape", "a single tensor may take");
   expect_node_error(constant_of_shape_model({int64_t{1} << 40}), dir / "b.onnx", "/fill",
                     "ConstantOfShape", "f32 [1099511627776] is larger");
   ModelMaker range;
@@ -229,7 +229,7 @@ TEST(OnnxImportHardening, OversizedTensorsAreRefusedEarly) {
     mm.output("y");
     expect_node_error(mm, dir / "a.onnx", "/up", "Resize",
                       "output 0: f32 "
-                      "[1x3x268435456x268435456] is larger than the 16 GiB");
+                      "[1x3x268435456x268435456] is larger than the ");
   }
   for (float scale : {1e30f, -2.0f, std::numeric_limits<float>::quiet_NaN()}) {
     ModelMaker mm;
@@ -259,8 +259,29 @@ TEST(OnnxImportHardening, OversizedTensorsAreRefusedEarly) {
     mm.output("y");
     const std::string msg = import_error(mm.save(dir / "c.onnx"));
     EXPECT_TRUE(has(msg, "tensor 'w'")) << msg;
-    EXPECT_TRUE(has(msg, "larger than the 16 GiB")) << msg;
+    EXPECT_TRUE(has(msg, "a single tensor may take")) << msg;
   }
+}
+
+// --max-tensor-bytes (ImportOptions::max_tensor_bytes) sets the bound:
+// a 2 KiB initializer is refused under a 1 KiB bound, naming it and the
+// bound, and imports under a 4 KiB one.
+TEST(OnnxImportHardening, TheTensorBoundIsAnOption) {
+  TempDir dir;
+  ModelMaker mm;
+  mm.input("x", {"16", "32"});
+  mm.init_f32("w", {16, 32});  // 2048 bytes
+  mm.node("Add", {"x", "w"}, {"y"});
+  mm.output("y");
+  const auto path = mm.save(dir / "w.onnx");
+  ImportOptions small;
+  small.max_tensor_bytes = 1024;
+  const std::string msg = import_error(path, small);
+  EXPECT_TRUE(has(msg, "f32 [16x32] is larger than the 1024 bytes a single tensor may take"))
+      << msg;
+  ImportOptions enough;
+  enough.max_tensor_bytes = 4096;
+  EXPECT_NO_THROW((void)import_onnx(path, enough));
 }
 
 TEST(OnnxImportHardening, HugeSlicePadAndReshapeValuesAreSafe) {
@@ -300,7 +321,7 @@ TEST(OnnxImportHardening, HugeSlicePadAndReshapeValuesAreSafe) {
   expect_node_error(pad_model({0, kMin, 0, kMin}), dir / "c.onnx", "/pad", "Pad",
                     "pads make dimension 1");
   expect_node_error(pad_model({0, int64_t{1} << 40, 0, 0}), dir / "d.onnx", "/pad", "Pad",
-                    "larger than the 16 GiB");
+                    "a single tensor may take");
   expect_node_error(reshape_model({int64_t{1} << 62, int64_t{1} << 62, 1}), dir / "e.onnx",
                     "/reshape", "Reshape", "overflows int64");
   expect_node_error(reshape_model({-1, int64_t{1} << 62, int64_t{1} << 62}), dir / "f.onnx",

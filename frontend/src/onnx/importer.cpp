@@ -59,7 +59,9 @@ bool is_onnx_path(std::string_view spec) {
 }
 
 Importer::Importer(fs::path path, const ImportOptions& options)
-    : path_(std::move(path)), options_(options) {
+    : path_(std::move(path)),
+      options_(options),
+      max_tensor_bytes_(tensor_bytes_limit(options.max_tensor_bytes)) {
   base_dir_ = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
 }
 
@@ -81,7 +83,8 @@ void Importer::fail_in(std::string_view ir_node, std::string_view ir_op,
 }
 
 void Importer::check_size(const TensorType& type, std::string_view what) const {
-  if (auto problem = tensor_size_problem(type)) fail(fmt::format("{}: {}", what, *problem));
+  if (auto problem = tensor_size_problem(type, max_tensor_bytes_))
+    fail(fmt::format("{}: {}", what, *problem));
 }
 
 std::string Importer::where_tensor(const std::string& tensor) const {
@@ -124,7 +127,7 @@ void Importer::read_initializers() {
                      g.sparse_initializer(0).values().name()));
   for (const auto& t : g.initializer()) {
     if (t.name().empty()) fail("an initializer has no name");
-    TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()));  // size-checked
+    TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()), max_tensor_bytes_);
     values_[t.name()] = graph_.add_constant(t.name(), d.type, std::move(d.bytes));
   }
 }

@@ -66,11 +66,13 @@ class Importer {
   // Marks the current IR node(s) as coming from a different ONNX op type.
   void set_origin(std::string origin) { origin_ = std::move(origin); }
 
-  // Fails, naming `what`, when a tensor of this type is past kMaxTensorBytes
+  // Fails, naming `what`, when a tensor of this type is past max_tensor_bytes()
   // (or its size overflows): call it before allocating one.
   void check_size(const TensorType& type, std::string_view what) const;
 
   const std::filesystem::path& base_dir() const { return base_dir_; }
+  // The bound on a single tensor's bytes in force (tensor_bytes_limit()).
+  uint64_t max_tensor_bytes() const { return max_tensor_bytes_; }
   std::string where_tensor(const std::string& tensor) const;
 
  private:
@@ -89,6 +91,7 @@ class Importer {
 
   std::filesystem::path path_, base_dir_;
   const ImportOptions& options_;
+  uint64_t max_tensor_bytes_;
   onnx::ModelProto model_;
   int64_t opset_ = 0;
   Graph graph_;

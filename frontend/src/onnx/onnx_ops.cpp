@@ -569,7 +569,8 @@ ValueId scalar_constant(I& im, DType dtype, std::vector<T> values, bool scalar) 
 
 void constant_op(I& im, const N& n) {
   if (const auto* t = im.attr_tensor(n, "value")) {
-    TensorData d = read_tensor(*t, im.base_dir(), im.where_tensor(n.output(0)));
+    TensorData d =
+        read_tensor(*t, im.base_dir(), im.where_tensor(n.output(0)), im.max_tensor_bytes());
     im.bind(n, 0, im.constant(d.type, std::move(d.bytes)));
   } else if (auto f = im.attr_float(n, "value_float")) {
     im.bind(n, 0, scalar_constant<float>(im, DType::kF32, {*f}, true));
@@ -594,8 +595,9 @@ void constant_of_shape(I& im, const N& n) {
     if (d < 0) im.fail("negative dimension in the shape");
   const auto* value = im.attr_tensor(n, "value");
   TensorData fill =
-      value ? read_tensor(*value, im.base_dir(), im.where_tensor(n.output(0)))
-            : TensorData{TensorType{DType::kF32, Shape{1}}, std::vector<std::byte>(4)};  // f32 0
+      value
+          ? read_tensor(*value, im.base_dir(), im.where_tensor(n.output(0)), im.max_tensor_bytes())
+          : TensorData{TensorType{DType::kF32, Shape{1}}, std::vector<std::byte>(4)};  // f32 0
   if (element_count(fill.type.shape) != 1) im.fail("value must have one element");
   const TensorType type{fill.type.dtype, Shape(shape.begin(), shape.end())};
   im.check_size(type, "its output");  // before allocating it

@@ -169,7 +169,8 @@ std::vector<std::byte> read_external(const TP& t, const fs::path& base_dir, std:
 
 }  // namespace
 
-TensorData read_tensor(const TP& t, const fs::path& base_dir, std::string_view what) {
+TensorData read_tensor(const TP& t, const fs::path& base_dir, std::string_view what,
+                       uint64_t max_bytes) {
   TensorData d;
   const auto dtype = dtype_from_onnx(t.data_type());
   if (!dtype)
@@ -183,7 +184,7 @@ TensorData read_tensor(const TP& t, const fs::path& base_dir, std::string_view w
     count *= dim;
     d.type.shape.push_back(dim);
   }
-  if (auto problem = tensor_size_problem(d.type)) fail(what, *problem);
+  if (auto problem = tensor_size_problem(d.type, max_bytes)) fail(what, *problem);
   const size_t esize = dtype_size(*dtype);
   const size_t expected = static_cast<size_t>(count) * esize;
   if (t.has_segment()) fail(what, "segmented tensors are not supported");

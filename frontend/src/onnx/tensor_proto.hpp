@@ -29,9 +29,10 @@ struct TensorData {
 };
 
 // `base_dir`: where external data locations are relative to. `what` names
-// the tensor in errors (OnnxError).
+// the tensor in errors (OnnxError). `max_bytes`: the bound on its size
+// (tensor_bytes_limit()), checked before anything is read.
 TensorData read_tensor(const onnx::TensorProto& t, const std::filesystem::path& base_dir,
-                       std::string_view what);
+                       std::string_view what, uint64_t max_bytes);
 
 // Fills `t` (name, dims, data_type, raw_data).
 void write_tensor(onnx::TensorProto& t, const std::string& name, DType dtype, const Shape& shape,

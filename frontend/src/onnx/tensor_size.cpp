@@ -4,12 +4,34 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <stdexcept>
 
 namespace ampx::onnx_io {
 
-std::optional<std::string> tensor_size_problem(const TensorType& type) {
+namespace {
+
+// "16 GiB", "512 MiB", "1000 bytes": the bound as people write it.
+std::string size_text(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 30) && bytes % (uint64_t{1} << 30) == 0)
+    return fmt::format("{} GiB", bytes >> 30);
+  if (bytes >= (uint64_t{1} << 20) && bytes % (uint64_t{1} << 20) == 0)
+    return fmt::format("{} MiB", bytes >> 20);
+  return fmt::format("{} bytes", bytes);
+}
+
+}  // namespace
+
+uint64_t tensor_bytes_limit(uint64_t requested) {
+  if (requested != 0) return requested;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return kMaxTensorBytes;
+  return std::min(kMaxTensorBytes, static_cast<uint64_t>(pages) * static_cast<uint64_t>(page));
+}
+
+std::optional<std::string> tensor_size_problem(const TensorType& type, uint64_t limit) {
   int64_t count = 0;
   try {
     count =
@@ -18,11 +40,11 @@ std::optional<std::string> tensor_size_problem(const TensorType& type) {
     count = -1;
   }
   const uint64_t esize = std::max<uint64_t>(1, dtype_size(type.dtype));
-  if (count >= 0 && static_cast<uint64_t>(count) <= kMaxTensorBytes / esize) return std::nullopt;
+  if (count >= 0 && static_cast<uint64_t>(count) <= limit / esize) return std::nullopt;
   for (int64_t d : type.shape)
     if (d < 0) return fmt::format("shape {} has a negative dimension", shape_str(type.shape));
-  return fmt::format("{} {} is larger than the {} GiB a single tensor may take",
-                     dtype_name(type.dtype), shape_str(type.shape), kMaxTensorBytes >> 30);
+  return fmt::format("{} {} is larger than the {} a single tensor may take (--max-tensor-bytes)",
+                     dtype_name(type.dtype), shape_str(type.shape), size_text(limit));
 }
 
 }  // namespace ampx::onnx_io

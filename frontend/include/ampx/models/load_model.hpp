@@ -3,6 +3,7 @@
 
 #include <ampx/ir/graph.hpp>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -13,6 +14,9 @@ struct ModelOptions {
   // Shapes of graph inputs by name, pinning symbolic dimensions of ONNX
   // models (`--input-shape NAME=1x3x224x224`).
   std::map<std::string, Shape, std::less<>> input_shapes;
+  // The bound on a single tensor of an ONNX model, in bytes; 0: the
+  // default (onnx_io::ImportOptions::max_tensor_bytes).
+  uint64_t max_tensor_bytes = 0;
 };
 
 // Throws std::invalid_argument (a bad argument) or onnx_io::OnnxError (a bad

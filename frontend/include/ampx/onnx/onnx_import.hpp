@@ -8,6 +8,7 @@
 
 #include <ampx/ir/graph.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -26,6 +27,10 @@ struct ImportOptions {
   // Full shapes for graph inputs by name ("--input-shape x=1x3x224x224"):
   // they replace symbolic dimensions; fixed ones must agree.
   std::map<std::string, Shape, std::less<>> input_shapes;
+  // The largest single tensor accepted, in bytes (--max-tensor-bytes); 0:
+  // the default, 16 GiB or the machine's physical memory if that is less
+  // (docs/ONNX.md).
+  uint64_t max_tensor_bytes = 0;
 };
 
 // What import did, for `ampx plan` and the tests.
