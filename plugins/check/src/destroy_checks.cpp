@@ -2,7 +2,6 @@
 // Given NULL they do nothing; given a handle destroyed before (the host's
 // bug) they survive. Each probe runs only in a forked child: a plugin that
 // frees twice would corrupt the checker's own heap.
-#include <cstring>
 #include <string>
 
 #include "check_steps.hpp"
@@ -11,11 +10,11 @@ namespace ampx::check {
 namespace {
 
 // A probe whose setup may fail: it returns that status, and the check is
-// then not applicable rather than failed.
+// then not applicable rather than failed. NULL: the probe survived.
 struct Probe {
   std::string what;
   std::string not_run;  // detail when the setup failed
-  Call call;            // NULL when the probe survived
+  Call call;
 };
 
 }  // namespace
@@ -23,55 +22,55 @@ struct Probe {
 void check_destroys(const plugins::LoadedPlugin& p, int32_t devices, std::vector<AbiCheck>& out) {
   const ampx_plugin_api& api = p.api();
   ampx_plugin* const instance = p.instance();
-  const auto survived = [](ampx_status*) -> ampx_status* { return nullptr; };
+  // f32 Relu of 2x3: a node every plugin that runs anything should prepare.
+  const int64_t dims[] = {2, 3};
+  const ampx_tensor_desc t{sizeof t, AMPX_DTYPE_F32, 2, dims, nullptr};
+  const ampx_node_desc relu{sizeof relu, "Relu", "check", 1, &t, 1, &t, 0, nullptr};
   std::vector<Probe> probes;
-  probes.push_back(
-      {"status_destroy, buffer_free, kernel_destroy and plugin_destroy of NULL", "", [&] {
-         api.status_destroy(nullptr);
-         api.buffer_free(nullptr);
-         api.kernel_destroy(nullptr);
-         api.plugin_destroy(nullptr);
-         return survived(nullptr);
-       }});
-  probes.push_back({"status_destroy of a status destroyed before", "no status to destroy", [&] {
+  probes.push_back({"status_destroy, buffer_free, kernel_destroy and plugin_destroy of NULL", "",
+                    [&]() -> ampx_status* {
+                      api.status_destroy(nullptr);
+                      api.buffer_free(nullptr);
+                      api.kernel_destroy(nullptr);
+                      api.plugin_destroy(nullptr);
+                      return nullptr;
+                    }});
+  probes.push_back({"status_destroy of a status destroyed before", "no status to destroy",
+                    [&]() -> ampx_status* {
                       ampx_capability cap{};
                       cap.struct_size = sizeof cap;
-                      const int64_t dims[] = {2};
-                      const ampx_tensor_desc t{sizeof t, AMPX_DTYPE_F32, 1, dims, nullptr};
-                      const ampx_node_desc n{sizeof n, "Relu", "check", 1, &t, 1, &t, 0, nullptr};
-                      ampx_status* s = api.query_capability(instance, devices, &n, &cap);
-                      if (s == nullptr) return survived(nullptr);  // no status: nothing to test
+                      // Device `devices` is out of range: a status, by the header's rule.
+                      ampx_status* s = api.query_capability(instance, devices, &relu, &cap);
+                      if (s == nullptr) return nullptr;  // no status: nothing to test
                       api.status_destroy(s);
                       api.status_destroy(s);
-                      return survived(nullptr);
+                      return nullptr;
                     }});
-  probes.push_back({"plugin_destroy of an instance destroyed before", "plugin_create failed", [&] {
+  probes.push_back({"plugin_destroy of an instance destroyed before", "plugin_create failed",
+                    [&]() -> ampx_status* {
                       const ampx_plugin_create_args args{sizeof args, 6, nullptr};
                       ampx_plugin* second = nullptr;
                       if (ampx_status* s = api.plugin_create(&args, &second)) return s;
                       api.plugin_destroy(second);
                       api.plugin_destroy(second);
-                      return survived(nullptr);
+                      return nullptr;
                     }});
   if (devices > 0) {
-    probes.push_back(
-        {"buffer_free of a buffer freed before", "buffer_alloc of 64 bytes failed", [&] {
-           ampx_buffer* b = nullptr;
-           if (ampx_status* s = api.buffer_alloc(instance, 0, 64, &b)) return s;
-           api.buffer_free(b);
-           api.buffer_free(b);
-           return survived(nullptr);
-         }});
+    probes.push_back({"buffer_free of a buffer freed before", "buffer_alloc of 64 bytes failed",
+                      [&]() -> ampx_status* {
+                        ampx_buffer* b = nullptr;
+                        if (ampx_status* s = api.buffer_alloc(instance, 0, 64, &b)) return s;
+                        api.buffer_free(b);
+                        api.buffer_free(b);
+                        return nullptr;
+                      }});
     probes.push_back({"kernel_destroy of a kernel destroyed before",
-                      "the plugin prepares no f32 Relu of 2x3", [&] {
-                        const int64_t dims[] = {2, 3};
-                        const ampx_tensor_desc t{sizeof t, AMPX_DTYPE_F32, 2, dims, nullptr};
-                        const ampx_node_desc n{sizeof n, "Relu", "check", 1, &t, 1, &t, 0, nullptr};
+                      "the plugin prepares no f32 Relu of 2x3", [&]() -> ampx_status* {
                         ampx_kernel* k = nullptr;
-                        if (ampx_status* s = api.kernel_prepare(instance, 0, &n, &k)) return s;
+                        if (ampx_status* s = api.kernel_prepare(instance, 0, &relu, &k)) return s;
                         api.kernel_destroy(k);
                         api.kernel_destroy(k);
-                        return survived(nullptr);
+                        return nullptr;
                       }});
   }
   for (const Probe& probe : probes) {
