@@ -27,6 +27,8 @@ packages+=(
   # thread exit) matches; without them the tests that run `ampx` on onednn:0
   # with use_tls=0 report a 36-byte "leak" from ld-linux-x86-64.so.2
   libc6-dbg
+  # the fuzz preset (tests/fuzz): clang and its libFuzzer runtime
+  clang libclang-rt-14-dev
   # scripts/python-env.sh: onnx, onnxruntime, numpy from PyPI for the ONNX
   # tests, over HTTPS (the system's CA bundle, for networks that add a CA)
   python3-venv ca-certificates

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: release build, then the same suite under ASan+UBSan.
-# Usage: scripts/test.sh [release|asan|all]   (default: all)
+# The whole test suite: release build, then the same suite under ASan+UBSan,
+# then the libFuzzer targets (tests/fuzz: every seed and kept finding, and a
+# 60-second campaign each) under ASan+UBSan.
+# Usage: scripts/test.sh [release|asan|fuzz|all]   (default: all)
 # Every preset asked for is built and tested, even after an earlier one
 # failed; the end lists the failed ones and the exit status is non-zero if
 # any did.
@@ -11,8 +13,9 @@ presets=()
 case "$which" in
   release) presets=(release) ;;
   asan) presets=(asan) ;;
-  all) presets=(release asan) ;;
-  *) echo "test.sh: unknown suite '$which' (expected release, asan or all)" >&2; exit 2 ;;
+  fuzz) presets=(fuzz) ;;
+  all) presets=(release asan fuzz) ;;
+  *) echo "test.sh: unknown suite '$which' (expected release, asan, fuzz or all)" >&2; exit 2 ;;
 esac
 bash scripts/install-deps.sh
 bash scripts/python-env.sh  # the ONNX tests compare with ONNX Runtime

@@ -126,6 +126,26 @@ std::string schema_problem(sqlite3* db, int64_t version) {
   return {};
 }
 
+// Errors that say nothing about the file's content: it is busy, the disk
+// is full, memory ran out, or we may not read or write it.
+bool is_environment_error(int primary_code) {
+  switch (primary_code) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_NOMEM:
+    case SQLITE_READONLY:
+    case SQLITE_FULL:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+    case SQLITE_INTERRUPT:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Why a file must be moved aside, and under which suffix.
 struct Verdict {
   enum Kind { kOk, kFresh, kMigrate, kCorrupt, kOtherVersion } kind = kOk;
@@ -166,9 +186,11 @@ Verdict inspect(sqlite3* db) {
     read.commit();
     return {Verdict::kOk, "", version};
   } catch (const SqliteError& e) {
-    if (e.primary_code() == SQLITE_NOTADB || e.primary_code() == SQLITE_CORRUPT)
-      return {Verdict::kCorrupt, e.what(), 0};
-    throw;
+    // Only reading the header and the schema table, with fixed SQL: an
+    // error is the file's (not a database, corrupt, "unsupported file
+    // format", a schema SQLite cannot parse), unless it is the machine's.
+    if (is_environment_error(e.primary_code())) throw;
+    return {Verdict::kCorrupt, e.what(), 0};
   }
 }
 

@@ -75,7 +75,9 @@ std::pair<Fd, fs::path> create_temp(const fs::path& target) {
 }
 
 void replace_regular(const fs::path& target, std::string_view content, const struct stat* old) {
-  auto [f, tmp] = create_temp(target);
+  auto created = create_temp(target);
+  Fd& f = created.first;
+  const fs::path& tmp = created.second;  // a plain name: lambdas cannot capture bindings in C++20
   const auto discard = [&tmp](int err) {
     ::unlink(tmp.c_str());
     return err;

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
+#include <fstream>
 #include <random>
 #include <regex>
 
@@ -216,6 +217,26 @@ TEST(Store, TruncatedDatabaseIsMovedAsideAndRebuilt) {
   EXPECT_TRUE(store.list().empty());
   EXPECT_EQ(files_starting(dir.path(), "caps.db.corrupt-").size(), 1u);
   EXPECT_THAT(log.text(), HasSubstr("moved it aside"));
+}
+
+// Found by tests/fuzz: a header whose schema format number SQLite does not
+// know ("unsupported file format", SQLITE_ERROR rather than SQLITE_CORRUPT)
+// made open() throw; any error of the file's own is a reason to recover.
+TEST(Store, UnsupportedFileFormatIsMovedAsideAndRebuilt) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  { Store::open(path).put(sample_profile("fp-1", 10)); }
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(44);  // the schema format number, big-endian; SQLite knows 1-4
+    const char five[4] = {0, 0, 0, 5};
+    f.write(five, 4);
+  }
+  LogCapture log;
+  auto store = Store::open(path);
+  EXPECT_TRUE(store.list().empty());
+  EXPECT_EQ(files_starting(dir.path(), "caps.db.corrupt-").size(), 1u);
+  EXPECT_THAT(log.text(), HasSubstr("unsupported file format"));
 }
 
 TEST(Store, ForeignDatabaseIsNotTakenOver) {

@@ -128,7 +128,40 @@ TEST(Npy, BadFilesAreOneLineErrorsNamingTheFile) {
                   "short.npy")
                 .find("needs 12"),
             std::string::npos);
+  // Found by tests/fuzz: negative or huge dimensions whose product wraps
+  // around to the data there is, and a shape that is not a tuple.
+  const auto huge = std::to_string(int64_t{1} << 62);
+  EXPECT_NE(error(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-2, -1), }", 8),
+                  "negative.npy")
+                .find("negative dimension -2"),
+            std::string::npos);
+  EXPECT_NE(error(with_header(
+                      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + huge + ", 4), }", 8),
+                  "wraps.npy")
+                .find("needs more"),
+            std::string::npos);
+  EXPECT_NE(error(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': 2, }", 8),
+                  "not_a_tuple.npy")
+                .find("expected a tuple"),
+            std::string::npos);
   EXPECT_THROW((void)ampx::read_npy(temp("does_not_exist.npy")), ampx::NpyError);
+}
+
+// An empty array (a zero dimension, even next to a huge one) is valid.
+TEST(Npy, EmptyArraysAreRead) {
+  const auto path = temp("empty.npy");
+  const std::string h =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 0), }";
+  std::string f = "\x93NUMPY";
+  f += '\x01';
+  f += '\x00';
+  f += static_cast<char>(h.size());
+  f += '\x00';
+  std::ofstream(path, std::ios::binary) << f + h;
+  const ampx::HostTensor t = ampx::read_npy(path);
+  fs::remove(path);
+  EXPECT_EQ(t.type.shape, (ampx::Shape{int64_t{1} << 62, 0}));
+  EXPECT_TRUE(t.data.empty());
 }
 
 }  // namespace

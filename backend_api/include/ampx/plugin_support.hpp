@@ -73,10 +73,15 @@ class LiveHandles {
 };
 
 // One registry per kind of handle and plugin library (Tag: the handle type).
+// Never destroyed: a host may destroy its plugin objects during its own
+// static destruction (a global Session), after this library's statics would
+// be gone; a destroyed registry would then take every handle for a double
+// destroy, and leak it. Its memory stays reachable, so no leak is reported.
 template <class Tag>
 LiveHandles& live_handles(const char* what) {
-  static LiveHandles handles(what);
-  return handles;
+  alignas(LiveHandles) static unsigned char storage[sizeof(LiveHandles)];
+  static LiveHandles* const handles = ::new (static_cast<void*>(storage)) LiveHandles(what);
+  return *handles;
 }
 
 // ---------------------------------------------------------------- statuses

@@ -115,29 +115,48 @@ HostTensor read_npy(const fs::path& path) {
   if (dict_value(path, header, "fortran_order").find("True") != std::string::npos)
     fail(path, "Fortran-order arrays are not supported (save with np.ascontiguousarray)");
   const std::string shape_text = dict_value(path, header, "shape");
+  if (shape_text.empty() || shape_text.front() != '(')
+    fail(path, "malformed shape " + shape_text + " in header (expected a tuple)");
+  const size_t data_at = offset + header_len;
+  const size_t available = bytes.size() - data_at;
+  // Dimensions and their product are checked against the data there is, so
+  // no count can overflow and nothing is allocated beyond the file's size.
   Shape shape;
+  size_t elements = 1;
+  bool beyond = false;  // the product exceeds the data, whatever follows
   size_t pos = 1;
   while (pos < shape_text.size()) {
     while (pos < shape_text.size() && (shape_text[pos] == ' ' || shape_text[pos] == ',')) ++pos;
     if (pos >= shape_text.size() || shape_text[pos] == ')') break;
     size_t used = 0;
+    int64_t dim = -1;
     try {
-      shape.push_back(std::stoll(shape_text.substr(pos), &used));
+      dim = std::stoll(shape_text.substr(pos), &used);
     } catch (const std::exception&) {
       fail(path, "malformed shape " + shape_text);
     }
+    if (dim < 0) fail(path, fmt::format("negative dimension {} in shape {}", dim, shape_text));
+    shape.push_back(dim);
+    if (dim == 0) {
+      elements = 0;
+      beyond = false;
+    } else if (!beyond && elements != 0) {
+      beyond = static_cast<uint64_t>(dim) > available / elements;
+      if (!beyond) elements *= static_cast<size_t>(dim);
+    }
     pos += used;
   }
+  // elements <= available here unless `beyond`: the byte count cannot wrap.
+  const size_t element_size = dtype_size(*dtype);
+  if (beyond || elements * element_size != available)
+    fail(path, fmt::format("has {} bytes of data, but shape {} of {} needs {}", available,
+                           shape_text, dtype_name(*dtype),
+                           beyond ? "more" : std::to_string(elements * element_size)));
   HostTensor t;
   t.name = path.stem().string();
   t.type = {*dtype, shape};
-  const size_t need = static_cast<size_t>(element_count(shape)) * dtype_size(*dtype);
-  const size_t data_at = offset + header_len;
-  if (bytes.size() - data_at != need)
-    fail(path, fmt::format("has {} bytes of data, shape {} of {} needs {}", bytes.size() - data_at,
-                           shape_str(shape), dtype_name(*dtype), need));
-  t.data.resize(need);
-  std::memcpy(t.data.data(), bytes.data() + data_at, need);
+  t.data.resize(available);
+  if (available > 0) std::memcpy(t.data.data(), bytes.data() + data_at, available);
   return t;
 }
 

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+# Writes the seed corpora of the libFuzzer targets in tests/fuzz:
+#   OUT_DIR/onnx_import/*.onnx  the test models of tests/onnx/make_models.py and
+#                               one tiny valid model per importer op variant;
+#   OUT_DIR/npy/*.npy           small arrays of every dtype the .npy reader takes,
+#                               other format versions, and two it must reject.
+# Valid, small inputs let the fuzzer reach deep into the importer at once
+# instead of first having to discover protobuf. Deterministic: rerunning gives
+# identical bytes. Rerun after adding an op to the importer
+# (frontend/src/onnx/onnx_ops.cpp) and add its seeds below.
+#
+# Usage: make_seed_corpus.py OUT_DIR   (with the venv of scripts/python-env.sh)
+import os
+import sys
+import zlib
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "onnx"))
+import make_models  # noqa: E402
+
+SEED = 20261203
+F, F16, I64, I32, BOOL = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT64,
+                          TensorProto.INT32, TensorProto.BOOL)
+X = [("x", F, [1, 2, 4, 4])]  # the usual input: NCHW, 32 elements
+
+
+def rng_for(name):
+    # Keyed by name: a seed's bytes do not change when others are added.
+    return np.random.default_rng([SEED, zlib.crc32(name.encode())])
+
+
+def w(name, *shape, lo=-1.0, hi=1.0):
+    """A float32 initializer of small random values."""
+    values = rng_for(f"{name}{shape}").uniform(lo, hi, shape).astype(np.float32)
+    return numpy_helper.from_array(values, name)
+
+
+def f32(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.float32), name)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def i32(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int32), name)
+
+
+def node(op, inputs, outputs=("y",), **attrs):
+    return helper.make_node(op, list(inputs), list(outputs), **attrs)
+
+
+def build(name, nodes, inputs, inits=(), outputs=("y",), opset=17):
+    """A checked model whose output types come from ONNX shape inference."""
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_empty_tensor_value_info(o) for o in outputs], list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="ampx-fuzz-seeds")
+    m.ir_version = 8 if opset <= 18 else 9
+    m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
+    del m.graph.value_info[:]
+    for o in m.graph.output:
+        dims = o.type.tensor_type.shape.dim
+        if not o.type.tensor_type.HasField("shape") or any(not d.HasField("dim_value") for d in dims):
+            raise SystemExit(f"{name}: output '{o.name}' has no static shape after inference")
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def op_seeds():
+    """(file name, model) for each importer op and each variant of it that
+    takes another path in onnx_ops.cpp."""
+    s = []
+
+    def add(name, nodes, inputs=X, inits=(), outputs=("y",), opset=17):
+        s.append((name, build(name, nodes, inputs, inits, outputs, opset)))
+
+    # element-wise
+    for op in ["Erf", "Exp", "Log", "Neg", "Reciprocal", "Relu", "Sigmoid", "Sqrt", "Tanh",
+               "HardSwish", "GlobalAveragePool"]:
+        add(op, [node(op, ["x"])])
+    add("LeakyRelu", [node("LeakyRelu", ["x"], alpha=0.1)])
+    add("HardSigmoid", [node("HardSigmoid", ["x"], alpha=1.0 / 6, beta=0.5)])
+    add("PRelu", [node("PRelu", ["x", "slope"])], inits=[w("slope", 2, 1, 1, lo=0.0, hi=0.3)])
+    add("Gelu-opset20", [node("Gelu", ["x"])], opset=20)
+    add("Gelu-opset20-tanh", [node("Gelu", ["x"], approximate="tanh")], opset=20)
+    for op in ["Add", "Sub", "Mul"]:
+        add(op, [node(op, ["x", "b"])], inits=[w("b", 1, 2, 1, 1)])
+    add("Div", [node("Div", ["x", "b"])], inits=[w("b", 4, lo=0.5, hi=2.0)])
+    add("Pow", [node("Pow", ["x", "e"])], inits=[f32("e", 2.0)])
+    add("Pow-int64_exponent", [node("Pow", ["x", "e"])], inits=[i64("e", 3)])
+    add("Equal", [node("Equal", ["ids", "zero"])], [("ids", I64, [1, 6])], [i64("zero", 0)])
+    add("Where", [node("Where", ["c", "x", "b"])], [("c", BOOL, [1, 2, 4, 4])] + X,
+        [w("b", 4)])
+    add("Clip-min_max", [node("Clip", ["x", "lo", "hi"])], inits=[f32("lo", 0.0), f32("hi", 6.0)],
+        opset=11)
+    add("Clip-min_only", [node("Clip", ["x", "lo"])], inits=[f32("lo", -0.5)], opset=13)
+    add("Clip-no_bounds", [node("Clip", ["x"])], opset=13)
+
+    # convolution and pooling (weights [Cout, Cin/group, kH, kW])
+    add("Conv", [node("Conv", ["x", "W", "B"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                      strides=[1, 1])], inits=[w("W", 3, 2, 3, 3), w("B", 3)])
+    add("Conv-auto_pad_same_upper", [node("Conv", ["x", "W"], auto_pad="SAME_UPPER",
+                                          strides=[2, 2])], inits=[w("W", 2, 2, 2, 2)])
+    add("Conv-auto_pad_same_lower-group", [node("Conv", ["x", "W"], auto_pad="SAME_LOWER",
+                                                group=2)], inits=[w("W", 2, 1, 2, 2)])
+    add("Conv-dilations", [node("Conv", ["x", "W"], kernel_shape=[3, 3], pads=[2, 2, 2, 2],
+                                dilations=[2, 2])], inits=[w("W", 2, 2, 3, 3)])
+    add("Conv-auto_pad_valid", [node("Conv", ["x", "W", "B"], auto_pad="VALID")],
+        inits=[w("W", 1, 2, 3, 3), w("B", 1)])
+    # ConvTranspose weights are [Cin, Cout/group, kH, kW]
+    add("ConvTranspose", [node("ConvTranspose", ["x", "W", "B"], kernel_shape=[2, 2],
+                               strides=[2, 2])], inits=[w("W", 2, 3, 2, 2), w("B", 3)])
+    add("ConvTranspose-output_shape", [node("ConvTranspose", ["x", "W"], strides=[2, 2],
+                                            output_shape=[8, 8])], inits=[w("W", 2, 1, 3, 3)])
+    add("ConvTranspose-auto_pad_same_upper",
+        [node("ConvTranspose", ["x", "W"], strides=[2, 2], auto_pad="SAME_UPPER")],
+        inits=[w("W", 2, 1, 3, 3)])
+    add("ConvTranspose-output_padding-group",
+        [node("ConvTranspose", ["x", "W"], strides=[2, 2], pads=[1, 1, 1, 1],
+              output_padding=[1, 1], group=2)], inits=[w("W", 2, 1, 3, 3)])
+    add("MaxPool", [node("MaxPool", ["x"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1])])
+    add("MaxPool-ceil_mode", [node("MaxPool", ["x"], kernel_shape=[3, 3], strides=[2, 2],
+                                   ceil_mode=1)])
+    add("MaxPool-auto_pad_same_upper", [node("MaxPool", ["x"], kernel_shape=[3, 3],
+                                             strides=[2, 2], auto_pad="SAME_UPPER")])
+    add("AveragePool", [node("AveragePool", ["x"], kernel_shape=[2, 2], strides=[2, 2])])
+    add("AveragePool-count_include_pad", [node("AveragePool", ["x"], kernel_shape=[3, 3],
+                                               pads=[1, 1, 1, 1], count_include_pad=1)])
+    add("AveragePool-auto_pad_same_lower", [node("AveragePool", ["x"], kernel_shape=[3, 3],
+                                                 strides=[2, 2], auto_pad="SAME_LOWER")])
+
+    # contractions and normalisation
+    add("MatMul", [node("MatMul", ["x", "W"])], inits=[w("W", 4, 3)])
+    add("Gemm", [node("Gemm", ["a", "W", "C"], transB=1, alpha=0.5, beta=1.0)],
+        [("a", F, [2, 4])], [w("W", 3, 4), w("C", 3)])
+    add("Gemm-transA-no_bias", [node("Gemm", ["a", "W"], transA=1)], [("a", F, [4, 2])],
+        [w("W", 4, 3)])
+    add("BatchNormalization", [node("BatchNormalization", ["x", "scale", "B", "mean", "var"],
+                                    epsilon=1e-5)],
+        inits=[w("scale", 2, lo=0.5, hi=1.5), w("B", 2), w("mean", 2),
+               w("var", 2, lo=0.5, hi=1.5)], opset=15)
+    add("LayerNormalization", [node("LayerNormalization", ["x", "scale", "B"], axis=-1,
+                                    epsilon=1e-5)],
+        inits=[w("scale", 4, lo=0.5, hi=1.5), w("B", 4)])
+    add("LayerNormalization-axis2-no_bias", [node("LayerNormalization", ["x", "scale"], axis=2)],
+        inits=[w("scale", 4, 4, lo=0.5, hi=1.5)])
+    for op in ["Softmax", "LogSoftmax"]:
+        add(f"{op}-opset11-axis1", [node(op, ["x"], axis=1)], opset=11)
+        add(f"{op}-opset13", [node(op, ["x"], axis=-1)], opset=13)
+    for op in ["ReduceMean", "ReduceMax"]:
+        add(f"{op}-opset13-axes_attr", [node(op, ["x"], axes=[2, 3], keepdims=1)], opset=13)
+        add(f"{op}-opset18-axes_input", [node(op, ["x", "axes"], keepdims=0)],
+            inits=[i64("axes", [-1])], opset=18)
+    add("ReduceSum-opset11-axes_attr", [node("ReduceSum", ["x"], axes=[1], keepdims=1)], opset=11)
+    add("ReduceSum-opset13-axes_input", [node("ReduceSum", ["x", "axes"], keepdims=0)],
+        inits=[i64("axes", [2, 3])], opset=13)
+    add("ReduceSum-opset13-all_axes", [node("ReduceSum", ["x"], keepdims=0)], opset=13)
+    add("ReduceSum-opset13-noop_with_empty_axes",  # an empty axes input: ORT fails without one
+        [node("Relu", ["x"], ["r"]), node("ReduceSum", ["r", "axes"], noop_with_empty_axes=1)],
+        inits=[i64("axes", [])], opset=13)
+    add("ArgMax", [node("ArgMax", ["x"], axis=1, keepdims=0, select_last_index=1)], opset=13)
+
+    # shape and data movement
+    add("Reshape", [node("Reshape", ["x", "shape"])], inits=[i64("shape", [0, -1, 4])])
+    add("Reshape-allowzero", [node("Reshape", ["x", "shape"], allowzero=1)],
+        inits=[i64("shape", [2, 16])], opset=14)
+    add("Flatten", [node("Flatten", ["x"], axis=2)])
+    add("Flatten-negative_axis", [node("Flatten", ["x"], axis=-1)])
+    add("Transpose", [node("Transpose", ["x"], perm=[0, 2, 3, 1])])
+    add("Transpose-default_perm", [node("Transpose", ["x"])])
+    add("Concat", [node("Concat", ["x", "z"], axis=1)], X + [("z", F, [1, 3, 4, 4])])
+    add("Split-opset11-split_attr", [node("Split", ["x"], ["y", "y1"], axis=2, split=[1, 3])],
+        outputs=["y", "y1"], opset=11)
+    add("Split-opset13-split_input", [node("Split", ["x", "split"], ["y", "y1"], axis=-1)],
+        inits=[i64("split", [3, 1])], outputs=["y", "y1"], opset=13)
+    add("Split-opset13-equal", [node("Split", ["x"], ["y", "y1"], axis=1)],
+        outputs=["y", "y1"], opset=13)
+    add("Split-opset18-num_outputs",
+        [node("Split", ["x"], ["y", "y1", "y2"], axis=3, num_outputs=3)],
+        [("x", F, [1, 2, 4, 5])], outputs=["y", "y1", "y2"], opset=18)
+    add("Slice", [node("Slice", ["x", "starts", "ends", "axes", "steps"])],
+        inits=[i64("starts", [0, 1]), i64("ends", [2, 4]), i64("axes", [2, 3]),
+               i64("steps", [1, 2])])
+    add("Slice-starts_ends", [node("Slice", ["x", "starts", "ends"])],
+        inits=[i64("starts", [0, 0, 1, 1]), i64("ends", [1, 2, 3, 3])])
+    add("Slice-negative_step", [node("Slice", ["x", "starts", "ends", "axes", "steps"])],
+        inits=[i64("starts", [-1]), i64("ends", [-(2**63) + 1]), i64("axes", [3]),
+               i64("steps", [-1])])
+    add("Gather", [node("Gather", ["x", "idx"], axis=1)], inits=[i64("idx", [1, 0])])
+    add("Gather-scalar_index", [node("Gather", ["x", "idx"], axis=2)], inits=[i64("idx", 3)])
+    add("Gather-embedding", [node("Gather", ["table", "ids"])], [("ids", I64, [1, 3])],
+        [w("table", 6, 4)])
+    add("Squeeze-opset11-axes_attr", [node("Squeeze", ["x"], axes=[0, 2])],
+        [("x", F, [1, 2, 1, 4])], opset=11)
+    add("Squeeze-opset13-axes_input", [node("Squeeze", ["x", "axes"])],
+        [("x", F, [1, 2, 1, 4])], [i64("axes", [-2])], opset=13)
+    add("Squeeze-opset13-no_axes", [node("Squeeze", ["x"])], [("x", F, [1, 2, 1, 4])], opset=13)
+    add("Unsqueeze-opset11-axes_attr", [node("Unsqueeze", ["x"], axes=[0, -1])],
+        [("x", F, [2, 4])], opset=11)
+    add("Unsqueeze-opset13-axes_input", [node("Unsqueeze", ["x", "axes"])],
+        [("x", F, [2, 4])], [i64("axes", [1])], opset=13)
+    add("Expand", [node("Expand", ["x", "shape"])], [("x", F, [2, 1, 4])],
+        [i64("shape", [1, 2, 3, 4])])
+    pads = i64("pads", [0, 0, 1, 1, 0, 0, 1, 1])
+    add("Pad-constant", [node("Pad", ["x", "pads", "v"], mode="constant")],
+        inits=[pads, f32("v", 0.5)], opset=13)
+    add("Pad-opset11-reflect", [node("Pad", ["x", "pads"], mode="reflect")], inits=[pads],
+        opset=11)
+    add("Pad-edge", [node("Pad", ["x", "pads"], mode="edge")], inits=[pads], opset=13)
+    add("Pad-opset18-axes", [node("Pad", ["x", "pads", "", "axes"])],
+        inits=[i64("pads", [1, 0, 0, 1]), i64("axes", [2, 3])], opset=18)
+    add("Pad-all_zero", [node("Pad", ["x", "pads"], ["p"]), node("Relu", ["p"])],
+        inits=[i64("pads", [0] * 8)], opset=13)
+    add("Resize-opset11-nearest-scales",
+        [node("Resize", ["x", "roi", "scales"], mode="nearest",
+              coordinate_transformation_mode="asymmetric", nearest_mode="floor")],
+        inits=[f32("roi", []), f32("scales", [1, 1, 2, 2])], opset=11)
+    add("Resize-linear-sizes",
+        [node("Resize", ["x", "", "", "sizes"], mode="linear",
+              coordinate_transformation_mode="half_pixel")],
+        inits=[i64("sizes", [1, 2, 8, 6])], opset=13)
+    add("Resize-linear-align_corners",
+        [node("Resize", ["x", "", "scales"], mode="linear",
+              coordinate_transformation_mode="align_corners")],
+        inits=[f32("scales", [1, 1, 2, 2])], opset=13)
+    add("Resize-opset18-nearest-round_prefer_ceil",
+        [node("Resize", ["x", "", "", "sizes"], mode="nearest", nearest_mode="round_prefer_ceil",
+              coordinate_transformation_mode="pytorch_half_pixel")],
+        inits=[i64("sizes", [1, 2, 3, 3])], opset=18)
+    add("Cast-to_float16", [node("Cast", ["x"], to=F16)])
+    add("Cast-int64_to_float", [node("Cast", ["ids"], to=F)], [("ids", I64, [2, 3])])
+    # The importer rejects a graph output that is the graph input itself, so
+    # ops it turns into aliases (here, Pad-all_zero, ReduceSum noop) get a Relu.
+    add("Cast-same_type", [node("Relu", ["x"], ["r"]), node("Cast", ["r"], to=F)])
+    add("Identity", [node("Identity", ["x"], ["t"]), node("Relu", ["t"])])
+    add("Dropout", [node("Dropout", ["x", "ratio"], ["t", "mask"]), node("Relu", ["t"])],
+        inits=[f32("ratio", 0.1)], opset=13)
+
+    # resolved at import from shapes and constants (each then meets x, so
+    # the output is not a constant)
+    add("Shape", [node("Shape", ["x"], ["s"]), node("Reshape", ["x", "s"])])
+    add("Shape-opset15-start", [node("Shape", ["x"], ["s"], start=-3),
+                                node("Reshape", ["x", "s"])], opset=15)
+    add("Shape-opset15-start_end", [node("Shape", ["x"], ["s"], start=0, end=2),
+                                    node("Concat", ["s", "rest"], ["s2"], axis=0),
+                                    node("Reshape", ["x", "s2"])],
+        inits=[i64("rest", [-1])], opset=15)
+    add("Size", [node("Size", ["x"], ["n"]), node("Cast", ["n"], ["nf"], to=F),
+                 node("Mul", ["x", "nf"])])
+    add("Constant-value", [node("Constant", [], ["c"], value=w("c", 4)),
+                           node("Add", ["x", "c"])], opset=13)
+    add("Constant-value_float", [node("Constant", [], ["c"], value_float=0.5),
+                                 node("Add", ["x", "c"])], opset=13)
+    add("Constant-value_floats", [node("Constant", [], ["c"], value_floats=[0.5, -1.0, 2.0, 0.0]),
+                                  node("Add", ["x", "c"])], opset=13)
+    add("Constant-value_int", [node("Constant", [], ["c"], value_int=3),
+                               node("Cast", ["c"], ["cf"], to=F), node("Mul", ["x", "cf"])],
+        opset=13)
+    add("Constant-value_ints", [node("Constant", [], ["c"], value_ints=[1, 8, 4]),
+                                node("Reshape", ["x", "c"])], opset=13)
+    add("ConstantOfShape", [node("ConstantOfShape", ["shape"], ["c"], value=f32("v", [0.5])),
+                            node("Add", ["x", "c"])], inits=[i64("shape", [2, 1, 4])])
+    add("ConstantOfShape-default_value", [node("ConstantOfShape", ["shape"], ["c"]),
+                                          node("Add", ["x", "c"])], inits=[i64("shape", [4])])
+    add("Range-float", [node("Range", ["start", "limit", "delta"], ["r"]),
+                        node("Add", ["x", "r"])],
+        inits=[f32("start", 0.0), f32("limit", 2.0), f32("delta", 0.5)], opset=13)
+    for name, make, t in [("Range-int64", i64, I64), ("Range-int32", i32, I32)]:
+        add(name, [node("Range", ["start", "limit", "delta"], ["r"]),
+                   node("Cast", ["r"], ["rf"], to=F), node("Add", ["x", "rf"])],
+            inits=[make("start", 0), make("limit", 8), make("delta", 2)], opset=13)
+    return s
+
+
+def test_models():
+    """The models of tests/onnx/make_models.py (their builders share one
+    seeded RNG, so they are built in a fixed order)."""
+    out = []
+    for name in ["resnet", "mobilenet", "encoder", "ocr", "mlp", "softmax11", "logsoftmax12"]:
+        model, _feeds, _shapes = getattr(make_models, name)()
+        onnx.checker.check_model(model, full_check=True)
+        out.append((name, model))
+    return out
+
+
+def npy_seeds():
+    """(file name, array, format version or None for np.save's 1.0)."""
+    rng = np.random.default_rng(SEED)
+    out = []
+    for dtype in ["float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool"]:
+        for shape in [(), (5,), (2, 3), (2, 2, 3)]:
+            if dtype == "bool":
+                a = rng.integers(0, 2, shape).astype(bool)
+            elif dtype.startswith("float"):
+                a = rng.uniform(-4, 4, shape).astype(dtype)
+            else:
+                a = rng.integers(0 if dtype == "uint8" else -100, 100, shape).astype(dtype)
+            dims = "x".join(map(str, shape)) or "scalar"
+            out.append((f"{dtype}-{dims}", np.asarray(a), None))
+    a = rng.uniform(-4, 4, (2, 3)).astype(np.float32)
+    out.append(("format2.0-float32-2x3", a, (2, 0)))
+    out.append(("format3.0-float32-2x3", a, (3, 0)))
+    out.append(("reject-fortran_order-float32-2x3", np.asfortranarray(a), None))
+    out.append(("reject-big_endian-float32-2x3", a.astype(">f4"), None))
+    return out
+
+
+def fresh_dir(path, ext):
+    """Make path, removing the seeds an earlier run left there."""
+    os.makedirs(path, exist_ok=True)
+    for f in os.listdir(path):
+        if f.endswith(ext):
+            os.remove(os.path.join(path, f))
+
+
+def main():
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: make_seed_corpus.py OUT_DIR")
+    onnx_dir = os.path.join(sys.argv[1], "onnx_import")
+    npy_dir = os.path.join(sys.argv[1], "npy")
+    fresh_dir(onnx_dir, ".onnx")
+    fresh_dir(npy_dir, ".npy")
+    models = test_models() + op_seeds()
+    names = [n for n, _ in models]
+    if len(set(names)) != len(names):
+        raise SystemExit("two seeds have the same name")
+    for name, model in models:
+        onnx.save(model, os.path.join(onnx_dir, name + ".onnx"))
+    for name, array, version in npy_seeds():
+        path = os.path.join(npy_dir, name + ".npy")
+        if version is None:
+            np.save(path, array, allow_pickle=False)
+        else:
+            with open(path, "wb") as f:
+                np.lib.format.write_array(f, array, version=version, allow_pickle=False)
+    print(f"wrote {len(models)} ONNX seeds to {onnx_dir} and {len(npy_seeds())} .npy seeds to {npy_dir}")
+
+
+if __name__ == "__main__":
+    main()
