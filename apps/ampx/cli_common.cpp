@@ -119,9 +119,11 @@ std::optional<HalfChoice> PolicyOptions::resolve_dtype(const Graph& graph, AmpPo
 }
 
 void add_format_option(CLI::App& cmd, Format& format) {
-  cmd.add_option("--format", format, "output format: text or json")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, Format>{{"text", Format::kText}, {"json", Format::kJson}}));
+  cmd.add_option_function<std::string>(
+         "--format",
+         [&format](const std::string& s) { format = s == "json" ? Format::kJson : Format::kText; },
+         "output format: text or json")
+      ->check(one_of({"text", "json"}));
 }
 
 void setup_logging(const GlobalOptions& opts) {

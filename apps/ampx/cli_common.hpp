@@ -28,6 +28,20 @@ inline const CLI::Validator kNonEmpty(
     [](std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); },
     "NON-EMPTY");
 
+// For options that take one of a few words: "'yaml' is not one of text,
+// json" instead of CLI11's "Check yaml value in {...} FAILED".
+inline CLI::Validator one_of(std::vector<std::string> words) {
+  std::string list;
+  for (const std::string& w : words) list += (list.empty() ? "" : ", ") + w;
+  return CLI::Validator(
+      [words = std::move(words), list](std::string& s) {
+        for (const std::string& w : words)
+          if (s == w) return std::string();
+        return "'" + s + "' is not one of " + list;
+      },
+      "{" + list + "}");
+}
+
 // A bad argument: printed as one line, exit code 2.
 class UsageError : public std::invalid_argument {
  public:

@@ -123,7 +123,7 @@ Action add_report_command(CLI::App& app, const GlobalOptions& global) {
                   "and show nodes per device, fallbacks and copies (repeatable)")
       ->take_all();
   cmd->add_option("--format", opts->format, "text, md, json or html")
-      ->check(CLI::IsMember({"text", "md", "json", "html"}))
+      ->check(one_of({"text", "md", "json", "html"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", opts->output, "write to FILE (atomically) instead of stdout");
   cmd->add_option("--dtype", opts->dtype,

@@ -1,5 +1,6 @@
 #include <ampx/capability/profile_json.hpp>
 #include <ampx/capability/store.hpp>
+#include <ampx/fileio/regular_file.hpp>
 
 #include "sqlite.hpp"
 
@@ -319,13 +320,25 @@ Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() = default;
 
+namespace {
+
+// A directory, device or FIFO is never a database: SQLite would read
+// /dev/null as an empty one and fail at the first write, or block on a FIFO.
+void refuse_non_regular(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    fail(path, fmt::format("is {}, not a database file", fileio::file_kind(st.st_mode)));
+}
+
+}  // namespace
+
 Store Store::open(const fs::path& path) {
   if (path.empty()) throw std::runtime_error("capability database: empty path");
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) fail(path, fmt::format("cannot create directory '{}': {}", dir.string(), ec.message()));
-  if (fs::is_directory(path, ec)) fail(path, "is a directory");
+  refuse_non_regular(path);
 
   // Twice at most: once as found, once after moving a bad file aside.
   const RecoveryLock lock(path);
@@ -345,8 +358,19 @@ Store Store::open(const fs::path& path) {
         // the last committed state. Persistent, so a no-op after the first.
         sqlite::exec(db->get(), "PRAGMA journal_mode=WAL");
         if (v.kind == Verdict::kFresh) create_schema(db->get());
-        if (v.kind == Verdict::kMigrate) migrate_schema(db->get(), path);
-        return Store(path, std::move(db));
+        if (v.kind == Verdict::kMigrate) {
+          // A file that claims an older schema but cannot take the newer
+          // tables (one is there already, in some shape) is not ours to fix.
+          try {
+            migrate_schema(db->get(), path);
+          } catch (const SqliteError& e) {
+            if (is_environment_error(e.primary_code())) throw;
+            v = {Verdict::kCorrupt,
+                 fmt::format("schema version {} cannot be migrated: {}", v.version, e.what()),
+                 v.version};
+          }
+        }
+        if (v.kind != Verdict::kCorrupt) return Store(path, std::move(db));
       }
     } catch (const SqliteError& e) {
       fail(path, e.what());
@@ -393,7 +417,7 @@ std::optional<Store> Store::open_read_only(const fs::path& path) {
   // to look) is an error; one that names nothing yet is just empty.
   if (ec && ec != std::errc::no_such_file_or_directory) fail(path, ec.message());
   if (!fs::exists(st)) return std::nullopt;
-  if (fs::is_directory(st)) fail(path, "is a directory");
+  refuse_non_regular(path);
   Verdict v;
   auto db = std::make_unique<Db>();
   // With no WAL file (no writer at work, everything checkpointed: the state

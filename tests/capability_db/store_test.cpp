@@ -10,6 +10,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <random>
@@ -239,6 +240,27 @@ TEST(Store, UnsupportedFileFormatIsMovedAsideAndRebuilt) {
   EXPECT_THAT(log.text(), HasSubstr("unsupported file format"));
 }
 
+// /dev/null used to open as an empty database and fail at the first write
+// with "disk I/O error"; a FIFO would block.
+TEST(Store, DevicesAndFifosAreNotDatabases) {
+  ScratchDir dir;
+  const auto fifo = dir / "caps.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const fs::path& path : {fs::path("/dev/null"), fifo}) {
+    for (const bool read_only : {false, true}) {
+      try {
+        if (read_only)
+          (void)Store::open_read_only(path);
+        else
+          (void)Store::open(path);
+        ADD_FAILURE() << path << " opened";
+      } catch (const std::runtime_error& e) {
+        EXPECT_THAT(e.what(), HasSubstr("not a database file")) << path;
+      }
+    }
+  }
+}
+
 TEST(Store, ForeignDatabaseIsNotTakenOver) {
   ScratchDir dir;
   const auto path = dir / "caps.db";
@@ -395,6 +417,21 @@ TEST(Store, VersionOneIsMigratedInPlaceKeepingItsRows) {
   // Removing the device removes its measurements.
   EXPECT_TRUE(store.remove("fp-a"));
   EXPECT_TRUE(store.node_timings("fp-a").empty());
+}
+
+// Found by tests/fuzz: a file that says version 1 but already has a table
+// of version 2 made open() fail ("table node_timings already exists") on
+// every command; it is moved aside like any file that is not ours.
+TEST(Store, VersionOneThatCannotBeMigratedIsMovedAside) {
+  ScratchDir dir;
+  const auto path = dir / "caps.db";
+  { Store::open(path).put(sample_profile("fp-a")); }
+  raw_exec(path, "DROP TABLE tuned_plans; PRAGMA user_version = 1");
+  LogCapture log;
+  auto store = Store::open(path);
+  EXPECT_TRUE(store.list().empty());
+  EXPECT_EQ(files_starting(dir.path(), "caps.db.corrupt-").size(), 1u);
+  EXPECT_THAT(log.text(), HasSubstr("schema version 1 cannot be migrated"));
 }
 
 // A corrupt or stale calibration row is dropped with a warning, never fatal.

@@ -464,6 +464,15 @@ TEST(Cli, BadArgumentsGiveOneLineErrors) {
   expect_one_line_error(ampx("plan builtin:mlp --max-tensor-bytes 0"), 2, "--max-tensor-bytes");
   expect_one_line_error(ampx("plan builtin:mlp --max-tensor-bytes 17GiB"), 2, "--max-tensor-bytes");
   EXPECT_EQ(ampx("plan builtin:mlp --max-tensor-bytes 512MiB").code, 0);
+  // Choices name the choices, not CLI11's check ("Check yaml value in ...").
+  expect_one_line_error(ampx("summary --format yaml"), 2,
+                        "--format: 'yaml' is not one of text, json");
+  expect_one_line_error(ampx("report builtin:mlp --no-run --format pdf"), 2,
+                        "--format: 'pdf' is not one of text, md, json, html");
+  EXPECT_EQ(ampx("plan builtin:mlp --format json").code, 0);
+  // The database must be a file: /dev/null is not an empty database.
+  expect_one_line_error(ampx("db list --db /dev/null"), 1,
+                        "is a character device, not a database file");
   // A model path that is a FIFO is named for what it is (and not read: a
   // FIFO would block).
   const std::string fifo =

@@ -10,12 +10,18 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <memory>
+#include <optional>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace ampx::plugins::test {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const SkippedPlugin* find_skipped(const PluginHost& host, const std::string& file_name) {
   for (const SkippedPlugin& s : host.skipped()) {
@@ -402,6 +408,39 @@ TEST_F(DiscoveryTest, ACpuRefOutsideTheOwnPluginDirIsNotLoaded) {
   std::string reasons;
   for (const auto& s : host.skipped()) reasons += s.reason + "\n";
   EXPECT_THAT(reasons, HasSubstr("the name 'cpu_ref' belongs to ampx's reference backend"));
+}
+
+// A host that lives in a global (a global Session) is destroyed after the
+// plugin library's own statics, which were made later, at load. Its plugin
+// instance, buffer and kernel must still be freed: no "not live" message,
+// no leak (LeakSanitizer would fail the child under the sanitizers).
+std::unique_ptr<PluginHost> g_host_destroyed_at_exit;
+std::optional<Buffer> g_buffer_destroyed_at_exit;
+std::optional<Kernel> g_kernel_destroyed_at_exit;
+
+TEST_F(DiscoveryTest, AHostDestroyedAtExitFreesItsPluginObjects) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], STDERR_FILENO);
+    ::close(pipe_fds[0]);
+    g_host_destroyed_at_exit = std::make_unique<PluginHost>();
+    const Device& device = g_host_destroyed_at_exit->device("cpu_ref:0");
+    g_buffer_destroyed_at_exit.emplace(device.allocate(64));
+    g_kernel_destroyed_at_exit.emplace(device.prepare(TestNode("Relu", {4}).node));
+    std::exit(0);  // static destruction: the plugin's registries first
+  }
+  ::close(pipe_fds[1]);
+  std::string err;
+  char chunk[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0;) err.append(chunk, n);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << err;
+  EXPECT_THAT(err, Not(HasSubstr("not live"))) << err;
 }
 
 TEST_F(DiscoveryTest, DefaultDirsFindCpuRef) {

@@ -22,7 +22,6 @@
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -72,16 +71,38 @@ class LiveHandles {
   std::unordered_set<const void*> live_;
 };
 
+// What live_handles() gives: the registry, or none once it is destroyed.
+class LiveHandlesRef {
+ public:
+  explicit LiveHandlesRef(LiveHandles* handles) noexcept : handles_(handles) {}
+  void add(const void* h) {
+    if (handles_ != nullptr) handles_->add(h);
+  }
+  // With no registry left every destroy is taken as the first.
+  bool remove(const void* h) noexcept { return handles_ == nullptr || handles_->remove(h); }
+
+ private:
+  LiveHandles* handles_;
+};
+
 // One registry per kind of handle and plugin library (Tag: the handle type).
-// Never destroyed: a host may destroy its plugin objects during its own
-// static destruction (a global Session), after this library's statics would
-// be gone; a destroyed registry would then take every handle for a double
-// destroy, and leak it. Its memory stays reachable, so no leak is reported.
+// A host may destroy its plugin objects during its own static destruction
+// (a global Session), after this library's statics are gone: the registry
+// then answers "none", and destroys go through untracked, rather than every
+// handle being taken for a double destroy and leaked. The flag is trivially
+// destructible, so it stays readable to the very end.
 template <class Tag>
-LiveHandles& live_handles(const char* what) {
-  alignas(LiveHandles) static unsigned char storage[sizeof(LiveHandles)];
-  static LiveHandles* const handles = ::new (static_cast<void*>(storage)) LiveHandles(what);
-  return *handles;
+LiveHandlesRef live_handles(const char* what) {
+  static bool destroyed = false;
+  struct Registry {
+    explicit Registry(const char* w) : handles(w) {}
+    Registry(const Registry&) = delete;
+    Registry& operator=(const Registry&) = delete;
+    ~Registry() { destroyed = true; }
+    LiveHandles handles;
+  };
+  static Registry registry(what);
+  return LiveHandlesRef(destroyed ? nullptr : &registry.handles);
 }
 
 // ---------------------------------------------------------------- statuses

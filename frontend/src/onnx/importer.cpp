@@ -414,6 +414,9 @@ void Importer::convert_nodes() {
     origin_.clear();
     emitted_ = 0;
     fresh_.clear();
+    // Every op of the default domain has an output; a converter may read
+    // the first one's name without asking.
+    if (n.output_size() < 1) fail("has no outputs");
     convert_node(n);
     for (int i = 0; i < n.output_size(); ++i)
       if (!n.output(i).empty() && !values_.contains(n.output(i)) && output_used(n, i))

@@ -379,8 +379,7 @@ void split(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const int64_t axis = norm_axis(im, im.attr_int_or(n, "axis", 0), rank_of(im, x));
   const int64_t dim = im.type(x).shape[static_cast<size_t>(axis)];
-  const int64_t outputs = n.output_size();
-  if (outputs < 1) im.fail("has no outputs");
+  const int64_t outputs = n.output_size();  // >= 1 (convert_nodes)
   std::vector<int64_t> sizes;
   if (im.opset() < 13) {
     sizes = im.attr_ints(n, "split").value_or(std::vector<int64_t>{});

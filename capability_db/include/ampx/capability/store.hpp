@@ -77,8 +77,8 @@ class Store {
   // read-only and writes nothing, ever. No file: nothing (and none is
   // created). A file that open() would recover or migrate is left as it is,
   // with a warning, and gives nothing. A database in a read-only directory
-  // is read as an immutable file. Throws only for a path that is a
-  // directory.
+  // is read as an immutable file. Throws only for a path that is not a
+  // regular file (a directory, a device such as /dev/null, a FIFO).
   static std::optional<Store> open_read_only(const std::filesystem::path& path);
 
   Store(Store&&) noexcept;
