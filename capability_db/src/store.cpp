@@ -128,14 +128,16 @@ std::string schema_problem(sqlite3* db, int64_t version) {
 }
 
 // Errors that say nothing about the file's content: it is busy, the disk
-// is full, memory ran out, or we may not read or write it.
+// is full, or we may not read or write it. Not SQLITE_NOMEM: SQLite answers
+// it for records whose corrupt sizes it cannot allocate (found by
+// tests/fuzz), and reading a small database's header and schema does not
+// run out of memory otherwise; a file moved aside is kept, not deleted.
 bool is_environment_error(int primary_code) {
   switch (primary_code) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
-    case SQLITE_NOMEM:
     case SQLITE_READONLY:
     case SQLITE_FULL:
     case SQLITE_PERM:

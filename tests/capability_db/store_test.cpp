@@ -434,6 +434,28 @@ TEST(Store, VersionOneThatCannotBeMigratedIsMovedAside) {
   EXPECT_THAT(log.text(), HasSubstr("schema version 1 cannot be migrated"));
 }
 
+// Every database the fuzzer once broke open() with (tests/fuzz/regressions:
+// an unsupported file format, a schema 1 that cannot be migrated, records
+// whose corrupt sizes SQLite answers with "out of memory") now opens to a
+// usable database, here in the ordinary suites too.
+TEST(Store, EveryKeptFuzzFindingOpensToAUsableDatabase) {
+  const fs::path kept = fs::path(AMPX_FUZZ_REGRESSIONS_DIR) / "store";
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(kept)) {
+    ScratchDir dir;
+    const auto path = dir / "caps.db";
+    fs::copy_file(entry.path(), path);
+    LogCapture log;
+    (void)Store::open_read_only(path);
+    Store store = Store::open(path);
+    store.put(sample_profile("fp-new"));
+    EXPECT_EQ(store.get("fp-new")->ops.size(), sample_profile("fp-new").ops.size()) << entry.path();
+    EXPECT_EQ(store.quick_check(), "ok") << entry.path();
+    ++files;
+  }
+  EXPECT_GE(files, 3);
+}
+
 // A corrupt or stale calibration row is dropped with a warning, never fatal.
 TEST(Store, CorruptNodeTimingRowsAreDroppedWithAWarning) {
   ScratchDir dir;
