@@ -15,8 +15,9 @@
 
 namespace {
 
-// Read by the test models' loader, not by the fuzzer: the shapes a user
-// would pin with --input-shape for every symbolic dimension.
+// What a user would pass: --input-shape pinning every symbolic dimension
+// of a graph input to 1 (the input is parsed once more for that; a file
+// protobuf cannot parse gets no shapes, and import rejects it).
 ampx::onnx_io::ImportOptions import_options(const uint8_t* data, size_t size) {
   ampx::onnx_io::ImportOptions options;
   // Small enough that no input makes the fuzzer run out of memory, large
