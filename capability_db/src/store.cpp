@@ -355,6 +355,13 @@ Store Store::open(const fs::path& path) {
       db->conn = sqlite::open_connection(path.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
       sqlite3_busy_timeout(db->get(), kBusyTimeoutMs);
       v = inspect(db->get());
+      // A header write version this SQLite does not know opens the file
+      // read-only although we may write it: not a database we can use
+      // (found by tests/fuzz; it failed every later write).
+      if (v.kind != Verdict::kCorrupt && v.kind != Verdict::kOtherVersion &&
+          sqlite3_db_readonly(db->get(), "main") == 1 && ::access(path.c_str(), W_OK) == 0)
+        v = {Verdict::kCorrupt, "SQLite opens it only read-only (a file format it cannot write)",
+             v.version};
       if (v.kind == Verdict::kOk || v.kind == Verdict::kFresh || v.kind == Verdict::kMigrate) {
         // WAL: readers never block the writer and a crash mid-write leaves
         // the last committed state. Persistent, so a no-op after the first.

@@ -701,12 +701,20 @@ std::unique_ptr<CpuKernel> make_pad(Ctx& c) {
   std::vector<std::vector<int64_t>> src(r);
   for (size_t d = 0; d < r; ++d) {
     const int64_t lo = pads[d], n = in[d];
-    want[d] = n + lo + pads[d + r];
+    if (__builtin_add_overflow(n, lo, &want[d]) ||
+        __builtin_add_overflow(want[d], pads[d + r], &want[d]))
+      c.fail("attribute 'pads' " + dims_str(pads) + " makes a dimension overflow int64");
     if (want[d] < 0) c.fail("attribute 'pads' " + dims_str(pads) + " makes a negative dimension");
     const bool padded = lo > 0 || pads[d + r] > 0;
     if (mode == "reflect" && padded && (lo >= n || pads[d + r] >= n))
       c.fail("reflect pads " + dims_str(pads) + " must be smaller than the dims " + dims_str(in));
     if (mode == "edge" && padded && n == 0) c.fail("edge padding of an empty dimension");
+  }
+  // An empty output needs no index tables: a huge dimension next to a zero
+  // one must not cost its size in memory and time.
+  const bool empty = std::find(want.begin(), want.end(), 0) != want.end();
+  for (size_t d = 0; d < r && !empty; ++d) {
+    const int64_t lo = pads[d], n = in[d];
     for (int64_t o = 0; o < want[d]; ++o) {
       int64_t k = o - lo;  // negative pads crop
       if (k < 0 || k >= n) {

@@ -32,10 +32,14 @@ uint64_t tensor_bytes_limit(uint64_t requested) {
 }
 
 std::optional<std::string> tensor_size_problem(const TensorType& type, uint64_t limit) {
+  // Zero dimensions count as 1: an empty tensor holds nothing, but kernels
+  // and plugins still build per-dimension tables (a Pad's index maps), so
+  // [0 x 2^56] would cost as much as [2^56] (found by tests/fuzz).
+  Shape sized = type.shape;
+  for (int64_t& d : sized) d = d == 0 ? 1 : d;
   int64_t count = 0;
   try {
-    count =
-        plugin_support::element_count(type.shape.data(), static_cast<int32_t>(type.shape.size()));
+    count = plugin_support::element_count(sized.data(), static_cast<int32_t>(sized.size()));
   } catch (const std::invalid_argument&) {  // a negative dim or an int64 overflow
     count = -1;
   }

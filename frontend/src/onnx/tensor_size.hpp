@@ -23,7 +23,8 @@ inline constexpr uint64_t kMaxTensorBytes = uint64_t{16} << 30;  // 16 GiB
 uint64_t tensor_bytes_limit(uint64_t requested);
 
 // Why a tensor of this type cannot be imported (a negative dimension, an
-// element count or byte size past `limit`), or nullopt when it can.
+// element count or byte size past `limit`, counting zero dimensions as 1),
+// or nullopt when it can.
 std::optional<std::string> tensor_size_problem(const TensorType& type, uint64_t limit);
 
 }  // namespace ampx::onnx_io
