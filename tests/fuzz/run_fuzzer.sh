@@ -17,15 +17,21 @@ mkdir -p "$work/corpus" "$work/findings"
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
 # Bounded inputs: a model that takes 20 s or 2.5 GB is itself a finding.
 common=(-timeout=20 -rss_limit_mb=2560 -artifact_prefix="$work/findings/" -print_final_stats=1)
+# Campaigns only: the store's inputs past 16 KiB (4 KiB-page databases)
+# just slow it down, as every execution writes the file and SQLite reads it.
+grow=()
+case "$(basename "$fuzzer")" in
+  ampx_fuzz_store) grow+=(-max_len=16384) ;;
+esac
 dirs=("$seeds")
 [ -d "$regressions" ] && dirs+=("$regressions")
 case "$mode" in
   --replay)
     exec "$fuzzer" "${common[@]}" -runs=0 "${dirs[@]}" ;;
   --seconds)
-    exec "$fuzzer" "${common[@]}" -max_total_time="${1:?seconds}" "${@:2}" "$work/corpus" "${dirs[@]}" ;;
+    exec "$fuzzer" "${common[@]}" -max_total_time="${1:?seconds}" "${grow[@]}" "${@:2}" "$work/corpus" "${dirs[@]}" ;;
   --runs)
-    exec "$fuzzer" "${common[@]}" -runs="${1:?runs}" "${@:2}" "$work/corpus" "${dirs[@]}" ;;
+    exec "$fuzzer" "${common[@]}" -runs="${1:?runs}" "${grow[@]}" "${@:2}" "$work/corpus" "${dirs[@]}" ;;
   *)
     echo "run_fuzzer.sh: unknown mode '$mode' (expected --replay, --seconds S or --runs N)" >&2
     exit 2 ;;
