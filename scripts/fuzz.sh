@@ -58,7 +58,9 @@ run_one() {
 pids=() status=0
 for t in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
-  echo "fuzz: $t (${limit[*]}), log in $campaign/$t/log" >&2
+  log=log
+  [ "${limit[0]}" = --replay ] && log=replay.log
+  echo "fuzz: $t (${limit[*]}), log in $campaign/$t/$log" >&2
   run_one "$t" &
   pids+=($!)
 done
