@@ -165,7 +165,13 @@ Verdict inspect(sqlite3* db) {
     const int64_t version = pragma_int(db, "user_version");
     Statement tables(db, "SELECT count(*) FROM sqlite_schema");
     const int64_t n_tables = tables.step() ? tables.integer(0) : 0;
-    if (app_id == 0 && version == 0 && n_tables == 0) return {Verdict::kFresh, "", 0};
+    if (app_id == 0 && version == 0 && n_tables == 0) {
+      // Empty, or only looks empty: a damaged first page fails the first
+      // write (found by tests/fuzz).
+      const std::string qc = run_quick_check(db);
+      if (qc != "ok") return {Verdict::kCorrupt, "quick_check: " + qc, 0};
+      return {Verdict::kFresh, "", 0};
+    }
     if (app_id != kStoreApplicationId)
       return {Verdict::kCorrupt,
               fmt::format("application_id {:#x} is not an ampx capability database's", app_id),
@@ -365,19 +371,20 @@ Store Store::open(const fs::path& path) {
       if (v.kind == Verdict::kOk || v.kind == Verdict::kFresh || v.kind == Verdict::kMigrate) {
         // WAL: readers never block the writer and a crash mid-write leaves
         // the last committed state. Persistent, so a no-op after the first.
-        sqlite::exec(db->get(), "PRAGMA journal_mode=WAL");
-        if (v.kind == Verdict::kFresh) create_schema(db->get());
-        if (v.kind == Verdict::kMigrate) {
-          // A file that claims an older schema but cannot take the newer
-          // tables (one is there already, in some shape) is not ours to fix.
-          try {
-            migrate_schema(db->get(), path);
-          } catch (const SqliteError& e) {
-            if (is_environment_error(e.primary_code())) throw;
-            v = {Verdict::kCorrupt,
-                 fmt::format("schema version {} cannot be migrated: {}", v.version, e.what()),
-                 v.version};
-          }
+        // A file that passed inspection but cannot take the first writes
+        // (a schema 1 that already has a newer table, a damage the checks
+        // did not see) is not ours to fix.
+        try {
+          sqlite::exec(db->get(), "PRAGMA journal_mode=WAL");
+          if (v.kind == Verdict::kFresh) create_schema(db->get());
+          if (v.kind == Verdict::kMigrate) migrate_schema(db->get(), path);
+        } catch (const SqliteError& e) {
+          if (is_environment_error(e.primary_code())) throw;
+          v = {Verdict::kCorrupt,
+               v.kind == Verdict::kMigrate
+                   ? fmt::format("schema version {} cannot be migrated: {}", v.version, e.what())
+                   : fmt::format("cannot be written: {}", e.what()),
+               v.version};
         }
         if (v.kind != Verdict::kCorrupt) return Store(path, std::move(db));
       }
