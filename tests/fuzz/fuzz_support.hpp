@@ -5,6 +5,8 @@
 
 #include <ampx/fileio/private_temp_dir.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,12 @@ namespace ampx::fuzz {
 inline const std::filesystem::path& scratch_dir() {
   static fileio::PrivateTempDir dir;
   return dir.path();
+}
+
+// Every target's LLVMFuzzerInitialize: warnings about rejected inputs
+// would only slow the fuzzer down.
+inline void quiet_logs() {
+  spdlog::set_level(spdlog::level::off);
 }
 
 // The current input, for telling an echo of it from a library's own text.

@@ -1,12 +1,10 @@
 // libFuzzer target: the .npy reader behind `ampx run --input NAME=FILE.npy`.
 #include <ampx/exec/npy.hpp>
 
-#include <spdlog/spdlog.h>
-
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  spdlog::set_level(spdlog::level::off);
+  ampx::fuzz::quiet_logs();
   return 0;
 }
 

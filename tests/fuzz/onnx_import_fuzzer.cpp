@@ -7,7 +7,6 @@
 #include <ampx/session/session.hpp>
 
 #include <onnx/onnx_pb.h>
-#include <spdlog/spdlog.h>
 
 #include <memory>
 
@@ -52,7 +51,7 @@ std::unique_ptr<ampx::Session> g_session;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  spdlog::set_level(spdlog::level::off);
+  ampx::fuzz::quiet_logs();
   g_session = std::make_unique<ampx::Session>(ampx::SessionOptions{
       .devices = "cpu_ref:0",
       .use_costs = false,

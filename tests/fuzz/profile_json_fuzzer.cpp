@@ -3,12 +3,10 @@
 // planner reads from it.
 #include <ampx/capability/profile_json.hpp>
 
-#include <spdlog/spdlog.h>
-
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  spdlog::set_level(spdlog::level::off);
+  ampx::fuzz::quiet_logs();
   return 0;
 }
 

@@ -4,14 +4,12 @@
 // read-only open of the commands that only read (plan, run, db list).
 #include <ampx/capability/store.hpp>
 
-#include <spdlog/spdlog.h>
-
 #include <optional>
 
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  spdlog::set_level(spdlog::level::off);
+  ampx::fuzz::quiet_logs();
   return 0;
 }
 

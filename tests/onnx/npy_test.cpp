@@ -92,6 +92,16 @@ TEST(Npy, ReadsVersion2AndOtherKeyOrders) {
   fs::remove(path);
 }
 
+// A version-1 .npy file: this header (under 256 bytes) and data_bytes of data.
+std::string with_header(const std::string& h, size_t data_bytes) {
+  std::string f = "\x93NUMPY";
+  f += '\x01';
+  f += '\x00';
+  f += static_cast<char>(h.size());
+  f += '\x00';
+  return f + h + std::string(data_bytes, '\x01');
+}
+
 TEST(Npy, BadFilesAreOneLineErrorsNamingTheFile) {
   auto error = [](const std::string& content, const std::string& name) {
     const auto path = temp(name);
@@ -108,14 +118,6 @@ TEST(Npy, BadFilesAreOneLineErrorsNamingTheFile) {
     return msg;
   };
   EXPECT_NE(error("hello", "magic.npy").find("no NUMPY magic"), std::string::npos);
-  auto with_header = [](const std::string& h, size_t data_bytes) {
-    std::string f = "\x93NUMPY";
-    f += '\x01';
-    f += '\x00';
-    f += static_cast<char>(h.size());
-    f += '\x00';
-    return f + h + std::string(data_bytes, '\x01');
-  };
   EXPECT_NE(
       error(with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8), "be.npy")
           .find("'>f4' is not supported"),
@@ -152,12 +154,7 @@ TEST(Npy, EmptyArraysAreRead) {
   const auto path = temp("empty.npy");
   const std::string h =
       "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 0), }";
-  std::string f = "\x93NUMPY";
-  f += '\x01';
-  f += '\x00';
-  f += static_cast<char>(h.size());
-  f += '\x00';
-  std::ofstream(path, std::ios::binary) << f + h;
+  std::ofstream(path, std::ios::binary) << with_header(h, 0);
   const ampx::HostTensor t = ampx::read_npy(path);
   fs::remove(path);
   EXPECT_EQ(t.type.shape, (ampx::Shape{int64_t{1} << 62, 0}));
