@@ -69,6 +69,36 @@ constexpr AttrDef kResizeAttrs[] = {{"sizes", AMPX_ATTR_INTS, true},
                                     {"coordinate_transformation_mode", AMPX_ATTR_STRING, false},
                                     {"nearest_mode", AMPX_ATTR_STRING, false}};
 
+// Training ops (docs/OPS.md, "Training ops").
+constexpr AttrDef kConvGradWeightAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
+                                            {"strides", AMPX_ATTR_INTS, false},
+                                            {"pads", AMPX_ATTR_INTS, false},
+                                            {"dilations", AMPX_ATTR_INTS, false},
+                                            {"group", AMPX_ATTR_INT, false}};
+constexpr AttrDef kAvgPoolGradAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
+                                         {"strides", AMPX_ATTR_INTS, false},
+                                         {"pads", AMPX_ATTR_INTS, false},
+                                         {"ceil_mode", AMPX_ATTR_INT, false},
+                                         {"count_include_pad", AMPX_ATTR_INT, false},
+                                         {"input_shape", AMPX_ATTR_INTS, true}};
+constexpr AttrDef kSliceGradAttrs[] = {{"starts", AMPX_ATTR_INTS, true},
+                                       {"ends", AMPX_ATTR_INTS, true},
+                                       {"axes", AMPX_ATTR_INTS, false},
+                                       {"steps", AMPX_ATTR_INTS, false},
+                                       {"input_shape", AMPX_ATTR_INTS, true}};
+constexpr AttrDef kGatherGradAttrs[] = {{"axis", AMPX_ATTR_INT, false},
+                                        {"data_shape", AMPX_ATTR_INTS, true}};
+constexpr AttrDef kBatchNormTrainingAttrs[] = {{"epsilon", AMPX_ATTR_FLOAT, false},
+                                               {"momentum", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kSgdAttrs[] = {{"momentum", AMPX_ATTR_FLOAT, false},
+                                 {"nesterov", AMPX_ATTR_INT, false},
+                                 {"weight_decay", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kAdamAttrs[] = {{"beta1", AMPX_ATTR_FLOAT, false},
+                                  {"beta2", AMPX_ATTR_FLOAT, false},
+                                  {"epsilon", AMPX_ATTR_FLOAT, false},
+                                  {"weight_decay", AMPX_ATTR_FLOAT, false},
+                                  {"decoupled", AMPX_ATTR_INT, false}};
+
 using R = DtypeRule;
 constexpr OpDef kOps[] = {
     {"Conv2d", 2, 4, kConvAttrs, R::kCompute},
@@ -120,6 +150,26 @@ constexpr OpDef kOps[] = {
     {"Resize", 1, 1, kResizeAttrs, R::kCompute},
     {"Where", 3, 3, {}, R::kInteger},
     {"Equal", 2, 2, {}, R::kInteger},
+    // Training ops: backward kernels, losses, optimizer updates.
+    {"ReluGrad", 2, 2, {}, R::kCompute},
+    {"SigmoidGrad", 2, 2, {}, R::kCompute},
+    {"TanhGrad", 2, 2, {}, R::kCompute},
+    {"GeluGrad", 2, 2, kGeluAttrs, R::kCompute},
+    {"ClipGrad", 2, 2, kClipAttrs, R::kCompute},
+    {"SoftmaxGrad", 2, 2, kAxisAttrs, R::kCompute},
+    {"LayerNormGrad", 3, 3, kLayerNormAttrs, R::kCompute},
+    {"BatchNormTraining", 5, 5, kBatchNormTrainingAttrs, R::kCompute},
+    {"BatchNormGrad", 5, 5, {}, R::kCompute},
+    {"Conv2dGradWeight", 2, 2, kConvGradWeightAttrs, R::kCompute},
+    {"MaxPoolGrad", 2, 2, kMaxPoolAttrs, R::kCompute},
+    {"AveragePoolGrad", 1, 1, kAvgPoolGradAttrs, R::kCompute},
+    {"SliceGrad", 1, 1, kSliceGradAttrs, R::kCompute},
+    {"GatherGrad", 2, 2, kGatherGradAttrs, R::kCompute},
+    {"DropoutTraining", 2, 2, kDropoutAttrs, R::kCompute},
+    {"SoftmaxCrossEntropy", 2, 2, {}, R::kCompute},
+    {"SoftmaxCrossEntropyGrad", 3, 3, {}, R::kCompute},
+    {"SgdUpdate", 3, 4, kSgdAttrs, R::kCompute},
+    {"AdamUpdate", 5, 5, kAdamAttrs, R::kCompute},
 };
 
 }  // namespace

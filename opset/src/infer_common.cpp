@@ -1,3 +1,5 @@
+#include <numeric>
+
 #include "infer_common.hpp"
 
 #include "ampx/opset/activation.hpp"
@@ -68,6 +70,55 @@ int64_t checked_count(const Node& c, const Dims& dims) {
   } catch (const std::invalid_argument& e) {
     c.fail(e.what());
   }
+}
+
+Dims slice_output(const Node& c, const Dims& x) {
+  const auto rank = static_cast<int64_t>(x.size());
+  auto starts = c.v.get_ints("starts");
+  auto ends = c.v.get_ints("ends");
+  std::vector<int64_t> def_axes(starts.size());
+  std::iota(def_axes.begin(), def_axes.end(), 0);
+  auto axes = c.v.get_ints("axes", def_axes);
+  auto steps = c.v.get_ints("steps", std::vector<int64_t>(starts.size(), 1));
+  AMPX_CHECK(
+      starts.size() == ends.size() && axes.size() == starts.size() && steps.size() == starts.size(),
+      "starts, ends, axes and steps must have the same length");
+  Dims out = x;
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const auto a = static_cast<size_t>(normalize_axis(c, axes[i], rank, "axis"));
+    AMPX_CHECK(!seen[a], "axis listed twice");
+    seen[a] = true;
+    AMPX_CHECK(steps[i] != 0, "step must not be 0");
+    out[a] = slice_axis(starts[i], ends[i], steps[i], x[a]).length;
+  }
+  return out;
+}
+
+Dims gather_output(const Node& c, const Dims& data, const TensorSpec& indices) {
+  AMPX_CHECK(indices.dtype == AMPX_DTYPE_I64 || indices.dtype == AMPX_DTYPE_I32,
+             "indices must be i64 or i32, got " + std::string(dtype_name(indices.dtype)));
+  const auto rank = static_cast<int64_t>(data.size());
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.v.get_int("axis", 0), rank, "axis"));
+  Dims out(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(axis));
+  out.insert(out.end(), indices.dims.begin(), indices.dims.end());
+  out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(axis) + 1, data.end());
+  return out;
+}
+
+Dims pool_output(const Node& c, const Dims& x) {
+  AMPX_CHECK(x.size() == 4, "input must be 4-D NCHW, got " + dims_str(x));
+  auto k = pair_attr(c, "kernel_shape", {}, 2, true);
+  auto s = pair_attr(c, "strides", {1, 1}, 2, true);
+  auto p = pair_attr(c, "pads", {0, 0, 0, 0}, 4, false);
+  const bool ceil = flag_attr(c, "ceil_mode");
+  if (c.v.has_attr("count_include_pad")) (void)flag_attr(c, "count_include_pad");
+  AMPX_CHECK(p[0] < k[0] && p[2] < k[0] && p[1] < k[1] && p[3] < k[1],
+             "pads must be smaller than the kernel");
+  const int64_t oh = window_out(x[2], k[0], s[0], p[0], p[2], 1, ceil);
+  const int64_t ow = window_out(x[3], k[1], s[1], p[1], p[3], 1, ceil);
+  AMPX_CHECK(oh > 0 && ow > 0, "window larger than the padded input " + dims_str(x));
+  return {x[0], x[1], oh, ow};
 }
 
 }  // namespace ampx::opset::detail

@@ -47,11 +47,19 @@ void check_activation(const Node& c);
 // Product of dims, std::invalid_argument naming the node on overflow.
 int64_t checked_count(const Node& c, const Dims& dims);
 
+// Output shapes shared by an op and its gradient: Slice's (attributes
+// starts, ends, axes, steps), Gather's (attribute axis) and the pools'
+// (kernel_shape, strides, pads, ceil_mode; count_include_pad checked).
+Dims slice_output(const Node& c, const Dims& x);
+Dims gather_output(const Node& c, const Dims& data, const TensorSpec& indices);
+Dims pool_output(const Node& c, const Dims& x);
+
 // Each family returns nullopt for an op it does not define.
 using Outputs = std::optional<std::vector<TensorSpec>>;
 Outputs infer_contraction(const Node& c, std::string_view op);
 Outputs infer_nn(const Node& c, std::string_view op);
 Outputs infer_elementwise(const Node& c, std::string_view op);
 Outputs infer_data(const Node& c, std::string_view op);
+Outputs infer_training(const Node& c, std::string_view op);
 
 }  // namespace ampx::opset::detail

@@ -98,40 +98,8 @@ Outputs infer_data(const Node& c, std::string_view op) {
     }
     return std::vector<TensorSpec>{{x.dtype, out}};
   }
-  if (op == "Slice") {
-    const auto rank = static_cast<int64_t>(x.dims.size());
-    auto starts = c.v.get_ints("starts");
-    auto ends = c.v.get_ints("ends");
-    std::vector<int64_t> def_axes(starts.size());
-    std::iota(def_axes.begin(), def_axes.end(), 0);
-    auto axes = c.v.get_ints("axes", def_axes);
-    auto steps = c.v.get_ints("steps", std::vector<int64_t>(starts.size(), 1));
-    AMPX_CHECK(starts.size() == ends.size() && axes.size() == starts.size() &&
-                   steps.size() == starts.size(),
-               "starts, ends, axes and steps must have the same length");
-    Dims out = x.dims;
-    std::vector<bool> seen(static_cast<size_t>(rank), false);
-    for (size_t i = 0; i < starts.size(); ++i) {
-      const auto a = static_cast<size_t>(normalize_axis(c, axes[i], rank, "axis"));
-      AMPX_CHECK(!seen[a], "axis listed twice");
-      seen[a] = true;
-      const int64_t dim = x.dims[a];
-      const int64_t step = steps[i];
-      AMPX_CHECK(step != 0, "step must not be 0");
-      out[a] = slice_axis(starts[i], ends[i], step, dim).length;
-    }
-    return std::vector<TensorSpec>{{x.dtype, out}};
-  }
-  if (op == "Gather") {
-    AMPX_CHECK(in[1].dtype == AMPX_DTYPE_I64 || in[1].dtype == AMPX_DTYPE_I32,
-               "indices must be i64 or i32, got " + std::string(dtype_name(in[1].dtype)));
-    const auto rank = static_cast<int64_t>(x.dims.size());
-    const auto axis = static_cast<size_t>(normalize_axis(c, c.v.get_int("axis", 0), rank, "axis"));
-    Dims out(x.dims.begin(), x.dims.begin() + static_cast<std::ptrdiff_t>(axis));
-    out.insert(out.end(), in[1].dims.begin(), in[1].dims.end());
-    out.insert(out.end(), x.dims.begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.dims.end());
-    return std::vector<TensorSpec>{{x.dtype, out}};
-  }
+  if (op == "Slice") return std::vector<TensorSpec>{{x.dtype, slice_output(c, x.dims)}};
+  if (op == "Gather") return std::vector<TensorSpec>{{x.dtype, gather_output(c, x.dims, in[1])}};
   if (op == "Cast") {
     const int64_t to = c.v.get_int("to", 0);
     // Range-check before the conversion: an enum cannot hold any int64.

@@ -7,25 +7,6 @@
 
 namespace ampx::opset::detail {
 
-namespace {
-
-std::vector<TensorSpec> infer_pool(const Node& c, const TensorSpec& x) {
-  AMPX_CHECK(x.dims.size() == 4, "input must be 4-D NCHW, got " + dims_str(x.dims));
-  auto k = pair_attr(c, "kernel_shape", {}, 2, true);
-  auto s = pair_attr(c, "strides", {1, 1}, 2, true);
-  auto p = pair_attr(c, "pads", {0, 0, 0, 0}, 4, false);
-  const bool ceil = flag_attr(c, "ceil_mode");
-  if (c.v.op_type() == "AveragePool") (void)flag_attr(c, "count_include_pad");
-  AMPX_CHECK(p[0] < k[0] && p[2] < k[0] && p[1] < k[1] && p[3] < k[1],
-             "pads must be smaller than the kernel");
-  const int64_t oh = window_out(x.dims[2], k[0], s[0], p[0], p[2], 1, ceil);
-  const int64_t ow = window_out(x.dims[3], k[1], s[1], p[1], p[3], 1, ceil);
-  AMPX_CHECK(oh > 0 && ow > 0, "window larger than the padded input " + dims_str(x.dims));
-  return std::vector<TensorSpec>{{x.dtype, {x.dims[0], x.dims[1], oh, ow}}};
-}
-
-}  // namespace
-
 Outputs infer_nn(const Node& c, std::string_view op) {
   const auto& in = c.in;
   const int n = c.n;
@@ -62,7 +43,7 @@ Outputs infer_nn(const Node& c, std::string_view op) {
   }
   if (op == "MaxPool" || op == "AveragePool") {
     require_float(c, x, "input");
-    return infer_pool(c, x);
+    return std::vector<TensorSpec>{{x.dtype, pool_output(c, x.dims)}};
   }
   if (op == "GlobalAveragePool") {
     require_float(c, x, "input");

@@ -34,7 +34,22 @@ ampx_dtype fixed_dtype(std::string_view op, size_t slot, size_t n_in) {
   if (op == "Where" && slot == 0) return AMPX_DTYPE_BOOL;
   if (op == "Equal" && slot == n_in) return AMPX_DTYPE_BOOL;
   if (op == "ArgMax" && slot == n_in) return AMPX_DTYPE_I64;
+  // Class labels and the dropout seed are i64 (docs/OPS.md, "Training ops").
+  if (op == "SoftmaxCrossEntropy" && slot == 1) return AMPX_DTYPE_I64;
+  if (op == "SoftmaxCrossEntropyGrad" && slot == 2) return AMPX_DTYPE_I64;
+  if (op == "DropoutTraining" && slot == 1) return AMPX_DTYPE_I64;
   return AMPX_DTYPE_INVALID;
+}
+
+// Index inputs of compute ops, i64 or i32 as Gather's: GatherGrad's indices.
+bool is_index_slot(std::string_view op, size_t slot) {
+  return op == "GatherGrad" && slot == 1;
+}
+
+// The optimizer updates work on the f32 master weights and their f32 state
+// only: a 16-bit form would round every update away.
+bool is_f32_only(std::string_view op) {
+  return op == "SgdUpdate" || op == "AdamUpdate";
 }
 
 bool is_int_dtype(ampx_dtype dt) {
@@ -58,6 +73,11 @@ ampx_dtype float_dtype(const NodeView& v, DtypeRule rule) {
             v, tensor_label(v, i) + " is " + dtype_name(dt) + ", expected " + dtype_name(fixed));
       continue;
     }
+    if (is_index_slot(v.op_type(), i)) {
+      if (!is_int_dtype(dt))
+        unsupported(v, std::string("indices are ") + dtype_name(dt) + ", expected i64 or i32");
+      continue;
+    }
     if (!is_float_dtype(dt) && !(allow_int && is_int_dtype(dt))) {
       unsupported(v, tensor_label(v, i) + " is " + dtype_name(dt) + ", expected f32, f16 or bf16" +
                          (allow_int ? " (or i64, i32)" : ""));
@@ -72,6 +92,9 @@ ampx_dtype float_dtype(const NodeView& v, DtypeRule rule) {
   }
   if (common == AMPX_DTYPE_F64 && !allow_f64)
     unsupported(v, "dtype f64 is not handled by this op (f32, f16, bf16 only)");
+  if (is_f32_only(v.op_type()) && common != AMPX_DTYPE_F32)
+    unsupported(v, std::string("dtype ") + dtype_name(common) +
+                       " is not handled by this op (master weights and their state are f32)");
   return common;
 }
 

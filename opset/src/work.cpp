@@ -48,12 +48,19 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
       const ampx_tensor_desc& a = v.input(0);
       const int64_t k = v.get_int("transA", 0) ? a.dims[0] : a.dims[1];
       w.flops = 2 * out_elems * static_cast<double>(k) + out_elems;
-    } else if (op == "MaxPool" || op == "AveragePool") {
+    } else if (op == "Conv2dGradWeight" && n_in >= 2 && v.input(0).rank == 4) {
+      w.flops = 2 * out_elems * product(v.input(0), 0) /
+                std::max(1.0, static_cast<double>(v.input(0).dims[1]));
+    } else if (op == "MaxPool" || op == "AveragePool" || op == "MaxPoolGrad" ||
+               op == "AveragePoolGrad") {
       double k = 1;
       for (int64_t d : v.get_ints("kernel_shape", {1, 1})) k *= static_cast<double>(d);
       w.flops = out_elems * k;
     } else if (op == "Softmax" || op == "LayerNorm" || op == "Gelu" || op == "Sigmoid" ||
-               op == "Tanh") {
+               op == "Tanh" || op == "SoftmaxGrad" || op == "LayerNormGrad" ||
+               op == "BatchNormTraining" || op == "BatchNormGrad" || op == "GeluGrad" ||
+               op == "SigmoidGrad" || op == "TanhGrad" || op == "SoftmaxCrossEntropy" ||
+               op == "SoftmaxCrossEntropyGrad" || op == "AdamUpdate" || op == "SgdUpdate") {
       w.flops = 10 * out_elems;
     } else if (data) {
       w.flops = 0;

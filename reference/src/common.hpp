@@ -126,6 +126,30 @@ std::unique_ptr<CpuKernel> make_split(Ctx&);
 std::unique_ptr<CpuKernel> make_expand(Ctx&);
 std::unique_ptr<CpuKernel> make_pad(Ctx&);
 
+// Training ops (docs/OPS.md, "Training ops").
+std::unique_ptr<CpuKernel> make_relu_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_sigmoid_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_tanh_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_gelu_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_clip_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_softmax_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_layernorm_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_batchnorm_training(Ctx&);
+std::unique_ptr<CpuKernel> make_batchnorm_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_conv2d_grad_weight(Ctx&);
+std::unique_ptr<CpuKernel> make_maxpool_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_avgpool_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_slice_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_gather_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_dropout_training(Ctx&);
+std::unique_ptr<CpuKernel> make_softmax_cross_entropy(Ctx&);
+std::unique_ptr<CpuKernel> make_softmax_cross_entropy_grad(Ctx&);
+std::unique_ptr<CpuKernel> make_sgd_update(Ctx&);
+std::unique_ptr<CpuKernel> make_adam_update(Ctx&);
+// DropoutTraining's mask value of element `index` (docs/OPS.md): 0, or
+// 1 / (1 - ratio) for a kept element.
+float dropout_keep_scale(uint64_t seed, uint64_t index, float ratio);
+
 // Sum of n floats with 8 independent partial sums: vectorises without
 // -ffast-math and loses less accuracy than one running sum. Fixed order.
 inline float sum_f32(const float* x, int64_t n) {

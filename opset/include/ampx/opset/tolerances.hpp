@@ -89,6 +89,18 @@ inline double model_tolerance(ampx_dtype dt) {
   }
 }
 
+// Max allowed relative_error() of a gradient from autodiff against central
+// finite differences (frontend/train, docs/TRAINING.md). The gradient
+// graph and the perturbed forward runs use the f32 reference kernels; the
+// loss sum(R * Y) over the output is accumulated on the host in f64, with
+// step h = 1e-2 on inputs of magnitude ~1 kept away from kinks. The
+// difference quotient then carries the f32 rounding of Y over the step,
+// ~6e-8 * sqrt(n) / h for n outputs (~1e-4 at n = 1000), plus the O(h^2)
+// truncation (~2e-5 times the third derivative): 5e-3 is ~20x above both,
+// while a wrong rule (a missing term, a transposed operand) is off by O(1).
+inline constexpr double kGradientCheckTolerance = 5e-3;
+inline constexpr double kGradientCheckStep = 1e-2;
+
 // Normwise relative error
 //     max_i |got_i - ref_i| / max(max_i |ref_i|, tiny)
 // with tiny = the smallest normal double, so an all-zero reference demands

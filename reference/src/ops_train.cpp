@@ -1,0 +1,239 @@
+// Training-only kernels in f32: DropoutTraining (the mask of docs/OPS.md,
+// the same on every backend), SoftmaxCrossEntropy and its gradient, and the
+// optimizer updates SgdUpdate and AdamUpdate. The updates may run in place
+// (an output in the buffer of its state input): each element is read
+// before it is written.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "common.hpp"
+#include "parallel.hpp"
+
+namespace ampx::reference::detail {
+
+float dropout_keep_scale(uint64_t seed, uint64_t index, float ratio) {
+  // splitmix64 of (seed + (index + 1) * golden ratio): a counter-based
+  // generator, so any element can be drawn on its own, on any device.
+  uint64_t z = seed + (index + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const float u = static_cast<float>(z >> 40) * 0x1p-24f;  // [0, 1), 24 bits
+  return u >= ratio ? 1.0f / (1.0f - ratio) : 0.0f;
+}
+
+namespace {
+
+class DropoutTrainingKernel final : public CpuKernel {
+ public:
+  DropoutTrainingKernel(int64_t n, float ratio) : n_(n), ratio_(ratio) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    uint64_t seed = 0;
+    std::memcpy(&seed, in[1], sizeof seed);
+    auto* y = static_cast<float*>(out[0]);
+    auto* mask = static_cast<float*>(out[1]);
+    parallel_for(n_, threads_for(8.0 * static_cast<double>(n_)), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        mask[i] = dropout_keep_scale(seed, static_cast<uint64_t>(i), ratio_);
+        y[i] = x[i] * mask[i];
+      }
+    });
+  }
+
+ private:
+  int64_t n_;
+  float ratio_;
+};
+
+void check_label(int64_t label, int64_t classes, int64_t row, const std::string& where) {
+  if (label < 0 || label >= classes) {
+    throw std::invalid_argument(where + ": label " + std::to_string(label) + " of row " +
+                                std::to_string(row) + " is outside [0, " + std::to_string(classes) +
+                                ")");
+  }
+}
+
+// loss = -mean_n log_softmax(logits)[n, label_n]; log_prob is kept for the
+// gradient. The loss is accumulated in double, row by row.
+class SoftmaxCrossEntropyKernel final : public CpuKernel {
+ public:
+  SoftmaxCrossEntropyKernel(int64_t n, int64_t classes, std::string where)
+      : n_(n), c_(classes), where_(std::move(where)) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    const auto* labels = static_cast<const int64_t*>(in[1]);
+    auto* loss = static_cast<float*>(out[0]);
+    auto* lp = static_cast<float*>(out[1]);
+    for (int64_t r = 0; r < n_; ++r) check_label(labels[r], c_, r, where_);
+    parallel_for(n_, threads_for(20.0 * static_cast<double>(n_) * c_), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = x + r * c_;
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t k = 0; k < c_; ++k) m = std::isnan(xr[k]) || xr[k] > m ? xr[k] : m;
+        float s = 0.0f;
+        for (int64_t k = 0; k < c_; ++k) s += std::exp(xr[k] - m);
+        const float lse = m + std::log(s);
+        for (int64_t k = 0; k < c_; ++k) lp[r * c_ + k] = xr[k] - lse;
+      }
+    });
+    double total = 0;
+    for (int64_t r = 0; r < n_; ++r) total -= lp[r * c_ + labels[r]];
+    loss[0] = static_cast<float>(total / static_cast<double>(n_));  // N = 0: NaN, as a mean
+  }
+
+ private:
+  int64_t n_, c_;
+  std::string where_;
+};
+
+// dLogits = (exp(log_prob) - onehot(label)) * dLoss / N.
+class SoftmaxCrossEntropyGradKernel final : public CpuKernel {
+ public:
+  SoftmaxCrossEntropyGradKernel(int64_t n, int64_t classes, std::string where)
+      : n_(n), c_(classes), where_(std::move(where)) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const float dloss = *static_cast<const float*>(in[0]);
+    const auto* lp = static_cast<const float*>(in[1]);
+    const auto* labels = static_cast<const int64_t*>(in[2]);
+    auto* dx = static_cast<float*>(out[0]);
+    for (int64_t r = 0; r < n_; ++r) check_label(labels[r], c_, r, where_);
+    const float k = n_ > 0 ? dloss / static_cast<float>(n_) : 0.0f;
+    parallel_for(n_, threads_for(20.0 * static_cast<double>(n_) * c_), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t j = 0; j < c_; ++j) {
+          const float p = std::exp(lp[r * c_ + j]);
+          dx[r * c_ + j] = (p - (j == labels[r] ? 1.0f : 0.0f)) * k;
+        }
+      }
+    });
+  }
+
+ private:
+  int64_t n_, c_;
+  std::string where_;
+};
+
+// ------------------------------------------------------ optimizer updates
+
+// hyper: lr, grad_scale, apply (0: leave every output equal to its input).
+class SgdUpdateKernel final : public CpuKernel {
+ public:
+  SgdUpdateKernel(int64_t n, float momentum, bool nesterov, float wd)
+      : n_(n), mu_(momentum), nesterov_(nesterov), wd_(wd) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* w = static_cast<const float*>(in[0]);
+    const auto* g = static_cast<const float*>(in[1]);
+    const auto* h = static_cast<const float*>(in[2]);
+    const float* m = mu_ > 0.0f ? static_cast<const float*>(in[3]) : nullptr;
+    auto* w_out = static_cast<float*>(out[0]);
+    float* m_out = m ? static_cast<float*>(out[1]) : nullptr;
+    const float lr = h[0], scale = h[1];
+    if (h[2] == 0.0f) {
+      copy_unless_same(w, w_out);
+      if (m) copy_unless_same(m, m_out);
+      return;
+    }
+    parallel_for(n_, threads_for(4.0 * static_cast<double>(n_)), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const float wi = w[i];
+        const float gi = g[i] * scale + wd_ * wi;
+        float d = gi;
+        if (m) {
+          const float mi = mu_ * m[i] + gi;
+          m_out[i] = mi;
+          d = nesterov_ ? gi + mu_ * mi : mi;
+        }
+        w_out[i] = wi - lr * d;
+      }
+    });
+  }
+
+ private:
+  void copy_unless_same(const float* src, float* dst) const {
+    if (src != dst) std::memcpy(dst, src, static_cast<size_t>(n_) * sizeof(float));
+  }
+  int64_t n_;
+  float mu_;
+  bool nesterov_;
+  float wd_;
+};
+
+// hyper: lr, grad_scale, apply, bias_correction1, bias_correction2 (1 - beta^t).
+// PyTorch's formula: W -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
+class AdamUpdateKernel final : public CpuKernel {
+ public:
+  AdamUpdateKernel(int64_t n, float b1, float b2, float eps, float wd, bool decoupled)
+      : n_(n), b1_(b1), b2_(b2), eps_(eps), wd_(wd), decoupled_(decoupled) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* w = static_cast<const float*>(in[0]);
+    const auto* g = static_cast<const float*>(in[1]);
+    const auto* m = static_cast<const float*>(in[2]);
+    const auto* v = static_cast<const float*>(in[3]);
+    const auto* h = static_cast<const float*>(in[4]);
+    auto* w_out = static_cast<float*>(out[0]);
+    auto* m_out = static_cast<float*>(out[1]);
+    auto* v_out = static_cast<float*>(out[2]);
+    const float lr = h[0], scale = h[1];
+    if (h[2] == 0.0f) {
+      const auto bytes = static_cast<size_t>(n_) * sizeof(float);
+      if (w != w_out) std::memcpy(w_out, w, bytes);
+      if (m != m_out) std::memcpy(m_out, m, bytes);
+      if (v != v_out) std::memcpy(v_out, v, bytes);
+      return;
+    }
+    const float step = lr / h[3], inv_sqrt_bc2 = 1.0f / std::sqrt(h[4]);
+    const float decay = decoupled_ ? 1.0f - lr * wd_ : 1.0f;
+    parallel_for(n_, threads_for(10.0 * static_cast<double>(n_)), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const float wi = w[i];
+        float gi = g[i] * scale;
+        if (!decoupled_) gi += wd_ * wi;
+        const float mi = b1_ * m[i] + (1.0f - b1_) * gi;
+        const float vi = b2_ * v[i] + (1.0f - b2_) * gi * gi;
+        m_out[i] = mi;
+        v_out[i] = vi;
+        w_out[i] = wi * decay - step * mi / (std::sqrt(vi) * inv_sqrt_bc2 + eps_);
+      }
+    });
+  }
+
+ private:
+  int64_t n_;
+  float b1_, b2_, eps_, wd_;
+  bool decoupled_;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_dropout_training(Ctx& c) {
+  return std::make_unique<DropoutTrainingKernel>(c.in[0].numel,
+                                                 static_cast<float>(c.v.get_float("ratio", 0.5)));
+}
+
+std::unique_ptr<CpuKernel> make_softmax_cross_entropy(Ctx& c) {
+  return std::make_unique<SoftmaxCrossEntropyKernel>(c.in[0].dims[0], c.in[0].dims[1], c.v.where());
+}
+
+std::unique_ptr<CpuKernel> make_softmax_cross_entropy_grad(Ctx& c) {
+  return std::make_unique<SoftmaxCrossEntropyGradKernel>(c.in[1].dims[0], c.in[1].dims[1],
+                                                         c.v.where());
+}
+
+std::unique_ptr<CpuKernel> make_sgd_update(Ctx& c) {
+  return std::make_unique<SgdUpdateKernel>(
+      c.in[0].numel, static_cast<float>(c.v.get_float("momentum", 0.0)),
+      c.v.get_int("nesterov", 0) != 0, static_cast<float>(c.v.get_float("weight_decay", 0.0)));
+}
+
+std::unique_ptr<CpuKernel> make_adam_update(Ctx& c) {
+  return std::make_unique<AdamUpdateKernel>(
+      c.in[0].numel, static_cast<float>(c.v.get_float("beta1", 0.9)),
+      static_cast<float>(c.v.get_float("beta2", 0.999)),
+      static_cast<float>(c.v.get_float("epsilon", 1e-8)),
+      static_cast<float>(c.v.get_float("weight_decay", 0.0)), c.v.get_int("decoupled", 0) != 0);
+}
+
+}  // namespace ampx::reference::detail

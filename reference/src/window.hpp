@@ -1,0 +1,56 @@
+// Internal to the kernel library: the geometry of the window ops that the
+// forward kernels (Conv2d, MaxPool, AveragePool) and their gradients
+// (Conv2dGradWeight, MaxPoolGrad, AveragePoolGrad) share, derived once from
+// a node's attributes and checked.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "common.hpp"
+
+namespace ampx::reference::detail {
+
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+inline int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// An INTS attribute of exactly n values (default `def` each), all >= min.
+std::vector<int64_t> positive_ints(const Ctx& c, const char* name, size_t n, int64_t def,
+                                   int64_t min);
+
+struct ConvShape {
+  int64_t N, C, H, W, M, kH, kW, OH, OW, group, Cg, Mg;
+  int64_t sh, sw, pt, pl, dh, dw;
+};
+
+// A convolution of X `x` [N,C,H,W] with a weight of dims `w` [M,C/group,kH,kW]
+// under the node's strides, pads, dilations and group.
+ConvShape conv_shape(const Ctx& c, const std::vector<int64_t>& x, const std::vector<int64_t>& w);
+
+// Output columns ow in [lo, hi) whose input column ow*s - p + off lies in
+// [0, W).
+inline void valid_range(int64_t W, int64_t OW, int64_t s, int64_t p, int64_t off, int64_t& lo,
+                        int64_t& hi) {
+  lo = std::clamp<int64_t>(ceil_div(p - off, s), 0, OW);
+  hi = std::clamp<int64_t>(floor_div(W - 1 + p - off, s) + 1, lo, OW);
+}
+
+// col[(c, ki, kj), (oh, ow)] = x[c, oh*sh - pt + ki*dh, ow*sw - pl + kj*dw]
+// or 0, for the Cg channels of one group of one image starting at `xg`.
+void im2col(const ConvShape& s, const float* xg, float* col);
+
+struct PoolShape {
+  int64_t planes, H, W, OH, OW, kH, kW, sh, sw, pt, pl, pb, pr;
+};
+
+// A pooling window over X `x` [N,C,H,W] under the node's kernel_shape,
+// strides, pads, ceil_mode and (average pooling, `max` false)
+// count_include_pad, returned in `include_pad`.
+PoolShape pool_shape(const Ctx& c, const std::vector<int64_t>& x, bool max, bool& include_pad);
+
+}  // namespace ampx::reference::detail
