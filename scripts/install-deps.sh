@@ -16,6 +16,9 @@ packages+=(
   ccache  # CI's fresh clones share the compiler cache (CMakeLists.txt)
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # ampx train's builtin:digits: scikit-learn ships the 8x8 digits as
+  # digits.csv.gz, read with zlib
+  python3-sklearn zlib1g-dev
   # backends/onednn; Debian's oneDNN is built with its OpenCL runtime, so
   # dnnl-config.cmake calls find_package(OpenCL): the headers and the ICD
   # loader are only a Recommends of libdnnl-dev, and we install without them

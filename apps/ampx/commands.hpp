@@ -21,5 +21,6 @@ Action add_probe_child_command(CLI::App& app, const GlobalOptions& global);
 Action add_db_command(CLI::App& app, const GlobalOptions& global);
 Action add_tune_command(CLI::App& app, const GlobalOptions& global);
 Action add_plugin_check_command(CLI::App& app, const GlobalOptions& global);
+Action add_train_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace ampx::cli

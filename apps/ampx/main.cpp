@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   add(add_probe_child_command);
   add(add_db_command);
   add(add_plugin_check_command);
+  add(add_train_command);
 
   try {
     app.parse(argc, argv);

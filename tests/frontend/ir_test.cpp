@@ -169,7 +169,7 @@ TEST(BuiltinModels, AllVerifyAndHaveTheDocumentedShapes) {
   const Graph enc = make_builtin_model("encoder");
   EXPECT_EQ(enc.value(enc.outputs()[0]).type.shape, (Shape{1, 128, 256}));
   EXPECT_THAT(error_of([] { make_builtin_model("resnet"); }),
-              HasSubstr("unknown built-in model 'resnet' (known: cnn, mlp, encoder)"));
+              HasSubstr("unknown built-in model 'resnet' (known: cnn, mlp, encoder, digits-cnn)"));
 }
 
 }  // namespace

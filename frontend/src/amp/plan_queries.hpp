@@ -59,7 +59,7 @@ inline double node_time(capability::CostModel& cost, LoweredNode& lowered, const
 
 inline double cast_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g,
                         ValueId v, DType from, DType to) {
-  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}};
+  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}, {}};
   const DType in[] = {from}, out[] = {to};
   lowered.assign(g, cast, in, out, false);
   return cost.node_us(lowered.desc());

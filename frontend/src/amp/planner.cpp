@@ -42,6 +42,10 @@ std::string_view intent_reason_name(IntentReason r) {
       return "not-float";
     case IntentReason::kExplicitCast:
       return "explicit-cast";
+    case IntentReason::kFollowsForward:
+      return "follows-forward";
+    case IntentReason::kMasterWeights:
+      return "master-weights";
   }
   return "?";
 }

@@ -95,7 +95,7 @@ int PlanningContext::cast_device(ValueId v, DType from, DType to, int consumer) 
                        (static_cast<uint64_t>(consumer + 1) << 24) |
                        (static_cast<uint64_t>(from) << 8) | static_cast<uint64_t>(to);
   if (auto it = cast_device_memo_.find(key); it != cast_device_memo_.end()) return it->second;
-  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}};
+  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}, {}};
   const DType in[] = {from}, out[] = {to};
   LoweredNode l;
   l.assign(g_, cast, in, out, false);

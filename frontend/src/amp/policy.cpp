@@ -81,59 +81,74 @@ PolicyStep::PolicyStep(const AmpPolicy& policy)
 PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
                                       const std::function<DType(ValueId)>& home_dtype) {
   Intent r;
-  const size_t op_index = static_cast<size_t>(n.op);
-  switch (policy_.level) {
-    case AmpLevel::kO0:
-      r.reason = IntentReason::kLevelO0;
-      break;
-    case AmpLevel::kO1:
-      r.want16 = white_[op_index];
-      r.reason = r.want16 ? IntentReason::kWhiteList : IntentReason::kNotWhiteListed;
-      break;
-    case AmpLevel::kO2:
-      r.want16 = !black_[op_index];
-      r.reason = r.want16 ? IntentReason::kLevelDefault : IntentReason::kBlackList;
-      break;
-    case AmpLevel::kO3:
-      r.want16 = true;
-      r.reason = IntentReason::kLevelDefault;
-      break;
-    case AmpLevel::kAuto: {
-      AutoClass cls = op_schema(n.op).auto_class;
-      // A custom list replaces the default one: ops it no longer names
-      // fall back to following their inputs.
-      if (custom_white_ && cls == AutoClass::kWhite) cls = AutoClass::kFollow;
-      if (custom_black_ && cls == AutoClass::kBlack) cls = AutoClass::kFollow;
-      if (custom_white_ && white_[op_index]) cls = AutoClass::kWhite;
-      if (custom_black_ && black_[op_index]) cls = AutoClass::kBlack;
-      if (cls == AutoClass::kWhite) {
-        r.want16 = true;
-        r.reason = IntentReason::kWhiteList;
-      } else if (cls == AutoClass::kBlack) {
-        r.reason = IntentReason::kBlackList;
-      } else {
-        // Activations decide; constants (weights) adapt to them.
-        int n16 = 0, nfloat = 0;
-        bool first_is_16 = false;
-        for (ValueId v : n.inputs) {
-          const Value& val = g.value(v);
-          if (val.is_constant() || !is_float(val.type.dtype)) continue;
-          const bool is16 = is_16bit_float(home_dtype(v));
-          if (nfloat == 0) first_is_16 = is16;
-          ++nfloat;
-          n16 += is16 ? 1 : 0;
-        }
-        if (cls == AutoClass::kPromote) {
-          r.want16 = nfloat > 0 && n16 == nfloat;
-          r.reason = IntentReason::kPromote;
-        } else {
-          r.want16 = first_is_16;
-          r.reason = IntentReason::kFollowsInput;
-        }
-      }
-      break;
-    }
+  // The optimizer updates hold the master weights: f32 whatever the level,
+  // the lists or an override say (a 16-bit update would round it away).
+  if (is_optimizer_update(n.op)) {
+    r.reason = IntentReason::kMasterWeights;
+    return r;
   }
+  const size_t op_index = static_cast<size_t>(n.op);
+  // A backward node intends what its forward node intends, as the backward
+  // of a Cast-wrapped op does in MindSpore; only an override of its own
+  // name, or a list naming its own op, decides otherwise.
+  const auto forward = n.grad_of.empty() ? want16_by_node_.end() : want16_by_node_.find(n.grad_of);
+  const bool listed = (custom_white_ && white_[op_index]) || (custom_black_ && black_[op_index]);
+  if (forward != want16_by_node_.end() && !listed) {
+    r.want16 = forward->second;
+    r.reason = IntentReason::kFollowsForward;
+  } else
+    switch (policy_.level) {
+      case AmpLevel::kO0:
+        r.reason = IntentReason::kLevelO0;
+        break;
+      case AmpLevel::kO1:
+        r.want16 = white_[op_index];
+        r.reason = r.want16 ? IntentReason::kWhiteList : IntentReason::kNotWhiteListed;
+        break;
+      case AmpLevel::kO2:
+        r.want16 = !black_[op_index];
+        r.reason = r.want16 ? IntentReason::kLevelDefault : IntentReason::kBlackList;
+        break;
+      case AmpLevel::kO3:
+        r.want16 = true;
+        r.reason = IntentReason::kLevelDefault;
+        break;
+      case AmpLevel::kAuto: {
+        AutoClass cls = op_schema(n.op).auto_class;
+        // A custom list replaces the default one: ops it no longer names
+        // fall back to following their inputs.
+        if (custom_white_ && cls == AutoClass::kWhite) cls = AutoClass::kFollow;
+        if (custom_black_ && cls == AutoClass::kBlack) cls = AutoClass::kFollow;
+        if (custom_white_ && white_[op_index]) cls = AutoClass::kWhite;
+        if (custom_black_ && black_[op_index]) cls = AutoClass::kBlack;
+        if (cls == AutoClass::kWhite) {
+          r.want16 = true;
+          r.reason = IntentReason::kWhiteList;
+        } else if (cls == AutoClass::kBlack) {
+          r.reason = IntentReason::kBlackList;
+        } else {
+          // Activations decide; constants (weights) adapt to them.
+          int n16 = 0, nfloat = 0;
+          bool first_is_16 = false;
+          for (ValueId v : n.inputs) {
+            const Value& val = g.value(v);
+            if (val.is_constant() || !is_float(val.type.dtype)) continue;
+            const bool is16 = is_16bit_float(home_dtype(v));
+            if (nfloat == 0) first_is_16 = is16;
+            ++nfloat;
+            n16 += is16 ? 1 : 0;
+          }
+          if (cls == AutoClass::kPromote) {
+            r.want16 = nfloat > 0 && n16 == nfloat;
+            r.reason = IntentReason::kPromote;
+          } else {
+            r.want16 = first_is_16;
+            r.reason = IntentReason::kFollowsInput;
+          }
+        }
+        break;
+      }
+    }
   for (size_t i = policy_.overrides.size(); i-- > 0;) {
     if (policy_.overrides[i].matches(n.name)) {
       r.want16 = policy_.overrides[i].force_16bit;
@@ -159,6 +174,7 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
     r.want16 = nfloat > 0 && n16 == nfloat;
     r.reason = IntentReason::kFollowsInput;
   }
+  if (n.grad_of.empty()) want16_by_node_[n.name] = r.want16;
   return r;
 }
 

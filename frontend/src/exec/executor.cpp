@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <unordered_set>
@@ -20,13 +21,16 @@ ampx_buffer_view make_view(ampx_buffer* buffer, uint64_t offset) {
 }
 }  // namespace
 
-Executor::Executor(const Graph& graph, const plugins::Device& device) : graph_(graph) {
+Executor::Executor(const Graph& graph, const plugins::Device& device,
+                   std::span<const StateBinding> state)
+    : graph_(graph), state_(state.begin(), state.end()) {
   const plugins::Device* one[] = {&device};
   build(one, true);
 }
 
-Executor::Executor(const Graph& graph, std::span<const plugins::Device* const> devices)
-    : graph_(graph) {
+Executor::Executor(const Graph& graph, std::span<const plugins::Device* const> devices,
+                   std::span<const StateBinding> state)
+    : graph_(graph), state_(state.begin(), state.end()) {
   build(devices, false);
 }
 
@@ -49,7 +53,22 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
   arena_offset_.assign(nd, std::vector<int64_t>(nv, -1));
   arenas_.resize(nd);
   home_.assign(nv, -1);
+  alias_of_.assign(nv, kNone);
   stats_.kernels_per_device.assign(nd, 0);
+  is_state_input_.assign(graph.inputs().size(), false);
+  is_state_output_.assign(graph.outputs().size(), false);
+  for (const StateBinding& b : state_) {
+    if (b.input >= graph.inputs().size() || b.output >= graph.outputs().size() ||
+        is_state_input_[b.input] || is_state_output_[b.output])
+      throw std::invalid_argument("executor: invalid state binding (input " +
+                                  std::to_string(b.input) + ", output " + std::to_string(b.output) +
+                                  ")");
+    const Value& in = graph.value(graph.inputs()[b.input]);
+    if (in.type != graph.value(graph.outputs()[b.output]).type)
+      throw std::invalid_argument("executor: state '" + in.name +
+                                  "' and its new value differ in type");
+    is_state_input_[b.input] = is_state_output_[b.output] = true;
+  }
   const auto order = graph.topological_order();
 
   // Static values (constants, and what nodes fed only by them compute) are
@@ -148,14 +167,58 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
     steps_.push_back(std::move(step));
   }
 
+  // State: each state input in a buffer of its own on its home device,
+  // zeros until written; each state output in place when it can be (an
+  // update writing its own state input after every other reader of it),
+  // else copied back after the run.
+  state_copy_back_.assign(state_.size(), true);
+  for (size_t i = 0; i < state_.size(); ++i) {
+    const ValueId in = graph.inputs()[state_[i].input];
+    const ValueId out = graph.outputs()[state_[i].output];
+    const int h = home_[static_cast<size_t>(in)];
+    auto& slot = static_buffers_[static_cast<size_t>(h)][static_cast<size_t>(in)];
+    slot = devices_[static_cast<size_t>(h)]->allocate(graph.value(in).byte_size());
+    devices_[static_cast<size_t>(h)]->copy_to_device(
+        *slot, 0, std::vector<std::byte>(graph.value(in).byte_size()));
+    const NodeId p = graph.value(out).producer;
+    if (p == kNone || dev_of(graph.node(p)) != h) continue;
+    const Node& pn = graph.node(p);
+    const auto slot_out = static_cast<size_t>(std::find(pn.outputs.begin(), pn.outputs.end(), out) -
+                                              pn.outputs.begin());
+    const int alias_in = in_place_input(pn.op, slot_out);
+    if (alias_in < 0 || pn.inputs[static_cast<size_t>(alias_in)] != in) continue;
+    // Every other reader of the state input must have run before the update.
+    size_t update_step = 0;
+    bool late_reader = false;
+    for (size_t st = 0; st < steps_.size(); ++st)
+      if (steps_[st].copy_from < 0 && steps_[st].copy_value == p) update_step = st;
+    for (size_t st = update_step + 1; st < steps_.size(); ++st) {
+      const Step& later = steps_[st];
+      if (later.copy_from >= 0) {
+        late_reader = late_reader || later.copy_value == in;
+        continue;
+      }
+      const Node& n = graph.node(static_cast<NodeId>(later.copy_value));
+      late_reader =
+          late_reader || std::find(n.inputs.begin(), n.inputs.end(), in) != n.inputs.end();
+    }
+    if (late_reader) continue;
+    alias_of_[static_cast<size_t>(out)] = in;
+    state_copy_back_[i] = false;
+    ++state_in_place_;
+  }
+
   // Lifetimes of every (value, device) in step indices, then one arena per
   // device.
   const auto key = [nd](ValueId v, int d) {
     return static_cast<size_t>(v) * nd + static_cast<size_t>(d);
   };
   std::vector<int> first(nv * nd, -1), last(nv * nd, -1);
-  for (ValueId v : graph.inputs()) first[key(v, home_[static_cast<size_t>(v)])] = 0;
-  for (ValueId v : graph.inputs()) last[key(v, home_[static_cast<size_t>(v)])] = 0;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    if (is_state_input_[i]) continue;  // in a buffer of its own
+    const ValueId v = graph.inputs()[i];
+    first[key(v, home_[static_cast<size_t>(v)])] = last[key(v, home_[static_cast<size_t>(v)])] = 0;
+  }
   for (size_t s = 0; s < steps_.size(); ++s) {
     const Step& st = steps_[s];
     const int si = static_cast<int>(s);
@@ -177,7 +240,9 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
     std::vector<ValueId> request_value;
     for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
       const size_t k = key(v, static_cast<int>(d));
-      if (is_static[static_cast<size_t>(v)] || first[k] < 0) continue;
+      if (is_static[static_cast<size_t>(v)] || first[k] < 0 ||
+          static_buffers_[d][static_cast<size_t>(v)] || alias_of_[static_cast<size_t>(v)] != kNone)
+        continue;
       requests.push_back({graph.value(v).byte_size(), first[k], last[k]});
       request_value.push_back(v);
     }
@@ -227,6 +292,7 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
 }
 
 Executor::Location Executor::where(ValueId v, int d) const {
+  if (const ValueId a = alias_of_[static_cast<size_t>(v)]; a != kNone) v = a;
   if (const auto& b = static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)])
     return {&*b, 0};
   const int64_t off = arena_offset_[static_cast<size_t>(d)][static_cast<size_t>(v)];
@@ -281,6 +347,46 @@ StepTiming Executor::describe(const Step& s) const {
   return t;
 }
 
+void Executor::write_state(size_t i, std::span<const std::byte> bytes) {
+  const ValueId v = graph_.inputs()[state_.at(i).input];
+  const Value& val = graph_.value(v);
+  if (bytes.size() != val.byte_size())
+    throw std::invalid_argument("state '" + val.name + "': " + std::to_string(bytes.size()) +
+                                " bytes, expected " + std::to_string(val.byte_size()));
+  const int h = home_[static_cast<size_t>(v)];
+  const Location l = where(v, h);
+  devices_[static_cast<size_t>(h)]->copy_to_device(*l.buffer, l.offset, bytes);
+  devices_[static_cast<size_t>(h)]->synchronize();
+}
+
+HostTensor Executor::read_state(size_t i) const {
+  const ValueId v = graph_.inputs()[state_.at(i).input];
+  const Value& val = graph_.value(v);
+  HostTensor t{val.name, val.type, std::vector<std::byte>(val.byte_size())};
+  const int h = home_[static_cast<size_t>(v)];
+  const Location l = where(v, h);
+  devices_[static_cast<size_t>(h)]->copy_to_host(t.data, *l.buffer, l.offset);
+  return t;
+}
+
+void Executor::copy_state_back(size_t i) {
+  const ValueId in = graph_.inputs()[state_[i].input];
+  const ValueId out = graph_.outputs()[state_[i].output];
+  const int from = home_[static_cast<size_t>(out)], to = home_[static_cast<size_t>(in)];
+  const plugins::Device& src = *devices_[static_cast<size_t>(from)];
+  const plugins::Device& dst = *devices_[static_cast<size_t>(to)];
+  const Location s = where(out, from), t = where(in, to);
+  const uint64_t bytes = graph_.value(in).byte_size();
+  if (src.plugin_name() == dst.plugin_name()) {
+    dst.copy_device_to_device(*t.buffer, t.offset, *s.buffer, s.offset, bytes);
+  } else {
+    std::vector<std::byte> staging(bytes);
+    src.copy_to_host(staging, *s.buffer, s.offset);
+    dst.copy_to_device(*t.buffer, t.offset, staging);
+  }
+  dst.synchronize();
+}
+
 std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs) {
   return run_steps(inputs, nullptr);
 }
@@ -300,7 +406,10 @@ std::vector<HostTensor> Executor::run_steps(std::span<const HostTensor> inputs,
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - run_start)
         .count();
   };
-  const auto graph_inputs = graph_.inputs();
+  // The data inputs: every graph input but the state.
+  std::vector<ValueId> graph_inputs;
+  for (size_t i = 0; i < graph_.inputs().size(); ++i)
+    if (!is_state_input_[i]) graph_inputs.push_back(graph_.inputs()[i]);
   if (inputs.size() != graph_inputs.size())
     throw std::invalid_argument("graph '" + graph_.name + "' takes " +
                                 std::to_string(graph_inputs.size()) + " inputs, got " +
@@ -361,9 +470,13 @@ std::vector<HostTensor> Executor::run_steps(std::span<const HostTensor> inputs,
     }
   }
   for (size_t d = 0; d < devices_.size(); ++d) settle(static_cast<int>(d));
+  for (size_t i = 0; i < state_.size(); ++i)
+    if (state_copy_back_[i]) copy_state_back(i);
   stats_.last_run_copy_us = copy_us;
   std::vector<HostTensor> outputs;
-  for (ValueId v : graph_.outputs()) {
+  for (size_t oi = 0; oi < graph_.outputs().size(); ++oi) {
+    if (is_state_output_[oi]) continue;
+    const ValueId v = graph_.outputs()[oi];
     const Value& val = graph_.value(v);
     HostTensor t{val.name, val.type, std::vector<std::byte>(val.byte_size())};
     int d = home_[static_cast<size_t>(v)];

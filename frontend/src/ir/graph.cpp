@@ -29,7 +29,7 @@ ValueId Graph::add_constant(std::string name, TensorType type, ConstantData byte
 NodeId Graph::add_node(std::string name, OpType op, std::vector<ValueId> inputs,
                        std::vector<TensorType> output_types, AttrMap attrs) {
   const auto id = static_cast<NodeId>(nodes_.size());
-  Node n{std::move(name), op, std::move(inputs), {}, std::move(attrs), {}};
+  Node n{std::move(name), op, std::move(inputs), {}, std::move(attrs), {}, {}};
   for (size_t i = 0; i < output_types.size(); ++i) {
     std::string vname = output_types.size() == 1 ? n.name : n.name + ":" + std::to_string(i);
     values_.push_back(Value{std::move(vname), std::move(output_types[i]), id, nullptr});

@@ -72,6 +72,30 @@ constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kResize, "Resize", A::kFollow},
     {OpType::kWhere, "Where", A::kFollow},
     {OpType::kEqual, "Equal", A::kFollow},
+    // Training ops. A backward node's intent follows its forward node
+    // (docs/PLANNER.md, "Training"); these classes apply when one is
+    // planned on its own. Norms, Softmax and the loss stay black as their
+    // forward ops; the weight gradient of a convolution is white as the
+    // convolution; the optimizer updates are black (and f32 at every level).
+    {OpType::kReluGrad, "ReluGrad", A::kFollow},
+    {OpType::kSigmoidGrad, "SigmoidGrad", A::kFollow},
+    {OpType::kTanhGrad, "TanhGrad", A::kFollow},
+    {OpType::kGeluGrad, "GeluGrad", A::kFollow},
+    {OpType::kClipGrad, "ClipGrad", A::kFollow},
+    {OpType::kSoftmaxGrad, "SoftmaxGrad", A::kBlack},
+    {OpType::kLayerNormGrad, "LayerNormGrad", A::kBlack},
+    {OpType::kBatchNormTraining, "BatchNormTraining", A::kBlack},
+    {OpType::kBatchNormGrad, "BatchNormGrad", A::kBlack},
+    {OpType::kConv2dGradWeight, "Conv2dGradWeight", A::kWhite},
+    {OpType::kMaxPoolGrad, "MaxPoolGrad", A::kFollow},
+    {OpType::kAveragePoolGrad, "AveragePoolGrad", A::kFollow},
+    {OpType::kSliceGrad, "SliceGrad", A::kFollow},
+    {OpType::kGatherGrad, "GatherGrad", A::kFollow},
+    {OpType::kDropoutTraining, "DropoutTraining", A::kFollow},
+    {OpType::kSoftmaxCrossEntropy, "SoftmaxCrossEntropy", A::kBlack},
+    {OpType::kSoftmaxCrossEntropyGrad, "SoftmaxCrossEntropyGrad", A::kBlack},
+    {OpType::kSgdUpdate, "SgdUpdate", A::kBlack},
+    {OpType::kAdamUpdate, "AdamUpdate", A::kBlack},
 }};
 
 constexpr bool schemas_in_enum_order() {

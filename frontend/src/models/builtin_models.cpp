@@ -96,16 +96,41 @@ Graph make_encoder() {
   return std::move(b).build();
 }
 
+// The 8x8 handwritten digits (builtin:digits) classifier `ampx train`
+// trains: the MindSpore tutorial CNN's shape at this size, two conv blocks
+// (conv, BatchNorm, ReLU, 2x2 max pool) and two dense layers.
+Graph make_digits_cnn() {
+  GraphBuilder b("digits-cnn", 0xd161);
+  ValueId x = b.input("input", DType::kF32, {32, 1, 8, 8});
+  const AttrMap pool{{"kernel_shape", std::vector<int64_t>{2, 2}},
+                     {"strides", std::vector<int64_t>{2, 2}}};
+  x = b.conv2d("conv1", x, 16, 3, 1, 1);
+  x = b.batch_norm("bn1", x);
+  x = b.unary(OpType::kRelu, "relu1", x);
+  x = b.add(OpType::kMaxPool, "pool1", {x}, pool);  // 4x4
+  x = b.conv2d("conv2", x, 32, 3, 1, 1);
+  x = b.batch_norm("bn2", x);
+  x = b.unary(OpType::kRelu, "relu2", x);
+  x = b.add(OpType::kMaxPool, "pool2", {x}, pool);  // 2x2
+  x = b.add(OpType::kFlatten, "flatten", {x}, {{"axis", int64_t{1}}});
+  x = b.dense("fc1", x, 64);
+  x = b.unary(OpType::kRelu, "relu3", x);
+  x = b.dense("fc2", x, 10);
+  b.output(x);
+  return std::move(b).build();
+}
+
 }  // namespace
 
 std::vector<std::string_view> builtin_model_names() {
-  return {"cnn", "mlp", "encoder"};
+  return {"cnn", "mlp", "encoder", "digits-cnn"};
 }
 
 Graph make_builtin_model(std::string_view name) {
   if (name == "cnn") return make_cnn();
   if (name == "mlp") return make_mlp();
   if (name == "encoder") return make_encoder();
+  if (name == "digits-cnn") return make_digits_cnn();
   std::string known;
   for (auto n : builtin_model_names()) known += (known.empty() ? "" : ", ") + std::string(n);
   throw std::invalid_argument("unknown built-in model '" + std::string(name) +

@@ -51,7 +51,8 @@ TuneResult Session::tune(const Graph& graph, const AmpPolicy& policy, TuneOption
   return tune_plan(graph, graph.name, policy, *selection_, selection_->pins(pins), options);
 }
 
-CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion) const {
+CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion,
+                               std::span<const StateBinding> state) const {
   if (plan.graph.num_nodes() == 0 && plan.nodes.size() > 0)
     throw std::invalid_argument(
         "Session::compile: the plan was made without its graph "
@@ -66,7 +67,7 @@ CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion)
     caps.push_back(owned.back().get());
   }
   auto fused = std::make_unique<FusedGraph>(fuse_placed(plan.graph, caps, fusion));
-  auto executor = std::make_unique<Executor>(fused->graph, devices);
+  auto executor = std::make_unique<Executor>(fused->graph, devices, state);
   return CompiledModel(std::move(fused), std::move(executor));
 }
 

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace ampx {
@@ -61,6 +62,8 @@ enum class IntentReason {
   kPromote,         // auto: widest input dtype
   kNotFloat,        // no floating-point data
   kExplicitCast,    // a Cast in the model: its target dtype is fixed
+  kFollowsForward,  // a backward node: what its forward node (Node::grad_of) intends
+  kMasterWeights,   // an optimizer update: f32 master weights at every level
 };
 // The policy step of the planner (docs/PLANNER.md, 1): what the level, the
 // lists and the overrides intend for each float node, in topological
@@ -87,6 +90,8 @@ class PolicyStep {
   bool custom_white_, custom_black_;
   OpSet white_{}, black_{};
   std::vector<bool> override_used_;
+  // Forward nodes' intents by name, for their backward nodes.
+  std::unordered_map<std::string, bool> want16_by_node_;
 };
 
 }  // namespace ampx

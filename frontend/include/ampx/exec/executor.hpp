@@ -37,17 +37,34 @@ struct ExecutorStats {
   double last_run_copy_us = 0;  // wall time of the last run's copies, synchronisation included
 };
 
+// State that lives on the device between runs (training: master weights,
+// optimizer moments, running statistics): graph input `input` holds it, and
+// graph output `output` is its new value, which becomes the input's content
+// for the next run. Indices into Graph::inputs() and Graph::outputs().
+struct StateBinding {
+  size_t input = 0;
+  size_t output = 0;
+};
+
 class Executor {
  public:
   // Every node on `device` (Node::device is ignored).
-  Executor(const Graph& graph, const plugins::Device& device);
+  Executor(const Graph& graph, const plugins::Device& device,
+           std::span<const StateBinding> state = {});
   // Node::device indexes `devices` (a plan's device list, resolved).
-  Executor(const Graph& graph, std::span<const plugins::Device* const> devices);
+  Executor(const Graph& graph, std::span<const plugins::Device* const> devices,
+           std::span<const StateBinding> state = {});
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
   // Inputs in graph-input order, types exactly as declared. Outputs in
-  // graph-output order, named after the graph's output values.
+  // graph-output order, named after the graph's output values. State
+  // inputs and outputs are left out of both: they stay on the device, each
+  // state input in one buffer of its own on the device that reads it first.
+  // A state output produced in place (an optimizer update writing the
+  // buffer of its own state input, after every other reader of it has run)
+  // costs nothing; any other is copied into its input's buffer at the end
+  // of the run.
   std::vector<HostTensor> run(std::span<const HostTensor> inputs);
   // The same run, profiled: every kernel and copy runs to completion before
   // the next and is timed (on the device where its plugin can, else on the
@@ -55,6 +72,14 @@ class Executor {
   // for this.
   std::vector<HostTensor> run(std::span<const HostTensor> inputs, RunProfile& profile);
   const ExecutorStats& stats() const { return stats_; }
+
+  // State binding i's current value: written before the first run (state
+  // starts as zeros), read back for checkpoints and exports.
+  void write_state(size_t i, std::span<const std::byte> bytes);
+  HostTensor read_state(size_t i) const;
+  std::span<const StateBinding> state() const { return state_; }
+  // How many state outputs are updated in place (the rest are copied).
+  int state_in_place() const { return state_in_place_; }
 
  private:
   struct Step {
@@ -77,6 +102,7 @@ class Executor {
   // What a profile says of step s (name, op, devices, dtype, shapes).
   StepTiming describe(const Step& s) const;
   Location where(ValueId v, int d) const;
+  void copy_state_back(size_t binding);
   ampx_buffer_view view(ValueId v, int d) const;
   void copy_value(ValueId v, int from, int to, std::vector<std::byte>& staging) const;
 
@@ -90,6 +116,12 @@ class Executor {
   std::vector<Step> steps_;
   std::vector<StepTiming> step_info_;  // per step, for profiles
   ExecutorStats stats_;
+  std::vector<StateBinding> state_;
+  std::vector<bool> is_state_input_, is_state_output_;  // per graph input / output
+  // Per binding: copy the output into the input's buffer after a run.
+  std::vector<bool> state_copy_back_;
+  int state_in_place_ = 0;
+  std::vector<ValueId> alias_of_;  // per value: the state input whose buffer it is written in
 };
 
 }  // namespace ampx

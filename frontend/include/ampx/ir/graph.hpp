@@ -59,6 +59,10 @@ struct Node {
   // fused pattern ("ReduceMean+Sub+Pow+..."). Empty for builder graphs and
   // for ONNX ops that map one to one. Shown in plans and reports.
   std::string origin;
+  // A backward node (frontend/train): the name of the forward node it
+  // differentiates. The planner gives it that node's intended precision
+  // (docs/PLANNER.md, "Training"). Empty for forward nodes.
+  std::string grad_of;
   // Placement: the index of the device the node runs on, into the device
   // list of the plan that produced the graph (AmpPlan::devices). 0 for
   // single-device plans and for graphs no planner has seen.

@@ -62,8 +62,29 @@ enum class OpType {
   kResize,
   kWhere,
   kEqual,
+  // Training ops (docs/OPS.md, "Training ops"): backward kernels, the loss,
+  // the optimizer updates.
+  kReluGrad,
+  kSigmoidGrad,
+  kTanhGrad,
+  kGeluGrad,
+  kClipGrad,
+  kSoftmaxGrad,
+  kLayerNormGrad,
+  kBatchNormTraining,
+  kBatchNormGrad,
+  kConv2dGradWeight,
+  kMaxPoolGrad,
+  kAveragePoolGrad,
+  kSliceGrad,
+  kGatherGrad,
+  kDropoutTraining,
+  kSoftmaxCrossEntropy,
+  kSoftmaxCrossEntropyGrad,
+  kSgdUpdate,
+  kAdamUpdate,
 };
-inline constexpr int kOpTypeCount = static_cast<int>(OpType::kEqual) + 1;
+inline constexpr int kOpTypeCount = static_cast<int>(OpType::kAdamUpdate) + 1;
 
 // How MindSpore 2.x's `auto` level treats an op (docs/PLANNER.md).
 enum class AutoClass {
@@ -88,5 +109,18 @@ std::span<const OpSchema> all_op_schemas();
 // opset::is_data_movement() of the op's name (the one definition),
 // looked up in a table built once: the planner asks it for every node.
 bool is_data_movement(OpType op);
+// The optimizer updates: they read and write the f32 master weights and
+// optimizer state, and run in f32 at every amp level.
+inline bool is_optimizer_update(OpType op) {
+  return op == OpType::kSgdUpdate || op == OpType::kAdamUpdate;
+}
+// The input whose buffer an update's output may be written in (docs/OPS.md,
+// "In place"): W -> W', M -> M', V -> V'. -1 for other ops and outputs.
+inline int in_place_input(OpType op, size_t output) {
+  if (op == OpType::kSgdUpdate) return output == 0 ? 0 : output == 1 ? 3 : -1;
+  if (op == OpType::kAdamUpdate)
+    return output == 0 ? 0 : output <= 2 ? static_cast<int>(output) + 1 : -1;
+  return -1;
+}
 
 }  // namespace ampx

@@ -59,6 +59,9 @@ class CompiledModel {
   }
   const ExecutorStats& stats() const { return executor_->stats(); }
   const FusedGraph& fused() const { return *fused_; }
+  // The executor itself: its device-resident state (training), profiles.
+  Executor& executor() { return *executor_; }
+  const Executor& executor() const { return *executor_; }
 
  private:
   friend class Session;
@@ -89,8 +92,11 @@ class Session {
   // the session's database).
   TuneResult tune(const Graph& graph, const AmpPolicy& policy, TuneOptions options = {},
                   std::span<const std::pair<std::string, std::string>> pins = {});
-  // Fusion (never across devices) and an executor over the plan's devices.
-  CompiledModel compile(const AmpPlan& plan, const FusionOptions& fusion = {}) const;
+  // Fusion (never across devices) and an executor over the plan's devices;
+  // `state`: the graph inputs and outputs that stay on the device between
+  // runs (a training step's weights, see exec/executor.hpp).
+  CompiledModel compile(const AmpPlan& plan, const FusionOptions& fusion = {},
+                        std::span<const StateBinding> state = {}) const;
 
  private:
   SessionOptions options_;

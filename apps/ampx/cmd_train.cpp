@@ -1,0 +1,253 @@
+// `ampx train`: a model trained on .npy data or builtin:digits through the
+// same planner and plugins as inference, with checkpoints and resume
+// (docs/TRAINING.md).
+#include "commands.hpp"
+#include "progress_bar.hpp"
+
+#include <ampx/onnx/onnx_export.hpp>
+#include <ampx/session/session.hpp>
+#include <ampx/train/checkpoint.hpp>
+#include <ampx/train/datasets.hpp>
+#include <ampx/train/trainer.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <iostream>
+
+namespace ampx::cli {
+namespace {
+
+struct TrainOptions {
+  std::string model;
+  std::string data;
+  std::string eval;
+  int epochs = 10;
+  int64_t batch = 32;
+  std::string optimizer = "sgd";
+  double lr = 0.01;
+  double momentum = 0.0;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+  std::string loss = "cross-entropy";
+  std::vector<std::string> freeze;
+  std::string device;
+  PolicyOptions policy;
+  uint64_t seed = 0;
+  std::string checkpoint;
+  int keep = 3;
+  bool resume = false;
+  std::string export_path;
+  ModelArgs model_args;
+  Format format = Format::kText;
+};
+
+// What a resumed run must share with the run that wrote the checkpoint.
+std::string options_json(const TrainOptions& o, const train::TrainerOptions& t) {
+  const auto& op = t.graph.optimizer;
+  return nlohmann::json{{"optimizer", train::optimizer_name(op.kind)},
+                        {"lr", op.lr},
+                        {"momentum", op.momentum},
+                        {"nesterov", op.nesterov},
+                        {"weight_decay", op.weight_decay},
+                        {"batch", t.batch},
+                        {"loss", o.loss},
+                        {"amp", o.policy.amp},
+                        {"dtype", o.policy.dtype},
+                        {"freeze", o.freeze}}
+      .dump();
+}
+
+int run_train(const GlobalOptions& global, TrainOptions o) {
+  train::TrainerOptions t;
+  t.graph.optimizer.kind = train::parse_optimizer(o.optimizer);
+  t.graph.optimizer.lr = o.lr;
+  t.graph.optimizer.momentum = o.momentum;
+  t.graph.optimizer.nesterov = o.nesterov;
+  t.graph.optimizer.weight_decay = o.weight_decay;
+  try {
+    t.graph.optimizer.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  t.graph.loss = o.loss == "mse" ? train::LossKind::kMse : train::LossKind::kCrossEntropy;
+  t.graph.freeze = o.freeze;
+  t.batch = o.batch;
+  t.seed = o.seed;
+  t.policy = o.policy.to_policy();
+  t.capability_blind = o.policy.capability_blind;
+  if (o.resume && o.checkpoint.empty()) throw UsageError("--resume needs --checkpoint DIR");
+
+  SessionOptions so;
+  so.devices = o.device;
+  so.excluded_plugins = global.excluded_plugins;
+  for (const auto& d : global.plugin_dirs) so.plugin_dirs.emplace_back(d);
+  so.use_costs = !o.policy.no_cost;
+  so.use_tuned = false;
+  so.db_path = db_option(o.policy.db);
+  so.threads = global.threads;
+  so.trust_plugins = global.trust_plugins;
+  Session session(so);
+  const Graph forward = session.load(o.model, o.model_args.to_options());
+
+  train::Dataset data = train::load_dataset(o.data);
+  std::optional<train::Dataset> eval;
+  if (!o.eval.empty())
+    eval = train::load_dataset(o.eval, true);
+  else if (o.data == "builtin:digits")
+    eval = train::load_dataset(o.data, true);
+  const Shape& pred = forward.value(forward.outputs()[0]).type.shape;
+  const int64_t classes =
+      t.graph.loss == train::LossKind::kCrossEntropy && pred.size() == 2 ? pred[1] : 0;
+  auto check_data = [&](const train::Dataset& d, const std::string& what) {
+    train::check_dataset(d, what, classes);
+    const Shape& want = forward.value(forward.inputs()[0]).type.shape;
+    Shape got = d.inputs.type.shape;
+    if (got.size() != want.size() || !std::equal(got.begin() + 1, got.end(), want.begin() + 1))
+      throw UsageError(what + ": samples of shape " + shape_str(Shape(got.begin() + 1, got.end())) +
+                       " do not fit the model's input " +
+                       shape_str(Shape(want.begin() + 1, want.end())));
+  };
+  check_data(data, o.data);
+  if (eval) check_data(*eval, o.eval.empty() ? o.data + " (test split)" : o.eval);
+
+  train::Trainer trainer(session, forward, t);
+  const std::string fingerprint = train::model_fingerprint(forward);
+  const std::string opts = options_json(o, t);
+  if (o.resume) {
+    if (const auto latest = train::latest_checkpoint(o.checkpoint)) {
+      train::Checkpoint c = train::read_checkpoint(*latest);
+      if (c.model != fingerprint)
+        throw std::runtime_error(latest->string() + ": the checkpoint is of another model");
+      if (c.options != opts)
+        throw std::runtime_error(latest->string() +
+                                 ": the checkpoint was written with other options (" + c.options +
+                                 ")");
+      if (c.seed != o.seed)
+        throw std::runtime_error(latest->string() + ": the checkpoint was written with --seed " +
+                                 std::to_string(c.seed));
+      try {
+        trainer.set_state(c.state);
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(latest->string() + ": " + e.what());
+      }
+      trainer.set_progress(c.epoch, c.step);
+      spdlog::info("resumed from {} (epoch {}, step {})", latest->string(), c.epoch, c.step);
+    } else {
+      spdlog::info("--resume: no checkpoint in {} yet, starting afresh", o.checkpoint);
+    }
+  }
+  const AmpPlan& plan = trainer.plan();
+  if (o.format == Format::kText) {
+    std::cout << fmt::format(
+        "training {} on {}: {} weights ({} parameters), amp {} {}, {} of {} nodes 16-bit, {} {}\n",
+        forward.name, fmt::join(plan.devices, ","), trainer.training_graph().trainable,
+        trainer.training_graph().parameters, o.policy.amp, o.policy.dtype,
+        plan.summary.effective_16bit, plan.nodes.size(), o.optimizer, fmt::format("lr {}", o.lr));
+  }
+  for (int e = trainer.epoch(); e < o.epochs; ++e) {
+    ProgressBar bar(fmt::format("epoch {}/{}", e + 1, o.epochs));
+    const train::EpochResult r = trainer.train_epoch(data, [&](int64_t done, int64_t total,
+                                                               double loss) {
+      bar.update(static_cast<int>(done), static_cast<int>(total), fmt::format("loss {:.4f}", loss));
+    });
+    bar.finish(fmt::format("loss {:.4f}", r.loss));
+    std::optional<train::Evaluation> ev;
+    if (eval) ev = trainer.evaluate(*eval);
+    std::string saved;
+    if (!o.checkpoint.empty()) {
+      train::Checkpoint c{trainer.state(), trainer.epoch(), trainer.step(),
+                          o.seed,          fingerprint,     opts};
+      saved = train::save_checkpoint(o.checkpoint, c, o.keep).string();
+    }
+    if (o.format == Format::kJson) {
+      nlohmann::json j{{"schema", "ampx.train/1"}, {"event", "epoch"},
+                       {"epoch", r.epoch},         {"epochs", o.epochs},
+                       {"steps", r.steps},         {"train_loss", r.loss},
+                       {"step_ms", r.step_ms},     {"samples_per_s", r.samples_per_s}};
+      if (ev) {
+        j["eval_loss"] = ev->loss;
+        if (classes > 0) j["eval_accuracy"] = ev->accuracy;
+      }
+      if (!saved.empty()) j["checkpoint"] = saved;
+      std::cout << j.dump() << std::endl;
+    } else {
+      std::string line = fmt::format("epoch {}/{}: train loss {:.4f}", r.epoch, o.epochs, r.loss);
+      if (ev) {
+        line += fmt::format(", eval loss {:.4f}", ev->loss);
+        if (classes > 0) line += fmt::format(", accuracy {:.2f} %", 100.0 * ev->accuracy);
+      }
+      line += fmt::format(", step {:.2f} ms, {:.0f} samples/s", r.step_ms, r.samples_per_s);
+      std::cout << line << std::endl;
+    }
+  }
+  if (!o.export_path.empty()) {
+    onnx_io::ExportOptions eo;
+    eo.doc = "trained by ampx train (" + std::to_string(trainer.epoch()) + " epochs)";
+    onnx_io::write_onnx(trainer.trained_model(), o.export_path, eo);
+    if (o.format == Format::kText) std::cout << "wrote " << o.export_path << "\n";
+  }
+  if (o.format == Format::kJson) {
+    nlohmann::json j{{"schema", "ampx.train/1"},   {"event", "done"},
+                     {"model", forward.name},      {"devices", plan.devices},
+                     {"amp", o.policy.amp},        {"dtype", o.policy.dtype},
+                     {"nodes", plan.nodes.size()}, {"nodes_16bit", plan.summary.effective_16bit},
+                     {"epochs", trainer.epoch()},  {"steps", trainer.step()}};
+    if (!o.export_path.empty()) j["exported"] = o.export_path;
+    std::cout << j.dump() << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_train_command(CLI::App& app, const GlobalOptions& global) {
+  auto o = std::make_shared<TrainOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "train",
+      "train a model with AMP: autodiff, f32 master weights, checkpoints (docs/TRAINING.md)");
+  cmd->add_option("MODEL", o->model, "builtin:NAME or an .onnx file")->required()->check(kNonEmpty);
+  cmd->add_option("--data", o->data,
+                  "training data: builtin:digits, a directory with inputs.npy and labels.npy, or "
+                  "INPUTS.npy,LABELS.npy")
+      ->required()
+      ->check(kNonEmpty);
+  cmd->add_option("--eval", o->eval, "evaluation data, as --data (builtin:digits: its test split)");
+  cmd->add_option("--epochs", o->epochs, "epochs in all (a resumed run continues to it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--batch", o->batch, "samples per step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--optimizer", o->optimizer, "sgd, adam or adamw")
+      ->capture_default_str()
+      ->check(one_of({"sgd", "adam", "adamw"}));
+  cmd->add_option("--lr", o->lr, "learning rate (> 0)")->capture_default_str();
+  cmd->add_option("--momentum", o->momentum, "SGD momentum in [0, 1)")->capture_default_str();
+  cmd->add_flag("--nesterov", o->nesterov, "SGD with Nesterov momentum");
+  cmd->add_option("--weight-decay", o->weight_decay, "L2 (sgd, adam) or decoupled (adamw)")
+      ->capture_default_str();
+  cmd->add_option("--loss", o->loss, "cross-entropy (labels i64) or mse")
+      ->capture_default_str()
+      ->check(one_of({"cross-entropy", "mse"}));
+  cmd->add_option("--freeze", o->freeze, "weight name or prefix* not to train (repeatable)")
+      ->take_all();
+  cmd->add_option("--device", o->device,
+                  "device list or auto (default: AMPX_DEVICES, else cpu_ref:0)");
+  cmd->add_option("--seed", o->seed, "data order and dropout masks")->capture_default_str();
+  cmd->add_option("--checkpoint", o->checkpoint, "directory: a checkpoint after every epoch")
+      ->check(kNonEmpty);
+  cmd->add_option("--keep", o->keep, "checkpoints kept")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--resume", o->resume, "continue from the newest checkpoint in --checkpoint");
+  cmd->add_option("--export", o->export_path, "write the trained model as ONNX")->check(kNonEmpty);
+  o->policy.add_to(*cmd);
+  o->model_args.add_to(*cmd);
+  add_format_option(*cmd, o->format);
+  return [&global, o] { return run_train(global, *o); };
+}
+
+}  // namespace ampx::cli

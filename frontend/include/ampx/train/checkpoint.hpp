@@ -1,0 +1,48 @@
+// Training checkpoints (docs/TRAINING.md, "Checkpoints"): the f32 master
+// weights, running statistics and optimizer state, the epoch and step, the
+// seed (which fixes the data order and dropout masks of every later step),
+// and the options the run was planned with. The file is safetensors'
+// layout, readable with NumPy alone: an 8-byte little-endian header length,
+// a JSON header (per tensor: dtype, shape, data_offsets; "__metadata__":
+// strings), then the raw little-endian tensors. Written atomically (a
+// temporary file, fsync, rename); the last `keep` are kept.
+#pragma once
+
+#include <ampx/exec/host_tensor.hpp>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ampx::train {
+
+inline constexpr const char* kCheckpointFormat = "ampx.checkpoint/1";
+
+struct Checkpoint {
+  std::vector<HostTensor> state;  // in the training step's state order
+  int epoch = 0;                  // epochs finished
+  int64_t step = 0;               // steps finished
+  uint64_t seed = 0;
+  std::string model;  // model_fingerprint() of the forward graph
+  // The run's options as JSON text (optimizer, amp level, batch, ...):
+  // a resume must use the same ones.
+  std::string options;
+};
+
+// Names, dtypes and shapes of the forward graph's inputs, outputs and
+// constants, hashed: a checkpoint from another model does not match.
+std::string model_fingerprint(const Graph& forward);
+
+// "<dir>/epoch-0003.ampxckpt"; creates `dir`; removes all but the `keep`
+// newest (keep >= 1). Returns the file written.
+std::filesystem::path save_checkpoint(const std::filesystem::path& dir, const Checkpoint& c,
+                                      int keep = 3);
+void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c);
+// Throws std::runtime_error "FILE: <what is wrong>" for a truncated,
+// corrupt or foreign file.
+Checkpoint read_checkpoint(const std::filesystem::path& file);
+// The newest checkpoint in `dir`; nullopt when there is none.
+std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& dir);
+
+}  // namespace ampx::train

@@ -1,0 +1,110 @@
+// The C++ side of `ampx train` (docs/TRAINING.md): a model, a Session's
+// devices and an amp policy in; epochs of shuffled mini-batches through one
+// compiled training step, evaluation, and the trained model out.
+//
+//   ampx::Session session({.devices = "onednn:0"});
+//   ampx::train::Trainer trainer(session, session.load("builtin:digits-cnn"), options);
+//   for (int e = 0; e < 10; ++e) {
+//     auto r = trainer.train_epoch(train_set);
+//     auto ev = trainer.evaluate(test_set);
+//   }
+//   ampx::Graph trained = trainer.trained_model();
+#pragma once
+
+#include <ampx/amp/planner.hpp>
+#include <ampx/session/session.hpp>
+#include <ampx/train/training_graph.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+
+namespace ampx::train {
+
+// Samples in rows: inputs [N, ...] (f32), labels [N] (i64; MSE: f32 [N, ...]).
+struct Dataset {
+  HostTensor inputs;
+  HostTensor labels;
+  int64_t size() const { return inputs.type.shape.empty() ? 0 : inputs.type.shape[0]; }
+};
+
+struct TrainerOptions {
+  TrainingGraphOptions graph;
+  AmpPolicy policy;
+  int64_t batch = 32;
+  uint64_t seed = 0;  // data order and dropout masks
+  // Plan as a policy-string framework would (PlanOptions::capability_blind):
+  // cpu_ref's emulated 16-bit then really rounds to 16-bit on any machine.
+  bool capability_blind = false;
+};
+
+struct EpochResult {
+  int epoch = 0;  // counted from 1
+  int64_t steps = 0;
+  double loss = 0;     // mean over the epoch's samples
+  double step_ms = 0;  // mean wall time of a step (the run of the compiled step)
+  double samples_per_s = 0;
+};
+
+struct Evaluation {
+  double loss = 0;
+  double accuracy = 0;  // cross entropy only: arg max against the label
+  int64_t samples = 0;
+};
+
+class Trainer {
+ public:
+  // `forward`: weights as constants, first output the prediction. Throws
+  // std::invalid_argument for bad options, GraphError for a model autodiff
+  // cannot differentiate.
+  Trainer(Session& session, Graph forward, TrainerOptions options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // One epoch: `data` in an order shuffled by (seed, epoch), batches of
+  // `batch` and a last partial batch. `progress(done, total, running_loss)`
+  // after every step.
+  EpochResult train_epoch(const Dataset& data,
+                          const std::function<void(int64_t, int64_t, double)>& progress = {});
+  // The loss and accuracy of the current weights in inference mode.
+  Evaluation evaluate(const Dataset& data);
+
+  // Every state tensor (weights, running statistics, optimizer moments),
+  // named as in TrainingGraph::state.
+  std::vector<HostTensor> state() const;
+  void set_state(const std::vector<HostTensor>& state);
+  // Progress counters, kept in checkpoints.
+  int epoch() const { return epoch_; }
+  int64_t step() const { return step_; }
+  void set_progress(int epoch, int64_t step) {
+    epoch_ = epoch;
+    step_ = step;
+  }
+  // The forward model with the trained weights and statistics.
+  Graph trained_model() const;
+  // The plan of the full-batch step: every node's intended and effective
+  // precision, device and reason, backward and updates included.
+  const AmpPlan& plan() const;
+  const TrainingGraph& training_graph() const;
+  const TrainerOptions& options() const { return options_; }
+
+ private:
+  struct Program;
+  Program& program(int64_t batch);  // compiled on first use; holds the state while active
+  Program& activate(int64_t batch);
+  Session& session_;
+  Graph forward_;
+  TrainerOptions options_;
+  std::map<int64_t, std::unique_ptr<Program>> programs_;
+  Program* active_ = nullptr;
+  int epoch_ = 0;
+  int64_t step_ = 0;
+};
+
+// Dataset checks shared by the CLI and the Trainer: matching counts, labels
+// in [0, classes), no NaN or infinity in the inputs; throws
+// std::invalid_argument naming `what` and the first bad row.
+void check_dataset(const Dataset& data, const std::string& what, int64_t classes);
+
+}  // namespace ampx::train

@@ -1,0 +1,92 @@
+// The training step as one graph: forward (BatchNorm and Dropout in
+// training mode), loss, backward (autodiff) and the optimizer updates on
+// f32 master weights. Weights, optimizer moments and running statistics
+// are state (exec/executor.hpp, StateBinding): graph inputs that the
+// executor keeps on the device, and graph outputs that replace them.
+#pragma once
+
+#include <ampx/exec/executor.hpp>
+#include <ampx/exec/host_tensor.hpp>
+#include <ampx/ir/graph.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ampx::train {
+
+enum class OptimizerKind { kSgd, kAdam, kAdamW };
+// "sgd", "adam", "adamw"; parse throws std::invalid_argument naming the text.
+std::string_view optimizer_name(OptimizerKind kind);
+OptimizerKind parse_optimizer(std::string_view text);
+
+struct OptimizerOptions {
+  OptimizerKind kind = OptimizerKind::kSgd;
+  double lr = 0.01;                                   // > 0
+  double momentum = 0.0;                              // SGD, in [0, 1)
+  bool nesterov = false;                              // SGD, needs momentum > 0
+  double weight_decay = 0.0;                          // >= 0; Adam: L2, AdamW: decoupled
+  double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;  // Adam, AdamW
+  // Throws std::invalid_argument naming the bad option.
+  void validate() const;
+};
+
+enum class LossKind { kCrossEntropy, kMse };
+
+struct TrainingGraphOptions {
+  OptimizerOptions optimizer;
+  LossKind loss = LossKind::kCrossEntropy;
+  // Weights not trained: node-override-style patterns (a value name, or a
+  // prefix ending in '*').
+  std::vector<std::string> freeze;
+  double dropout_ratio_default = 0.5;  // a Dropout without a ratio
+};
+
+enum class StateRole { kWeight, kRunningMean, kRunningVar, kMomentum, kAdamM, kAdamV };
+std::string_view state_role_name(StateRole role);  // "weight", "running_mean", ...
+
+struct StateEntry {
+  std::string name;  // the weight's name; "<weight>/momentum" etc. for optimizer state
+  StateRole role;
+  StateBinding binding;  // into TrainingGraph::step's inputs and outputs
+  HostTensor initial;    // the model's value, or zeros
+};
+
+struct TrainingGraph {
+  // Inputs, in order: the model's inputs, "labels" (i64 [N] for cross
+  // entropy, the prediction's type for MSE), "hyper" (f32, the optimizer's
+  // per-step scalars: docs/OPS.md), one "dropout_seed/<node>" (i64 [1]) per
+  // Dropout, then the state inputs. Outputs: "loss" (f32 []), the model's
+  // first output (the prediction), then the state outputs.
+  Graph step;
+  std::vector<StateEntry> state;
+  size_t data_inputs = 0;                  // inputs before the state
+  std::vector<std::string> dropout_nodes;  // one seed input each, in input order
+  int trainable = 0;                       // weights trained
+  int64_t parameters = 0;                  // their elements
+};
+
+// Builds the step for `forward` (weights as constants; its first output is
+// the prediction). The trainable weights are its float constants that are a
+// parameter of a node (a Conv2d/Gemm/MatMul/norm/PRelu operand, or any
+// operand with more than one element) and not frozen; a BatchNorm's mean
+// and variance become running statistics. Throws GraphError naming the
+// node when a trainable weight's path to the loss has no gradient rule,
+// and std::invalid_argument for bad options or a model with nothing to
+// train.
+TrainingGraph build_training_graph(const Graph& forward, const TrainingGraphOptions& options);
+
+// The hyper input of one step (t counts from 1): SGD lr, grad_scale, apply;
+// Adam lr, grad_scale, apply, 1 - beta1^t, 1 - beta2^t.
+HostTensor hyper_tensor(const OptimizerOptions& options, int64_t t, double grad_scale = 1.0,
+                        bool apply = true);
+
+// `forward` with its constants replaced by the same-named values of
+// `state` (weights and running statistics): the trained model.
+Graph with_state(const Graph& forward, const std::vector<HostTensor>& state);
+
+// `forward` rebuilt for a batch of `batch`: dimension 0 of every input
+// replaced and every type inferred again. Throws GraphError naming the node
+// when the graph fixes its batch size (a Reshape to a literal batch).
+Graph with_batch_size(const Graph& forward, int64_t batch);
+
+}  // namespace ampx::train

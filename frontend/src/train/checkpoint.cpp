@@ -1,0 +1,191 @@
+#include <ampx/fileio/atomic_write.hpp>
+#include <ampx/fileio/regular_file.hpp>
+#include <ampx/train/checkpoint.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <regex>
+
+namespace ampx::train {
+namespace {
+
+// safetensors' dtype names.
+const char* st_dtype(DType t) {
+  switch (t) {
+    case DType::kF32:
+      return "F32";
+    case DType::kF16:
+      return "F16";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kF64:
+      return "F64";
+    case DType::kI64:
+      return "I64";
+    case DType::kI32:
+      return "I32";
+    default:
+      throw std::invalid_argument("checkpoint: dtype " + std::string(dtype_name(t)) +
+                                  " cannot be stored");
+  }
+}
+
+std::optional<DType> from_st_dtype(const std::string& s) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64, DType::kI32})
+    if (s == st_dtype(t)) return t;
+  return std::nullopt;
+}
+
+uint64_t fnv1a(std::string_view s, uint64_t h = 0xcbf29ce484222325ull) {
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+const std::regex kFileName(R"(epoch-(\d{4,})\.ampxckpt)");
+
+}  // namespace
+
+std::string model_fingerprint(const Graph& g) {
+  std::string text = g.name + "|";
+  auto add = [&](ValueId v) {
+    const Value& val = g.value(v);
+    text +=
+        val.name + ":" + std::string(dtype_name(val.type.dtype)) + shape_str(val.type.shape) + ";";
+  };
+  for (ValueId v : g.inputs()) add(v);
+  text += "|";
+  for (ValueId v : g.outputs()) add(v);
+  text += "|";
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
+    if (g.value(v).is_constant()) add(v);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(text)));
+  return buf;
+}
+
+void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
+  nlohmann::ordered_json header;
+  header["__metadata__"] = {{"format", kCheckpointFormat},
+                            {"epoch", std::to_string(c.epoch)},
+                            {"step", std::to_string(c.step)},
+                            {"seed", std::to_string(c.seed)},
+                            {"model", c.model},
+                            {"options", c.options}};
+  uint64_t offset = 0;
+  for (const HostTensor& t : c.state) {
+    if (header.contains(t.name))
+      throw std::invalid_argument("checkpoint: tensor '" + t.name + "' twice");
+    header[t.name] = {{"dtype", st_dtype(t.type.dtype)},
+                      {"shape", t.type.shape},
+                      {"data_offsets", {offset, offset + t.data.size()}}};
+    offset += t.data.size();
+  }
+  std::string h = header.dump();
+  h.append((8 - h.size() % 8) % 8, ' ');  // safetensors pads the header with spaces
+  std::string out(8, '\0');
+  const uint64_t n = h.size();
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+  out += h;
+  out.reserve(out.size() + offset);
+  for (const HostTensor& t : c.state)
+    out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+  fileio::write_file_atomically(file, out);
+}
+
+Checkpoint read_checkpoint(const std::filesystem::path& file) {
+  const std::string bytes = fileio::read_regular_file(file);
+  auto bad = [&](const std::string& what) -> std::runtime_error {
+    return std::runtime_error(file.string() + ": " + what);
+  };
+  if (bytes.size() < 8) throw bad("truncated (no header)");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
+  if (n > bytes.size() - 8)
+    throw bad("truncated (the header says " + std::to_string(n) + " bytes)");
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.substr(8, n));
+  } catch (const nlohmann::json::exception&) {
+    throw bad("not a checkpoint (the header is not JSON)");
+  }
+  if (!header.is_object() || !header.contains("__metadata__") ||
+      !header["__metadata__"].is_object() ||
+      header["__metadata__"].value("format", "") != kCheckpointFormat)
+    throw bad(std::string("not an ampx checkpoint (expected format ") + kCheckpointFormat + ")");
+  const auto& meta = header["__metadata__"];
+  Checkpoint c;
+  try {
+    c.epoch = std::stoi(meta.at("epoch").get<std::string>());
+    c.step = std::stoll(meta.at("step").get<std::string>());
+    c.seed = std::stoull(meta.at("seed").get<std::string>());
+    c.model = meta.at("model").get<std::string>();
+    c.options = meta.at("options").get<std::string>();
+  } catch (const std::exception&) {
+    throw bad("the metadata is incomplete or malformed");
+  }
+  const uint64_t data_start = 8 + n, data_bytes = bytes.size() - data_start;
+  // Tensors in file order (by offset), as written.
+  std::vector<std::pair<uint64_t, HostTensor>> tensors;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") continue;
+    try {
+      const auto dtype = from_st_dtype(entry.at("dtype").get<std::string>());
+      if (!dtype) throw bad("tensor '" + name + "' has an unknown dtype");
+      const Shape shape = entry.at("shape").get<Shape>();
+      const auto offs = entry.at("data_offsets").get<std::vector<uint64_t>>();
+      uint64_t count = 1;
+      for (int64_t d : shape) {
+        if (d < 0 || (d > 0 && count > (uint64_t{1} << 40) / static_cast<uint64_t>(d)))
+          throw bad("tensor '" + name + "' has an invalid shape");
+        count *= static_cast<uint64_t>(d);
+      }
+      if (offs.size() != 2 || offs[0] > offs[1] || offs[1] > data_bytes ||
+          offs[1] - offs[0] != count * dtype_size(*dtype))
+        throw bad("tensor '" + name +
+                  "': its data lies outside the file or has the wrong size (truncated?)");
+      HostTensor t{name, {*dtype, shape}, std::vector<std::byte>(offs[1] - offs[0])};
+      std::memcpy(t.data.data(), bytes.data() + data_start + offs[0], t.data.size());
+      tensors.emplace_back(offs[0], std::move(t));
+    } catch (const std::runtime_error&) {
+      throw;
+    } catch (const std::exception&) {
+      throw bad("tensor '" + name + "' has a malformed entry");
+    }
+  }
+  std::stable_sort(tensors.begin(), tensors.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [off, t] : tensors) c.state.push_back(std::move(t));
+  return c;
+}
+
+std::filesystem::path save_checkpoint(const std::filesystem::path& dir, const Checkpoint& c,
+                                      int keep) {
+  std::filesystem::create_directories(dir);
+  char name[64];
+  std::snprintf(name, sizeof name, "epoch-%04d.ampxckpt", c.epoch);
+  const std::filesystem::path file = dir / name;
+  write_checkpoint(file, c);
+  std::vector<std::filesystem::path> all;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (std::regex_match(e.path().filename().string(), kFileName)) all.push_back(e.path());
+  std::sort(all.begin(), all.end());
+  for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 1)) < all.size(); ++i)
+    std::filesystem::remove(all[i]);
+  return file;
+}
+
+std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return std::nullopt;
+  std::optional<std::filesystem::path> best;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (std::regex_match(e.path().filename().string(), kFileName) && (!best || e.path() > *best))
+      best = e.path();
+  return best;
+}
+
+}  // namespace ampx::train

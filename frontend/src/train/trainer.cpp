@@ -1,0 +1,254 @@
+#include <ampx/train/trainer.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "shuffle.hpp"
+
+namespace ampx::train {
+
+struct Trainer::Program {
+  TrainingGraph tg;
+  AmpPlan plan;
+  std::optional<CompiledModel> compiled;
+};
+
+namespace {
+
+using detail::shuffled;
+using detail::splitmix64;
+
+// Rows `rows` of a row-major tensor.
+HostTensor gather_rows(const HostTensor& t, std::span<const int64_t> rows) {
+  const size_t row_bytes = t.data.size() / static_cast<size_t>(t.type.shape.at(0));
+  HostTensor out{t.name, t.type, std::vector<std::byte>(rows.size() * row_bytes)};
+  out.type.shape[0] = static_cast<int64_t>(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(out.data.data() + i * row_bytes,
+                t.data.data() + static_cast<size_t>(rows[i]) * row_bytes, row_bytes);
+  return out;
+}
+
+float scalar_of(const HostTensor& t) {
+  float v = 0;
+  std::memcpy(&v, t.data.data(), 4);
+  return v;
+}
+
+HostTensor i64_scalar_tensor(const std::string& name, uint64_t value) {
+  HostTensor t{name, {DType::kI64, {1}}, std::vector<std::byte>(8)};
+  std::memcpy(t.data.data(), &value, 8);
+  return t;
+}
+
+}  // namespace
+
+Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
+    : session_(session), forward_(std::move(forward)), options_(std::move(options)) {
+  if (options_.batch < 1) throw std::invalid_argument("batch size must be >= 1");
+  activate(options_.batch);
+}
+
+Trainer::~Trainer() = default;
+
+Trainer::Program& Trainer::program(int64_t batch) {
+  auto& slot = programs_[batch];
+  if (slot) return *slot;
+  auto p = std::make_unique<Program>();
+  p->tg = build_training_graph(with_batch_size(forward_, batch), options_.graph);
+  const auto t0 = std::chrono::steady_clock::now();
+  p->plan = session_.plan(p->tg.step, options_.policy,
+                          {.build_graph = true, .capability_blind = options_.capability_blind});
+  std::vector<StateBinding> bindings;
+  for (const StateEntry& e : p->tg.state) bindings.push_back(e.binding);
+  p->compiled.emplace(session_.compile(p->plan, {}, bindings));
+  spdlog::info(
+      "training step for batch {}: {} nodes ({} 16-bit), {} state tensors ({} in place), "
+      "planned and compiled in {:.0f} ms",
+      batch, p->plan.graph.num_nodes(), p->plan.summary.effective_16bit, p->tg.state.size(),
+      p->compiled->executor().state_in_place(),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  slot = std::move(p);
+  return *slot;
+}
+
+Trainer::Program& Trainer::activate(int64_t batch) {
+  if (active_ && active_ == programs_[batch].get()) return *active_;
+  Program& next = program(batch);
+  Executor& ex = next.compiled->executor();
+  if (active_) {
+    // The state moves with the active program (a last partial batch).
+    const std::vector<HostTensor> current = state();
+    for (size_t i = 0; i < current.size(); ++i) ex.write_state(i, current[i].data);
+  } else {
+    for (size_t i = 0; i < next.tg.state.size(); ++i)
+      ex.write_state(i, next.tg.state[i].initial.data);
+  }
+  active_ = &next;
+  return next;
+}
+
+EpochResult Trainer::train_epoch(const Dataset& data,
+                                 const std::function<void(int64_t, int64_t, double)>& progress) {
+  const int64_t n = data.size();
+  if (n == 0) throw std::invalid_argument("the training data is empty");
+  const std::vector<int64_t> order =
+      shuffled(n, splitmix64(options_.seed) ^ static_cast<uint64_t>(epoch_ + 1));
+  const int64_t b = options_.batch;
+  const int64_t steps = (n + b - 1) / b;
+  EpochResult r;
+  r.epoch = epoch_ + 1;
+  double loss_sum = 0, run_ms = 0;
+  for (int64_t k = 0; k < steps; ++k) {
+    const int64_t start = k * b, count = std::min(b, n - start);
+    Program& p = activate(count);
+    const std::span<const int64_t> rows(order.data() + start, static_cast<size_t>(count));
+    std::vector<HostTensor> in;
+    in.push_back(gather_rows(data.inputs, rows));
+    in.back().name = p.tg.step.value(p.tg.step.inputs()[0]).name;
+    in.push_back(gather_rows(data.labels, rows));
+    in.back().name = "labels";
+    in.push_back(hyper_tensor(options_.graph.optimizer, step_ + 1));
+    for (size_t d = 0; d < p.tg.dropout_nodes.size(); ++d)
+      in.push_back(i64_scalar_tensor(
+          "dropout_seed/" + p.tg.dropout_nodes[d],
+          splitmix64(options_.seed ^ splitmix64(static_cast<uint64_t>(step_) * 1024 + d))));
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<HostTensor> out = p.compiled->run(in);
+    run_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    loss_sum += static_cast<double>(scalar_of(out.at(0))) * static_cast<double>(count);
+    ++step_;
+    if (progress) progress(k + 1, steps, loss_sum / static_cast<double>(start + count));
+  }
+  ++epoch_;
+  r.steps = steps;
+  r.loss = loss_sum / static_cast<double>(n);
+  r.step_ms = run_ms / static_cast<double>(steps);
+  r.samples_per_s = run_ms > 0 ? static_cast<double>(n) / (run_ms / 1000.0) : 0.0;
+  return r;
+}
+
+Evaluation Trainer::evaluate(const Dataset& data) {
+  Evaluation ev;
+  const int64_t n = data.size();
+  if (n == 0) return ev;
+  const std::vector<HostTensor> current = state();
+  const bool ce = options_.graph.loss == LossKind::kCrossEntropy;
+  double loss = 0;
+  int64_t correct = 0;
+  std::map<int64_t, std::pair<AmpPlan, std::optional<CompiledModel>>> models;
+  std::vector<int64_t> all(static_cast<size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  for (int64_t start = 0; start < n; start += options_.batch) {
+    const int64_t count = std::min(options_.batch, n - start);
+    auto& [plan, model] = models[count];
+    if (!model) {
+      Graph g = with_state(with_batch_size(forward_, count), current);
+      plan = session_.plan(g, options_.policy,
+                           {.build_graph = true, .capability_blind = options_.capability_blind});
+      model.emplace(session_.compile(plan));
+    }
+    const std::span<const int64_t> rows(all.data() + start, static_cast<size_t>(count));
+    HostTensor x = gather_rows(data.inputs, rows);
+    x.name = forward_.value(forward_.inputs()[0]).name;
+    const std::vector<double> pred = to_doubles(model->run(std::span(&x, 1)).at(0));
+    const std::vector<double> labels = to_doubles(gather_rows(data.labels, rows));
+    if (ce) {
+      const auto classes = static_cast<int64_t>(pred.size()) / count;
+      for (int64_t r = 0; r < count; ++r) {
+        const double* row = pred.data() + r * classes;
+        const int64_t best = std::max_element(row, row + classes) - row;
+        const double m = row[best];
+        double s = 0;
+        for (int64_t c = 0; c < classes; ++c) s += std::exp(row[c] - m);
+        const auto label = static_cast<int64_t>(labels[static_cast<size_t>(r)]);
+        loss += -(row[label] - m - std::log(s));
+        correct += best == label ? 1 : 0;
+      }
+    } else {
+      for (size_t i = 0; i < pred.size(); ++i)
+        loss += (pred[i] - labels[i]) * (pred[i] - labels[i]) /
+                static_cast<double>(pred.size() / static_cast<size_t>(count));
+    }
+  }
+  ev.samples = n;
+  ev.loss = loss / static_cast<double>(n);
+  ev.accuracy = ce ? static_cast<double>(correct) / static_cast<double>(n) : 0.0;
+  return ev;
+}
+
+std::vector<HostTensor> Trainer::state() const {
+  std::vector<HostTensor> out;
+  const Executor& ex = active_->compiled->executor();
+  for (size_t i = 0; i < active_->tg.state.size(); ++i) {
+    HostTensor t = ex.read_state(i);
+    t.name = active_->tg.state[i].name;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void Trainer::set_state(const std::vector<HostTensor>& state) {
+  const auto& entries = active_->tg.state;
+  if (state.size() != entries.size())
+    throw std::invalid_argument("the state has " + std::to_string(state.size()) +
+                                " tensors, the training step " + std::to_string(entries.size()));
+  for (size_t i = 0; i < state.size(); ++i) {
+    const TensorType& want =
+        active_->tg.step.value(active_->tg.step.inputs()[entries[i].binding.input]).type;
+    if (state[i].name != entries[i].name || state[i].type != want)
+      throw std::invalid_argument("state tensor " + std::to_string(i) + " is '" + state[i].name +
+                                  "' " + shape_str(state[i].type.shape) + ", expected '" +
+                                  entries[i].name + "' " + shape_str(want.shape));
+    active_->compiled->executor().write_state(i, state[i].data);
+  }
+}
+
+Graph Trainer::trained_model() const {
+  return with_state(forward_, state());
+}
+
+const AmpPlan& Trainer::plan() const {
+  return programs_.at(options_.batch)->plan;
+}
+
+const TrainingGraph& Trainer::training_graph() const {
+  return programs_.at(options_.batch)->tg;
+}
+
+void check_dataset(const Dataset& data, const std::string& what, int64_t classes) {
+  const int64_t n = data.size();
+  if (data.inputs.type.dtype != DType::kF32)
+    throw std::invalid_argument(what + ": inputs must be f32, got " +
+                                std::string(dtype_name(data.inputs.type.dtype)));
+  if (data.labels.type.shape.empty() || data.labels.type.shape[0] != n)
+    throw std::invalid_argument(what + ": " + std::to_string(n) + " samples but " +
+                                (data.labels.type.shape.empty()
+                                     ? std::string("no")
+                                     : std::to_string(data.labels.type.shape[0])) +
+                                " labels");
+  const std::vector<double> x = to_doubles(data.inputs);
+  const size_t row = n > 0 ? x.size() / static_cast<size_t>(n) : 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!std::isfinite(x[i]))
+      throw std::invalid_argument(what + ": sample " + std::to_string(i / row) + " has a " +
+                                  (std::isnan(x[i]) ? "NaN" : "infinite") + " value");
+  if (classes > 0) {
+    if (data.labels.type.dtype != DType::kI64)
+      throw std::invalid_argument(what + ": labels must be i64, got " +
+                                  std::string(dtype_name(data.labels.type.dtype)));
+    const std::vector<double> l = to_doubles(data.labels);
+    for (size_t i = 0; i < l.size(); ++i)
+      if (l[i] < 0 || l[i] >= static_cast<double>(classes))
+        throw std::invalid_argument(what + ": label " + std::to_string(static_cast<int64_t>(l[i])) +
+                                    " of sample " + std::to_string(i) + " is outside [0, " +
+                                    std::to_string(classes) + ")");
+  }
+}
+
+}  // namespace ampx::train

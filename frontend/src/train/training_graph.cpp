@@ -1,0 +1,381 @@
+#include <ampx/amp/policy.hpp>
+#include <ampx/ir/attr_access.hpp>
+#include <ampx/ir/shape_inference.hpp>
+#include <ampx/ir/verifier.hpp>
+#include <ampx/train/autodiff.hpp>
+#include <ampx/train/training_graph.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+namespace ampx::train {
+
+std::string_view optimizer_name(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgd:
+      return "sgd";
+    case OptimizerKind::kAdam:
+      return "adam";
+    case OptimizerKind::kAdamW:
+      return "adamw";
+  }
+  return "?";
+}
+
+OptimizerKind parse_optimizer(std::string_view text) {
+  for (OptimizerKind k : {OptimizerKind::kSgd, OptimizerKind::kAdam, OptimizerKind::kAdamW})
+    if (text == optimizer_name(k)) return k;
+  throw std::invalid_argument("unknown optimizer '" + std::string(text) +
+                              "' (expected sgd, adam or adamw)");
+}
+
+void OptimizerOptions::validate() const {
+  auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
+  if (!(lr > 0) || !std::isfinite(lr)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", lr);
+    bad(std::string("learning rate ") + text + " must be a positive number");
+  }
+  if (!(momentum >= 0 && momentum < 1)) bad("momentum must be in [0, 1)");
+  if (nesterov && !(momentum > 0)) bad("nesterov needs a momentum > 0");
+  if (kind != OptimizerKind::kSgd && (momentum != 0 || nesterov))
+    bad("momentum and nesterov are SGD options (Adam has beta1 and beta2)");
+  if (!(weight_decay >= 0) || !std::isfinite(weight_decay)) bad("weight decay must be >= 0");
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+    bad("beta1 and beta2 must be in [0, 1)");
+  if (!(epsilon > 0)) bad("epsilon must be > 0");
+}
+
+std::string_view state_role_name(StateRole role) {
+  switch (role) {
+    case StateRole::kWeight:
+      return "weight";
+    case StateRole::kRunningMean:
+      return "running_mean";
+    case StateRole::kRunningVar:
+      return "running_var";
+    case StateRole::kMomentum:
+      return "momentum";
+    case StateRole::kAdamM:
+      return "adam_m";
+    case StateRole::kAdamV:
+      return "adam_v";
+  }
+  return "?";
+}
+
+namespace {
+
+// Operand slots that hold a layer's parameters.
+bool is_parameter_slot(OpType op, size_t slot) {
+  switch (op) {
+    case OpType::kConv2d:
+    case OpType::kConvTranspose:
+    case OpType::kGemm:
+      return slot >= 1;
+    case OpType::kMatMul:
+      return true;
+    case OpType::kBatchNorm:
+    case OpType::kLayerNorm:
+      return slot == 1 || slot == 2;
+    case OpType::kPRelu:
+      return slot == 1;
+    default:
+      return false;
+  }
+}
+
+bool frozen(const std::vector<std::string>& patterns, const std::string& name) {
+  for (const std::string& p : patterns)
+    if (NodeOverride{p, false}.matches(name)) return true;
+  return false;
+}
+
+HostTensor constant_tensor(const Value& v) {
+  return {v.name, v.type, *v.constant};
+}
+
+HostTensor zeros(const std::string& name, const TensorType& type) {
+  return {name, type,
+          std::vector<std::byte>(static_cast<size_t>(element_count(type.shape)) *
+                                 dtype_size(type.dtype))};
+}
+
+ValueId f32_scalar(Graph& g, const std::string& name, float value) {
+  std::vector<std::byte> bytes(4);
+  std::memcpy(bytes.data(), &value, 4);
+  return g.add_constant(name, {DType::kF32, {}}, std::move(bytes));
+}
+
+}  // namespace
+
+TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& options) {
+  options.optimizer.validate();
+  const size_t nv = f.num_values();
+  if (f.outputs().empty()) throw std::invalid_argument("model '" + f.name + "' has no outputs");
+
+  // What each constant is: a trainable weight, a running statistic, or fixed.
+  std::vector<int> role(nv, -1);
+  std::map<ValueId, int> uses;
+  for (const Node& n : f.nodes()) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const ValueId v = n.inputs[i];
+      const Value& val = f.value(v);
+      if (!val.is_constant() || !is_float(val.type.dtype)) continue;
+      if (n.op == OpType::kBatchNorm && (i == 3 || i == 4)) {
+        if (++uses[v] > 1)
+          throw std::invalid_argument("value '" + val.name +
+                                      "' is the running statistic of two BatchNorm nodes");
+        role[static_cast<size_t>(v)] =
+            static_cast<int>(i == 3 ? StateRole::kRunningMean : StateRole::kRunningVar);
+      } else if (role[static_cast<size_t>(v)] < 0 &&
+                 (is_parameter_slot(n.op, i) || element_count(val.type.shape) > 1) &&
+                 val.type.dtype == DType::kF32 && !frozen(options.freeze, val.name)) {
+        role[static_cast<size_t>(v)] = static_cast<int>(StateRole::kWeight);
+      }
+    }
+  }
+
+  TrainingGraph tg;
+  Graph& s = tg.step;
+  s.name = f.name + ".train";
+  std::vector<ValueId> map(nv, kNone);
+  for (ValueId v : f.inputs())
+    map[static_cast<size_t>(v)] = s.add_input(f.value(v).name, f.value(v).type);
+
+  const Value& pred_value = f.value(f.outputs()[0]);
+  if (!is_float(pred_value.type.dtype))
+    throw std::invalid_argument("model '" + f.name + "': the prediction '" + pred_value.name +
+                                "' is not a float tensor");
+  TensorType label_type = pred_value.type;
+  if (options.loss == LossKind::kCrossEntropy) {
+    if (pred_value.type.shape.size() != 2)
+      throw std::invalid_argument("model '" + f.name +
+                                  "': cross entropy needs a prediction [N, C], got " +
+                                  shape_str(pred_value.type.shape));
+    label_type = {DType::kI64, {pred_value.type.shape[0]}};
+  }
+  const ValueId labels = s.add_input("labels", label_type);
+  const bool adam = options.optimizer.kind != OptimizerKind::kSgd;
+  const ValueId hyper = s.add_input("hyper", {DType::kF32, {adam ? 5 : 3}});
+  std::map<NodeId, ValueId> seeds;
+  for (NodeId id : f.topological_order()) {
+    const Node& n = f.node(id);
+    if (n.op != OpType::kDropout) continue;
+    seeds[id] = s.add_input("dropout_seed/" + n.name, {DType::kI64, {1}});
+    tg.dropout_nodes.push_back(n.name);
+  }
+  tg.data_inputs = s.inputs().size();
+
+  // State inputs in value order: weights and running statistics.
+  std::vector<size_t> state_of(nv, SIZE_MAX);
+  std::vector<ValueId> weights;
+  for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
+    const Value& val = f.value(v);
+    if (!val.is_constant()) continue;
+    if (role[static_cast<size_t>(v)] < 0) {
+      map[static_cast<size_t>(v)] = s.add_constant(val.name, val.type, val.constant);
+      continue;
+    }
+    map[static_cast<size_t>(v)] = s.add_input(val.name, val.type);
+    state_of[static_cast<size_t>(v)] = tg.state.size();
+    const auto r = static_cast<StateRole>(role[static_cast<size_t>(v)]);
+    tg.state.push_back({val.name, r, {s.inputs().size() - 1, 0}, constant_tensor(val)});
+    if (r == StateRole::kWeight) {
+      weights.push_back(map[static_cast<size_t>(v)]);
+      ++tg.trainable;
+      tg.parameters += element_count(val.type.shape);
+    }
+  }
+  if (weights.empty())
+    throw std::invalid_argument("model '" + f.name + "' has no float weights to train" +
+                                (options.freeze.empty() ? "" : " (all are frozen)"));
+
+  // The forward in training mode.
+  std::vector<std::pair<size_t, ValueId>> new_state;  // state index -> new value
+  for (NodeId id : f.topological_order()) {
+    const Node& n = f.node(id);
+    std::vector<ValueId> ins;
+    for (ValueId v : n.inputs) ins.push_back(map[static_cast<size_t>(v)]);
+    if (n.op == OpType::kBatchNorm) {
+      if (attr_string(n.attrs, "activation", "none") != "none")
+        throw GraphError("node '" + n.name + "' (BatchNorm): a fused activation cannot be trained");
+      const TensorType& x = f.value(n.inputs[0]).type;
+      const TensorType per_channel{x.dtype, {x.shape.at(1)}};
+      const NodeId bn = s.add_node(n.name, OpType::kBatchNormTraining, ins,
+                                   {x, per_channel, per_channel, per_channel, per_channel},
+                                   {{"epsilon", attr_float(n.attrs, "epsilon", 1e-5)}});
+      s.node(bn).origin = n.origin;
+      map[static_cast<size_t>(n.outputs[0])] = s.node(bn).outputs[0];
+      for (size_t k = 3; k <= 4; ++k) {
+        const size_t st = state_of[static_cast<size_t>(n.inputs[k])];
+        if (st != SIZE_MAX) new_state.emplace_back(st, s.node(bn).outputs[k - 2]);
+      }
+      continue;
+    }
+    if (n.op == OpType::kDropout) {
+      const TensorType& x = f.value(n.inputs[0]).type;
+      const NodeId d =
+          s.add_node(n.name, OpType::kDropoutTraining, {ins[0], seeds.at(id)}, {x, x},
+                     {{"ratio", attr_float(n.attrs, "ratio", options.dropout_ratio_default)}});
+      map[static_cast<size_t>(n.outputs[0])] = s.node(d).outputs[0];
+      continue;
+    }
+    std::vector<TensorType> types;
+    for (ValueId v : n.outputs) types.push_back(f.value(v).type);
+    const NodeId c = s.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
+    s.node(c).origin = n.origin;
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      map[static_cast<size_t>(n.outputs[k])] = s.node(c).outputs[k];
+  }
+
+  // The loss.
+  const ValueId pred = map[static_cast<size_t>(f.outputs()[0])];
+  ValueId loss = kNone;
+  if (options.loss == LossKind::kCrossEntropy) {
+    const TensorType& p = s.value(pred).type;
+    loss =
+        s.node(s.add_node("loss", OpType::kSoftmaxCrossEntropy, {pred, labels}, {{p.dtype, {}}, p}))
+            .outputs[0];
+  } else {
+    const TensorType p = s.value(pred).type;
+    const ValueId d = s.node(s.add_node("loss/diff", OpType::kSub, {pred, labels}, {p})).outputs[0];
+    const ValueId sq = s.node(s.add_node("loss/square", OpType::kMul, {d, d}, {p})).outputs[0];
+    loss = s.node(s.add_node("loss", OpType::kReduceMean, {sq}, {{p.dtype, {}}},
+                             {{"keepdims", int64_t{0}}}))
+               .outputs[0];
+  }
+
+  // Backward, then one update per weight.
+  const ValueId seed = f32_scalar(s, "loss_grad_seed", 1.0f);
+  const std::vector<ValueId> grads = append_gradients(s, loss, seed, weights);
+  const OptimizerOptions& o = options.optimizer;
+  size_t wi = 0;
+  const size_t weight_states = tg.state.size();
+  for (size_t st = 0; st < weight_states; ++st) {
+    if (tg.state[st].role != StateRole::kWeight) continue;
+    const ValueId w = s.inputs()[tg.state[st].binding.input];
+    const ValueId g = grads[wi++];
+    const TensorType t = s.value(w).type;
+    const std::string name = tg.state[st].name;  // a copy: moments are added to tg.state
+    auto add_moment = [&](StateRole r, const char* suffix) {
+      const std::string mname = name + "/" + suffix;
+      const ValueId m = s.add_input(mname, t);
+      tg.state.push_back({mname, r, {s.inputs().size() - 1, 0}, zeros(mname, t)});
+      return std::pair{m, tg.state.size() - 1};
+    };
+    NodeId u = kNone;
+    if (!adam) {
+      AttrMap a{{"momentum", o.momentum},
+                {"nesterov", int64_t{o.nesterov}},
+                {"weight_decay", o.weight_decay}};
+      if (o.momentum > 0) {
+        const auto [m, mi] = add_moment(StateRole::kMomentum, "momentum");
+        u = s.add_node(name + "/update", OpType::kSgdUpdate, {w, g, hyper, m}, {t, t}, a);
+        new_state.emplace_back(mi, s.node(u).outputs[1]);
+      } else {
+        u = s.add_node(name + "/update", OpType::kSgdUpdate, {w, g, hyper}, {t}, a);
+      }
+    } else {
+      const auto [m, mi] = add_moment(StateRole::kAdamM, "adam_m");
+      const auto [v, vi] = add_moment(StateRole::kAdamV, "adam_v");
+      u = s.add_node(name + "/update", OpType::kAdamUpdate, {w, g, m, v, hyper}, {t, t, t},
+                     {{"beta1", o.beta1},
+                      {"beta2", o.beta2},
+                      {"epsilon", o.epsilon},
+                      {"weight_decay", o.weight_decay},
+                      {"decoupled", int64_t{o.kind == OptimizerKind::kAdamW}}});
+      new_state.emplace_back(mi, s.node(u).outputs[1]);
+      new_state.emplace_back(vi, s.node(u).outputs[2]);
+    }
+    new_state.emplace_back(st, s.node(u).outputs[0]);
+  }
+
+  s.add_output(loss);
+  s.add_output(pred);
+  std::vector<ValueId> state_out(tg.state.size(), kNone);
+  for (const auto& [st, v] : new_state) state_out[st] = v;
+  for (size_t st = 0; st < tg.state.size(); ++st) {
+    if (state_out[st] == kNone)  // a running statistic of a BatchNorm not on any path
+      throw GraphError("state '" + tg.state[st].name + "' has no new value in the step");
+    s.add_output(state_out[st]);
+    tg.state[st].binding.output = s.outputs().size() - 1;
+  }
+  verify_graph_or_throw(s);
+  return tg;
+}
+
+HostTensor hyper_tensor(const OptimizerOptions& o, int64_t t, double grad_scale, bool apply) {
+  std::vector<float> v{static_cast<float>(o.lr), static_cast<float>(grad_scale),
+                       apply ? 1.0f : 0.0f};
+  if (o.kind != OptimizerKind::kSgd) {
+    v.push_back(static_cast<float>(1.0 - std::pow(o.beta1, static_cast<double>(t))));
+    v.push_back(static_cast<float>(1.0 - std::pow(o.beta2, static_cast<double>(t))));
+  }
+  HostTensor h{"hyper",
+               {DType::kF32, {static_cast<int64_t>(v.size())}},
+               std::vector<std::byte>(v.size() * 4)};
+  std::memcpy(h.data.data(), v.data(), h.data.size());
+  return h;
+}
+
+Graph with_state(const Graph& forward, const std::vector<HostTensor>& state) {
+  Graph g = forward;
+  std::map<std::string, const HostTensor*, std::less<>> by_name;
+  for (const HostTensor& t : state) by_name[t.name] = &t;
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
+    Value& val = g.value(v);
+    if (!val.is_constant()) continue;
+    const auto it = by_name.find(val.name);
+    if (it == by_name.end()) continue;
+    if (it->second->type != val.type)
+      throw std::invalid_argument("state '" + val.name + "' does not match the model's type");
+    val.constant = std::make_shared<const std::vector<std::byte>>(it->second->data);
+  }
+  return g;
+}
+
+Graph with_batch_size(const Graph& f, int64_t batch) {
+  if (batch < 1) throw std::invalid_argument("batch size must be >= 1");
+  Graph g;
+  g.name = f.name;
+  std::vector<ValueId> map(f.num_values(), kNone);
+  for (ValueId v : f.inputs()) {
+    TensorType t = f.value(v).type;
+    if (t.shape.empty())
+      throw GraphError("input '" + f.value(v).name + "' is a scalar: it has no batch dimension");
+    t.shape[0] = batch;
+    map[static_cast<size_t>(v)] = g.add_input(f.value(v).name, t);
+  }
+  for (ValueId v = 0; v < static_cast<ValueId>(f.num_values()); ++v)
+    if (f.value(v).is_constant())
+      map[static_cast<size_t>(v)] =
+          g.add_constant(f.value(v).name, f.value(v).type, f.value(v).constant);
+  for (NodeId id : f.topological_order()) {
+    const Node& n = f.node(id);
+    std::vector<ValueId> ins;
+    std::vector<TensorType> types;
+    for (ValueId v : n.inputs) {
+      ins.push_back(map[static_cast<size_t>(v)]);
+      types.push_back(g.value(ins.back()).type);
+    }
+    std::vector<TensorType> out;
+    try {
+      out = infer_output_types(n.op, types, n.attrs, n.name);
+    } catch (const GraphError& e) {
+      throw GraphError(std::string(e.what()) + " (at batch size " + std::to_string(batch) +
+                       ": the model may fix its batch size)");
+    }
+    const NodeId c = g.add_node(n.name, n.op, std::move(ins), std::move(out), n.attrs);
+    g.node(c).origin = n.origin;
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      map[static_cast<size_t>(n.outputs[k])] = g.node(c).outputs[k];
+  }
+  for (ValueId v : f.outputs()) g.add_output(map[static_cast<size_t>(v)]);
+  return g;
+}
+
+}  // namespace ampx::train

@@ -1,0 +1,172 @@
+// `ampx train` as a user runs it: the digits to the accuracy,
+// kill -9 and resume ending in the same weights, bad input refused in one
+// line.
+#include <nlohmann/json.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "cli_support.hpp"
+
+using namespace ampx_cli_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool have_digits() {
+  const char* env = std::getenv("AMPX_DIGITS_CSV");
+  return fs::exists(
+      env && *env ? env : "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz");
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d =
+      fs::temp_directory_path() / ("ampx_train_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// A version 1.0 .npy file.
+void write_npy(const fs::path& p, const std::string& descr, const std::vector<int64_t>& shape,
+               const void* data, size_t bytes) {
+  std::string dims;
+  for (int64_t d : shape) dims += std::to_string(d) + ", ";
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::ofstream f(p, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t n = static_cast<uint16_t>(header.size());
+  f.write(reinterpret_cast<const char*>(&n), 2);
+  f << header;
+  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+}
+
+// 40 samples of 64 features for builtin:mlp-sized... a [N, 1, 8, 8] set for
+// digits-cnn, with the given labels and one optional NaN.
+fs::path digits_like(const std::string& name, std::vector<int64_t> labels, bool nan = false,
+                     int64_t label_count = -1) {
+  const fs::path d = fresh_dir(name);
+  const auto n = static_cast<int64_t>(labels.size());
+  std::vector<float> x(static_cast<size_t>(n * 64));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 17) / 16.0f;
+  if (nan) x[64 * 2 + 5] = NAN;
+  write_npy(d / "inputs.npy", "<f4", {n, 1, 8, 8}, x.data(), x.size() * 4);
+  if (label_count >= 0) labels.resize(static_cast<size_t>(label_count));
+  write_npy(d / "labels.npy", "<i8", {static_cast<int64_t>(labels.size())}, labels.data(),
+            labels.size() * 8);
+  return d;
+}
+
+const std::string kTrain = kTestDir + " train builtin:digits-cnn --device cpu_ref:0";
+
+TEST(TrainCli, DigitsReachNinetySevenPercentAtO0) {
+  if (!have_digits()) GTEST_SKIP() << "python3-sklearn is not installed";
+  const Result r = ampx(kTrain +
+                        " --data builtin:digits --epochs 12 --optimizer sgd --lr 0.05 "
+                        "--momentum 0.9 --amp O0 --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  double accuracy = 0;
+  int epochs = 0;
+  while (std::getline(lines, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["event"] == "epoch") {
+      ++epochs;
+      accuracy = j["eval_accuracy"].get<double>();
+    }
+  }
+  EXPECT_EQ(epochs, 12);
+  EXPECT_GE(accuracy, 0.97);
+}
+
+// Train 3 epochs straight; separately kill -9 the run as soon as epoch 1's
+// checkpoint exists, and resume: the final checkpoints are the same bytes.
+TEST(TrainCli, KillDashNineAndResumeEndsWithIdenticalWeights) {
+  if (!have_digits()) GTEST_SKIP() << "python3-sklearn is not installed";
+  const std::string args =
+      kTrain + " --data builtin:digits --epochs 3 --optimizer adam --lr 0.002 --seed 5";
+  const fs::path straight = fresh_dir("straight"), killed = fresh_dir("killed");
+  ASSERT_EQ(ampx(args + " --checkpoint " + straight.string()).code, 0);
+
+  const fs::path pidfile = killed / "pid";
+  const std::string cmd = "env AMPX_CAPABILITY_DB='" + (killed / "c.db").string() +
+                          "' AMPX_PLUGIN_PATH= '" AMPX_CLI_PATH "' " + args + " --checkpoint " +
+                          killed.string() + " > /dev/null 2>&1 & echo $! > " + pidfile.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  pid_t pid = 0;
+  for (int i = 0; i < 500 && pid == 0; ++i) {
+    std::ifstream(pidfile) >> pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(pid, 0);
+  bool epoch2_before_kill = false;
+  for (int i = 0; i < 60000; ++i) {
+    if (fs::exists(killed / "epoch-0001.ampxckpt")) {
+      epoch2_before_kill = fs::exists(killed / "epoch-0002.ampxckpt");
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(fs::exists(killed / "epoch-0001.ampxckpt"));
+  EXPECT_FALSE(epoch2_before_kill) << "the run was not killed in epoch 2";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(fs::exists(killed / "epoch-0003.ampxckpt"));
+  const Result resumed = ampx(args + " --checkpoint " + killed.string() + " --resume");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const std::string a = slurp(straight / "epoch-0003.ampxckpt");
+  const std::string b = slurp(killed / "epoch-0003.ampxckpt");
+  EXPECT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << "the resumed run ends with other weights";
+}
+
+TEST(TrainCli, ACheckpointOfAnotherRunIsRefused) {
+  if (!have_digits()) GTEST_SKIP() << "python3-sklearn is not installed";
+  const fs::path dir = fresh_dir("other");
+  ASSERT_EQ(ampx(kTrain + " --data builtin:digits --epochs 1 --checkpoint " + dir.string()).code,
+            0);
+  expect_one_line_error(
+      ampx(kTrain + " --data builtin:digits --epochs 2 --lr 0.1 --resume --checkpoint " +
+           dir.string()),
+      1, "epoch-0001.ampxckpt: the checkpoint was written with other options");
+  // Truncated.
+  const fs::path f = dir / "epoch-0001.ampxckpt";
+  const std::string bytes = slurp(f);
+  std::ofstream(f, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+  expect_one_line_error(
+      ampx(kTrain + " --data builtin:digits --epochs 2 --resume --checkpoint " + dir.string()), 1,
+      "epoch-0001.ampxckpt: tensor");
+  std::ofstream(f, std::ios::binary | std::ios::trunc) << "garbage";
+  expect_one_line_error(
+      ampx(kTrain + " --data builtin:digits --epochs 2 --resume --checkpoint " + dir.string()), 1,
+      "epoch-0001.ampxckpt: truncated");
+}
+
+TEST(TrainCli, BadDataIsOneLineNamingFileAndSample) {
+  const fs::path out_of_range = digits_like("range", {1, 2, 10, 3});
+  expect_one_line_error(ampx(kTrain + " --epochs 1 --data " + out_of_range.string()), 2,
+                        "label 10 of sample 2 is outside [0, 10)");
+  const fs::path nan = digits_like("nan", {1, 2, 3, 4}, true);
+  expect_one_line_error(ampx(kTrain + " --epochs 1 --data " + nan.string()), 2,
+                        "sample 2 has a NaN value");
+  const fs::path mismatch = digits_like("count", {1, 2, 3, 4}, false, 3);
+  expect_one_line_error(ampx(kTrain + " --epochs 1 --data " + mismatch.string()), 2,
+                        "4 samples but 3 labels");
+  const fs::path ok = digits_like("ok", {1, 2, 3, 4});
+  expect_one_line_error(
+      ampx("train builtin:mlp --device cpu_ref:0 --epochs 1 --data " + ok.string()), 2,
+      "do not fit the model's input");
+  expect_one_line_error(ampx(kTrain + " --epochs 1 --lr 0 --data " + ok.string()), 2,
+                        "learning rate 0 must be a positive number");
+  expect_one_line_error(ampx(kTrain + " --epochs 1 --optimizer lamb --data " + ok.string()), 2,
+                        "'lamb' is not one of sgd, adam, adamw");
+}
+
+}  // namespace
