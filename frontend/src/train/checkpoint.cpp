@@ -91,7 +91,7 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   out += h;
   out.reserve(out.size() + offset);
   for (const HostTensor& t : c.state)
-    out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+    if (!t.data.empty()) out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
   fileio::write_file_atomically(file, out);
 }
 
@@ -148,7 +148,8 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
         throw bad("tensor '" + name +
                   "': its data lies outside the file or has the wrong size (truncated?)");
       HostTensor t{name, {*dtype, shape}, std::vector<std::byte>(offs[1] - offs[0])};
-      std::memcpy(t.data.data(), bytes.data() + data_start + offs[0], t.data.size());
+      if (!t.data.empty())  // an empty tensor has no buffer to copy to
+        std::memcpy(t.data.data(), bytes.data() + data_start + offs[0], t.data.size());
       tensors.emplace_back(offs[0], std::move(t));
     } catch (const std::runtime_error&) {
       throw;

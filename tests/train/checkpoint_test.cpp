@@ -1,0 +1,105 @@
+// Checkpoint files on their own: a round trip keeps every tensor and the
+// metadata (empty and scalar tensors included: a fuzz finding), and a
+// truncated or foreign file is one line naming the file.
+#include <ampx/train/checkpoint.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+
+using namespace ampx;
+using namespace ampx::train;
+
+namespace {
+
+std::filesystem::path temp_file(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         ("ampx_ckpt_" + std::to_string(::getpid()) + "_" + name);
+}
+
+HostTensor f32(const std::string& name, Shape shape, float first) {
+  HostTensor t{name, {DType::kF32, shape}, {}};
+  const auto n = static_cast<size_t>(element_count(shape));
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = first + static_cast<float>(i);
+  t.data.resize(n * 4);
+  if (n) std::memcpy(t.data.data(), v.data(), n * 4);
+  return t;
+}
+
+Checkpoint sample() {
+  Checkpoint c;
+  c.state = {f32("fc.weight", {2, 3}, 0.5f), f32("empty", {0, 4}, 0.0f), f32("scalar", {}, 7.0f),
+             f32("fc.weight/adam_m", {2, 3}, -1.0f)};
+  c.epoch = 3;
+  c.step = 135;
+  c.seed = 42;
+  c.model = "00112233aabbccdd";
+  c.options = R"({"optimizer":"adam"})";
+  return c;
+}
+
+TEST(Checkpoint, RoundTripKeepsTensorsInOrderAndMetadata) {
+  const auto file = temp_file("roundtrip.ampxckpt");
+  const Checkpoint c = sample();
+  write_checkpoint(file, c);
+  const Checkpoint r = read_checkpoint(file);
+  EXPECT_EQ(r.epoch, 3);
+  EXPECT_EQ(r.step, 135);
+  EXPECT_EQ(r.seed, 42u);
+  EXPECT_EQ(r.model, c.model);
+  EXPECT_EQ(r.options, c.options);
+  ASSERT_EQ(r.state.size(), c.state.size());
+  for (size_t i = 0; i < c.state.size(); ++i) {
+    EXPECT_EQ(r.state[i].name, c.state[i].name);
+    EXPECT_EQ(r.state[i].type, c.state[i].type);
+    EXPECT_EQ(r.state[i].data, c.state[i].data);
+  }
+  std::filesystem::remove(file);
+}
+
+TEST(Checkpoint, KeepsTheNewestAndFindsTheLatest) {
+  const auto dir = temp_file("keep");
+  std::filesystem::remove_all(dir);
+  Checkpoint c = sample();
+  for (int e = 1; e <= 5; ++e) {
+    c.epoch = e;
+    save_checkpoint(dir, c, 2);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "epoch-0003.ampxckpt"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "epoch-0004.ampxckpt"));
+  EXPECT_EQ(latest_checkpoint(dir), dir / "epoch-0005.ampxckpt");
+  std::filesystem::remove_all(dir);
+}
+
+std::string error_reading(const std::filesystem::path& file) {
+  try {
+    (void)read_checkpoint(file);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Checkpoint, TruncatedOrForeignFilesAreOneLineErrors) {
+  const auto file = temp_file("bad.ampxckpt");
+  write_checkpoint(file, sample());
+  std::ifstream in(file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  in.close();
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 10);
+  EXPECT_NE(error_reading(file).find(file.string() + ": tensor"), std::string::npos)
+      << error_reading(file);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes.substr(0, 20);
+  EXPECT_NE(error_reading(file).find(": truncated"), std::string::npos) << error_reading(file);
+  std::string foreign = bytes;
+  const auto at = foreign.find("ampx.checkpoint/1");
+  foreign.replace(at, 4, "xxxx");
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << foreign;
+  EXPECT_NE(error_reading(file).find("not an ampx checkpoint"), std::string::npos)
+      << error_reading(file);
+  std::filesystem::remove(file);
+}
+
+}  // namespace
