@@ -40,6 +40,7 @@ struct TrainOptions {
   int keep = 3;
   bool resume = false;
   std::string export_path;
+  bool eager = false;
   ModelArgs model_args;
   Format format = Format::kText;
 };
@@ -78,6 +79,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   t.seed = o.seed;
   t.policy = o.policy.to_policy();
   t.capability_blind = o.policy.capability_blind;
+  t.eager = o.eager;
   if (o.resume && o.checkpoint.empty()) throw UsageError("--resume needs --checkpoint DIR");
 
   SessionOptions so;
@@ -244,6 +246,9 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--resume", o->resume, "continue from the newest checkpoint in --checkpoint");
   cmd->add_option("--export", o->export_path, "write the trained model as ONNX")->check(kNonEmpty);
+  cmd->add_flag("--eager", o->eager,
+                "dispatch the step node by node (a kernel prepared and a synchronise per node, no "
+                "fusion, no memory planning), as PyNative mode does; default: the compiled step");
   o->policy.add_to(*cmd);
   o->model_args.add_to(*cmd);
   add_format_option(*cmd, o->format);

@@ -5,6 +5,8 @@
 #include <ampx/train/datasets.hpp>
 #include <ampx/train/trainer.hpp>
 
+#include <tolerances.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -148,6 +150,23 @@ TEST(Trainer, LearnsASyntheticProblemAndUpdatesWeightsInPlace) {
   const TrainingGraph& tg = t.training_graph();
   EXPECT_EQ(tg.trainable, 4);
   EXPECT_EQ(tg.state.size(), 8u);
+}
+
+// Eager dispatch runs the same plan node by node: the same weights after an
+// epoch (the compiled step may fuse, so within f32 tolerance).
+TEST(Trainer, EagerDispatchTrainsLikeTheCompiledStep) {
+  const Dataset data = synthetic(100, 12, 4, 5);
+  Session session(cpu_ref_only());
+  TrainerOptions o = sgd(16);
+  Trainer compiled(session, small_mlp(), o);
+  o.eager = true;
+  Trainer eager(session, small_mlp(), o);
+  compiled.train_epoch(data);
+  eager.train_epoch(data);
+  const auto a = compiled.state(), b = eager.state();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_LE(opset::relative_error(to_doubles(b[i]), to_doubles(a[i])), 1e-5) << a[i].name;
 }
 
 TEST(Trainer, BadDataIsRefusedNamingTheSample) {

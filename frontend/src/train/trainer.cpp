@@ -1,3 +1,4 @@
+#include <ampx/exec/eager_executor.hpp>
 #include <ampx/train/trainer.hpp>
 
 #include <spdlog/spdlog.h>
@@ -11,10 +12,25 @@
 
 namespace ampx::train {
 
+// One compiled (or eager) training step for one batch size.
 struct Trainer::Program {
   TrainingGraph tg;
   AmpPlan plan;
   std::optional<CompiledModel> compiled;
+  std::unique_ptr<EagerExecutor> eager;
+
+  std::vector<HostTensor> run(std::span<const HostTensor> in) {
+    return eager ? eager->run(in) : compiled->run(in);
+  }
+  void write_state(size_t i, std::span<const std::byte> bytes) {
+    if (eager)
+      eager->write_state(i, bytes);
+    else
+      compiled->executor().write_state(i, bytes);
+  }
+  HostTensor read_state(size_t i) const {
+    return eager ? eager->read_state(i) : compiled->executor().read_state(i);
+  }
 };
 
 namespace {
@@ -79,14 +95,13 @@ Trainer::Program& Trainer::program(int64_t batch) {
 Trainer::Program& Trainer::activate(int64_t batch) {
   if (active_ && active_ == programs_[batch].get()) return *active_;
   Program& next = program(batch);
-  Executor& ex = next.compiled->executor();
   if (active_) {
     // The state moves with the active program (a last partial batch).
     const std::vector<HostTensor> current = state();
-    for (size_t i = 0; i < current.size(); ++i) ex.write_state(i, current[i].data);
+    for (size_t i = 0; i < current.size(); ++i) next.write_state(i, current[i].data);
   } else {
     for (size_t i = 0; i < next.tg.state.size(); ++i)
-      ex.write_state(i, next.tg.state[i].initial.data);
+      next.write_state(i, next.tg.state[i].initial.data);
   }
   active_ = &next;
   return next;
@@ -118,7 +133,7 @@ EpochResult Trainer::train_epoch(const Dataset& data,
           "dropout_seed/" + p.tg.dropout_nodes[d],
           splitmix64(options_.seed ^ splitmix64(static_cast<uint64_t>(step_) * 1024 + d))));
     const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<HostTensor> out = p.compiled->run(in);
+    const std::vector<HostTensor> out = p.run(in);
     run_ms +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     loss_sum += static_cast<double>(scalar_of(out.at(0))) * static_cast<double>(count);
@@ -184,9 +199,8 @@ Evaluation Trainer::evaluate(const Dataset& data) {
 
 std::vector<HostTensor> Trainer::state() const {
   std::vector<HostTensor> out;
-  const Executor& ex = active_->compiled->executor();
   for (size_t i = 0; i < active_->tg.state.size(); ++i) {
-    HostTensor t = ex.read_state(i);
+    HostTensor t = active_->read_state(i);
     t.name = active_->tg.state[i].name;
     out.push_back(std::move(t));
   }
@@ -205,7 +219,7 @@ void Trainer::set_state(const std::vector<HostTensor>& state) {
       throw std::invalid_argument("state tensor " + std::to_string(i) + " is '" + state[i].name +
                                   "' " + shape_str(state[i].type.shape) + ", expected '" +
                                   entries[i].name + "' " + shape_str(want.shape));
-    active_->compiled->executor().write_state(i, state[i].data);
+    active_->write_state(i, state[i].data);
   }
 }
 

@@ -36,6 +36,10 @@ struct TrainerOptions {
   // Plan as a policy-string framework would (PlanOptions::capability_blind):
   // cpu_ref's emulated 16-bit then really rounds to 16-bit on any machine.
   bool capability_blind = false;
+  // PyNative-style dispatch (exec/eager_executor.hpp): the same plan, run
+  // node by node with a kernel prepared and a synchronise per node, no
+  // fusion and no memory planning. For comparing against the compiled step.
+  bool eager = false;
 };
 
 struct EpochResult {
