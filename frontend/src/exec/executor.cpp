@@ -178,6 +178,7 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
     const int h = home_[static_cast<size_t>(in)];
     auto& slot = static_buffers_[static_cast<size_t>(h)][static_cast<size_t>(in)];
     slot = devices_[static_cast<size_t>(h)]->allocate(graph.value(in).byte_size());
+    stats_.state_bytes += graph.value(in).byte_size();
     devices_[static_cast<size_t>(h)]->copy_to_device(
         *slot, 0, std::vector<std::byte>(graph.value(in).byte_size()));
     const NodeId p = graph.value(out).producer;

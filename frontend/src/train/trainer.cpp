@@ -231,6 +231,30 @@ const AmpPlan& Trainer::plan() const {
   return programs_.at(options_.batch)->plan;
 }
 
+const ExecutorStats* Trainer::step_stats() const {
+  const Program& p = *programs_.at(options_.batch);
+  return p.compiled ? &p.compiled->stats() : nullptr;
+}
+
+RunProfile Trainer::profile_step(const Dataset& data) {
+  if (options_.eager) throw std::invalid_argument("profile_step: not in eager mode");
+  if (data.size() < options_.batch)
+    throw std::invalid_argument("profile_step: fewer samples than a batch");
+  Program& p = activate(options_.batch);
+  std::vector<int64_t> rows(static_cast<size_t>(options_.batch));
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<HostTensor> in{gather_rows(data.inputs, rows), gather_rows(data.labels, rows),
+                             hyper_tensor(options_.graph.optimizer, step_ + 1)};
+  in[0].name = p.tg.step.value(p.tg.step.inputs()[0]).name;
+  in[1].name = "labels";
+  for (size_t d = 0; d < p.tg.dropout_nodes.size(); ++d)
+    in.push_back(i64_scalar_tensor("dropout_seed/" + p.tg.dropout_nodes[d], d));
+  RunProfile profile;
+  p.compiled->run(in, profile);
+  ++step_;
+  return profile;
+}
+
 const TrainingGraph& Trainer::training_graph() const {
   return programs_.at(options_.batch)->tg;
 }

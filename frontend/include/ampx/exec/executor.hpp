@@ -26,6 +26,7 @@ struct ExecutorStats {
   uint64_t arena_bytes = 0;     // planned peak of inputs and intermediates, all devices
   uint64_t no_reuse_bytes = 0;  // what they would take without sharing
   uint64_t constant_bytes = 0;  // weights and values folded at load, all devices
+  uint64_t state_bytes = 0;     // state kept between runs (StateBinding), all devices
   int kernels = 0;              // launched per run
   int folded_nodes = 0;         // evaluated once at load
   // Kernel inputs computed at load (16-bit weight Casts) handed to

@@ -91,6 +91,12 @@ class Trainer {
   // precision, device and reason, backward and updates included.
   const AmpPlan& plan() const;
   const TrainingGraph& training_graph() const;
+  // The full-batch step's executor statistics (arena, weights, state bytes);
+  // null in eager mode, which plans no memory.
+  const ExecutorStats* step_stats() const;
+  // One training step on the first batch of `data`, profiled: every kernel
+  // timed (it trains: the state moves on by one step).
+  RunProfile profile_step(const Dataset& data);
   const TrainerOptions& options() const { return options_; }
 
  private:

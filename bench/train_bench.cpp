@@ -1,0 +1,146 @@
+// Training-step benchmark (issue 18, results in docs/benchmarks.md): steps
+// per second of builtin:digits-cnn (batch 32) and the 4 x 1024 MLP
+// (builtin:mlp, batch 64, synthetic data) on every device here, compiled at
+// O0, compiled at O2 (f16, and bf16 where the device runs it natively) and
+// eager at O0; activation (arena) and weight/state memory per plan; and the
+// executor's overhead per compiled step against the sum of its kernel
+// times. Modes alternate round by round on the same machine; the medians
+// over rounds are reported, with the spread.
+//
+// Usage: ampx_train_bench [--rounds R] [--device ID ...]
+#include <ampx/ir/builder.hpp>
+#include <ampx/models/builtin_models.hpp>
+#include <ampx/train/datasets.hpp>
+#include <ampx/train/trainer.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "bench_timing.hpp"
+
+using namespace ampx;
+using namespace ampx::train;
+
+namespace {
+
+struct Mode {
+  std::string label;
+  AmpLevel level;
+  DType half;
+  bool eager;
+};
+
+train::Dataset synthetic(int64_t n, const Shape& sample, int64_t classes) {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Shape shape{n};
+  shape.insert(shape.end(), sample.begin(), sample.end());
+  train::Dataset d;
+  d.inputs = {"input",
+              {DType::kF32, shape},
+              std::vector<std::byte>(static_cast<size_t>(element_count(shape)) * 4)};
+  d.labels = {"labels", {DType::kI64, {n}}, std::vector<std::byte>(static_cast<size_t>(n) * 8)};
+  auto* x = reinterpret_cast<float*>(d.inputs.data.data());
+  for (int64_t i = 0; i < element_count(shape); ++i) x[i] = u(rng);
+  auto* y = reinterpret_cast<int64_t*>(d.labels.data.data());
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = static_cast<int64_t>(rng() % static_cast<uint64_t>(classes));
+  return d;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 5;
+  std::vector<std::string> devices;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc)
+      rounds = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--device") && i + 1 < argc)
+      devices.push_back(argv[++i]);
+  }
+  spdlog::set_level(spdlog::level::warn);
+  if (devices.empty()) devices = {"cpu_ref:0", "onednn:0", "vulkan:0"};
+  struct ModelCase {
+    std::string name;
+    int64_t batch;
+    int64_t steps;
+  };
+  for (const ModelCase& mc : {ModelCase{"digits-cnn", 32, 20}, ModelCase{"mlp", 64, 6}}) {
+    const Graph model = make_builtin_model(mc.name);
+    Shape sample = model.value(model.inputs()[0]).type.shape;
+    sample.erase(sample.begin());
+    const int64_t classes = model.value(model.outputs()[0]).type.shape.back();
+    const train::Dataset data = synthetic(mc.batch * mc.steps, sample, classes);
+    for (const std::string& dev : devices) {
+      SessionOptions so;
+      so.devices = dev;
+      so.fallback = true;
+      std::unique_ptr<Session> session;
+      try {
+        session = std::make_unique<Session>(so);
+        (void)session->host().device(dev);
+      } catch (const std::exception& e) {
+        std::printf("%s on %s: skipped (%s)\n", mc.name.c_str(), dev.c_str(), e.what());
+        continue;
+      }
+      std::vector<Mode> modes{{"compiled O0", AmpLevel::kO0, DType::kF16, false},
+                              {"compiled O2 f16", AmpLevel::kO2, DType::kF16, false},
+                              {"compiled O2 bf16", AmpLevel::kO2, DType::kBF16, false},
+                              {"eager O0", AmpLevel::kO0, DType::kF16, true}};
+      std::vector<std::unique_ptr<Trainer>> trainers;
+      for (const Mode& m : modes) {
+        TrainerOptions o;
+        o.batch = mc.batch;
+        o.graph.optimizer = {.kind = OptimizerKind::kSgd, .lr = 0.01, .momentum = 0.9};
+        o.policy.level = m.level;
+        o.policy.half = m.half;
+        o.eager = m.eager;
+        trainers.push_back(std::make_unique<Trainer>(*session, model, o));
+        trainers.back()->train_epoch(data);  // warm-up
+      }
+      std::vector<std::vector<double>> ms(modes.size());
+      for (int r = 0; r < rounds; ++r)
+        for (size_t k = 0; k < modes.size(); ++k)
+          ms[k].push_back(trainers[k]->train_epoch(data).step_ms);
+      std::printf("\n%s, batch %lld, on %s (%d rounds of %lld steps, modes alternating)\n",
+                  mc.name.c_str(), static_cast<long long>(mc.batch), dev.c_str(), rounds,
+                  static_cast<long long>(mc.steps));
+      std::printf(
+          "| mode | 16-bit nodes | step ms (median) | spread | steps/s | vs compiled O0 | arena "
+          "MiB | weights+state MiB |\n");
+      std::printf("|---|---|---|---|---|---|---|---|\n");
+      const double base = bench::median(ms[0]);
+      for (size_t k = 0; k < modes.size(); ++k) {
+        const double med = bench::median(ms[k]);
+        const auto [lo, hi] = std::minmax_element(ms[k].begin(), ms[k].end());
+        const ExecutorStats* st = trainers[k]->step_stats();
+        std::printf("| %s | %d of %zu | %.2f | %.0f %% | %.1f | %.2fx | %s | %s |\n",
+                    modes[k].label.c_str(), trainers[k]->plan().summary.effective_16bit,
+                    trainers[k]->plan().nodes.size(), med, 100.0 * (*hi - *lo) / (2 * med),
+                    1000.0 / med, base / med,
+                    st ? std::to_string(st->arena_bytes / 1048576.0).substr(0, 5).c_str() : "-",
+                    st ? std::to_string((st->constant_bytes + st->state_bytes) / 1048576.0)
+                             .substr(0, 5)
+                             .c_str()
+                       : "-");
+      }
+      // Executor overhead of the compiled O0 step: its plain wall time
+      // against the sum of its kernels' times in a profiled step.
+      std::vector<double> kernel_sums;
+      for (int r = 0; r < rounds; ++r) {
+        const RunProfile p = trainers[0]->profile_step(data);
+        double sum = 0;
+        for (const StepTiming& s : p.steps) sum += s.us;
+        kernel_sums.push_back(sum / 1000.0);
+      }
+      const double kernels = bench::median(kernel_sums);
+      std::printf("executor overhead, compiled O0: step %.3f ms, kernels %.3f ms: %.1f %%\n", base,
+                  kernels, 100.0 * (base - kernels) / kernels);
+    }
+  }
+  return 0;
+}
