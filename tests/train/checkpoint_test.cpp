@@ -102,4 +102,27 @@ TEST(Checkpoint, TruncatedOrForeignFilesAreOneLineErrors) {
   std::filesystem::remove(file);
 }
 
+// A fuzz finding: a data offset of 8e57 (a JSON float) was converted to an
+// integer without a range check (undefined behaviour) instead of refused.
+TEST(Checkpoint, NonIntegerOffsetsAndShapesAreRefused) {
+  const auto file = temp_file("float.ampxckpt");
+  const std::string header =
+      R"({"__metadata__":{"format":"ampx.checkpoint/1","epoch":"1","step":"1","seed":"0",)"
+      R"("model":"m","options":"{}"},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,8.3e57]}})";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    bytes[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  bytes += header + std::string(4, '\0');
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_NE(error_reading(file).find("tensor 'w' has invalid data_offsets"), std::string::npos)
+      << error_reading(file);
+  std::string shape = bytes;
+  shape.replace(shape.find("[1]"), 3, "[1.5]");
+  shape.replace(shape.find("8.3e57"), 6, "4   ");  // the header keeps its length
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << shape;
+  EXPECT_NE(error_reading(file).find("tensor 'w' has an invalid shape"), std::string::npos)
+      << error_reading(file);
+  std::filesystem::remove(file);
+}
+
 }  // namespace

@@ -135,8 +135,22 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
     try {
       const auto dtype = from_st_dtype(entry.at("dtype").get<std::string>());
       if (!dtype) throw bad("tensor '" + name + "' has an unknown dtype");
-      const Shape shape = entry.at("shape").get<Shape>();
-      const auto offs = entry.at("data_offsets").get<std::vector<uint64_t>>();
+      // Integers only: nlohmann's get<> converts a float such as 8e57 to an
+      // integer type without a range check (undefined behaviour).
+      const auto& js = entry.at("shape");
+      const auto& jo = entry.at("data_offsets");
+      if (!js.is_array() || !jo.is_array())
+        throw bad("tensor '" + name + "' has a malformed entry");
+      Shape shape;
+      for (const auto& d : js) {
+        if (!d.is_number_integer()) throw bad("tensor '" + name + "' has an invalid shape");
+        shape.push_back(d.get<int64_t>());
+      }
+      std::vector<uint64_t> offs;
+      for (const auto& o : jo) {
+        if (!o.is_number_unsigned()) throw bad("tensor '" + name + "' has invalid data_offsets");
+        offs.push_back(o.get<uint64_t>());
+      }
       uint64_t count = 1;
       for (int64_t d : shape) {
         if (d < 0 || (d > 0 && count > (uint64_t{1} << 40) / static_cast<uint64_t>(d)))
