@@ -92,7 +92,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   so.threads = global.threads;
   so.trust_plugins = global.trust_plugins;
   Session session(so);
-  const Graph forward = session.load(o.model, o.model_args.to_options());
+  ModelOptions mo = o.model_args.to_options();
+  mo.batch_size = o.batch;  // a symbolic batch dimension trains at --batch
+  const Graph forward = session.load(o.model, mo);
 
   train::Dataset data = train::load_dataset(o.data);
   std::optional<train::Dataset> eval;

@@ -39,7 +39,8 @@ def main():
         np.save(os.path.join(a.work, name, "inputs.npy"), x)
         np.save(os.path.join(a.work, name, "labels.npy"), np.argmax(x @ w, axis=1).astype(np.int64))
     exported = os.path.join(a.work, "mlp.trained.onnx")
-    cmd = [a.ampx, "train", os.path.join(a.models, "mlp.onnx"), "--input-shape", f"x={BATCH}x20",
+    # The model's batch dimension is symbolic: it trains at --batch.
+    cmd = [a.ampx, "train", os.path.join(a.models, "mlp.onnx"),
            "--data", os.path.join(a.work, "train"), "--eval", os.path.join(a.work, "eval"),
            "--epochs", "15", "--batch", str(BATCH), "--optimizer", "adam", "--lr", "0.01",
            "--device", a.device, "--export", exported, "--format", "json"]

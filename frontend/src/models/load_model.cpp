@@ -30,12 +30,15 @@ Graph load_model(std::string_view spec, const ModelOptions& options) {
     }
     onnx_io::ImportOptions io;
     io.input_shapes = options.input_shapes;
+    io.batch_size = options.batch_size;
     io.max_tensor_bytes = options.max_tensor_bytes;
     return onnx_io::import_onnx(std::string(spec), io);
   }
-  throw std::invalid_argument("model '" + std::string(spec) +
-                              "': expected builtin:NAME (builtin:cnn, builtin:mlp, "
-                              "builtin:encoder) or a path ending in .onnx");
+  std::string known;
+  for (std::string_view n : builtin_model_names())
+    known += (known.empty() ? "" : ", ") + ("builtin:" + std::string(n));
+  throw std::invalid_argument("model '" + std::string(spec) + "': expected builtin:NAME (" + known +
+                              ") or a path ending in .onnx");
 }
 
 Shape parse_shape(std::string_view dims) {

@@ -168,6 +168,8 @@ void Importer::read_inputs() {
           shape.push_back(want);
         } else if (fixed) {
           shape.push_back(d.dim_value());
+        } else if (i == 0 && options_.batch_size > 0) {
+          shape.push_back(options_.batch_size);
         } else {
           const std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unknown";
           fail(

@@ -14,6 +14,9 @@ struct ModelOptions {
   // Shapes of graph inputs by name, pinning symbolic dimensions of ONNX
   // models (`--input-shape NAME=1x3x224x224`).
   std::map<std::string, Shape, std::less<>> input_shapes;
+  // > 0: symbolic batch dimensions (dimension 0) of ONNX inputs take this
+  // value (onnx_io::ImportOptions::batch_size).
+  int64_t batch_size = 0;
   // The bound on a single tensor of an ONNX model, in bytes; 0: the
   // default (onnx_io::ImportOptions::max_tensor_bytes).
   uint64_t max_tensor_bytes = 0;

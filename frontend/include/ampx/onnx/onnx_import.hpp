@@ -27,6 +27,9 @@ struct ImportOptions {
   // Full shapes for graph inputs by name ("--input-shape x=1x3x224x224"):
   // they replace symbolic dimensions; fixed ones must agree.
   std::map<std::string, Shape, std::less<>> input_shapes;
+  // > 0: a symbolic dimension 0 (the batch) of an input that input_shapes
+  // does not name takes this value (`ampx train` passes --batch).
+  int64_t batch_size = 0;
   // The largest single tensor accepted, in bytes (--max-tensor-bytes); 0:
   // the default, 16 GiB or the machine's physical memory if that is less
   // (docs/ONNX.md).
