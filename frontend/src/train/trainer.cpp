@@ -280,11 +280,14 @@ void check_dataset(const Dataset& data, const std::string& what, int64_t classes
     if (data.labels.type.dtype != DType::kI64)
       throw std::invalid_argument(what + ": labels must be i64, got " +
                                   std::string(dtype_name(data.labels.type.dtype)));
-    const std::vector<double> l = to_doubles(data.labels);
-    for (size_t i = 0; i < l.size(); ++i)
-      if (l[i] < 0 || l[i] >= static_cast<double>(classes))
-        throw std::invalid_argument(what + ": label " + std::to_string(static_cast<int64_t>(l[i])) +
-                                    " of sample " + std::to_string(i) + " is outside [0, " +
+    if (data.labels.type.shape.size() != 1)
+      throw std::invalid_argument(what + ": labels must be one class index per sample [N], got " +
+                                  shape_str(data.labels.type.shape));
+    const auto* l = reinterpret_cast<const int64_t*>(data.labels.data.data());
+    for (int64_t i = 0; i < n; ++i)
+      if (l[i] < 0 || l[i] >= classes)
+        throw std::invalid_argument(what + ": label " + std::to_string(l[i]) + " of sample " +
+                                    std::to_string(i) + " is outside [0, " +
                                     std::to_string(classes) + ")");
   }
 }
