@@ -184,4 +184,11 @@ std::span<const OpDef> all_ops() noexcept {
   return kOps;
 }
 
+bool is_training_op(std::string_view op_type) noexcept {
+  // The table lists the training ops last, from ReluGrad on.
+  const OpDef* op = find_op(op_type);
+  const OpDef* first = find_op("ReluGrad");
+  return op && first && op >= first;
+}
+
 }  // namespace ampx::opset

@@ -71,7 +71,8 @@ void check_case(const Plugin& dev, const Plugin& ref, const std::string& name, b
     ASSERT_NE(ref_cap.support, AMPX_SUPPORT_UNSUPPORTED) << "bad test case: " << ref_cap.note;
     // No fused epilogues in the CUDA kernels yet, and no kernels for the
     // importer's ops: declined in every dtype.
-    const bool declined = is_epilogue_case(name) || is_importer_op(c.nb.op_type());
+    const bool declined =
+        is_epilogue_case(name) || is_importer_op(c.nb.op_type()) || is_training_op(c.nb.op_type());
     if (declined) {
       EXPECT_EQ(cap.support, AMPX_SUPPORT_UNSUPPORTED) << cap.note;
     } else if (dt == F32) {

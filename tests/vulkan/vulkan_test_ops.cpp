@@ -135,7 +135,7 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
     const std::string op = c.nb.op_type();
     const bool declined = is_epilogue_case(name) ||
                           (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
-                          (has_bool_tensor(c.nb.desc()) && !storage8);
+                          is_training_op(op) || (has_bool_tensor(c.nb.desc()) && !storage8);
     const ampx_support want = declined    ? AMPX_SUPPORT_UNSUPPORTED
                               : dt == F32 ? AMPX_SUPPORT_NATIVE
                               : dt == F16 ? f16

@@ -1,5 +1,7 @@
 #include <string_view>
 
+#include "ampx/opset/catalogue.hpp"
+
 #include "ops.hpp"
 
 namespace ampx::onednn {
@@ -23,6 +25,9 @@ bool runs_as_loop(const NodeView& v) {
       !is_float16_32(v.output(0).dtype))
     return true;
   if (op == "Pow" || op == "Resize" || op == "ConvTranspose") return !onnx_op_has_primitive(v);
+  // The training ops run on the reference loops until the backward
+  // primitives are wired in (docs/TRAINING.md).
+  if (opset::is_training_op(op)) return true;
   return false;
 }
 

@@ -48,4 +48,8 @@ inline bool is_data_movement(std::string_view op_type) noexcept {
   return op && op->dtype_rule == DtypeRule::kData;
 }
 
+// The training ops (docs/OPS.md, "Training ops"): backward kernels, the
+// loss and the optimizer updates.
+bool is_training_op(std::string_view op_type) noexcept;
+
 }  // namespace ampx::opset

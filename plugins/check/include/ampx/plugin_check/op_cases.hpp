@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ampx/opset/catalogue.hpp"
 #include "host_tensor.hpp"
 #include "node_builder.hpp"
 
@@ -111,8 +112,152 @@ inline bool is_importer_op(const std::string& op) {
   return false;
 }
 
+// The training ops (docs/OPS.md, "Training ops"): cpu_ref and onednn run
+// them (onednn as plain loops for now); vulkan and cuda have no kernels for
+// them yet and must answer `unsupported` in every dtype.
+inline bool is_training_op(const std::string& op) {
+  return opset::is_training_op(op);
+}
+
+// dY and a forward tensor of the same shape: the elementwise gradients.
+inline Maker grad_unary(std::string op, std::vector<int64_t> dims,
+                        std::function<void(NodeBuilder&)> attrs = nullptr) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "g");
+    in(c, rnd(r, dt, dims));
+    in(c, rnd(r, dt, dims, 2.0));
+    c.nb.output(dt, dims);
+    if (attrs) attrs(c.nb);
+  };
+}
+
+// The training cases (is_training_op). The optimizer updates are f32 only:
+// their cases are f32 in every dtype they are asked for.
+inline void add_training_cases(std::map<std::string, Maker>& m) {
+  m["ReluGrad"] = grad_unary("ReluGrad", {3, 5, 7});
+  m["SigmoidGrad"] = grad_unary("SigmoidGrad", {3, 5, 7});
+  m["TanhGrad"] = grad_unary("TanhGrad", {3, 5, 7});
+  m["GeluGrad_erf"] = grad_unary("GeluGrad", {3, 5, 7});
+  m["GeluGrad_tanh"] =
+      grad_unary("GeluGrad", {3, 5, 7}, [](NodeBuilder& b) { b.attr_str("approximate", "tanh"); });
+  m["ClipGrad"] = grad_unary("ClipGrad", {3, 5, 7}, [](NodeBuilder& b) {
+    b.attr_float("min", -0.5).attr_float("max", 0.75);
+  });
+  m["SoftmaxGrad_axis1"] =
+      grad_unary("SoftmaxGrad", {3, 4, 5}, [](NodeBuilder& b) { b.attr_int("axis", 1); });
+  m["LayerNormGrad"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("LayerNormGrad", "ln");
+    in(c, rnd(r, dt, {2, 3, 8}));
+    in(c, rnd(r, dt, {2, 3, 8}));
+    in(c, rnd(r, dt, {3, 8}));
+    c.nb.output(dt, {2, 3, 8}).output(dt, {3, 8}).output(dt, {3, 8}).attr_int("axis", 1);
+  };
+  m["BatchNormTraining"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("BatchNormTraining", "bn");
+    in(c, rnd(r, dt, {3, 4, 5, 3}));
+    for (int i = 0; i < 3; ++i) in(c, rnd(r, dt, {4}));
+    in(c, Tensor::of(dt, {4}, {0.5, 1.0, 1.5, 2.0}));
+    c.nb.output(dt, {3, 4, 5, 3});
+    for (int i = 0; i < 4; ++i) c.nb.output(dt, {4});
+    c.nb.attr_float("momentum", 0.8);
+  };
+  m["BatchNormGrad"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("BatchNormGrad", "bn");
+    in(c, rnd(r, dt, {3, 4, 5, 3}));
+    in(c, rnd(r, dt, {3, 4, 5, 3}));
+    in(c, rnd(r, dt, {4}));
+    in(c, rnd(r, dt, {4}, 0.1));
+    in(c, Tensor::of(dt, {4}, {0.5, 1.0, 1.5, 2.0}));
+    c.nb.output(dt, {3, 4, 5, 3}).output(dt, {4}).output(dt, {4});
+  };
+  m["Conv2dGradWeight_grouped_strided_dilated"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("Conv2dGradWeight", "dw");
+    in(c, rnd(r, dt, {2, 6, 4, 4}));
+    in(c, rnd(r, dt, {2, 4, 7, 6}));
+    c.nb.output(dt, {6, 2, 3, 3})
+        .attr_ints("kernel_shape", {3, 3})
+        .attr_ints("strides", {2, 1})
+        .attr_ints("pads", {1, 0, 1, 2})
+        .attr_ints("dilations", {1, 2})
+        .attr_int("group", 2);
+  };
+  m["MaxPoolGrad_ceil"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("MaxPoolGrad", "pool");
+    in(c, rnd(r, dt, {1, 2, 5, 5}));
+    in(c, rnd(r, dt, {1, 2, 8, 8}));
+    c.nb.output(dt, {1, 2, 8, 8})
+        .attr_ints("kernel_shape", {3, 3})
+        .attr_ints("strides", {2, 2})
+        .attr_ints("pads", {1, 1, 1, 1})
+        .attr_int("ceil_mode", 1);
+  };
+  m["AveragePoolGrad_include_pad"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("AveragePoolGrad", "pool");
+    in(c, rnd(r, dt, {1, 2, 4, 4}));
+    c.nb.output(dt, {1, 2, 8, 8})
+        .attr_ints("kernel_shape", {3, 3})
+        .attr_ints("strides", {2, 2})
+        .attr_ints("pads", {1, 1, 1, 1})
+        .attr_int("count_include_pad", 1)
+        .attr_ints("input_shape", {1, 2, 8, 8});
+  };
+  m["SliceGrad_stepped"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("SliceGrad", "s");
+    in(c, rnd(r, dt, {2, 3, 3}));
+    c.nb.output(dt, {5, 7, 3})
+        .attr_ints("starts", {1, -1})
+        .attr_ints("ends", {5, -8})
+        .attr_ints("axes", {0, 1})
+        .attr_ints("steps", {2, -3})
+        .attr_ints("input_shape", {5, 7, 3});
+  };
+  m["GatherGrad_repeated_indices"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("GatherGrad", "g");
+    in(c, rnd(r, dt, {3, 5, 2}));
+    in(c, Tensor::of(I64, {5}, {4, -1, 0, 2, 0}));
+    c.nb.output(dt, {3, 5, 2}).attr_int("axis", 1).attr_ints("data_shape", {3, 5, 2});
+  };
+  m["DropoutTraining"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("DropoutTraining", "d");
+    in(c, rnd(r, dt, {4, 33}));
+    in(c, Tensor::of(I64, {1}, {12345}));
+    c.nb.output(dt, {4, 33}).output(dt, {4, 33}).attr_float("ratio", 0.25);
+  };
+  m["SoftmaxCrossEntropy"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("SoftmaxCrossEntropy", "loss");
+    in(c, rnd(r, dt, {6, 11}, 4.0));
+    in(c, Tensor::of(I64, {6}, {0, 10, 3, 3, 7, 1}));
+    c.nb.output(dt, {}).output(dt, {6, 11});
+  };
+  m["SoftmaxCrossEntropyGrad"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("SoftmaxCrossEntropyGrad", "dloss");
+    in(c, Tensor::of(dt, {}, {0.75}));
+    in(c, rnd(r, dt, {6, 11}));
+    in(c, Tensor::of(I64, {6}, {0, 10, 3, 3, 7, 1}));
+    c.nb.output(dt, {6, 11});
+  };
+  m["SgdUpdate_nesterov"] = [](Rng& r, ampx_dtype, Case& c) {
+    c.nb = NodeBuilder("SgdUpdate", "sgd");
+    in(c, rnd(r, F32, {7, 9}));
+    in(c, rnd(r, F32, {7, 9}));
+    in(c, Tensor::of(F32, {3}, {0.1, 0.5, 1.0}));
+    in(c, rnd(r, F32, {7, 9}));
+    c.nb.output(F32, {7, 9}).output(F32, {7, 9});
+    c.nb.attr_float("momentum", 0.9).attr_int("nesterov", 1).attr_float("weight_decay", 0.01);
+  };
+  m["AdamUpdate_decoupled"] = [](Rng& r, ampx_dtype, Case& c) {
+    c.nb = NodeBuilder("AdamUpdate", "adam");
+    for (int i = 0; i < 3; ++i) in(c, rnd(r, F32, {7, 9}));
+    in(c, Tensor::of(F32, {7, 9}, std::vector<double>(63, 0.25)));
+    in(c, Tensor::of(F32, {5}, {0.01, 1.0, 1.0, 0.19, 0.0199}));
+    c.nb.output(F32, {7, 9}).output(F32, {7, 9}).output(F32, {7, 9});
+    c.nb.attr_float("weight_decay", 0.1).attr_int("decoupled", 1);
+  };
+}
+
 inline const std::map<std::string, Maker>& cases() {
-  static const std::map<std::string, Maker> m = {
+  static const std::map<std::string, Maker> all = [] {
+    std::map<std::string, Maker> m = {
       {"Conv2d_bias_stride_pad_dilation",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("Conv2d", "conv");
@@ -647,7 +792,10 @@ inline const std::map<std::string, Maker>& cases() {
              .attr_str("coordinate_transformation_mode", "align_corners");
        }},
   };
-  return m;
+    add_training_cases(m);
+    return m;
+  }();
+  return all;
 }
 
 }  // namespace ampx::check::op_cases
