@@ -80,11 +80,8 @@ class PoolGradKernel final : public CpuKernel {
     const PoolShape& s = s_;
     std::fill_n(dx, s.H * s.W, 0.0f);
     for (int64_t oh = 0; oh < s.OH; ++oh) {
-      const int64_t h0 = oh * s.sh - s.pt;
-      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + s.kH, s.H);
       for (int64_t ow = 0; ow < s.OW; ++ow) {
-        const int64_t w0 = ow * s.sw - s.pl;
-        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + s.kW, s.W);
+        const auto [hs, he, ws, we, count] = pool_window(s, oh, ow, include_pad_);
         const float g = dy[oh * s.OW + ow];
         if constexpr (kMax) {
           int64_t best = -1;
@@ -100,9 +97,6 @@ class PoolGradKernel final : public CpuKernel {
             }
           if (best >= 0) dx[best] += g;
         } else {
-          const int64_t count = include_pad_ ? (std::min(h0 + s.kH, s.H + s.pb) - h0) *
-                                                   (std::min(w0 + s.kW, s.W + s.pr) - w0)
-                                             : (he - hs) * (we - ws);
           const float share = g / static_cast<float>(count);
           for (int64_t h = hs; h < he; ++h)
             for (int64_t w = ws; w < we; ++w) dx[h * s.W + w] += share;

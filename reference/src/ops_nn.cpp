@@ -230,11 +230,8 @@ class PoolKernel final : public CpuKernel {
   void plane(const float* x, float* y) const {
     const PoolShape& s = s_;
     for (int64_t oh = 0; oh < s.OH; ++oh) {
-      const int64_t h0 = oh * s.sh - s.pt;
-      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + s.kH, s.H);
       for (int64_t ow = 0; ow < s.OW; ++ow) {
-        const int64_t w0 = ow * s.sw - s.pl;
-        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + s.kW, s.W);
+        const auto [hs, he, ws, we, count] = pool_window(s, oh, ow, include_pad_);
         if constexpr (kMax) {
           float m = -std::numeric_limits<float>::infinity();  // padding never wins
           for (int64_t h = hs; h < he; ++h)
@@ -247,11 +244,6 @@ class PoolKernel final : public CpuKernel {
           float sum = 0.0f;
           for (int64_t h = hs; h < he; ++h)
             for (int64_t w = ws; w < we; ++w) sum += x[h * s.W + w];
-          // count_include_pad counts padding cells, but never the part of a
-          // ceil_mode window that hangs past the bottom/right padding.
-          const int64_t count = include_pad_ ? (std::min(h0 + s.kH, s.H + s.pb) - h0) *
-                                                   (std::min(w0 + s.kW, s.W + s.pr) - w0)
-                                             : (he - hs) * (we - ws);
           y[oh * s.OW + ow] = sum / static_cast<float>(count);
         }
       }

@@ -48,6 +48,23 @@ struct PoolShape {
   int64_t planes, H, W, OH, OW, kH, kW, sh, sw, pt, pl, pb, pr;
 };
 
+// The cells of output (oh, ow)'s window that lie in the input: rows
+// [hs, he), columns [ws, we). `count` is AveragePool's divisor:
+// count_include_pad counts padding cells too, but never the part of a
+// ceil_mode window that hangs past the bottom/right padding.
+struct PoolWindow {
+  int64_t hs, he, ws, we, count;
+};
+inline PoolWindow pool_window(const PoolShape& s, int64_t oh, int64_t ow, bool include_pad) {
+  const int64_t h0 = oh * s.sh - s.pt, w0 = ow * s.sw - s.pl;
+  PoolWindow w{std::max<int64_t>(h0, 0), std::min(h0 + s.kH, s.H), std::max<int64_t>(w0, 0),
+               std::min(w0 + s.kW, s.W), 0};
+  w.count = include_pad
+                ? (std::min(h0 + s.kH, s.H + s.pb) - h0) * (std::min(w0 + s.kW, s.W + s.pr) - w0)
+                : (w.he - w.hs) * (w.we - w.ws);
+  return w;
+}
+
 // A pooling window over X `x` [N,C,H,W] under the node's kernel_shape,
 // strides, pads, ceil_mode and (average pooling, `max` false)
 // count_include_pad, returned in `include_pad`.
