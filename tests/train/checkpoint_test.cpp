@@ -125,4 +125,17 @@ TEST(Checkpoint, NonIntegerOffsetsAndShapesAreRefused) {
   std::filesystem::remove(file);
 }
 
+// A fuzz finding: a "format" that is not a string threw the JSON library's
+// own type_error instead of the reader's one line.
+TEST(Checkpoint, AFormatThatIsNotAStringIsRefusedInOwnWords) {
+  const auto file = temp_file("format.ampxckpt");
+  const std::string header = R"({"__metadata__":{"format":["ampx.checkpoint/1"]}})";
+  std::string bytes(8, '\0');
+  bytes[0] = static_cast<char>(header.size());
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes + header;
+  EXPECT_NE(error_reading(file).find("not an ampx checkpoint"), std::string::npos)
+      << error_reading(file);
+  std::filesystem::remove(file);
+}
+
 }  // namespace

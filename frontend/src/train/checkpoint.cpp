@@ -112,9 +112,15 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
   } catch (const nlohmann::json::exception&) {
     throw bad("not a checkpoint (the header is not JSON)");
   }
-  if (!header.is_object() || !header.contains("__metadata__") ||
-      !header["__metadata__"].is_object() ||
-      header["__metadata__"].value("format", "") != kCheckpointFormat)
+  // Each member's type checked before it is read: nlohmann's value() throws
+  // its own type_error for a "format" that is not a string (a fuzz finding).
+  const auto has_format = [&] {
+    if (!header.is_object() || !header.contains("__metadata__")) return false;
+    const auto& m = header["__metadata__"];
+    if (!m.is_object() || !m.contains("format") || !m["format"].is_string()) return false;
+    return m["format"].get<std::string>() == kCheckpointFormat;
+  };
+  if (!has_format())
     throw bad(std::string("not an ampx checkpoint (expected format ") + kCheckpointFormat + ")");
   const auto& meta = header["__metadata__"];
   Checkpoint c;
