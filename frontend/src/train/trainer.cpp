@@ -107,6 +107,23 @@ Trainer::Program& Trainer::activate(int64_t batch) {
   return next;
 }
 
+std::vector<HostTensor> Trainer::step_inputs(const Program& p, const Dataset& data,
+                                             std::span<const int64_t> rows) const {
+  std::vector<HostTensor> in;
+  in.push_back(gather_rows(data.inputs, rows));
+  in.back().name = p.tg.step.value(p.tg.step.inputs()[0]).name;
+  in.push_back(gather_rows(data.labels, rows));
+  in.back().name = "labels";
+  in.push_back(hyper_tensor(options_.graph.optimizer, step_ + 1));
+  // Each Dropout's seed follows from (seed, step, node): a resumed run draws
+  // the same masks.
+  for (size_t d = 0; d < p.tg.dropout_nodes.size(); ++d)
+    in.push_back(i64_scalar_tensor(
+        "dropout_seed/" + p.tg.dropout_nodes[d],
+        splitmix64(options_.seed ^ splitmix64(static_cast<uint64_t>(step_) * 1024 + d))));
+  return in;
+}
+
 EpochResult Trainer::train_epoch(const Dataset& data,
                                  const std::function<void(int64_t, int64_t, double)>& progress) {
   const int64_t n = data.size();
@@ -122,16 +139,7 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     const int64_t start = k * b, count = std::min(b, n - start);
     Program& p = activate(count);
     const std::span<const int64_t> rows(order.data() + start, static_cast<size_t>(count));
-    std::vector<HostTensor> in;
-    in.push_back(gather_rows(data.inputs, rows));
-    in.back().name = p.tg.step.value(p.tg.step.inputs()[0]).name;
-    in.push_back(gather_rows(data.labels, rows));
-    in.back().name = "labels";
-    in.push_back(hyper_tensor(options_.graph.optimizer, step_ + 1));
-    for (size_t d = 0; d < p.tg.dropout_nodes.size(); ++d)
-      in.push_back(i64_scalar_tensor(
-          "dropout_seed/" + p.tg.dropout_nodes[d],
-          splitmix64(options_.seed ^ splitmix64(static_cast<uint64_t>(step_) * 1024 + d))));
+    const std::vector<HostTensor> in = step_inputs(p, data, rows);
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<HostTensor> out = p.run(in);
     run_ms +=
@@ -243,12 +251,7 @@ RunProfile Trainer::profile_step(const Dataset& data) {
   Program& p = activate(options_.batch);
   std::vector<int64_t> rows(static_cast<size_t>(options_.batch));
   std::iota(rows.begin(), rows.end(), 0);
-  std::vector<HostTensor> in{gather_rows(data.inputs, rows), gather_rows(data.labels, rows),
-                             hyper_tensor(options_.graph.optimizer, step_ + 1)};
-  in[0].name = p.tg.step.value(p.tg.step.inputs()[0]).name;
-  in[1].name = "labels";
-  for (size_t d = 0; d < p.tg.dropout_nodes.size(); ++d)
-    in.push_back(i64_scalar_tensor("dropout_seed/" + p.tg.dropout_nodes[d], d));
+  const std::vector<HostTensor> in = step_inputs(p, data, rows);
   RunProfile profile;
   p.compiled->run(in, profile);
   ++step_;

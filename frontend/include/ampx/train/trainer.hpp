@@ -103,6 +103,9 @@ class Trainer {
   struct Program;
   Program& program(int64_t batch);  // compiled on first use; holds the state while active
   Program& activate(int64_t batch);
+  // The data inputs of step step_ + 1 on `rows` of `data`.
+  std::vector<HostTensor> step_inputs(const Program& p, const Dataset& data,
+                                      std::span<const int64_t> rows) const;
   Session& session_;
   Graph forward_;
   TrainerOptions options_;
