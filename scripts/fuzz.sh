@@ -3,7 +3,7 @@
 # builds the `fuzz` preset and runs its libFuzzer targets, J at a time.
 # Usage: scripts/fuzz.sh [--seconds S | --runs N | --replay] [--preset P]
 #                        [--parallel J] [TARGET ...]
-#   TARGET: onnx_import npy profile_json store (default: all)
+#   TARGET: onnx_import npy profile_json store checkpoint (default: all)
 #   --seconds S   each target runs S seconds (default 600)
 #   --runs N      each target runs N executions instead
 #   --replay      no fuzzing: every input of each target's grown corpus and
@@ -29,11 +29,11 @@ while [ $# -gt 0 ]; do
     --replay) limit=(--replay); shift ;;
     --preset) preset="${2:?--preset needs fuzz or fuzz-ubsan}"; shift 2 ;;
     --parallel) parallel="${2:?--parallel needs a number}"; shift 2 ;;
-    onnx_import|npy|profile_json|store) targets+=("$1"); shift ;;
+    onnx_import|npy|profile_json|store|checkpoint) targets+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (see the usage at the top of scripts/fuzz.sh)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(onnx_import npy profile_json store)
+[ ${#targets[@]} -gt 0 ] || targets=(onnx_import npy profile_json store checkpoint)
 case "$preset" in
   fuzz|fuzz-ubsan) ;;
   *) echo "fuzz.sh: unknown preset '$preset' (expected fuzz or fuzz-ubsan)" >&2; exit 2 ;;
