@@ -52,6 +52,16 @@ bool vulkan_runs_importer_op(const std::string& op) {
   return false;
 }
 
+// The training ops (docs/OPS.md, "Training ops") with Vulkan kernels: all.
+bool vulkan_runs_training_op(const std::string& op) {
+  return is_training_op(op);
+}
+
+// The optimizer updates: f32 only, in every case of the catalogue.
+bool is_update(const std::string& op) {
+  return op == "SgdUpdate" || op == "AdamUpdate";
+}
+
 // Where's condition and Equal's result are bool: 8-bit storage.
 bool has_bool_tensor(const ampx_node_desc& d) {
   for (size_t i = 0; i < d.num_inputs; ++i)
@@ -131,15 +141,17 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
     ASSERT_NE(ref_cap.support, AMPX_SUPPORT_UNSUPPORTED) << "bad test case: " << ref_cap.note;
     // No epilogue shaders yet: fused nodes are declined in every dtype; so
     // are the importer's ops without shaders, and bool tensors without
-    // 8-bit storage.
+    // 8-bit storage. The training ops run as the forward ops do; the
+    // optimizer updates are f32 in every case (op_cases), so `native`.
     const std::string op = c.nb.op_type();
     const bool declined = is_epilogue_case(name) ||
                           (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
-                          is_training_op(op) || (has_bool_tensor(c.nb.desc()) && !storage8);
-    const ampx_support want = declined    ? AMPX_SUPPORT_UNSUPPORTED
-                              : dt == F32 ? AMPX_SUPPORT_NATIVE
-                              : dt == F16 ? f16
-                                          : AMPX_SUPPORT_UNSUPPORTED;
+                          (is_training_op(op) && !vulkan_runs_training_op(op)) ||
+                          (has_bool_tensor(c.nb.desc()) && !storage8);
+    const ampx_support want = declined                     ? AMPX_SUPPORT_UNSUPPORTED
+                              : dt == F32 || is_update(op) ? AMPX_SUPPORT_NATIVE
+                              : dt == F16                  ? f16
+                                                           : AMPX_SUPPORT_UNSUPPORTED;
     EXPECT_EQ(cap.support, want) << cap.note;
     if (cap.support == AMPX_SUPPORT_UNSUPPORTED) {
       EXPECT_STRNE(cap.note, "") << "unsupported needs a reason";
@@ -153,7 +165,9 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
     ASSERT_EQ(got.size(), want_out.size());
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_EQ(got[i].dtype, want_out[i].dtype);
-      if (is_data_movement(c.nb.op_type())) {
+      // Data movement, and the dropout draw (the same on every backend),
+      // are bit-exact.
+      if (is_data_movement(c.nb.op_type()) || op == "DropoutTraining") {
         expect_bits_equal(got[i], want_out[i]);
       } else {
         expect_close(got[i], want_out[i].values(), name + " (" + cap.note + ")");

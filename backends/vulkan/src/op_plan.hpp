@@ -114,5 +114,20 @@ OpPlan plan_concat(const NodeView& v, const PlanTarget& t);
 OpPlan plan_split(const NodeView& v, const PlanTarget& t);
 OpPlan plan_gather(const NodeView& v, Variant var);
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t);
+// Training ops (ops_train.cpp); the updates are f32 only.
+OpPlan plan_elementwise_grad(const NodeView& v, Variant var);  // Relu/Sigmoid/Tanh/Gelu/ClipGrad
+OpPlan plan_softmax_grad(const NodeView& v, Variant var);
+OpPlan plan_softmax_cross_entropy(const NodeView& v, Variant var);  // i64 labels
+OpPlan plan_softmax_cross_entropy_grad(const NodeView& v, Variant var);
+OpPlan plan_pool_grad(const NodeView& v, Variant var);  // MaxPoolGrad, AveragePoolGrad
+OpPlan plan_conv2d_grad_weight(const NodeView& v, Variant var);
+OpPlan plan_batchnorm_training(const NodeView& v, Variant var);
+OpPlan plan_batchnorm_grad(const NodeView& v, Variant var);
+OpPlan plan_layernorm_grad(const NodeView& v, Variant var);
+OpPlan plan_slice_grad(const NodeView& v, Variant var);
+OpPlan plan_gather_grad(const NodeView& v, Variant var);       // i32/i64 indices
+OpPlan plan_dropout_training(const NodeView& v, Variant var);  // i64 seed
+OpPlan plan_sgd_update(const NodeView& v, Variant var);
+OpPlan plan_adam_update(const NodeView& v, Variant var);
 
 }  // namespace ampx::vulkan

@@ -79,6 +79,35 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_argmax(v, var);
   else if (op == "Gather")
     p = plan_gather(v, var);
+  else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
+           op == "ClipGrad")
+    p = plan_elementwise_grad(v, var);
+  else if (op == "SoftmaxGrad")
+    p = plan_softmax_grad(v, var);
+  else if (op == "SoftmaxCrossEntropy")
+    p = plan_softmax_cross_entropy(v, var);
+  else if (op == "SoftmaxCrossEntropyGrad")
+    p = plan_softmax_cross_entropy_grad(v, var);
+  else if (op == "MaxPoolGrad" || op == "AveragePoolGrad")
+    p = plan_pool_grad(v, var);
+  else if (op == "Conv2dGradWeight")
+    p = plan_conv2d_grad_weight(v, var);
+  else if (op == "BatchNormTraining")
+    p = plan_batchnorm_training(v, var);
+  else if (op == "BatchNormGrad")
+    p = plan_batchnorm_grad(v, var);
+  else if (op == "LayerNormGrad")
+    p = plan_layernorm_grad(v, var);
+  else if (op == "SliceGrad")
+    p = plan_slice_grad(v, var);
+  else if (op == "GatherGrad")
+    p = plan_gather_grad(v, var);
+  else if (op == "DropoutTraining")
+    p = plan_dropout_training(v, var);
+  else if (op == "SgdUpdate")
+    p = plan_sgd_update(v, var);
+  else if (op == "AdamUpdate")
+    p = plan_adam_update(v, var);
   else
     throw Unsupported("no Vulkan kernel for op " + std::string(op));
   p.variant = var;
