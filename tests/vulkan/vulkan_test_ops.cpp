@@ -52,9 +52,15 @@ bool vulkan_runs_importer_op(const std::string& op) {
   return false;
 }
 
-// The training ops (docs/OPS.md, "Training ops") with Vulkan kernels: all.
+// The training ops (docs/OPS.md, "Training ops") with Vulkan kernels.
 bool vulkan_runs_training_op(const std::string& op) {
-  return is_training_op(op);
+  for (const char* o :
+       {"ReluGrad", "SigmoidGrad", "TanhGrad", "GeluGrad", "ClipGrad", "SoftmaxGrad",
+        "LayerNormGrad", "BatchNormTraining", "BatchNormGrad", "Conv2dGradWeight", "MaxPoolGrad",
+        "AveragePoolGrad", "SliceGrad", "GatherGrad", "DropoutTraining", "SoftmaxCrossEntropy",
+        "SoftmaxCrossEntropyGrad", "SgdUpdate", "AdamUpdate"})
+    if (op == o) return true;
+  return false;
 }
 
 // The optimizer updates: f32 only, in every case of the catalogue.
@@ -98,6 +104,92 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
          in(c, rnd(r, dt, {5, 701}));
          in(c, rnd(r, dt, {1}));
          c.nb.output(dt, {5, 701});
+       }},
+      // Training ops: grids split in x and y, reductions over more rows,
+      // columns or channels than a 64-wide workgroup, the update paths the
+      // catalogue lacks (no momentum; coupled weight decay), i32 indices,
+      // overlapping pool windows, and a dropout seed with both words set
+      // (carries through the 64-bit emulation).
+      {"ReluGrad_many_groups", grad_unary("ReluGrad", {3, 333, 7})},
+      {"GeluGrad_tanh_many_groups",
+       grad_unary("GeluGrad", {3, 333, 7},
+                  [](NodeBuilder& b) { b.attr_str("approximate", "tanh"); })},
+      {"DropoutTraining_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("DropoutTraining", "d");
+         in(c, rnd(r, dt, {5, 701}));
+         Tensor seed = Tensor::zeros(I64, {1});
+         const int64_t v = -0x1234567890ABCDEF;
+         std::memcpy(seed.bytes.data(), &v, 8);
+         in(c, std::move(seed));
+         c.nb.output(dt, {5, 701}).output(dt, {5, 701}).attr_float("ratio", 0.4);
+       }},
+      {"SoftmaxCrossEntropy_many_rows",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("SoftmaxCrossEntropy", "loss");
+         in(c, rnd(r, dt, {150, 37}, 4.0));
+         std::vector<double> labels(150);
+         for (auto& l : labels) l = static_cast<double>(r.integer(0, 36));
+         in(c, Tensor::of(I64, {150}, labels));
+         c.nb.output(dt, {}).output(dt, {150, 37});
+       }},
+      {"SoftmaxGrad_long_rows", grad_unary("SoftmaxGrad", {7, 300})},
+      {"LayerNormGrad_wide_rows",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LayerNormGrad", "ln");
+         in(c, rnd(r, dt, {5, 150}));
+         in(c, rnd(r, dt, {5, 150}));
+         in(c, rnd(r, dt, {150}));
+         c.nb.output(dt, {5, 150}).output(dt, {150}).output(dt, {150});
+       }},
+      {"BatchNormTraining_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BatchNormTraining", "bn");
+         in(c, rnd(r, dt, {4, 11, 9, 7}));
+         for (int i = 0; i < 3; ++i) in(c, rnd(r, dt, {11}));
+         in(c, Tensor::of(dt, {11}, std::vector<double>(11, 1.25)));
+         c.nb.output(dt, {4, 11, 9, 7});
+         for (int i = 0; i < 4; ++i) c.nb.output(dt, {11});
+       }},
+      {"Conv2dGradWeight_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2dGradWeight", "dw");
+         in(c, rnd(r, dt, {2, 16, 6, 6}));
+         in(c, rnd(r, dt, {2, 8, 8, 8}));
+         c.nb.output(dt, {16, 8, 3, 3}).attr_ints("kernel_shape", {3, 3});
+       }},
+      {"MaxPoolGrad_overlapping",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MaxPoolGrad", "pool");
+         in(c, rnd(r, dt, {2, 3, 9, 11}));
+         in(c, rnd(r, dt, {2, 3, 9, 11}));
+         c.nb.output(dt, {2, 3, 9, 11})
+             .attr_ints("kernel_shape", {3, 3})
+             .attr_ints("pads", {1, 1, 1, 1});
+       }},
+      {"GatherGrad_i32_axis0",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GatherGrad", "g");
+         in(c, rnd(r, dt, {4, 6}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {4}, {1, -2, 1, 0}));
+         c.nb.output(dt, {5, 6}).attr_ints("data_shape", {5, 6});
+       }},
+      {"SgdUpdate_plain",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("SgdUpdate", "sgd");
+         in(c, rnd(r, F32, {3, 1000}));
+         in(c, rnd(r, F32, {3, 1000}));
+         in(c, Tensor::of(F32, {3}, {0.05, 0.25, 1.0}));
+         c.nb.output(F32, {3, 1000});
+       }},
+      {"AdamUpdate_coupled",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("AdamUpdate", "adam");
+         for (int i = 0; i < 3; ++i) in(c, rnd(r, F32, {3, 1000}));
+         in(c, Tensor::of(F32, {3, 1000}, std::vector<double>(3000, 0.5)));
+         in(c, Tensor::of(F32, {5}, {0.001, 0.5, 1.0, 0.271, 0.00399}));
+         c.nb.output(F32, {3, 1000}).output(F32, {3, 1000}).output(F32, {3, 1000});
+         c.nb.attr_float("weight_decay", 0.01).attr_float("beta1", 0.8);
        }},
       {"Split_many_groups",
        [](Rng& r, ampx_dtype dt, Case& c) {
@@ -463,6 +555,14 @@ TEST(VulkanMasked, NoFloat16ArithmeticMeansEmulated) {
         "LayerNorm_last_bias", "BatchNorm", "MaxPool_ceil", "ReduceMean_axis1_keep", "HardSwish",
         "HardSigmoid", "LogSoftmax_last", "ArgMax_axis1", "Where_broadcast", "Equal_broadcast"})
     check_case(vk, ref, name, AMPX_SUPPORT_EMULATED);
+  // The training ops likewise (the f32 updates stay native).
+  for (const char* name :
+       {"ReluGrad", "GeluGrad_erf", "SoftmaxGrad_axis1", "SoftmaxCrossEntropy",
+        "SoftmaxCrossEntropyGrad", "BatchNormTraining", "BatchNormGrad", "LayerNormGrad",
+        "Conv2dGradWeight_grouped_strided_dilated", "MaxPoolGrad_ceil",
+        "AveragePoolGrad_include_pad", "SliceGrad_stepped", "GatherGrad_repeated_indices",
+        "DropoutTraining", "SgdUpdate_nesterov", "AdamUpdate_decoupled"})
+    check_case(vk, ref, name, AMPX_SUPPORT_EMULATED);
   // Data movement widened to f32 and back is exact: native without
   // shaderFloat16 too (opset::is_data_movement).
   for (const char* name : {"Transpose_perm", "Split_three"})
@@ -509,6 +609,12 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
         "Softmax_long_rows", "Transpose_perm", "HardSwish_many_groups", "HardSigmoid_many_groups",
         "LogSoftmax_many_rows", "ArgMax_many_groups", "Where_many_groups", "Split_many_groups"})
     check_case(vk, ref, name, real_f16_answer(vk));
+  for (const char* name :
+       {"ReluGrad_many_groups", "GeluGrad_tanh_many_groups", "DropoutTraining_many_groups",
+        "SoftmaxCrossEntropy_many_rows", "SoftmaxGrad_long_rows", "LayerNormGrad_wide_rows",
+        "BatchNormTraining_many_groups", "Conv2dGradWeight_many_groups", "MaxPoolGrad_overlapping",
+        "SgdUpdate_plain", "AdamUpdate_coupled"})
+    check_case(vk, ref, name, real_f16_answer(vk));
   for (const char* name : {"Equal_i64_many_groups", "Where_i64_many_groups",
                            "Split_i64_many_groups", "Reshape_bool_many_groups"})
     check_exact_case(vk, ref, name);
@@ -548,6 +654,63 @@ TEST(VulkanKernels, TiledAndBlockedGemmBothMatchCpuRef) {
       check_case(vk, ref, name, real_f16_answer(vk));
     expect_no_validation_errors(vk);
   }
+}
+
+// The optimizer updates run in place (the executor gives W', M', V' the
+// buffers of W, M, V): the results equal those of a run into fresh buffers,
+// bit for bit; and with apply = 0 every output equals its input, bit for bit,
+// in place or not.
+std::vector<Tensor> run_in_place(const Plugin& p, NodeBuilder& nb,
+                                 const std::vector<Tensor>& inputs,
+                                 const std::vector<size_t>& aliased) {
+  check::Handles h(*p.api, p.plugin);
+  std::vector<ampx_buffer_view> in, out;
+  for (const Tensor& t : inputs) {
+    ampx_buffer* b = h.alloc(0, t.bytes.size());
+    h.check(p.api->copy_to_device(b, 0, t.bytes.data(), t.bytes.size()), "copy_to_device");
+    in.push_back({sizeof(ampx_buffer_view), b, 0});
+  }
+  for (size_t i : aliased) out.push_back(in[i]);
+  ampx_kernel* k = h.prepare(0, nb.desc());
+  h.check(p.api->kernel_launch(k, in.data(), in.size(), out.data(), out.size()), "kernel_launch");
+  h.check(p.api->synchronize(p.plugin, 0), "synchronize");
+  std::vector<Tensor> r;
+  for (size_t i : aliased) {
+    r.push_back(inputs[i]);
+    h.check(p.api->copy_to_host(r.back().bytes.data(), out[r.size() - 1].buffer, 0,
+                                r.back().bytes.size()),
+            "copy_to_host");
+  }
+  return r;
+}
+
+TEST(VulkanUpdates, InPlaceAndSkippedStepsAreExact) {
+  Plugin vk(plugin_path("vulkan"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  const std::vector<std::pair<std::string, std::vector<size_t>>> updates = {
+      {"SgdUpdate_nesterov", {0, 3}},
+      {"SgdUpdate_plain", {0}},
+      {"AdamUpdate_decoupled", {0, 2, 3}},
+      {"AdamUpdate_coupled", {0, 2, 3}}};
+  for (const auto& [name, aliased] : updates) {
+    SCOPED_TRACE(name);
+    Rng rng(5);
+    Case c;
+    find_case(name)(rng, F32, c);
+    const size_t hyper = c.nb.op_type() == "SgdUpdate" ? 2 : 4;
+    const auto fresh = run_on(vk, c.nb, c.inputs);
+    const auto in_place = run_in_place(vk, c.nb, c.inputs, aliased);
+    ASSERT_EQ(in_place.size(), fresh.size());
+    for (size_t i = 0; i < fresh.size(); ++i) expect_bits_equal(in_place[i], fresh[i]);
+    c.inputs[hyper].set(2, 0.0);  // apply = 0: a skipped step
+    const auto skipped = run_on(vk, c.nb, c.inputs);
+    const auto skipped_in_place = run_in_place(vk, c.nb, c.inputs, aliased);
+    for (size_t i = 0; i < aliased.size(); ++i) {
+      expect_bits_equal(skipped[i], c.inputs[aliased[i]]);
+      expect_bits_equal(skipped_in_place[i], c.inputs[aliased[i]]);
+    }
+  }
+  expect_no_validation_errors(vk);
 }
 
 // Cast f32 <-> f16 rounds like cpu_ref (bitwise); other casts are answered

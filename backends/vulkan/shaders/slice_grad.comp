@@ -30,5 +30,7 @@ void main() {
       src += (ad / as) * p[q + 4];
     }
   }
-  dx[pc.off[1] + i] = hit ? dy[pc.off[0] + uint(src)] : ST(0);
+  // Through f32 (exact both ways): selecting 16-bit values would need
+  // Float16 arithmetic, which the f16s variant must not use.
+  dx[pc.off[1] + i] = ST(hit ? float(dy[pc.off[0] + uint(src)]) : 0.0);
 }
