@@ -2,11 +2,14 @@
 // DeviceInfo, the cuDNN library state and the node, so these run without a
 // GPU (in CI) for pretend devices of several architectures.
 #include <iostream>
+#include <set>
 
 #include "allocator.hpp"
 #include "capability.hpp"
 #include "cuda_harness.hpp"
 #include "device.hpp"
+#include "op_cases.hpp"
+#include "ops.hpp"
 
 namespace ampx::test {
 namespace {
@@ -43,6 +46,10 @@ NodeBuilder transpose(ampx_dtype dt) {
   NodeBuilder nb("Transpose", "t");
   nb.input(dt, {2, 3}).output(dt, {3, 2});
   return nb;
+}
+
+bool find_op_known(const std::string& op) {
+  return cuda::find_op(op) != nullptr;
 }
 
 cuda::Answer ask(NodeBuilder nb, int cc, const cuda::CudnnLibrary& cudnn) {
@@ -122,6 +129,63 @@ TEST(CudaAnswers, UnsupportedAlwaysSaysWhy) {
   const cuda::Answer a = cuda::answer(softmax(F32).desc(), old, cudnn);
   EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED);
   EXPECT_EQ(a.note, old.kernel_image_error);
+}
+
+// The training ops of the catalogue (add_training_cases): the ones with a
+// CUDA kernel are native in f32, f16 and (sm_80+) bf16, the updates in f32
+// only; the weight gradient follows the forward convolution (cuDNN: native,
+// the direct kernel: 16-bit emulated); the rest say why they are declined.
+TEST(CudaAnswers, TrainingOps) {
+  const cuda::CudnnLibrary with(true), without(false);
+  const std::set<std::string> declined = {"SliceGrad", "GatherGrad", "DropoutTraining"};
+  int answered = 0;
+  for (const auto& [name, make] : op_cases::cases()) {
+    for (ampx_dtype dt : {F32, F16, BF16}) {
+      Rng rng(3);
+      op_cases::Case c;
+      make(rng, dt, c);
+      const std::string op = c.nb.op_type();
+      if (!op_cases::is_training_op(op)) break;
+      SCOPED_TRACE(name + " " + dtype_str(dt));
+      const bool update = op == "SgdUpdate" || op == "AdamUpdate";  // their cases are f32
+      const bool known = declined.count(op) == 0 && find_op_known(op);
+      for (int cc : {75, 90}) {
+        const cuda::Answer a = cuda::answer(c.nb.desc(), device(cc), without);
+        ++answered;
+        if (!known) {
+          EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED) << a.note;
+          EXPECT_NE(a.note.find("no CUDA kernel"), std::string::npos) << a.note;
+          continue;
+        }
+        const ampx_dtype computed = update ? F32 : dt;
+        if (computed == BF16 && cc < 80) {
+          EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED) << a.note;
+          continue;
+        }
+        // Without cuDNN the weight gradient is the direct kernel: 16-bit emulated.
+        const bool direct_16bit = op == "Conv2dGradWeight" && computed != F32;
+        EXPECT_EQ(a.support, direct_16bit ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE) << a.note;
+        EXPECT_GT(a.cost_us, 0.0);
+      }
+    }
+  }
+  EXPECT_GT(answered, 0) << "no training cases in the catalogue";
+  // The updates are f32 only: a 16-bit one is refused by the op set's rule.
+  NodeBuilder sgd16("SgdUpdate", "sgd");
+  sgd16.input(F16, {4}).input(F16, {4}).input(F16, {3}).output(F16, {4});
+  const cuda::Answer a16 = ask(sgd16, 90, without);
+  EXPECT_EQ(a16.support, AMPX_SUPPORT_UNSUPPORTED);
+  EXPECT_FALSE(a16.note.empty());
+  // Symmetric pads: cuDNN's backward-filter when it is loaded.
+  NodeBuilder dw("Conv2dGradWeight", "dw");
+  dw.input(F16, {2, 6, 8, 8}).input(F16, {2, 4, 8, 8}).output(F16, {6, 4, 3, 3});
+  dw.attr_ints("kernel_shape", {3, 3}).attr_ints("pads", {1, 1, 1, 1});
+  if (with.loaded()) {
+    const cuda::Answer a = ask(dw, 90, with);
+    EXPECT_EQ(a.support, AMPX_SUPPORT_NATIVE) << a.note;
+    EXPECT_NE(a.note.find("cuDNN"), std::string::npos) << a.note;
+  }
+  EXPECT_EQ(ask(dw, 90, without).support, AMPX_SUPPORT_EMULATED);
 }
 
 TEST(CudaAnswers, OptionsAndAllocatorRounding) {

@@ -63,6 +63,9 @@ CudnnLibrary::CudnnLibrary(bool enabled) {
   AMPX_CUDNN_SYM(cudnnGetConvolutionForwardWorkspaceSize);
   AMPX_CUDNN_SYM(cudnnConvolutionForward);
   AMPX_CUDNN_SYM(cudnnConvolutionBiasActivationForward);
+  AMPX_CUDNN_SYM(cudnnGetConvolutionBackwardFilterAlgorithm_v7);
+  AMPX_CUDNN_SYM(cudnnGetConvolutionBackwardFilterWorkspaceSize);
+  AMPX_CUDNN_SYM(cudnnConvolutionBackwardFilter);
 #undef AMPX_CUDNN_SYM
   if (!ok) {
     description_ = "cuDNN not loaded: missing " + missing;

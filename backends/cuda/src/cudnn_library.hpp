@@ -56,6 +56,10 @@ class CudnnLibrary {
   AMPX_CUDNN_FN(cudnnGetConvolutionForwardWorkspaceSize);
   AMPX_CUDNN_FN(cudnnConvolutionForward);
   AMPX_CUDNN_FN(cudnnConvolutionBiasActivationForward);
+  // The weight gradient (Conv2dGradWeight, ops_conv_grad.cpp).
+  AMPX_CUDNN_FN(cudnnGetConvolutionBackwardFilterAlgorithm_v7);
+  AMPX_CUDNN_FN(cudnnGetConvolutionBackwardFilterWorkspaceSize);
+  AMPX_CUDNN_FN(cudnnConvolutionBackwardFilter);
 #undef AMPX_CUDNN_FN
 
  private:

@@ -51,7 +51,7 @@ using OpFactory = std::unique_ptr<CudaOp> (*)(OpContext&);
 // How the capability answer is made for an op (capability.cpp).
 enum class OpClass {
   kContraction,   // MatMul, Gemm: cuBLASLt, tensor cores in 16-bit
-  kConvolution,   // Conv2d: cuDNN when usable, else the direct kernel
+  kConvolution,   // Conv2d, Conv2dGradWeight: cuDNN when usable, else the direct kernel
   kCompute,       // own elementwise / normalisation / pooling / reduction kernels
   kDataMovement,  // bit copies, any dtype
   kCast,
@@ -83,6 +83,17 @@ std::unique_ptr<CudaOp> make_concat(OpContext&);
 std::unique_ptr<CudaOp> make_slice(OpContext&);
 std::unique_ptr<CudaOp> make_gather(OpContext&);
 std::unique_ptr<CudaOp> make_cast(OpContext&);
+// Training ops (ops_backward.cpp, ops_conv_grad.cpp, ops_train.cpp).
+std::unique_ptr<CudaOp> make_elementwise_grad(OpContext&);
+std::unique_ptr<CudaOp> make_softmax_grad(OpContext&);
+std::unique_ptr<CudaOp> make_layernorm_grad(OpContext&);
+std::unique_ptr<CudaOp> make_batchnorm_training(OpContext&);
+std::unique_ptr<CudaOp> make_batchnorm_grad(OpContext&);
+std::unique_ptr<CudaOp> make_pool_grad(OpContext&);
+std::unique_ptr<CudaOp> make_conv2d_grad_weight(OpContext&);
+std::unique_ptr<CudaOp> make_cross_entropy(OpContext&);
+std::unique_ptr<CudaOp> make_sgd_update(OpContext&);
+std::unique_ptr<CudaOp> make_adam_update(OpContext&);
 
 // Whether Conv2d `node` can go through cuDNN here (loaded, symmetric pads,
 // dims within int); otherwise false and why. Shared by the answer and the

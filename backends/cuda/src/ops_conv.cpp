@@ -8,44 +8,13 @@
 
 #include "allocator.hpp"
 #include "cuda_error.hpp"
+#include "cudnn_desc.hpp"
 #include "ops.hpp"
 
 namespace ampx::cuda {
 namespace {
 
 namespace ps = ampx::plugin_support;
-
-// A cuDNN descriptor released through the dlopen()ed library.
-template <class H>
-class CudnnDesc {
- public:
-  using Destroy = cudnnStatus_t (*)(H);
-  CudnnDesc(const CudnnLibrary& lib, cudnnStatus_t (*create)(H*), Destroy destroy, const char* what)
-      : destroy_(destroy) {
-    lib.check(create(&h_), what);
-  }
-  ~CudnnDesc() {
-    if (h_) (void)destroy_(h_);
-  }
-  CudnnDesc(const CudnnDesc&) = delete;
-  CudnnDesc& operator=(const CudnnDesc&) = delete;
-  H get() const noexcept { return h_; }
-
- private:
-  H h_{};
-  Destroy destroy_;
-};
-
-cudnnDataType_t cudnn_type(ampx_dtype dt) {
-  switch (dt) {
-    case AMPX_DTYPE_F16:
-      return CUDNN_DATA_HALF;
-    case AMPX_DTYPE_BF16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      return CUDNN_DATA_FLOAT;
-  }
-}
 
 int as_int(int64_t v) {
   return static_cast<int>(v);

@@ -20,7 +20,7 @@ OpContext::OpContext(const plugin_support::NodeView& view, DeviceContext& d, con
 }
 
 const OpEntry* find_op(std::string_view op) noexcept {
-  static constexpr std::array<OpEntry, 27> kOps = {{
+  static constexpr std::array<OpEntry, 44> kOps = {{
       {"MatMul", OpClass::kContraction, &make_matmul},
       {"Gemm", OpClass::kContraction, &make_gemm},
       {"Conv2d", OpClass::kConvolution, &make_conv2d},
@@ -48,6 +48,25 @@ const OpEntry* find_op(std::string_view op) noexcept {
       {"Concat", OpClass::kDataMovement, &make_concat},
       {"Slice", OpClass::kDataMovement, &make_slice},
       {"Gather", OpClass::kDataMovement, &make_gather},
+      // Training ops (docs/OPS.md). Not here yet: SliceGrad, GatherGrad,
+      // DropoutTraining (answered "no CUDA kernel", run on the fallback).
+      {"ReluGrad", OpClass::kCompute, &make_elementwise_grad},
+      {"SigmoidGrad", OpClass::kCompute, &make_elementwise_grad},
+      {"TanhGrad", OpClass::kCompute, &make_elementwise_grad},
+      {"GeluGrad", OpClass::kCompute, &make_elementwise_grad},
+      {"ClipGrad", OpClass::kCompute, &make_elementwise_grad},
+      {"SoftmaxGrad", OpClass::kCompute, &make_softmax_grad},
+      {"LayerNormGrad", OpClass::kCompute, &make_layernorm_grad},
+      {"BatchNormTraining", OpClass::kCompute, &make_batchnorm_training},
+      {"BatchNormGrad", OpClass::kCompute, &make_batchnorm_grad},
+      {"Conv2dGradWeight", OpClass::kConvolution, &make_conv2d_grad_weight},
+      {"MaxPoolGrad", OpClass::kCompute, &make_pool_grad},
+      {"AveragePoolGrad", OpClass::kCompute, &make_pool_grad},
+      {"SoftmaxCrossEntropy", OpClass::kCompute, &make_cross_entropy},
+      {"SoftmaxCrossEntropyGrad", OpClass::kCompute, &make_cross_entropy},
+      // f32 only: opset::validate refuses a 16-bit update before answer().
+      {"SgdUpdate", OpClass::kCompute, &make_sgd_update},
+      {"AdamUpdate", OpClass::kCompute, &make_adam_update},
   }};
   static constexpr OpEntry kCast{"Cast", OpClass::kCast, &make_cast};
   if (op == kCast.op) return &kCast;
