@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <random>
 
 using namespace ampx;
@@ -168,6 +169,38 @@ TEST(Trainer, EagerDispatchTrainsLikeTheCompiledStep) {
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_LE(opset::relative_error(to_doubles(b[i]), to_doubles(a[i])), 1e-5) << a[i].name;
 }
+
+#ifdef AMPX_TEST_HAVE_ONEDNN
+// digits-cnn (conv, BatchNorm in training mode, ReLU, max pool, dense) on
+// onednn:0 alone, whose backward primitives then run Conv2dGradWeight,
+// BatchNormTraining / BatchNormGrad, ReluGrad and MaxPoolGrad, against
+// cpu_ref:0 at O0: three epochs of two steps on the same data give the same
+// epoch losses within an f32 model's tolerance (different kernels and
+// summation orders, same precision).
+TEST(Trainer, DigitsCnnOnOnednnTrainsLikeCpuRef) {
+  // Digits-shaped synthetic images (the real ones need python3-sklearn).
+  Dataset images = synthetic(64, 64, 10, 21);
+  images.inputs.type.shape = {64, 1, 8, 8};
+  const auto run = [&](const char* device) {
+    SessionOptions so = cpu_ref_only();
+    so.devices = device;
+    so.fallback = false;  // every node of the step on that device
+    Session session(so);
+    TrainerOptions o = sgd(32);
+    o.policy.level = AmpLevel::kO0;
+    Trainer t(session, session.load("builtin:digits-cnn"), o);
+    std::vector<double> losses;
+    for (int e = 0; e < 3; ++e) losses.push_back(t.train_epoch(images).loss);
+    return losses;
+  };
+  const std::vector<double> ref = run("cpu_ref:0"), got = run("onednn:0");
+  ASSERT_EQ(got.size(), ref.size());
+  const double err = opset::relative_error(got, ref);
+  std::cout << "[ measured ] onednn vs cpu_ref epoch losses: relative error " << err << "\n";
+  EXPECT_LE(err, opset::model_tolerance(AMPX_DTYPE_F32));
+  EXPECT_LT(ref.back(), ref.front());  // it trains
+}
+#endif
 
 TEST(Trainer, BadDataIsRefusedNamingTheSample) {
   Dataset d = synthetic(10, 12, 4, 1);

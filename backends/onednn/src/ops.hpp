@@ -3,6 +3,8 @@
 // as described; nodes are already validated against docs/OPS.md by then.
 #pragma once
 
+#include <string_view>
+
 #include "dnnl_util.hpp"
 
 namespace ampx::onednn {
@@ -39,14 +41,45 @@ PrimitivePlan plan_reduce_max(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_conv_transpose(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_resize(const NodeView& v, const dnnl::engine& eng);
 
+// ops_backward.cpp: the training ops that are one backward primitive each:
+// ReluGrad, SigmoidGrad, TanhGrad, GeluGrad, ClipGrad (eltwise_backward),
+// SoftmaxGrad (softmax_backward), Conv2dGradWeight
+// (convolution_backward_weights), AveragePoolGrad (pooling_v2_backward). The
+// others (MaxPoolGrad, BatchNormTraining, BatchNormGrad, LayerNormGrad) take
+// several steps: train_kernels.hpp.
+PrimitivePlan plan_eltwise_grad(const NodeView& v, const dnnl::engine& eng);
+PrimitivePlan plan_softmax_grad(const NodeView& v, const dnnl::engine& eng);
+PrimitivePlan plan_conv_grad_weight(const NodeView& v, const dnnl::engine& eng);
+PrimitivePlan plan_avgpool_grad(const NodeView& v, const dnnl::engine& eng);
+
+// The window geometry of MaxPoolGrad / AveragePoolGrad (X [N,C,H,W] dims
+// `xd`, dY dims `yd`) in oneDNN's terms: ceil_mode as extra right padding,
+// as plan_pool does. Throws NoPrimitive where oneDNN's averaging differs.
+struct PoolGradGeometry {
+  dims_t kernel, strides, pl, pr;
+  dnnl::algorithm alg = dnnl::algorithm::pooling_max;
+};
+PoolGradGeometry pool_grad_geometry(const NodeView& v, const dims_t& xd, const dims_t& yd);
+// forward_training pooling over x -> y, and the backward with it as a hint.
+dnnl::pooling_v2_forward::primitive_desc pool_grad_forward_pd(const PoolGradGeometry& g,
+                                                              const memory::desc& x,
+                                                              const memory::desc& y,
+                                                              const dnnl::engine& eng);
+dnnl::pooling_v2_backward::primitive_desc pool_grad_backward_pd(
+    const PoolGradGeometry& g, const dnnl::pooling_v2_forward::primitive_desc& hint,
+    const memory::desc& dx, const memory::desc& dy, const dnnl::engine& eng);
+
 // ops_registry.cpp
 // Ops run by plain loops (the reference kernels): Reshape, Flatten, Dropout
 // (copies), Slice, Gather, and Cast involving a non-float dtype; the
 // importer's ops without a oneDNN primitive (Erf, ArgMax, Split, Expand, Pad,
 // Where, Equal, and Pow / Resize / ConvTranspose in forms oneDNN 2.6 lacks);
 // integer Add, Sub, Mul, Div, Neg (oneDNN's s32 division rounds, ONNX
-// truncates).
+// truncates); the training ops without a backward primitive
+// (has_training_primitive).
 bool runs_as_loop(const NodeView& v);
+// The training ops (opset::is_training_op) that run as oneDNN primitives.
+bool has_training_primitive(std::string_view op);
 // The builder for v's op; throws NoPrimitive for ops with none.
 PrimitivePlan plan_primitive(const NodeView& v, const dnnl::engine& eng);
 

@@ -3,6 +3,7 @@
 #include "ampx/opset/catalogue.hpp"
 
 #include "ops.hpp"
+#include "train_kernels.hpp"
 
 namespace ampx::onednn {
 namespace {
@@ -12,6 +13,13 @@ bool is_float16_32(ampx_dtype dt) {
 }
 
 }  // namespace
+
+bool has_training_primitive(std::string_view op) {
+  return op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
+         op == "ClipGrad" || op == "SoftmaxGrad" || op == "Conv2dGradWeight" ||
+         op == "AveragePoolGrad" || op == "MaxPoolGrad" || op == "BatchNormTraining" ||
+         op == "BatchNormGrad" || op == "LayerNormGrad";
+}
 
 bool runs_as_loop(const NodeView& v) {
   const std::string_view op = v.op_type();
@@ -25,9 +33,11 @@ bool runs_as_loop(const NodeView& v) {
       !is_float16_32(v.output(0).dtype))
     return true;
   if (op == "Pow" || op == "Resize" || op == "ConvTranspose") return !onnx_op_has_primitive(v);
-  // The training ops run on the reference loops until the backward
-  // primitives are wired in (docs/TRAINING.md).
-  if (opset::is_training_op(op)) return true;
+  // The training ops oneDNN 2.6 has no primitive for: the loss, SliceGrad
+  // and GatherGrad (scatters), the dropout draw (docs/OPS.md fixes its bits)
+  // and the optimizer updates (in place on the f32 master weights). The
+  // others are backward primitives (ops_backward.cpp, train_kernels.hpp).
+  if (opset::is_training_op(op)) return !has_training_primitive(op);
   return false;
 }
 
@@ -54,6 +64,13 @@ PrimitivePlan plan_primitive(const NodeView& v, const dnnl::engine& eng) {
   if (op == "ReduceMax") return plan_reduce_max(v, eng);
   if (op == "ConvTranspose") return plan_conv_transpose(v, eng);
   if (op == "Resize") return plan_resize(v, eng);
+  if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
+      op == "ClipGrad")
+    return plan_eltwise_grad(v, eng);
+  if (op == "SoftmaxGrad") return plan_softmax_grad(v, eng);
+  if (op == "Conv2dGradWeight") return plan_conv_grad_weight(v, eng);
+  if (op == "AveragePoolGrad") return plan_avgpool_grad(v, eng);
+  if (is_multi_primitive_training_op(v)) return plan_multi_primitive_training_op(v, eng);
   throw NoPrimitive("no oneDNN kernel for op " + std::string(op));
 }
 

@@ -9,6 +9,7 @@
 #include "ops.hpp"
 #include "pool_kernel.hpp"
 #include "primitive_kernel.hpp"
+#include "train_kernels.hpp"
 
 namespace ampx::onednn {
 namespace {
@@ -123,6 +124,16 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   try {
     const PrimitivePlan plan = plan_primitive(v, ctx_->engine());
     const std::string impl = plan.pd.impl_info_str();
+    if (is_reference_impl(plan.pd) && opset::is_training_op(v.op_type())) {
+      // oneDNN's reference kernel of a training op (softmax backward below
+      // AVX-512) computes what the reference loop does, only slower: the
+      // loop, answered as before the primitives (f32 native, 16-bit widened).
+      a.support = uses16 ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE;
+      a.note = what + ": oneDNN has " + impl + " only on " + ctx_->isa() + "; plain loop instead";
+      a.cost_us = host_plugin::cost_hint_us(node, kSlowFlops, uses16);
+      a.reference_kernel = true;
+      return a;
+    }
     if (is_reference_impl(plan.pd)) {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = what + ": " + impl + " only on " + ctx_->isa();
@@ -138,6 +149,18 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   } catch (const dnnl::error& e) {
     a.support = AMPX_SUPPORT_UNSUPPORTED;
     a.note = what + ": no oneDNN implementation on " + ctx_->isa() + " (" + e.what() + ")";
+  }
+  // A training op whose backward primitive oneDNN cannot create for this
+  // node (a rank or attribute its primitive lacks) runs on the reference
+  // loop as before the primitives were wired in, f32 native (16-bit: below,
+  // as any other node).
+  if (a.support == AMPX_SUPPORT_UNSUPPORTED && !uses16 && opset::is_training_op(v.op_type()) &&
+      reference::can_run(node, nullptr)) {
+    a.support = AMPX_SUPPORT_NATIVE;
+    a.note += "; plain loop instead";
+    a.cost_us = host_plugin::cost_hint_us(node, kSlowFlops, false);
+    a.reference_kernel = true;
+    return a;
   }
   // A 16-bit node oneDNN cannot run here still runs, on the reference
   // kernels (16-bit storage, f32 compute): `emulated`, and priced as such.
@@ -167,8 +190,9 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
     // oneDNN fixes a primitive's thread count when it is created: under the
     // launch's thread setting, or a threads=1 plugin would run 2-thread
     // regions (and wake idle OpenMP workers) at every launch.
-    std::unique_ptr<host_plugin::HostCopyKernel> kernel;
     const int threads = PrimitiveKernel::threads_for(*ctx_, node);
+    if (is_multi_primitive_training_op(v)) return make_training_kernel(ctx_, v, threads);
+    std::unique_ptr<host_plugin::HostCopyKernel> kernel;
     ctx_->run(
         [&] {
           kernel = std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);
@@ -179,8 +203,11 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
       return std::make_unique<BlockedPoolKernel>(ctx_, v, std::move(kernel), threads);
     return kernel;
   } catch (const NoPrimitive& e) {
+    // A training op falls back to its loop rather than failing (measure()).
+    if (opset::is_training_op(v.op_type())) return loop;
     throw reference::UnsupportedNode(v.where() + ": " + e.what());
   } catch (const dnnl::error& e) {
+    if (opset::is_training_op(v.op_type())) return loop;
     throw ps::StatusError(AMPX_STATUS_INTERNAL, v.where() + ": oneDNN: " + e.what());
   }
 }

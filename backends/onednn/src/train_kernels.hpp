@@ -1,0 +1,46 @@
+// The training ops that take more than one oneDNN primitive, or host work
+// around one (docs/OPS.md "Training ops"):
+//
+//   MaxPoolGrad        pooling forward_training (for the workspace: which
+//                      cell won each window), then pooling_v2_backward
+//   BatchNormTraining  batch_normalization_forward (forward_training: batch
+//                      mean and population variance), then a loop over the
+//                      channels for the running statistics and saved invstd
+//   BatchNormGrad      a loop turning saved invstd into the variance oneDNN
+//                      wants, then batch_normalization_backward (backward:
+//                      dX, dScale, dBias)
+//   LayerNormGrad      layer_normalization_forward (forward_training, for the
+//                      row statistics the op recomputes from X), then
+//                      layer_normalization_backward
+//
+// These kernels are plain CpuKernels: the host glue makes every input's
+// plain bytes current before the run and invalidates the outputs' shadows
+// (layout_store.hpp), so they read and write plain row-major buffers and
+// reorder to and from the primitives' layouts themselves.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+
+#include "ampx/reference/kernels.hpp"
+#include "context.hpp"
+#include "dnnl_util.hpp"
+
+namespace ampx::onednn {
+
+// Whether v is one of the ops above (built by make_training_kernel).
+bool is_multi_primitive_training_op(const plugin_support::NodeView& v);
+
+// The primitive descriptors of such a node, for the capability answer: the
+// one that decides it (a reference implementation if any of them is one).
+// Throws NoPrimitive or dnnl::error as the op builders do.
+PrimitivePlan plan_multi_primitive_training_op(const plugin_support::NodeView& v,
+                                               const dnnl::engine& eng);
+
+// The prepared kernel of such a node (primitives created now, under
+// `threads`). Throws NoPrimitive or dnnl::error.
+std::unique_ptr<reference::CpuKernel> make_training_kernel(std::shared_ptr<Context> ctx,
+                                                           const plugin_support::NodeView& v,
+                                                           int threads);
+
+}  // namespace ampx::onednn

@@ -1,0 +1,218 @@
+// The training ops oneDNN runs as backward primitives (ops_backward.cpp,
+// train_kernels.hpp) on shapes beyond the conformance catalogue's: odd
+// channel counts (blocked layouts with padded lanes), ungrouped and
+// depthwise convolutions, overlapping and ceil-mode pooling windows, 2-D and
+// 4-D batch norms, a long layer-norm row, ClipGrad at its bounds. Each runs
+// on onednn:0 and cpu_ref:0 (the oracle) with random non-zero inputs, in
+// f32 (always, and on a primitive, never the loop) and in f16 / bf16
+// wherever the plugin answers native or emulated, compared within the
+// per-dtype tolerance. Nothing here assumes one ISA's kernels: the suite
+// also runs under ONEDNN_MAX_CPU_ISA=AVX2 (tests/onednn/CMakeLists.txt).
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "onednn_harness.hpp"
+#include "op_cases.hpp"
+#include "ops.hpp"
+
+namespace ampx::test {
+namespace {
+
+using namespace op_cases;
+
+// NCHW pool gradients: dY [n, c, oh, ow] (and X for MaxPoolGrad).
+Maker pool_grad(std::string op, std::vector<int64_t> x, std::vector<int64_t> y,
+                std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> pads, int ceil,
+                int include_pad = 0) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "pool");
+    in(c, rnd(r, dt, y));
+    if (op == "MaxPoolGrad") in(c, rnd(r, dt, x));
+    c.nb.output(dt, x)
+        .attr_ints("kernel_shape", k)
+        .attr_ints("strides", s)
+        .attr_ints("pads", pads)
+        .attr_int("ceil_mode", ceil);
+    if (op == "AveragePoolGrad") {
+      c.nb.attr_int("count_include_pad", include_pad).attr_ints("input_shape", x);
+    }
+  };
+}
+
+Maker batchnorm_training(std::vector<int64_t> x) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    const int64_t ch = x[1];
+    c.nb = NodeBuilder("BatchNormTraining", "bn");
+    in(c, rnd(r, dt, x, 2.0));
+    in(c, rnd(r, dt, {ch}));
+    in(c, rnd(r, dt, {ch}));
+    in(c, rnd(r, dt, {ch}));
+    std::vector<double> var(static_cast<size_t>(ch));
+    for (size_t i = 0; i < var.size(); ++i) var[i] = 0.5 + 0.25 * static_cast<double>(i);
+    in(c, Tensor::of(dt, {ch}, var));
+    c.nb.output(dt, x);
+    for (int i = 0; i < 4; ++i) c.nb.output(dt, {ch});
+    c.nb.attr_float("momentum", 0.9).attr_float("epsilon", 1e-3);
+  };
+}
+
+Maker batchnorm_grad(std::vector<int64_t> x) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    const int64_t ch = x[1];
+    c.nb = NodeBuilder("BatchNormGrad", "bn");
+    in(c, rnd(r, dt, x));
+    in(c, rnd(r, dt, x, 2.0));
+    in(c, rnd(r, dt, {ch}));
+    in(c, rnd(r, dt, {ch}, 0.1));
+    std::vector<double> invstd(static_cast<size_t>(ch));
+    for (size_t i = 0; i < invstd.size(); ++i) invstd[i] = 0.4 + 0.3 * static_cast<double>(i);
+    in(c, Tensor::of(dt, {ch}, invstd));
+    c.nb.output(dt, x).output(dt, {ch}).output(dt, {ch});
+  };
+}
+
+const std::map<std::string, Maker>& training_cases() {
+  static const std::map<std::string, Maker> m = {
+      {"ReluGrad_11_channels", grad_unary("ReluGrad", {2, 11, 5, 7})},
+      {"SigmoidGrad_odd", grad_unary("SigmoidGrad", {3, 13, 9})},
+      {"TanhGrad_odd", grad_unary("TanhGrad", {7, 31})},
+      {"GeluGrad_erf_11_channels", grad_unary("GeluGrad", {2, 11, 5, 7})},
+      {"GeluGrad_tanh_odd",
+       grad_unary("GeluGrad", {5, 29}, [](NodeBuilder& b) { b.attr_str("approximate", "tanh"); })},
+      // X exactly at both bounds, and the floats next to them: the gradient
+      // passes at the bounds and outside stops (docs/OPS.md).
+      {"ClipGrad_at_the_bounds",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ClipGrad", "g");
+         in(c, rnd(r, dt, {2, 6}));
+         in(c,
+            Tensor::of(dt, {2, 6},
+                       {-0.5, 0.75, -0.5, 0.75, -0.51, 0.76, -2.0, 2.0, 0.0, 0.25, -0.49, 0.74}));
+         c.nb.output(dt, {2, 6}).attr_float("min", -0.5).attr_float("max", 0.75);
+       }},
+      {"SoftmaxGrad_last_axis", grad_unary("SoftmaxGrad", {5, 13})},
+      {"Conv2dGradWeight_plain",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2dGradWeight", "dw");
+         in(c, rnd(r, dt, {3, 8, 5, 5}));
+         in(c, rnd(r, dt, {3, 5, 5, 5}));
+         c.nb.output(dt, {8, 5, 3, 3})
+             .attr_ints("kernel_shape", {3, 3})
+             .attr_ints("pads", {1, 1, 1, 1});
+       }},
+      {"Conv2dGradWeight_depthwise_strided",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2dGradWeight", "dw");
+         in(c, rnd(r, dt, {2, 6, 4, 5}));
+         in(c, rnd(r, dt, {2, 6, 7, 9}));
+         c.nb.output(dt, {6, 1, 3, 3})
+             .attr_ints("kernel_shape", {3, 3})
+             .attr_ints("strides", {2, 2})
+             .attr_ints("pads", {1, 1, 1, 1})
+             .attr_int("group", 6);
+       }},
+      {"MaxPoolGrad_11_channels",
+       pool_grad("MaxPoolGrad", {2, 11, 9, 9}, {2, 11, 4, 4}, {2, 2}, {2, 2}, {0, 0, 0, 0}, 0)},
+      // Stride 1 under a 3x3 window: every cell in up to nine windows.
+      {"MaxPoolGrad_overlapping",
+       pool_grad("MaxPoolGrad", {1, 3, 6, 7}, {1, 3, 6, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}, 0)},
+      {"AveragePoolGrad_exclude_pad_ceil",
+       pool_grad("AveragePoolGrad", {2, 5, 8, 7}, {2, 5, 5, 4}, {3, 3}, {2, 2}, {1, 1, 1, 1}, 1)},
+      {"AveragePoolGrad_include_pad_11_channels",
+       pool_grad("AveragePoolGrad", {1, 11, 7, 7}, {1, 11, 7, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}, 0,
+                 1)},
+      {"BatchNormTraining_2d", batchnorm_training({7, 5})},
+      {"BatchNormTraining_11_channels", batchnorm_training({2, 11, 3, 5})},
+      {"BatchNormGrad_2d", batchnorm_grad({9, 3})},
+      {"BatchNormGrad_11_channels", batchnorm_grad({2, 11, 3, 5})},
+      {"LayerNormGrad_last_axis",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LayerNormGrad", "ln");
+         in(c, rnd(r, dt, {6, 37}));
+         in(c, rnd(r, dt, {6, 37}, 2.0));
+         in(c, rnd(r, dt, {37}));
+         c.nb.output(dt, {6, 37}).output(dt, {37}).output(dt, {37}).attr_float("epsilon", 1e-4);
+       }},
+  };
+  return m;
+}
+
+class OnednnTraining : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite() {
+    onednn_ = std::make_unique<Plugin>(plugin_path("onednn"));
+    ref_ = std::make_unique<Plugin>(plugin_path("cpu_ref"));
+  }
+  static void TearDownTestSuite() {
+    onednn_.reset();
+    ref_.reset();
+  }
+  static std::unique_ptr<Plugin> onednn_, ref_;
+};
+std::unique_ptr<Plugin> OnednnTraining::onednn_;
+std::unique_ptr<Plugin> OnednnTraining::ref_;
+
+TEST_P(OnednnTraining, RunsOnAPrimitiveAndMatchesCpuRef) {
+  const Maker& make = training_cases().at(GetParam());
+  for (ampx_dtype dt : {F32, BF16, F16}) {
+    SCOPED_TRACE(std::string(dtype_str(dt)));
+    Rng rng(29);
+    Case c;
+    make(rng, dt, c);
+    ASSERT_TRUE(onednn::has_training_primitive(c.nb.op_type()));
+    const ampx_capability cap = onednn_->capability(c.nb);
+    std::cout << "[ answer   ] " << GetParam() << " " << dtype_str(dt) << ": "
+              << (cap.support == AMPX_SUPPORT_NATIVE     ? "native"
+                  : cap.support == AMPX_SUPPORT_EMULATED ? "emulated"
+                                                         : "unsupported")
+              << " (" << cap.note << ")\n";
+    ASSERT_NE(ref_->capability(c.nb).support, AMPX_SUPPORT_UNSUPPORTED) << "bad test case";
+    if (dt == F32) {
+      // A oneDNN primitive ("oneDNN jit:avx2"), native. The plain loop only
+      // where oneDNN has nothing but its reference kernel for the node on
+      // this ISA (softmax backward below AVX-512), and the note says so.
+      EXPECT_EQ(cap.support, AMPX_SUPPORT_NATIVE) << cap.note;
+      const std::string note = cap.note;
+      if (note.find("plain loop") != std::string::npos) {
+        EXPECT_NE(note.find("oneDNN has "), std::string::npos) << note;
+      } else {
+        EXPECT_EQ(note.rfind("oneDNN ", 0), 0u) << note;
+      }
+    }
+    if (cap.support == AMPX_SUPPORT_UNSUPPORTED) continue;  // 16-bit only
+    const auto got = run_on(*onednn_, c.nb, c.inputs);
+    const auto want = run_on(*ref_, c.nb, c.inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE("output " + std::to_string(i));
+      EXPECT_EQ(got[i].dtype, want[i].dtype);
+      expect_close(got[i], want[i].values(), GetParam() + " (" + cap.note + ")");
+    }
+  }
+}
+
+std::vector<std::string> training_case_names() {
+  std::vector<std::string> n;
+  for (const auto& [name, make] : training_cases()) n.push_back(name);
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backward, OnednnTraining, ::testing::ValuesIn(training_case_names()),
+                         [](const auto& info) { return info.param; });
+
+// ClipGrad at its bounds exactly: the gradient passes there (docs/OPS.md),
+// where oneDNN's clip backward alone would stop it (alpha < x < beta).
+TEST(OnednnTrainingClipGrad, PassesTheGradientAtBothBounds) {
+  Plugin onednn(plugin_path("onednn"));
+  Case c;
+  c.nb = NodeBuilder("ClipGrad", "g");
+  in(c, Tensor::of(F32, {6}, {1, 2, 3, 4, 5, 6}));
+  in(c, Tensor::of(F32, {6}, {-0.5, 0.75, -0.500001, 0.750001, 0.0, -3.0}));
+  c.nb.output(F32, {6}).attr_float("min", -0.5).attr_float("max", 0.75);
+  const auto got = run_on(onednn, c.nb, c.inputs);
+  EXPECT_EQ(got[0].values(), (std::vector<double>{1, 2, 0, 0, 5, 0}));
+}
+
+}  // namespace
+}  // namespace ampx::test
