@@ -27,10 +27,13 @@ void main() {
   int kH = p[7], kW = p[8], OH = p[9], OW = p[10];
   int sh = p[11], sw = p[12], pt = p[13], pl = p[14], dh = p[15], dwl = p[16];
   if (i >= uint(M * Cg * kH * kW)) return;
-  int kj = int(i % uint(kW));
-  int ki = int((i / uint(kW)) % uint(kH));
-  int c = int((i / uint(kW * kH)) % uint(Cg));
-  int m = int(i / uint(kW * kH * Cg));
+  // Invocation i takes the taps slowest and the channels fastest, so the
+  // neighbouring invocations a SIMD group runs share (ki, kj): the same
+  // loop bounds, no divergence.
+  int c = int(i % uint(Cg));
+  int m = int((i / uint(Cg)) % uint(M));
+  int kj = int((i / uint(Cg * M)) % uint(kW));
+  int ki = int(i / uint(Cg * M * kW));
   int ci = (m / Mg) * Cg + c;
   int oh0, oh1, ow0, ow1;
   valid(H, OH, sh, pt, ki * dh, oh0, oh1);
@@ -46,5 +49,5 @@ void main() {
                float(x[xb + uint(hi * W + ow * sw - pl + kj * dwl)]);
     }
   }
-  dw[pc.off[2] + i] = ST(acc);
+  dw[pc.off[2] + uint(((m * Cg + c) * kH + ki) * kW + kj)] = ST(acc);
 }
