@@ -158,6 +158,13 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
          in(c, rnd(r, dt, {2, 8, 8, 8}));
          c.nb.output(dt, {16, 8, 3, 3}).attr_ints("kernel_shape", {3, 3});
        }},
+      {"Conv2dGradWeight_5x5_taps",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2dGradWeight", "dw");
+         in(c, rnd(r, dt, {2, 5, 4, 6}));
+         in(c, rnd(r, dt, {2, 3, 8, 10}));
+         c.nb.output(dt, {5, 3, 5, 5}).attr_ints("kernel_shape", {5, 5});
+       }},
       {"MaxPoolGrad_overlapping",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("MaxPoolGrad", "pool");
@@ -612,8 +619,9 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
   for (const char* name :
        {"ReluGrad_many_groups", "GeluGrad_tanh_many_groups", "DropoutTraining_many_groups",
         "SoftmaxCrossEntropy_many_rows", "SoftmaxGrad_long_rows", "LayerNormGrad_wide_rows",
-        "BatchNormTraining_many_groups", "Conv2dGradWeight_many_groups", "MaxPoolGrad_overlapping",
-        "SgdUpdate_plain", "AdamUpdate_coupled"})
+        "BatchNormTraining_many_groups", "Conv2dGradWeight_many_groups",
+        "Conv2dGradWeight_5x5_taps", "MaxPoolGrad_overlapping", "SgdUpdate_plain",
+        "AdamUpdate_coupled"})
     check_case(vk, ref, name, real_f16_answer(vk));
   for (const char* name : {"Equal_i64_many_groups", "Where_i64_many_groups",
                            "Split_i64_many_groups", "Reshape_bool_many_groups"})
@@ -649,8 +657,9 @@ TEST(VulkanKernels, TiledAndBlockedGemmBothMatchCpuRef) {
     for (const char* name :
          {"MatMul_2d", "MatMul_batch_broadcast", "MatMul_multi_tile", "MatMul_vec4_rows",
           "Gemm_trans_alpha_beta_bias", "Gemm_multi_tile_bias_row", "Gemm_vec4_transB_bias",
-          "Conv2d_bias_stride_pad_dilation", "Conv2d_grouped_constant_weights",
-          "Conv2d_multi_tile"})
+          "Conv2d_bias_stride_pad_dilation", "Conv2d_grouped_constant_weights", "Conv2d_multi_tile",
+          "Conv2dGradWeight_grouped_strided_dilated", "Conv2dGradWeight_many_groups",
+          "Conv2dGradWeight_5x5_taps"})
       check_case(vk, ref, name, real_f16_answer(vk));
     expect_no_validation_errors(vk);
   }

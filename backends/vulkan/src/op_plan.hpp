@@ -120,7 +120,7 @@ OpPlan plan_softmax_grad(const NodeView& v, Variant var);
 OpPlan plan_softmax_cross_entropy(const NodeView& v, Variant var);  // i64 labels
 OpPlan plan_softmax_cross_entropy_grad(const NodeView& v, Variant var);
 OpPlan plan_pool_grad(const NodeView& v, Variant var);  // MaxPoolGrad, AveragePoolGrad
-OpPlan plan_conv2d_grad_weight(const NodeView& v, Variant var);
+OpPlan plan_conv2d_grad_weight(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_batchnorm_training(const NodeView& v, Variant var);
 OpPlan plan_batchnorm_grad(const NodeView& v, Variant var);
 OpPlan plan_layernorm_grad(const NodeView& v, Variant var);

@@ -91,7 +91,7 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
   else if (op == "MaxPoolGrad" || op == "AveragePoolGrad")
     p = plan_pool_grad(v, var);
   else if (op == "Conv2dGradWeight")
-    p = plan_conv2d_grad_weight(v, var);
+    p = plan_conv2d_grad_weight(v, var, t);
   else if (op == "BatchNormTraining")
     p = plan_batchnorm_training(v, var);
   else if (op == "BatchNormGrad")

@@ -134,7 +134,10 @@ OpPlan plan_pool_grad(const NodeView& v, Variant var) {
   return {{d}};
 }
 
-OpPlan plan_conv2d_grad_weight(const NodeView& v, Variant var) {
+// One invocation per weight element (conv_grad_w) on GPUs; on CPU drivers
+// blocks of 4 output channels x 9 taps (conv_grad_w_cpu), as the GEMM and
+// convolution kernel families are chosen (PlanTarget::blocked_gemm).
+OpPlan plan_conv2d_grad_weight(const NodeView& v, Variant var, const PlanTarget& t) {
   const auto dy = dims_of(v.input(0)), x = dims_of(v.input(1)), w = dims_of(v.output(0));
   const auto st = v.get_ints("strides", {1, 1});
   const auto pads = v.get_ints("pads", {0, 0, 0, 0});
@@ -143,10 +146,16 @@ OpPlan plan_conv2d_grad_weight(const NodeView& v, Variant var) {
   const uint32_t es = elem_bytes(v.output(0).dtype);
   i32(numel(x));
   i32(numel(dy));
-  Dispatch d = linear_dispatch(sh("conv_grad_w", var), static_cast<uint64_t>(numel(w)));
-  d.params = {i32(x[0]),         i32(x[1]),    i32(x[2]),    i32(x[3]),   i32(w[0]),  i32(w[1]),
-              i32(w[0] / group), i32(w[2]),    i32(w[3]),    i32(dy[2]),  i32(dy[3]), i32(st[0]),
-              i32(st[1]),        i32(pads[0]), i32(pads[1]), i32(dil[0]), i32(dil[1])};
+  const int64_t mg = w[0] / group, taps = w[2] * w[3];
+  Dispatch d =
+      t.blocked_gemm
+          ? linear_dispatch(sh("conv_grad_w_cpu", var),
+                            static_cast<uint64_t>(group * ((mg + 3) / 4) * w[1] * ((taps + 8) / 9)),
+                            32)
+          : linear_dispatch(sh("conv_grad_w", var), static_cast<uint64_t>(numel(w)));
+  d.params = {i32(x[0]),  i32(x[1]),    i32(x[2]),    i32(x[3]),   i32(w[0]),  i32(w[1]),
+              i32(mg),    i32(w[2]),    i32(w[3]),    i32(dy[2]),  i32(dy[3]), i32(st[0]),
+              i32(st[1]), i32(pads[0]), i32(pads[1]), i32(dil[0]), i32(dil[1])};
   d.tensors = {in_ref(0, es), in_ref(1, es), out_ref(0, es)};
   return {{d}};
 }
