@@ -214,5 +214,45 @@ TEST(OnednnTrainingClipGrad, PassesTheGradientAtBothBounds) {
   EXPECT_EQ(got[0].values(), (std::vector<double>{1, 2, 0, 0, 5, 0}));
 }
 
+// docs/OPS.md "Determinism": the batch reductions (dW, dScale, dBias) must
+// not depend on the thread count. Problems large enough to run threaded
+// (over 1 MFLOP), on plugins with 1 and 2 threads: the same bits. (oneDNN's
+// own layer-norm dScale failed this; LayerNormGrad sums it itself.)
+TEST(OnednnTrainingDeterminism, ReductionsGiveTheSameBitsAtOneAndTwoThreads) {
+  Plugin one(plugin_path("onednn"), "threads=1"), two(plugin_path("onednn"), "threads=2");
+  const std::map<std::string, Maker> cases = {
+      {"Conv2dGradWeight",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Conv2dGradWeight", "dw");
+         in(c, rnd(r, dt, {16, 32, 14, 14}));
+         in(c, rnd(r, dt, {16, 16, 14, 14}));
+         c.nb.output(dt, {32, 16, 3, 3})
+             .attr_ints("kernel_shape", {3, 3})
+             .attr_ints("pads", {1, 1, 1, 1});
+       }},
+      {"BatchNormGrad", batchnorm_grad({32, 16, 14, 14})},
+      {"BatchNormTraining", batchnorm_training({32, 16, 14, 14})},
+      {"LayerNormGrad",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LayerNormGrad", "ln");
+         in(c, rnd(r, dt, {512, 384}));
+         in(c, rnd(r, dt, {512, 384}, 2.0));
+         in(c, rnd(r, dt, {384}));
+         c.nb.output(dt, {512, 384}).output(dt, {384}).output(dt, {384});
+       }},
+  };
+  for (const auto& [name, make] : cases) {
+    SCOPED_TRACE(name);
+    Rng rng(3);
+    Case c;
+    make(rng, F32, c);
+    const std::string note = two.capability(c.nb).note;
+    EXPECT_EQ(note.rfind("oneDNN ", 0), 0u) << "not on a primitive: " << note;
+    const auto a = run_on(one, c.nb, c.inputs), b = run_on(two, c.nb, c.inputs);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) expect_bits_equal(a[i], b[i]);
+  }
+}
+
 }  // namespace
 }  // namespace ampx::test

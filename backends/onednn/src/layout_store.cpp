@@ -201,7 +201,12 @@ dnnl::memory LayoutStore::produce(void* p, uint64_t bytes, const dnnl::memory::d
     s.plain = dnnl::memory(plain, eng, p);
     s.to_plain = {};
   }
-  if (!s.to_plain) s.to_plain = dnnl::reorder(s.blocked, s.plain);
+  // Created under the plugin's thread count, as every primitive (README,
+  // "Threads"): made under the caller's default, the write-back reorder ran
+  // 2-thread regions in a threads=1 plugin, whose spinning OpenMP workers
+  // cost a training step (which writes back every shadow its plain loops
+  // and several-step kernels read) 3x its time.
+  if (!s.to_plain) ctx_.run([&] { s.to_plain = dnnl::reorder(s.blocked, s.plain); });
   s.bytes = bytes;
   s.valid = true;
   s.plain_stale = true;

@@ -1,5 +1,6 @@
 #include "train_kernels.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string_view>
@@ -373,28 +374,34 @@ struct LayerNormGradPds {
   dnnl::layer_normalization_forward::primitive_desc fwd;
   dnnl::layer_normalization_backward::primitive_desc bwd;
   memory::desc data, vec;  // [rows, cols] and [cols], the node dtype
+  int64_t rows = 0, cols = 0;
+  float eps = 0.0f;
 };
 
 LayerNormGradPds ln_grad_pds(const ps::NodeView& v, const dnnl::engine& eng) {
   const ampx_tensor_desc& x = v.input(1);
   const memory::data_type dt = to_dnnl(x.dtype);
   const int axis = normalize_axis(v.get_int("axis", -1), x.rank);
-  const float eps = static_cast<float>(v.get_float("epsilon", 1e-5));
   const dims_t xd = dims_of(x);
-  const int64_t rows = product(xd, 0, static_cast<size_t>(axis));
-  const int64_t cols = product(xd, static_cast<size_t>(axis));
   LayerNormGradPds p;
-  p.data = dense_md({rows, cols}, dt);
-  p.vec = dense_md({cols}, dt);
-  // The forward with the backward's flags, so that the hint matches it; it
-  // runs for its statistics (its dst is discarded, its shift is zero).
+  p.eps = static_cast<float>(v.get_float("epsilon", 1e-5));
+  p.rows = product(xd, 0, static_cast<size_t>(axis));
+  p.cols = product(xd, static_cast<size_t>(axis));
+  p.data = dense_md({p.rows, p.cols}, dt);
+  p.vec = dense_md({p.cols}, dt);
+  // The forward runs for its statistics only (its dst is discarded), with
+  // the backward's flags so that it is the backward's hint. oneDNN's dScale
+  // sums over the rows in per-thread partials, so its bits changed with the
+  // thread count (docs/OPS.md "Determinism" forbids that): the kernel sums
+  // dScale and dBias itself and discards oneDNN's. (2.6 has no
+  // backward_data, dX alone, with a scale.)
   p.fwd = dnnl::layer_normalization_forward::primitive_desc(
-      dnnl::layer_normalization_forward::desc(prop_kind::forward_training, p.data, eps,
-                                              kScaleShift),
+      dnnl::layer_normalization_forward::desc(prop_kind::forward_training, p.data, p.eps,
+                                              normalization_flags::use_scale),
       plan_attr(), eng);
   p.bwd = dnnl::layer_normalization_backward::primitive_desc(
-      dnnl::layer_normalization_backward::desc(prop_kind::backward, p.data, p.data, eps,
-                                               kScaleShift),
+      dnnl::layer_normalization_backward::desc(prop_kind::backward, p.data, p.data, p.eps,
+                                               normalization_flags::use_scale),
       plan_attr(), eng, p.fwd);
   return p;
 }
@@ -402,8 +409,11 @@ LayerNormGradPds ln_grad_pds(const ps::NodeView& v, const dnnl::engine& eng) {
 class LayerNormGradKernel final : public MultiStepKernel {
  public:
   LayerNormGradKernel(std::shared_ptr<Context> ctx, const ps::NodeView& v, int threads)
-      : MultiStepKernel(std::move(ctx), v, threads) {
+      : MultiStepKernel(std::move(ctx), v, threads), dt_(v.input(1).dtype) {
     const LayerNormGradPds p = ln_grad_pds(v, eng());
+    rows_ = p.rows;
+    cols_ = p.cols;
+    eps_ = p.eps;
     fwd_ = step(p.fwd);
     bwd_ = step(p.bwd);
     x_ = Port(p.data, p.fwd.src_desc(), eng(), false);
@@ -412,12 +422,11 @@ class LayerNormGradKernel final : public MultiStepKernel {
     dy_ = Port(p.data, p.bwd.diff_dst_desc(), eng(), false);
     scale_ = Port(p.vec, arg_md(p.bwd, DNNL_ARG_SCALE), eng(), false);
     dx_ = Port(p.data, p.bwd.diff_src_desc(), eng(), true);
-    dscale_ = Port(p.vec, arg_md(p.bwd, DNNL_ARG_DIFF_SCALE), eng(), true);
-    dshift_ = Port(p.vec, arg_md(p.bwd, DNNL_ARG_DIFF_SHIFT), eng(), true);
     y_ = dnnl::memory(p.fwd.dst_desc(), eng());
     mean_ = dnnl::memory(p.fwd.mean_desc(), eng());
     var_ = dnnl::memory(p.fwd.variance_desc(), eng());
-    zero_shift_ = zero_memory(arg_md(p.fwd, DNNL_ARG_SHIFT), eng());
+    discarded_dscale_ = dnnl::memory(arg_md(p.bwd, DNNL_ARG_DIFF_SCALE), eng());
+    inv_.resize(static_cast<size_t>(rows_));
   }
 
  private:
@@ -427,7 +436,6 @@ class LayerNormGradKernel final : public MultiStepKernel {
     fwd_.execute(s,
                  {{DNNL_ARG_SRC, x_.in(in[1], s)},
                   {DNNL_ARG_SCALE, scale},
-                  {DNNL_ARG_SHIFT, zero_shift_},
                   {DNNL_ARG_DST, y_},
                   {DNNL_ARG_MEAN, mean_},
                   {DNNL_ARG_VARIANCE, var_}},
@@ -436,21 +444,54 @@ class LayerNormGradKernel final : public MultiStepKernel {
                  {{DNNL_ARG_SRC, xb_.in(in[1], s)},
                   {DNNL_ARG_DIFF_DST, dy_.in(in[0], s)},
                   {DNNL_ARG_SCALE, scale},
-                  {DNNL_ARG_SHIFT, zero_shift_},
                   {DNNL_ARG_MEAN, mean_},
                   {DNNL_ARG_VARIANCE, var_},
                   {DNNL_ARG_DIFF_SRC, dx_.out(out[0])},
-                  {DNNL_ARG_DIFF_SCALE, dscale_.out(out[1])},
-                  {DNNL_ARG_DIFF_SHIFT, dshift_.out(out[2])}},
+                  {DNNL_ARG_DIFF_SCALE, discarded_dscale_}},
                  scratch);
     dx_.flush(s);
-    dscale_.flush(s);
-    dshift_.flush(s);
+    s.wait();  // the statistics are read on the host next
+    parameter_grads(in[0], in[1], out[1], out[2]);
   }
 
+  // dScale = sum over rows of dY * xhat, dBias = sum of dY, per column, each
+  // summed in row order (as the reference kernel): threads split the
+  // columns, never a column's sum, so the bits do not depend on their count.
+  void parameter_grads(const void* dy, const void* x, void* dscale, void* dbias) {
+    const auto* mean = static_cast<const float*>(mean_.get_data_handle());
+    const auto* var = static_cast<const float*>(var_.get_data_handle());
+    for (int64_t r = 0; r < rows_; ++r)
+      inv_[static_cast<size_t>(r)] = 1.0f / std::sqrt(var[r] + eps_);
+    constexpr int64_t kBlock = 64;  // columns per task: rows stream through it
+    const int64_t blocks = (cols_ + kBlock - 1) / kBlock;
+#ifdef AMPX_ONEDNN_HAVE_OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t c0 = b * kBlock, c1 = std::min(cols_, c0 + kBlock);
+      float ds[kBlock] = {}, db[kBlock] = {};
+      for (int64_t r = 0; r < rows_; ++r) {
+        const float m = mean[r], is = inv_[static_cast<size_t>(r)];
+        for (int64_t c = c0; c < c1; ++c) {
+          const float g = load(dy, dt_, r * cols_ + c);
+          ds[c - c0] += g * (load(x, dt_, r * cols_ + c) - m) * is;
+          db[c - c0] += g;
+        }
+      }
+      for (int64_t c = c0; c < c1; ++c) {
+        store(dscale, dt_, c, ds[c - c0]);
+        store(dbias, dt_, c, db[c - c0]);
+      }
+    }
+  }
+
+  ampx_dtype dt_;
+  int64_t rows_ = 0, cols_ = 0;
+  float eps_ = 0.0f;
   Step fwd_, bwd_;
-  Port x_, xb_, dy_, scale_, dx_, dscale_, dshift_;
-  dnnl::memory y_, mean_, var_, zero_shift_;
+  Port x_, xb_, dy_, scale_, dx_;
+  dnnl::memory y_, mean_, var_, discarded_dscale_;
+  std::vector<float> inv_;
 };
 
 }  // namespace
@@ -484,14 +525,23 @@ PrimitivePlan plan_multi_primitive_training_op(const ps::NodeView& v, const dnnl
 std::unique_ptr<reference::CpuKernel> make_training_kernel(std::shared_ptr<Context> ctx,
                                                            const ps::NodeView& v, int threads) {
   const std::string_view op = v.op_type();
-  if (op == "MaxPoolGrad") return std::make_unique<MaxPoolGradKernel>(std::move(ctx), v, threads);
-  if (op == "BatchNormTraining")
-    return std::make_unique<BatchNormTrainingKernel>(std::move(ctx), v, threads);
-  if (op == "BatchNormGrad")
-    return std::make_unique<BatchNormGradKernel>(std::move(ctx), v, threads);
-  if (op == "LayerNormGrad")
-    return std::make_unique<LayerNormGradKernel>(std::move(ctx), v, threads);
-  throw NoPrimitive("not a multi-primitive training op: " + std::string(op));
+  std::unique_ptr<reference::CpuKernel> k;
+  // Every primitive of the kernel, the Ports' reorders included, is created
+  // under the launch's thread count: oneDNN fixes it at creation, and a
+  // reorder made under the default ran 2-thread regions in a threads=1
+  // plugin, whose spinning OpenMP workers took 10x the digits-cnn step.
+  Context& c = *ctx;
+  c.run(
+      [&] {
+        if (op == "MaxPoolGrad") k = std::make_unique<MaxPoolGradKernel>(ctx, v, threads);
+        if (op == "BatchNormTraining")
+          k = std::make_unique<BatchNormTrainingKernel>(ctx, v, threads);
+        if (op == "BatchNormGrad") k = std::make_unique<BatchNormGradKernel>(ctx, v, threads);
+        if (op == "LayerNormGrad") k = std::make_unique<LayerNormGradKernel>(ctx, v, threads);
+      },
+      threads);
+  if (!k) throw NoPrimitive("not a multi-primitive training op: " + std::string(op));
+  return k;
 }
 
 }  // namespace ampx::onednn
