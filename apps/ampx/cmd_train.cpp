@@ -41,6 +41,9 @@ struct TrainOptions {
   bool resume = false;
   std::string export_path;
   bool eager = false;
+  std::string loss_scale = "auto";
+  double clip_grad_norm = 0.0;
+  bool reset_loss_scale = false;
   ModelArgs model_args;
   Format format = Format::kText;
 };
@@ -80,6 +83,14 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   t.policy = o.policy.to_policy();
   t.capability_blind = o.policy.capability_blind;
   t.eager = o.eager;
+  t.graph.clip_grad_norm = o.clip_grad_norm;
+  if (o.loss_scale != "auto") {
+    try {
+      t.loss_scale = train::LossScaleOptions::parse(o.loss_scale);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--loss-scale: ") + e.what());
+    }
+  }
   if (o.resume && o.checkpoint.empty()) throw UsageError("--resume needs --checkpoint DIR");
 
   SessionOptions so;
@@ -138,6 +149,17 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         throw std::runtime_error(latest->string() + ": " + e.what());
       }
       trainer.set_progress(c.epoch, c.step);
+      const std::string schedule = trainer.loss_scaler().options().str();
+      if (o.reset_loss_scale) {
+        spdlog::info("--reset-loss-scale: {} starts afresh (the checkpoint had {}, scale {})",
+                     schedule, c.loss_scale_schedule, c.loss_scale.scale);
+      } else if (c.loss_scale_schedule != schedule) {
+        throw std::runtime_error(latest->string() + ": the checkpoint's loss scale is " +
+                                 c.loss_scale_schedule + ", this run's " + schedule +
+                                 " (--reset-loss-scale starts the new schedule afresh)");
+      } else {
+        trainer.set_loss_scale_state(c.loss_scale);
+      }
       spdlog::info("resumed from {} (epoch {}, step {})", latest->string(), c.epoch, c.step);
     } else {
       spdlog::info("--resume: no checkpoint in {} yet, starting afresh", o.checkpoint);
@@ -150,7 +172,10 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         forward.name, fmt::join(plan.devices, ","), trainer.training_graph().trainable,
         trainer.training_graph().parameters, o.policy.amp, o.policy.dtype,
         plan.summary.effective_16bit, plan.nodes.size(), o.optimizer, fmt::format("lr {}", o.lr));
+    std::cout << fmt::format("loss scale {}: {}\n", trainer.loss_scaler().options().str(),
+                             trainer.loss_scale_reason());
   }
+  const bool scaler_skips = trainer.loss_scaler().options().skip_nonfinite;
   for (int e = trainer.epoch(); e < o.epochs; ++e) {
     ProgressBar bar(fmt::format("epoch {}/{}", e + 1, o.epochs));
     const train::EpochResult r = trainer.train_epoch(data, [&](int64_t done, int64_t total,
@@ -164,6 +189,8 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     if (!o.checkpoint.empty()) {
       train::Checkpoint c{trainer.state(), trainer.epoch(), trainer.step(),
                           o.seed,          fingerprint,     opts};
+      c.loss_scale_schedule = trainer.loss_scaler().options().str();
+      c.loss_scale = trainer.loss_scaler().state();
       saved = train::save_checkpoint(o.checkpoint, c, o.keep).string();
     }
     if (o.format == Format::kJson) {
@@ -176,6 +203,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         if (classes > 0) j["eval_accuracy"] = ev->accuracy;
       }
       if (!saved.empty()) j["checkpoint"] = saved;
+      j["loss_scale"] = r.loss_scale;
+      j["overflow_steps"] = r.overflow_steps;
+      j["skipped_steps"] = scaler_skips ? r.overflow_steps : 0;
       std::cout << j.dump() << std::endl;
     } else {
       std::string line = fmt::format("epoch {}/{}: train loss {:.4f}", r.epoch, o.epochs, r.loss);
@@ -184,6 +214,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         if (classes > 0) line += fmt::format(", accuracy {:.2f} %", 100.0 * ev->accuracy);
       }
       line += fmt::format(", step {:.2f} ms, {:.0f} samples/s", r.step_ms, r.samples_per_s);
+      if (scaler_skips || r.overflow_steps > 0)
+        line += fmt::format(", loss scale {:g}, {} steps {}", r.loss_scale, r.overflow_steps,
+                            scaler_skips ? "skipped (overflow)" : "with non-finite gradients");
       std::cout << line << std::endl;
     }
   }
@@ -199,6 +232,12 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
                      {"amp", o.policy.amp},        {"dtype", o.policy.dtype},
                      {"nodes", plan.nodes.size()}, {"nodes_16bit", plan.summary.effective_16bit},
                      {"epochs", trainer.epoch()},  {"steps", trainer.step()}};
+    const train::LossScaleState& ls = trainer.loss_scaler().state();
+    j["loss_scale"] = {{"schedule", trainer.loss_scaler().options().str()},
+                       {"reason", trainer.loss_scale_reason()},
+                       {"scale", ls.scale},
+                       {"overflow_steps", ls.overflow_steps},
+                       {"last_overflow_step", ls.last_overflow_step}};
     if (!o.export_path.empty()) j["exported"] = o.export_path;
     std::cout << j.dump() << std::endl;
   }
@@ -247,6 +286,17 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--resume", o->resume, "continue from the newest checkpoint in --checkpoint");
+  cmd->add_option("--loss-scale", o->loss_scale,
+                  "auto (the level's default: dynamic at O2 in f16, else none), none, fixed[:S] "
+                  "(128), dynamic[:INIT[,FACTOR[,WINDOW]]] (2^24,2,2000: MindSpore's) or torch "
+                  "(2^16,2,2000, no floor)")
+      ->check(kNonEmpty);
+  cmd->add_option("--clip-grad-norm", o->clip_grad_norm,
+                  "clip the unscaled gradients to this global L2 norm (0: off)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--reset-loss-scale", o->reset_loss_scale,
+                "on --resume, start the loss-scale schedule afresh instead of refusing a "
+                "checkpoint written with another one");
   cmd->add_option("--export", o->export_path, "write the trained model as ONNX")->check(kNonEmpty);
   cmd->add_flag("--eager", o->eager,
                 "dispatch the step node by node (a kernel prepared and a synchronise per node, no "

@@ -93,6 +93,8 @@ constexpr AttrDef kBatchNormTrainingAttrs[] = {{"epsilon", AMPX_ATTR_FLOAT, fals
 constexpr AttrDef kSgdAttrs[] = {{"momentum", AMPX_ATTR_FLOAT, false},
                                  {"nesterov", AMPX_ATTR_INT, false},
                                  {"weight_decay", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kUpdateGuardAttrs[] = {{"clip_norm", AMPX_ATTR_FLOAT, false},
+                                         {"skip_nonfinite", AMPX_ATTR_INT, false}};
 constexpr AttrDef kAdamAttrs[] = {{"beta1", AMPX_ATTR_FLOAT, false},
                                   {"beta2", AMPX_ATTR_FLOAT, false},
                                   {"epsilon", AMPX_ATTR_FLOAT, false},
@@ -170,6 +172,7 @@ constexpr OpDef kOps[] = {
     {"SoftmaxCrossEntropyGrad", 3, 3, {}, R::kCompute},
     {"SgdUpdate", 3, 4, kSgdAttrs, R::kCompute},
     {"AdamUpdate", 5, 5, kAdamAttrs, R::kCompute},
+    {"UpdateGuard", 2, -1, kUpdateGuardAttrs, R::kCompute},
 };
 
 }  // namespace

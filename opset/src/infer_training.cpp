@@ -183,6 +183,15 @@ Outputs infer_training(const Node& c, std::string_view op) {
     (void)flag_attr(c, "decoupled");
     return like(in[0], 3);
   }
+  if (op == "UpdateGuard") {  // hyper [3 or 5], G1..Gn -> hyper', stats [2]
+    require_same_dtype(c, in);
+    AMPX_CHECK(in[0].dims == Dims{3} || in[0].dims == Dims{5},
+               "hyper must be [3] (SGD) or [5] (Adam), got " + dims_str(in[0].dims));
+    for (size_t i = 1; i < in.size(); ++i) require_float(c, in[i], "gradient");
+    AMPX_CHECK(c.v.get_float("clip_norm", 0.0f) >= 0.0f, "clip_norm must be >= 0 (0: no clipping)");
+    (void)flag_attr(c, "skip_nonfinite");
+    return std::vector<TensorSpec>{in[0], {in[0].dtype, Dims{2}}};
+  }
   return std::nullopt;
 }
 

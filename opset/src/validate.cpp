@@ -49,7 +49,7 @@ bool is_index_slot(std::string_view op, size_t slot) {
 // The optimizer updates work on the f32 master weights and their f32 state
 // only: a 16-bit form would round every update away.
 bool is_f32_only(std::string_view op) {
-  return op == "SgdUpdate" || op == "AdamUpdate";
+  return op == "SgdUpdate" || op == "AdamUpdate" || op == "UpdateGuard";
 }
 
 bool is_int_dtype(ampx_dtype dt) {

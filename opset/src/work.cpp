@@ -62,6 +62,9 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
                op == "SigmoidGrad" || op == "TanhGrad" || op == "SoftmaxCrossEntropy" ||
                op == "SoftmaxCrossEntropyGrad" || op == "AdamUpdate" || op == "SgdUpdate") {
       w.flops = 10 * out_elems;
+    } else if (op == "UpdateGuard") {  // a finite test and a square per gradient element
+      w.flops = 3 * (in_elems - product(v.input(0), 0));
+      w.flops = 10 * out_elems;
     } else if (data) {
       w.flops = 0;
     } else {

@@ -242,6 +242,7 @@ constexpr OpEntry kOps[] = {
     {"SoftmaxCrossEntropyGrad", make_softmax_cross_entropy_grad},
     {"SgdUpdate", make_sgd_update},
     {"AdamUpdate", make_adam_update},
+    {"UpdateGuard", make_update_guard},
 };
 
 const OpEntry* find_op(std::string_view name) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <sstream>
 #include <thread>
 
 #include "cli_support.hpp"
@@ -86,14 +87,26 @@ TEST(TrainCli, DigitsReachNinetySevenPercentAtO0) {
   EXPECT_GE(accuracy, 0.97);
 }
 
+// The `epoch` records of a --format json run's output.
+std::vector<nlohmann::json> epoch_records(const std::string& out) {
+  std::vector<nlohmann::json> records;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j["event"] == "epoch") records.push_back(std::move(j));
+  }
+  return records;
+}
+
 // Train 3 epochs straight; separately kill -9 the run as soon as epoch 1's
-// checkpoint exists, and resume: the final checkpoints are the same bytes.
-TEST(TrainCli, KillDashNineAndResumeEndsWithIdenticalWeights) {
-  if (!have_digits()) GTEST_SKIP() << "python3-sklearn is not installed";
-  const std::string args =
-      kTrain + " --data builtin:digits --epochs 3 --optimizer adam --lr 0.002 --seed 5";
-  const fs::path straight = fresh_dir("straight"), killed = fresh_dir("killed");
-  ASSERT_EQ(ampx(args + " --checkpoint " + straight.string()).code, 0);
+// checkpoint exists, and resume: the final checkpoints are the same bytes
+// (weights, optimizer and loss-scale state), and epochs 2 and 3 report the
+// same losses, scales and overflow counts.
+void expect_kill_and_resume_to_match(const std::string& args, const std::string& name) {
+  const fs::path straight = fresh_dir(name + "_straight"), killed = fresh_dir(name + "_killed");
+  const Result full = ampx(args + " --format json --checkpoint " + straight.string());
+  ASSERT_EQ(full.code, 0) << full.err;
 
   const fs::path pidfile = killed / "pid";
   const std::string cmd = "env AMPX_CAPABILITY_DB='" + (killed / "c.db").string() +
@@ -119,12 +132,65 @@ TEST(TrainCli, KillDashNineAndResumeEndsWithIdenticalWeights) {
   EXPECT_FALSE(epoch2_before_kill) << "the run was not killed in epoch 2";
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(fs::exists(killed / "epoch-0003.ampxckpt"));
-  const Result resumed = ampx(args + " --checkpoint " + killed.string() + " --resume");
+  const Result resumed =
+      ampx(args + " --format json --checkpoint " + killed.string() + " --resume");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   const std::string a = slurp(straight / "epoch-0003.ampxckpt");
   const std::string b = slurp(killed / "epoch-0003.ampxckpt");
   EXPECT_FALSE(a.empty());
   EXPECT_TRUE(a == b) << "the resumed run ends with other weights";
+  const auto want = epoch_records(full.out), got = epoch_records(resumed.out);
+  ASSERT_EQ(want.size(), 3u);
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t e = 0; e < 2; ++e)
+    for (const char* key : {"epoch", "train_loss", "loss_scale", "overflow_steps"})
+      EXPECT_EQ(got[e][key], want[e + 1][key]) << key << " of epoch " << e + 2;
+}
+
+TEST(TrainCli, KillDashNineAndResumeEndsWithIdenticalWeights) {
+  if (!have_digits()) GTEST_SKIP() << "python3-sklearn is not installed";
+  expect_kill_and_resume_to_match(
+      kTrain + " --data builtin:digits --epochs 3 --optimizer adam --lr 0.002 --seed 5", "adam");
+}
+
+// f16 everywhere (O3, cpu_ref's emulation really rounds to f16) with a
+// scale that overflows f16 at 2^16 and grows back to it every 15 clean
+// steps: overflows in every epoch, and the resumed run continues the same
+// scale trajectory.
+TEST(TrainCli, KillDashNineAndResumeReproducesARunWithOverflows) {
+  if (!have_digits()) GTEST_SKIP() << "python3-sklearn is not installed";
+  const std::string args = kTrain +
+                           " --data builtin:digits --lr 0.05 --momentum 0.9 --seed 2 --amp O3 "
+                           "--capability-blind --loss-scale dynamic:65536,2,15";
+  expect_kill_and_resume_to_match(args + " --epochs 3", "overflow");
+  const Result r = ampx(args + " --epochs 1 --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto records = epoch_records(r.out);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_GT(records[0]["overflow_steps"].get<int>(), 0);
+  EXPECT_EQ(records[0]["skipped_steps"], records[0]["overflow_steps"]);
+}
+
+TEST(TrainCli, BadLossScalesAndAnotherScheduleOnResumeAreOneLineErrors) {
+  const fs::path ok = digits_like("scale_ok", {1, 2, 3, 4});
+  const std::string base = kTrain + " --epochs 1 --batch 2 --data " + ok.string();
+  expect_one_line_error(ampx(base + " --loss-scale fixed:0"), 2,
+                        "--loss-scale: loss scale 'fixed:0': the scale must be positive");
+  expect_one_line_error(ampx(base + " --loss-scale dynamic:1024,1"), 2,
+                        "the factor must be greater than 1");
+  expect_one_line_error(ampx(base + " --loss-scale dynamic:1024,2,0"), 2,
+                        "the window must be at least 1 step");
+  expect_one_line_error(ampx(base + " --loss-scale often"), 2, "unknown loss scale 'often'");
+  const fs::path dir = fresh_dir("scale_ckpt");
+  ASSERT_EQ(ampx(base + " --loss-scale fixed:256 --checkpoint " + dir.string()).code, 0);
+  expect_one_line_error(
+      ampx(kTrain + " --epochs 2 --batch 2 --data " + ok.string() +
+           " --loss-scale dynamic --resume --checkpoint " + dir.string()),
+      1, "the checkpoint's loss scale is fixed:256, this run's dynamic:16777216,2,2000");
+  const Result reset =
+      ampx(kTrain + " --epochs 2 --batch 2 --data " + ok.string() +
+           " --loss-scale dynamic --resume --reset-loss-scale --checkpoint " + dir.string());
+  EXPECT_EQ(reset.code, 0) << reset.err;
 }
 
 TEST(TrainCli, ACheckpointOfAnotherRunIsRefused) {

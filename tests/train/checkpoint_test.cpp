@@ -139,3 +139,49 @@ TEST(Checkpoint, AFormatThatIsNotAStringIsRefusedInOwnWords) {
 }
 
 }  // namespace
+
+namespace {
+
+// The loss-scale state round-trips exactly; a checkpoint without it reads as
+// "none"; a malformed one (a float where an integer belongs, a scale that is
+// not positive) is refused in one line.
+TEST(Checkpoint, KeepsTheLossScaleStateAndRefusesAMalformedOne) {
+  const auto file = temp_file("scale.ampxckpt");
+  Checkpoint c = sample();
+  EXPECT_EQ(c.loss_scale_schedule, "none");
+  c.loss_scale_schedule = "dynamic:16777216,2,2000";
+  c.loss_scale = {.scale = 32768,
+                  .good_steps = 1700,
+                  .last_overflow_step = 9,
+                  .overflow_steps = 9,
+                  .steps = 26,
+                  .consecutive_overflows = 0};
+  write_checkpoint(file, c);
+  const Checkpoint r = read_checkpoint(file);
+  EXPECT_EQ(r.loss_scale_schedule, c.loss_scale_schedule);
+  EXPECT_EQ(r.loss_scale, c.loss_scale);
+
+  std::ifstream in(file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string b = bytes;
+    const size_t at = b.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    EXPECT_EQ(from.size(), to.size());  // the header keeps its length
+    b.replace(at, from.size(), to);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << b;
+    return error_reading(file);
+  };
+  EXPECT_NE(with(R"(\"good_steps\":1700)", R"(\"good_steps\":17e2)")
+                .find("the loss-scale state has no integer 'good_steps'"),
+            std::string::npos);
+  EXPECT_NE(with(R"(\"scale\":32768.0)", R"(\"scale\":-3276.8)")
+                .find("the loss scale is not a positive number"),
+            std::string::npos);
+  EXPECT_NE(
+      with(R"(\"schedule\":)", R"(\"schedulx\":)").find("the loss-scale state has no schedule"),
+      std::string::npos);
+  std::filesystem::remove(file);
+}
+
+}  // namespace

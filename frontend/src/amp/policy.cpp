@@ -82,8 +82,9 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
                                       const std::function<DType(ValueId)>& home_dtype) {
   Intent r;
   // The optimizer updates hold the master weights: f32 whatever the level,
-  // the lists or an override say (a 16-bit update would round it away).
-  if (is_optimizer_update(n.op)) {
+  // the lists or an override say (a 16-bit update would round it away);
+  // so does their guard, which reads the same f32 gradients.
+  if (is_master_weight_op(n.op)) {
     r.reason = IntentReason::kMasterWeights;
     return r;
   }

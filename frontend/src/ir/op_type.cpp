@@ -96,6 +96,7 @@ constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kSoftmaxCrossEntropyGrad, "SoftmaxCrossEntropyGrad", A::kBlack},
     {OpType::kSgdUpdate, "SgdUpdate", A::kBlack},
     {OpType::kAdamUpdate, "AdamUpdate", A::kBlack},
+    {OpType::kUpdateGuard, "UpdateGuard", A::kBlack},
 }};
 
 constexpr bool schemas_in_enum_order() {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <regex>
 
@@ -67,12 +68,22 @@ std::string model_fingerprint(const Graph& g) {
 
 void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   nlohmann::ordered_json header;
-  header["__metadata__"] = {{"format", kCheckpointFormat},
-                            {"epoch", std::to_string(c.epoch)},
-                            {"step", std::to_string(c.step)},
-                            {"seed", std::to_string(c.seed)},
-                            {"model", c.model},
-                            {"options", c.options}};
+  header["__metadata__"] = {
+      {"format", kCheckpointFormat},
+      {"epoch", std::to_string(c.epoch)},
+      {"step", std::to_string(c.step)},
+      {"seed", std::to_string(c.seed)},
+      {"model", c.model},
+      {"options", c.options},
+      {"loss_scale",
+       nlohmann::ordered_json{{"schedule", c.loss_scale_schedule},
+                              {"scale", c.loss_scale.scale},
+                              {"good_steps", c.loss_scale.good_steps},
+                              {"last_overflow_step", c.loss_scale.last_overflow_step},
+                              {"overflow_steps", c.loss_scale.overflow_steps},
+                              {"steps", c.loss_scale.steps},
+                              {"consecutive_overflows", c.loss_scale.consecutive_overflows}}
+           .dump()}};
   uint64_t offset = 0;
   for (const HostTensor& t : c.state) {
     if (header.contains(t.name))
@@ -94,6 +105,41 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
     if (!t.data.empty()) out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
   fileio::write_file_atomically(file, out);
 }
+
+namespace {
+
+// The "loss_scale" metadata string: a JSON object. Every member's type is
+// checked before it is read (an integer read from a float is undefined).
+template <class Bad>
+void read_loss_scale(const nlohmann::json& text, Checkpoint& c, const Bad& bad) {
+  nlohmann::json j;
+  try {
+    if (!text.is_string()) throw bad("the loss-scale state is not a string");
+    j = nlohmann::json::parse(text.get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+    throw bad("the loss-scale state is not JSON");
+  }
+  const auto integer = [&](const char* key) -> int64_t {
+    if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer())
+      throw bad(std::string("the loss-scale state has no integer '") + key + "'");
+    return j[key].get<int64_t>();
+  };
+  if (!j.is_object() || !j.contains("schedule") || !j["schedule"].is_string())
+    throw bad("the loss-scale state has no schedule");
+  if (!j.contains("scale") || !j["scale"].is_number())
+    throw bad("the loss-scale state has no scale");
+  c.loss_scale_schedule = j["schedule"].get<std::string>();
+  c.loss_scale.scale = j["scale"].get<double>();
+  if (!(c.loss_scale.scale > 0) || !std::isfinite(c.loss_scale.scale))
+    throw bad("the loss scale is not a positive number");
+  c.loss_scale.good_steps = integer("good_steps");
+  c.loss_scale.last_overflow_step = integer("last_overflow_step");
+  c.loss_scale.overflow_steps = integer("overflow_steps");
+  c.loss_scale.steps = integer("steps");
+  c.loss_scale.consecutive_overflows = integer("consecutive_overflows");
+}
+
+}  // namespace
 
 Checkpoint read_checkpoint(const std::filesystem::path& file) {
   const std::string bytes = fileio::read_regular_file(file);
@@ -133,6 +179,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
   } catch (const std::exception&) {
     throw bad("the metadata is incomplete or malformed");
   }
+  if (meta.contains("loss_scale")) read_loss_scale(meta["loss_scale"], c, bad);
   const uint64_t data_start = 8 + n, data_bytes = bytes.size() - data_start;
   // Tensors in file order (by offset), as written.
   std::vector<std::pair<uint64_t, HostTensor>> tensors;

@@ -66,6 +66,14 @@ HostTensor i64_scalar_tensor(const std::string& name, uint64_t value) {
 Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
     : session_(session), forward_(std::move(forward)), options_(std::move(options)) {
   if (options_.batch < 1) throw std::invalid_argument("batch size must be >= 1");
+  if (options_.loss_scale) {
+    loss_scale_reason_ = "set by the caller";
+  } else {
+    options_.loss_scale = LossScaleOptions::default_for(options_.policy.level, options_.policy.half,
+                                                        &loss_scale_reason_);
+  }
+  scaler_ = LossScaler(*options_.loss_scale);
+  options_.graph.skip_nonfinite = options_.loss_scale->skip_nonfinite;
   activate(options_.batch);
 }
 
@@ -114,7 +122,8 @@ std::vector<HostTensor> Trainer::step_inputs(const Program& p, const Dataset& da
   in.back().name = p.tg.step.value(p.tg.step.inputs()[0]).name;
   in.push_back(gather_rows(data.labels, rows));
   in.back().name = "labels";
-  in.push_back(hyper_tensor(options_.graph.optimizer, step_ + 1));
+  in.push_back(hyper_tensor(options_.graph.optimizer, step_ + 1, 1.0 / scaler_.scale()));
+  in.push_back(loss_scale_tensor(scaler_.scale()));
   // Each Dropout's seed follows from (seed, step, node): a resumed run draws
   // the same masks.
   for (size_t d = 0; d < p.tg.dropout_nodes.size(); ++d)
@@ -144,8 +153,23 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     const std::vector<HostTensor> out = p.run(in);
     run_ms +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    loss_sum += static_cast<double>(scalar_of(out.at(0))) * static_cast<double>(count);
+    const auto loss = static_cast<double>(scalar_of(out.at(0)));
+    loss_sum += loss * static_cast<double>(count);
+    float guard[2];
+    std::memcpy(guard, out.at(2).data.data(), sizeof guard);
+    const StepRecord rec{step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f,
+                         static_cast<double>(guard[1])};
+    r.records.push_back(rec);
+    scaler_.update(rec.finite, rec.step);
+    if (!rec.finite) ++r.overflow_steps;
     ++step_;
+    if (scaler_.given_up())
+      throw TrainingStopped(
+          "training stopped at step " + std::to_string(step_) + ": " +
+          std::to_string(scaler_.state().consecutive_overflows) +
+          " steps in a row had non-finite gradients with the loss scale at its lowest (" +
+          options_.loss_scale->str() + ", scale " + std::to_string(scaler_.scale()) +
+          "); the last loss was " + std::to_string(loss));
     if (progress) progress(k + 1, steps, loss_sum / static_cast<double>(start + count));
   }
   ++epoch_;
@@ -153,6 +177,7 @@ EpochResult Trainer::train_epoch(const Dataset& data,
   r.loss = loss_sum / static_cast<double>(n);
   r.step_ms = run_ms / static_cast<double>(steps);
   r.samples_per_s = run_ms > 0 ? static_cast<double>(n) / (run_ms / 1000.0) : 0.0;
+  r.loss_scale = scaler_.scale();
   return r;
 }
 

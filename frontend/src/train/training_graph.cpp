@@ -104,16 +104,12 @@ HostTensor zeros(const std::string& name, const TensorType& type) {
                                  dtype_size(type.dtype))};
 }
 
-ValueId f32_scalar(Graph& g, const std::string& name, float value) {
-  std::vector<std::byte> bytes(4);
-  std::memcpy(bytes.data(), &value, 4);
-  return g.add_constant(name, {DType::kF32, {}}, std::move(bytes));
-}
-
 }  // namespace
 
 TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& options) {
   options.optimizer.validate();
+  if (!(options.clip_grad_norm >= 0) || !std::isfinite(options.clip_grad_norm))
+    throw std::invalid_argument("the gradient clipping norm must be >= 0 (0: no clipping)");
   const size_t nv = f.num_values();
   if (f.outputs().empty()) throw std::invalid_argument("model '" + f.name + "' has no outputs");
 
@@ -160,7 +156,8 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   }
   const ValueId labels = s.add_input("labels", label_type);
   const bool adam = options.optimizer.kind != OptimizerKind::kSgd;
-  const ValueId hyper = s.add_input("hyper", {DType::kF32, {adam ? 5 : 3}});
+  const ValueId hyper_in = s.add_input("hyper", {DType::kF32, {adam ? 5 : 3}});
+  const ValueId loss_scale = s.add_input("loss_scale", {DType::kF32, {}});
   std::map<NodeId, ValueId> seeds;
   for (NodeId id : f.topological_order()) {
     const Node& n = f.node(id);
@@ -250,8 +247,17 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   }
 
   // Backward, then one update per weight.
-  const ValueId seed = f32_scalar(s, "loss_grad_seed", 1.0f);
-  const std::vector<ValueId> grads = append_gradients(s, loss, seed, weights);
+  const std::vector<ValueId> grads = append_gradients(s, loss, loss_scale, weights);
+  // One guard between the backward pass and every update: the finite
+  // check and the clipping, on the device.
+  std::vector<ValueId> guard_in{hyper_in};
+  guard_in.insert(guard_in.end(), grads.begin(), grads.end());
+  const NodeId guard = s.add_node(
+      "update_guard", OpType::kUpdateGuard, std::move(guard_in),
+      {s.value(hyper_in).type, {DType::kF32, {2}}},
+      {{"clip_norm", options.clip_grad_norm}, {"skip_nonfinite", int64_t{options.skip_nonfinite}}});
+  const ValueId hyper = s.node(guard).outputs[0];
+  const ValueId guard_stats = s.node(guard).outputs[1];
   const OptimizerOptions& o = options.optimizer;
   size_t wi = 0;
   const size_t weight_states = tg.state.size();
@@ -296,6 +302,7 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
 
   s.add_output(loss);
   s.add_output(pred);
+  s.add_output(guard_stats);
   std::vector<ValueId> state_out(tg.state.size(), kNone);
   for (const auto& [st, v] : new_state) state_out[st] = v;
   for (size_t st = 0; st < tg.state.size(); ++st) {
@@ -320,6 +327,13 @@ HostTensor hyper_tensor(const OptimizerOptions& o, int64_t t, double grad_scale,
                std::vector<std::byte>(v.size() * 4)};
   std::memcpy(h.data.data(), v.data(), h.data.size());
   return h;
+}
+
+HostTensor loss_scale_tensor(double scale) {
+  const auto v = static_cast<float>(scale);
+  HostTensor t{"loss_scale", {DType::kF32, {}}, std::vector<std::byte>(4)};
+  std::memcpy(t.data.data(), &v, 4);
+  return t;
 }
 
 Graph with_state(const Graph& forward, const std::vector<HostTensor>& state) {

@@ -83,8 +83,9 @@ enum class OpType {
   kSoftmaxCrossEntropyGrad,
   kSgdUpdate,
   kAdamUpdate,
+  kUpdateGuard,
 };
-inline constexpr int kOpTypeCount = static_cast<int>(OpType::kAdamUpdate) + 1;
+inline constexpr int kOpTypeCount = static_cast<int>(OpType::kUpdateGuard) + 1;
 
 // How MindSpore 2.x's `auto` level treats an op (docs/PLANNER.md).
 enum class AutoClass {
@@ -113,6 +114,12 @@ bool is_data_movement(OpType op);
 // optimizer state, and run in f32 at every amp level.
 inline bool is_optimizer_update(OpType op) {
   return op == OpType::kSgdUpdate || op == OpType::kAdamUpdate;
+}
+// The ops that read the f32 gradients the updates read and decide the
+// updates' hyper (UpdateGuard: finite check, clipping): f32 at every level
+// like the updates, whose inputs they share.
+inline bool is_master_weight_op(OpType op) {
+  return is_optimizer_update(op) || op == OpType::kUpdateGuard;
 }
 // The input whose buffer an update's output may be written in (docs/OPS.md,
 // "In place"): W -> W', M -> M', V -> V'. -1 for other ops and outputs.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <ampx/exec/host_tensor.hpp>
+#include <ampx/train/loss_scale.hpp>
 
 #include <filesystem>
 #include <map>
@@ -28,6 +29,10 @@ struct Checkpoint {
   // The run's options as JSON text (optimizer, amp level, batch, ...):
   // a resume must use the same ones.
   std::string options;
+  // The loss-scale schedule (LossScaleOptions::str()) and where it stood.
+  // A checkpoint written before loss scaling existed reads as "none".
+  std::string loss_scale_schedule = "none";
+  LossScaleState loss_scale;
 };
 
 // Names, dtypes and shapes of the forward graph's inputs, outputs and

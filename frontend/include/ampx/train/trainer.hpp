@@ -13,11 +13,14 @@
 
 #include <ampx/amp/planner.hpp>
 #include <ampx/session/session.hpp>
+#include <ampx/train/loss_scale.hpp>
 #include <ampx/train/training_graph.hpp>
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 
 namespace ampx::train {
 
@@ -40,6 +43,25 @@ struct TrainerOptions {
   // node by node with a kernel prepared and a synchronise per node, no
   // fusion and no memory planning. For comparing against the compiled step.
   bool eager = false;
+  // The loss-scale schedule; unset: the level's default
+  // (LossScaleOptions::default_for). It also decides whether an overflowed
+  // step is skipped (graph.skip_nonfinite is set from it).
+  std::optional<LossScaleOptions> loss_scale;
+};
+
+// One step as the loss-scale schedule saw it.
+struct StepRecord {
+  int64_t step = 0;      // counted from 1 over the whole run
+  double loss = 0;       // unscaled
+  double scale = 1;      // the loss scale the step ran with
+  bool finite = true;    // all gradients finite (else: skipped, unless loss scale none)
+  double grad_norm = 0;  // of the unscaled gradients; +inf when not finite
+};
+
+// The run stopped itself: LossScaler::given_up() (docs/TRAINING.md).
+class TrainingStopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct EpochResult {
@@ -48,6 +70,9 @@ struct EpochResult {
   double loss = 0;     // mean over the epoch's samples
   double step_ms = 0;  // mean wall time of a step (the run of the compiled step)
   double samples_per_s = 0;
+  int64_t overflow_steps = 0;       // steps whose gradients were not all finite
+  double loss_scale = 1;            // at the end of the epoch
+  std::vector<StepRecord> records;  // every step of the epoch, in order
 };
 
 struct Evaluation {
@@ -68,7 +93,8 @@ class Trainer {
 
   // One epoch: `data` in an order shuffled by (seed, epoch), batches of
   // `batch` and a last partial batch. `progress(done, total, running_loss)`
-  // after every step.
+  // after every step. Throws TrainingStopped when overflows at the lowest
+  // loss scale go on (LossScaler::kMaxOverflowsAtFloor in a row).
   EpochResult train_epoch(const Dataset& data,
                           const std::function<void(int64_t, int64_t, double)>& progress = {});
   // The loss and accuracy of the current weights in inference mode.
@@ -98,6 +124,12 @@ class Trainer {
   // timed (it trains: the state moves on by one step).
   RunProfile profile_step(const Dataset& data);
   const TrainerOptions& options() const { return options_; }
+  // The loss-scale schedule and its state (kept in checkpoints), and why
+  // the schedule is what it is ("dynamic loss scaling, MindSpore's O2
+  // default ...", or "set by the caller").
+  const LossScaler& loss_scaler() const { return scaler_; }
+  void set_loss_scale_state(const LossScaleState& state) { scaler_.set_state(state); }
+  const std::string& loss_scale_reason() const { return loss_scale_reason_; }
 
  private:
   struct Program;
@@ -111,6 +143,8 @@ class Trainer {
   TrainerOptions options_;
   std::map<int64_t, std::unique_ptr<Program>> programs_;
   Program* active_ = nullptr;
+  LossScaler scaler_;
+  std::string loss_scale_reason_;
   int epoch_ = 0;
   int64_t step_ = 0;
 };

@@ -39,6 +39,11 @@ struct TrainingGraphOptions {
   // prefix ending in '*').
   std::vector<std::string> freeze;
   double dropout_ratio_default = 0.5;  // a Dropout without a ratio
+  // UpdateGuard's attributes (docs/OPS.md): clip the unscaled gradients to
+  // this global L2 norm (0: no clipping), and skip the update of a step
+  // whose gradients are not all finite (loss scaling's overflow skip).
+  double clip_grad_norm = 0.0;
+  bool skip_nonfinite = false;
 };
 
 enum class StateRole { kWeight, kRunningMean, kRunningVar, kMomentum, kAdamM, kAdamV };
@@ -54,9 +59,13 @@ struct StateEntry {
 struct TrainingGraph {
   // Inputs, in order: the model's inputs, "labels" (i64 [N] for cross
   // entropy, the prediction's type for MSE), "hyper" (f32, the optimizer's
-  // per-step scalars: docs/OPS.md), one "dropout_seed/<node>" (i64 [1]) per
-  // Dropout, then the state inputs. Outputs: "loss" (f32 []), the model's
-  // first output (the prediction), then the state outputs.
+  // per-step scalars: docs/OPS.md), "loss_scale" (f32 [], the backward
+  // pass's seed: the gradients come out multiplied by it, and hyper's
+  // grad_scale divides it out), one "dropout_seed/<node>" (i64 [1]) per
+  // Dropout, then the state inputs. Outputs: "loss" (f32 [], unscaled), the
+  // model's first output (the prediction), "guard" (UpdateGuard's stats
+  // [2]: all gradients finite 1/0, their unscaled global norm), then the
+  // state outputs. Every update reads the hyper that UpdateGuard wrote.
   Graph step;
   std::vector<StateEntry> state;
   size_t data_inputs = 0;                  // inputs before the state
@@ -79,6 +88,8 @@ TrainingGraph build_training_graph(const Graph& forward, const TrainingGraphOpti
 // Adam lr, grad_scale, apply, 1 - beta1^t, 1 - beta2^t.
 HostTensor hyper_tensor(const OptimizerOptions& options, int64_t t, double grad_scale = 1.0,
                         bool apply = true);
+// The loss_scale input: f32 [] holding `scale`.
+HostTensor loss_scale_tensor(double scale);
 
 // `forward` with its constants replaced by the same-named values of
 // `state` (weights and running statistics): the trained model.

@@ -112,9 +112,9 @@ inline bool is_importer_op(const std::string& op) {
   return false;
 }
 
-// The training ops (docs/OPS.md, "Training ops"): cpu_ref and onednn run
-// them (onednn as plain loops for now); vulkan and cuda have no kernels for
-// them yet and must answer `unsupported` in every dtype.
+// The training ops (docs/OPS.md, "Training ops"): which of them each
+// backend runs, and how, is in docs/TRAINING.md ("Backends"); the backends'
+// tests hold them to it.
 inline bool is_training_op(const std::string& op) {
   return opset::is_training_op(op);
 }
@@ -252,6 +252,17 @@ inline void add_training_cases(std::map<std::string, Maker>& m) {
     in(c, Tensor::of(F32, {5}, {0.01, 1.0, 1.0, 0.19, 0.0199}));
     c.nb.output(F32, {7, 9}).output(F32, {7, 9}).output(F32, {7, 9});
     c.nb.attr_float("weight_decay", 0.1).attr_int("decoupled", 1);
+  };
+  // Three gradients (one spans two of the reference's 65,536-element sum
+  // blocks), loss scale 8 undone by grad_scale 1/8, a clip bound that bites.
+  m["UpdateGuard_clip"] = [](Rng& r, ampx_dtype, Case& c) {
+    c.nb = NodeBuilder("UpdateGuard", "guard");
+    in(c, Tensor::of(F32, {3}, {0.01, 0.125, 1.0}));
+    in(c, rnd(r, F32, {257, 300}));
+    in(c, rnd(r, F32, {5}));
+    in(c, rnd(r, F32, {3, 3, 2}));
+    c.nb.output(F32, {3}).output(F32, {2});
+    c.nb.attr_float("clip_norm", 1.0).attr_int("skip_nonfinite", 1);
   };
 }
 

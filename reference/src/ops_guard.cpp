@@ -1,0 +1,101 @@
+// UpdateGuard (docs/OPS.md, "Training ops"): between the backward pass and
+// the optimizer updates, one pass over every gradient decides the updates'
+// hyper on the device. The loss-scale schedule on the host needs one flag
+// per step back, not a scan of the gradients.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "common.hpp"
+#include "parallel.hpp"
+
+namespace ampx::reference::detail {
+namespace {
+
+// Sums run over fixed blocks, each on one thread, and the blocks' sums are
+// added in order: the norm, and so a clipped step, never depends on the
+// thread count.
+constexpr int64_t kBlock = 1 << 16;
+
+struct BlockSum {
+  double squares = 0;
+  bool finite = true;
+};
+
+class UpdateGuardKernel final : public CpuKernel {
+ public:
+  UpdateGuardKernel(std::vector<int64_t> sizes, int64_t hyper, float clip_norm, bool skip)
+      : sizes_(std::move(sizes)), hyper_(hyper), clip_(clip_norm), skip_(skip) {
+    for (int64_t n : sizes_) blocks_ += (n + kBlock - 1) / kBlock;
+  }
+
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* h = static_cast<const float*>(in[0]);
+    // Block b of the concatenated gradients: (input, first element).
+    std::vector<std::pair<size_t, int64_t>> where;
+    where.reserve(static_cast<size_t>(blocks_));
+    for (size_t g = 0; g < sizes_.size(); ++g)
+      for (int64_t s = 0; s < sizes_[g]; s += kBlock) where.emplace_back(g + 1, s);
+    std::vector<BlockSum> sums(where.size());
+    const double elements = static_cast<double>(blocks_) * kBlock;
+    parallel_for(static_cast<int64_t>(where.size()), threads_for(2.0 * elements),
+                 [&](int64_t b0, int64_t b1) {
+                   for (int64_t b = b0; b < b1; ++b) {
+                     const auto [g, start] = where[static_cast<size_t>(b)];
+                     const auto* x = static_cast<const float*>(in[g]);
+                     const int64_t end = std::min(start + kBlock, sizes_[g - 1]);
+                     double sq = 0;
+                     bool finite = true;
+                     for (int64_t i = start; i < end; ++i) {
+                       const double v = x[i];
+                       finite &= std::isfinite(x[i]);
+                       sq += v * v;
+                     }
+                     sums[static_cast<size_t>(b)] = {sq, finite};
+                   }
+                 });
+    double squares = 0;
+    bool finite = true;
+    for (const BlockSum& s : sums) {
+      squares += s.squares;
+      finite &= s.finite;
+    }
+    const float grad_scale = h[1];
+    // The norm of the unscaled gradients: grad_scale undoes the loss scale.
+    const double norm = finite ? std::sqrt(squares) * static_cast<double>(grad_scale)
+                               : std::numeric_limits<double>::infinity();
+    auto* h_out = static_cast<float*>(out[0]);
+    auto* stats = static_cast<float*>(out[1]);
+    if (h_out != h) std::memcpy(h_out, h, static_cast<size_t>(hyper_) * sizeof(float));
+    if (clip_ > 0.0f && finite) {
+      // PyTorch's clip_grad_norm_: scale by max_norm / (norm + 1e-6) when
+      // that is below 1.
+      const double coef = static_cast<double>(clip_) / (norm + 1e-6);
+      if (coef < 1.0) h_out[1] = static_cast<float>(static_cast<double>(grad_scale) * coef);
+    }
+    if (skip_ && !finite) h_out[2] = 0.0f;
+    stats[0] = finite ? 1.0f : 0.0f;
+    stats[1] = static_cast<float>(norm);
+  }
+
+ private:
+  std::vector<int64_t> sizes_;
+  int64_t hyper_;
+  float clip_;
+  bool skip_;
+  int64_t blocks_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_update_guard(Ctx& c) {
+  std::vector<int64_t> sizes;
+  for (size_t i = 1; i < c.in.size(); ++i) sizes.push_back(c.in[i].numel);
+  return std::make_unique<UpdateGuardKernel>(std::move(sizes), c.in[0].numel,
+                                             static_cast<float>(c.v.get_float("clip_norm", 0.0)),
+                                             c.v.get_int("skip_nonfinite", 1) != 0);
+}
+
+}  // namespace ampx::reference::detail

@@ -1,0 +1,84 @@
+// Shared by the training tests: a cpu_ref-only session, SGD options, a
+// synthetic learnable dataset, a small MLP with dropout, the state's bytes.
+#pragma once
+
+#include <ampx/ir/builder.hpp>
+#include <ampx/train/datasets.hpp>
+#include <ampx/train/trainer.hpp>
+
+#include <filesystem>
+#include <random>
+
+namespace ampx::train::testing {
+
+inline SessionOptions cpu_ref_only() {
+  SessionOptions o;
+  o.devices = "cpu_ref:0";
+  o.plugin_dirs = {AMPX_TEST_PLUGIN_DIR};
+  o.use_costs = false;
+  o.use_tuned = false;
+  o.trust_plugins = true;
+  return o;
+}
+
+inline TrainerOptions sgd(int64_t batch) {
+  TrainerOptions o;
+  o.batch = batch;
+  o.graph.optimizer.kind = OptimizerKind::kSgd;
+  o.graph.optimizer.lr = 0.05;
+  o.graph.optimizer.momentum = 0.9;
+  o.seed = 3;
+  return o;
+}
+
+inline bool have_digits() {
+  return std::filesystem::exists(digits_csv_path());
+}
+
+// A synthetic, learnable problem: the label is the arg max of a fixed
+// linear map of the input.
+inline Dataset synthetic(int64_t n, int64_t features, int64_t classes, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> w(static_cast<size_t>(features * classes));
+  for (float& v : w) v = g(rng);
+  Dataset d;
+  d.inputs = {"input",
+              {DType::kF32, {n, features}},
+              std::vector<std::byte>(static_cast<size_t>(n * features) * 4)};
+  d.labels = {"labels", {DType::kI64, {n}}, std::vector<std::byte>(static_cast<size_t>(n) * 8)};
+  auto* x = reinterpret_cast<float*>(d.inputs.data.data());
+  auto* y = reinterpret_cast<int64_t*>(d.labels.data.data());
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t f = 0; f < features; ++f) x[i * features + f] = g(rng);
+    int64_t best = 0;
+    float best_v = -1e30f;
+    for (int64_t c = 0; c < classes; ++c) {
+      float s = 0;
+      for (int64_t f = 0; f < features; ++f)
+        s += x[i * features + f] * w[static_cast<size_t>(f * classes + c)];
+      if (s > best_v) best_v = s, best = c;
+    }
+    y[i] = best;
+  }
+  return d;
+}
+
+inline Graph small_mlp() {
+  GraphBuilder b("small-mlp", 11);
+  ValueId x = b.input("input", DType::kF32, {16, 12});
+  x = b.dense("fc1", x, 24);
+  x = b.add(OpType::kDropout, "drop", {x}, {{"ratio", 0.1}});
+  x = b.unary(OpType::kTanh, "act", x);
+  x = b.dense("fc2", x, 4);
+  b.output(x);
+  return std::move(b).build();
+}
+
+inline std::vector<std::vector<std::byte>> bytes_of(const std::vector<HostTensor>& state) {
+  std::vector<std::vector<std::byte>> out;
+  for (const auto& t : state) out.push_back(t.data);
+  return out;
+}
+
+}  // namespace ampx::train::testing
