@@ -6,8 +6,12 @@
 
 #include <cudnn.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "ampx/backend_api.h"
 #include "cudnn_library.hpp"
+#include "kernels.hpp"
 
 namespace ampx::cuda {
 
@@ -42,5 +46,24 @@ inline cudnnDataType_t cudnn_type(ampx_dtype dt) {
       return CUDNN_DATA_FLOAT;
   }
 }
+
+struct OpContext;
+
+// A 2-D convolution's parameters from its node's attributes and the dims of
+// X [N,C,H,W], W [M,C/group,kH,kW] and Y [N,M,OH,OW] (the forward op's
+// inputs and output; the weight gradient's X, dW and dY).
+kern::ConvParams conv_params(const OpContext& c, const std::vector<int64_t>& x,
+                             const std::vector<int64_t>& w, const std::vector<int64_t>& y);
+
+// The descriptors of that convolution: X, Y, the filter W and the
+// convolution itself (f32 compute for every dtype; FMA math for f32, the
+// tensor cores for 16-bit). The forward op and the weight gradient describe
+// the same convolution. Sizes are range-checked by cudnn_conv_usable.
+struct CudnnConvDescriptors {
+  CudnnConvDescriptors(const CudnnLibrary& lib, ampx_dtype dt, const kern::ConvParams& p);
+  CudnnDesc<cudnnTensorDescriptor_t> x, y;
+  CudnnDesc<cudnnFilterDescriptor_t> w;
+  CudnnDesc<cudnnConvolutionDescriptor_t> conv;
+};
 
 }  // namespace ampx::cuda

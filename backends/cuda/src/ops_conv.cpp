@@ -20,33 +20,6 @@ int as_int(int64_t v) {
   return static_cast<int>(v);
 }  // range checked by cudnn_conv_usable
 
-kern::ConvParams conv_params(const OpContext& c) {
-  const auto& x = c.in[0].dims;
-  const auto& w = c.in[1].dims;
-  const auto& y = c.out[0].dims;
-  const auto st = c.v.get_ints("strides", {1, 1});
-  const auto pads = c.v.get_ints("pads", {0, 0, 0, 0});
-  const auto dil = c.v.get_ints("dilations", {1, 1});
-  kern::ConvParams p;
-  p.N = x[0];
-  p.C = x[1];
-  p.H = x[2];
-  p.W = x[3];
-  p.M = w[0];
-  p.kH = w[2];
-  p.kW = w[3];
-  p.OH = y[2];
-  p.OW = y[3];
-  p.sh = st[0];
-  p.sw = st[1];
-  p.pt = pads[0];
-  p.pl = pads[1];
-  p.dh = dil[0];
-  p.dw = dil[1];
-  p.group = c.v.get_int("group", 1);
-  return p;
-}
-
 class DirectConvOp final : public CudaOp {
  public:
   DirectConvOp(DeviceContext& dev, ampx_dtype dt, kern::ConvParams p, bool bias)
@@ -73,42 +46,14 @@ class CudnnConvOp final : public CudaOp {
         elem_(ps::dtype_size(dt)),
         p_(p),
         bias_(bias),
-        x_(lib_, lib_.cudnnCreateTensorDescriptor, lib_.cudnnDestroyTensorDescriptor,
-           "cudnnCreateTensorDescriptor"),
-        y_(lib_, lib_.cudnnCreateTensorDescriptor, lib_.cudnnDestroyTensorDescriptor,
-           "cudnnCreateTensorDescriptor"),
+        d_(lib_, dt, p),
         b_(lib_, lib_.cudnnCreateTensorDescriptor, lib_.cudnnDestroyTensorDescriptor,
            "cudnnCreateTensorDescriptor"),
-        w_(lib_, lib_.cudnnCreateFilterDescriptor, lib_.cudnnDestroyFilterDescriptor,
-           "cudnnCreateFilterDescriptor"),
-        conv_(lib_, lib_.cudnnCreateConvolutionDescriptor, lib_.cudnnDestroyConvolutionDescriptor,
-              "cudnnCreateConvolutionDescriptor"),
         act_(lib_, lib_.cudnnCreateActivationDescriptor, lib_.cudnnDestroyActivationDescriptor,
              "cudnnCreateActivationDescriptor") {
-    const cudnnDataType_t t = cudnn_type(dt);
-    lib_.check(lib_.cudnnSetTensor4dDescriptor(x_.get(), CUDNN_TENSOR_NCHW, t, as_int(p.N),
-                                               as_int(p.C), as_int(p.H), as_int(p.W)),
-               "cudnnSetTensor4dDescriptor(x)");
-    lib_.check(lib_.cudnnSetTensor4dDescriptor(y_.get(), CUDNN_TENSOR_NCHW, t, as_int(p.N),
-                                               as_int(p.M), as_int(p.OH), as_int(p.OW)),
-               "cudnnSetTensor4dDescriptor(y)");
-    lib_.check(
-        lib_.cudnnSetTensor4dDescriptor(b_.get(), CUDNN_TENSOR_NCHW, t, 1, as_int(p.M), 1, 1),
-        "cudnnSetTensor4dDescriptor(bias)");
-    lib_.check(lib_.cudnnSetFilter4dDescriptor(w_.get(), t, CUDNN_TENSOR_NCHW, as_int(p.M),
-                                               as_int(p.C / p.group), as_int(p.kH), as_int(p.kW)),
-               "cudnnSetFilter4dDescriptor");
-    // Compute in f32 for every dtype (f16 "pseudo half", bf16 needs it).
-    lib_.check(lib_.cudnnSetConvolution2dDescriptor(
-                   conv_.get(), as_int(p.pt), as_int(p.pl), as_int(p.sh), as_int(p.sw),
-                   as_int(p.dh), as_int(p.dw), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-               "cudnnSetConvolution2dDescriptor");
-    lib_.check(lib_.cudnnSetConvolutionGroupCount(conv_.get(), as_int(p.group)),
-               "cudnnSetConvolutionGroupCount");
-    // f32 stays f32 (FMA math: no TF32); 16-bit takes the tensor cores.
-    lib_.check(lib_.cudnnSetConvolutionMathType(
-                   conv_.get(), dt == AMPX_DTYPE_F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
-               "cudnnSetConvolutionMathType");
+    lib_.check(lib_.cudnnSetTensor4dDescriptor(b_.get(), CUDNN_TENSOR_NCHW, cudnn_type(dt), 1,
+                                               as_int(p.M), 1, 1),
+               "cudnnSetTensor4dDescriptor(bias)");
     lib_.check(lib_.cudnnSetActivationDescriptor(act_.get(), CUDNN_ACTIVATION_IDENTITY,
                                                  CUDNN_NOT_PROPAGATE_NAN, 0.0),
                "cudnnSetActivationDescriptor");
@@ -117,7 +62,7 @@ class CudnnConvOp final : public CudaOp {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {};
     int found = 0;
     lib_.check(lib_.cudnnGetConvolutionForwardAlgorithm_v7(
-                   handle_, x_.get(), w_.get(), conv_.get(), y_.get(),
+                   handle_, d_.x.get(), d_.w.get(), d_.conv.get(), d_.y.get(),
                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
                "cudnnGetConvolutionForwardAlgorithm_v7");
     constexpr size_t kMaxWorkspace = size_t{1} << 30;
@@ -132,15 +77,15 @@ class CudnnConvOp final : public CudaOp {
       throw ps::StatusError(AMPX_STATUS_UNSUPPORTED, "cuDNN has no forward algorithm for it");
     }
     size_t ws = 0;
-    lib_.check(lib_.cudnnGetConvolutionForwardWorkspaceSize(handle_, x_.get(), w_.get(),
-                                                            conv_.get(), y_.get(), algo_, &ws),
+    lib_.check(lib_.cudnnGetConvolutionForwardWorkspaceSize(handle_, d_.x.get(), d_.w.get(),
+                                                            d_.conv.get(), d_.y.get(), algo_, &ws),
                "cudnnGetConvolutionForwardWorkspaceSize");
     // The fused bias path only exists for IMPLICIT_PRECOMP_GEMM.
     fused_ = bias_;
     size_t fused_ws = 0;
     if (fused_ &&
         lib_.cudnnGetConvolutionForwardWorkspaceSize(
-            handle_, x_.get(), w_.get(), conv_.get(), y_.get(),
+            handle_, d_.x.get(), d_.w.get(), d_.conv.get(), d_.y.get(),
             CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, &fused_ws) != CUDNN_STATUS_SUCCESS) {
       fused_ = false;
     }
@@ -153,9 +98,9 @@ class CudnnConvOp final : public CudaOp {
     void* y = out[0];
     if (fused_) {
       const cudnnStatus_t s = lib_.cudnnConvolutionBiasActivationForward(
-          handle_, &one, x_.get(), in[0], w_.get(), in[1], conv_.get(),
+          handle_, &one, d_.x.get(), in[0], d_.w.get(), in[1], d_.conv.get(),
           CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, workspace_.get(), ws_bytes_, &zero,
-          y_.get(), y, b_.get(), in[2], act_.get(), y_.get(), y);
+          d_.y.get(), y, b_.get(), in[2], act_.get(), d_.y.get(), y);
       if (s == CUDNN_STATUS_SUCCESS) return;
       if (static_cast<int>(s) / 1000 != 3) lib_.check(s, "cudnnConvolutionBiasActivationForward");
       fused_ = false;  // not supported here: prefill from now on
@@ -176,10 +121,10 @@ class CudnnConvOp final : public CudaOp {
           "strided_copy");
       beta = 1.0f;
     }
-    lib_.check(
-        lib_.cudnnConvolutionForward(handle_, &one, x_.get(), in[0], w_.get(), in[1], conv_.get(),
-                                     algo_, workspace_.get(), ws_bytes_, &beta, y_.get(), y),
-        "cudnnConvolutionForward");
+    lib_.check(lib_.cudnnConvolutionForward(handle_, &one, d_.x.get(), in[0], d_.w.get(), in[1],
+                                            d_.conv.get(), algo_, workspace_.get(), ws_bytes_,
+                                            &beta, d_.y.get(), y),
+               "cudnnConvolutionForward");
   }
 
  private:
@@ -189,9 +134,8 @@ class CudnnConvOp final : public CudaOp {
   size_t elem_;
   kern::ConvParams p_;
   bool bias_, fused_ = false;
-  CudnnDesc<cudnnTensorDescriptor_t> x_, y_, b_;
-  CudnnDesc<cudnnFilterDescriptor_t> w_;
-  CudnnDesc<cudnnConvolutionDescriptor_t> conv_;
+  CudnnConvDescriptors d_;
+  CudnnDesc<cudnnTensorDescriptor_t> b_;
   CudnnDesc<cudnnActivationDescriptor_t> act_;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t ws_bytes_ = 0;
@@ -199,6 +143,64 @@ class CudnnConvOp final : public CudaOp {
 };
 
 }  // namespace
+
+kern::ConvParams conv_params(const OpContext& c, const std::vector<int64_t>& x,
+                             const std::vector<int64_t>& w, const std::vector<int64_t>& y) {
+  const auto st = c.v.get_ints("strides", {1, 1});
+  const auto pads = c.v.get_ints("pads", {0, 0, 0, 0});
+  const auto dil = c.v.get_ints("dilations", {1, 1});
+  kern::ConvParams p;
+  p.N = x[0];
+  p.C = x[1];
+  p.H = x[2];
+  p.W = x[3];
+  p.M = w[0];
+  p.kH = w[2];
+  p.kW = w[3];
+  p.OH = y[2];
+  p.OW = y[3];
+  p.sh = st[0];
+  p.sw = st[1];
+  p.pt = pads[0];
+  p.pl = pads[1];
+  p.dh = dil[0];
+  p.dw = dil[1];
+  p.group = c.v.get_int("group", 1);
+  return p;
+}
+
+CudnnConvDescriptors::CudnnConvDescriptors(const CudnnLibrary& lib, ampx_dtype dt,
+                                           const kern::ConvParams& p)
+    : x(lib, lib.cudnnCreateTensorDescriptor, lib.cudnnDestroyTensorDescriptor,
+        "cudnnCreateTensorDescriptor"),
+      y(lib, lib.cudnnCreateTensorDescriptor, lib.cudnnDestroyTensorDescriptor,
+        "cudnnCreateTensorDescriptor"),
+      w(lib, lib.cudnnCreateFilterDescriptor, lib.cudnnDestroyFilterDescriptor,
+        "cudnnCreateFilterDescriptor"),
+      conv(lib, lib.cudnnCreateConvolutionDescriptor, lib.cudnnDestroyConvolutionDescriptor,
+           "cudnnCreateConvolutionDescriptor") {
+  const cudnnDataType_t t = cudnn_type(dt);
+  lib.check(lib.cudnnSetTensor4dDescriptor(x.get(), CUDNN_TENSOR_NCHW, t, as_int(p.N), as_int(p.C),
+                                           as_int(p.H), as_int(p.W)),
+            "cudnnSetTensor4dDescriptor(x)");
+  lib.check(lib.cudnnSetTensor4dDescriptor(y.get(), CUDNN_TENSOR_NCHW, t, as_int(p.N), as_int(p.M),
+                                           as_int(p.OH), as_int(p.OW)),
+            "cudnnSetTensor4dDescriptor(y)");
+  lib.check(lib.cudnnSetFilter4dDescriptor(w.get(), t, CUDNN_TENSOR_NCHW, as_int(p.M),
+                                           as_int(p.C / p.group), as_int(p.kH), as_int(p.kW)),
+            "cudnnSetFilter4dDescriptor");
+  // Compute in f32 for every dtype (f16 "pseudo half", bf16 needs it).
+  lib.check(lib.cudnnSetConvolution2dDescriptor(
+                conv.get(), as_int(p.pt), as_int(p.pl), as_int(p.sh), as_int(p.sw), as_int(p.dh),
+                as_int(p.dw), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+            "cudnnSetConvolution2dDescriptor");
+  lib.check(lib.cudnnSetConvolutionGroupCount(conv.get(), as_int(p.group)),
+            "cudnnSetConvolutionGroupCount");
+  // f32 stays f32 (FMA math: no TF32); 16-bit takes the tensor cores.
+  lib.check(lib.cudnnSetConvolutionMathType(
+                conv.get(), dt == AMPX_DTYPE_F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+            "cudnnSetConvolutionMathType");
+}
 
 bool cudnn_conv_usable(const ps::NodeView& v, const CudnnLibrary& cudnn, std::string* why) {
   auto no = [&](std::string r) {
@@ -220,7 +222,7 @@ bool cudnn_conv_usable(const ps::NodeView& v, const CudnnLibrary& cudnn, std::st
 }
 
 std::unique_ptr<CudaOp> make_conv2d(OpContext& c) {
-  const kern::ConvParams p = conv_params(c);
+  const kern::ConvParams p = conv_params(c, c.in[0].dims, c.in[1].dims, c.out[0].dims);
   const bool bias = c.in.size() == 3;
   const ampx_dtype dt = c.out[0].dtype;
   if (cudnn_conv_usable(c.v, c.dev.cudnn_library(), nullptr)) {
