@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 
 #include "op_cases.hpp"
@@ -54,18 +55,34 @@ bool vulkan_runs_importer_op(const std::string& op) {
 
 // The training ops (docs/OPS.md, "Training ops") with Vulkan kernels.
 bool vulkan_runs_training_op(const std::string& op) {
-  for (const char* o :
-       {"ReluGrad", "SigmoidGrad", "TanhGrad", "GeluGrad", "ClipGrad", "SoftmaxGrad",
-        "LayerNormGrad", "BatchNormTraining", "BatchNormGrad", "Conv2dGradWeight", "MaxPoolGrad",
-        "AveragePoolGrad", "SliceGrad", "GatherGrad", "DropoutTraining", "SoftmaxCrossEntropy",
-        "SoftmaxCrossEntropyGrad", "SgdUpdate", "AdamUpdate"})
+  for (const char* o : {"ReluGrad",
+                        "SigmoidGrad",
+                        "TanhGrad",
+                        "GeluGrad",
+                        "ClipGrad",
+                        "SoftmaxGrad",
+                        "LayerNormGrad",
+                        "BatchNormTraining",
+                        "BatchNormGrad",
+                        "Conv2dGradWeight",
+                        "MaxPoolGrad",
+                        "AveragePoolGrad",
+                        "SliceGrad",
+                        "GatherGrad",
+                        "DropoutTraining",
+                        "SoftmaxCrossEntropy",
+                        "SoftmaxCrossEntropyGrad",
+                        "SgdUpdate",
+                        "AdamUpdate",
+                        "UpdateGuard"})
     if (op == o) return true;
   return false;
 }
 
-// The optimizer updates: f32 only, in every case of the catalogue.
+// The optimizer updates and UpdateGuard: f32 only, in every case of the
+// catalogue.
 bool is_update(const std::string& op) {
-  return op == "SgdUpdate" || op == "AdamUpdate";
+  return op == "SgdUpdate" || op == "AdamUpdate" || op == "UpdateGuard";
 }
 
 // Where's condition and Equal's result are bool: 8-bit storage.
@@ -197,6 +214,25 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
          in(c, Tensor::of(F32, {5}, {0.001, 0.5, 1.0, 0.271, 0.00399}));
          c.nb.output(F32, {3, 1000}).output(F32, {3, 1000}).output(F32, {3, 1000});
          c.nb.attr_float("weight_decay", 0.01).attr_float("beta1", 0.8);
+       }},
+      // UpdateGuard: 20 gradients (4 dispatches of 5 on Vulkan), one empty;
+      // Adam's 5-element hyper, no clipping, skip_nonfinite = 0.
+      {"UpdateGuard_many_inputs",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("UpdateGuard", "guard");
+         in(c, Tensor::of(F32, {5}, {0.001, 0.5, 1.0, 0.271, 0.00399}));
+         for (int i = 0; i < 20; ++i) in(c, rnd(r, F32, {i == 7 ? 0 : 3 + 17 * i, 4}));
+         c.nb.output(F32, {5}).output(F32, {2}).attr_int("skip_nonfinite", 0);
+       }},
+      // Several of cpu_ref's 65,536-element blocks in one gradient, a clip
+      // bound that does not bite.
+      {"UpdateGuard_large",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("UpdateGuard", "guard");
+         in(c, Tensor::of(F32, {3}, {0.05, 0.25, 1.0}));
+         in(c, rnd(r, F32, {3, 100000}));
+         in(c, rnd(r, F32, {1000}));
+         c.nb.output(F32, {3}).output(F32, {2}).attr_float("clip_norm", 1000.0);
        }},
       {"Split_many_groups",
        [](Rng& r, ampx_dtype dt, Case& c) {
@@ -621,7 +657,7 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
         "SoftmaxCrossEntropy_many_rows", "SoftmaxGrad_long_rows", "LayerNormGrad_wide_rows",
         "BatchNormTraining_many_groups", "Conv2dGradWeight_many_groups",
         "Conv2dGradWeight_5x5_taps", "MaxPoolGrad_overlapping", "SgdUpdate_plain",
-        "AdamUpdate_coupled"})
+        "AdamUpdate_coupled", "UpdateGuard_clip", "UpdateGuard_many_inputs"})
     check_case(vk, ref, name, real_f16_answer(vk));
   for (const char* name : {"Equal_i64_many_groups", "Where_i64_many_groups",
                            "Split_i64_many_groups", "Reshape_bool_many_groups"})
@@ -720,6 +756,64 @@ TEST(VulkanUpdates, InPlaceAndSkippedStepsAreExact) {
     }
   }
   expect_no_validation_errors(vk);
+}
+
+// UpdateGuard with a NaN or an inf in one gradient (the first, a middle or
+// the last of 12, so in each of the dispatches): stats = [0, inf]; apply' = 0
+// with skip_nonfinite = 1 and unchanged with 0; the rest of hyper' equals
+// hyper bit for bit (no clipping on a non-finite step), as on cpu_ref.
+TEST(VulkanUpdates, GuardNonFiniteIsExact) {
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  const float bad_values[] = {std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity()};
+  for (int skip : {1, 0})
+    for (size_t where : {size_t{1}, size_t{7}, size_t{12}})
+      for (float bad : bad_values) {
+        SCOPED_TRACE("skip " + std::to_string(skip) + " input " + std::to_string(where) +
+                     " value " + std::to_string(bad));
+        Rng rng(3);
+        Case c;
+        c.nb = NodeBuilder("UpdateGuard", "guard");
+        in(c, Tensor::of(F32, {3}, {0.01, 0.125, 1.0}));
+        for (int i = 0; i < 12; ++i) in(c, rnd(rng, F32, {5 + 40 * i, 3}));
+        c.inputs[where].set(static_cast<size_t>(where * 11), bad);
+        c.nb.output(F32, {3}).output(F32, {2}).attr_float("clip_norm", 0.5);
+        c.nb.attr_int("skip_nonfinite", skip);
+        ASSERT_EQ(vk.capability(c.nb).support, AMPX_SUPPORT_NATIVE);
+        const auto got = run_on(vk, c.nb, c.inputs);
+        const auto want = run_on(ref, c.nb, c.inputs);
+        ASSERT_EQ(got.size(), 2u);
+        expect_bits_equal(got[0], want[0]);
+        expect_bits_equal(got[1], want[1]);
+        EXPECT_EQ(got[1].values()[0], 0.0);
+        EXPECT_EQ(got[1].values()[1], std::numeric_limits<double>::infinity());
+        const auto h = got[0].values();
+        EXPECT_EQ(h[0], 0.01f);
+        EXPECT_EQ(h[1], 0.125);
+        EXPECT_EQ(h[2], skip ? 0.0 : 1.0);
+      }
+  expect_no_validation_errors(vk);
+}
+
+// The finite flag, apply' and the clip decision of a finite step are exact;
+// the clipped grad_scale within f32 tolerance (check_case).
+TEST(VulkanUpdates, GuardFiniteFlagIsExact) {
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  for (const char* name : {"UpdateGuard_clip", "UpdateGuard_many_inputs", "UpdateGuard_large"}) {
+    SCOPED_TRACE(name);
+    Rng rng(17);
+    Case c;
+    find_case(name)(rng, F32, c);
+    const auto got = run_on(vk, c.nb, c.inputs);
+    const auto want = run_on(ref, c.nb, c.inputs);
+    EXPECT_EQ(got[1].values()[0], 1.0);
+    EXPECT_EQ(got[0].values()[2], want[0].values()[2]);
+    EXPECT_EQ(got[0].values()[1] == c.inputs[0].values()[1],
+              want[0].values()[1] == c.inputs[0].values()[1]);
+  }
 }
 
 // Cast f32 <-> f16 rounds like cpu_ref (bitwise); other casts are answered

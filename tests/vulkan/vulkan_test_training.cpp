@@ -103,7 +103,8 @@ bool vulkan_training_kernel(std::string_view op) {
                                                  "SoftmaxCrossEntropy",
                                                  "SoftmaxCrossEntropyGrad",
                                                  "SgdUpdate",
-                                                 "AdamUpdate"};
+                                                 "AdamUpdate",
+                                                 "UpdateGuard"};
   return ops.count(op) > 0;
 }
 
@@ -151,7 +152,7 @@ TEST(VulkanTraining, DigitsCnnWithSgdMatchesCpuRefAtO0) {
       train_both(make_builtin_model("digits-cnn"), o, synthetic(96, {1, 8, 8}, 10, 21), 2);
   for (const char* op :
        {"BatchNormTraining", "BatchNormGrad", "ReluGrad", "MaxPoolGrad", "Conv2dGradWeight",
-        "SoftmaxCrossEntropy", "SoftmaxCrossEntropyGrad", "SgdUpdate"})
+        "SoftmaxCrossEntropy", "SoftmaxCrossEntropyGrad", "SgdUpdate", "UpdateGuard"})
     EXPECT_GT(placed.count(op), 0u) << op << " not in the step";
 }
 
@@ -166,7 +167,8 @@ TEST(VulkanTraining, MlpWithDropoutAndAdamMatchesCpuRefAtO0) {
   o.graph.optimizer.momentum = 0;
   o.graph.optimizer.weight_decay = 0.01;
   const auto placed = train_both(mlp_with_dropout(), o, synthetic(80, {12}, 4, 9), 3);
-  for (const char* op : {"DropoutTraining", "TanhGrad", "SoftmaxCrossEntropyGrad", "AdamUpdate"})
+  for (const char* op :
+       {"DropoutTraining", "TanhGrad", "SoftmaxCrossEntropyGrad", "AdamUpdate", "UpdateGuard"})
     EXPECT_GT(placed.count(op), 0u) << op << " not in the step";
 }
 

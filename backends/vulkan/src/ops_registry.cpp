@@ -108,6 +108,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_sgd_update(v, var);
   else if (op == "AdamUpdate")
     p = plan_adam_update(v, var);
+  else if (op == "UpdateGuard")
+    p = plan_update_guard(v, var);
   else
     throw Unsupported("no Vulkan kernel for op " + std::string(op));
   p.variant = var;

@@ -6,6 +6,7 @@
 // optimizer updates (sgd, adam). Every gradient is computed without scatter:
 // one invocation per output element gathers what it receives, so no atomics
 // are needed and the summation order is fixed.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -295,6 +296,39 @@ OpPlan plan_adam_update(const NodeView& v, Variant var) {
   d.tensors = {in_ref(0, 4), in_ref(1, 4),  in_ref(2, 4),  in_ref(3, 4),
                in_ref(4, 4), out_ref(0, 4), out_ref(1, 4), out_ref(2, 4)};
   return {{d}};
+}
+
+// UpdateGuard: one single-workgroup dispatch per 5 gradients (8 tensor
+// bindings: stats, hyper, hyper' and 5 gradients), run in order, each adding
+// its f32 sum of squares and finite flag to the running pair it keeps in the
+// stats output; the last also writes hyper' and stats (update_guard.comp).
+// Any number of gradients: the dispatches, not the bindings, grow with it.
+OpPlan plan_update_guard(const NodeView& v, Variant var) {
+  require_f32(var, v.op_type());
+  constexpr size_t kPer = 5;
+  const size_t grads = v.num_inputs() - 1;
+  const int64_t hyper = numel(dims_of(v.input(0)));
+  const auto clip = static_cast<float>(v.get_float("clip_norm", 0.0));
+  const int32_t skip = v.get_int("skip_nonfinite", 1) != 0 ? 1 : 0;
+  OpPlan plan;
+  for (size_t first = 0; first < grads; first += kPer) {
+    const size_t k = std::min(kPer, grads - first);
+    Dispatch d = linear_dispatch("update_guard.f32", 1, 1);
+    d.params = {static_cast<int32_t>(k)};
+    d.tensors = {out_ref(1, 4), in_ref(0, 4), out_ref(0, 4)};
+    for (size_t j = 0; j < kPer; ++j) {
+      // Unused slots repeat the hyper input; so do empty gradients (no
+      // zero-sized binding).
+      const auto in = static_cast<uint32_t>(1 + first + j);
+      const int64_t n = j < k ? numel(dims_of(v.input(in))) : 0;
+      d.params.push_back(i32(n));
+      d.tensors.push_back(in_ref(n > 0 ? in : 0, 4));
+    }
+    d.params.insert(d.params.end(), {first == 0 ? 1 : 0, first + kPer >= grads ? 1 : 0,
+                                     float_bits(clip), skip, i32(hyper)});
+    plan.dispatches.push_back(std::move(d));
+  }
+  return plan;
 }
 
 }  // namespace ampx::vulkan
