@@ -67,7 +67,8 @@ bool cuda_runs_training_op(const std::string& op) {
                                              "SoftmaxCrossEntropy",
                                              "SoftmaxCrossEntropyGrad",
                                              "SgdUpdate",
-                                             "AdamUpdate"};
+                                             "AdamUpdate",
+                                             "UpdateGuard"};
   return kOps.count(op) > 0;
 }
 

@@ -6,6 +6,7 @@
 // status with the node. Without a GPU every test skips with the plugin's
 // reason.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -284,6 +285,53 @@ TEST(CudaTraining, UpdatesRunInPlaceAndApplyZeroIsABitwiseNoOp) {
   const ampx_capability cap = cuda.capability(half);
   EXPECT_EQ(cap.support, AMPX_SUPPORT_UNSUPPORTED);
   EXPECT_STRNE(cap.note, "");
+}
+
+// UpdateGuard: 12 gradients, one spanning several of the 65,536-element
+// blocks, one empty. Finite: within tolerance of cpu_ref, the finite flag
+// and apply' exact, a second run bit for bit the first. A NaN or an inf in
+// the first, a middle or the last gradient: stats = [0, inf], apply' = 0
+// (skip_nonfinite = 1) or kept (0), the rest of hyper' unchanged: equal to
+// cpu_ref's bit for bit.
+TEST(CudaTraining, UpdateGuardFlagsNonFiniteGradientsExactly) {
+  AMPX_REQUIRE_CUDA_DEVICE();
+  Plugin cuda(plugin_path("cuda")), ref(plugin_path("cpu_ref"));
+  const auto make = [](int skip, float clip) {
+    Rng r(41);
+    Case c;
+    c.nb = NodeBuilder("UpdateGuard", "guard");
+    in(c, Tensor::of(F32, {3}, {0.01, 0.125, 1.0}));
+    for (int i = 0; i < 12; ++i)
+      in(c, rnd(r, F32, {i == 4 ? 3 * 65536 + 17 : i == 9 ? 0 : 5 + 40 * i}));
+    c.nb.output(F32, {3}).output(F32, {2}).attr_float("clip_norm", clip);
+    c.nb.attr_int("skip_nonfinite", skip);
+    return c;
+  };
+  {
+    Case c = make(1, 1.0f);
+    expect_matches_ref_and_repeats(cuda, ref, c, "UpdateGuard finite");
+    const auto got = run_on(cuda, c.nb, c.inputs);
+    EXPECT_EQ(got[1].values()[0], 1.0);
+    EXPECT_EQ(got[0].values()[2], 1.0);
+  }
+  for (int skip : {1, 0})
+    for (size_t where : {size_t{1}, size_t{5}, size_t{12}})
+      for (float bad : {NAN, INFINITY, -INFINITY}) {
+        SCOPED_TRACE("skip " + std::to_string(skip) + " input " + std::to_string(where) +
+                     " value " + std::to_string(bad));
+        Case c = make(skip, 0.5f);
+        c.inputs[where].set(where == 5 ? 3 * 65536 + 3 : 2, bad);
+        ASSERT_EQ(cuda.capability(c.nb).support, AMPX_SUPPORT_NATIVE);
+        const auto got = run_on(cuda, c.nb, c.inputs);
+        const auto want = run_on(ref, c.nb, c.inputs);
+        ASSERT_EQ(got.size(), 2u);
+        expect_bits_equal(got[0], want[0]);
+        expect_bits_equal(got[1], want[1]);
+        EXPECT_EQ(got[1].values()[0], 0.0);
+        EXPECT_EQ(got[1].values()[1], INFINITY);
+        EXPECT_EQ(got[0].values()[1], 0.125);
+        EXPECT_EQ(got[0].values()[2], skip ? 0.0 : 1.0);
+      }
 }
 
 TEST(CudaTraining, ALabelOutOfRangeIsAStatusWithTheNode) {

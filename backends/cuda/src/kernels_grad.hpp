@@ -119,4 +119,22 @@ cudaError_t adam_update(const AdamParams& p, const float* w, const float* g, con
                         const float* v, const float* hyper, float* w_out, float* m_out,
                         float* v_out, cudaStream_t stream);
 
+// UpdateGuard, f32 only (docs/OPS.md). update_guard_blocks: for one gradient
+// of n elements, the f64 sum of squares and a non-finite flag of each of its
+// ceil(n / kGuardBlock) blocks (cpu_ref's blocks), into block_sq/block_bad.
+// update_guard_finish: one thread adds `blocks` such sums in order and writes
+// hyper' (may alias hyper) and stats [finite, norm].
+constexpr int64_t kGuardBlock = 1 << 16;
+struct UpdateGuardParams {
+  int64_t blocks = 0;
+  int hyper = 3;  // 3 or 5
+  float clip_norm = 0;
+  bool skip_nonfinite = true;
+};
+cudaError_t update_guard_blocks(const float* g, int64_t n, double* block_sq, int* block_bad,
+                                cudaStream_t stream);
+cudaError_t update_guard_finish(const UpdateGuardParams& p, const double* block_sq,
+                                const int* block_bad, const float* hyper, float* hyper_out,
+                                float* stats, cudaStream_t stream);
+
 }  // namespace ampx::cuda::kern

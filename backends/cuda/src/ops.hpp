@@ -94,6 +94,7 @@ std::unique_ptr<CudaOp> make_conv2d_grad_weight(OpContext&);
 std::unique_ptr<CudaOp> make_cross_entropy(OpContext&);
 std::unique_ptr<CudaOp> make_sgd_update(OpContext&);
 std::unique_ptr<CudaOp> make_adam_update(OpContext&);
+std::unique_ptr<CudaOp> make_update_guard(OpContext&);
 
 // Whether Conv2d `node` can go through cuDNN here (loaded, symmetric pads,
 // dims within int); otherwise false and why. Shared by the answer and the

@@ -20,7 +20,7 @@ OpContext::OpContext(const plugin_support::NodeView& view, DeviceContext& d, con
 }
 
 const OpEntry* find_op(std::string_view op) noexcept {
-  static constexpr std::array<OpEntry, 44> kOps = {{
+  static constexpr std::array<OpEntry, 45> kOps = {{
       {"MatMul", OpClass::kContraction, &make_matmul},
       {"Gemm", OpClass::kContraction, &make_gemm},
       {"Conv2d", OpClass::kConvolution, &make_conv2d},
@@ -67,6 +67,7 @@ const OpEntry* find_op(std::string_view op) noexcept {
       // f32 only: opset::validate refuses a 16-bit update before answer().
       {"SgdUpdate", OpClass::kCompute, &make_sgd_update},
       {"AdamUpdate", OpClass::kCompute, &make_adam_update},
+      {"UpdateGuard", OpClass::kCompute, &make_update_guard},
   }};
   static constexpr OpEntry kCast{"Cast", OpClass::kCast, &make_cast};
   if (op == kCast.op) return &kCast;

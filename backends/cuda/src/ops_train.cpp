@@ -2,7 +2,10 @@
 // (a label outside [0, C) is an error at run time, as cpu_ref's) and the
 // f32 optimizer updates SgdUpdate and AdamUpdate (hyper read on the device,
 // apply = 0 a bitwise no-op; the executor's in-place outputs are staged by
-// the plugin, and the kernels would be correct in place anyway).
+// the plugin, and the kernels would be correct in place anyway), and
+// UpdateGuard (f32, deterministic).
+#include <vector>
+
 #include "allocator.hpp"
 #include "cuda_error.hpp"
 #include "kernels_grad.hpp"
@@ -143,6 +146,52 @@ std::unique_ptr<CudaOp> make_adam_update(OpContext& c) {
     cudaStream_t s_;
   };
   return std::make_unique<AdamOp>(p, s);
+}
+
+// UpdateGuard: a launch per non-empty gradient (its 65,536-element blocks'
+// f64 sums of squares and finite flags into per-launch scratch), then one
+// thread adds them in order: no atomics, the same bits on every run.
+std::unique_ptr<CudaOp> make_update_guard(OpContext& c) {
+  kern::UpdateGuardParams p;
+  p.hyper = static_cast<int>(c.in[0].numel);
+  p.clip_norm = static_cast<float>(c.v.get_float("clip_norm", 0.0));
+  p.skip_nonfinite = c.v.get_int("skip_nonfinite", 1) != 0;
+  std::vector<int64_t> sizes;
+  for (size_t i = 1; i < c.in.size(); ++i) {
+    sizes.push_back(c.in[i].numel);
+    p.blocks += (c.in[i].numel + kern::kGuardBlock - 1) / kern::kGuardBlock;
+  }
+  class GuardOp final : public CudaOp {
+   public:
+    GuardOp(DeviceContext& dev, kern::UpdateGuardParams p, std::vector<int64_t> sizes)
+        : dev_(dev), p_(p), sizes_(std::move(sizes)) {}
+    void launch(In in, Out out) override {
+      const auto blocks = static_cast<uint64_t>(p_.blocks > 0 ? p_.blocks : 1);
+      DeviceMemory sq(dev_.allocator(), blocks * sizeof(double));
+      DeviceMemory bad(dev_.allocator(), blocks * sizeof(int));
+      auto* sq_at = static_cast<double*>(sq.get());
+      auto* bad_at = static_cast<int*>(bad.get());
+      for (size_t i = 0; i < sizes_.size(); ++i) {
+        check_kernel(kern::update_guard_blocks(static_cast<const float*>(in[i + 1]), sizes_[i],
+                                               sq_at, bad_at, dev_.stream()),
+                     "update_guard_blocks");
+        const int64_t b = (sizes_[i] + kern::kGuardBlock - 1) / kern::kGuardBlock;
+        sq_at += b;
+        bad_at += b;
+      }
+      check_kernel(kern::update_guard_finish(
+                       p_, static_cast<const double*>(sq.get()), static_cast<const int*>(bad.get()),
+                       static_cast<const float*>(in[0]), static_cast<float*>(out[0]),
+                       static_cast<float*>(out[1]), dev_.stream()),
+                   "update_guard_finish");
+    }
+
+   private:
+    DeviceContext& dev_;
+    kern::UpdateGuardParams p_;
+    std::vector<int64_t> sizes_;
+  };
+  return std::make_unique<GuardOp>(c.dev, p, std::move(sizes));
 }
 
 }  // namespace ampx::cuda
