@@ -47,8 +47,8 @@ bool is_data_movement(const std::string& op) {
 // The importer's ops (op_cases::is_importer_op) that have Vulkan kernels:
 // those the ONNX test models (mobilenet, encoder) need.
 bool vulkan_runs_importer_op(const std::string& op) {
-  for (const char* o :
-       {"HardSigmoid", "HardSwish", "LogSoftmax", "ArgMax", "Split", "Where", "Equal"})
+  for (const char* o : {"HardSigmoid", "HardSwish", "LogSoftmax", "ArgMax", "Split", "Where",
+                        "Equal", "ConvTranspose"})
     if (op == o) return true;
   return false;
 }
@@ -214,6 +214,19 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
          in(c, Tensor::of(F32, {5}, {0.001, 0.5, 1.0, 0.271, 0.00399}));
          c.nb.output(F32, {3, 1000}).output(F32, {3, 1000}).output(F32, {3, 1000});
          c.nb.attr_float("weight_decay", 0.01).attr_float("beta1", 0.8);
+       }},
+      // ConvTranspose as a stride-2 convolution's input gradient: more than
+      // 9 workgroups, every tap parity.
+      {"ConvTranspose_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ConvTranspose", "ct");
+         in(c, rnd(r, dt, {2, 8, 9, 11}));
+         in(c, rnd(r, dt, {8, 4, 3, 3}));
+         // OH: 2*8 + 1 + 2 + 1 - 2 = 18; OW: 2*10 + 1 + 2 + 1 - 2 = 22
+         c.nb.output(dt, {2, 4, 18, 22})
+             .attr_ints("strides", {2, 2})
+             .attr_ints("pads", {1, 1, 1, 1})
+             .attr_ints("output_padding", {1, 1});
        }},
       // UpdateGuard: 20 gradients (4 dispatches of 5 on Vulkan), one empty;
       // Adam's 5-element hyper, no clipping, skip_nonfinite = 0.
@@ -592,11 +605,26 @@ TEST(VulkanMasked, NoFloat16ArithmeticMeansEmulated) {
   props.struct_size = sizeof props;
   vk.ok(vk.api->device_props(vk.plugin, 0, &props));
   EXPECT_NE(std::string(props.fingerprint).find("/mask-shaderFloat16"), std::string::npos);
-  for (const char* name :
-       {"Conv2d_bias_stride_pad_dilation", "Conv2d_depthwise_multiplier", "MatMul_batch_broadcast",
-        "Gemm_trans_alpha_beta_bias", "Relu", "Gelu_erf", "Add_broadcast", "Softmax_axis1",
-        "LayerNorm_last_bias", "BatchNorm", "MaxPool_ceil", "ReduceMean_axis1_keep", "HardSwish",
-        "HardSigmoid", "LogSoftmax_last", "ArgMax_axis1", "Where_broadcast", "Equal_broadcast"})
+  for (const char* name : {"Conv2d_bias_stride_pad_dilation",
+                           "Conv2d_depthwise_multiplier",
+                           "MatMul_batch_broadcast",
+                           "Gemm_trans_alpha_beta_bias",
+                           "Relu",
+                           "Gelu_erf",
+                           "Add_broadcast",
+                           "Softmax_axis1",
+                           "LayerNorm_last_bias",
+                           "BatchNorm",
+                           "MaxPool_ceil",
+                           "ReduceMean_axis1_keep",
+                           "HardSwish",
+                           "HardSigmoid",
+                           "LogSoftmax_last",
+                           "ArgMax_axis1",
+                           "Where_broadcast",
+                           "Equal_broadcast",
+                           "ConvTranspose_stride_pad_outpad_group_bias",
+                           "ConvTranspose_many_groups"})
     check_case(vk, ref, name, AMPX_SUPPORT_EMULATED);
   // The training ops likewise (the f32 updates stay native).
   for (const char* name :
@@ -657,7 +685,8 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
         "SoftmaxCrossEntropy_many_rows", "SoftmaxGrad_long_rows", "LayerNormGrad_wide_rows",
         "BatchNormTraining_many_groups", "Conv2dGradWeight_many_groups",
         "Conv2dGradWeight_5x5_taps", "MaxPoolGrad_overlapping", "SgdUpdate_plain",
-        "AdamUpdate_coupled", "UpdateGuard_clip", "UpdateGuard_many_inputs"})
+        "AdamUpdate_coupled", "UpdateGuard_clip", "UpdateGuard_many_inputs",
+        "ConvTranspose_many_groups"})
     check_case(vk, ref, name, real_f16_answer(vk));
   for (const char* name : {"Equal_i64_many_groups", "Where_i64_many_groups",
                            "Split_i64_many_groups", "Reshape_bool_many_groups"})
@@ -695,7 +724,8 @@ TEST(VulkanKernels, TiledAndBlockedGemmBothMatchCpuRef) {
           "Gemm_trans_alpha_beta_bias", "Gemm_multi_tile_bias_row", "Gemm_vec4_transB_bias",
           "Conv2d_bias_stride_pad_dilation", "Conv2d_grouped_constant_weights", "Conv2d_multi_tile",
           "Conv2dGradWeight_grouped_strided_dilated", "Conv2dGradWeight_many_groups",
-          "Conv2dGradWeight_5x5_taps"})
+          "Conv2dGradWeight_5x5_taps", "ConvTranspose_stride_pad_outpad_group_bias",
+          "ConvTranspose_dilated_no_bias", "ConvTranspose_many_groups"})
       check_case(vk, ref, name, real_f16_answer(vk));
     expect_no_validation_errors(vk);
   }

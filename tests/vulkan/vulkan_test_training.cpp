@@ -104,7 +104,8 @@ bool vulkan_training_kernel(std::string_view op) {
                                                  "SoftmaxCrossEntropyGrad",
                                                  "SgdUpdate",
                                                  "AdamUpdate",
-                                                 "UpdateGuard"};
+                                                 "UpdateGuard",
+                                                 "ConvTranspose"};
   return ops.count(op) > 0;
 }
 
@@ -150,9 +151,9 @@ TEST(VulkanTraining, DigitsCnnWithSgdMatchesCpuRefAtO0) {
   o.graph.optimizer.momentum = 0.9;
   const auto placed =
       train_both(make_builtin_model("digits-cnn"), o, synthetic(96, {1, 8, 8}, 10, 21), 2);
-  for (const char* op :
-       {"BatchNormTraining", "BatchNormGrad", "ReluGrad", "MaxPoolGrad", "Conv2dGradWeight",
-        "SoftmaxCrossEntropy", "SoftmaxCrossEntropyGrad", "SgdUpdate", "UpdateGuard"})
+  for (const char* op : {"BatchNormTraining", "BatchNormGrad", "ReluGrad", "MaxPoolGrad",
+                         "Conv2dGradWeight", "SoftmaxCrossEntropy", "SoftmaxCrossEntropyGrad",
+                         "SgdUpdate", "UpdateGuard", "ConvTranspose"})
     EXPECT_GT(placed.count(op), 0u) << op << " not in the step";
 }
 

@@ -95,6 +95,7 @@ Dispatch linear_dispatch(std::string shader, uint64_t items, uint64_t per_group 
 OpPlan plan_gemm(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_matmul(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_conv2d(const NodeView& v, Variant var, const PlanTarget& t);
+OpPlan plan_conv_transpose(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_unary(const NodeView& v, Variant var);
 OpPlan plan_binary(const NodeView& v, Variant var);
 OpPlan plan_equal(const NodeView& v, const PlanTarget& t);  // f32/f16, i64/i32 -> bool

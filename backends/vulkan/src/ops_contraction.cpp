@@ -167,4 +167,31 @@ OpPlan plan_conv2d(const NodeView& v, Variant var, const PlanTarget& tg) {
   return {{d}};
 }
 
+// ConvTranspose: GPUs one invocation per output element
+// (conv_transpose.comp), a gather over the taps that reach it and the
+// group's input channels; CPU drivers (PlanTarget::blocked_gemm) blocks of
+// 8 output channels x 8 pixels per invocation (conv_transpose_cpu.comp).
+OpPlan plan_conv_transpose(const NodeView& v, Variant var, const PlanTarget& tg) {
+  const auto x = dims_of(v.input(0)), w = dims_of(v.input(1)), y = dims_of(v.output(0));
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  const auto st = v.get_ints("strides", {1, 1});
+  const auto pads = v.get_ints("pads", {0, 0, 0, 0});
+  const auto dil = v.get_ints("dilations", {1, 1});
+  const int64_t group = v.get_int("group", 1);
+  const bool has_bias = v.num_inputs() > 2;
+  const int64_t n = numel(y);
+  Dispatch d;
+  if (tg.blocked_gemm) {
+    d = blocked_dispatch(sh("conv_transpose_cpu", var), y[1] / group, y[0] * y[2] * y[3], group, 0);
+    d.spec.pop_back();  // no MODE
+  } else {
+    d = linear_dispatch(sh("conv_transpose", var), static_cast<uint64_t>(n));
+  }
+  d.params = {i32(x[0]),    i32(x[1]),   i32(x[2]),   i32(x[3]),  i32(y[1]),        i32(y[2]),
+              i32(y[3]),    i32(w[2]),   i32(w[3]),   i32(st[0]), i32(st[1]),       i32(pads[0]),
+              i32(pads[1]), i32(dil[0]), i32(dil[1]), i32(group), has_bias ? 1 : 0, i32(n)};
+  d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(has_bias ? 2 : 0, es), out_ref(0, es)};
+  return {{d}};
+}
+
 }  // namespace ampx::vulkan

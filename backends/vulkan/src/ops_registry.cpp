@@ -58,6 +58,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_matmul(v, var, t);
   else if (op == "Conv2d")
     p = plan_conv2d(v, var, t);
+  else if (op == "ConvTranspose")
+    p = plan_conv_transpose(v, var, t);
   else if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Clip" ||
            op == "HardSigmoid" || op == "HardSwish")
     p = plan_unary(v, var);
