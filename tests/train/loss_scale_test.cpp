@@ -184,7 +184,9 @@ TEST(LossScaling, APowerOfTwoScaleChangesNoBitAndClippingSeesUnscaledGradients) 
     ASSERT_EQ(b.records.size(), 7u);
     EXPECT_EQ(b.records[0].scale, 1024);
     EXPECT_EQ(a.records[3].grad_norm, b.records[3].grad_norm);
-    if (clip > 0) EXPECT_GT(b.records[0].grad_norm, clip) << "the clip bound never bites";
+    if (clip > 0) {
+      EXPECT_GT(b.records[0].grad_norm, clip) << "the clip bound never bites";
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 
 namespace ampx::train::testing {
 
+#ifdef AMPX_TEST_PLUGIN_DIR
 inline SessionOptions cpu_ref_only() {
   SessionOptions o;
   o.devices = "cpu_ref:0";
@@ -20,6 +21,8 @@ inline SessionOptions cpu_ref_only() {
   o.trust_plugins = true;
   return o;
 }
+
+#endif
 
 inline TrainerOptions sgd(int64_t batch) {
   TrainerOptions o;
@@ -35,17 +38,21 @@ inline bool have_digits() {
   return std::filesystem::exists(digits_csv_path());
 }
 
-// A synthetic, learnable problem: the label is the arg max of a fixed
-// linear map of the input.
-inline Dataset synthetic(int64_t n, int64_t features, int64_t classes, uint64_t seed) {
+// A synthetic, learnable problem: `n` samples of `sample` shape, normal
+// inputs; the label is the arg max of a fixed linear map of the input.
+inline Dataset synthetic(int64_t n, const std::vector<int64_t>& sample, int64_t classes,
+                         uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> g(0.0f, 1.0f);
+  int64_t features = 1;
+  for (int64_t d : sample) features *= d;
   std::vector<float> w(static_cast<size_t>(features * classes));
   for (float& v : w) v = g(rng);
+  std::vector<int64_t> dims{n};
+  dims.insert(dims.end(), sample.begin(), sample.end());
   Dataset d;
-  d.inputs = {"input",
-              {DType::kF32, {n, features}},
-              std::vector<std::byte>(static_cast<size_t>(n * features) * 4)};
+  d.inputs = {
+      "input", {DType::kF32, dims}, std::vector<std::byte>(static_cast<size_t>(n * features) * 4)};
   d.labels = {"labels", {DType::kI64, {n}}, std::vector<std::byte>(static_cast<size_t>(n) * 8)};
   auto* x = reinterpret_cast<float*>(d.inputs.data.data());
   auto* y = reinterpret_cast<int64_t*>(d.labels.data.data());
@@ -62,6 +69,10 @@ inline Dataset synthetic(int64_t n, int64_t features, int64_t classes, uint64_t 
     y[i] = best;
   }
   return d;
+}
+
+inline Dataset synthetic(int64_t n, int64_t features, int64_t classes, uint64_t seed) {
+  return synthetic(n, std::vector<int64_t>{features}, classes, seed);
 }
 
 inline Graph small_mlp() {

@@ -53,32 +53,6 @@ bool vulkan_runs_importer_op(const std::string& op) {
   return false;
 }
 
-// The training ops (docs/OPS.md, "Training ops") with Vulkan kernels.
-bool vulkan_runs_training_op(const std::string& op) {
-  for (const char* o : {"ReluGrad",
-                        "SigmoidGrad",
-                        "TanhGrad",
-                        "GeluGrad",
-                        "ClipGrad",
-                        "SoftmaxGrad",
-                        "LayerNormGrad",
-                        "BatchNormTraining",
-                        "BatchNormGrad",
-                        "Conv2dGradWeight",
-                        "MaxPoolGrad",
-                        "AveragePoolGrad",
-                        "SliceGrad",
-                        "GatherGrad",
-                        "DropoutTraining",
-                        "SoftmaxCrossEntropy",
-                        "SoftmaxCrossEntropyGrad",
-                        "SgdUpdate",
-                        "AdamUpdate",
-                        "UpdateGuard"})
-    if (op == o) return true;
-  return false;
-}
-
 // The optimizer updates and UpdateGuard: f32 only, in every case of the
 // catalogue.
 bool is_update(const std::string& op) {
@@ -294,7 +268,6 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
     const std::string op = c.nb.op_type();
     const bool declined = is_epilogue_case(name) ||
                           (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
-                          (is_training_op(op) && !vulkan_runs_training_op(op)) ||
                           (has_bool_tensor(c.nb.desc()) && !storage8);
     const ampx_support want = declined                     ? AMPX_SUPPORT_UNSUPPORTED
                               : dt == F32 || is_update(op) ? AMPX_SUPPORT_NATIVE

@@ -6,6 +6,7 @@
 // kernel is placed on vulkan:0, not on the fallback.
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
+#include <ampx/opset/catalogue.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 #include <ampx/train/trainer.hpp>
 
@@ -17,6 +18,8 @@
 #include <map>
 #include <random>
 #include <set>
+
+#include "../train/train_fixtures.hpp"
 
 namespace ampx {
 namespace {
@@ -40,73 +43,10 @@ SessionOptions session_on(const char* devices) {
   return o;
 }
 
-// `n` samples of `shape` (per sample), normal inputs; the label is the arg
-// max of a fixed linear map of the input, so the problem is learnable.
-Dataset synthetic(int64_t n, std::vector<int64_t> shape, int64_t classes, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> g(0.0f, 1.0f);
-  int64_t features = 1;
-  for (int64_t d : shape) features *= d;
-  std::vector<float> w(static_cast<size_t>(features * classes));
-  for (float& v : w) v = g(rng);
-  std::vector<int64_t> dims = {n};
-  dims.insert(dims.end(), shape.begin(), shape.end());
-  Dataset d;
-  d.inputs = {
-      "input", {DType::kF32, dims}, std::vector<std::byte>(static_cast<size_t>(n * features) * 4)};
-  d.labels = {"labels", {DType::kI64, {n}}, std::vector<std::byte>(static_cast<size_t>(n) * 8)};
-  auto* x = reinterpret_cast<float*>(d.inputs.data.data());
-  auto* y = reinterpret_cast<int64_t*>(d.labels.data.data());
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t f = 0; f < features; ++f) x[i * features + f] = g(rng);
-    int64_t best = 0;
-    float best_v = -1e30f;
-    for (int64_t c = 0; c < classes; ++c) {
-      float s = 0;
-      for (int64_t f = 0; f < features; ++f)
-        s += x[i * features + f] * w[static_cast<size_t>(f * classes + c)];
-      if (s > best_v) best_v = s, best = c;
-    }
-    y[i] = best;
-  }
-  return d;
-}
-
-Graph mlp_with_dropout() {
-  GraphBuilder b("mlp-dropout", 7);
-  ValueId x = b.input("input", DType::kF32, {16, 12});
-  x = b.dense("fc1", x, 24);
-  x = b.add(OpType::kDropout, "drop", {x}, {{"ratio", 0.2}});
-  x = b.unary(OpType::kTanh, "act", x);
-  x = b.dense("fc2", x, 4);
-  b.output(x);
-  return std::move(b).build();
-}
-
 // The training ops the Vulkan plugin has kernels for (backends/vulkan).
+// Every training op, and ConvTranspose (a convolution's input gradient).
 bool vulkan_training_kernel(std::string_view op) {
-  static const std::set<std::string_view> ops = {"ReluGrad",
-                                                 "SigmoidGrad",
-                                                 "TanhGrad",
-                                                 "GeluGrad",
-                                                 "ClipGrad",
-                                                 "SoftmaxGrad",
-                                                 "LayerNormGrad",
-                                                 "BatchNormTraining",
-                                                 "BatchNormGrad",
-                                                 "Conv2dGradWeight",
-                                                 "MaxPoolGrad",
-                                                 "AveragePoolGrad",
-                                                 "SliceGrad",
-                                                 "GatherGrad",
-                                                 "DropoutTraining",
-                                                 "SoftmaxCrossEntropy",
-                                                 "SoftmaxCrossEntropyGrad",
-                                                 "SgdUpdate",
-                                                 "AdamUpdate",
-                                                 "UpdateGuard",
-                                                 "ConvTranspose"};
-  return ops.count(op) > 0;
+  return opset::is_training_op(op) || op == "ConvTranspose";
 }
 
 // Trains `epochs` epochs of `data` on vulkan:0 and on cpu_ref:0 with the
@@ -150,7 +90,7 @@ TEST(VulkanTraining, DigitsCnnWithSgdMatchesCpuRefAtO0) {
   o.graph.optimizer.lr = 0.05;
   o.graph.optimizer.momentum = 0.9;
   const auto placed =
-      train_both(make_builtin_model("digits-cnn"), o, synthetic(96, {1, 8, 8}, 10, 21), 2);
+      train_both(make_builtin_model("digits-cnn"), o, testing::synthetic(96, {1, 8, 8}, 10, 21), 2);
   for (const char* op : {"BatchNormTraining", "BatchNormGrad", "ReluGrad", "MaxPoolGrad",
                          "Conv2dGradWeight", "SoftmaxCrossEntropy", "SoftmaxCrossEntropyGrad",
                          "SgdUpdate", "UpdateGuard", "ConvTranspose"})
@@ -167,7 +107,7 @@ TEST(VulkanTraining, MlpWithDropoutAndAdamMatchesCpuRefAtO0) {
   o.graph.optimizer.lr = 0.01;
   o.graph.optimizer.momentum = 0;
   o.graph.optimizer.weight_decay = 0.01;
-  const auto placed = train_both(mlp_with_dropout(), o, synthetic(80, {12}, 4, 9), 3);
+  const auto placed = train_both(testing::small_mlp(), o, testing::synthetic(80, 12, 4, 9), 3);
   for (const char* op :
        {"DropoutTraining", "TanhGrad", "SoftmaxCrossEntropyGrad", "AdamUpdate", "UpdateGuard"})
     EXPECT_GT(placed.count(op), 0u) << op << " not in the step";

@@ -4,38 +4,11 @@
 #include <functional>
 #include <numeric>
 
+#include "fn_op.hpp"
 #include "ops.hpp"
 
 namespace ampx::cuda {
 namespace {
-
-int64_t product(const std::vector<int64_t>& d, size_t b, size_t e) {
-  return std::accumulate(d.begin() + static_cast<ptrdiff_t>(b),
-                         d.begin() + static_cast<ptrdiff_t>(e), int64_t{1},
-                         std::multiplies<int64_t>());
-}
-
-size_t norm_axis(int64_t axis, size_t rank) {
-  return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
-}
-
-// An op whose launch is one call of a kernel function with fixed arguments.
-template <class Fn>
-class FnOp final : public CudaOp {
- public:
-  FnOp(const char* name, Fn fn) : name_(name), fn_(std::move(fn)) {}
-  void launch(std::span<const void* const> in, std::span<void* const> out) override {
-    check_kernel(fn_(in, out), name_);
-  }
-
- private:
-  const char* name_;
-  Fn fn_;
-};
-template <class Fn>
-std::unique_ptr<CudaOp> fn_op(const char* name, Fn fn) {
-  return std::make_unique<FnOp<Fn>>(name, std::move(fn));
-}
 
 using In = std::span<const void* const>;
 using Out = std::span<void* const>;

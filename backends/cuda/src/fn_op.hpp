@@ -1,0 +1,45 @@
+// Small pieces the op files share: an op whose launch is one kernel call,
+// the product of a dims range, a normalised axis.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "ops.hpp"
+
+namespace ampx::cuda {
+
+inline int64_t product(const std::vector<int64_t>& d, size_t b, size_t e) {
+  return std::accumulate(d.begin() + static_cast<ptrdiff_t>(b),
+                         d.begin() + static_cast<ptrdiff_t>(e), int64_t{1},
+                         std::multiplies<int64_t>());
+}
+
+inline size_t norm_axis(int64_t axis, size_t rank) {
+  return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
+}
+
+// An op whose launch is one call of a kernel function with fixed arguments.
+template <class Fn>
+class FnOp final : public CudaOp {
+ public:
+  FnOp(const char* name, Fn fn) : name_(name), fn_(std::move(fn)) {}
+  void launch(std::span<const void* const> in, std::span<void* const> out) override {
+    check_kernel(fn_(in, out), name_);
+  }
+
+ private:
+  const char* name_;
+  Fn fn_;
+};
+
+template <class Fn>
+std::unique_ptr<CudaOp> fn_op(const char* name, Fn fn) {
+  return std::make_unique<FnOp<Fn>>(name, std::move(fn));
+}
+
+}  // namespace ampx::cuda
