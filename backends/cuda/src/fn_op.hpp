@@ -1,5 +1,5 @@
 // Small pieces the op files share: an op whose launch is one kernel call,
-// the product of a dims range, a normalised axis.
+// the product of a dims range, a normalised axis, Softmax's rows.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels.hpp"
 #include "ops.hpp"
 
 namespace ampx::cuda {
@@ -21,6 +22,17 @@ inline int64_t product(const std::vector<int64_t>& d, size_t b, size_t e) {
 
 inline size_t norm_axis(int64_t axis, size_t rank) {
   return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
+}
+
+// Softmax's (and its gradient's) rows: the node's axis of input 0.
+inline kern::SoftmaxParams softmax_params(const OpContext& c) {
+  const auto& x = c.in[0].dims;
+  const size_t axis = x.empty() ? 0 : norm_axis(c.v.get_int("axis", -1), x.size());
+  kern::SoftmaxParams p;
+  p.outer = product(x, 0, axis);
+  p.axis = x.empty() ? 1 : x[axis];
+  p.inner = x.empty() ? 1 : product(x, axis + 1, x.size());
+  return p;
 }
 
 // An op whose launch is one call of a kernel function with fixed arguments.

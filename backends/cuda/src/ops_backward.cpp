@@ -104,12 +104,7 @@ std::unique_ptr<CudaOp> make_elementwise_grad(OpContext& c) {
 }
 
 std::unique_ptr<CudaOp> make_softmax_grad(OpContext& c) {
-  const auto& x = c.in[0].dims;
-  const size_t axis = x.empty() ? 0 : norm_axis(c.v.get_int("axis", -1), x.size());
-  kern::SoftmaxParams p;
-  p.outer = product(x, 0, axis);
-  p.axis = x.empty() ? 1 : x[axis];
-  p.inner = x.empty() ? 1 : product(x, axis + 1, x.size());
+  const kern::SoftmaxParams p = softmax_params(c);
   const ampx_dtype dt = c.out[0].dtype;
   cudaStream_t s = c.dev.stream();
   return fn_op("softmax_grad",

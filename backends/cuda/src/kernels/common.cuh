@@ -95,4 +95,23 @@ __device__ __forceinline__ float block_reduce(float v, float* scratch) {
   return scratch[0];
 }
 
+// LayerNorm's statistics of one row of `cols` values, over the block (two
+// passes, f32): the mean and 1 / sqrt(variance + eps). The forward and the
+// gradient recompute them the same way.
+template <class T>
+__device__ __forceinline__ void row_mean_invstd(const T* xr, int64_t cols, float eps,
+                                                float* scratch, float& mean, float& inv) {
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  float s = 0.0f;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += to_f32(xr[j]);
+  mean = block_reduce<false>(s, scratch) * inv_cols;
+  float q = 0.0f;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const float d = to_f32(xr[j]) - mean;
+    q += d * d;
+  }
+  const float var = block_reduce<false>(q, scratch) * inv_cols;
+  inv = 1.0f / sqrtf(var + eps);
+}
+
 }  // namespace ampx::cuda::kern

@@ -43,16 +43,8 @@ __global__ void __launch_bounds__(1024)
   for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
     const T* xr = x + r * p.cols;
     const T* dyr = dy + r * p.cols;
-    float s = 0.0f;
-    for (int64_t j = threadIdx.x; j < p.cols; j += blockDim.x) s += to_f32(xr[j]);
-    const float mean = block_reduce<false>(s, scratch) * inv_cols;
-    float q = 0.0f;
-    for (int64_t j = threadIdx.x; j < p.cols; j += blockDim.x) {
-      const float d = to_f32(xr[j]) - mean;
-      q += d * d;
-    }
-    const float var = block_reduce<false>(q, scratch) * inv_cols;
-    const float inv = 1.0f / sqrtf(var + p.eps);
+    float mean, inv;
+    row_mean_invstd(xr, p.cols, p.eps, scratch, mean, inv);
     float sg = 0.0f, sgx = 0.0f;
     for (int64_t j = threadIdx.x; j < p.cols; j += blockDim.x) {
       const float g = to_f32(dyr[j]) * to_f32(scale[j]);

@@ -24,20 +24,11 @@ template <class T>
 __global__ void layernorm_kernel(LayerNormParams p, const T* x, const T* scale, const T* bias,
                                  T* y) {
   __shared__ float scratch[32];
-  const float inv_cols = 1.0f / static_cast<float>(p.cols);
   for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
     const T* xr = x + r * p.cols;
     T* yr = y + r * p.cols;
-    float s = 0.0f;
-    for (int64_t j = threadIdx.x; j < p.cols; j += blockDim.x) s += to_f32(xr[j]);
-    const float mean = block_reduce<false>(s, scratch) * inv_cols;
-    float q = 0.0f;
-    for (int64_t j = threadIdx.x; j < p.cols; j += blockDim.x) {
-      const float d = to_f32(xr[j]) - mean;
-      q += d * d;
-    }
-    const float var = block_reduce<false>(q, scratch) * inv_cols;
-    const float inv = 1.0f / sqrtf(var + p.eps);
+    float mean, inv;
+    row_mean_invstd(xr, p.cols, p.eps, scratch, mean, inv);
     for (int64_t j = threadIdx.x; j < p.cols; j += blockDim.x) {
       float v = (to_f32(xr[j]) - mean) * inv * to_f32(scale[j]);
       if (bias) v += to_f32(bias[j]);
