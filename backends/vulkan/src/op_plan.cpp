@@ -77,6 +77,23 @@ std::vector<int64_t> strides_of(const std::vector<int64_t>& d) {
   return s;
 }
 
+std::vector<int32_t> pool_params(const NodeView& v, const std::vector<int64_t>& x,
+                                 const std::vector<int64_t>& y, bool is_max) {
+  const auto k = v.get_ints("kernel_shape");
+  const auto st = v.get_ints("strides", {1, 1});
+  const auto pads = v.get_ints("pads", {0, 0, 0, 0});
+  std::vector<int32_t> p = {
+      i32(x[0] * x[1]), i32(x[2]),
+      i32(x[3]),        i32(y[2]),
+      i32(y[3]),        i32(k[0]),
+      i32(k[1]),        i32(st[0]),
+      i32(st[1]),       i32(pads[0]),
+      i32(pads[1]),     i32(pads[2]),
+      i32(pads[3]),     is_max ? 0 : static_cast<int32_t>(v.get_int("count_include_pad", 0))};
+  (void)i32(numel(x));  // the shader indexes the input with 32-bit ints
+  return p;
+}
+
 int32_t i32(int64_t v) {
   if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min())
     throw Unsupported("size " + std::to_string(v) + " exceeds the kernels' 32-bit indexing");

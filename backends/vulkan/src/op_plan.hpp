@@ -88,6 +88,11 @@ int64_t numel(const std::vector<int64_t>& d);
 std::vector<int64_t> strides_of(const std::vector<int64_t>& d);  // row-major, elements
 int32_t i32(int64_t v);        // checked narrowing (throws Unsupported)
 int32_t float_bits(double v);  // f32 bits as int32 for the params buffer
+// The window parameters pool.comp and pool_grad.comp share: N*C, the input
+// [H, W] `x` and output [OH, OW] `y` sizes, kernel, strides, pads and
+// AveragePool's count_include_pad (0 for MaxPool).
+std::vector<int32_t> pool_params(const NodeView& v, const std::vector<int64_t>& x,
+                                 const std::vector<int64_t>& y, bool is_max);
 // A 1-D dispatch of `items` work items, `per_group` per workgroup.
 Dispatch linear_dispatch(std::string shader, uint64_t items, uint64_t per_group = 256);
 

@@ -116,21 +116,10 @@ OpPlan plan_pool_grad(const NodeView& v, Variant var) {
   const bool is_max = v.op_type() == "MaxPoolGrad";
   const auto x = dims_of(is_max ? v.input(1) : v.output(0));
   const auto y = dims_of(v.input(0));
-  const auto k = v.get_ints("kernel_shape");
-  const auto st = v.get_ints("strides", {1, 1});
-  const auto pads = v.get_ints("pads", {0, 0, 0, 0});
   const uint32_t es = elem_bytes(v.output(0).dtype);
   Dispatch d = linear_dispatch(sh("pool_grad", var), static_cast<uint64_t>(numel(x)));
   d.spec = {is_max ? 0u : 1u};
-  d.params = {
-      i32(x[0] * x[1]), i32(x[2]),
-      i32(x[3]),        i32(y[2]),
-      i32(y[3]),        i32(k[0]),
-      i32(k[1]),        i32(st[0]),
-      i32(st[1]),       i32(pads[0]),
-      i32(pads[1]),     i32(pads[2]),
-      i32(pads[3]),     is_max ? 0 : static_cast<int32_t>(v.get_int("count_include_pad", 0))};
-  i32(numel(x));
+  d.params = pool_params(v, x, y, is_max);
   d.tensors = {in_ref(0, es), in_ref(is_max ? 1 : 0, es), out_ref(0, es)};
   return {{d}};
 }
