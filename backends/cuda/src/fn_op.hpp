@@ -1,5 +1,6 @@
 // Small pieces the op files share: an op whose launch is one kernel call,
-// the product of a dims range, a normalised axis, Softmax's rows.
+// the product of a dims range, a normalised axis, Softmax's rows, a pool
+// window's geometry.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,32 @@ inline kern::SoftmaxParams softmax_params(const OpContext& c) {
   p.outer = product(x, 0, axis);
   p.axis = x.empty() ? 1 : x[axis];
   p.inner = x.empty() ? 1 : product(x, axis + 1, x.size());
+  return p;
+}
+
+// A pool window's geometry over X [N,C,H,W] and Y (or dY) [N,C,OH,OW]
+// (OH, OW already validated against ceil_mode by opset::validate).
+inline kern::PoolParams pool_params(const OpContext& c, const std::vector<int64_t>& x,
+                                    const std::vector<int64_t>& dy, bool max) {
+  const auto k = c.v.get_ints("kernel_shape");
+  const auto st = c.v.get_ints("strides", {1, 1});
+  const auto pads = c.v.get_ints("pads", {0, 0, 0, 0});
+  kern::PoolParams p;
+  p.planes = x[0] * x[1];
+  p.H = x[2];
+  p.W = x[3];
+  p.OH = dy[2];
+  p.OW = dy[3];
+  p.kH = k[0];
+  p.kW = k[1];
+  p.sh = st[0];
+  p.sw = st[1];
+  p.pt = pads[0];
+  p.pl = pads[1];
+  p.pb = pads[2];
+  p.pr = pads[3];
+  p.max = max;
+  p.include_pad = !max && c.v.get_int("count_include_pad", 0) == 1;
   return p;
 }
 

@@ -49,32 +49,6 @@ kern::BatchNormTrainParams batchnorm_params(const OpContext& c, const std::vecto
   return p;
 }
 
-// The window geometry over X [N,C,H,W] and dY [N,C,OH,OW] (OH, OW already
-// validated against ceil_mode by opset::validate).
-kern::PoolParams pool_params(const OpContext& c, const std::vector<int64_t>& x,
-                             const std::vector<int64_t>& dy, bool max) {
-  const auto k = c.v.get_ints("kernel_shape");
-  const auto st = c.v.get_ints("strides", {1, 1});
-  const auto pads = c.v.get_ints("pads", {0, 0, 0, 0});
-  kern::PoolParams p;
-  p.planes = x[0] * x[1];
-  p.H = x[2];
-  p.W = x[3];
-  p.OH = dy[2];
-  p.OW = dy[3];
-  p.kH = k[0];
-  p.kW = k[1];
-  p.sh = st[0];
-  p.sw = st[1];
-  p.pt = pads[0];
-  p.pl = pads[1];
-  p.pb = pads[2];
-  p.pr = pads[3];
-  p.max = max;
-  p.include_pad = !max && c.v.get_int("count_include_pad", 0) == 1;
-  return p;
-}
-
 }  // namespace
 
 std::unique_ptr<CudaOp> make_elementwise_grad(OpContext& c) {

@@ -52,27 +52,8 @@ std::unique_ptr<CudaOp> make_softmax(OpContext& c) {
 }
 
 std::unique_ptr<CudaOp> make_pool(OpContext& c) {
-  const auto& x = c.in[0].dims;
-  const auto& y = c.out[0].dims;
-  const auto k = c.v.get_ints("kernel_shape");
-  const auto st = c.v.get_ints("strides", {1, 1});
-  const auto pads = c.v.get_ints("pads", {0, 0, 0, 0});
-  kern::PoolParams p;
-  p.planes = x[0] * x[1];
-  p.H = x[2];
-  p.W = x[3];
-  p.OH = y[2];  // validated against ceil_mode by opset::validate
-  p.OW = y[3];
-  p.kH = k[0];
-  p.kW = k[1];
-  p.sh = st[0];
-  p.sw = st[1];
-  p.pt = pads[0];
-  p.pl = pads[1];
-  p.pb = pads[2];
-  p.pr = pads[3];
-  p.max = c.v.op_type() == "MaxPool";
-  p.include_pad = !p.max && c.v.get_int("count_include_pad", 0) == 1;
+  const kern::PoolParams p =
+      pool_params(c, c.in[0].dims, c.out[0].dims, c.v.op_type() == "MaxPool");
   const ampx_dtype dt = c.in[0].dtype;
   cudaStream_t s = c.dev.stream();
   return fn_op("pool2d", [=](In in, Out out) { return kern::pool2d(dt, p, in[0], out[0], s); });
