@@ -191,6 +191,15 @@ TEST(TrainCli, BadLossScalesAndAnotherScheduleOnResumeAreOneLineErrors) {
       ampx(kTrain + " --epochs 2 --batch 2 --data " + ok.string() +
            " --loss-scale dynamic --resume --reset-loss-scale --checkpoint " + dir.string());
   EXPECT_EQ(reset.code, 0) << reset.err;
+  // A scale f16 cannot hold, fixed: every step overflows and nothing can
+  // change, so the run stops itself after 100 of them, in one line.
+  const fs::path stop_dir = fresh_dir("scale_stop");
+  expect_one_line_error(ampx(kTrain + " --epochs 60 --batch 2 --data " + ok.string() +
+                             " --amp O3 --capability-blind --loss-scale fixed:65536 --checkpoint " +
+                             stop_dir.string()),
+                        1, "training stopped at step 100: 100 steps in a row had non-finite");
+  EXPECT_TRUE(fs::exists(stop_dir / "epoch-0049.ampxckpt"));
+  EXPECT_FALSE(fs::exists(stop_dir / "epoch-0050.ampxckpt"));
 }
 
 TEST(TrainCli, ACheckpointOfAnotherRunIsRefused) {
