@@ -28,22 +28,20 @@ class UpdateGuardKernel final : public CpuKernel {
  public:
   UpdateGuardKernel(std::vector<int64_t> sizes, int64_t hyper, float clip_norm, bool skip)
       : sizes_(std::move(sizes)), hyper_(hyper), clip_(clip_norm), skip_(skip) {
-    for (int64_t n : sizes_) blocks_ += (n + kBlock - 1) / kBlock;
+    // Block b of the concatenated gradients: (input, first element), laid
+    // out once here rather than at every step.
+    for (size_t g = 0; g < sizes_.size(); ++g)
+      for (int64_t s = 0; s < sizes_[g]; s += kBlock) where_.emplace_back(g + 1, s);
   }
 
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const auto* h = static_cast<const float*>(in[0]);
-    // Block b of the concatenated gradients: (input, first element).
-    std::vector<std::pair<size_t, int64_t>> where;
-    where.reserve(static_cast<size_t>(blocks_));
-    for (size_t g = 0; g < sizes_.size(); ++g)
-      for (int64_t s = 0; s < sizes_[g]; s += kBlock) where.emplace_back(g + 1, s);
-    std::vector<BlockSum> sums(where.size());
-    const double elements = static_cast<double>(blocks_) * kBlock;
-    parallel_for(static_cast<int64_t>(where.size()), threads_for(2.0 * elements),
+    std::vector<BlockSum> sums(where_.size());
+    const double elements = static_cast<double>(where_.size()) * kBlock;
+    parallel_for(static_cast<int64_t>(where_.size()), threads_for(2.0 * elements),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t b = b0; b < b1; ++b) {
-                     const auto [g, start] = where[static_cast<size_t>(b)];
+                     const auto [g, start] = where_[static_cast<size_t>(b)];
                      const auto* x = static_cast<const float*>(in[g]);
                      const int64_t end = std::min(start + kBlock, sizes_[g - 1]);
                      double sq = 0;
@@ -85,7 +83,7 @@ class UpdateGuardKernel final : public CpuKernel {
   int64_t hyper_;
   float clip_;
   bool skip_;
-  int64_t blocks_ = 0;
+  std::vector<std::pair<size_t, int64_t>> where_;
 };
 
 }  // namespace

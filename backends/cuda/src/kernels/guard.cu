@@ -79,7 +79,8 @@ cudaError_t update_guard_blocks(const float* g, int64_t n, double* block_sq, int
                                 cudaStream_t stream) {
   const int64_t blocks = (n + kGuardBlock - 1) / kGuardBlock;
   if (blocks == 0) return cudaSuccess;
-  guard_blocks<<<static_cast<unsigned>(blocks), kGuardThreads, 0, stream>>>(g, n, block_sq, block_bad);
+  guard_blocks<<<static_cast<unsigned>(blocks), kGuardThreads, 0, stream>>>(g, n, block_sq,
+                                                                            block_bad);
   return cudaGetLastError();
 }
 
