@@ -44,6 +44,11 @@ struct TrainOptions {
   std::string loss_scale = "auto";
   double clip_grad_norm = 0.0;
   bool reset_loss_scale = false;
+  bool diagnose_overflow = false;
+  bool auto_fallback = false;
+  int64_t fallback_after = 2;
+  int64_t fallback_window = 200;
+  double fallback_underflow = 0.0;
   ModelArgs model_args;
   Format format = Format::kText;
 };
@@ -62,6 +67,80 @@ std::string options_json(const TrainOptions& o, const train::TrainerOptions& t) 
                         {"dtype", o.policy.dtype},
                         {"freeze", o.freeze}}
       .dump();
+}
+
+nlohmann::json event_json(const train::OverflowEvent& e) {
+  return {{"step", e.step},
+          {"layer", e.layer},
+          {"op", e.op},
+          {"kind", train::probe_kind_name(e.kind)},
+          {"tensor", e.tensor},
+          {"nonfinite_share", e.nonfinite_share},
+          {"amax", e.amax},
+          {"dtype", dtype_name(e.dtype)},
+          {"dtype_max", e.dtype_max},
+          {"counts_for_fallback", e.counts}};
+}
+
+nlohmann::json fallback_json(const train::FallbackRecord& f) {
+  return {{"layer", f.layer},
+          {"cause", f.cause},
+          {"step", f.step},
+          {"detail", f.detail},
+          {"reason", "overflow-fallback"}};
+}
+
+nlohmann::json layer_json(const train::LayerOverflowSummary& l) {
+  return {{"layer", l.layer},
+          {"op", l.op},
+          {"dtype", dtype_name(l.dtype)},
+          {"first_overflows", l.first_overflows},
+          {"counted_overflows", l.counted_overflows},
+          {"nonfinite_steps", l.nonfinite_steps},
+          {"activation_amax", l.activation_amax},
+          {"gradient_amax", l.gradient_amax},
+          {"dtype_max", train::dtype_max_finite(l.dtype)},
+          {"underflow_share", l.underflow_share},
+          {"fallback", l.fallback}};
+}
+
+// The epoch's overflowed steps (the first of them in full, and how many
+// more) and its fallbacks, after the epoch line.
+void print_overflows(const train::EpochResult& r) {
+  if (!r.overflows.empty()) {
+    const train::OverflowEvent& e = r.overflows.front();
+    std::cout << fmt::format(
+        "  overflow at step {}: layer '{}' ({}), {} '{}' {:.3g} % non-finite, amax {:.4g} "
+        "against {} max {:.4g}{}\n",
+        e.step, e.layer, e.op, train::probe_kind_name(e.kind), e.tensor, 100.0 * e.nonfinite_share,
+        e.amax, dtype_name(e.dtype), e.dtype_max,
+        r.overflows.size() > 1 ? fmt::format(" (and {} more steps)", r.overflows.size() - 1) : "");
+  }
+  for (const train::FallbackRecord& f : r.fallbacks)
+    std::cout << fmt::format(
+        "  step {}: layer '{}' {}: moved to f32 (overflow-fallback), the step recompiled in "
+        "{:.0f} ms\n",
+        f.step, f.layer, f.detail, r.replan_ms);
+}
+
+// The layers that overflowed first or underflowed most, at the end.
+void print_layer_summary(const train::OverflowDiagnostics& d) {
+  const auto layers = d.summary();
+  std::cout << fmt::format(
+      "overflow diagnostics ({} layers; underflow: gradients below {}'s "
+      "normal range {:g}):\n",
+      layers.size(), dtype_name(d.half()), train::dtype_min_normal(d.half()));
+  std::cout << fmt::format("  {:<24} {:<19} {:<5} {:>9} {:>10} {:>10} {:>10}\n", "layer", "op",
+                           "dtype", "overflows", "grad amax", "act amax", "underflow");
+  size_t shown = 0;
+  for (const train::LayerOverflowSummary& l : layers) {
+    if (shown++ == 10) break;
+    std::cout << fmt::format("  {:<24} {:<19} {:<5} {:>9} {:>10.3g} {:>10.3g} {:>9.1f}%{}\n",
+                             l.layer, l.op, dtype_name(l.dtype), l.first_overflows, l.gradient_amax,
+                             l.activation_amax, 100.0 * l.underflow_share,
+                             l.fallback ? "  (moved to f32)" : "");
+  }
+  if (layers.size() > shown) std::cout << fmt::format("  ... {} more\n", layers.size() - shown);
 }
 
 int run_train(const GlobalOptions& global, TrainOptions o) {
@@ -91,6 +170,11 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       throw UsageError(std::string("--loss-scale: ") + e.what());
     }
   }
+  t.overflow.diagnose = o.diagnose_overflow;
+  t.overflow.auto_fallback = o.auto_fallback;
+  t.overflow.fallback_overflows = o.fallback_after;
+  t.overflow.fallback_window = o.fallback_window;
+  t.overflow.fallback_underflow = o.fallback_underflow;
   if (o.resume && o.checkpoint.empty()) throw UsageError("--resume needs --checkpoint DIR");
 
   SessionOptions so;
@@ -144,6 +228,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         throw std::runtime_error(latest->string() + ": the checkpoint was written with --seed " +
                                  std::to_string(c.seed));
       try {
+        // The layers moved to f32 stay there: the step is planned again
+        // before the state goes in.
+        trainer.set_fallbacks(c.fallbacks);
         trainer.set_state(c.state);
       } catch (const std::invalid_argument& e) {
         throw std::runtime_error(latest->string() + ": " + e.what());
@@ -191,6 +278,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
                           o.seed,          fingerprint,     opts};
       c.loss_scale_schedule = trainer.loss_scaler().options().str();
       c.loss_scale = trainer.loss_scaler().state();
+      c.fallbacks = trainer.fallbacks();
       saved = train::save_checkpoint(o.checkpoint, c, o.keep).string();
     }
     if (o.format == Format::kJson) {
@@ -206,6 +294,14 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       j["loss_scale"] = r.loss_scale;
       j["overflow_steps"] = r.overflow_steps;
       j["skipped_steps"] = scaler_skips ? r.overflow_steps : 0;
+      if (trainer.overflow_diagnostics()) {
+        j["overflows"] = nlohmann::json::array();
+        for (const train::OverflowEvent& e : r.overflows) j["overflows"].push_back(event_json(e));
+        j["fallbacks"] = nlohmann::json::array();
+        for (const train::FallbackRecord& f : r.fallbacks)
+          j["fallbacks"].push_back(fallback_json(f));
+        if (!r.fallbacks.empty()) j["replan_ms"] = r.replan_ms;
+      }
       std::cout << j.dump() << std::endl;
     } else {
       std::string line = fmt::format("epoch {}/{}: train loss {:.4f}", r.epoch, o.epochs, r.loss);
@@ -218,6 +314,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         line += fmt::format(", loss scale {:g}, {} steps {}", r.loss_scale, r.overflow_steps,
                             scaler_skips ? "skipped (overflow)" : "with non-finite gradients");
       std::cout << line << std::endl;
+      print_overflows(r);
     }
   }
   if (!o.export_path.empty()) {
@@ -238,8 +335,21 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
                        {"scale", ls.scale},
                        {"overflow_steps", ls.overflow_steps},
                        {"last_overflow_step", ls.last_overflow_step}};
+    if (const train::OverflowDiagnostics* d = trainer.overflow_diagnostics()) {
+      nlohmann::json layers = nlohmann::json::array();
+      for (const train::LayerOverflowSummary& l : d->summary()) layers.push_back(layer_json(l));
+      nlohmann::json fallbacks = nlohmann::json::array();
+      for (const train::FallbackRecord& f : trainer.fallbacks())
+        fallbacks.push_back(fallback_json(f));
+      j["diagnostics"] = {{"underflow_below", train::dtype_min_normal(d->half())},
+                          {"half", dtype_name(d->half())},
+                          {"layers", layers},
+                          {"fallbacks", fallbacks}};
+    }
     if (!o.export_path.empty()) j["exported"] = o.export_path;
     std::cout << j.dump() << std::endl;
+  } else if (const train::OverflowDiagnostics* d = trainer.overflow_diagnostics()) {
+    print_layer_summary(*d);
   }
   return 0;
 }
@@ -297,6 +407,24 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--reset-loss-scale", o->reset_loss_scale,
                 "on --resume, start the loss-scale schedule afresh instead of refusing a "
                 "checkpoint written with another one");
+  cmd->add_flag("--diagnose-overflow", o->diagnose_overflow,
+                "probe every layer's activation and gradients each step: name the layer that "
+                "overflowed first, and summarise overflow and underflow per layer");
+  cmd->add_flag("--auto-fallback", o->auto_fallback,
+                "move a layer that overflows too often to f32 (overflow-fallback) and go on; "
+                "implies --diagnose-overflow");
+  cmd->add_option("--fallback-after", o->fallback_after,
+                  "--auto-fallback: a layer named first at more than K overflowed steps...")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_option("--fallback-window", o->fallback_window, "... within the last W steps")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--fallback-underflow", o->fallback_underflow,
+                  "--auto-fallback: also move a 16-bit layer whose gradients are on average more "
+                  "than this share below the normal range over a window (0: report only)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--export", o->export_path, "write the trained model as ONNX")->check(kNonEmpty);
   cmd->add_flag("--eager", o->eager,
                 "dispatch the step node by node (a kernel prepared and a synchronise per node, no "

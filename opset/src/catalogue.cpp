@@ -95,6 +95,7 @@ constexpr AttrDef kSgdAttrs[] = {{"momentum", AMPX_ATTR_FLOAT, false},
                                  {"weight_decay", AMPX_ATTR_FLOAT, false}};
 constexpr AttrDef kUpdateGuardAttrs[] = {{"clip_norm", AMPX_ATTR_FLOAT, false},
                                          {"skip_nonfinite", AMPX_ATTR_INT, false}};
+constexpr AttrDef kTensorStatsAttrs[] = {{"tiny", AMPX_ATTR_FLOAT, false}};
 constexpr AttrDef kAdamAttrs[] = {{"beta1", AMPX_ATTR_FLOAT, false},
                                   {"beta2", AMPX_ATTR_FLOAT, false},
                                   {"epsilon", AMPX_ATTR_FLOAT, false},
@@ -173,6 +174,7 @@ constexpr OpDef kOps[] = {
     {"SgdUpdate", 3, 4, kSgdAttrs, R::kCompute},
     {"AdamUpdate", 5, 5, kAdamAttrs, R::kCompute},
     {"UpdateGuard", 2, -1, kUpdateGuardAttrs, R::kCompute},
+    {"TensorStats", 1, -1, kTensorStatsAttrs, R::kCast},
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 // backward kernels, the loss and the optimizer updates. A gradient has the
 // shape of what it is the gradient of, and each op checks that its incoming
 // gradient has the shape the forward op would have produced.
+#include <cmath>
+
 #include "infer_common.hpp"
 
 namespace ampx::opset::detail {
@@ -191,6 +193,12 @@ Outputs infer_training(const Node& c, std::string_view op) {
     AMPX_CHECK(c.v.get_float("clip_norm", 0.0f) >= 0.0f, "clip_norm must be >= 0 (0: no clipping)");
     (void)flag_attr(c, "skip_nonfinite");
     return std::vector<TensorSpec>{in[0], {in[0].dtype, Dims{2}}};
+  }
+  if (op == "TensorStats") {  // X1..Xn (each its own float dtype) -> stats f32 [n, 3]
+    for (const TensorSpec& x : in) require_float(c, x, "input");
+    const float tiny = c.v.get_float("tiny", 0x1p-14f);
+    AMPX_CHECK(tiny > 0.0f && std::isfinite(tiny), "tiny must be a positive number");
+    return std::vector<TensorSpec>{{AMPX_DTYPE_F32, Dims{static_cast<int64_t>(in.size()), 3}}};
   }
   return std::nullopt;
 }

@@ -64,7 +64,8 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
       w.flops = 10 * out_elems;
     } else if (op == "UpdateGuard") {  // a finite test and a square per gradient element
       w.flops = 3 * (in_elems - product(v.input(0), 0));
-      w.flops = 10 * out_elems;
+    } else if (op == "TensorStats") {  // a finite test, an abs, a max and two compares
+      w.flops = 5 * in_elems;
     } else if (data) {
       w.flops = 0;
     } else {

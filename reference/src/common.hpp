@@ -147,6 +147,7 @@ std::unique_ptr<CpuKernel> make_softmax_cross_entropy_grad(Ctx&);
 std::unique_ptr<CpuKernel> make_sgd_update(Ctx&);
 std::unique_ptr<CpuKernel> make_adam_update(Ctx&);
 std::unique_ptr<CpuKernel> make_update_guard(Ctx&);
+std::unique_ptr<CpuKernel> make_tensor_stats(Ctx&);
 // DropoutTraining's mask value of element `index` (docs/OPS.md): 0, or
 // 1 / (1 - ratio) for a kept element.
 float dropout_keep_scale(uint64_t seed, uint64_t index, float ratio);

@@ -243,6 +243,7 @@ constexpr OpEntry kOps[] = {
     {"SgdUpdate", make_sgd_update},
     {"AdamUpdate", make_adam_update},
     {"UpdateGuard", make_update_guard},
+    {"TensorStats", make_tensor_stats},
 };
 
 const OpEntry* find_op(std::string_view name) {

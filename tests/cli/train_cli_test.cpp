@@ -171,6 +171,43 @@ TEST(TrainCli, KillDashNineAndResumeReproducesARunWithOverflows) {
   EXPECT_EQ(records[0]["skipped_steps"], records[0]["overflow_steps"]);
 }
 
+// --diagnose-overflow in JSON: every overflowed step names its layer, and
+// the done record summarises the layers.
+TEST(TrainCli, DiagnosticsNameTheLayerOfEveryOverflowedStep) {
+  if (!have_digits()) GTEST_SKIP() << "python3-sklearn is not installed";
+  const std::string args = kTrain +
+                           " --data builtin:digits --epochs 1 --amp O3 --capability-blind "
+                           "--loss-scale dynamic:1048576,2,2000 --diagnose-overflow";
+  const Result r = ampx(args + " --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto records = epoch_records(r.out);
+  ASSERT_EQ(records.size(), 1u);
+  const auto& overflows = records[0]["overflows"];
+  ASSERT_EQ(overflows.size(), records[0]["overflow_steps"].get<size_t>());
+  ASSERT_GE(overflows.size(), 5u);  // 2^20 .. 2^16
+  for (const auto& e : overflows) {
+    EXPECT_FALSE(e["layer"].get<std::string>().empty());
+    EXPECT_EQ(e["kind"], "gradient");
+    EXPECT_EQ(e["dtype"], "f16");
+    EXPECT_EQ(e["dtype_max"], 65504.0);
+    EXPECT_FALSE(e["counts_for_fallback"].get<bool>()) << "the scale is still backing off";
+  }
+  EXPECT_EQ(overflows[0]["step"], 1);
+  std::string last = r.out.substr(0, r.out.find_last_not_of('\n') + 1);
+  last = last.substr(last.rfind('\n') + 1);
+  const auto done = nlohmann::json::parse(last);
+  ASSERT_EQ(done["event"], "done");
+  EXPECT_EQ(done["diagnostics"]["half"], "f16");
+  EXPECT_EQ(done["diagnostics"]["layers"].size(), 12u);  // digits-cnn's layers and the loss
+  EXPECT_TRUE(done["diagnostics"]["fallbacks"].empty());
+  const Result text = ampx(args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("  overflow at step 1: layer '"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("overflow diagnostics (12 layers"), std::string::npos) << text.out;
+  expect_one_line_error(ampx(args + " --auto-fallback --fallback-window 0"), 2,
+                        "--fallback-window");
+}
+
 TEST(TrainCli, BadLossScalesAndAnotherScheduleOnResumeAreOneLineErrors) {
   const fs::path ok = digits_like("scale_ok", {1, 2, 3, 4});
   const std::string base = kTrain + " --epochs 1 --batch 2 --data " + ok.string();

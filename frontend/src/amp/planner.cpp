@@ -46,6 +46,10 @@ std::string_view intent_reason_name(IntentReason r) {
       return "follows-forward";
     case IntentReason::kMasterWeights:
       return "master-weights";
+    case IntentReason::kOverflowFallback:
+      return "overflow-fallback";
+    case IntentReason::kProbe:
+      return "probe";
   }
   return "?";
 }
@@ -178,12 +182,16 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     np.name = n.name;
     np.op = n.op;
     np.origin = n.origin;
-    np.is_float_node = n.op != OpType::kCast && touches_float(g, n);
+    // A Cast's dtypes are its own, and the overflow probe reads every
+    // tensor in the dtype it has (a Cast in front would hide nothing and
+    // cost a copy): neither is planned to a precision.
+    np.is_float_node = n.op != OpType::kCast && n.op != OpType::kTensorStats && touches_float(g, n);
     bool want16 = false;
 
     if (!np.is_float_node) {
-      np.intent_reason =
-          n.op == OpType::kCast ? IntentReason::kExplicitCast : IntentReason::kNotFloat;
+      np.intent_reason = n.op == OpType::kCast          ? IntentReason::kExplicitCast
+                         : n.op == OpType::kTensorStats ? IntentReason::kProbe
+                                                        : IntentReason::kNotFloat;
       np.intended = np.effective = g.value(n.outputs.at(0)).type.dtype;
     } else {
       // 1. Policy.

@@ -47,7 +47,10 @@ std::vector<OpType> default_white_list() {
           OpType::kRelu,   OpType::kConvTranspose, OpType::kPRelu};
 }
 std::vector<OpType> default_black_list() {
-  return {OpType::kBatchNorm, OpType::kLayerNorm};
+  // The training step's forms too: BatchNorm trains as BatchNormTraining,
+  // and MindSpore's O2 casts the network's output to f32 before the loss.
+  return {OpType::kBatchNorm, OpType::kLayerNorm, OpType::kBatchNormTraining,
+          OpType::kSoftmaxCrossEntropy};
 }
 
 std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag) {
@@ -72,6 +75,7 @@ PolicyStep::PolicyStep(const AmpPolicy& policy)
       custom_white_(policy.white_list.has_value()),
       custom_black_(policy.black_list.has_value()),
       override_used_(policy.overrides.size(), false) {
+  for (const std::string& name : policy.overflow_fallback) fallback_.emplace(name, false);
   for (OpType op : custom_white_ ? *policy.white_list : default_white_list())
     white_[static_cast<size_t>(op)] = true;
   for (OpType op : custom_black_ ? *policy.black_list : default_black_list())
@@ -175,11 +179,22 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
     r.want16 = nfloat > 0 && n16 == nfloat;
     r.reason = IntentReason::kFollowsInput;
   }
+  // A layer that overflowed in 16-bit training stays f32, over an override
+  // too: the override is what overflowed.
+  if (const auto fb = fallback_.find(n.name); fb != fallback_.end() && n.grad_of.empty()) {
+    fb->second = true;
+    r.want16 = false;
+    r.reason = IntentReason::kOverflowFallback;
+  }
   if (n.grad_of.empty()) want16_by_node_[n.name] = r.want16;
   return r;
 }
 
 void PolicyStep::check_every_override_used(const std::string& graph_name) const {
+  for (const auto& [name, used] : fallback_)
+    if (!used)
+      throw std::invalid_argument("overflow fallback layer '" + name +
+                                  "' is not a node of graph '" + graph_name + "'");
   for (size_t i = 0; i < policy_.overrides.size(); ++i)
     if (!override_used_[i])
       throw std::invalid_argument("override '" + policy_.overrides[i].pattern +

@@ -97,6 +97,7 @@ constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kSgdUpdate, "SgdUpdate", A::kBlack},
     {OpType::kAdamUpdate, "AdamUpdate", A::kBlack},
     {OpType::kUpdateGuard, "UpdateGuard", A::kBlack},
+    {OpType::kTensorStats, "TensorStats", A::kBlack},
 }};
 
 constexpr bool schemas_in_enum_order() {

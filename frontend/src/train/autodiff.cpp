@@ -54,7 +54,8 @@ std::vector<bool> relevant_values(const Graph& g, const std::vector<NodeId>& ord
 }  // namespace
 
 std::vector<ValueId> append_gradients(Graph& graph, ValueId loss, ValueId seed,
-                                      std::span<const ValueId> wrt) {
+                                      std::span<const ValueId> wrt,
+                                      std::vector<GradientContribution>* contributions) {
   const TensorType& lt = graph.value(loss).type;
   if (!is_float(lt.dtype) || !lt.shape.empty())
     throw GraphError("autodiff: the loss '" + graph.value(loss).name +
@@ -116,6 +117,7 @@ std::vector<ValueId> append_gradients(Graph& graph, ValueId loss, ValueId seed,
                          shape_str(graph.value(in).type.shape));
       }
       parts[static_cast<size_t>(in)].push_back(g);
+      if (contributions) contributions->push_back({*it, i, g});
     });
     rule(ctx);
   }

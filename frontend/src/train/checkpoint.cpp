@@ -84,6 +84,13 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
                               {"steps", c.loss_scale.steps},
                               {"consecutive_overflows", c.loss_scale.consecutive_overflows}}
            .dump()}};
+  if (!c.fallbacks.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const FallbackRecord& f : c.fallbacks)
+      list.push_back(
+          {{"layer", f.layer}, {"cause", f.cause}, {"step", f.step}, {"detail", f.detail}});
+    header["__metadata__"]["amp_fallback"] = list.dump();
+  }
   uint64_t offset = 0;
   for (const HostTensor& t : c.state) {
     if (header.contains(t.name))
@@ -139,6 +146,36 @@ void read_loss_scale(const nlohmann::json& text, Checkpoint& c, const Bad& bad) 
   c.loss_scale.consecutive_overflows = integer("consecutive_overflows");
 }
 
+// The "amp_fallback" metadata string: a JSON array of layers, each
+// member's type checked.
+template <class Bad>
+void read_fallbacks(const nlohmann::json& text, Checkpoint& c, const Bad& bad) {
+  nlohmann::json j;
+  try {
+    if (!text.is_string()) throw bad("the fallback layers are not a string");
+    j = nlohmann::json::parse(text.get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+    throw bad("the fallback layers are not JSON");
+  }
+  if (!j.is_array()) throw bad("the fallback layers are not a list");
+  for (const auto& e : j) {
+    const auto text_of = [&](const char* key) {
+      if (!e.is_object() || !e.contains(key) || !e[key].is_string())
+        throw bad(std::string("a fallback layer has no text '") + key + "'");
+      return e[key].get<std::string>();
+    };
+    FallbackRecord f;
+    f.layer = text_of("layer");
+    f.cause = text_of("cause");
+    f.detail = text_of("detail");
+    if (!e.contains("step") || !e["step"].is_number_integer())
+      throw bad("a fallback layer has no integer 'step'");
+    f.step = e["step"].get<int64_t>();
+    if (f.layer.empty()) throw bad("a fallback layer has an empty name");
+    c.fallbacks.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 Checkpoint read_checkpoint(const std::filesystem::path& file) {
@@ -180,6 +217,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
     throw bad("the metadata is incomplete or malformed");
   }
   if (meta.contains("loss_scale")) read_loss_scale(meta["loss_scale"], c, bad);
+  if (meta.contains("amp_fallback")) read_fallbacks(meta["amp_fallback"], c, bad);
   const uint64_t data_start = 8 + n, data_bytes = bytes.size() - data_start;
   // Tensors in file order (by offset), as written.
   std::vector<std::pair<uint64_t, HostTensor>> tensors;

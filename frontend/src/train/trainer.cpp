@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "shuffle.hpp"
@@ -74,7 +75,48 @@ Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
   }
   scaler_ = LossScaler(*options_.loss_scale);
   options_.graph.skip_nonfinite = options_.loss_scale->skip_nonfinite;
-  activate(options_.batch);
+  options_.overflow.validate();
+  options_.overflow.diagnose = options_.overflow.diagnose || options_.overflow.auto_fallback;
+  options_.graph.diagnose_overflow = options_.overflow.diagnose;
+  options_.graph.underflow_below = dtype_min_normal(options_.policy.half);
+  Program& p = activate(options_.batch);
+  if (options_.overflow.diagnose) {
+    std::vector<std::string> layers;
+    for (const Node& n : forward_.nodes()) layers.push_back(n.name);
+    diagnostics_.emplace(p.tg, p.plan, options_.policy.half, std::move(layers));
+  }
+}
+
+double Trainer::replan() {
+  int64_t batch = options_.batch;
+  for (const auto& [b, prog] : programs_)
+    if (prog.get() == active_) batch = b;
+  const std::vector<HostTensor> current = state();
+  const auto t0 = std::chrono::steady_clock::now();
+  programs_.clear();
+  active_ = nullptr;
+  Program& p = activate(batch);
+  for (size_t i = 0; i < current.size(); ++i) p.write_state(i, current[i].data);
+  if (diagnostics_) diagnostics_->replan(p.tg, p.plan);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Trainer::set_fallbacks(std::vector<FallbackRecord> records) {
+  std::vector<std::string> names;
+  for (const FallbackRecord& r : records) {
+    bool found = false;
+    for (const Node& n : forward_.nodes()) found = found || n.name == r.layer;
+    if (!found)
+      throw std::invalid_argument("fallback layer '" + r.layer + "' is not a node of model '" +
+                                  forward_.name + "'");
+    names.push_back(r.layer);
+  }
+  if (records == fallbacks_) return;
+  fallbacks_ = std::move(records);
+  options_.policy.overflow_fallback = std::move(names);
+  replan();
+  if (diagnostics_)
+    for (const FallbackRecord& r : fallbacks_) diagnostics_->mark_fallback(r.layer);
 }
 
 Trainer::~Trainer() = default;
@@ -144,6 +186,7 @@ EpochResult Trainer::train_epoch(const Dataset& data,
   EpochResult r;
   r.epoch = epoch_ + 1;
   double loss_sum = 0, run_ms = 0;
+  int64_t loss_samples = 0;
   for (int64_t k = 0; k < steps; ++k) {
     const int64_t start = k * b, count = std::min(b, n - start);
     Program& p = activate(count);
@@ -154,27 +197,68 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     run_ms +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const auto loss = static_cast<double>(scalar_of(out.at(0)));
-    loss_sum += loss * static_cast<double>(count);
+    // A step whose forward overflowed has no loss to average.
+    if (std::isfinite(loss)) {
+      loss_sum += loss * static_cast<double>(count);
+      loss_samples += count;
+    }
     float guard[2];
     std::memcpy(guard, out.at(2).data.data(), sizeof guard);
     const StepRecord rec{step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f,
                          static_cast<double>(guard[1])};
     r.records.push_back(rec);
+    if (p.tg.overflow_output != SIZE_MAX && diagnostics_) {
+      const HostTensor& stats = out.at(p.tg.overflow_output);
+      std::vector<float> rows(stats.data.size() / sizeof(float));
+      std::memcpy(rows.data(), stats.data.data(), rows.size() * sizeof(float));
+      const bool can_back_off =
+          options_.loss_scale->kind == LossScaleKind::kDynamic && !scaler_.at_floor();
+      if (auto event = diagnostics_->record(rec.step, rows, can_back_off))
+        r.overflows.push_back(*event);
+    }
     scaler_.update(rec.finite, rec.step);
     if (!rec.finite) ++r.overflow_steps;
     ++step_;
-    if (scaler_.given_up())
+    if (scaler_.given_up()) {
+      std::string culprit = "; run with --diagnose-overflow to name the layer";
+      if (diagnostics_ && !diagnostics_->events().empty()) {
+        const OverflowEvent& e = diagnostics_->events().back();
+        culprit = "; the first non-finite tensor was layer '" + e.layer + "' (" + e.op + ")'s " +
+                  std::string(probe_kind_name(e.kind)) + " '" + e.tensor + "'";
+      }
       throw TrainingStopped(
           "training stopped at step " + std::to_string(step_) + ": " +
           std::to_string(scaler_.state().consecutive_overflows) +
           " steps in a row had non-finite gradients with the loss scale at its lowest (" +
           options_.loss_scale->str() + ", scale " + std::to_string(scaler_.scale()) +
-          "); the last loss was " + std::to_string(loss));
-    if (progress) progress(k + 1, steps, loss_sum / static_cast<double>(start + count));
+          "); the last loss was " + std::to_string(loss) + culprit);
+    }
+    if (options_.overflow.auto_fallback && diagnostics_) {
+      const std::vector<FallbackRecord> due =
+          diagnostics_->due_for_fallback(options_.overflow, step_);
+      if (!due.empty()) {
+        for (const FallbackRecord& f : due) {
+          diagnostics_->mark_fallback(f.layer);
+          fallbacks_.push_back(f);
+          options_.policy.overflow_fallback.push_back(f.layer);
+          r.fallbacks.push_back(f);
+        }
+        const double ms = replan();
+        r.replan_ms += ms;
+        for (const FallbackRecord& f : due)
+          spdlog::warn(
+              "step {}: layer '{}' {}: re-planned in f32 (overflow-fallback), step "
+              "recompiled in {:.0f} ms",
+              f.step, f.layer, f.detail, ms);
+      }
+    }
+    if (progress)
+      progress(k + 1, steps, loss_sum / static_cast<double>(std::max<int64_t>(loss_samples, 1)));
   }
   ++epoch_;
   r.steps = steps;
-  r.loss = loss_sum / static_cast<double>(n);
+  r.loss = loss_samples > 0 ? loss_sum / static_cast<double>(loss_samples)
+                            : std::numeric_limits<double>::quiet_NaN();
   r.step_ms = run_ms / static_cast<double>(steps);
   r.samples_per_s = run_ms > 0 ? static_cast<double>(n) / (run_ms / 1000.0) : 0.0;
   r.loss_scale = scaler_.scale();

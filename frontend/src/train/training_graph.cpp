@@ -67,6 +67,10 @@ std::string_view state_role_name(StateRole role) {
   return "?";
 }
 
+std::string_view probe_kind_name(OverflowProbe::Kind kind) {
+  return kind == OverflowProbe::Kind::kActivation ? "activation" : "gradient";
+}
+
 namespace {
 
 // Operand slots that hold a layer's parameters.
@@ -102,6 +106,76 @@ HostTensor zeros(const std::string& name, const TensorType& type) {
   return {name, type,
           std::vector<std::byte>(static_cast<size_t>(element_count(type.shape)) *
                                  dtype_size(type.dtype))};
+}
+
+// A skipped step leaves all state as it was, the BatchNorm running
+// statistics too: an overflowed forward would otherwise leave them
+// non-finite for every later evaluation. Each new statistic becomes
+// Where(apply' == 1, new, old), apply' being UpdateGuard's verdict; the
+// nodes follow their BatchNorm's precision (Node::grad_of).
+void keep_statistics_on_skip(TrainingGraph& tg, std::vector<std::pair<size_t, ValueId>>& new_state,
+                             ValueId hyper) {
+  Graph& s = tg.step;
+  ValueId applied = kNone;
+  for (auto& [st, v] : new_state) {
+    const StateRole role = tg.state[st].role;
+    if (role != StateRole::kRunningMean && role != StateRole::kRunningVar) continue;
+    const std::string owner = s.node(s.value(v).producer).name;
+    if (applied == kNone) {
+      const ValueId flag =
+          s.node(s.add_node("update_guard/apply", OpType::kSlice, {hyper}, {{DType::kF32, {1}}},
+                            {{"starts", std::vector<int64_t>{2}},
+                             {"ends", std::vector<int64_t>{3}},
+                             {"axes", std::vector<int64_t>{0}}}))
+              .outputs[0];
+      const float one = 1.0f;
+      std::vector<std::byte> bytes(4);
+      std::memcpy(bytes.data(), &one, 4);
+      const ValueId one_v =
+          s.add_constant("update_guard/one", {DType::kF32, {1}}, std::move(bytes));
+      applied = s.node(s.add_node("update_guard/applied", OpType::kEqual, {flag, one_v},
+                                  {{DType::kBool, {1}}}))
+                    .outputs[0];
+    }
+    const ValueId old_v = s.inputs()[tg.state[st].binding.input];
+    const NodeId keep = s.add_node(tg.state[st].name + "/keep_on_skip", OpType::kWhere,
+                                   {applied, v, old_v}, {s.value(v).type});
+    s.node(keep).grad_of = owner;
+    v = s.node(keep).outputs[0];
+  }
+}
+
+// The diagnostics' TensorStats node (docs/TRAINING.md, "Overflow
+// diagnostics"): every layer's first output in forward order, then every
+// gradient a layer's backward produced in backward order, each value once.
+// Data movement is left out: it copies what its producer already showed.
+bool add_overflow_probe(TrainingGraph& tg, const std::vector<NodeId>& forward_nodes,
+                        const std::vector<GradientContribution>& contributions,
+                        double underflow_below) {
+  Graph& s = tg.step;
+  std::vector<ValueId> probed;
+  std::vector<bool> seen(s.num_values(), false);
+  auto probe = [&](const Node& layer, ValueId v, OverflowProbe::Kind kind, size_t input) {
+    if (seen[static_cast<size_t>(v)] || !is_float(s.value(v).type.dtype) ||
+        is_data_movement(layer.op))
+      return;
+    seen[static_cast<size_t>(v)] = true;
+    probed.push_back(v);
+    tg.probes.push_back(
+        {layer.name, s.value(v).name, kind, input, element_count(s.value(v).type.shape)});
+  };
+  for (NodeId id : forward_nodes) {
+    const Node& n = s.node(id);
+    probe(n, n.outputs[0], OverflowProbe::Kind::kActivation, 0);
+  }
+  for (const GradientContribution& c : contributions)
+    probe(s.node(c.forward), c.grad, OverflowProbe::Kind::kGradient, c.input);
+  if (probed.empty()) return false;
+  const auto rows = static_cast<int64_t>(probed.size());
+  const NodeId stats = s.add_node("overflow_probe", OpType::kTensorStats, std::move(probed),
+                                  {{DType::kF32, {rows, 3}}}, {{"tiny", underflow_below}});
+  s.add_output(s.node(stats).outputs[0]);
+  return true;
 }
 
 }  // namespace
@@ -193,6 +267,7 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
 
   // The forward in training mode.
   std::vector<std::pair<size_t, ValueId>> new_state;  // state index -> new value
+  const size_t first_forward = s.num_nodes();
   for (NodeId id : f.topological_order()) {
     const Node& n = f.node(id);
     std::vector<ValueId> ins;
@@ -230,6 +305,9 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   }
 
   // The loss.
+  std::vector<NodeId> forward_nodes;  // in the step, in order, the loss included
+  for (size_t id = first_forward; id < s.num_nodes(); ++id)
+    forward_nodes.push_back(static_cast<NodeId>(id));
   const ValueId pred = map[static_cast<size_t>(f.outputs()[0])];
   ValueId loss = kNone;
   if (options.loss == LossKind::kCrossEntropy) {
@@ -245,9 +323,13 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
                              {{"keepdims", int64_t{0}}}))
                .outputs[0];
   }
+  for (size_t id = forward_nodes.size() + first_forward; id < s.num_nodes(); ++id)
+    forward_nodes.push_back(static_cast<NodeId>(id));
 
   // Backward, then one update per weight.
-  const std::vector<ValueId> grads = append_gradients(s, loss, loss_scale, weights);
+  std::vector<GradientContribution> contributions;
+  const std::vector<ValueId> grads = append_gradients(
+      s, loss, loss_scale, weights, options.diagnose_overflow ? &contributions : nullptr);
   // One guard between the backward pass and every update: the finite
   // check and the clipping, on the device.
   std::vector<ValueId> guard_in{hyper_in};
@@ -258,6 +340,7 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
       {{"clip_norm", options.clip_grad_norm}, {"skip_nonfinite", int64_t{options.skip_nonfinite}}});
   const ValueId hyper = s.node(guard).outputs[0];
   const ValueId guard_stats = s.node(guard).outputs[1];
+  if (options.skip_nonfinite) keep_statistics_on_skip(tg, new_state, hyper);
   const OptimizerOptions& o = options.optimizer;
   size_t wi = 0;
   const size_t weight_states = tg.state.size();
@@ -303,6 +386,9 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   s.add_output(loss);
   s.add_output(pred);
   s.add_output(guard_stats);
+  if (options.diagnose_overflow &&
+      add_overflow_probe(tg, forward_nodes, contributions, options.underflow_below))
+    tg.overflow_output = s.outputs().size() - 1;
   std::vector<ValueId> state_out(tg.state.size(), kNone);
   for (const auto& [st, v] : new_state) state_out[st] = v;
   for (size_t st = 0; st < tg.state.size(); ++st) {

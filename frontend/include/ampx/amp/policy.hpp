@@ -41,29 +41,38 @@ struct AmpPolicy {
   std::optional<std::vector<OpType>> white_list;
   std::optional<std::vector<OpType>> black_list;
   std::vector<NodeOverride> overrides;  // later entries win
+  // Forward nodes (layers) that training's automatic FP32 fallback moved
+  // to f32 after they overflowed (docs/TRAINING.md, "Overflow
+  // diagnostics"): f32 whatever the level, the lists or an override say,
+  // and their backward nodes follow them.
+  std::vector<std::string> overflow_fallback;
 };
 
 // MindSpore's default lists mapped onto ampx's op set (docs/PLANNER.md).
 std::vector<OpType> default_white_list();  // O1: Conv2d, MatMul, Gemm, Relu
-std::vector<OpType> default_black_list();  // O2: BatchNorm, LayerNorm
+// O2: BatchNorm, LayerNorm; in training BatchNormTraining and the loss
+// (SoftmaxCrossEntropy).
+std::vector<OpType> default_black_list();
 
 // "Conv2d,MatMul" -> ops; throws std::invalid_argument naming an unknown op.
 std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag);
 
 // Why a node got the precision it intends (the policy step).
 enum class IntentReason {
-  kLevelO0,         // O0: everything f32
-  kWhiteList,       // on the white list (O1, auto)
-  kNotWhiteListed,  // O1: not on the white list
-  kBlackList,       // on the black list (O2, auto)
-  kLevelDefault,    // O2: not black-listed / O3: everything
-  kOverride,        // a per-node override
-  kFollowsInput,    // auto, and data movement at O1-O3: follows its inputs' dtype
-  kPromote,         // auto: widest input dtype
-  kNotFloat,        // no floating-point data
-  kExplicitCast,    // a Cast in the model: its target dtype is fixed
-  kFollowsForward,  // a backward node: what its forward node (Node::grad_of) intends
-  kMasterWeights,   // an optimizer update: f32 master weights at every level
+  kLevelO0,           // O0: everything f32
+  kWhiteList,         // on the white list (O1, auto)
+  kNotWhiteListed,    // O1: not on the white list
+  kBlackList,         // on the black list (O2, auto)
+  kLevelDefault,      // O2: not black-listed / O3: everything
+  kOverride,          // a per-node override
+  kFollowsInput,      // auto, and data movement at O1-O3: follows its inputs' dtype
+  kPromote,           // auto: widest input dtype
+  kNotFloat,          // no floating-point data
+  kExplicitCast,      // a Cast in the model: its target dtype is fixed
+  kFollowsForward,    // a backward node: what its forward node (Node::grad_of) intends
+  kMasterWeights,     // an optimizer update: f32 master weights at every level
+  kOverflowFallback,  // AmpPolicy::overflow_fallback: it overflowed in 16-bit training
+  kProbe,             // TensorStats: reads every tensor in the dtype it has
 };
 // The policy step of the planner (docs/PLANNER.md, 1): what the level, the
 // lists and the overrides intend for each float node, in topological
@@ -80,8 +89,8 @@ class PolicyStep {
   // dtype value v has in the plan so far, which `auto` and data movement
   // follow.
   Intent intend(const Graph& g, const Node& n, const std::function<DType(ValueId)>& home_dtype);
-  // Throws std::invalid_argument naming the first override that matched no
-  // node of the graph called `graph_name`.
+  // Throws std::invalid_argument naming the first override (or overflow
+  // fallback) that matched no node of the graph called `graph_name`.
   void check_every_override_used(const std::string& graph_name) const;
 
  private:
@@ -92,6 +101,7 @@ class PolicyStep {
   std::vector<bool> override_used_;
   // Forward nodes' intents by name, for their backward nodes.
   std::unordered_map<std::string, bool> want16_by_node_;
+  std::unordered_map<std::string, bool> fallback_;  // name -> used
 };
 
 }  // namespace ampx

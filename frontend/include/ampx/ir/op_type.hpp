@@ -84,8 +84,9 @@ enum class OpType {
   kSgdUpdate,
   kAdamUpdate,
   kUpdateGuard,
+  kTensorStats,
 };
-inline constexpr int kOpTypeCount = static_cast<int>(OpType::kUpdateGuard) + 1;
+inline constexpr int kOpTypeCount = static_cast<int>(OpType::kTensorStats) + 1;
 
 // How MindSpore 2.x's `auto` level treats an op (docs/PLANNER.md).
 enum class AutoClass {

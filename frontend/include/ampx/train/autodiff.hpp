@@ -21,7 +21,18 @@ namespace ampx::train {
 // (docs/TRAINING.md lists them); one without is a GraphError naming the
 // node, never a silent zero. Backward nodes are named
 // "<forward node>/grad/<what>" and carry Node::grad_of.
+//
+// `contributions`, when given, receives every gradient a forward node's
+// backward produced for one of its inputs, in backward order: the overflow
+// diagnostics (docs/TRAINING.md) probe them to name the layer whose
+// backward first went non-finite.
+struct GradientContribution {
+  NodeId forward;  // the forward node whose gradient rule produced it
+  size_t input;    // of that node
+  ValueId grad;
+};
 std::vector<ValueId> append_gradients(Graph& graph, ValueId loss, ValueId seed,
-                                      std::span<const ValueId> wrt);
+                                      std::span<const ValueId> wrt,
+                                      std::vector<GradientContribution>* contributions = nullptr);
 
 }  // namespace ampx::train

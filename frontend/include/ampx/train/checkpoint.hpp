@@ -9,6 +9,7 @@
 #pragma once
 
 #include <ampx/exec/host_tensor.hpp>
+#include <ampx/train/fallback_record.hpp>
 #include <ampx/train/loss_scale.hpp>
 
 #include <filesystem>
@@ -33,6 +34,8 @@ struct Checkpoint {
   // A checkpoint written before loss scaling existed reads as "none".
   std::string loss_scale_schedule = "none";
   LossScaleState loss_scale;
+  // Layers the automatic FP32 fallback moved to f32, in order.
+  std::vector<FallbackRecord> fallbacks;
 };
 
 // Names, dtypes and shapes of the forward graph's inputs, outputs and

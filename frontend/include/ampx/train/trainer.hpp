@@ -14,6 +14,7 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/train/loss_scale.hpp>
+#include <ampx/train/overflow_diagnostics.hpp>
 #include <ampx/train/training_graph.hpp>
 
 #include <functional>
@@ -47,6 +48,9 @@ struct TrainerOptions {
   // (LossScaleOptions::default_for). It also decides whether an overflowed
   // step is skipped (graph.skip_nonfinite is set from it).
   std::optional<LossScaleOptions> loss_scale;
+  // Per-layer overflow diagnostics and the automatic FP32 fallback
+  // (docs/TRAINING.md, "Overflow diagnostics").
+  OverflowOptions overflow;
 };
 
 // One step as the loss-scale schedule saw it.
@@ -67,12 +71,19 @@ class TrainingStopped : public std::runtime_error {
 struct EpochResult {
   int epoch = 0;  // counted from 1
   int64_t steps = 0;
-  double loss = 0;     // mean over the epoch's samples
+  double loss = 0;     // mean over the samples of steps with a finite loss (NaN: none)
   double step_ms = 0;  // mean wall time of a step (the run of the compiled step)
   double samples_per_s = 0;
   int64_t overflow_steps = 0;       // steps whose gradients were not all finite
   double loss_scale = 1;            // at the end of the epoch
   std::vector<StepRecord> records;  // every step of the epoch, in order
+  // With diagnostics: the epoch's overflowed steps, each naming the layer
+  // that went non-finite first; and the layers the automatic fallback
+  // moved to f32 during the epoch, with the time the new step took to
+  // plan and compile.
+  std::vector<OverflowEvent> overflows;
+  std::vector<FallbackRecord> fallbacks;
+  double replan_ms = 0;
 };
 
 struct Evaluation {
@@ -130,6 +141,16 @@ class Trainer {
   const LossScaler& loss_scaler() const { return scaler_; }
   void set_loss_scale_state(const LossScaleState& state) { scaler_.set_state(state); }
   const std::string& loss_scale_reason() const { return loss_scale_reason_; }
+  // The overflow diagnostics (null unless options.overflow asks for them),
+  // and the layers moved to f32 so far (kept in checkpoints).
+  const OverflowDiagnostics* overflow_diagnostics() const {
+    return diagnostics_ ? &*diagnostics_ : nullptr;
+  }
+  const std::vector<FallbackRecord>& fallbacks() const { return fallbacks_; }
+  // Moves `records`' layers to f32 (a resumed run's): re-plans and
+  // recompiles the step, keeping the state. Throws std::invalid_argument
+  // naming a layer that is not a node of the model.
+  void set_fallbacks(std::vector<FallbackRecord> records);
 
  private:
   struct Program;
@@ -145,6 +166,11 @@ class Trainer {
   Program* active_ = nullptr;
   LossScaler scaler_;
   std::string loss_scale_reason_;
+  std::optional<OverflowDiagnostics> diagnostics_;
+  std::vector<FallbackRecord> fallbacks_;
+  // Drops every compiled step and compiles the current batch's again under
+  // the current policy, with the state carried over; returns the time.
+  double replan();
   int epoch_ = 0;
   int64_t step_ = 0;
 };

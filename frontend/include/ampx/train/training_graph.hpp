@@ -44,7 +44,26 @@ struct TrainingGraphOptions {
   // whose gradients are not all finite (loss scaling's overflow skip).
   double clip_grad_norm = 0.0;
   bool skip_nonfinite = false;
+  // The overflow diagnostics' probe (docs/TRAINING.md): one TensorStats
+  // node over every layer's activation and every gradient its backward
+  // produces, its stats an output of the step. `underflow_below` is the
+  // 16-bit type's smallest normal (f16: 2^-14), the line the underflow
+  // share counts against.
+  bool diagnose_overflow = false;
+  double underflow_below = 0x1p-14;
 };
+
+// One tensor the diagnostics probe: row `index` of the step's "overflow"
+// output (TensorStats: [amax, non-finite share, underflow share]).
+struct OverflowProbe {
+  enum class Kind { kActivation, kGradient };
+  std::string layer;   // the forward node (a node of the model)
+  std::string tensor;  // the probed value's name in the step
+  Kind kind = Kind::kActivation;
+  size_t input = 0;  // kGradient: the layer's input it is the gradient of
+  int64_t elements = 0;
+};
+std::string_view probe_kind_name(OverflowProbe::Kind kind);  // "activation", "gradient"
 
 enum class StateRole { kWeight, kRunningMean, kRunningVar, kMomentum, kAdamM, kAdamV };
 std::string_view state_role_name(StateRole role);  // "weight", "running_mean", ...
@@ -64,14 +83,20 @@ struct TrainingGraph {
   // grad_scale divides it out), one "dropout_seed/<node>" (i64 [1]) per
   // Dropout, then the state inputs. Outputs: "loss" (f32 [], unscaled), the
   // model's first output (the prediction), "guard" (UpdateGuard's stats
-  // [2]: all gradients finite 1/0, their unscaled global norm), then the
-  // state outputs. Every update reads the hyper that UpdateGuard wrote.
+  // [2]: all gradients finite 1/0, their unscaled global norm), with
+  // diagnose_overflow "overflow" (TensorStats [probes, 3]), then the state
+  // outputs. Every update reads the hyper that UpdateGuard wrote.
   Graph step;
   std::vector<StateEntry> state;
   size_t data_inputs = 0;                  // inputs before the state
   std::vector<std::string> dropout_nodes;  // one seed input each, in input order
   int trainable = 0;                       // weights trained
   int64_t parameters = 0;                  // their elements
+  // diagnose_overflow: the probed tensors, activations in forward order
+  // then gradients in backward order (the order the step computes them),
+  // and the index of the "overflow" output.
+  std::vector<OverflowProbe> probes;
+  size_t overflow_output = SIZE_MAX;
 };
 
 // Builds the step for `forward` (weights as constants; its first output is

@@ -17,7 +17,7 @@ enum class DtypeRule {
   kElementwise,  // kCompute, or f64
   kInteger,      // kElementwise, or i64 / i32 (the importer's shape arithmetic)
   kData,         // any dtype, bit-exact copies (data movement)
-  kCast,         // input and output dtypes differ by design
+  kCast,         // every tensor its own dtype by design (Cast, TensorStats)
 };
 
 struct AttrDef {
