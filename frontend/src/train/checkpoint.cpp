@@ -115,17 +115,24 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
 
 namespace {
 
+// A metadata member that holds JSON as a string (safetensors' metadata
+// values are strings); `what` names it in the error.
+template <class Bad>
+nlohmann::json parse_json_member(const nlohmann::json& text, const std::string& what,
+                                 const Bad& bad) {
+  try {
+    if (!text.is_string()) throw bad(what + " is not a string");
+    return nlohmann::json::parse(text.get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+    throw bad(what + " is not JSON");
+  }
+}
+
 // The "loss_scale" metadata string: a JSON object. Every member's type is
 // checked before it is read (an integer read from a float is undefined).
 template <class Bad>
 void read_loss_scale(const nlohmann::json& text, Checkpoint& c, const Bad& bad) {
-  nlohmann::json j;
-  try {
-    if (!text.is_string()) throw bad("the loss-scale state is not a string");
-    j = nlohmann::json::parse(text.get<std::string>());
-  } catch (const nlohmann::json::exception&) {
-    throw bad("the loss-scale state is not JSON");
-  }
+  const nlohmann::json j = parse_json_member(text, "the loss-scale state", bad);
   const auto integer = [&](const char* key) -> int64_t {
     if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer())
       throw bad(std::string("the loss-scale state has no integer '") + key + "'");
@@ -150,14 +157,8 @@ void read_loss_scale(const nlohmann::json& text, Checkpoint& c, const Bad& bad) 
 // member's type checked.
 template <class Bad>
 void read_fallbacks(const nlohmann::json& text, Checkpoint& c, const Bad& bad) {
-  nlohmann::json j;
-  try {
-    if (!text.is_string()) throw bad("the fallback layers are not a string");
-    j = nlohmann::json::parse(text.get<std::string>());
-  } catch (const nlohmann::json::exception&) {
-    throw bad("the fallback layers are not JSON");
-  }
-  if (!j.is_array()) throw bad("the fallback layers are not a list");
+  const nlohmann::json j = parse_json_member(text, "the fallback list", bad);
+  if (!j.is_array()) throw bad("the fallback list is not a list");
   for (const auto& e : j) {
     const auto text_of = [&](const char* key) {
       if (!e.is_object() || !e.contains(key) || !e[key].is_string())
