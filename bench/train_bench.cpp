@@ -4,7 +4,8 @@
 // O0, compiled at O2 (f16, and bf16 where the device runs it natively) and
 // eager at O0; activation (arena) and weight/state memory per plan; and the
 // executor's overhead per compiled step against the sum of its kernel
-// times. Modes alternate round by round on the same machine; the medians
+// times; and the overflow diagnostics' cost (issue 19), compiled O0 and O2
+// with the probe against without. Modes alternate round by round on the same machine; the medians
 // over rounds are reported, with the spread.
 //
 // Usage: ampx_train_bench [--rounds R] [--device ID ...]
@@ -31,6 +32,7 @@ struct Mode {
   AmpLevel level;
   DType half;
   bool eager;
+  bool diagnose = false;  // --diagnose-overflow's probe in the step
 };
 
 train::Dataset synthetic(int64_t n, const Shape& sample, int64_t classes) {
@@ -87,10 +89,13 @@ int main(int argc, char** argv) {
         std::printf("%s on %s: skipped (%s)\n", mc.name.c_str(), dev.c_str(), e.what());
         continue;
       }
-      std::vector<Mode> modes{{"compiled O0", AmpLevel::kO0, DType::kF16, false},
-                              {"compiled O2 f16", AmpLevel::kO2, DType::kF16, false},
-                              {"compiled O2 bf16", AmpLevel::kO2, DType::kBF16, false},
-                              {"eager O0", AmpLevel::kO0, DType::kF16, true}};
+      std::vector<Mode> modes{
+          {"compiled O0", AmpLevel::kO0, DType::kF16, false},
+          {"compiled O2 f16", AmpLevel::kO2, DType::kF16, false},
+          {"compiled O2 bf16", AmpLevel::kO2, DType::kBF16, false},
+          {"eager O0", AmpLevel::kO0, DType::kF16, true},
+          {"compiled O0 + diagnostics", AmpLevel::kO0, DType::kF16, false, true},
+          {"compiled O2 f16 + diagnostics", AmpLevel::kO2, DType::kF16, false, true}};
       std::vector<std::unique_ptr<Trainer>> trainers;
       for (const Mode& m : modes) {
         TrainerOptions o;
@@ -99,6 +104,7 @@ int main(int argc, char** argv) {
         o.policy.level = m.level;
         o.policy.half = m.half;
         o.eager = m.eager;
+        o.overflow.diagnose = m.diagnose;
         trainers.push_back(std::make_unique<Trainer>(*session, model, o));
         trainers.back()->train_epoch(data);  // warm-up
       }
@@ -142,6 +148,21 @@ int main(int argc, char** argv) {
         kernel_sums.push_back(sum / 1000.0);
         walls.push_back(p.total_us / 1000.0);
       }
+      // The diagnostics' probe in a profiled O0 step: its kernel, and the
+      // copies the probe added (a device without TensorStats).
+      std::vector<double> probe_share;
+      for (int r = 0; r < rounds; ++r) {
+        const RunProfile p = trainers[4]->profile_step(data);
+        double sum = 0, probe = 0;
+        for (const StepTiming& s : p.steps) {
+          sum += s.us;
+          if (s.op == "TensorStats") probe += s.us;
+        }
+        probe_share.push_back(100.0 * probe / sum);
+      }
+      std::printf(
+          "diagnostics probe (TensorStats) in a profiled O0 step: %.1f %% of its kernel time\n",
+          bench::median(probe_share));
       const double kernels = bench::median(kernel_sums), wall = bench::median(walls);
       std::printf(
           "executor overhead, compiled O0: profiled step %.3f ms, its kernels %.3f ms: %.1f %% "

@@ -3,6 +3,7 @@
 // (docs/TRAINING.md).
 #include "commands.hpp"
 #include "progress_bar.hpp"
+#include "train_report.hpp"
 
 #include <ampx/onnx/onnx_export.hpp>
 #include <ampx/session/session.hpp>
@@ -49,6 +50,8 @@ struct TrainOptions {
   int64_t fallback_after = 2;
   int64_t fallback_window = 200;
   double fallback_underflow = 0.0;
+  std::string report;
+  std::string report_label;
   ModelArgs model_args;
   Format format = Format::kText;
 };
@@ -176,6 +179,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   t.overflow.fallback_window = o.fallback_window;
   t.overflow.fallback_underflow = o.fallback_underflow;
   if (o.resume && o.checkpoint.empty()) throw UsageError("--resume needs --checkpoint DIR");
+  if (!o.report.empty()) check_report_path(o.report);
 
   SessionOptions so;
   so.devices = o.device;
@@ -252,7 +256,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       spdlog::info("--resume: no checkpoint in {} yet, starting afresh", o.checkpoint);
     }
   }
-  const AmpPlan& plan = trainer.plan();
+  // The first plan; an automatic fallback replaces it (trainer.plan()).
+  const AmpPlan first_plan = trainer.plan();
+  const AmpPlan& plan = first_plan;
   if (o.format == Format::kText) {
     std::cout << fmt::format(
         "training {} on {}: {} weights ({} parameters), amp {} {}, {} of {} nodes 16-bit, {} {}\n",
@@ -263,15 +269,40 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
                              trainer.loss_scale_reason());
   }
   const bool scaler_skips = trainer.loss_scaler().options().skip_nonfinite;
+  // The curves report: this run under its label, written after every epoch
+  // (and at a stop), so that a failed run still shows.
+  std::optional<TrainCurves> curves;
+  if (!o.report.empty()) {
+    std::string label = o.report_label;
+    if (label.empty())
+      label = fmt::format("{} {}{}, loss scale {}{}", o.policy.amp, o.policy.dtype,
+                          o.policy.capability_blind ? " (capability-blind)" : "",
+                          trainer.loss_scaler().options().str(),
+                          o.auto_fallback ? ", auto-fallback" : "");
+    curves.emplace(label, forward.name, fmt::format("{}", fmt::join(plan.devices, ",")));
+  }
   for (int e = trainer.epoch(); e < o.epochs; ++e) {
     ProgressBar bar(fmt::format("epoch {}/{}", e + 1, o.epochs));
-    const train::EpochResult r = trainer.train_epoch(data, [&](int64_t done, int64_t total,
-                                                               double loss) {
-      bar.update(static_cast<int>(done), static_cast<int>(total), fmt::format("loss {:.4f}", loss));
-    });
+    train::EpochResult r;
+    try {
+      r = trainer.train_epoch(data, [&](int64_t done, int64_t total, double loss) {
+        bar.update(static_cast<int>(done), static_cast<int>(total),
+                   fmt::format("loss {:.4f}", loss));
+      });
+    } catch (const train::TrainingStopped& stopped) {
+      if (curves) {
+        curves->add_epoch(stopped.epoch, std::nullopt);
+        write_train_report(o.report, curves->to_json());
+      }
+      throw;
+    }
     bar.finish(fmt::format("loss {:.4f}", r.loss));
     std::optional<train::Evaluation> ev;
     if (eval) ev = trainer.evaluate(*eval);
+    if (curves) {
+      curves->add_epoch(r, ev);
+      write_train_report(o.report, curves->to_json());
+    }
     std::string saved;
     if (!o.checkpoint.empty()) {
       train::Checkpoint c{trainer.state(), trainer.epoch(), trainer.step(),
@@ -324,6 +355,8 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     if (o.format == Format::kText) std::cout << "wrote " << o.export_path << "\n";
   }
   if (o.format == Format::kJson) {
+    // The plan now: an automatic fallback re-planned the step.
+    const AmpPlan& plan = trainer.plan();
     nlohmann::json j{{"schema", "ampx.train/1"},   {"event", "done"},
                      {"model", forward.name},      {"devices", plan.devices},
                      {"amp", o.policy.amp},        {"dtype", o.policy.dtype},
@@ -425,6 +458,13 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
                   "than this share below the normal range over a window (0: report only)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--report", o->report,
+                  "write the training curves to this HTML file (one file, no network); a run "
+                  "with another label is added beside the runs already in it")
+      ->check(kNonEmpty);
+  cmd->add_option("--report-label", o->report_label,
+                  "the run's name in --report (default: amp level, dtype and loss scale)")
+      ->check(kNonEmpty);
   cmd->add_option("--export", o->export_path, "write the trained model as ONNX")->check(kNonEmpty);
   cmd->add_flag("--eager", o->eager,
                 "dispatch the step node by node (a kernel prepared and a synchronise per node, no "

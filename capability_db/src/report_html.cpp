@@ -13,36 +13,13 @@ namespace {
 
 using namespace report_detail;
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string html_table(const Table& t) {
   std::string out = "<table><thead><tr>";
-  for (const auto& h : t[0]) out += "<th>" + escape(h) + "</th>";
+  for (const auto& h : t[0]) out += "<th>" + html_escape(h) + "</th>";
   out += "</tr></thead><tbody>";
   for (size_t r = 1; r < t.size(); ++r) {
     out += "<tr>";
-    for (const auto& c : t[r]) out += "<td>" + escape(c) + "</td>";
+    for (const auto& c : t[r]) out += "<td>" + html_escape(c) + "</td>";
     out += "</tr>";
   }
   return out + "</tbody></table>\n";
@@ -111,6 +88,29 @@ document.body.dataset.barsDrawn=String(bars);
 
 }  // namespace
 
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 std::string render_html(const Report& r) {
   std::string data = report_to_json(r).dump();
   // Inside <script>, "</" would end the element early.
@@ -120,20 +120,20 @@ std::string render_html(const Report& r) {
   out += "<title>ampx coverage report</title>\n<style>";
   out += kStyle;
   out += "</style></head><body>\n";
-  out += "<h1>ampx coverage report</h1>\n<p>" + escape(r.host) + ", " + escape(r.generated_at) +
-         (r.ran ? "" : " (not run: predictions only)") + "</p>\n";
+  out += "<h1>ampx coverage report</h1>\n<p>" + html_escape(r.host) + ", " +
+         html_escape(r.generated_at) + (r.ran ? "" : " (not run: predictions only)") + "</p>\n";
   for (size_t i = 0; i < r.models.size(); ++i) {
     const ModelReport& m = r.models[i];
-    out += "<h2>" + escape(m.model) + " (" + std::to_string(m.nodes) + " nodes)</h2>\n";
+    out += "<h2>" + html_escape(m.model) + " (" + std::to_string(m.nodes) + " nodes)</h2>\n";
     out += "<div class=\"charts\" id=\"charts-" + std::to_string(i) + "\"></div>\n";
     for (const DeviceSection& d : m.devices) {
-      out += "<h3>" + escape(d.device_id) + " — " + escape(d.device_name) +
-             "</h3>\n<p>Source: " + escape(d.source) + ". Costs: " + escape(d.cost_source) +
-             ".</p>\n";
+      out += "<h3>" + html_escape(d.device_id) + " — " + html_escape(d.device_name) +
+             "</h3>\n<p>Source: " + html_escape(d.source) +
+             ". Costs: " + html_escape(d.cost_source) + ".</p>\n";
       out += html_table(level_table(d, r.ran));
     }
     for (const auto& p : m.placements) {
-      out += "<h3>Placement across " + escape(p.spec) + "</h3>\n<p>Planned, not run.</p>\n";
+      out += "<h3>Placement across " + html_escape(p.spec) + "</h3>\n<p>Planned, not run.</p>\n";
       out += html_table(placement_table(p));
     }
     out += "<h3>16-bit coverage by op</h3>\n";

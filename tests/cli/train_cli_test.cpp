@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -206,6 +207,46 @@ TEST(TrainCli, DiagnosticsNameTheLayerOfEveryOverflowedStep) {
   EXPECT_NE(text.out.find("overflow diagnostics (12 layers"), std::string::npos) << text.out;
   expect_one_line_error(ampx(args + " --auto-fallback --fallback-window 0"), 2,
                         "--fallback-window");
+}
+
+// --report: two runs in one self-contained file, drawn in a real browser:
+// the loss of each, the scale, and a mark per skipped step.
+TEST(TrainCli, TheCurvesReportHoldsEveryRunAndDrawsInABrowser) {
+  const fs::path data = digits_like("report", {1, 2, 3, 4, 5, 6, 7, 8});
+  const fs::path dir = fresh_dir("report_out");
+  const std::string html = (dir / "curves.html").string();
+  const std::string base =
+      kTrain + " --epochs 2 --batch 4 --data " + data.string() + " --report " + html;
+  ASSERT_EQ(ampx(base).code, 0);
+  const Result o3 = ampx(base + " --amp O3 --capability-blind --loss-scale dynamic:1048576,2,3");
+  ASSERT_EQ(o3.code, 0) << o3.err;
+  ASSERT_EQ(ampx(base).code, 0) << "the same label again replaces its run";
+  std::ifstream f(html);
+  const std::string page((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("O0 f16, loss scale none"), std::string::npos);
+  EXPECT_NE(page.find("O3 f16 (capability-blind), loss scale dynamic:1048576,2,3"),
+            std::string::npos);
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));
+  const fs::path dom = dir / "dom.html";
+  const std::string cmd = "chromium --headless --no-sandbox --disable-gpu --dump-dom 'file://" +
+                          html + "' > '" + dom.string() + "' 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream d(dom);
+  const std::string rendered((std::istreambuf_iterator<char>(d)), std::istreambuf_iterator<char>());
+  EXPECT_NE(rendered.find("data-charts-drawn=\"3\""), std::string::npos);
+  EXPECT_NE(rendered.find("data-series-drawn=\"2\""), std::string::npos);
+  // All four steps (2^20 .. 2^17) overflow f16's seed: four marks.
+  EXPECT_NE(rendered.find("data-skips-drawn=\"4\""), std::string::npos) << rendered.substr(0, 400);
+  // A file that is not a report is never overwritten.
+  const fs::path other = dir / "notes.html";
+  std::ofstream(other) << "<html>mine</html>";
+  expect_one_line_error(ampx(kTrain + " --epochs 1 --batch 4 --data " + data.string() +
+                             " --report " + other.string()),
+                        1, "not an ampx training report");
+  std::ifstream n(other);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(n)), std::istreambuf_iterator<char>()),
+            "<html>mine</html>");
 }
 
 TEST(TrainCli, BadLossScalesAndAnotherScheduleOnResumeAreOneLineErrors) {

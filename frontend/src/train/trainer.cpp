@@ -95,6 +95,7 @@ double Trainer::replan() {
   const auto t0 = std::chrono::steady_clock::now();
   programs_.clear();
   active_ = nullptr;
+  (void)program(options_.batch);  // plan() and training_graph() describe it
   Program& p = activate(batch);
   for (size_t i = 0; i < current.size(); ++i) p.write_state(i, current[i].data);
   if (diagnostics_) diagnostics_->replan(p.tg, p.plan);
@@ -228,10 +229,11 @@ EpochResult Trainer::train_epoch(const Dataset& data,
       }
       throw TrainingStopped(
           "training stopped at step " + std::to_string(step_) + ": " +
-          std::to_string(scaler_.state().consecutive_overflows) +
-          " steps in a row had non-finite gradients with the loss scale at its lowest (" +
-          options_.loss_scale->str() + ", scale " + std::to_string(scaler_.scale()) +
-          "); the last loss was " + std::to_string(loss) + culprit);
+              std::to_string(scaler_.state().consecutive_overflows) +
+              " steps in a row had non-finite gradients with the loss scale at its lowest (" +
+              options_.loss_scale->str() + ", scale " + std::to_string(scaler_.scale()) +
+              "); the last loss was " + std::to_string(loss) + culprit,
+          std::move(r));
     }
     if (options_.overflow.auto_fallback && diagnostics_) {
       const std::vector<FallbackRecord> due =

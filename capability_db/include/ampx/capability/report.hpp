@@ -105,5 +105,7 @@ std::string render_markdown(const Report& r);
 // script as SVG (16-bit coverage per level per device; predicted vs
 // measured time).
 std::string render_html(const Report& r);
+// Text made safe for HTML element content and attribute values (&, <, >, ").
+std::string html_escape(const std::string& s);
 
 }  // namespace ampx::capability

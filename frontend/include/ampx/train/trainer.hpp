@@ -62,12 +62,6 @@ struct StepRecord {
   double grad_norm = 0;  // of the unscaled gradients; +inf when not finite
 };
 
-// The run stopped itself: LossScaler::given_up() (docs/TRAINING.md).
-class TrainingStopped : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct EpochResult {
   int epoch = 0;  // counted from 1
   int64_t steps = 0;
@@ -84,6 +78,15 @@ struct EpochResult {
   std::vector<OverflowEvent> overflows;
   std::vector<FallbackRecord> fallbacks;
   double replan_ms = 0;
+};
+
+// The run stopped itself: LossScaler::given_up() (docs/TRAINING.md).
+// `epoch` holds the steps of the epoch it stopped in, up to the last.
+class TrainingStopped : public std::runtime_error {
+ public:
+  TrainingStopped(const std::string& what, EpochResult epoch)
+      : std::runtime_error(what), epoch(std::move(epoch)) {}
+  EpochResult epoch;
 };
 
 struct Evaluation {
