@@ -54,9 +54,10 @@ bool vulkan_runs_importer_op(const std::string& op) {
 }
 
 // The optimizer updates and UpdateGuard: f32 only, in every case of the
-// catalogue.
+// catalogue; and TensorStats, whose case mixes dtypes and computes in f32:
+// native whatever the case's dtype.
 bool is_update(const std::string& op) {
-  return op == "SgdUpdate" || op == "AdamUpdate" || op == "UpdateGuard";
+  return op == "SgdUpdate" || op == "AdamUpdate" || op == "UpdateGuard" || op == "TensorStats";
 }
 
 // Where's condition and Equal's result are bool: 8-bit storage.

@@ -113,5 +113,43 @@ TEST(VulkanTraining, MlpWithDropoutAndAdamMatchesCpuRefAtO0) {
     EXPECT_GT(placed.count(op), 0u) << op << " not in the step";
 }
 
+// --diagnose-overflow's probe runs on the device (a TensorStats kernel per
+// input, no copies to the host), and its per-layer figures are cpu_ref's.
+TEST(VulkanTraining, OverflowDiagnosticsRunOnTheDeviceAndMatchCpuRef) {
+  if (!have_vulkan()) GTEST_SKIP() << "no vulkan:0 on this machine";
+  TrainerOptions o;
+  o.batch = 32;
+  o.seed = 3;
+  o.graph.optimizer.lr = 0.05;
+  o.overflow.diagnose = true;
+  Session vk_session(session_on("vulkan:0")), ref_session(session_on("cpu_ref:0"));
+  const Graph model = make_builtin_model("digits-cnn");
+  Trainer vk(vk_session, model, o), ref(ref_session, model, o);
+  bool probed = false;
+  for (const NodePlan& n : vk.plan().nodes)
+    if (n.op == OpType::kTensorStats) {
+      probed = true;
+      EXPECT_EQ(vk.plan().devices.at(static_cast<size_t>(n.device)), "vulkan:0")
+          << n.placement_text();
+      EXPECT_EQ(n.reason(), "probe");
+    }
+  ASSERT_TRUE(probed);
+  const Dataset data = testing::synthetic(64, {1, 8, 8}, 10, 21);
+  vk.train_epoch(data);
+  ref.train_epoch(data);
+  const auto a = vk.overflow_diagnostics()->summary(), b = ref.overflow_diagnostics()->summary();
+  ASSERT_EQ(a.size(), b.size());
+  std::map<std::string, LayerOverflowSummary> by_name;
+  for (const auto& l : b) by_name[l.layer] = l;
+  for (const auto& l : a) {
+    SCOPED_TRACE(l.layer);
+    const LayerOverflowSummary& r = by_name.at(l.layer);
+    EXPECT_NEAR(l.activation_amax, r.activation_amax, 1e-3 * r.activation_amax);
+    EXPECT_NEAR(l.gradient_amax, r.gradient_amax, 1e-3 * r.gradient_amax);
+    EXPECT_NEAR(l.underflow_share, r.underflow_share, 1e-3);
+    EXPECT_EQ(l.first_overflows, 0);
+  }
+}
+
 }  // namespace
 }  // namespace ampx

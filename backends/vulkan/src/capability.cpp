@@ -45,6 +45,11 @@ Answer answer_node(const ampx_node_desc& node, const PhysicalDevice& dev) {
     } else if (plan.variant == Variant::kF16) {
       a.support = AMPX_SUPPORT_NATIVE;
       a.note = "Vulkan f16 kernel (shaderFloat16 + 16-bit storage)";
+    } else if (v.op_type() == "TensorStats") {
+      // It reads each input as it is (f16 widened exactly) and computes in
+      // f32: nothing is rounded to 16 bits.
+      a.support = AMPX_SUPPORT_NATIVE;
+      a.note = "Vulkan kernel reading each input in its own dtype";
     } else if (opset::is_data_movement(v.op_type())) {
       // Widening to f32 and back is exact, and the bytes moved are halved.
       a.support = AMPX_SUPPORT_NATIVE;

@@ -135,6 +135,7 @@ OpPlan plan_gather_grad(const NodeView& v, Variant var);       // i32/i64 indice
 OpPlan plan_dropout_training(const NodeView& v, Variant var);  // i64 seed
 OpPlan plan_sgd_update(const NodeView& v, Variant var);
 OpPlan plan_adam_update(const NodeView& v, Variant var);
-OpPlan plan_update_guard(const NodeView& v, Variant var);  // any number of gradients
+OpPlan plan_update_guard(const NodeView& v, Variant var);          // any number of gradients
+OpPlan plan_tensor_stats(const NodeView& v, const PlanTarget& t);  // each input its own dtype
 
 }  // namespace ampx::vulkan

@@ -16,10 +16,17 @@ struct DtypeGenericOp {
   OpPlan (*plan)(const NodeView&, const PlanTarget&);
 };
 constexpr DtypeGenericOp kDtypeGeneric[] = {
-    {"Cast", plan_cast},        {"Reshape", plan_identity},    {"Flatten", plan_identity},
-    {"Dropout", plan_identity}, {"Transpose", plan_transpose}, {"Slice", plan_slice},
-    {"Concat", plan_concat},    {"Split", plan_split},         {"Equal", plan_equal},
+    {"Cast", plan_cast},
+    {"Reshape", plan_identity},
+    {"Flatten", plan_identity},
+    {"Dropout", plan_identity},
+    {"Transpose", plan_transpose},
+    {"Slice", plan_slice},
+    {"Concat", plan_concat},
+    {"Split", plan_split},
+    {"Equal", plan_equal},
     {"Where", plan_where},
+    {"TensorStats", plan_tensor_stats},
 };
 
 }  // namespace

@@ -320,4 +320,25 @@ OpPlan plan_update_guard(const NodeView& v, Variant var) {
   return plan;
 }
 
+// TensorStats: one single-workgroup dispatch per input, each in the dtype
+// that input has (tensor_stats.f32, or .f16s: f16 storage widened exactly),
+// writing its row of the stats.
+OpPlan plan_tensor_stats(const NodeView& v, const PlanTarget& t) {
+  OpPlan plan;
+  const auto tiny = static_cast<float>(v.get_float("tiny", 0x1p-14));
+  for (size_t i = 0; i < v.num_inputs(); ++i) {
+    const ampx_dtype dt = v.input(i).dtype;
+    const int64_t n = numel(dims_of(v.input(i)));
+    if (n == 0) throw Unsupported("TensorStats of an empty tensor (no zero-sized binding)");
+    const Variant var = variant_for(dt, t);  // bf16 and others: Unsupported
+    Dispatch d =
+        linear_dispatch(var == Variant::kF32 ? "tensor_stats.f32" : "tensor_stats.f16s", 1, 1);
+    d.params = {i32(n), i32(static_cast<int64_t>(i)), float_bits(tiny)};
+    d.tensors = {out_ref(0, 4), in_ref(static_cast<uint32_t>(i), elem_bytes(dt))};
+    plan.dispatches.push_back(std::move(d));
+  }
+  plan.variant = Variant::kF32;
+  return plan;
+}
+
 }  // namespace ampx::vulkan

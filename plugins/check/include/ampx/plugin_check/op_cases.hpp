@@ -264,6 +264,16 @@ inline void add_training_cases(std::map<std::string, Maker>& m) {
     c.nb.output(F32, {3}).output(F32, {2});
     c.nb.attr_float("clip_norm", 1.0).attr_int("skip_nonfinite", 1);
   };
+  // Each input in its own dtype: a large f32 tensor, one with an infinity,
+  // a NaN, a zero and values below 2^-14, and an f16 one with a subnormal
+  // and f16's largest value.
+  m["TensorStats_mixed"] = [](Rng& r, ampx_dtype, Case& c) {
+    c.nb = NodeBuilder("TensorStats", "probe");
+    in(c, rnd(r, F32, {257, 300}));
+    in(c, Tensor::of(F32, {6}, {1.5, -INFINITY, 1e-6, 0.0, 3e-5, NAN}));
+    in(c, Tensor::of(F16, {4}, {2.0, 1e-6, 65504.0, -0.5}));
+    c.nb.output(F32, {3, 3});
+  };
 }
 
 inline const std::map<std::string, Maker>& cases() {
