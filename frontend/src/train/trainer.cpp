@@ -80,11 +80,21 @@ Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
   options_.graph.diagnose_overflow = options_.overflow.diagnose;
   options_.graph.underflow_below = dtype_min_normal(options_.policy.half);
   Program& p = activate(options_.batch);
-  if (options_.overflow.diagnose) {
-    std::vector<std::string> layers;
-    for (const Node& n : forward_.nodes()) layers.push_back(n.name);
-    diagnostics_.emplace(p.tg, p.plan, options_.policy.half, std::move(layers));
-  }
+  if (options_.overflow.diagnose) start_diagnostics(p);
+}
+
+void Trainer::start_diagnostics(const Program& p) {
+  std::vector<std::string> layers;
+  for (const Node& n : forward_.nodes()) layers.push_back(n.name);
+  diagnostics_.emplace(p.tg, p.plan, options_.policy.half, std::move(layers));
+}
+
+double Trainer::enable_diagnostics() {
+  options_.overflow.diagnose = true;
+  options_.graph.diagnose_overflow = true;
+  const double ms = replan();
+  start_diagnostics(*active_);
+  return ms;
 }
 
 double Trainer::replan() {
@@ -220,6 +230,15 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     scaler_.update(rec.finite, rec.step);
     if (!rec.finite) ++r.overflow_steps;
     ++step_;
+    // Overflowing at the lowest scale again and again: probe every layer
+    // from now on, so that a run that gives up names the culprit.
+    if (!diagnostics_ && scaler_.state().consecutive_overflows >= kDiagnoseAfterOverflows) {
+      spdlog::warn(
+          "{} overflowed steps in a row at the lowest loss scale: probing every layer "
+          "from step {} on (as --diagnose-overflow)",
+          scaler_.state().consecutive_overflows, step_ + 1);
+      r.replan_ms += enable_diagnostics();
+    }
     if (scaler_.given_up()) {
       std::string culprit = "; run with --diagnose-overflow to name the layer";
       if (diagnostics_ && !diagnostics_->events().empty()) {

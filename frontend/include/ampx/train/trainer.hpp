@@ -97,6 +97,11 @@ struct Evaluation {
 
 class Trainer {
  public:
+  // After this many overflowed steps in a row at the lowest loss scale the
+  // trainer turns the overflow diagnostics on by itself, so that a run
+  // that then gives up (LossScaler::kMaxOverflowsAtFloor) names the layer.
+  static constexpr int64_t kDiagnoseAfterOverflows = 10;
+
   // `forward`: weights as constants, first output the prediction. Throws
   // std::invalid_argument for bad options, GraphError for a model autodiff
   // cannot differentiate.
@@ -174,6 +179,9 @@ class Trainer {
   // Drops every compiled step and compiles the current batch's again under
   // the current policy, with the state carried over; returns the time.
   double replan();
+  void start_diagnostics(const Program& p);
+  // Turns the probe on mid-run (re-planned); returns the time.
+  double enable_diagnostics();
   int epoch_ = 0;
   int64_t step_ = 0;
 };
