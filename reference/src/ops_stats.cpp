@@ -27,43 +27,21 @@ struct Counts {
   }
 };
 
-// A float type's magnitude bits: for non-negative values the bit patterns
-// order like the values, so every test is an integer compare (no widening
-// of 16-bit data).
+// The data's layout: its infinity pattern and the first magnitude >= tiny
+// (ampx/half.hpp), and how to read a magnitude back as a value.
 struct Layout {
-  uint32_t inf;   // the smallest non-finite magnitude
-  uint32_t tiny;  // the smallest magnitude >= the `tiny` attribute
-  float (*value)(uint32_t);
+  uint32_t inf;
+  uint32_t tiny;
+  int width;
+  bool bf16;
+  float value(uint32_t bits) const { return magnitude_value(bits, width, bf16); }
 };
 
-float f32_value(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-float f16_value(uint32_t b) {
-  return f16_bits_to_float(static_cast<uint16_t>(b));
-}
-float bf16_value(uint32_t b) {
-  return bf16_bits_to_float(static_cast<uint16_t>(b));
-}
-
 Layout layout_of(ampx_dtype dt, float tiny) {
-  Layout l{0x7f800000u, 0, f32_value};
-  if (dt == AMPX_DTYPE_F16) l = {0x7c00u, 0, f16_value};
-  if (dt == AMPX_DTYPE_BF16) l = {0x7f80u, 0, bf16_value};
-  // The first magnitude whose value is >= tiny (binary search over the
-  // finite ones; inf when none is).
-  uint32_t lo = 0, hi = l.inf;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (l.value(mid) >= tiny)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  l.tiny = lo;
-  return l;
+  const int width = dt == AMPX_DTYPE_F32 ? 32 : 16;
+  const bool bf16 = dt == AMPX_DTYPE_BF16;
+  const MagnitudeBits m = magnitude_bits(tiny, width, bf16);
+  return {m.inf, m.at_least, width, bf16};
 }
 
 // Written so that the compiler vectorises them at the baseline ISA: signed

@@ -78,4 +78,33 @@ inline float round_to_bf16(float f) {
   return bf16_bits_to_float(float_to_bf16_bits(f));
 }
 
+// Magnitude bit patterns (the sign bit cleared) order like the values they
+// stand for, so range tests on a tensor can compare integers. For f32
+// (width 32), f16 or bf16 (width 16, `bf16` choosing the layout): the
+// pattern of infinity, and the smallest pattern whose value is >= v (the
+// infinity pattern when no finite one is). TensorStats counts with these.
+struct MagnitudeBits {
+  uint32_t inf = 0;
+  uint32_t at_least = 0;
+};
+inline float magnitude_value(uint32_t bits, int width, bool bf16) {
+  if (width == 32) return std::bit_cast<float>(bits);
+  return bf16 ? bf16_bits_to_float(static_cast<uint16_t>(bits))
+              : f16_bits_to_float(static_cast<uint16_t>(bits));
+}
+inline MagnitudeBits magnitude_bits(float v, int width, bool bf16) {
+  MagnitudeBits m;
+  m.inf = width == 32 ? 0x7f800000u : bf16 ? 0x7f80u : 0x7c00u;
+  uint32_t lo = 0, hi = m.inf;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (magnitude_value(mid, width, bf16) >= v)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  m.at_least = lo;
+  return m;
+}
+
 }  // namespace ampx

@@ -53,6 +53,14 @@ Answer decide(const ps::NodeView& v, const OpEntry& op, const DeviceInfo& dev,
   if (op.cls == OpClass::kDataMovement) {  // bit copies: every dtype, every GPU
     return {AMPX_SUPPORT_NATIVE, cost_hint(node, false), "bit copy kernel"};
   }
+  if (op.cls == OpClass::kProbe) {  // f32, f16 and bf16 inputs, read as bits
+    for (size_t i = 0; i < v.num_inputs(); ++i) {
+      const ampx_dtype d = v.input(i).dtype;
+      if (d != AMPX_DTYPE_F32 && d != AMPX_DTYPE_F16 && d != AMPX_DTYPE_BF16)
+        return no(std::string("TensorStats of ") + ps::dtype_name(d) + " has no CUDA kernel");
+    }
+    return {AMPX_SUPPORT_NATIVE, cost_hint(node, false), "own kernel, each input in its dtype"};
+  }
   if (op.cls == OpClass::kCast) {
     const ampx_dtype from = v.input(0).dtype, to = v.output(0).dtype;
     if (from == to) return {AMPX_SUPPORT_NATIVE, cost_hint(node, false), "copy"};

@@ -137,4 +137,14 @@ cudaError_t update_guard_finish(const UpdateGuardParams& p, const double* block_
                                 const int* block_bad, const float* hyper, float* hyper_out,
                                 float* stats, cudaStream_t stream);
 
+// TensorStats (docs/OPS.md): tensor_stats_count adds one input's counts to
+// acc [4] (zeroed first: the largest finite magnitude's bits, non-finite,
+// nonzero finite, and below-tiny counts); `kind` 0 f32, 1 f16, 2 bf16; inf
+// and tiny are magnitude patterns of that layout (ampx/half.hpp).
+// tensor_stats_finish writes the input's row [amax, shares] from acc.
+cudaError_t tensor_stats_count(const void* x, int64_t n, int kind, unsigned inf, unsigned tiny,
+                               unsigned long long* acc, cudaStream_t stream);
+cudaError_t tensor_stats_finish(const unsigned long long* acc, int kind, int64_t n, float* row,
+                                cudaStream_t stream);
+
 }  // namespace ampx::cuda::kern

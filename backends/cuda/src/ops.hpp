@@ -55,6 +55,7 @@ enum class OpClass {
   kCompute,       // own elementwise / normalisation / pooling / reduction kernels
   kDataMovement,  // bit copies, any dtype
   kCast,
+  kProbe,  // TensorStats: reads each input in its own dtype, computes nothing 16-bit
 };
 
 struct OpEntry {
@@ -95,6 +96,7 @@ std::unique_ptr<CudaOp> make_cross_entropy(OpContext&);
 std::unique_ptr<CudaOp> make_sgd_update(OpContext&);
 std::unique_ptr<CudaOp> make_adam_update(OpContext&);
 std::unique_ptr<CudaOp> make_update_guard(OpContext&);
+std::unique_ptr<CudaOp> make_tensor_stats(OpContext&);
 
 // Whether Conv2d `node` can go through cuDNN here (loaded, symmetric pads,
 // dims within int); otherwise false and why. Shared by the answer and the

@@ -68,6 +68,7 @@ const OpEntry* find_op(std::string_view op) noexcept {
       {"SgdUpdate", OpClass::kCompute, &make_sgd_update},
       {"AdamUpdate", OpClass::kCompute, &make_adam_update},
       {"UpdateGuard", OpClass::kCompute, &make_update_guard},
+      {"TensorStats", OpClass::kProbe, &make_tensor_stats},
   }};
   static constexpr OpEntry kCast{"Cast", OpClass::kCast, &make_cast};
   if (op == kCast.op) return &kCast;

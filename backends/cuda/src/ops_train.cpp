@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "allocator.hpp"
+#include "ampx/half.hpp"
 #include "cuda_error.hpp"
 #include "kernels_grad.hpp"
 #include "ops.hpp"
@@ -192,6 +193,46 @@ std::unique_ptr<CudaOp> make_update_guard(OpContext& c) {
     std::vector<int64_t> sizes_;
   };
   return std::make_unique<GuardOp>(c.dev, p, std::move(sizes));
+}
+
+// TensorStats: per input a counting launch (integer atomics: any order,
+// the same counts) and a one-thread finish writing its row.
+std::unique_ptr<CudaOp> make_tensor_stats(OpContext& c) {
+  struct Input {
+    int kind;
+    int64_t n;
+    MagnitudeBits bits;
+  };
+  const auto tiny = static_cast<float>(c.v.get_float("tiny", 0x1p-14));
+  std::vector<Input> inputs;
+  for (const auto& t : c.in) {
+    const int kind = t.dtype == AMPX_DTYPE_F32 ? 0 : t.dtype == AMPX_DTYPE_F16 ? 1 : 2;
+    inputs.push_back({kind, t.numel, magnitude_bits(tiny, kind == 0 ? 32 : 16, kind == 2)});
+  }
+  class StatsOp final : public CudaOp {
+   public:
+    StatsOp(DeviceContext& dev, std::vector<Input> inputs) : dev_(dev), in_(std::move(inputs)) {}
+    void launch(In in, Out out) override {
+      const size_t bytes = 4 * sizeof(unsigned long long) * in_.size();
+      DeviceMemory acc(dev_.allocator(), bytes);
+      check_cuda(cudaMemsetAsync(acc.get(), 0, bytes, dev_.stream()), "cudaMemsetAsync");
+      auto* a = static_cast<unsigned long long*>(acc.get());
+      auto* stats = static_cast<float*>(out[0]);
+      for (size_t i = 0; i < in_.size(); ++i) {
+        check_kernel(kern::tensor_stats_count(in[i], in_[i].n, in_[i].kind, in_[i].bits.inf,
+                                              in_[i].bits.at_least, a + 4 * i, dev_.stream()),
+                     "tensor_stats_count");
+        check_kernel(kern::tensor_stats_finish(a + 4 * i, in_[i].kind, in_[i].n, stats + 3 * i,
+                                               dev_.stream()),
+                     "tensor_stats_finish");
+      }
+    }
+
+   private:
+    DeviceContext& dev_;
+    std::vector<Input> in_;
+  };
+  return std::make_unique<StatsOp>(c.dev, std::move(inputs));
 }
 
 }  // namespace ampx::cuda

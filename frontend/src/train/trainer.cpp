@@ -233,7 +233,7 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     // Overflowing at the lowest scale again and again: probe every layer
     // from now on, so that a run that gives up names the culprit.
     if (!diagnostics_ && scaler_.state().consecutive_overflows >= kDiagnoseAfterOverflows) {
-      spdlog::warn(
+      spdlog::info(
           "{} overflowed steps in a row at the lowest loss scale: probing every layer "
           "from step {} on (as --diagnose-overflow)",
           scaler_.state().consecutive_overflows, step_ + 1);
