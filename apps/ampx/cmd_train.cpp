@@ -292,6 +292,8 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     } catch (const train::TrainingStopped& stopped) {
       if (curves) {
         curves->add_epoch(stopped.epoch, std::nullopt);
+        if (const train::OverflowDiagnostics* d = trainer.overflow_diagnostics())
+          curves->set_diagnostics(*d);
         write_train_report(o.report, curves->to_json());
       }
       throw;
@@ -301,6 +303,8 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     if (eval) ev = trainer.evaluate(*eval);
     if (curves) {
       curves->add_epoch(r, ev);
+      if (const train::OverflowDiagnostics* d = trainer.overflow_diagnostics())
+        curves->set_diagnostics(*d);
       write_train_report(o.report, curves->to_json());
     }
     std::string saved;

@@ -6,6 +6,7 @@
 #include <ampx/fileio/atomic_write.hpp>
 #include <ampx/fileio/regular_file.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ampx::cli {
@@ -86,6 +87,19 @@ std::string fmt_number(const nlohmann::json& v, const char* format, double scale
   return buf;
 }
 
+// "bn2 90.7 %, bn1 90.6 %" from a run's diagnostics; "-" without them.
+std::string underflow_text(const nlohmann::json& run) {
+  if (!run.contains("underflow") || !run["underflow"].is_array() || run["underflow"].empty())
+    return "-";
+  std::string out;
+  for (const auto& l : run["underflow"]) {
+    if (!l.is_object() || !l.contains("layer") || !l["layer"].is_string()) continue;
+    out += (out.empty() ? "" : ", ") + l["layer"].get<std::string>() + " " +
+           fmt_number(l.value("underflow_share", nlohmann::json()), "%.1f %%", 100);
+  }
+  return out.empty() ? "-" : out;
+}
+
 std::string render(const nlohmann::json& data) {
   using capability::html_escape;
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
@@ -95,7 +109,8 @@ std::string render(const nlohmann::json& data) {
   out +=
       "<table><thead><tr><th>run</th><th>model</th><th>devices</th><th>steps</th>"
       "<th>skipped</th><th>last train loss</th><th>last accuracy</th><th>last scale</th>"
-      "<th>moved to f32</th></tr></thead><tbody>\n";
+      "<th>moved to f32</th><th>most underflow (gradients below the 16-bit normal "
+      "range)</th></tr></thead><tbody>\n";
   for (const auto& r : data["runs"]) {
     const auto& epochs = r["epochs"];
     const nlohmann::json last = epochs.empty() ? nlohmann::json::object() : epochs.back();
@@ -111,7 +126,8 @@ std::string render(const nlohmann::json& data) {
            "</td><td>" + fmt_number(last.value("eval_accuracy", nlohmann::json()), "%.2f %%", 100) +
            "</td><td>" +
            fmt_number(r["scale"].empty() ? nlohmann::json() : r["scale"].back(), "%g") +
-           "</td><td>" + html_escape(fallbacks.empty() ? "-" : fallbacks) + "</td></tr>\n";
+           "</td><td>" + html_escape(fallbacks.empty() ? "-" : fallbacks) + "</td><td>" +
+           html_escape(underflow_text(r)) + "</td></tr>\n";
   }
   out += "</tbody></table>\n<p class=\"legend\" id=\"legend\"></p>\n<div id=\"charts\"></div>\n";
   std::string json = data.dump();
@@ -177,6 +193,17 @@ void TrainCurves::add_epoch(const train::EpochResult& r,
   run_["epochs"].push_back(e);
   for (const train::FallbackRecord& f : r.fallbacks)
     run_["fallbacks"].push_back({{"layer", f.layer}, {"step", f.step}, {"cause", f.cause}});
+}
+
+void TrainCurves::set_diagnostics(const train::OverflowDiagnostics& d) {
+  auto layers = d.summary();
+  std::stable_sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) {
+    return a.underflow_share > b.underflow_share;
+  });
+  nlohmann::json worst = nlohmann::json::array();
+  for (size_t i = 0; i < layers.size() && i < 3; ++i)
+    worst.push_back({{"layer", layers[i].layer}, {"underflow_share", layers[i].underflow_share}});
+  run_["underflow"] = std::move(worst);
 }
 
 nlohmann::json TrainCurves::to_json() const {

@@ -22,6 +22,9 @@ class TrainCurves {
  public:
   TrainCurves(std::string label, std::string model, std::string devices);
   void add_epoch(const train::EpochResult& r, const std::optional<train::Evaluation>& ev);
+  // With --diagnose-overflow: the layers whose gradients underflowed most
+  // and the ones named at overflows, as the table shows them.
+  void set_diagnostics(const train::OverflowDiagnostics& d);
   nlohmann::json to_json() const;
 
  private:

@@ -218,7 +218,9 @@ TEST(TrainCli, TheCurvesReportHoldsEveryRunAndDrawsInABrowser) {
   const std::string base =
       kTrain + " --epochs 2 --batch 4 --data " + data.string() + " --report " + html;
   ASSERT_EQ(ampx(base).code, 0);
-  const Result o3 = ampx(base + " --amp O3 --capability-blind --loss-scale dynamic:1048576,2,3");
+  const Result o3 = ampx(base +
+                         " --amp O3 --capability-blind --loss-scale dynamic:1048576,2,3 "
+                         "--diagnose-overflow");
   ASSERT_EQ(o3.code, 0) << o3.err;
   ASSERT_EQ(ampx(base).code, 0) << "the same label again replaces its run";
   std::ifstream f(html);
@@ -227,6 +229,8 @@ TEST(TrainCli, TheCurvesReportHoldsEveryRunAndDrawsInABrowser) {
   EXPECT_NE(page.find("O3 f16 (capability-blind), loss scale dynamic:1048576,2,3"),
             std::string::npos);
   EXPECT_EQ(page.find("https://"), std::string::npos);
+  // The diagnosed run lists its layers with the most underflow.
+  EXPECT_NE(page.find("\"underflow\":[{\"layer\""), std::string::npos);
   EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));
   const fs::path dom = dir / "dom.html";
   const std::string cmd = "chromium --headless --no-sandbox --disable-gpu --dump-dom 'file://" +
