@@ -59,12 +59,16 @@ class UpdateGuardKernel final : public CpuKernel {
     // out once here rather than at every step.
     for (size_t g = 0; g < sizes_.size(); ++g)
       for (int64_t s = 0; s < sizes_[g]; s += kBlock) where_.emplace_back(g + 1, s);
+    for (int64_t n : sizes_) elements_ += n;
   }
 
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const auto* h = static_cast<const float*>(in[0]);
     std::vector<BlockSum> sums(where_.size());
-    const double elements = static_cast<double>(where_.size()) * kBlock;
+    // The real element count: most gradients are far smaller than a block,
+    // and a thread started for a few thousand elements costs more than it
+    // saves.
+    const double elements = static_cast<double>(elements_);
     parallel_for(static_cast<int64_t>(where_.size()), threads_for(2.0 * elements),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t b = b0; b < b1; ++b) {
@@ -104,6 +108,7 @@ class UpdateGuardKernel final : public CpuKernel {
   float clip_;
   bool skip_;
   std::vector<std::pair<size_t, int64_t>> where_;
+  int64_t elements_ = 0;
 };
 
 }  // namespace

@@ -112,12 +112,13 @@ class TensorStatsKernel final : public CpuKernel {
     for (size_t t = 0; t < in_.size(); ++t) {
       layouts_.push_back(layout_of(in_[t].dtype, tiny));
       for (int64_t s = 0; s < in_[t].numel; s += kBlock) where_.emplace_back(t, s);
+      elements_ += in_[t].numel;
     }
   }
 
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     std::vector<Counts> blocks(where_.size());
-    const double elements = static_cast<double>(where_.size()) * kBlock;
+    const double elements = static_cast<double>(elements_);  // not blocks x kBlock
     parallel_for(static_cast<int64_t>(where_.size()), threads_for(elements / 4),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t b = b0; b < b1; ++b) {
@@ -157,6 +158,7 @@ class TensorStatsKernel final : public CpuKernel {
   float tiny_;
   std::vector<Layout> layouts_;
   std::vector<std::pair<size_t, int64_t>> where_;  // block: (input, first element)
+  int64_t elements_ = 0;
 };
 
 }  // namespace
