@@ -16,16 +16,6 @@ namespace {
 constexpr const char* kSchema = "ampx.train-report/1";
 constexpr const char* kDataOpen = "<script type=\"application/json\" id=\"train-data\">";
 
-constexpr const char* kStyle = R"(
-body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-td:first-child,th:first-child{text-align:left}
-th{background:#f3f3f3}
-svg.chart text{font-size:11px}
-.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
-)";
-
 // Line charts from the embedded JSON, as SVG; sets data-charts-drawn,
 // data-series-drawn (loss lines) and data-skips-drawn (skipped-step marks)
 // on <body> when done, which the tests read back from headless Chromium.
@@ -104,7 +94,7 @@ std::string render(const nlohmann::json& data) {
   using capability::html_escape;
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   out += "<title>ampx training curves</title>\n<style>";
-  out += kStyle;
+  out += capability::html_report_style();
   out += "</style></head><body>\n<h1>ampx training curves</h1>\n";
   out +=
       "<table><thead><tr><th>run</th><th>model</th><th>devices</th><th>steps</th>"

@@ -25,17 +25,6 @@ std::string html_table(const Table& t) {
   return out + "</tbody></table>\n";
 }
 
-constexpr const char* kStyle = R"(
-body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-td:first-child,th:first-child{text-align:left}
-th{background:#f3f3f3}
-.charts{display:flex;flex-wrap:wrap;gap:2em}
-svg.chart text{font-size:11px}
-.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
-)";
-
 // Draws, per model: 16-bit nodes (intended and effective) per level per
 // device, and predicted vs measured time per level per device.
 constexpr const char* kScript = R"(
@@ -88,6 +77,19 @@ document.body.dataset.barsDrawn=String(bars);
 
 }  // namespace
 
+const char* html_report_style() {
+  return R"(
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+td:first-child,th:first-child{text-align:left}
+th{background:#f3f3f3}
+.charts{display:flex;flex-wrap:wrap;gap:2em}
+svg.chart text{font-size:11px}
+.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
+)";
+}
+
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -118,7 +120,7 @@ std::string render_html(const Report& r) {
     data.replace(i, 2, "<\\/");
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   out += "<title>ampx coverage report</title>\n<style>";
-  out += kStyle;
+  out += html_report_style();
   out += "</style></head><body>\n";
   out += "<h1>ampx coverage report</h1>\n<p>" + html_escape(r.host) + ", " +
          html_escape(r.generated_at) + (r.ran ? "" : " (not run: predictions only)") + "</p>\n";

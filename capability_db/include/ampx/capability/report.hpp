@@ -105,6 +105,8 @@ std::string render_markdown(const Report& r);
 // script as SVG (16-bit coverage per level per device; predicted vs
 // measured time).
 std::string render_html(const Report& r);
+// The reports' CSS (the training curves report shares it).
+const char* html_report_style();
 // Text made safe for HTML element content and attribute values (&, <, >, ").
 std::string html_escape(const std::string& s);
 
