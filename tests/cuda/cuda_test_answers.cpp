@@ -149,8 +149,8 @@ TEST(CudaAnswers, TrainingOps) {
       SCOPED_TRACE(name + " " + dtype_str(dt));
       // The updates and UpdateGuard: their cases are f32; TensorStats' case
       // has fixed dtypes and computes nothing in 16-bit.
-      const bool update = op == "SgdUpdate" || op == "AdamUpdate" || op == "UpdateGuard" ||
-                          op == "TensorStats";
+      const bool update =
+          op == "SgdUpdate" || op == "AdamUpdate" || op == "UpdateGuard" || op == "TensorStats";
       const bool known = declined.count(op) == 0 && find_op_known(op);
       for (int cc : {75, 90}) {
         const cuda::Answer a = cuda::answer(c.nb.desc(), device(cc), without);

@@ -57,7 +57,7 @@ TEST(TensorStats, ReadsEachTensorInItsOwnDtype) {
   for (float v : a) small += v != 0.0f && std::fabs(v) < 0x1p-14f ? 1 : 0;
   EXPECT_GE(small, 700);
   EXPECT_FLOAT_EQ(stats[2], static_cast<float>(small) / 69999.0f);  // a[5] is zero: not counted
-  EXPECT_EQ(stats[3], 3.0f);                     // the infinity is left out of amax
+  EXPECT_EQ(stats[3], 3.0f);  // the infinity is left out of amax
   EXPECT_FLOAT_EQ(stats[4], 1.0f / 5.0f);
   EXPECT_FLOAT_EQ(stats[5], 1.0f / 3.0f);  // 1.5, -3, 2^-20: one below the normal range
 }
