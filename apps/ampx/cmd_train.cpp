@@ -235,6 +235,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         // The layers moved to f32 stay there: the step is planned again
         // before the state goes in.
         trainer.set_fallbacks(c.fallbacks);
+        trainer.set_fallback_windows(c.fallback_windows);
         trainer.set_state(c.state);
       } catch (const std::invalid_argument& e) {
         throw std::runtime_error(latest->string() + ": " + e.what());
@@ -314,6 +315,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       c.loss_scale_schedule = trainer.loss_scaler().options().str();
       c.loss_scale = trainer.loss_scaler().state();
       c.fallbacks = trainer.fallbacks();
+      c.fallback_windows = trainer.fallback_windows();
       saved = train::save_checkpoint(o.checkpoint, c, o.keep).string();
     }
     if (o.format == Format::kJson) {

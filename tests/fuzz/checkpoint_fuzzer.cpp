@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bool same = r.epoch == c.epoch && r.step == c.step && r.seed == c.seed && r.model == c.model &&
                 r.options == c.options && r.loss_scale_schedule == c.loss_scale_schedule &&
                 r.loss_scale == c.loss_scale && r.fallbacks == c.fallbacks &&
-                r.state.size() == c.state.size();
+                r.fallback_windows == c.fallback_windows && r.state.size() == c.state.size();
     for (size_t i = 0; same && i < c.state.size(); ++i)
       same = r.state[i].name == c.state[i].name && r.state[i].type == c.state[i].type &&
              r.state[i].data == c.state[i].data;

@@ -213,6 +213,44 @@ TEST(OverflowDiagnostics, TheFallbackIsKeptInCheckpointsAndReplanned) {
   }
 }
 
+// A resumed run moves the layer at the step the uninterrupted run does:
+// the windows travel with the checkpoint (here by hand, as the CLI does).
+TEST(OverflowDiagnostics, AResumedRunFallsBackAtTheSameStep) {
+  Session session(cpu_ref_only());
+  const Dataset data = synthetic(64, {1, 8, 8}, 10, 4);  // 2 steps an epoch
+  TrainerOptions o = o2_blind(true);
+  o.overflow.fallback_overflows = 3;  // the fourth named overflow moves conv1
+  Trainer whole(session, hot_cnn(session, 1e5), o);
+  for (int e = 0; e < 3; ++e) whole.train_epoch(data);
+  ASSERT_EQ(whole.fallbacks().size(), 1u);
+  EXPECT_EQ(whole.fallbacks()[0].step, 4);
+
+  Trainer first(session, hot_cnn(session, 1e5), o);
+  first.train_epoch(data);
+  Checkpoint c;
+  c.state = first.state();
+  c.loss_scale = first.loss_scaler().state();
+  c.fallbacks = first.fallbacks();
+  c.fallback_windows = first.fallback_windows();
+  ASSERT_EQ(c.fallback_windows.size(), 1u);
+  EXPECT_EQ(c.fallback_windows[0].first, (std::vector<int64_t>{1, 2}));
+  const auto file = std::filesystem::temp_directory_path() / "ampx-windows.ampxckpt";
+  write_checkpoint(file, c);
+  const Checkpoint back = read_checkpoint(file);
+  std::filesystem::remove(file);
+  EXPECT_EQ(back.fallback_windows, c.fallback_windows);
+
+  Trainer resumed(session, hot_cnn(session, 1e5), o);
+  resumed.set_fallbacks(back.fallbacks);
+  resumed.set_fallback_windows(back.fallback_windows);
+  resumed.set_state(back.state);
+  resumed.set_progress(1, 2);
+  resumed.set_loss_scale_state(back.loss_scale);
+  for (int e = 1; e < 3; ++e) resumed.train_epoch(data);
+  EXPECT_EQ(resumed.fallbacks(), whole.fallbacks());
+  EXPECT_EQ(bytes_of(resumed.state()), bytes_of(whole.state()));
+}
+
 TEST(OverflowDiagnostics, BadFallbackOptionsAreOneLineErrors) {
   Session session(cpu_ref_only());
   for (auto bad : {+[](OverflowOptions& o) { o.fallback_window = 0; },

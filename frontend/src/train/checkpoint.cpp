@@ -91,6 +91,12 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
           {{"layer", f.layer}, {"cause", f.cause}, {"step", f.step}, {"detail", f.detail}});
     header["__metadata__"]["amp_fallback"] = list.dump();
   }
+  if (!c.fallback_windows.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const FallbackWindow& w : c.fallback_windows)
+      list.push_back({{"layer", w.layer}, {"first", w.first}, {"underflow", w.underflow}});
+    header["__metadata__"]["fallback_windows"] = list.dump();
+  }
   uint64_t offset = 0;
   for (const HostTensor& t : c.state) {
     if (header.contains(t.name))
@@ -177,6 +183,30 @@ void read_fallbacks(const nlohmann::json& text, Checkpoint& c, const Bad& bad) {
   }
 }
 
+// The "fallback_windows" metadata string: a JSON array, each member's type
+// checked (integers as integers: a float read as one is undefined).
+template <class Bad>
+void read_fallback_windows(const nlohmann::json& text, Checkpoint& c, const Bad& bad) {
+  const nlohmann::json j = parse_json_member(text, "the fallback windows", bad);
+  if (!j.is_array()) throw bad("the fallback windows are not a list");
+  for (const auto& e : j) {
+    if (!e.is_object() || !e.contains("layer") || !e["layer"].is_string() || !e.contains("first") ||
+        !e["first"].is_array() || !e.contains("underflow") || !e["underflow"].is_array())
+      throw bad("a fallback window is malformed");
+    FallbackWindow w;
+    w.layer = e["layer"].get<std::string>();
+    for (const auto& s : e["first"]) {
+      if (!s.is_number_integer()) throw bad("a fallback window's step is not an integer");
+      w.first.push_back(s.get<int64_t>());
+    }
+    for (const auto& u : e["underflow"]) {
+      if (!u.is_number()) throw bad("a fallback window's underflow share is not a number");
+      w.underflow.push_back(u.get<double>());
+    }
+    c.fallback_windows.push_back(std::move(w));
+  }
+}
+
 }  // namespace
 
 Checkpoint read_checkpoint(const std::filesystem::path& file) {
@@ -219,6 +249,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
   }
   if (meta.contains("loss_scale")) read_loss_scale(meta["loss_scale"], c, bad);
   if (meta.contains("amp_fallback")) read_fallbacks(meta["amp_fallback"], c, bad);
+  if (meta.contains("fallback_windows")) read_fallback_windows(meta["fallback_windows"], c, bad);
   const uint64_t data_start = 8 + n, data_bytes = bytes.size() - data_start;
   // Tensors in file order (by offset), as written.
   std::vector<std::pair<uint64_t, HostTensor>> tensors;

@@ -171,6 +171,32 @@ void OverflowDiagnostics::mark_fallback(const std::string& layer) {
     }
 }
 
+std::vector<FallbackWindow> OverflowDiagnostics::windows() const {
+  std::vector<FallbackWindow> out;
+  for (const Layer& l : layers_)
+    if (!l.recent_first.empty() || !l.recent_underflow.empty())
+      out.push_back({l.s.layer,
+                     {l.recent_first.begin(), l.recent_first.end()},
+                     {l.recent_underflow.begin(), l.recent_underflow.end()}});
+  return out;
+}
+
+void OverflowDiagnostics::set_windows(const std::vector<FallbackWindow>& windows) {
+  for (Layer& l : layers_) {
+    l.recent_first.clear();
+    l.recent_underflow.clear();
+  }
+  for (const FallbackWindow& w : windows) {
+    Layer* layer = nullptr;
+    for (Layer& l : layers_)
+      if (l.s.layer == w.layer) layer = &l;
+    if (!layer)
+      throw std::invalid_argument("fallback window of '" + w.layer + "', which is not a layer");
+    layer->recent_first.assign(w.first.begin(), w.first.end());
+    layer->recent_underflow.assign(w.underflow.begin(), w.underflow.end());
+  }
+}
+
 std::vector<LayerOverflowSummary> OverflowDiagnostics::summary() const {
   std::vector<LayerOverflowSummary> out;
   for (const Layer& l : layers_) out.push_back(l.s);

@@ -36,6 +36,8 @@ struct Checkpoint {
   LossScaleState loss_scale;
   // Layers the automatic FP32 fallback moved to f32, in order.
   std::vector<FallbackRecord> fallbacks;
+  // And what their windows held (metadata "fallback_windows").
+  std::vector<FallbackWindow> fallback_windows;
 };
 
 // Names, dtypes and shapes of the forward graph's inputs, outputs and

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ampx::train {
 
@@ -14,6 +15,17 @@ struct FallbackRecord {
   int64_t step = 0;    // after which step
   std::string detail;  // "named first at 3 overflowed steps in the last 200"
   friend bool operator==(const FallbackRecord&, const FallbackRecord&) = default;
+};
+
+// What the fallback's window holds for one layer: the steps it was named
+// first at an overflow that counts, and its gradients' underflow share per
+// clean step. Kept in checkpoints, so that a resumed run moves a layer at
+// the step the uninterrupted run would.
+struct FallbackWindow {
+  std::string layer;
+  std::vector<int64_t> first;
+  std::vector<double> underflow;
+  friend bool operator==(const FallbackWindow&, const FallbackWindow&) = default;
 };
 
 }  // namespace ampx::train

@@ -88,6 +88,11 @@ class OverflowDiagnostics {
   // layer once over the whole run.
   std::vector<FallbackRecord> due_for_fallback(const OverflowOptions& options, int64_t step);
   void mark_fallback(const std::string& layer);
+  // The windows of the layers that have anything in them, and setting them
+  // back (a resumed run). Throws std::invalid_argument naming a layer that
+  // is not probed.
+  std::vector<FallbackWindow> windows() const;
+  void set_windows(const std::vector<FallbackWindow>& windows);
 
   // Every layer, most first overflows first, then the highest underflow.
   std::vector<LayerOverflowSummary> summary() const;

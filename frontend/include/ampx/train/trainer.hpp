@@ -159,6 +159,14 @@ class Trainer {
   // recompiles the step, keeping the state. Throws std::invalid_argument
   // naming a layer that is not a node of the model.
   void set_fallbacks(std::vector<FallbackRecord> records);
+  // The fallback's windows (kept in checkpoints; empty without the
+  // diagnostics), and setting them back on resume (ignored without them).
+  std::vector<FallbackWindow> fallback_windows() const {
+    return diagnostics_ ? diagnostics_->windows() : std::vector<FallbackWindow>{};
+  }
+  void set_fallback_windows(const std::vector<FallbackWindow>& windows) {
+    if (diagnostics_) diagnostics_->set_windows(windows);
+  }
 
  private:
   struct Program;
