@@ -145,6 +145,41 @@ namespace {
 // The loss-scale state round-trips exactly; a checkpoint without it reads as
 // "none"; a malformed one (a float where an integer belongs, a scale that is
 // not positive) is refused in one line.
+// An empty tensor sits at the offset where the next one starts: offsets
+// alone cannot order the two (a fuzz finding: the order changed between a
+// write and a read). The writer states the order; a bad one is refused.
+TEST(Checkpoint, AnEmptyTensorKeepsItsPlaceAndABadOrderIsRefused) {
+  Checkpoint c = sample();
+  c.state = {f32("s", {2}, 1.0f), f32("z", {0, 4}, 0.0f), f32("a", {3}, 2.0f)};
+  const auto file = temp_file("empty-order.ampxckpt");
+  write_checkpoint(file, c);
+  const Checkpoint r = read_checkpoint(file);
+  ASSERT_EQ(r.state.size(), 3u);
+  EXPECT_EQ(r.state[0].name, "s");
+  EXPECT_EQ(r.state[1].name, "z");
+  EXPECT_EQ(r.state[2].name, "a");
+  // The order naming a tensor twice: one line, naming the file.
+  std::string bytes;
+  {
+    std::ifstream f(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  const std::string good = R"(\"s\",\"z\",\"a\")", twice = R"(\"s\",\"z\",\"s\")";
+  const size_t at = bytes.find(good);
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, good.size(), twice);
+  std::ofstream(file, std::ios::binary) << bytes;
+  try {
+    (void)read_checkpoint(file);
+    FAIL() << "a bad order was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the tensor order does not name every tensor once"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(file);
+}
+
 TEST(Checkpoint, KeepsTheLossScaleStateAndRefusesAMalformedOne) {
   const auto file = temp_file("scale.ampxckpt");
   Checkpoint c = sample();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <regex>
 
 namespace ampx::train {
@@ -97,6 +98,11 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
       list.push_back({{"layer", w.layer}, {"first", w.first}, {"underflow", w.underflow}});
     header["__metadata__"]["fallback_windows"] = list.dump();
   }
+  // The tensors' order, stated: offsets alone cannot order an empty tensor
+  // against another that starts where it does.
+  nlohmann::ordered_json order = nlohmann::ordered_json::array();
+  for (const HostTensor& t : c.state) order.push_back(t.name);
+  header["__metadata__"]["order"] = order.dump();
   uint64_t offset = 0;
   for (const HostTensor& t : c.state) {
     if (header.contains(t.name))
@@ -294,6 +300,24 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
       throw bad("tensor '" + name + "' has a malformed entry");
     }
   }
+  if (meta.contains("order")) {
+    // The writer's order: every tensor named once.
+    const nlohmann::json order = parse_json_member(meta["order"], "the tensor order", bad);
+    const auto refuse = [&] { return bad("the tensor order does not name every tensor once"); };
+    if (!order.is_array() || order.size() != tensors.size()) throw refuse();
+    std::map<std::string, size_t> at;
+    for (size_t i = 0; i < tensors.size(); ++i) at.emplace(tensors[i].second.name, i);
+    std::vector<bool> used(tensors.size(), false);
+    for (const auto& n : order) {
+      if (!n.is_string()) throw refuse();
+      const auto it = at.find(n.get<std::string>());
+      if (it == at.end() || used[it->second]) throw refuse();
+      used[it->second] = true;
+      c.state.push_back(std::move(tensors[it->second].second));
+    }
+    return c;
+  }
+  // Without it (safetensors from elsewhere): file order, by offset.
   std::stable_sort(tensors.begin(), tensors.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [off, t] : tensors) c.state.push_back(std::move(t));
