@@ -239,40 +239,8 @@ EpochResult Trainer::train_epoch(const Dataset& data,
           scaler_.state().consecutive_overflows, step_ + 1);
       r.replan_ms += enable_diagnostics();
     }
-    if (scaler_.given_up()) {
-      std::string culprit = "; run with --diagnose-overflow to name the layer";
-      if (diagnostics_ && !diagnostics_->events().empty()) {
-        const OverflowEvent& e = diagnostics_->events().back();
-        culprit = "; the first non-finite tensor was layer '" + e.layer + "' (" + e.op + ")'s " +
-                  std::string(probe_kind_name(e.kind)) + " '" + e.tensor + "'";
-      }
-      throw TrainingStopped(
-          "training stopped at step " + std::to_string(step_) + ": " +
-              std::to_string(scaler_.state().consecutive_overflows) +
-              " steps in a row had non-finite gradients with the loss scale at its lowest (" +
-              options_.loss_scale->str() + ", scale " + std::to_string(scaler_.scale()) +
-              "); the last loss was " + std::to_string(loss) + culprit,
-          std::move(r));
-    }
-    if (options_.overflow.auto_fallback && diagnostics_) {
-      const std::vector<FallbackRecord> due =
-          diagnostics_->due_for_fallback(options_.overflow, step_);
-      if (!due.empty()) {
-        for (const FallbackRecord& f : due) {
-          diagnostics_->mark_fallback(f.layer);
-          fallbacks_.push_back(f);
-          options_.policy.overflow_fallback.push_back(f.layer);
-          r.fallbacks.push_back(f);
-        }
-        const double ms = replan();
-        r.replan_ms += ms;
-        for (const FallbackRecord& f : due)
-          spdlog::warn(
-              "step {}: layer '{}' {}: re-planned in f32 (overflow-fallback), step "
-              "recompiled in {:.0f} ms",
-              f.step, f.layer, f.detail, ms);
-      }
-    }
+    if (scaler_.given_up()) throw TrainingStopped(stop_message(loss), std::move(r));
+    if (options_.overflow.auto_fallback && diagnostics_) fall_back_due_layers(r);
     if (progress)
       progress(k + 1, steps, loss_sum / static_cast<double>(std::max<int64_t>(loss_samples, 1)));
   }
@@ -284,6 +252,38 @@ EpochResult Trainer::train_epoch(const Dataset& data,
   r.samples_per_s = run_ms > 0 ? static_cast<double>(n) / (run_ms / 1000.0) : 0.0;
   r.loss_scale = scaler_.scale();
   return r;
+}
+
+std::string Trainer::stop_message(double last_loss) const {
+  std::string culprit = "; run with --diagnose-overflow to name the layer";
+  if (diagnostics_ && !diagnostics_->events().empty()) {
+    const OverflowEvent& e = diagnostics_->events().back();
+    culprit = "; the first non-finite tensor was layer '" + e.layer + "' (" + e.op + ")'s " +
+              std::string(probe_kind_name(e.kind)) + " '" + e.tensor + "'";
+  }
+  return "training stopped at step " + std::to_string(step_) + ": " +
+         std::to_string(scaler_.state().consecutive_overflows) +
+         " steps in a row had non-finite gradients with the loss scale at its lowest (" +
+         options_.loss_scale->str() + ", scale " + std::to_string(scaler_.scale()) +
+         "); the last loss was " + std::to_string(last_loss) + culprit;
+}
+
+void Trainer::fall_back_due_layers(EpochResult& r) {
+  const std::vector<FallbackRecord> due = diagnostics_->due_for_fallback(options_.overflow, step_);
+  if (due.empty()) return;
+  for (const FallbackRecord& f : due) {
+    diagnostics_->mark_fallback(f.layer);
+    fallbacks_.push_back(f);
+    options_.policy.overflow_fallback.push_back(f.layer);
+    r.fallbacks.push_back(f);
+  }
+  const double ms = replan();
+  r.replan_ms += ms;
+  for (const FallbackRecord& f : due)
+    spdlog::info(
+        "step {}: layer '{}' {}: re-planned in f32 (overflow-fallback), step recompiled "
+        "in {:.0f} ms",
+        f.step, f.layer, f.detail, ms);
 }
 
 Evaluation Trainer::evaluate(const Dataset& data) {

@@ -190,6 +190,10 @@ class Trainer {
   void start_diagnostics(const Program& p);
   // Turns the probe on mid-run (re-planned); returns the time.
   double enable_diagnostics();
+  // After a step: the automatic fallback's layers due now, re-planned.
+  void fall_back_due_layers(EpochResult& r);
+  // TrainingStopped's one line, naming the layer when the probe saw it.
+  std::string stop_message(double last_loss) const;
   int epoch_ = 0;
   int64_t step_ = 0;
 };
