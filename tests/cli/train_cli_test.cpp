@@ -242,6 +242,10 @@ TEST(TrainCli, TheCurvesReportHoldsEveryRunAndDrawsInABrowser) {
   EXPECT_NE(rendered.find("data-series-drawn=\"2\""), std::string::npos);
   // All four steps (2^20 .. 2^17) overflow f16's seed: four marks.
   EXPECT_NE(rendered.find("data-skips-drawn=\"4\""), std::string::npos) << rendered.substr(0, 400);
+  // A directory that does not exist: refused before any training.
+  expect_one_line_error(ampx(kTrain + " --epochs 1 --batch 4 --data " + data.string() +
+                             " --report " + (dir / "no" / "such.html").string()),
+                        2, "--report: directory");
   // A file that is not a report is never overwritten.
   const fs::path other = dir / "notes.html";
   std::ofstream(other) << "<html>mine</html>";
