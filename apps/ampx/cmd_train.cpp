@@ -357,6 +357,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   if (!o.export_path.empty()) {
     onnx_io::ExportOptions eo;
     eo.doc = "trained by ampx train (" + std::to_string(trainer.epoch()) + " epochs)";
+    eo.batch_dim = "batch";  // it trained at --batch; it runs at any
     onnx_io::write_onnx(trainer.trained_model(), o.export_path, eo);
     if (o.format == Format::kText) std::cout << "wrote " << o.export_path << "\n";
   }

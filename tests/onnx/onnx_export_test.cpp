@@ -294,6 +294,77 @@ TEST(OnnxExport, FusedEpiloguesRoundTrip) {
   EXPECT_LE(max_relative_error(got[0], want[0]), 1e-5);
 }
 
+// ExportOptions::batch_dim: the batch is a symbol on the inputs, outputs
+// and intermediates that follow it, a dimension derived from it (B * 6
+// after a Reshape to -1) is unknown, and the model re-imported at another
+// batch size computes what the graph does there.
+TEST(OnnxExport, SymbolicBatchRunsAtAnyBatch) {
+  auto build = [](int64_t batch) {
+    GraphBuilder b("batch", 3);
+    const ValueId x = b.input("x", DType::kF32, {batch, 4});
+    ValueId h = b.add(OpType::kMatMul, "mm", {x, b.random_weight("w", {4, 6}, 0.5f)});
+    h = b.add(OpType::kRelu, "relu", {h});
+    b.output(b.add(OpType::kReshape, "flat", {h}, {{"shape", std::vector<int64_t>{-1}}}));
+    b.output(b.add(OpType::kReduceSum, "sum", {h}, {{"axes", std::vector<int64_t>{1}}}));
+    return std::move(b).build();
+  };
+  onnx_io::ExportOptions eo;
+  eo.batch_dim = "N";
+  const std::string bytes = onnx_io::export_onnx(build(4), eo);
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  auto dims = [](const onnx::ValueInfoProto& vi) {
+    std::vector<std::string> d;
+    for (const auto& dim : vi.type().tensor_type().shape().dim())
+      d.push_back(dim.has_dim_param()   ? dim.dim_param()
+                  : dim.has_dim_value() ? std::to_string(dim.dim_value())
+                                        : "?");
+    return d;
+  };
+  EXPECT_EQ(dims(m.graph().input(0)), (std::vector<std::string>{"N", "4"}));
+  EXPECT_EQ(dims(m.graph().output(0)), (std::vector<std::string>{"?"})) << "4 * 6, unknown";
+  EXPECT_EQ(dims(m.graph().output(1)), (std::vector<std::string>{"N", "1"}));
+  for (const auto& vi : m.graph().value_info()) EXPECT_EQ(dims(vi).at(0), "N") << vi.name();
+
+  // Re-imported at batch 7, it computes what the graph built at 7 does.
+  const fs::path file =
+      fs::temp_directory_path() / ("ampx_export_batch_" + std::to_string(getpid()));
+  fileio::write_file_atomically(file, bytes);
+  onnx_io::ImportOptions io;
+  io.batch_size = 7;
+  const Graph back = onnx_io::import_onnx(file, io);
+  fs::remove(file);
+  const Graph want = build(7);
+  const auto& dev = host().device("cpu_ref:0");
+  const auto inputs = random_inputs(want, 5);
+  Executor want_exec(want, dev), got_exec(back, dev);
+  const auto w = want_exec.run(inputs), g = got_exec.run(inputs);
+  ASSERT_EQ(g.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(g[k].type, w[k].type);
+    EXPECT_LE(max_relative_error(g[k], w[k]), 1e-6);
+  }
+}
+
+// A graph that writes its batch into a Reshape cannot be exported with a
+// symbolic batch: one line naming the node.
+TEST(OnnxExport, SymbolicBatchOfAFixedBatchNamesTheNode) {
+  GraphBuilder b("fixed");
+  const ValueId x = b.input("x", DType::kF32, {4, 6});
+  b.output(b.add(OpType::kReshape, "pin", {x}, {{"shape", std::vector<int64_t>{4, 2, 3}}}));
+  onnx_io::ExportOptions eo;
+  eo.batch_dim = "N";
+  try {
+    onnx_io::export_onnx(std::move(b).build(), eo);
+    FAIL() << "expected an error";
+  } catch (const onnx_io::OnnxError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("'pin'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("fixes its batch size"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
 TEST(OnnxExport, UnwritablePathIsOneLineError) {
   const Graph g = load_model("builtin:mlp");
   try {

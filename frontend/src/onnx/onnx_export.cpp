@@ -2,6 +2,7 @@
 #include <ampx/fileio/atomic_write.hpp>
 #include <ampx/half.hpp>
 #include <ampx/ir/attr_access.hpp>
+#include <ampx/ir/shape_inference.hpp>
 #include <ampx/onnx/onnx_export.hpp>
 #include <ampx/onnx/onnx_import.hpp>
 
@@ -86,6 +87,7 @@ class Exporter {
     gp_->set_name(g_.name.empty() ? "ampx" : g_.name);
 
     name_values();
+    if (!options_.batch_dim.empty()) find_batch_dims();
     constant_.resize(g_.num_values());
     initialized_.assign(g_.num_values(), false);
     for (size_t v = 0; v < g_.num_values(); ++v) constant_[v] = g_.values()[v].constant;
@@ -175,7 +177,49 @@ class Exporter {
     auto* tt = vi->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(onnx_elem_type(val.type.dtype));
     auto* shape = tt->mutable_shape();
-    for (int64_t d : val.type.shape) shape->add_dim()->set_dim_value(d);
+    const Shape* other = rebatched_.empty() ? nullptr : &rebatched_[static_cast<size_t>(v)];
+    for (size_t k = 0; k < val.type.shape.size(); ++k) {
+      const int64_t d = val.type.shape[k];
+      auto* dim = shape->add_dim();
+      if (!other || other->at(k) == d)
+        dim->set_dim_value(d);
+      else if (d == batch_)
+        dim->set_dim_param(options_.batch_dim);
+      // else: a dimension derived from the batch (B * C after a Reshape):
+      // left unknown.
+    }
+  }
+
+  // The types again at batch + 1 (ExportOptions::batch_dim): every
+  // dimension that changes depends on the batch.
+  void find_batch_dims() {
+    if (g_.inputs().empty()) fail("batch_dim: the graph has no inputs");
+    for (ValueId v : g_.inputs())
+      if (g_.value(v).type.shape.empty())
+        fail("batch_dim: input '" + g_.value(v).name + "' is a scalar: it has no batch dimension");
+    batch_ = g_.value(g_.inputs()[0]).type.shape[0];
+    rebatched_.resize(g_.num_values());
+    for (size_t v = 0; v < g_.num_values(); ++v) rebatched_[v] = g_.values()[v].type.shape;
+    for (ValueId v : g_.inputs()) rebatched_[static_cast<size_t>(v)][0] = batch_ + 1;
+    for (NodeId id : g_.topological_order()) {
+      const Node& n = g_.node(id);
+      std::vector<TensorType> types;
+      for (ValueId v : n.inputs)
+        types.push_back({g_.value(v).type.dtype, rebatched_[static_cast<size_t>(v)]});
+      std::vector<TensorType> out;
+      try {
+        out = infer_output_types(n.op, types, n.attrs, n.name);
+      } catch (const GraphError& e) {
+        throw OnnxError(fmt::format("export: the model fixes its batch size ({})", e.what()));
+      }
+      for (size_t k = 0; k < n.outputs.size(); ++k) {
+        if (out[k].shape.size() != g_.value(n.outputs[k]).type.shape.size())
+          throw OnnxError(
+              fmt::format("export: node '{}' ({}): its output's rank depends on the batch size",
+                          n.name, op_name(n.op)));
+        rebatched_[static_cast<size_t>(n.outputs[k])] = out[k].shape;
+      }
+    }
   }
 
   void add_initializer(const std::string& name, DType dtype, const Shape& shape,
@@ -631,6 +675,8 @@ class Exporter {
   std::vector<ConstantData> constant_;  // per ValueId: weights and folded values
   std::vector<bool> initialized_;
   const Node* node_ = nullptr;
+  int64_t batch_ = 0;             // ExportOptions::batch_dim: the graph's batch size
+  std::vector<Shape> rebatched_;  // per ValueId: its shape at batch_ + 1
   bool first_ = true;
   ExportStats st_;
 };

@@ -24,6 +24,15 @@ struct ExportOptions {
   // planner names "y.to_f32"; the source graph's names put "y" back on the
   // model's output, and the 16-bit value inside is renamed.
   std::vector<std::string> output_names;
+  // When non-empty, the batch dimension is written as this symbolic
+  // dimension (dim_param) instead of its value, so ONNX Runtime runs the
+  // model at any batch size: dimension 0 of every graph input, and every
+  // dimension of another value that follows it. Which ones follow it is
+  // found by inferring the graph's types again with another batch size:
+  // a dimension equal to the batch becomes the symbol, any other that
+  // changed is left unknown. A graph that fixes its batch (a Reshape to a
+  // literal batch) throws OnnxError naming the node.
+  std::string batch_dim;
 };
 
 // What export wrote, for `ampx export --format json` and the tests.
