@@ -1,7 +1,10 @@
 // The reference CPU backend plugin: every op of docs/OPS.md on the host CPU.
 // f32 and integer nodes are `native`; any node touching f16/bf16 is
 // `emulated` (16-bit storage, f32 compute, one rounding on store), except
-// data movement, whose kernels copy bytes in any dtype: `native`.
+// data movement, whose kernels copy bytes in any dtype: `native`. The one
+// backend that runs the reference kernels' float64 mode: every float op in
+// f64 too (`native`), not only the elementwise ones (docs/OPS.md, "Dtype
+// rule"); the optimizer updates stay f32 only.
 #include "ampx/backend_api.h"
 #include "ampx/host_plugin.hpp"
 #include "ampx/opset/catalogue.hpp"
@@ -20,8 +23,19 @@ using ampx::host_plugin::CapabilityPolicy;
 // conversions); the capability database measures the real thing.
 constexpr double kFlopsPerSecond = 2e9;
 
+// The reference kernels in their float64 mode (ampx/reference/kernels.hpp).
+constexpr ampx::reference::KernelOptions kKernelOptions{.f64_compute = true};
+
 class CpuRefPolicy final : public CapabilityPolicy {
  public:
+  bool can_run(const ampx_node_desc& node, std::string* why) const override {
+    return ampx::reference::can_run(node, why, kKernelOptions);
+  }
+  std::unique_ptr<ampx::host_plugin::CpuKernel> make_kernel(
+      const ampx_node_desc& node) const override {
+    return ampx::reference::make_kernel(node, kKernelOptions);
+  }
+
   CapabilityAnswer answer(const ampx_node_desc& node) const override {
     CapabilityAnswer a;
     const bool moves_bytes = node.op_type && ampx::opset::is_data_movement(node.op_type);

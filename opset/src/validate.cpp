@@ -58,9 +58,12 @@ bool is_int_dtype(ampx_dtype dt) {
 
 // Every tensor of a compute op is a float of one common dtype (integer
 // ops: or i64 / i32), except the fixed ones above. Returns that dtype.
-ampx_dtype float_dtype(const NodeView& v, DtypeRule rule) {
+// f64: the elementwise and integer rules always; kCompute only in the
+// reference kernels' float64 mode (ValidateOptions::f64_compute), and never
+// for the f32-only ops.
+ampx_dtype float_dtype(const NodeView& v, DtypeRule rule, const ValidateOptions& options) {
   const bool allow_int = rule == DtypeRule::kInteger;
-  const bool allow_f64 = rule != DtypeRule::kCompute;
+  const bool allow_f64 = rule != DtypeRule::kCompute || options.f64_compute;
   ampx_dtype common = AMPX_DTYPE_INVALID;
   size_t first = 0;
   for (size_t i = 0; i < tensor_count(v); ++i) {
@@ -123,12 +126,12 @@ ampx_dtype data_dtype(const NodeView& v) {
   return common;
 }
 
-ampx_dtype dtype_rule(const NodeView& v, const OpDef& op) {
+ampx_dtype dtype_rule(const NodeView& v, const OpDef& op, const ValidateOptions& options) {
   switch (op.dtype_rule) {
     case DtypeRule::kCompute:
     case DtypeRule::kElementwise:
     case DtypeRule::kInteger:
-      return float_dtype(v, op.dtype_rule);
+      return float_dtype(v, op.dtype_rule, options);
     case DtypeRule::kData:
       return data_dtype(v);
     case DtypeRule::kCast:
@@ -159,14 +162,14 @@ void check_declared_outputs(const NodeView& v, const std::vector<TensorSpec>& wa
 
 }  // namespace
 
-ampx_dtype validate(const ampx_node_desc& node) {
+ampx_dtype validate(const ampx_node_desc& node, const ValidateOptions& options) {
   const NodeView v(node);
   const OpDef* op = find_op(v.op_type());
   if (!op) unsupported(v, "unknown op type");
   // Arity first, so that the dtype rule never indexes a missing input.
   const auto n = static_cast<int>(v.num_inputs());
   if (n >= op->min_inputs && (op->max_inputs < 0 || n <= op->max_inputs) && n > 0) {
-    const ampx_dtype dt = dtype_rule(v, *op);
+    const ampx_dtype dt = dtype_rule(v, *op, options);
     check_declared_outputs(v, infer_outputs(node));
     return dt;
   }
@@ -191,8 +194,9 @@ bool succeeds(const std::function<void()>& fn, std::string* why) noexcept {
   return false;
 }
 
-bool is_valid(const ampx_node_desc& node, std::string* why) noexcept {
-  return succeeds([&] { (void)validate(node); }, why);
+bool is_valid(const ampx_node_desc& node, std::string* why,
+              const ValidateOptions& options) noexcept {
+  return succeeds([&] { (void)validate(node, options); }, why);
 }
 
 }  // namespace ampx::opset

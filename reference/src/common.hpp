@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ampx/plugin_support.hpp"
@@ -27,8 +28,10 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin = 0, size_t end =
 std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims);
 
 // What a factory sees. `dtype` is the element dtype the kernel works in:
-// F32 (or F64) for compute ops, whose 16-bit variants are wrapped by the
-// dispatcher; the common data dtype (any) for data-movement ops.
+// F32 or F64 for compute ops (16-bit variants arrive as F32 and are wrapped
+// by the dispatcher; F64 for every compute op only in the float64 mode,
+// KernelOptions::f64_compute); the common data dtype (any) for
+// data-movement ops.
 class Ctx {
  public:
   explicit Ctx(const NodeView& view);
@@ -53,8 +56,10 @@ class Ctx {
 };
 
 // Factories: validate shapes/attributes (dtypes are already checked) and
-// build a kernel. Compute factories only ever see dtype F32 (or F64 for the
-// elementwise ops).
+// build a kernel. Compute factories only ever see dtype F32 or F64 (the
+// elementwise ops always; the others in the float64 mode): their kernels
+// are templates on the element type T (float or double), instantiated
+// through typed() below, so the f64 kernel is the f32 one's code.
 // The axes a Reduce* node reduces (attribute `axes`, empty: all) and whether
 // it keeps them (`keepdims`), both checked.
 struct ReducedAxes {
@@ -66,10 +71,11 @@ ReducedAxes reduced_axes(Ctx& c);
 using Factory = std::unique_ptr<CpuKernel> (*)(Ctx&);
 
 std::unique_ptr<CpuKernel> make_conv2d(Ctx&);
-// Wraps a Conv2d/MatMul/Gemm kernel (f32) with its `activation` epilogue.
+// Wraps a Conv2d/MatMul/Gemm/BatchNorm kernel (of the Ctx's dtype, f32 or
+// f64) with its `activation` epilogue.
 std::unique_ptr<CpuKernel> with_activation(std::unique_ptr<CpuKernel> inner, const Ctx& c);
-// Conv2d's fused residual (input 3, the output's shape): added in f32 to
-// the output, before the activation.
+// Conv2d's fused residual (input 3, the output's shape): added in the
+// kernel's dtype to the output, before the activation.
 std::unique_ptr<CpuKernel> with_residual(std::unique_ptr<CpuKernel> inner, const Ctx& c);
 std::unique_ptr<CpuKernel> make_matmul(Ctx&);
 std::unique_ptr<CpuKernel> make_gemm(Ctx&);
@@ -148,20 +154,32 @@ std::unique_ptr<CpuKernel> make_sgd_update(Ctx&);
 std::unique_ptr<CpuKernel> make_adam_update(Ctx&);
 std::unique_ptr<CpuKernel> make_update_guard(Ctx&);
 std::unique_ptr<CpuKernel> make_tensor_stats(Ctx&);
-// DropoutTraining's mask value of element `index` (docs/OPS.md): 0, or
-// 1 / (1 - ratio) for a kept element.
-float dropout_keep_scale(uint64_t seed, uint64_t index, float ratio);
+// Whether DropoutTraining keeps element `index` (docs/OPS.md: its mask is
+// 1 / (1 - ratio), else 0).
+bool dropout_keeps(uint64_t seed, uint64_t index, float ratio);
 
-// Sum of n floats with 8 independent partial sums: vectorises without
+// Sum of n values with 8 independent partial sums: vectorises without
 // -ffast-math and loses less accuracy than one running sum. Fixed order.
-inline float sum_f32(const float* x, int64_t n) {
-  float p[8] = {};
+template <class T>
+inline T sum_n(const T* x, int64_t n) {
+  T p[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     for (int l = 0; l < 8; ++l) p[l] += x[i + l];
-  float s = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
+  T s = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
   for (; i < n; ++i) s += x[i];
   return s;
+}
+inline float sum_f32(const float* x, int64_t n) {
+  return sum_n(x, n);
+}
+
+// The kernel template K instantiated for the factory's element type:
+// K<double> for F64, else K<float>.
+template <template <class> class K, class... Args>
+std::unique_ptr<CpuKernel> typed(const Ctx& c, Args&&... args) {
+  if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<K<double>>(std::forward<Args>(args)...);
+  return std::make_unique<K<float>>(std::forward<Args>(args)...);
 }
 
 }  // namespace ampx::reference::detail

@@ -26,31 +26,33 @@ constexpr int64_t MC = 96;    // multiple of MR
 constexpr int64_t NC = 2048;  // multiple of NR
 
 // Packs A(i0.., k0..) (mc x kc) into MR-row panels, k-major, zero-padded.
-void pack_a(const GemmArgs<float>& g, int64_t i0, int64_t mc, int64_t k0, int64_t kc, float* dst) {
+template <class T>
+void pack_a(const GemmArgs<T>& g, int64_t i0, int64_t mc, int64_t k0, int64_t kc, T* dst) {
   for (int64_t p = 0; p < mc; p += MR) {
     const int64_t rows = std::min(MR, mc - p);
     for (int64_t k = 0; k < kc; ++k) {
-      const float* src = g.A + (i0 + p) * g.rsA + (k0 + k) * g.csA;
+      const T* src = g.A + (i0 + p) * g.rsA + (k0 + k) * g.csA;
       int64_t r = 0;
       for (; r < rows; ++r) dst[r] = src[r * g.rsA];
-      for (; r < MR; ++r) dst[r] = 0.0f;
+      for (; r < MR; ++r) dst[r] = T(0);
       dst += MR;
     }
   }
 }
 
 // Packs B(k0.., j0..) (kc x nc) into NR-column panels, k-major, zero-padded.
-void pack_b(const GemmArgs<float>& g, int64_t k0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
+template <class T>
+void pack_b(const GemmArgs<T>& g, int64_t k0, int64_t kc, int64_t j0, int64_t nc, T* dst) {
   for (int64_t q = 0; q < nc; q += NR) {
     const int64_t cols = std::min(NR, nc - q);
     for (int64_t k = 0; k < kc; ++k) {
-      const float* src = g.B + (k0 + k) * g.rsB + (j0 + q) * g.csB;
+      const T* src = g.B + (k0 + k) * g.rsB + (j0 + q) * g.csB;
       if (cols == NR && g.csB == 1) {
-        std::memcpy(dst, src, NR * sizeof(float));
+        std::memcpy(dst, src, NR * sizeof(T));
       } else {
         int64_t c = 0;
         for (; c < cols; ++c) dst[c] = src[c * g.csB];
-        for (; c < NR; ++c) dst[c] = 0.0f;
+        for (; c < NR; ++c) dst[c] = T(0);
       }
       dst += NR;
     }
@@ -58,13 +60,13 @@ void pack_b(const GemmArgs<float>& g, int64_t k0, int64_t kc, int64_t j0, int64_
 }
 
 // acc = sum_k a[k] (x) b[k] over kc, then C(rows x cols) += alpha * acc.
-inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
-                         float* __restrict c, int64_t ldc, int64_t rows, int64_t cols,
-                         float alpha) {
-  float acc[MR][NR] = {};
+template <class T>
+inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c,
+                         int64_t ldc, int64_t rows, int64_t cols, T alpha) {
+  T acc[MR][NR] = {};
   for (int64_t k = 0; k < kc; ++k) {
     for (int64_t r = 0; r < MR; ++r) {
-      const float av = a[r];
+      const T av = a[r];
       for (int64_t j = 0; j < NR; ++j) acc[r][j] += av * b[j];
     }
     a += MR;
@@ -80,12 +82,13 @@ inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __r
 }
 
 // Single-threaded blocked GEMM on rows [m0, m1) and columns [n0, n1).
-void gemm_block(const GemmArgs<float>& g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+template <class T>
+void gemm_block(const GemmArgs<T>& g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const int64_t ncap = std::min(NC, ((n1 - n0 + NR - 1) / NR) * NR);
   const int64_t kcap = std::min(KC, g.K);
   const int64_t mcap = std::min(MC, ((m1 - m0 + MR - 1) / MR) * MR);
-  std::vector<float> bp(static_cast<size_t>(kcap * ncap));
-  std::vector<float> ap(static_cast<size_t>(kcap * mcap));
+  std::vector<T> bp(static_cast<size_t>(kcap * ncap));
+  std::vector<T> ap(static_cast<size_t>(kcap * mcap));
   for (int64_t j0 = n0; j0 < n1; j0 += NC) {
     const int64_t nc = std::min(NC, n1 - j0);
     for (int64_t k0 = 0; k0 < g.K; k0 += KC) {
@@ -95,7 +98,7 @@ void gemm_block(const GemmArgs<float>& g, int64_t m0, int64_t m1, int64_t n0, in
         const int64_t mc = std::min(MC, m1 - i0);
         pack_a(g, i0, mc, k0, kc, ap.data());
         for (int64_t q = 0; q < nc; q += NR) {
-          const float* bq = bp.data() + q * kc;
+          const T* bq = bp.data() + q * kc;
           for (int64_t p = 0; p < mc; p += MR) {
             micro_kernel(kc, ap.data() + p * kc, bq, g.C + (i0 + p) * g.ldc + j0 + q, g.ldc,
                          std::min(MR, mc - p), std::min(NR, nc - q), g.alpha);
@@ -108,7 +111,8 @@ void gemm_block(const GemmArgs<float>& g, int64_t m0, int64_t m1, int64_t n0, in
 
 }  // namespace
 
-void gemm(const GemmArgs<float>& g, int threads) {
+template <class T>
+void gemm(const GemmArgs<T>& g, int threads) {
   if (g.M <= 0 || g.N <= 0) return;
   if (g.K <= 0) return;  // C += 0
   const double work = static_cast<double>(g.M) * g.N * g.K;
@@ -128,5 +132,8 @@ void gemm(const GemmArgs<float>& g, int threads) {
     });
   }
 }
+
+template void gemm<float>(const GemmArgs<float>& g, int threads);
+template void gemm<double>(const GemmArgs<double>& g, int threads);
 
 }  // namespace ampx::reference::detail

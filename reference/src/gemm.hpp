@@ -1,6 +1,7 @@
-// The one f32 matrix multiply every contraction (Conv2d, MatMul, Gemm)
-// goes through: C += alpha * op(A) * op(B), with arbitrary element strides so
-// transposes cost nothing extra.
+// The one matrix multiply every contraction (Conv2d, MatMul, Gemm and their
+// gradients) goes through: C += alpha * op(A) * op(B), with arbitrary element
+// strides so transposes cost nothing extra. In f32, and in f64 for the
+// float64 mode (the same blocked code instantiated for double).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,8 @@ struct GemmArgs {
 // rows or columns over up to `threads` threads when the work is large. Each
 // C element is accumulated by one thread over k in a fixed order, so the
 // result is independent of `threads`.
-void gemm(const GemmArgs<float>& g, int threads);
+// T is float or double (instantiated in gemm.cpp).
+template <class T>
+void gemm(const GemmArgs<T>& g, int threads);
 
 }  // namespace ampx::reference::detail

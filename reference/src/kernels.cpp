@@ -272,11 +272,11 @@ int default_threads() {
 
 // ------------------------------------------------------------- public API
 
-std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) {
+std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node, const KernelOptions& options) {
   using namespace detail;
   // The op set decides what a valid node is; the factories below only
   // derive their kernel's parameters from a node that passed.
-  const ampx_dtype dt = opset::validate(node);
+  const ampx_dtype dt = opset::validate(node, options);
   const NodeView v(node);
   const OpEntry* op = find_op(v.op_type());
   if (!op) unsupported(v, "no reference kernel for this op");
@@ -301,8 +301,8 @@ std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) {
   unsupported(v, "unknown dtype rule");
 }
 
-bool can_run(const ampx_node_desc& node, std::string* why) noexcept {
-  return opset::succeeds([&] { (void)make_kernel(node); }, why);
+bool can_run(const ampx_node_desc& node, std::string* why, const KernelOptions& options) noexcept {
+  return opset::succeeds([&] { (void)make_kernel(node, options); }, why);
 }
 
 int max_threads() noexcept {

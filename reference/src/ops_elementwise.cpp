@@ -505,16 +505,17 @@ std::unique_ptr<CpuKernel> make_tanh(Ctx& c) {
 
 namespace {
 
-// A contraction followed by its activation, applied in f32 to the output
-// before the 16-bit wrapper rounds it: one rounding, as a fused kernel does.
-template <class F>
+// A contraction followed by its activation, applied in f32 (f64 in the
+// float64 mode) to the output before the 16-bit wrapper rounds it: one
+// rounding, as a fused kernel does.
+template <class T, class F>
 class ActivationEpilogue final : public CpuKernel {
  public:
   ActivationEpilogue(std::unique_ptr<CpuKernel> inner, int64_t n, F f)
       : inner_(std::move(inner)), n_(n), f_(f) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     inner_->run(in, out);
-    float* y = static_cast<float*>(out[0]);
+    T* y = static_cast<T*>(out[0]);
     parallel_for(n_, threads_for(static_cast<double>(n_) * F::kCost), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) y[i] = f_(y[i]);
     });
@@ -528,7 +529,9 @@ class ActivationEpilogue final : public CpuKernel {
 
 template <class F>
 std::unique_ptr<CpuKernel> epilogue(std::unique_ptr<CpuKernel> inner, const Ctx& c, F f) {
-  return std::make_unique<ActivationEpilogue<F>>(std::move(inner), c.out[0].numel, f);
+  if (c.dtype == AMPX_DTYPE_F64)
+    return std::make_unique<ActivationEpilogue<double, F>>(std::move(inner), c.out[0].numel, f);
+  return std::make_unique<ActivationEpilogue<float, F>>(std::move(inner), c.out[0].numel, f);
 }
 
 }  // namespace
@@ -558,13 +561,14 @@ std::unique_ptr<CpuKernel> with_activation(std::unique_ptr<CpuKernel> inner, con
 
 namespace {
 
+template <class T>
 class ResidualEpilogue final : public CpuKernel {
  public:
   ResidualEpilogue(std::unique_ptr<CpuKernel> inner, int64_t n) : inner_(std::move(inner)), n_(n) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     inner_->run(in, out);
-    float* y = static_cast<float*>(out[0]);
-    const float* z = static_cast<const float*>(in[3]);
+    T* y = static_cast<T*>(out[0]);
+    const T* z = static_cast<const T*>(in[3]);
     parallel_for(n_, threads_for(static_cast<double>(n_)), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) y[i] += z[i];
     });
@@ -579,7 +583,7 @@ class ResidualEpilogue final : public CpuKernel {
 
 std::unique_ptr<CpuKernel> with_residual(std::unique_ptr<CpuKernel> inner, const Ctx& c) {
   if (c.in.size() < 4) return inner;
-  return std::make_unique<ResidualEpilogue>(std::move(inner), c.out[0].numel);
+  return typed<ResidualEpilogue>(c, std::move(inner), c.out[0].numel);
 }
 
 std::unique_ptr<CpuKernel> make_gelu(Ctx& c) {

@@ -1,9 +1,11 @@
 // Backward kernels that scatter gradients back through an index map, in
-// f32: Conv2dGradWeight (im2col + GEMM), MaxPoolGrad, AveragePoolGrad,
+// f32 (f64 in the float64 mode: every kernel is a template on its element
+// type T): Conv2dGradWeight (im2col + GEMM), MaxPoolGrad, AveragePoolGrad,
 // SliceGrad, GatherGrad. Overlapping windows and repeated indices
 // accumulate in a fixed order, so results never depend on the thread count.
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "ampx/opset/shape_rules.hpp"
 #include "common.hpp"
@@ -17,22 +19,23 @@ namespace {
 // --------------------------------------------------------- Conv2d weight
 
 // dW_g [Mg, Cg*kH*kW] += dY_g [Mg, OH*OW] * col(X_g)^T, image by image.
+template <class T>
 class Conv2dGradWeightKernel final : public CpuKernel {
  public:
   explicit Conv2dGradWeightKernel(ConvShape s) : s_(s) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const ConvShape& s = s_;
-    const auto* dy = static_cast<const float*>(in[0]);
-    const auto* x = static_cast<const float*>(in[1]);
-    auto* dw = static_cast<float*>(out[0]);
+    const auto* dy = static_cast<const T*>(in[0]);
+    const auto* x = static_cast<const T*>(in[1]);
+    auto* dw = static_cast<T*>(out[0]);
     const int64_t ohw = s.OH * s.OW, kg = s.Cg * s.kH * s.kW;
-    std::fill_n(dw, s.M * kg, 0.0f);
+    std::fill_n(dw, s.M * kg, T(0));
     col_.resize(static_cast<size_t>(kg * ohw));
     const int threads = threads_for(static_cast<double>(s.M) * kg * ohw);
     for (int64_t n = 0; n < s.N; ++n) {
       for (int64_t g = 0; g < s.group; ++g) {
         im2col(s, x + (n * s.C + g * s.Cg) * s.H * s.W, col_.data());
-        GemmArgs<float> ga;
+        GemmArgs<T> ga;
         ga.M = s.Mg;
         ga.N = kg;
         ga.K = ohw;
@@ -51,7 +54,7 @@ class Conv2dGradWeightKernel final : public CpuKernel {
 
  private:
   ConvShape s_;
-  std::vector<float> col_;
+  std::vector<T> col_;
 };
 
 // --------------------------------------------------------------- pooling
@@ -59,15 +62,15 @@ class Conv2dGradWeightKernel final : public CpuKernel {
 // Each output's gradient goes back over its window: to the window's first
 // maximum (MaxPool; the first NaN when there is one, as the forward
 // propagates it) or evenly to every counted cell (AveragePool).
-template <bool kMax>
+template <class T, bool kMax>
 class PoolGradKernel final : public CpuKernel {
  public:
   PoolGradKernel(PoolShape s, bool include_pad) : s_(s), include_pad_(include_pad) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const PoolShape& s = s_;
-    const auto* dy = static_cast<const float*>(in[0]);
-    const float* x = kMax ? static_cast<const float*>(in[1]) : nullptr;
-    auto* dx = static_cast<float*>(out[0]);
+    const auto* dy = static_cast<const T*>(in[0]);
+    const T* x = kMax ? static_cast<const T*>(in[1]) : nullptr;
+    auto* dx = static_cast<T*>(out[0]);
     const double work = static_cast<double>(s.planes) * s.OH * s.OW * s.kH * s.kW;
     parallel_for(s.planes, threads_for(work), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p)
@@ -76,19 +79,19 @@ class PoolGradKernel final : public CpuKernel {
   }
 
  private:
-  void plane(const float* dy, const float* x, float* dx) const {
+  void plane(const T* dy, const T* x, T* dx) const {
     const PoolShape& s = s_;
-    std::fill_n(dx, s.H * s.W, 0.0f);
+    std::fill_n(dx, s.H * s.W, T(0));
     for (int64_t oh = 0; oh < s.OH; ++oh) {
       for (int64_t ow = 0; ow < s.OW; ++ow) {
         const auto [hs, he, ws, we, count] = pool_window(s, oh, ow, include_pad_);
-        const float g = dy[oh * s.OW + ow];
+        const T g = dy[oh * s.OW + ow];
         if constexpr (kMax) {
           int64_t best = -1;
-          float m = -INFINITY;
+          T m = -std::numeric_limits<T>::infinity();
           for (int64_t h = hs; h < he && !(best >= 0 && std::isnan(m)); ++h)
             for (int64_t w = ws; w < we; ++w) {
-              const float v = x[h * s.W + w];
+              const T v = x[h * s.W + w];
               if (best < 0 || v > m || (std::isnan(v) && !std::isnan(m))) {
                 m = v;
                 best = h * s.W + w;
@@ -97,7 +100,7 @@ class PoolGradKernel final : public CpuKernel {
             }
           if (best >= 0) dx[best] += g;
         } else {
-          const float share = g / static_cast<float>(count);
+          const T share = g / static_cast<T>(count);
           for (int64_t h = hs; h < he; ++h)
             for (int64_t w = ws; w < we; ++w) dx[h * s.W + w] += share;
         }
@@ -108,10 +111,15 @@ class PoolGradKernel final : public CpuKernel {
   PoolShape s_;
   bool include_pad_;
 };
+template <class T>
+using MaxPoolGradKernel = PoolGradKernel<T, true>;
+template <class T>
+using AvgPoolGradKernel = PoolGradKernel<T, false>;
 
 // ------------------------------------------------------------- SliceGrad
 
 // dX is zero except at the positions the Slice read, which receive dY.
+template <class T>
 class SliceGradKernel final : public CpuKernel {
  public:
   SliceGradKernel(std::vector<int64_t> dy_dims, std::vector<int64_t> x_dims,
@@ -122,9 +130,9 @@ class SliceGradKernel final : public CpuKernel {
         start_(std::move(start)),
         step_(std::move(step)) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* dy = static_cast<const float*>(in[0]);
-    auto* dx = static_cast<float*>(out[0]);
-    std::fill_n(dx, x_numel_, 0.0f);
+    const auto* dy = static_cast<const T*>(in[0]);
+    auto* dx = static_cast<T*>(out[0]);
+    std::fill_n(dx, x_numel_, T(0));
     const int64_t n = product(dy_dims_);
     const size_t rank = dy_dims_.size();
     std::vector<int64_t> idx(rank, 0);
@@ -149,6 +157,7 @@ class SliceGradKernel final : public CpuKernel {
 
 // dData [outer, len, inner] zero, then dData[o, idx[k], i] += dY[o, k, i]
 // for k in index order.
+template <class T>
 class GatherGradKernel final : public CpuKernel {
  public:
   GatherGradKernel(int64_t outer, int64_t len, int64_t inner, int64_t k, ampx_dtype index_dtype,
@@ -160,9 +169,9 @@ class GatherGradKernel final : public CpuKernel {
         i64_(index_dtype == AMPX_DTYPE_I64),
         where_(std::move(where)) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* dy = static_cast<const float*>(in[0]);
-    auto* dd = static_cast<float*>(out[0]);
-    std::fill_n(dd, outer_ * len_ * inner_, 0.0f);
+    const auto* dy = static_cast<const T*>(in[0]);
+    auto* dd = static_cast<T*>(out[0]);
+    std::fill_n(dd, outer_ * len_ * inner_, T(0));
     for (int64_t j = 0; j < k_; ++j) {
       int64_t idx =
           i64_ ? static_cast<const int64_t*>(in[1])[j] : static_cast<const int32_t*>(in[1])[j];
@@ -172,8 +181,8 @@ class GatherGradKernel final : public CpuKernel {
       }
       if (idx < 0) idx += len_;
       for (int64_t o = 0; o < outer_; ++o) {
-        const float* src = dy + (o * k_ + j) * inner_;
-        float* dst = dd + (o * len_ + idx) * inner_;
+        const T* src = dy + (o * k_ + j) * inner_;
+        T* dst = dd + (o * len_ + idx) * inner_;
         for (int64_t i = 0; i < inner_; ++i) dst[i] += src[i];
       }
     }
@@ -189,19 +198,18 @@ class GatherGradKernel final : public CpuKernel {
 
 std::unique_ptr<CpuKernel> make_conv2d_grad_weight(Ctx& c) {
   // The convolution is X (input 1) with a weight of dW's dims (output 0).
-  return std::make_unique<Conv2dGradWeightKernel>(conv_shape(c, c.in[1].dims, c.out[0].dims));
+  return typed<Conv2dGradWeightKernel>(c, conv_shape(c, c.in[1].dims, c.out[0].dims));
 }
 
 std::unique_ptr<CpuKernel> make_maxpool_grad(Ctx& c) {
   bool include_pad = false;
-  return std::make_unique<PoolGradKernel<true>>(pool_shape(c, c.in[1].dims, true, include_pad),
-                                                false);
+  return typed<MaxPoolGradKernel>(c, pool_shape(c, c.in[1].dims, true, include_pad), false);
 }
 
 std::unique_ptr<CpuKernel> make_avgpool_grad(Ctx& c) {
   bool include_pad = false;
   const PoolShape s = pool_shape(c, c.out[0].dims, false, include_pad);
-  return std::make_unique<PoolGradKernel<false>>(s, include_pad);
+  return typed<AvgPoolGradKernel>(c, s, include_pad);
 }
 
 std::unique_ptr<CpuKernel> make_slice_grad(Ctx& c) {
@@ -219,15 +227,15 @@ std::unique_ptr<CpuKernel> make_slice_grad(Ctx& c) {
     start[a] = opset::slice_axis(starts[i], ends[i], steps[i], x[a]).start;
     step[a] = steps[i];
   }
-  return std::make_unique<SliceGradKernel>(c.in[0].dims, x, std::move(start), std::move(step));
+  return typed<SliceGradKernel>(c, c.in[0].dims, x, std::move(start), std::move(step));
 }
 
 std::unique_ptr<CpuKernel> make_gather_grad(Ctx& c) {
   const auto& d = c.out[0].dims;
   const auto axis =
       static_cast<size_t>(c.axis(c.v.get_int("axis", 0), static_cast<int64_t>(d.size()), "axis"));
-  return std::make_unique<GatherGradKernel>(product(d, 0, axis), d[axis], product(d, axis + 1),
-                                            c.in[1].numel, c.in[1].dtype, c.v.where());
+  return typed<GatherGradKernel>(c, product(d, 0, axis), d[axis], product(d, axis + 1),
+                                 c.in[1].numel, c.in[1].dtype, c.v.where());
 }
 
 }  // namespace ampx::reference::detail

@@ -1,4 +1,5 @@
-// Contractions and pooling in f32: Conv2d (im2col + GEMM, direct for
+// Contractions and pooling in f32 (f64 in the float64 mode: every kernel
+// is a template on its element type T): Conv2d (im2col + GEMM, direct for
 // depthwise), MatMul and Gemm (the blocked GEMM), MaxPool, AveragePool,
 // GlobalAveragePool.
 #include <algorithm>
@@ -16,6 +17,7 @@ namespace {
 
 // --------------------------------------------------------------- Conv2d
 
+template <class T>
 class Conv2dKernel final : public CpuKernel {
  public:
   Conv2dKernel(ConvShape s, bool has_bias) : s_(s), bias_(has_bias) {
@@ -25,46 +27,46 @@ class Conv2dKernel final : public CpuKernel {
   }
 
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    const auto* w = static_cast<const float*>(in[1]);
-    const float* b = bias_ ? static_cast<const float*>(in[2]) : nullptr;
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    const auto* w = static_cast<const T*>(in[1]);
+    const T* b = bias_ ? static_cast<const T*>(in[2]) : nullptr;
+    auto* y = static_cast<T*>(out[0]);
     const double work = static_cast<double>(s_.N) * s_.M * s_.OH * s_.OW * s_.Cg * s_.kH * s_.kW;
     const int threads = threads_for(work);
     if (s_.N >= 2 && threads > 1) {
       // Whole images per thread; the GEMMs inside stay single-threaded.
       parallel_for(s_.N, threads, [&](int64_t n0, int64_t n1) {
-        std::vector<float> col;
+        std::vector<T> col;
         for (int64_t n = n0; n < n1; ++n) image(x, w, b, y, n, col, 1);
       });
     } else {
-      std::vector<float> col;
+      std::vector<T> col;
       for (int64_t n = 0; n < s_.N; ++n) image(x, w, b, y, n, col, threads);
     }
   }
 
  private:
-  void image(const float* x, const float* w, const float* b, float* y, int64_t n,
-             std::vector<float>& col, int threads) const {
+  void image(const T* x, const T* w, const T* b, T* y, int64_t n, std::vector<T>& col,
+             int threads) const {
     const ConvShape& s = s_;
     const int64_t ohw = s.OH * s.OW, kg = s.Cg * s.kH * s.kW;
-    const float* xn = x + n * s.C * s.H * s.W;
-    float* yn = y + n * s.M * ohw;
-    for (int64_t m = 0; m < s.M; ++m) std::fill_n(yn + m * ohw, ohw, b ? b[m] : 0.0f);
+    const T* xn = x + n * s.C * s.H * s.W;
+    T* yn = y + n * s.M * ohw;
+    for (int64_t m = 0; m < s.M; ++m) std::fill_n(yn + m * ohw, ohw, b ? b[m] : T(0));
     if (direct_) {
       for (int64_t m = 0; m < s.M; ++m)
         depthwise(xn + (m / s.Mg) * s.H * s.W, w + m * kg, yn + m * ohw);
       return;
     }
     for (int64_t g = 0; g < s.group; ++g) {
-      const float* xg = xn + g * s.Cg * s.H * s.W;
-      const float* bmat = xg;
+      const T* xg = xn + g * s.Cg * s.H * s.W;
+      const T* bmat = xg;
       if (!pointwise_) {
         col.resize(static_cast<size_t>(kg * ohw));
         im2col(s, xg, col.data());
         bmat = col.data();
       }
-      GemmArgs<float> ga;
+      GemmArgs<T> ga;
       ga.M = s.Mg;
       ga.N = ohw;
       ga.K = kg;
@@ -81,18 +83,18 @@ class Conv2dKernel final : public CpuKernel {
   }
 
   // One output channel from one input channel (Cg == 1): y += w (*) x.
-  void depthwise(const float* xc, const float* wm, float* ym) const {
+  void depthwise(const T* xc, const T* wm, T* ym) const {
     const ConvShape& s = s_;
     for (int64_t ki = 0; ki < s.kH; ++ki) {
       for (int64_t kj = 0; kj < s.kW; ++kj) {
-        const float wv = wm[ki * s.kW + kj];
+        const T wv = wm[ki * s.kW + kj];
         int64_t lo, hi;
         valid_range(s.W, s.OW, s.sw, s.pl, kj * s.dw, lo, hi);
         for (int64_t oh = 0; oh < s.OH; ++oh) {
           const int64_t ih = oh * s.sh - s.pt + ki * s.dh;
           if (ih < 0 || ih >= s.H) continue;
           const int64_t base = ih * s.W - s.pl + kj * s.dw;
-          float* dst = ym + oh * s.OW;
+          T* dst = ym + oh * s.OW;
           for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += wv * xc[base + ow * s.sw];
         }
       }
@@ -105,6 +107,7 @@ class Conv2dKernel final : public CpuKernel {
 
 // --------------------------------------------------------------- MatMul
 
+template <class T>
 class MatMulKernel final : public CpuKernel {
  public:
   MatMulKernel(int64_t M, int64_t N, int64_t K, std::vector<int64_t> batch,
@@ -123,16 +126,16 @@ class MatMulKernel final : public CpuKernel {
   }
 
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* a = static_cast<const float*>(in[0]);
-    const auto* b = static_cast<const float*>(in[1]);
-    auto* y = static_cast<float*>(out[0]);
+    const auto* a = static_cast<const T*>(in[0]);
+    const auto* b = static_cast<const T*>(in[1]);
+    auto* y = static_cast<T*>(out[0]);
     // The GEMM accumulates into y: start from the bias row (fused MatMul+Add)
     // or from zero.
     if (has_bias_) {
-      const auto* bias = static_cast<const float*>(in[2]);
+      const auto* bias = static_cast<const T*>(in[2]);
       for (int64_t r = 0; r < nbatch_ * M_; ++r) std::copy_n(bias, N_, y + r * N_);
     } else {
-      std::fill_n(y, nbatch_ * M_ * N_, 0.0f);
+      std::fill_n(y, nbatch_ * M_ * N_, T(0));
     }
     if (fold_) {
       gemm(args(a, b, y, M_ * nbatch_), max_threads());
@@ -150,8 +153,8 @@ class MatMulKernel final : public CpuKernel {
   }
 
  private:
-  GemmArgs<float> args(const float* a, const float* b, float* y, int64_t rows) const {
-    GemmArgs<float> g;
+  GemmArgs<T> args(const T* a, const T* b, T* y, int64_t rows) const {
+    GemmArgs<T> g;
     g.M = rows;
     g.N = N_;
     g.K = K_;
@@ -165,7 +168,7 @@ class MatMulKernel final : public CpuKernel {
     g.ldc = N_;
     return g;
   }
-  void one(const float* a, const float* b, float* y, int64_t i, int threads) const {
+  void one(const T* a, const T* b, T* y, int64_t i, int threads) const {
     int64_t oa = 0, ob = 0, rem = i;
     for (size_t d = batch_.size(); d-- > 0;) {
       const int64_t k = rem % batch_[d];
@@ -184,42 +187,59 @@ class MatMulKernel final : public CpuKernel {
 
 // ----------------------------------------------------------------- Gemm
 
+// The shape of a Gemm node: GemmArgs without the element type.
+struct GemmShape {
+  int64_t M, N, K, rsA, csA, rsB, csB;
+  double alpha, beta;
+};
+
+template <class T>
 class GemmKernel final : public CpuKernel {
  public:
-  GemmKernel(GemmArgs<float> shape, float beta, bool has_c, int64_t c_rs, int64_t c_cs)
-      : g_(shape), beta_(beta), has_c_(has_c), c_rs_(c_rs), c_cs_(c_cs) {}
+  GemmKernel(const GemmShape& s, bool has_c, int64_t c_rs, int64_t c_cs)
+      : beta_(static_cast<T>(s.beta)), has_c_(has_c), c_rs_(c_rs), c_cs_(c_cs) {
+    g_.M = s.M;
+    g_.N = s.N;
+    g_.K = s.K;
+    g_.rsA = s.rsA;
+    g_.csA = s.csA;
+    g_.rsB = s.rsB;
+    g_.csB = s.csB;
+    g_.ldc = s.N;
+    g_.alpha = static_cast<T>(s.alpha);
+  }
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    GemmArgs<float> g = g_;
-    g.A = static_cast<const float*>(in[0]);
-    g.B = static_cast<const float*>(in[1]);
-    g.C = static_cast<float*>(out[0]);
+    GemmArgs<T> g = g_;
+    g.A = static_cast<const T*>(in[0]);
+    g.B = static_cast<const T*>(in[1]);
+    g.C = static_cast<T*>(out[0]);
     if (has_c_) {
-      const auto* c = static_cast<const float*>(in[2]);
+      const auto* c = static_cast<const T*>(in[2]);
       for (int64_t i = 0; i < g.M; ++i)
         for (int64_t j = 0; j < g.N; ++j) g.C[i * g.N + j] = beta_ * c[i * c_rs_ + j * c_cs_];
     } else {
-      std::fill_n(g.C, g.M * g.N, 0.0f);
+      std::fill_n(g.C, g.M * g.N, T(0));
     }
     gemm(g, max_threads());
   }
 
  private:
-  GemmArgs<float> g_;
-  float beta_;
+  GemmArgs<T> g_;
+  T beta_;
   bool has_c_;
   int64_t c_rs_, c_cs_;
 };
 
 // -------------------------------------------------------------- pooling
 
-template <bool kMax>
+template <class T, bool kMax>
 class PoolKernel final : public CpuKernel {
  public:
   PoolKernel(PoolShape s, bool include_pad) : s_(s), include_pad_(include_pad) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const PoolShape& s = s_;
-    const auto* x = static_cast<const float*>(in[0]);
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    auto* y = static_cast<T*>(out[0]);
     const double work = static_cast<double>(s.planes) * s.OH * s.OW * s.kH * s.kW;
     parallel_for(s.planes, threads_for(work), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) plane(x + p * s.H * s.W, y + p * s.OH * s.OW);
@@ -227,24 +247,24 @@ class PoolKernel final : public CpuKernel {
   }
 
  private:
-  void plane(const float* x, float* y) const {
+  void plane(const T* x, T* y) const {
     const PoolShape& s = s_;
     for (int64_t oh = 0; oh < s.OH; ++oh) {
       for (int64_t ow = 0; ow < s.OW; ++ow) {
         const auto [hs, he, ws, we, count] = pool_window(s, oh, ow, include_pad_);
         if constexpr (kMax) {
-          float m = -std::numeric_limits<float>::infinity();  // padding never wins
+          T m = -std::numeric_limits<T>::infinity();  // padding never wins
           for (int64_t h = hs; h < he; ++h)
             for (int64_t w = ws; w < we; ++w) {
-              const float v = x[h * s.W + w];
+              const T v = x[h * s.W + w];
               if (v > m || std::isnan(v)) m = v;  // NaN propagates
             }
           y[oh * s.OW + ow] = m;
         } else {
-          float sum = 0.0f;
+          T sum = T(0);
           for (int64_t h = hs; h < he; ++h)
             for (int64_t w = ws; w < we; ++w) sum += x[h * s.W + w];
-          y[oh * s.OW + ow] = sum / static_cast<float>(count);
+          y[oh * s.OW + ow] = sum / static_cast<T>(count);
         }
       }
     }
@@ -254,14 +274,15 @@ class PoolKernel final : public CpuKernel {
   bool include_pad_;
 };
 
+template <class T>
 class GlobalAvgPoolKernel final : public CpuKernel {
  public:
   GlobalAvgPoolKernel(int64_t planes, int64_t size) : planes_(planes), size_(size) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    auto* y = static_cast<T*>(out[0]);
     for (int64_t p = 0; p < planes_; ++p)
-      y[p] = sum_f32(x + p * size_, size_) / static_cast<float>(size_);
+      y[p] = sum_n(x + p * size_, size_) / static_cast<T>(size_);
   }
 
  private:
@@ -276,7 +297,8 @@ std::unique_ptr<CpuKernel> make_pool(Ctx& c) {
   const PoolShape s = pool_shape(c, c.in[0].dims, kMax, include_pad);
   const auto& d = c.in[0].dims;
   c.dims(c.out[0], "output", {d[0], d[1], s.OH, s.OW});
-  return std::make_unique<PoolKernel<kMax>>(s, include_pad);
+  if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<PoolKernel<double, kMax>>(s, include_pad);
+  return std::make_unique<PoolKernel<float, kMax>>(s, include_pad);
 }
 
 }  // namespace
@@ -292,7 +314,7 @@ std::unique_ptr<CpuKernel> make_conv2d(Ctx& c) {
   }
   c.dims(c.out[0], "output", {s.N, s.M, s.OH, s.OW});
   if (c.in.size() == 4) c.dims(c.in[3], "residual", {s.N, s.M, s.OH, s.OW});
-  return with_activation(with_residual(std::make_unique<Conv2dKernel>(s, c.in.size() >= 3), c), c);
+  return with_activation(with_residual(typed<Conv2dKernel>(c, s, c.in.size() >= 3), c), c);
 }
 
 std::unique_ptr<CpuKernel> make_matmul(Ctx& c) {
@@ -325,9 +347,8 @@ std::unique_ptr<CpuKernel> make_matmul(Ctx& c) {
   c.dims(c.out[0], "output", want);
   const bool has_bias = c.in.size() == 3;
   if (has_bias) c.dims(c.in[2], "bias", {N});
-  return with_activation(std::make_unique<MatMulKernel>(M, N, K, std::move(batch), std::move(sa),
-                                                        std::move(sb), has_bias),
-                         c);
+  return with_activation(
+      typed<MatMulKernel>(c, M, N, K, std::move(batch), std::move(sa), std::move(sb), has_bias), c);
 }
 
 std::unique_ptr<CpuKernel> make_gemm(Ctx& c) {
@@ -341,7 +362,7 @@ std::unique_ptr<CpuKernel> make_gemm(Ctx& c) {
   const double alpha = c.v.get_float("alpha", 1.0), beta = c.v.get_float("beta", 1.0);
   const auto& a = c.in[0].dims;
   const auto& b = c.in[1].dims;
-  GemmArgs<float> g;
+  GemmShape g{};
   g.M = ta ? a[1] : a[0];
   g.K = ta ? a[0] : a[1];
   g.N = tb ? b[0] : b[1];
@@ -354,8 +375,8 @@ std::unique_ptr<CpuKernel> make_gemm(Ctx& c) {
   g.csA = ta ? g.M : 1;
   g.rsB = tb ? 1 : g.N;
   g.csB = tb ? g.K : 1;
-  g.ldc = g.N;
-  g.alpha = static_cast<float>(alpha);
+  g.alpha = alpha;
+  g.beta = beta;
   int64_t crs = 0, ccs = 0;
   if (c.in.size() == 3) {
     const auto& cd = c.in[2].dims;
@@ -370,8 +391,7 @@ std::unique_ptr<CpuKernel> make_gemm(Ctx& c) {
     ccs = full[1] == 1 ? 0 : 1;
   }
   c.dims(c.out[0], "output", {g.M, g.N});
-  return with_activation(
-      std::make_unique<GemmKernel>(g, static_cast<float>(beta), c.in.size() == 3, crs, ccs), c);
+  return with_activation(typed<GemmKernel>(c, g, c.in.size() == 3, crs, ccs), c);
 }
 
 std::unique_ptr<CpuKernel> make_maxpool(Ctx& c) {
@@ -391,7 +411,7 @@ std::unique_ptr<CpuKernel> make_global_avgpool(Ctx& c) {
   c.dims(c.out[0], "output", want);
   const int64_t size = product(d, 2);
   if (size == 0 && d[0] * d[1] > 0) c.fail("spatial dims are empty");
-  return std::make_unique<GlobalAvgPoolKernel>(d[0] * d[1], size);
+  return typed<GlobalAvgPoolKernel>(c, d[0] * d[1], size);
 }
 
 }  // namespace ampx::reference::detail

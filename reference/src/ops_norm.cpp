@@ -1,5 +1,6 @@
-// Normalisations and reductions in f32: BatchNorm, LayerNorm, Softmax,
-// ReduceMean, ReduceSum.
+// Normalisations and reductions in f32 (f64 in the float64 mode: every
+// kernel is a template on its element type T): BatchNorm, LayerNorm,
+// Softmax, LogSoftmax, ReduceMean, ReduceSum.
 #include <algorithm>
 #include <cmath>
 
@@ -11,25 +12,26 @@ namespace {
 
 // ------------------------------------------------------------ BatchNorm
 
+template <class T>
 class BatchNormKernel final : public CpuKernel {
  public:
-  BatchNormKernel(int64_t n, int64_t c, int64_t inner, float eps)
-      : n_(n), c_(c), inner_(inner), eps_(eps) {}
+  BatchNormKernel(int64_t n, int64_t c, int64_t inner, double eps)
+      : n_(n), c_(c), inner_(inner), eps_(static_cast<T>(eps)) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    const auto* scale = static_cast<const float*>(in[1]);
-    const auto* bias = static_cast<const float*>(in[2]);
-    const auto* mean = static_cast<const float*>(in[3]);
-    const auto* var = static_cast<const float*>(in[4]);
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    const auto* scale = static_cast<const T*>(in[1]);
+    const auto* bias = static_cast<const T*>(in[2]);
+    const auto* mean = static_cast<const T*>(in[3]);
+    const auto* var = static_cast<const T*>(in[4]);
+    auto* y = static_cast<T*>(out[0]);
     const double work = static_cast<double>(n_) * c_ * inner_;
     parallel_for(n_ * c_, threads_for(work), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % c_;
-        const float s = scale[ch] / std::sqrt(var[ch] + eps_);
-        const float m = mean[ch], b = bias[ch];
-        const float* xp = x + p * inner_;
-        float* yp = y + p * inner_;
+        const T s = scale[ch] / std::sqrt(var[ch] + eps_);
+        const T m = mean[ch], b = bias[ch];
+        const T* xp = x + p * inner_;
+        T* yp = y + p * inner_;
         for (int64_t i = 0; i < inner_; ++i) yp[i] = (xp[i] - m) * s + b;
       }
     });
@@ -37,34 +39,35 @@ class BatchNormKernel final : public CpuKernel {
 
  private:
   int64_t n_, c_, inner_;
-  float eps_;
+  T eps_;
 };
 
 // ------------------------------------------------------------ LayerNorm
 
+template <class T>
 class LayerNormKernel final : public CpuKernel {
  public:
-  LayerNormKernel(int64_t rows, int64_t d, float eps, bool bias)
-      : rows_(rows), d_(d), eps_(eps), bias_(bias) {}
+  LayerNormKernel(int64_t rows, int64_t d, double eps, bool bias)
+      : rows_(rows), d_(d), eps_(static_cast<T>(eps)), bias_(bias) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    const auto* scale = static_cast<const float*>(in[1]);
-    const float* bias = bias_ ? static_cast<const float*>(in[2]) : nullptr;
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    const auto* scale = static_cast<const T*>(in[1]);
+    const T* bias = bias_ ? static_cast<const T*>(in[2]) : nullptr;
+    auto* y = static_cast<T*>(out[0]);
     const double work = 8.0 * static_cast<double>(rows_) * d_;
     parallel_for(rows_, threads_for(work), [&](int64_t r0, int64_t r1) {
-      std::vector<float> centred(static_cast<size_t>(d_));
+      std::vector<T> centred(static_cast<size_t>(d_));
       for (int64_t r = r0; r < r1; ++r) {
-        const float* xr = x + r * d_;
-        float* yr = y + r * d_;
+        const T* xr = x + r * d_;
+        T* yr = y + r * d_;
         // Two passes: mean, then the variance of the centred values.
-        const float mean = sum_f32(xr, d_) / static_cast<float>(d_);
+        const T mean = sum_n(xr, d_) / static_cast<T>(d_);
         for (int64_t i = 0; i < d_; ++i) {
-          const float c = xr[i] - mean;
+          const T c = xr[i] - mean;
           centred[static_cast<size_t>(i)] = c * c;
         }
-        const float var = sum_f32(centred.data(), d_) / static_cast<float>(d_);
-        const float inv = 1.0f / std::sqrt(var + eps_);
+        const T var = sum_n(centred.data(), d_) / static_cast<T>(d_);
+        const T inv = T(1) / std::sqrt(var + eps_);
         if (bias) {
           for (int64_t i = 0; i < d_; ++i) yr[i] = (xr[i] - mean) * inv * scale[i] + bias[i];
         } else {
@@ -76,7 +79,7 @@ class LayerNormKernel final : public CpuKernel {
 
  private:
   int64_t rows_, d_;
-  float eps_;
+  T eps_;
   bool bias_;
 };
 
@@ -84,13 +87,14 @@ class LayerNormKernel final : public CpuKernel {
 
 // Softmax, or LogSoftmax with `log`: one pass for the max, one for the sum
 // of exponentials, one to write.
+template <class T>
 class SoftmaxKernel final : public CpuKernel {
  public:
   SoftmaxKernel(int64_t outer, int64_t len, int64_t inner, bool log)
       : outer_(outer), len_(len), inner_(inner), log_(log) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    auto* y = static_cast<T*>(out[0]);
     const double work = 20.0 * static_cast<double>(outer_) * len_ * inner_;
     // One task per (outer, inner) line of `len_` elements, `inner_` apart.
     parallel_for(outer_ * inner_, threads_for(work), [&](int64_t t0, int64_t t1) {
@@ -102,19 +106,19 @@ class SoftmaxKernel final : public CpuKernel {
   }
 
  private:
-  void line(const float* x, float* y) const {
+  void line(const T* x, T* y) const {
     const int64_t s = inner_;
     if (len_ == 0) return;
-    float m = x[0];
+    T m = x[0];
     for (int64_t i = 1; i < len_; ++i) m = std::max(m, x[i * s]);
-    float sum = 0.0f;
+    T sum = T(0);
     for (int64_t i = 0; i < len_; ++i) {
-      const float e = std::exp(x[i * s] - m);
+      const T e = std::exp(x[i * s] - m);
       if (!log_) y[i * s] = e;
       sum += e;
     }
     if (log_) {
-      const float lse = m + std::log(sum);
+      const T lse = m + std::log(sum);
       for (int64_t i = 0; i < len_; ++i) y[i * s] = x[i * s] - lse;
     } else {
       for (int64_t i = 0; i < len_; ++i) y[i * s] /= sum;
@@ -143,6 +147,7 @@ struct Dims {
   }
 };
 
+template <class T>
 class ReduceKernel final : public CpuKernel {
  public:
   ReduceKernel(Dims kept, Dims red, bool mean)
@@ -151,8 +156,8 @@ class ReduceKernel final : public CpuKernel {
     count_ = product(r_.n);
   }
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    auto* y = static_cast<T*>(out[0]);
     const double work = static_cast<double>(outs_) * static_cast<double>(count_);
     parallel_for(outs_, threads_for(work), [&](int64_t o0, int64_t o1) {
       for (int64_t o = o0; o < o1; ++o) {
@@ -161,24 +166,24 @@ class ReduceKernel final : public CpuKernel {
           off += (rem % k_.n[d]) * k_.s[d];
           rem /= k_.n[d];
         }
-        const float sum = reduce(x + off);
-        y[o] = mean_ ? sum / static_cast<float>(count_) : sum;
+        const T sum = reduce(x + off);
+        y[o] = mean_ ? sum / static_cast<T>(count_) : sum;
       }
     });
   }
 
  private:
-  float reduce(const float* x) const {
-    if (count_ == 0) return 0.0f;
+  T reduce(const T* x) const {
+    if (count_ == 0) return T(0);
     if (r_.n.empty()) return x[0];
     const size_t r = r_.n.size();
     const int64_t inner = r_.n.back(), is = r_.s.back();
     std::vector<int64_t> idx(r - 1, 0);
-    float total = 0.0f;
+    T total = T(0);
     int64_t off = 0;
     for (int64_t row = 0, rows = count_ / inner; row < rows; ++row) {
       if (is == 1) {
-        total += sum_f32(x + off, inner);
+        total += sum_n(x + off, inner);
       } else {
         for (int64_t i = 0; i < inner; ++i) total += x[off + i * is];
       }
@@ -214,7 +219,7 @@ std::unique_ptr<CpuKernel> make_reduce(Ctx& c, bool mean) {
     }
   }
   c.dims(c.out[0], "output", want);
-  return std::make_unique<ReduceKernel>(std::move(kept), std::move(red), mean);
+  return typed<ReduceKernel>(c, std::move(kept), std::move(red), mean);
 }
 
 }  // namespace
@@ -247,8 +252,7 @@ std::unique_ptr<CpuKernel> make_batchnorm(Ctx& c) {
   c.dims(c.out[0], "output", x);
   const double eps = c.v.get_float("epsilon", 1e-5);
   if (!(eps >= 0)) c.fail("attribute 'epsilon' must be >= 0");
-  return with_activation(
-      std::make_unique<BatchNormKernel>(x[0], x[1], product(x, 2), static_cast<float>(eps)), c);
+  return with_activation(typed<BatchNormKernel>(c, x[0], x[1], product(x, 2), eps), c);
 }
 
 std::unique_ptr<CpuKernel> make_layernorm(Ctx& c) {
@@ -263,8 +267,7 @@ std::unique_ptr<CpuKernel> make_layernorm(Ctx& c) {
   c.dims(c.out[0], "output", x);
   const double eps = c.v.get_float("epsilon", 1e-5);
   if (!(eps >= 0)) c.fail("attribute 'epsilon' must be >= 0");
-  return std::make_unique<LayerNormKernel>(product(x, 0, axis), product(norm),
-                                           static_cast<float>(eps), c.in.size() == 3);
+  return typed<LayerNormKernel>(c, product(x, 0, axis), product(norm), eps, c.in.size() == 3);
 }
 
 namespace {
@@ -276,7 +279,7 @@ std::unique_ptr<CpuKernel> softmax_kernel(Ctx& c, const char* op, bool log) {
   if (r == 0) c.fail(std::string("input X is a scalar; ") + op + " needs rank >= 1");
   const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", -1), r, "axis"));
   c.dims(c.out[0], "output", x);
-  return std::make_unique<SoftmaxKernel>(product(x, 0, axis), x[axis], product(x, axis + 1), log);
+  return typed<SoftmaxKernel>(c, product(x, 0, axis), x[axis], product(x, axis + 1), log);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// Compute ops added for the ONNX importer: ConvTranspose, LogSoftmax,
-// ReduceMax, ArgMax and Resize. f32 only (16-bit arrives widened), direct
-// loops: this backend is the numerical oracle, not the fast path.
+// Compute ops added for the ONNX importer: ConvTranspose, ReduceMax,
+// ArgMax and Resize. f32 (16-bit arrives widened; f64 in the float64 mode:
+// every kernel is a template on its element type T), direct loops: this
+// backend is the numerical oracle, not the fast path.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,38 +15,40 @@ namespace {
 // ------------------------------------------------------- ConvTranspose
 
 // Y[n, g*Mg+m, ih*s - pad + kh*d, ...] += X[n, g*Cg+c, ih, iw] * W[g*Cg+c, m, kh, kw]:
-// each input pixel scatters its kernel-sized patch. Accumulated in f32.
+// each input pixel scatters its kernel-sized patch. Accumulated in T.
+struct ConvTransposeGeo {
+  int64_t n, c, h, w, m, oh, ow, kh, kw, group;
+  int64_t sh, sw, ph, pw, dh, dw;
+  bool bias;
+};
+
+template <class T>
 class ConvTransposeKernel final : public CpuKernel {
  public:
-  struct Geo {
-    int64_t n, c, h, w, m, oh, ow, kh, kw, group;
-    int64_t sh, sw, ph, pw, dh, dw;
-    bool bias;
-  };
-  explicit ConvTransposeKernel(Geo g) : g_(g) {}
+  explicit ConvTransposeKernel(ConvTransposeGeo g) : g_(g) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    const auto* w = static_cast<const float*>(in[1]);
-    const float* b = g_.bias ? static_cast<const float*>(in[2]) : nullptr;
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    const auto* w = static_cast<const T*>(in[1]);
+    const T* b = g_.bias ? static_cast<const T*>(in[2]) : nullptr;
+    auto* y = static_cast<T*>(out[0]);
     const int64_t cg = g_.c / g_.group, mg = g_.m / g_.group, plane = g_.oh * g_.ow;
     // One task per (batch, output channel): disjoint outputs, fixed order.
     parallel_for(g_.n * g_.m, threads_for(static_cast<double>(g_.n * g_.m * plane * cg)),
                  [&](int64_t t0, int64_t t1) {
                    for (int64_t t = t0; t < t1; ++t) {
                      const int64_t nn = t / g_.m, oc = t % g_.m, gi = oc / mg, m = oc % mg;
-                     float* yp = y + t * plane;
-                     std::fill(yp, yp + plane, b ? b[oc] : 0.0f);
+                     T* yp = y + t * plane;
+                     std::fill(yp, yp + plane, b ? b[oc] : T(0));
                      for (int64_t ci = 0; ci < cg; ++ci) {
                        const int64_t ic = gi * cg + ci;
-                       const float* xp = x + (nn * g_.c + ic) * g_.h * g_.w;
-                       const float* wp = w + (ic * mg + m) * g_.kh * g_.kw;
+                       const T* xp = x + (nn * g_.c + ic) * g_.h * g_.w;
+                       const T* wp = w + (ic * mg + m) * g_.kh * g_.kw;
                        for (int64_t ih = 0; ih < g_.h; ++ih)
                          for (int64_t kh = 0; kh < g_.kh; ++kh) {
                            const int64_t oh = ih * g_.sh - g_.ph + kh * g_.dh;
                            if (oh < 0 || oh >= g_.oh) continue;
                            for (int64_t iw = 0; iw < g_.w; ++iw) {
-                             const float xv = xp[ih * g_.w + iw];
+                             const T xv = xp[ih * g_.w + iw];
                              for (int64_t kw = 0; kw < g_.kw; ++kw) {
                                const int64_t ow = iw * g_.sw - g_.pw + kw * g_.dw;
                                if (ow < 0 || ow >= g_.ow) continue;
@@ -59,21 +62,22 @@ class ConvTransposeKernel final : public CpuKernel {
   }
 
  private:
-  Geo g_;
+  ConvTransposeGeo g_;
 };
 
 // ----------------------------------------------------------- ReduceMax
 
 // Output element o reads the reduced sub-box starting at base(o). Dims and
 // strides of the kept and reduced axes, in input order.
+template <class T>
 class ReduceMaxKernel final : public CpuKernel {
  public:
   ReduceMaxKernel(std::vector<int64_t> kn, std::vector<int64_t> ks, std::vector<int64_t> rn,
                   std::vector<int64_t> rs)
       : kn_(std::move(kn)), ks_(std::move(ks)), rn_(std::move(rn)), rs_(std::move(rs)) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    auto* y = static_cast<T*>(out[0]);
     const int64_t outs = product(kn_), count = product(rn_);
     parallel_for(outs, threads_for(static_cast<double>(outs * count)), [&](int64_t o0, int64_t o1) {
       std::vector<int64_t> idx(rn_.size());
@@ -83,11 +87,11 @@ class ReduceMaxKernel final : public CpuKernel {
           base += (rem % kn_[d]) * ks_[d];
           rem /= kn_[d];
         }
-        float m = -std::numeric_limits<float>::infinity();
+        T m = -std::numeric_limits<T>::infinity();
         std::fill(idx.begin(), idx.end(), 0);
         int64_t off = 0;
         for (int64_t i = 0; i < count; ++i) {
-          const float v = x[base + off];
+          const T v = x[base + off];
           if (v > m || std::isnan(v)) m = v;  // NaN, once seen, stays
           for (size_t d = rn_.size(); d-- > 0;) {
             off += rs_[d];
@@ -107,19 +111,20 @@ class ReduceMaxKernel final : public CpuKernel {
 
 // -------------------------------------------------------------- ArgMax
 
+template <class T>
 class ArgMaxKernel final : public CpuKernel {
  public:
   ArgMaxKernel(int64_t outer, int64_t len, int64_t inner, bool last)
       : outer_(outer), len_(len), inner_(inner), last_(last) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
+    const auto* x = static_cast<const T*>(in[0]);
     auto* y = static_cast<int64_t*>(out[0]);
     for (int64_t r = 0; r < outer_ * inner_; ++r) {
       const int64_t base = (r / inner_) * len_ * inner_ + r % inner_;
       int64_t best = 0;
-      float m = x[base];
+      T m = x[base];
       for (int64_t i = 1; i < len_; ++i) {
-        const float v = x[base + i * inner_];
+        const T v = x[base + i * inner_];
         if (std::isnan(m)) break;  // the first NaN is the maximum, as NumPy
         if (v > m || (last_ && v == m) || std::isnan(v)) {
           m = v;
@@ -138,10 +143,11 @@ class ArgMaxKernel final : public CpuKernel {
 // -------------------------------------------------------------- Resize
 
 // Per output coordinate of one resized axis: the two source indices and the
-// weight of the second (nearest: one index, weight 0).
+// weight of the second (nearest: one index, weight 0), converted to the
+// kernel's T where it is used.
 struct AxisMap {
   std::vector<int64_t> i0, i1;
-  std::vector<float> w1;
+  std::vector<double> w1;
 };
 
 AxisMap axis_map(const Ctx& c, int64_t in, int64_t out, bool linear, const std::string& ctm,
@@ -169,7 +175,7 @@ AxisMap axis_map(const Ctx& c, int64_t in, int64_t out, bool linear, const std::
       const double f = std::floor(x);
       m.i0.push_back(clampi(f));
       m.i1.push_back(clampi(f + 1));
-      m.w1.push_back(static_cast<float>(x - f));
+      m.w1.push_back(x - f);
     } else {
       double r = 0;
       const double frac = x - std::floor(x);
@@ -186,7 +192,7 @@ AxisMap axis_map(const Ctx& c, int64_t in, int64_t out, bool linear, const std::
       }
       m.i0.push_back(clampi(std::max(r, 0.0)));
       m.i1.push_back(m.i0.back());
-      m.w1.push_back(0.0f);
+      m.w1.push_back(0.0);
     }
   }
   return m;
@@ -194,30 +200,31 @@ AxisMap axis_map(const Ctx& c, int64_t in, int64_t out, bool linear, const std::
 
 // Resizes the last two axes (H, W) of [planes, H, W]: bilinear is the
 // product of the two axis interpolations, nearest their index maps.
+template <class T>
 class ResizeKernel final : public CpuKernel {
  public:
   ResizeKernel(int64_t planes, int64_t h, int64_t w, AxisMap my, AxisMap mx)
       : planes_(planes), h_(h), w_(w), my_(std::move(my)), mx_(std::move(mx)) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
-    auto* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const T*>(in[0]);
+    auto* y = static_cast<T*>(out[0]);
     const auto oh = static_cast<int64_t>(my_.i0.size()), ow = static_cast<int64_t>(mx_.i0.size());
     parallel_for(planes_, threads_for(static_cast<double>(planes_ * oh * ow) * 8),
                  [&](int64_t p0, int64_t p1) {
                    for (int64_t p = p0; p < p1; ++p) {
-                     const float* xp = x + p * h_ * w_;
-                     float* yp = y + p * oh * ow;
+                     const T* xp = x + p * h_ * w_;
+                     T* yp = y + p * oh * ow;
                      for (int64_t i = 0; i < oh; ++i) {
                        const auto ui = static_cast<size_t>(i);
-                       const float* r0 = xp + my_.i0[ui] * w_;
-                       const float* r1 = xp + my_.i1[ui] * w_;
-                       const float wy = my_.w1[ui];
+                       const T* r0 = xp + my_.i0[ui] * w_;
+                       const T* r1 = xp + my_.i1[ui] * w_;
+                       const auto wy = static_cast<T>(my_.w1[ui]);
                        for (int64_t j = 0; j < ow; ++j) {
                          const auto uj = static_cast<size_t>(j);
                          const int64_t a = mx_.i0[uj], b = mx_.i1[uj];
-                         const float wx = mx_.w1[uj];
-                         const float top = r0[a] + wx * (r0[b] - r0[a]);
-                         const float bot = r1[a] + wx * (r1[b] - r1[a]);
+                         const auto wx = static_cast<T>(mx_.w1[uj]);
+                         const T top = r0[a] + wx * (r0[b] - r0[a]);
+                         const T bot = r1[a] + wx * (r1[b] - r1[a]);
                          yp[i * ow + j] = top + wy * (bot - top);
                        }
                      }
@@ -257,9 +264,9 @@ std::unique_ptr<CpuKernel> make_conv_transpose(Ctx& c) {
     want[2 + i] = s[i] * (x[2 + i] - 1) + op[i] + (w[2 + i] - 1) * d[i] + 1 - p[i] - p[i + 2];
   }
   c.dims(c.out[0], "output", want);
-  return std::make_unique<ConvTransposeKernel>(
-      ConvTransposeKernel::Geo{x[0], x[1], x[2], x[3], m, want[2], want[3], w[2], w[3], group, s[0],
-                               s[1], p[0], p[1], d[0], d[1], c.in.size() == 3});
+  return typed<ConvTransposeKernel>(
+      c, ConvTransposeGeo{x[0], x[1], x[2], x[3], m, want[2], want[3], w[2], w[3], group, s[0],
+                          s[1], p[0], p[1], d[0], d[1], c.in.size() == 3});
 }
 
 std::unique_ptr<CpuKernel> make_reduce_max(Ctx& c) {
@@ -281,8 +288,7 @@ std::unique_ptr<CpuKernel> make_reduce_max(Ctx& c) {
     }
   }
   c.dims(c.out[0], "output", want);
-  return std::make_unique<ReduceMaxKernel>(std::move(kn), std::move(ks), std::move(rn),
-                                           std::move(rs));
+  return typed<ReduceMaxKernel>(c, std::move(kn), std::move(ks), std::move(rn), std::move(rs));
 }
 
 std::unique_ptr<CpuKernel> make_argmax(Ctx& c) {
@@ -302,8 +308,7 @@ std::unique_ptr<CpuKernel> make_argmax(Ctx& c) {
   else
     want.erase(want.begin() + static_cast<ptrdiff_t>(axis));
   c.dims(c.out[0], "output", want);
-  return std::make_unique<ArgMaxKernel>(product(x, 0, axis), x[axis], product(x, axis + 1),
-                                        last != 0);
+  return typed<ArgMaxKernel>(c, product(x, 0, axis), x[axis], product(x, axis + 1), last != 0);
 }
 
 std::unique_ptr<CpuKernel> make_resize(Ctx& c) {
@@ -335,8 +340,7 @@ std::unique_ptr<CpuKernel> make_resize(Ctx& c) {
   const int64_t h = sp == 2 ? x[r - 2] : 1, oh = sp == 2 ? sizes[r - 2] : 1;
   AxisMap my = axis_map(c, h, oh, linear, ctm, nm);
   AxisMap mx = axis_map(c, x[r - 1], sizes[r - 1], linear, ctm, nm);
-  return std::make_unique<ResizeKernel>(product(x, 0, r - sp), h, x[r - 1], std::move(my),
-                                        std::move(mx));
+  return typed<ResizeKernel>(c, product(x, 0, r - sp), h, x[r - 1], std::move(my), std::move(mx));
 }
 
 }  // namespace ampx::reference::detail

@@ -1,6 +1,7 @@
 // Training-only kernels in f32: DropoutTraining (the mask of docs/OPS.md,
-// the same on every backend), SoftmaxCrossEntropy and its gradient, and the
-// optimizer updates SgdUpdate and AdamUpdate. The updates may run in place
+// the same on every backend), SoftmaxCrossEntropy and its gradient (these
+// three also in f64 in the float64 mode: templates on the element type T),
+// and the optimizer updates SgdUpdate and AdamUpdate (f32 only). The updates may run in place
 // (an output in the buffer of its state input): each element is read
 // before it is written.
 #include <cmath>
@@ -13,7 +14,7 @@
 
 namespace ampx::reference::detail {
 
-float dropout_keep_scale(uint64_t seed, uint64_t index, float ratio) {
+bool dropout_keeps(uint64_t seed, uint64_t index, float ratio) {
   // splitmix64 of (seed + (index + 1) * golden ratio): a counter-based
   // generator, so any element can be drawn on its own, on any device.
   uint64_t z = seed + (index + 1) * 0x9E3779B97F4A7C15ull;
@@ -21,23 +22,27 @@ float dropout_keep_scale(uint64_t seed, uint64_t index, float ratio) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
   const float u = static_cast<float>(z >> 40) * 0x1p-24f;  // [0, 1), 24 bits
-  return u >= ratio ? 1.0f / (1.0f - ratio) : 0.0f;
+  return u >= ratio;
 }
 
 namespace {
 
+// The same elements are kept in f32 and f64 (the draw compares with the
+// ratio as an f32); the kept elements' scale 1 / (1 - ratio) is in T.
+template <class T>
 class DropoutTrainingKernel final : public CpuKernel {
  public:
-  DropoutTrainingKernel(int64_t n, float ratio) : n_(n), ratio_(ratio) {}
+  DropoutTrainingKernel(int64_t n, double ratio)
+      : n_(n), ratio_(static_cast<float>(ratio)), keep_(T(1) / (T(1) - static_cast<T>(ratio))) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
+    const auto* x = static_cast<const T*>(in[0]);
     uint64_t seed = 0;
     std::memcpy(&seed, in[1], sizeof seed);
-    auto* y = static_cast<float*>(out[0]);
-    auto* mask = static_cast<float*>(out[1]);
+    auto* y = static_cast<T*>(out[0]);
+    auto* mask = static_cast<T*>(out[1]);
     parallel_for(n_, threads_for(8.0 * static_cast<double>(n_)), [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        mask[i] = dropout_keep_scale(seed, static_cast<uint64_t>(i), ratio_);
+        mask[i] = dropout_keeps(seed, static_cast<uint64_t>(i), ratio_) ? keep_ : T(0);
         y[i] = x[i] * mask[i];
       }
     });
@@ -46,6 +51,7 @@ class DropoutTrainingKernel final : public CpuKernel {
  private:
   int64_t n_;
   float ratio_;
+  T keep_;
 };
 
 void check_label(int64_t label, int64_t classes, int64_t row, const std::string& where) {
@@ -58,30 +64,31 @@ void check_label(int64_t label, int64_t classes, int64_t row, const std::string&
 
 // loss = -mean_n log_softmax(logits)[n, label_n]; log_prob is kept for the
 // gradient. The loss is accumulated in double, row by row.
+template <class T>
 class SoftmaxCrossEntropyKernel final : public CpuKernel {
  public:
   SoftmaxCrossEntropyKernel(int64_t n, int64_t classes, std::string where)
       : n_(n), c_(classes), where_(std::move(where)) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const auto* x = static_cast<const float*>(in[0]);
+    const auto* x = static_cast<const T*>(in[0]);
     const auto* labels = static_cast<const int64_t*>(in[1]);
-    auto* loss = static_cast<float*>(out[0]);
-    auto* lp = static_cast<float*>(out[1]);
+    auto* loss = static_cast<T*>(out[0]);
+    auto* lp = static_cast<T*>(out[1]);
     for (int64_t r = 0; r < n_; ++r) check_label(labels[r], c_, r, where_);
     parallel_for(n_, threads_for(20.0 * static_cast<double>(n_) * c_), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        const float* xr = x + r * c_;
-        float m = -std::numeric_limits<float>::infinity();
+        const T* xr = x + r * c_;
+        T m = -std::numeric_limits<T>::infinity();
         for (int64_t k = 0; k < c_; ++k) m = std::isnan(xr[k]) || xr[k] > m ? xr[k] : m;
-        float s = 0.0f;
+        T s = T(0);
         for (int64_t k = 0; k < c_; ++k) s += std::exp(xr[k] - m);
-        const float lse = m + std::log(s);
+        const T lse = m + std::log(s);
         for (int64_t k = 0; k < c_; ++k) lp[r * c_ + k] = xr[k] - lse;
       }
     });
     double total = 0;
     for (int64_t r = 0; r < n_; ++r) total -= lp[r * c_ + labels[r]];
-    loss[0] = static_cast<float>(total / static_cast<double>(n_));  // N = 0: NaN, as a mean
+    loss[0] = static_cast<T>(total / static_cast<double>(n_));  // N = 0: NaN, as a mean
   }
 
  private:
@@ -90,22 +97,23 @@ class SoftmaxCrossEntropyKernel final : public CpuKernel {
 };
 
 // dLogits = (exp(log_prob) - onehot(label)) * dLoss / N.
+template <class T>
 class SoftmaxCrossEntropyGradKernel final : public CpuKernel {
  public:
   SoftmaxCrossEntropyGradKernel(int64_t n, int64_t classes, std::string where)
       : n_(n), c_(classes), where_(std::move(where)) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
-    const float dloss = *static_cast<const float*>(in[0]);
-    const auto* lp = static_cast<const float*>(in[1]);
+    const T dloss = *static_cast<const T*>(in[0]);
+    const auto* lp = static_cast<const T*>(in[1]);
     const auto* labels = static_cast<const int64_t*>(in[2]);
-    auto* dx = static_cast<float*>(out[0]);
+    auto* dx = static_cast<T*>(out[0]);
     for (int64_t r = 0; r < n_; ++r) check_label(labels[r], c_, r, where_);
-    const float k = n_ > 0 ? dloss / static_cast<float>(n_) : 0.0f;
+    const T k = n_ > 0 ? dloss / static_cast<T>(n_) : T(0);
     parallel_for(n_, threads_for(20.0 * static_cast<double>(n_) * c_), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         for (int64_t j = 0; j < c_; ++j) {
-          const float p = std::exp(lp[r * c_ + j]);
-          dx[r * c_ + j] = (p - (j == labels[r] ? 1.0f : 0.0f)) * k;
+          const T p = std::exp(lp[r * c_ + j]);
+          dx[r * c_ + j] = (p - (j == labels[r] ? T(1) : T(0))) * k;
         }
       }
     });
@@ -209,17 +217,15 @@ class AdamUpdateKernel final : public CpuKernel {
 }  // namespace
 
 std::unique_ptr<CpuKernel> make_dropout_training(Ctx& c) {
-  return std::make_unique<DropoutTrainingKernel>(c.in[0].numel,
-                                                 static_cast<float>(c.v.get_float("ratio", 0.5)));
+  return typed<DropoutTrainingKernel>(c, c.in[0].numel, c.v.get_float("ratio", 0.5));
 }
 
 std::unique_ptr<CpuKernel> make_softmax_cross_entropy(Ctx& c) {
-  return std::make_unique<SoftmaxCrossEntropyKernel>(c.in[0].dims[0], c.in[0].dims[1], c.v.where());
+  return typed<SoftmaxCrossEntropyKernel>(c, c.in[0].dims[0], c.in[0].dims[1], c.v.where());
 }
 
 std::unique_ptr<CpuKernel> make_softmax_cross_entropy_grad(Ctx& c) {
-  return std::make_unique<SoftmaxCrossEntropyGradKernel>(c.in[1].dims[0], c.in[1].dims[1],
-                                                         c.v.where());
+  return typed<SoftmaxCrossEntropyGradKernel>(c, c.in[1].dims[0], c.in[1].dims[1], c.v.where());
 }
 
 std::unique_ptr<CpuKernel> make_sgd_update(Ctx& c) {

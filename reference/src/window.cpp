@@ -45,36 +45,39 @@ ConvShape conv_shape(const Ctx& c, const std::vector<int64_t>& x, const std::vec
   return s;
 }
 
-void im2col(const ConvShape& s, const float* xg, float* col) {
+template <class T>
+void im2col(const ConvShape& s, const T* xg, T* col) {
   for (int64_t c = 0; c < s.Cg; ++c) {
-    const float* xc = xg + c * s.H * s.W;
+    const T* xc = xg + c * s.H * s.W;
     for (int64_t ki = 0; ki < s.kH; ++ki) {
       for (int64_t kj = 0; kj < s.kW; ++kj) {
         int64_t lo, hi;
         valid_range(s.W, s.OW, s.sw, s.pl, kj * s.dw, lo, hi);
         for (int64_t oh = 0; oh < s.OH; ++oh) {
-          float* dst = col + oh * s.OW;
+          T* dst = col + oh * s.OW;
           const int64_t ih = oh * s.sh - s.pt + ki * s.dh;
           if (ih < 0 || ih >= s.H) {
-            std::fill_n(dst, s.OW, 0.0f);
+            std::fill_n(dst, s.OW, T(0));
             continue;
           }
           // Input column of output column ow: base + ow * sw (never
           // negative for ow >= lo, so no pointer before xc is formed).
           const int64_t base = ih * s.W - s.pl + kj * s.dw;
-          std::fill_n(dst, lo, 0.0f);
+          std::fill_n(dst, lo, T(0));
           if (s.sw == 1) {
             if (hi > lo) std::copy(xc + (base + lo), xc + (base + hi), dst + lo);
           } else {
             for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = xc[base + ow * s.sw];
           }
-          std::fill(dst + hi, dst + s.OW, 0.0f);
+          std::fill(dst + hi, dst + s.OW, T(0));
         }
         col += s.OH * s.OW;
       }
     }
   }
 }
+template void im2col<float>(const ConvShape& s, const float* xg, float* col);
+template void im2col<double>(const ConvShape& s, const double* xg, double* col);
 
 PoolShape pool_shape(const Ctx& c, const std::vector<int64_t>& d, bool max, bool& include_pad) {
   c.v.require_attr("kernel_shape");

@@ -42,7 +42,9 @@ inline void valid_range(int64_t W, int64_t OW, int64_t s, int64_t p, int64_t off
 
 // col[(c, ki, kj), (oh, ow)] = x[c, oh*sh - pt + ki*dh, ow*sw - pl + kj*dw]
 // or 0, for the Cg channels of one group of one image starting at `xg`.
-void im2col(const ConvShape& s, const float* xg, float* col);
+// T is float or double.
+template <class T>
+void im2col(const ConvShape& s, const T* xg, T* col);
 
 struct PoolShape {
   int64_t planes, H, W, OH, OW, kH, kW, sh, sw, pt, pl, pb, pr;

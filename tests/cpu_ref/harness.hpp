@@ -24,11 +24,12 @@ inline NodeBuilder& add_input(NodeBuilder& b, const Tensor& t) {
   return b.input(t.dtype, t.dims);
 }
 
-// Runs the node once through make_kernel(); outputs are shaped and typed
-// from the builder's output descriptions.
+// Runs the node once through make_kernel() in the float64 mode cpu_ref runs
+// (f64 for every float op; nothing else changes); outputs are shaped and
+// typed from the builder's output descriptions.
 inline std::vector<Tensor> run_node(NodeBuilder& b, std::initializer_list<const Tensor*> inputs) {
   const ampx_node_desc& d = b.desc();
-  auto kernel = reference::make_kernel(d);
+  auto kernel = reference::make_kernel(d, {.f64_compute = true});
   std::vector<Tensor> outs;
   for (size_t i = 0; i < d.num_outputs; ++i) {
     const ampx_tensor_desc& o = d.outputs[i];

@@ -325,6 +325,8 @@ TEST(ContractionEpilogue, UnknownActivationIsUnsupported) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Contraction, float_dtypes(), DtypeName());
+// The float64 mode cpu_ref runs (run_node), against the same f64 references.
+INSTANTIATE_TEST_SUITE_P(Float64, Contraction, ::testing::Values(AMPX_DTYPE_F64), DtypeName());
 
 }  // namespace
 }  // namespace ampx::test

@@ -141,6 +141,8 @@ TEST_P(Elementwise, BinaryBroadcastPatterns) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Elementwise, float_dtypes(), DtypeName());
+// The float64 mode cpu_ref runs (run_node), against the same f64 references.
+INSTANTIATE_TEST_SUITE_P(Float64, Elementwise, ::testing::Values(AMPX_DTYPE_F64), DtypeName());
 
 // f64 is accepted by the elementwise ops (computed in f64).
 TEST(ElementwiseF64, UnaryAndBinary) {

@@ -271,6 +271,8 @@ TEST_P(NormPool, ReduceMeanAndSum) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, NormPool, float_dtypes(), DtypeName());
+// The float64 mode cpu_ref runs (run_node), against the same f64 references.
+INSTANTIATE_TEST_SUITE_P(Float64, NormPool, ::testing::Values(AMPX_DTYPE_F64), DtypeName());
 
 }  // namespace
 }  // namespace ampx::test

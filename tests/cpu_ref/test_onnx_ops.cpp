@@ -385,6 +385,8 @@ TEST_P(OnnxOps, ConvTransposeStridedGroupedPaddedDilated) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, OnnxOps, float_dtypes(), DtypeName());
+// The float64 mode cpu_ref runs (run_node), against the same f64 references.
+INSTANTIATE_TEST_SUITE_P(Float64, OnnxOps, ::testing::Values(AMPX_DTYPE_F64), DtypeName());
 
 // ------------------------------------------------------ integer dtypes
 

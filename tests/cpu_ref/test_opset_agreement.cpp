@@ -111,7 +111,10 @@ std::vector<MutableNode> mutants(const MutableNode& base) {
 TEST(OpsetAgreement, WhatTheOpSetAcceptsTheReferenceKernelsBuild) {
   size_t tried = 0, accepted = 0;
   for (const auto& [name, make] : op_cases::cases()) {
-    for (const ampx_dtype dt : {AMPX_DTYPE_F32, AMPX_DTYPE_F16}) {
+    // f64 in the float64 mode (cpu_ref's): the op set's validation with
+    // the same option must agree with the kernels too.
+    for (const ampx_dtype dt : {AMPX_DTYPE_F32, AMPX_DTYPE_F16, AMPX_DTYPE_F64}) {
+      const opset::ValidateOptions options{.f64_compute = dt == AMPX_DTYPE_F64};
       Rng rng(3);
       op_cases::Case c;
       make(rng, dt, c);
@@ -120,10 +123,10 @@ TEST(OpsetAgreement, WhatTheOpSetAcceptsTheReferenceKernelsBuild) {
         ++tried;
         NodeBuilder b = m.builder();
         const ampx_node_desc& d = b.desc();
-        if (!opset::is_valid(d, nullptr)) continue;
+        if (!opset::is_valid(d, nullptr, options)) continue;
         ++accepted;
         try {
-          (void)reference::make_kernel(d);
+          (void)reference::make_kernel(d, options);
         } catch (const std::exception& e) {
           ADD_FAILURE() << name << " " << plugin_support::dtype_name(dt)
                         << ": the op set accepts this mutant, cpu_ref rejects it: " << e.what();

@@ -7,6 +7,7 @@
 
 #include "harness.hpp"
 #include "loaded_plugin.hpp"
+#include "run_on_plugin.hpp"
 
 namespace ampx::test {
 namespace {
@@ -119,6 +120,32 @@ TEST(PluginAbi, CapabilityAnswers) {
   NodeBuilder bad("Relu", "r");
   bad.input(AMPX_DTYPE_I32, {4}).output(AMPX_DTYPE_I32, {4});
   EXPECT_EQ(p.capability(bad).support, AMPX_SUPPORT_UNSUPPORTED);
+
+  // cpu_ref runs the reference kernels' float64 mode: every float op in f64,
+  // but the updates stay f32 only.
+  NodeBuilder f64 = matmul(AMPX_DTYPE_F64);
+  EXPECT_EQ(p.capability(f64).support, AMPX_SUPPORT_NATIVE);
+  NodeBuilder sgd("SgdUpdate", "sgd");
+  sgd.input(AMPX_DTYPE_F64, {4})
+      .input(AMPX_DTYPE_F64, {4})
+      .input(AMPX_DTYPE_F64, {3})
+      .output(AMPX_DTYPE_F64, {4});
+  EXPECT_EQ(p.capability(sgd).support, AMPX_SUPPORT_UNSUPPORTED);
+}
+
+TEST(PluginAbi, RunsAnF64MatMul) {
+  Plugin p(cpu_ref_path());
+  Rng rng(5);
+  NodeBuilder nb = matmul(AMPX_DTYPE_F64);
+  const Tensor a = random_tensor(rng, AMPX_DTYPE_F64, {16, 64});
+  const Tensor b = random_tensor(rng, AMPX_DTYPE_F64, {64, 32});
+  const std::vector<Tensor> got = run_on(p, nb, {a, b});
+  ASSERT_EQ(got.size(), 1u);
+  std::vector<double> ref(16 * 32, 0.0);
+  for (size_t i = 0; i < 16; ++i)
+    for (size_t j = 0; j < 32; ++j)
+      for (size_t k = 0; k < 64; ++k) ref[i * 32 + j] += a.get(i * 64 + k) * b.get(k * 32 + j);
+  EXPECT_LE(relative_error(got[0].values(), ref), tolerance(AMPX_DTYPE_F64));
 }
 
 TEST(PluginAbi, RunsANodeEndToEnd) {
@@ -276,6 +303,12 @@ TEST(TestNativePlugin, DefaultsAreEmulated) {
   NodeBuilder r32 = relu(F32), r16 = relu(F16);
   EXPECT_EQ(p.capability(r32).support, AMPX_SUPPORT_NATIVE);
   EXPECT_EQ(p.capability(r16).support, AMPX_SUPPORT_EMULATED);
+  // The reference kernels' float64 mode is cpu_ref's alone: another policy
+  // over the same kernels keeps the op set's rule (f64 compute unsupported).
+  NodeBuilder m64 = matmul(AMPX_DTYPE_F64);
+  const ampx_capability c64 = p.capability(m64);
+  EXPECT_EQ(c64.support, AMPX_SUPPORT_UNSUPPORTED);
+  EXPECT_NE(std::string(c64.note).find("f64"), std::string::npos) << c64.note;
   ampx_device_props props{};
   p.ok(p.api->device_props(p.plugin, 0, &props));
   EXPECT_EQ(std::string(props.fingerprint).rfind("test_native/1.0.0/", 0), 0u) << props.fingerprint;

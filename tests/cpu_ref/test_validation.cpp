@@ -104,11 +104,13 @@ TEST(Validation, DtypeRule) {
     expect_invalid(b, {"input 0 is i32"});
   }
   {
+    // f64 compute nodes: only in the float64 mode (KernelOptions).
     NodeBuilder b("Conv2d", "conv64");
     b.input(AMPX_DTYPE_F64, {1, 3, 8, 8})
         .input(AMPX_DTYPE_F64, {4, 3, 3, 3})
         .output(AMPX_DTYPE_F64, {1, 4, 6, 6});
     EXPECT_THROW((void)reference::make_kernel(b.desc()), UnsupportedNode);
+    EXPECT_TRUE(reference::can_run(b.desc(), nullptr, {.f64_compute = true}));
   }
   {
     NodeBuilder b("Relu", "relu64");

@@ -212,6 +212,52 @@ TEST(Validate, DtypeRuleIsUnsupportedNotInvalid) {
   }
 }
 
+// The reference kernels' float64 mode: f64 for every compute op only when
+// the caller asks (cpu_ref does; every other backend validates with the
+// defaults), never for the f32-only updates.
+TEST(Validate, F64ComputeOnlyWhenAsked) {
+  const ValidateOptions f64{.f64_compute = true};
+  NodeBuilder conv("Conv2d", "conv64");
+  conv.input(AMPX_DTYPE_F64, {1, 3, 8, 8})
+      .input(AMPX_DTYPE_F64, {4, 3, 3, 3})
+      .output(AMPX_DTYPE_F64, {1, 4, 6, 6});
+  EXPECT_THROW(validate(conv.desc()), UnsupportedNode);
+  EXPECT_FALSE(is_valid(conv.desc(), nullptr));
+  EXPECT_EQ(validate(conv.desc(), f64), AMPX_DTYPE_F64);
+  EXPECT_TRUE(is_valid(conv.desc(), nullptr, f64));
+
+  NodeBuilder grad("LayerNormGrad", "ln_grad64");
+  grad.input(AMPX_DTYPE_F64, {2, 5})
+      .input(AMPX_DTYPE_F64, {2, 5})
+      .input(AMPX_DTYPE_F64, {5})
+      .output(AMPX_DTYPE_F64, {2, 5})
+      .output(AMPX_DTYPE_F64, {5})
+      .output(AMPX_DTYPE_F64, {5});
+  EXPECT_THROW(validate(grad.desc()), UnsupportedNode);
+  EXPECT_EQ(validate(grad.desc(), f64), AMPX_DTYPE_F64);
+
+  // Mixed f64 and f32 is still malformed, not a float64 node.
+  NodeBuilder mixed("MatMul", "mixed");
+  mixed.input(AMPX_DTYPE_F64, {2, 3}).input(F32, {3, 4}).output(AMPX_DTYPE_F64, {2, 4});
+  EXPECT_THROW(validate(mixed.desc(), f64), std::invalid_argument);
+
+  // The master weights' updates and their guard are f32 in every mode.
+  NodeBuilder sgd("SgdUpdate", "sgd64");
+  sgd.input(AMPX_DTYPE_F64, {4})
+      .input(AMPX_DTYPE_F64, {4})
+      .input(AMPX_DTYPE_F64, {3})
+      .output(AMPX_DTYPE_F64, {4});
+  std::string why;
+  EXPECT_FALSE(is_valid(sgd.desc(), &why, f64));
+  EXPECT_NE(why.find("master weights"), std::string::npos) << why;
+  NodeBuilder guard("UpdateGuard", "guard64");
+  guard.input(AMPX_DTYPE_F64, {3})
+      .input(AMPX_DTYPE_F64, {4})
+      .output(AMPX_DTYPE_F64, {3})
+      .output(AMPX_DTYPE_F64, {2});
+  EXPECT_THROW(validate(guard.desc(), f64), UnsupportedNode);
+}
+
 TEST(Work, ConvAndGemmFlops) {
   NodeBuilder c = conv();
   // 2 * outputs (1*4*6*6) * C*kH*kW (3*3*3).

@@ -13,7 +13,10 @@ namespace ampx::opset {
 
 // The dtype rule of an op (docs/OPS.md, "Dtypes").
 enum class DtypeRule {
-  kCompute,      // every tensor is f32, f16 or bf16, one common dtype
+  kCompute,      // every tensor is f32, f16 or bf16, one common dtype; also f64
+                 // in the reference kernels' float64 mode only
+                 // (ValidateOptions::f64_compute, validate.hpp), never on
+                 // the other backends
   kElementwise,  // kCompute, or f64
   kInteger,      // kElementwise, or i64 / i32 (the importer's shape arithmetic)
   kData,         // any dtype, bit-exact copies (data movement)

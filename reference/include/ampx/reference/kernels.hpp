@@ -11,6 +11,14 @@
 //    Dropout) copies elements bit-exactly in any dtype.
 //  - Elementwise ops (Relu, Sigmoid, Tanh, Gelu, Clip, Add, Sub, Mul, Div) also
 //    accept f64, computed in f64.
+//  - float64 mode (KernelOptions::f64_compute, off by default): every other
+//    float op takes f64 too and computes in f64 throughout (accumulations
+//    included): the contractions, normalisations, pools, reductions, the
+//    backward kernels and the loss; not the optimizer updates nor
+//    UpdateGuard (f32 master weights). The same templated code as the f32
+//    kernels, instantiated for double, so an f64 result is the f32
+//    computation without its roundings: the oracle of the float64 gradient
+//    check. Only the cpu_ref plugin turns it on (docs/OPS.md).
 //  - Cast rounds to nearest even with a single rounding from the source value
 //    (float -> int truncates toward zero, NaN -> 0, saturating).
 //
@@ -25,6 +33,7 @@
 
 #include "ampx/backend_api.h"
 #include "ampx/opset/output_types.hpp"
+#include "ampx/opset/validate.hpp"
 
 namespace ampx::reference {
 
@@ -46,15 +55,27 @@ class CpuKernel {
 // std::invalid_argument. Messages always start with "node '<name>' (<op>): ".
 using UnsupportedNode = opset::UnsupportedNode;
 
-// Validates the node with the op set (opset::validate: arity, attributes,
-// ranks, dims, the dtype rule of docs/OPS.md, the declared outputs) and
-// returns a kernel for it. Cheap: scratch memory is allocated
-// on the first run(). The node description is only borrowed for the call.
-std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node);
+// What the kernels accept beyond the op set's dtype rule: the op set's
+// validation options (opset::ValidateOptions). With f64_compute, the
+// float64 mode above; without (the default), f64 only where the op set
+// allows it (elementwise ops, data movement, Cast, TensorStats), so that a
+// plugin falling back to these kernels (backends/onednn) or running them
+// under its own policy (test_native) keeps answering f64 compute nodes
+// `unsupported` as the op set says.
+using KernelOptions = opset::ValidateOptions;
 
-// True when make_kernel(node) would succeed; otherwise false and, if `why` is
-// not NULL, the reason. Never throws.
-bool can_run(const ampx_node_desc& node, std::string* why) noexcept;
+// Validates the node with the op set (opset::validate with `options`:
+// arity, attributes, ranks, dims, the dtype rule of docs/OPS.md, the
+// declared outputs) and returns a kernel for it. Cheap: scratch memory is
+// allocated on the first run(). The node description is only borrowed for
+// the call.
+std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node,
+                                       const KernelOptions& options = {});
+
+// True when make_kernel(node, options) would succeed; otherwise false and,
+// if `why` is not NULL, the reason. Never throws.
+bool can_run(const ampx_node_desc& node, std::string* why,
+             const KernelOptions& options = {}) noexcept;
 
 // Threads a single kernel may use. Default: the AMPX_CPU_REF_THREADS
 // environment variable if set (>= 1), else std::thread::hardware_concurrency().
