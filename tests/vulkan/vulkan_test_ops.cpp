@@ -203,7 +203,7 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
              .attr_ints("pads", {1, 1, 1, 1})
              .attr_ints("output_padding", {1, 1});
        }},
-      // UpdateGuard: 20 gradients (4 dispatches of 5 on Vulkan), one empty;
+      // UpdateGuard: 20 gradients (3 pass-1 dispatches of up to 7 on Vulkan), one empty;
       // Adam's 5-element hyper, no clipping, skip_nonfinite = 0.
       {"UpdateGuard_many_inputs",
        [](Rng& r, ampx_dtype, Case& c) {

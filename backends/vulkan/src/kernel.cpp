@@ -10,6 +10,10 @@ Kernel::Kernel(Device& dev, const NodeView& v, OpPlan plan) : dev_(dev), where_(
     in_bytes_.push_back(plugin_support::byte_size(v.input(i)));
   for (size_t i = 0; i < v.num_outputs(); ++i)
     out_bytes_.push_back(plugin_support::byte_size(v.output(i)));
+  if (plan.scratch_bytes > 0) {
+    scratch_ = dev_.pool().device(plan.scratch_bytes);
+    scratch_id_ = dev_.next_buffer_id();
+  }
   uint32_t descriptors = 0;
   for (Dispatch& d : plan.dispatches) {
     if (d.tensors.size() > kMaxTensorBindings)
@@ -51,6 +55,7 @@ Kernel::~Kernel() {
                  e.what());
   }
   for (Prepared& p : prepared_) dev_.pool().release(std::move(p.params));
+  if (scratch_) dev_.pool().release(std::move(scratch_));
 }
 
 VkDescriptorSet Kernel::descriptor_set(Prepared& p, const std::vector<BufferRef>& bound,
@@ -104,6 +109,12 @@ void Kernel::launch(const std::vector<BufferRef>& inputs, const std::vector<Buff
     std::vector<uint64_t> key;
     for (size_t b = 0; b < d.tensors.size(); ++b) {
       const TensorRef& t = d.tensors[b];
+      if (t.scratch) {
+        bound[b] = {scratch_.buffer(), scratch_id_, scratch_.capacity(), 0};
+        key.push_back(scratch_id_);
+        key.push_back(0);
+        continue;
+      }
       const BufferRef& v = t.output ? outputs.at(t.index) : inputs.at(t.index);
       const uint64_t bytes = t.output ? out_bytes_[t.index] : in_bytes_[t.index];
       const uint64_t start = v.offset / info.storage_align * info.storage_align;

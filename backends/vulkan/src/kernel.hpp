@@ -59,6 +59,8 @@ class Kernel {
   std::string where_;
   std::vector<uint64_t> in_bytes_, out_bytes_;
   std::vector<Prepared> prepared_;
+  Allocation scratch_;  // OpPlan::scratch_bytes
+  uint64_t scratch_id_ = 0;
   Handle<VkDescriptorPool> pool_;
   uint32_t sets_left_ = 0;
   static constexpr uint32_t kSetsPerDispatch = 16;

@@ -23,18 +23,23 @@ using plugin_support::NodeView;
 enum class Variant { kF32, kF16, kF16S };
 const char* variant_suffix(Variant v) noexcept;  // "f32", "f16", "f16s"
 
-// A tensor bound to a dispatch: input or output `index` of the node, with
-// the size of the shader's element (offsets are passed in elements).
+// A tensor bound to a dispatch: input or output `index` of the node, or
+// the node's scratch buffer (OpPlan::scratch_bytes), with the size of the
+// shader's element (offsets are passed in elements).
 struct TensorRef {
   bool output = false;
   uint32_t index = 0;
   uint32_t elem_bytes = 4;
+  bool scratch = false;
 };
 inline TensorRef in_ref(uint32_t i, uint32_t elem) {
   return {false, i, elem};
 }
 inline TensorRef out_ref(uint32_t i, uint32_t elem) {
   return {true, i, elem};
+}
+inline TensorRef scratch_ref() {
+  return {false, 0, 4, true};
 }
 
 struct Dispatch {
@@ -50,6 +55,11 @@ struct Dispatch {
 
 struct OpPlan {
   std::vector<Dispatch> dispatches;
+  // Bytes of a device buffer the node owns for its dispatches' partial
+  // results (a multi-workgroup reduction's per-workgroup values, combined by
+  // a later dispatch of the same node). Its contents do not outlive one
+  // launch: nothing may read what an earlier launch left there.
+  uint64_t scratch_bytes = 0;
   bool uses_16bit = false;  // a 16-bit tensor is involved
   Variant variant = Variant::kF32;
 };

@@ -287,56 +287,107 @@ OpPlan plan_adam_update(const NodeView& v, Variant var) {
   return {{d}};
 }
 
-// UpdateGuard: one single-workgroup dispatch per 5 gradients (8 tensor
-// bindings: stats, hyper, hyper' and 5 gradients), run in order, each adding
-// its f32 sum of squares and finite flag to the running pair it keeps in the
-// stats output; the last also writes hyper' and stats (update_guard.comp).
-// Any number of gradients: the dispatches, not the bindings, grow with it.
+// The reductions below (UpdateGuard, TensorStats) read every element once
+// in pass 1, up to 7 tensors per dispatch (8 tensor bindings: the scratch
+// buffer and 7 tensors), each cut into chunks of kReduceChunk elements with
+// one workgroup per chunk, so a large tensor is read by many workgroups and
+// many small ones cost one dispatch. Each workgroup writes its partial
+// result to its slot of the node's scratch buffer; pass 2 combines the
+// slots in slot order, so the result never depends on timing.
+constexpr int64_t kReduceChunk = 256 * 32;
+constexpr size_t kReducePer = 7;
+
+// One pass-1 dispatch: tensors `inputs` (node inputs, non-empty) starting
+// at scratch slot `first_slot`. Parameters: k, then the shader's `lead`
+// values, the sizes, and the prefix sums of the workgroups; unused bindings
+// repeat the first tensor. Returns the workgroups (slots) it covers.
+int64_t reduce_pass1(OpPlan& plan, const NodeView& v, const std::string& shader,
+                     const std::vector<uint32_t>& inputs, uint32_t elem, std::vector<int32_t> lead,
+                     int64_t first_slot) {
+  Dispatch d;
+  d.shader = shader;
+  d.linear = true;
+  d.params = {static_cast<int32_t>(inputs.size())};
+  d.params.insert(d.params.end(), lead.begin(), lead.end());
+  d.params.push_back(i32(first_slot));
+  std::vector<int32_t> sizes, prefix{0};
+  for (uint32_t in : inputs) {
+    const int64_t n = numel(dims_of(v.input(in)));
+    sizes.push_back(i32(n));
+    prefix.push_back(i32(prefix.back() + (n + kReduceChunk - 1) / kReduceChunk));
+  }
+  sizes.resize(kReducePer, 0);
+  prefix.resize(kReducePer + 1, prefix.back());
+  d.params.insert(d.params.end(), sizes.begin(), sizes.end());
+  d.params.insert(d.params.end(), prefix.begin(), prefix.end());
+  d.tensors = {scratch_ref()};
+  for (size_t j = 0; j < kReducePer; ++j)
+    d.tensors.push_back(in_ref(j < inputs.size() ? inputs[j] : inputs[0], elem));
+  const int64_t groups = prefix[inputs.size()];
+  d.groups = {static_cast<uint64_t>(groups), 1, 1};
+  plan.dispatches.push_back(std::move(d));
+  return groups;
+}
+
+// UpdateGuard: pass 1 (update_guard_partial) sums squares and flags
+// non-finite values per chunk of the non-empty gradients; pass 2
+// (update_guard) adds the slots and writes hyper' and the stats.
 OpPlan plan_update_guard(const NodeView& v, Variant var) {
   require_f32(var, v.op_type());
-  constexpr size_t kPer = 5;
-  const size_t grads = v.num_inputs() - 1;
   const int64_t hyper = numel(dims_of(v.input(0)));
   const auto clip = static_cast<float>(v.get_float("clip_norm", 0.0));
   const int32_t skip = v.get_int("skip_nonfinite", 1) != 0 ? 1 : 0;
+  std::vector<uint32_t> grads;
+  for (uint32_t i = 1; i < v.num_inputs(); ++i)
+    if (numel(dims_of(v.input(i))) > 0) grads.push_back(i);  // no zero-sized binding
   OpPlan plan;
-  for (size_t first = 0; first < grads; first += kPer) {
-    const size_t k = std::min(kPer, grads - first);
-    Dispatch d = linear_dispatch("update_guard.f32", 1, 1);
-    d.params = {static_cast<int32_t>(k)};
-    d.tensors = {out_ref(1, 4), in_ref(0, 4), out_ref(0, 4)};
-    for (size_t j = 0; j < kPer; ++j) {
-      // Unused slots repeat the hyper input; so do empty gradients (no
-      // zero-sized binding).
-      const auto in = static_cast<uint32_t>(1 + first + j);
-      const int64_t n = j < k ? numel(dims_of(v.input(in))) : 0;
-      d.params.push_back(i32(n));
-      d.tensors.push_back(in_ref(n > 0 ? in : 0, 4));
-    }
-    d.params.insert(d.params.end(), {first == 0 ? 1 : 0, first + kPer >= grads ? 1 : 0,
-                                     float_bits(clip), skip, i32(hyper)});
-    plan.dispatches.push_back(std::move(d));
+  int64_t slots = 0;
+  for (size_t first = 0; first < grads.size(); first += kReducePer) {
+    const std::vector<uint32_t> part(
+        grads.begin() + static_cast<std::ptrdiff_t>(first),
+        grads.begin() + static_cast<std::ptrdiff_t>(std::min(first + kReducePer, grads.size())));
+    slots += reduce_pass1(plan, v, "update_guard_partial.f32", part, 4,
+                          {static_cast<int32_t>(kReduceChunk)}, slots);
   }
+  Dispatch d = linear_dispatch("update_guard.f32", 1, 1);
+  d.params = {i32(slots), float_bits(clip), skip, i32(hyper)};
+  d.tensors = {out_ref(1, 4), in_ref(0, 4), out_ref(0, 4), scratch_ref()};
+  plan.dispatches.push_back(std::move(d));
+  plan.scratch_bytes = static_cast<uint64_t>(std::max<int64_t>(slots, 1)) * 2 * 4;
   return plan;
 }
 
-// TensorStats: one single-workgroup dispatch per input, each in the dtype
-// that input has (tensor_stats.f32, or .f16s: f16 storage widened exactly),
-// writing its row of the stats.
+// TensorStats: pass 1 (tensor_stats_partial, in each input's own dtype:
+// .f32, or .f16s for f16 storage widened exactly) counts per chunk, over
+// runs of consecutive inputs of one dtype; pass 2 (tensor_stats_final)
+// writes each input's row of the stats from its slots.
 OpPlan plan_tensor_stats(const NodeView& v, const PlanTarget& t) {
   OpPlan plan;
   const auto tiny = static_cast<float>(v.get_float("tiny", 0x1p-14));
-  for (size_t i = 0; i < v.num_inputs(); ++i) {
+  std::vector<int32_t> rows{static_cast<int32_t>(v.num_inputs())};
+  int64_t slots = 0;
+  for (uint32_t i = 0; i < v.num_inputs();) {
     const ampx_dtype dt = v.input(i).dtype;
-    const int64_t n = numel(dims_of(v.input(i)));
-    if (n == 0) throw Unsupported("TensorStats of an empty tensor (no zero-sized binding)");
     const Variant var = variant_for(dt, t);  // bf16 and others: Unsupported
-    Dispatch d =
-        linear_dispatch(var == Variant::kF32 ? "tensor_stats.f32" : "tensor_stats.f16s", 1, 1);
-    d.params = {i32(n), i32(static_cast<int64_t>(i)), float_bits(tiny)};
-    d.tensors = {out_ref(0, 4), in_ref(static_cast<uint32_t>(i), elem_bytes(dt))};
-    plan.dispatches.push_back(std::move(d));
+    std::vector<uint32_t> part;
+    const int64_t first_slot = slots;
+    for (; i < v.num_inputs() && part.size() < kReducePer && v.input(i).dtype == dt; ++i) {
+      const int64_t n = numel(dims_of(v.input(i)));
+      if (n == 0) throw Unsupported("TensorStats of an empty tensor (no zero-sized binding)");
+      const int64_t chunks = (n + kReduceChunk - 1) / kReduceChunk;
+      rows.insert(rows.end(), {i32(slots), i32(chunks), i32(n)});
+      slots += chunks;
+      part.push_back(i);
+    }
+    reduce_pass1(
+        plan, v, var == Variant::kF32 ? "tensor_stats_partial.f32" : "tensor_stats_partial.f16s",
+        part, elem_bytes(dt), {float_bits(tiny), static_cast<int32_t>(kReduceChunk)}, first_slot);
   }
+  Dispatch d = linear_dispatch("tensor_stats_final.f32", v.num_inputs(), 1);
+  d.params = std::move(rows);
+  d.tensors = {out_ref(0, 4), scratch_ref()};
+  plan.dispatches.push_back(std::move(d));
+  plan.scratch_bytes = static_cast<uint64_t>(std::max<int64_t>(slots, 1)) * 4 * 4;
   plan.variant = Variant::kF32;
   return plan;
 }

@@ -274,6 +274,21 @@ inline void add_training_cases(std::map<std::string, Maker>& m) {
     in(c, Tensor::of(F16, {4}, {2.0, 1e-6, 65504.0, -0.5}));
     c.nb.output(F32, {3, 3});
   };
+  // More inputs than one Vulkan pass-1 dispatch binds (7), in runs of two
+  // dtypes, and an f32 tensor of several 8,192-element chunks with an
+  // infinity and a NaN in different chunks and values below 2^-14.
+  m["TensorStats_many_inputs"] = [](Rng& r, ampx_dtype, Case& c) {
+    c.nb = NodeBuilder("TensorStats", "probe");
+    Tensor big = rnd(r, F32, {3, 10007});
+    big.set(9000, INFINITY);
+    big.set(25000, NAN);
+    for (size_t i = 11; i < 30021; i += 97) big.set(i, 1e-7);
+    in(c, big);
+    for (int i = 0; i < 4; ++i) in(c, rnd(r, F32, {5 + 13 * i, 3}));
+    for (int i = 0; i < 2; ++i) in(c, rnd(r, F16, {2, 9 + 40 * i}, 0.001));
+    for (int i = 0; i < 8; ++i) in(c, rnd(r, F32, {7 + i}, 100.0));
+    c.nb.output(F32, {15, 3});
+  };
 }
 
 inline const std::map<std::string, Maker>& cases() {
