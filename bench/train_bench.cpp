@@ -16,7 +16,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -166,6 +168,15 @@ int main(int argc, char** argv) {
           if (s.op == "TensorStats") probe += s.us;
         }
         probe_share.push_back(100.0 * probe / sum);
+        if (r == 0 && std::getenv("AMPX_BENCH_TOP")) {
+          // The step's largest kernels, to see where the time goes.
+          std::vector<StepTiming> top = p.steps;
+          std::sort(top.begin(), top.end(),
+                    [](const StepTiming& a, const StepTiming& b) { return a.us > b.us; });
+          for (size_t i = 0; i < std::min<size_t>(top.size(), 12); ++i)
+            std::printf("  %8.1f us  %-14s %s  %s\n", top[i].us, top[i].op.c_str(),
+                        top[i].name.c_str(), top[i].shapes.substr(0, 90).c_str());
+        }
       }
       std::printf(
           "diagnostics probe (TensorStats) in a profiled O0 step: %.1f %% of its kernel time\n",
