@@ -16,8 +16,10 @@ const uint RM = 8u;  // rows of C per invocation
 const uint RN = 8u;  // columns of C per invocation (multiple of 4)
 // 0: any strides, scalar loads; 1: A rows and B rows contiguous (a_sk = 1,
 // b_sn = 1: MatMul); 2: A rows and B columns contiguous (a_sk = 1, b_sk = 1:
-// Gemm transB, a dense layer). Modes 1 and 2 take 4-wide loads when the
-// offsets and row lengths are multiples of 4, else the scalar loop.
+// Gemm transB, a dense layer); 3: A columns and B rows contiguous (a_sm = 1,
+// b_sn = 1: Gemm transA, a dense layer's weight gradient X^T dY). Modes 1 to
+// 3 take 4-wide loads when the offsets and row lengths are multiples of 4,
+// else the scalar loop.
 layout(constant_id = 2) const uint MODE = 0;
 
 layout(std430, binding = 1) readonly buffer A { ST a[]; };
@@ -93,6 +95,28 @@ void main() {
     }
     k = K & ~3u;
     [[unroll]] for (uint i = 0u; i < RM; ++i) ar[i] <<= 2u;
+  } else if (MODE == 3u && ((a_base | a_sk | M) & 3u) == 0u && ((b_base | b_sk | N) & 3u) == 0u) {
+    // A[m..m+3, k] and B[k, n..n+3] are both 4-wide loads: an outer product
+    // per k. Quads past M or N read the last quad (discarded at the store).
+    uint mq = M / 4u, nq = N / 4u;
+    uint aq[RM / 4u], bq[RN / 4u];
+    [[unroll]] for (uint i = 0u; i < RM / 4u; ++i) aq[i] = (a_base >> 2u) + min(m0 / 4u + i, mq - 1u);
+    [[unroll]] for (uint j = 0u; j < RN / 4u; ++j) bq[j] = (b_base >> 2u) + min(n0 / 4u + j, nq - 1u);
+    uint ak = a_sk >> 2u, bk = b_sk >> 2u;
+    for (; k < K; ++k) {
+      vec4 av[RM / 4u], bv[RN / 4u];
+      [[unroll]] for (uint i = 0u; i < RM / 4u; ++i) av[i] = vec4(a4[aq[i] + k * ak]);
+      [[unroll]] for (uint j = 0u; j < RN / 4u; ++j) bv[j] = vec4(b4[bq[j] + k * bk]);
+      [[unroll]] for (uint i = 0u; i < RM; ++i) {
+        float s = av[i / 4u][i % 4u];
+        [[unroll]] for (uint j = 0u; j < RN / 4u; ++j) {
+          acc[i * RN + j * 4u + 0u] = fma(s, bv[j].x, acc[i * RN + j * 4u + 0u]);
+          acc[i * RN + j * 4u + 1u] = fma(s, bv[j].y, acc[i * RN + j * 4u + 1u]);
+          acc[i * RN + j * 4u + 2u] = fma(s, bv[j].z, acc[i * RN + j * 4u + 2u]);
+          acc[i * RN + j * 4u + 3u] = fma(s, bv[j].w, acc[i * RN + j * 4u + 3u]);
+        }
+      }
+    }
   }
   // Scalar loads: any layout, and the K % 4 tail of the 4-wide paths.
   for (; k < K; ++k) {

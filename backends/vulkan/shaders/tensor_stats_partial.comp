@@ -30,15 +30,20 @@ shared uint red_bad[256];
 shared uint red_nz[256];
 shared uint red_small[256];
 
-float load(int j, uint i) {
-  if (j == 0) return float(x0[pc.off[1] + i]);
-  if (j == 1) return float(x1[pc.off[2] + i]);
-  if (j == 2) return float(x2[pc.off[3] + i]);
-  if (j == 3) return float(x3[pc.off[4] + i]);
-  if (j == 4) return float(x4[pc.off[5] + i]);
-  if (j == 5) return float(x5[pc.off[6] + i]);
-  return float(x6[pc.off[7] + i]);
-}
+// The loop over a chunk of input J sits inside a branch on J, rather than
+// a load that branches per element: on llvmpipe only the taken branch runs,
+// and its loads come from one fixed binding.
+#define COUNT_CHUNK(J, X)                                                     \
+  if (j == J) {                                                               \
+    for (uint i = begin + t; i < end; i += 256u) {                            \
+      uint bits = floatBitsToUint(float(X[pc.off[1 + J] + i])) & 0x7fffffffu; \
+      bool finite = (bits & 0x7f800000u) != 0x7f800000u;                      \
+      bad += finite ? 0u : 1u;                                                \
+      amax = finite ? max(amax, bits) : amax;                                 \
+      nz += finite && bits != 0u ? 1u : 0u;                                   \
+      small += bits != 0u && uintBitsToFloat(bits) < tiny ? 1u : 0u;         \
+    }                                                                         \
+  }
 
 void main() {
   uint g = linear_group();
@@ -52,14 +57,13 @@ void main() {
   uint end = min(begin + uint(p[2]), n);
   float tiny = pf(1);
   uint amax = 0u, bad = 0u, nz = 0u, small = 0u;
-  for (uint i = begin + t; i < end; i += 256u) {
-    uint bits = floatBitsToUint(load(j, i)) & 0x7fffffffu;
-    bool finite = (bits & 0x7f800000u) != 0x7f800000u;
-    bad += finite ? 0u : 1u;
-    amax = finite ? max(amax, bits) : amax;
-    nz += finite && bits != 0u ? 1u : 0u;
-    small += bits != 0u && uintBitsToFloat(bits) < tiny ? 1u : 0u;
-  }
+  COUNT_CHUNK(0, x0)
+  COUNT_CHUNK(1, x1)
+  COUNT_CHUNK(2, x2)
+  COUNT_CHUNK(3, x3)
+  COUNT_CHUNK(4, x4)
+  COUNT_CHUNK(5, x5)
+  COUNT_CHUNK(6, x6)
   red_max[t] = amax;
   red_bad[t] = bad;
   red_nz[t] = nz;

@@ -26,15 +26,17 @@ layout(std430, binding = 8) readonly buffer G6 { float g6[]; };
 shared float red_sq[256];
 shared uint red_bad[256];
 
-float load(int j, uint i) {
-  if (j == 0) return g0[pc.off[1] + i];
-  if (j == 1) return g1[pc.off[2] + i];
-  if (j == 2) return g2[pc.off[3] + i];
-  if (j == 3) return g3[pc.off[4] + i];
-  if (j == 4) return g4[pc.off[5] + i];
-  if (j == 5) return g5[pc.off[6] + i];
-  return g6[pc.off[7] + i];
-}
+// The loop over a chunk of gradient J sits inside a branch on J, rather
+// than a load that branches per element: on llvmpipe only the taken branch
+// runs, and its loads come from one fixed binding.
+#define SUM_CHUNK(J, G)                                            \
+  if (j == J) {                                                    \
+    for (uint i = begin + t; i < end; i += 256u) {                 \
+      float v = G[pc.off[1 + J] + i];                              \
+      bad |= uint((floatBitsToUint(v) & 0x7f800000u) == 0x7f800000u); \
+      sq += v * v;                                                 \
+    }                                                              \
+  }
 
 void main() {
   uint g = linear_group();
@@ -48,11 +50,13 @@ void main() {
   uint end = min(begin + uint(p[1]), n);
   float sq = 0.0;
   uint bad = 0u;
-  for (uint i = begin + t; i < end; i += 256u) {
-    float v = load(j, i);
-    bad |= uint((floatBitsToUint(v) & 0x7f800000u) == 0x7f800000u);
-    sq += v * v;
-  }
+  SUM_CHUNK(0, g0)
+  SUM_CHUNK(1, g1)
+  SUM_CHUNK(2, g2)
+  SUM_CHUNK(3, g3)
+  SUM_CHUNK(4, g4)
+  SUM_CHUNK(5, g5)
+  SUM_CHUNK(6, g6)
   red_sq[t] = sq;
   red_bad[t] = bad;
   barrier();

@@ -47,17 +47,19 @@ Dispatch blocked_dispatch(std::string shader, int64_t M, int64_t N, int64_t batc
 }
 
 // gemm_cpu.comp's MODE: 2 when A rows and B columns are contiguous (a_sk = 1,
-// b_sk = 1), 1 when A rows and B rows are (a_sk = 1, b_sn = 1), else 0.
-uint32_t gemm_mode(int64_t a_sk, int64_t b_sk, int64_t b_sn) {
-  if (a_sk != 1) return 0;
+// b_sk = 1), 1 when A rows and B rows are (a_sk = 1, b_sn = 1), 3 when A
+// columns and B rows are (a_sm = 1, b_sn = 1), else 0.
+uint32_t gemm_mode(int64_t a_sm, int64_t a_sk, int64_t b_sk, int64_t b_sn) {
+  if (a_sk != 1) return a_sm == 1 && b_sn == 1 ? 3 : 0;
   if (b_sk == 1) return 2;
   return b_sn == 1 ? 1 : 0;
 }
 
 Dispatch contraction_dispatch(const PlanTarget& t, Variant var, int64_t M, int64_t N,
-                              int64_t batches, int64_t a_sk, int64_t b_sk, int64_t b_sn) {
+                              int64_t batches, int64_t a_sm, int64_t a_sk, int64_t b_sk,
+                              int64_t b_sn) {
   if (!t.blocked_gemm) return gemm_dispatch(sh("gemm", var), M, N, batches);
-  return blocked_dispatch(sh("gemm_cpu", var), M, N, batches, gemm_mode(a_sk, b_sk, b_sn));
+  return blocked_dispatch(sh("gemm_cpu", var), M, N, batches, gemm_mode(a_sm, a_sk, b_sk, b_sn));
 }
 
 }  // namespace
@@ -79,7 +81,8 @@ OpPlan plan_gemm(const NodeView& v, Variant var, const PlanTarget& t) {
     c_sm = cm == 1 ? 0 : cn;
     c_sn = cn == 1 ? 0 : 1;
   }
-  Dispatch d = contraction_dispatch(t, var, M, N, 1, ta ? M : 1, tb ? 1 : N, tb ? K : 1);
+  Dispatch d =
+      contraction_dispatch(t, var, M, N, 1, ta ? 1 : K, ta ? M : 1, tb ? 1 : N, tb ? K : 1);
   d.params = {i32(M),
               i32(N),
               i32(K),
@@ -124,7 +127,7 @@ OpPlan plan_matmul(const NodeView& v, Variant var, const PlanTarget& t) {
     }
     return out;
   };
-  Dispatch d = contraction_dispatch(t, var, M, N, batches, 1, N, 1);
+  Dispatch d = contraction_dispatch(t, var, M, N, batches, K, 1, N, 1);
   d.params = {i32(M), i32(N), i32(K),          i32(K),          1,           i32(N), 1, 0,
               0,      0,      float_bits(1.0), float_bits(0.0), i32(batches)};
   const auto ao = offsets(ad, M * K), bo = offsets(bd, K * N);

@@ -578,6 +578,16 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, rnd(r, dt, {21}), true);
          c.nb.output(dt, {29, 21}).attr_int("transB", 1);
        }},
+      // transA with M and N multiples of 4 but not of 8 (a weight gradient
+      // X^T dY): gemm_cpu.comp mode 3's outer products, edge quads clamped.
+      {"Gemm_vec4_transA_bias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "gemm");
+         in(c, rnd(r, dt, {13, 36}));
+         in(c, rnd(r, dt, {13, 44}));
+         in(c, rnd(r, dt, {44}), true);
+         c.nb.output(dt, {36, 44}).attr_int("transA", 1);
+       }},
       {"Conv2d_depthwise_multiplier",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("Conv2d", "dw");
