@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "onednn_harness.hpp"
+#include "op_cases.hpp"
 
 extern char** environ;
 
@@ -158,6 +159,32 @@ TEST(OnednnDevice, BadLaunchesGiveStatuses) {
   EXPECT_NE(std::string(cap.note).find("f64"), std::string::npos) << cap.note;
   p.fails(p.api->kernel_prepare(p.plugin, 0, &f64.desc(), &k), AMPX_STATUS_UNSUPPORTED,
           "node 'r3'");
+}
+
+// f64 beyond the elementwise ops is the reference kernels' float64 mode,
+// cpu_ref's alone (docs/OPS.md, "f64"): the plugin's fallback to the
+// reference kernels must not take it up, for the training ops it runs as
+// loops (SliceGrad, the loss) or falls back on (no backward primitive)
+// either.
+TEST(OnednnDevice, F64ComputeNodesAreUnsupported) {
+  Plugin p(plugin_path("onednn"));
+  int asked = 0;
+  for (const auto& [name, make] : op_cases::cases()) {
+    Rng rng(5);
+    op_cases::Case c;
+    make(rng, AMPX_DTYPE_F64, c);
+    const opset::OpDef* op = opset::find_op(c.nb.op_type());
+    if (!op || op->dtype_rule != opset::DtypeRule::kCompute) continue;
+    bool f64 = false;
+    for (const Tensor& t : c.inputs) f64 = f64 || t.dtype == AMPX_DTYPE_F64;
+    if (!f64) continue;  // the f32-only updates' cases
+    ++asked;
+    const ampx_capability cap = p.capability(c.nb);
+    EXPECT_EQ(cap.support, AMPX_SUPPORT_UNSUPPORTED) << name << ": " << cap.note;
+    ampx_kernel* k = nullptr;
+    p.fails(p.api->kernel_prepare(p.plugin, 0, &c.nb.desc(), &k), AMPX_STATUS_UNSUPPORTED, "f64");
+  }
+  EXPECT_GT(asked, 40);
 }
 
 // The nodes whose answers the ISA test compares.
