@@ -1,5 +1,6 @@
 // The gradient check of the autodiff tests: the gradient graph's result on
-// cpu_ref against central finite differences of the same forward graph.
+// cpu_ref against central finite differences of the same forward graph, all
+// of it in float64 (cpu_ref's float64 kernels, docs/OPS.md).
 #pragma once
 
 #include <ampx/exec/executor.hpp>
@@ -18,6 +19,10 @@ namespace ampx::test {
 // changes under the step).
 enum class Draw { kUniform, kAwayFromKink, kPositive, kDistinct };
 
+// The dtype of every float tensor of the check: inputs, the forward graph,
+// R, the loss, the seed and the whole gradient graph.
+inline constexpr DType kGradCheckDtype = DType::kF64;
+
 struct CheckedInput {
   ValueId value;
   Draw draw = Draw::kUniform;
@@ -30,15 +35,23 @@ struct GradCheckResult {
   int checked_elements;
 };
 
-// Builds the forward with `build` (which declares the checked inputs as
+// Changes the gradient graph after autodiff built it: `grads` holds the
+// gradient of each checked input, in order, and may be replaced. For the
+// tests that show a wrong rule fails the check.
+using GradTamper = std::function<void(Graph& graph, std::vector<ValueId>& grads)>;
+
+// Builds the forward with `build` (which declares the checked inputs as f64
 // graph inputs and returns the output Y), adds loss = sum(R * Y) for a
-// random constant R, appends the gradients and compares them with central
-// differences of sum(R * Y) in f64 over every element (at most 48 sampled
-// per input). One result per checked input.
+// random f64 constant R, appends the gradients (seeded with an f64 1) and
+// compares them with central differences of sum(R * Y) over every element
+// (at most 48 sampled per input), step opset::kGradientCheckStep. Every
+// float value of both graphs must be f64 and neither may hold a Cast: the
+// whole check runs in float64 (GraphError otherwise). One result per
+// checked input.
 std::vector<GradCheckResult> gradient_check(
     const plugins::Device& device,
     const std::function<ValueId(GraphBuilder&, std::vector<CheckedInput>&)>& build,
-    uint64_t seed = 7);
+    uint64_t seed = 7, const GradTamper& tamper = nullptr);
 
 plugins::PluginHost make_cpu_ref_host();
 

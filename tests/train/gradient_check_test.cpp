@@ -1,8 +1,13 @@
-// Every gradient rule against central finite differences on cpu_ref, with
-// random inputs and odd shapes (tolerance: opset::kGradientCheckTolerance).
+// Every gradient rule against central finite differences on cpu_ref in
+// float64, with random inputs and odd shapes (tolerance:
+// opset::kGradientCheckTolerance); and that the check fails a wrong rule.
 #include <tolerances.hpp>
 
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <iomanip>
+#include <sstream>
 
 #include "grad_check.hpp"
 
@@ -24,7 +29,7 @@ std::ostream& operator<<(std::ostream& os, const RuleCase& c) {
 
 ValueId in(GraphBuilder& b, std::vector<CheckedInput>& checked, const std::string& name,
            Shape shape, Draw draw = Draw::kUniform, double kink = 0.0) {
-  const ValueId v = b.input(name, DType::kF32, std::move(shape));
+  const ValueId v = b.input(name, kGradCheckDtype, std::move(shape));
   checked.push_back({v, draw, kink});
   return v;
 }
@@ -96,9 +101,9 @@ std::vector<RuleCase> cases() {
                  const ValueId x = in(b, c, "x", {3, 4, 2, 3});
                  const ValueId s = in(b, c, "scale", {4});
                  const ValueId bias = in(b, c, "bias", {4});
-                 const ValueId m = b.random_weight("running_mean", {4}, 0.1f);
+                 const ValueId m = b.random_weight("running_mean", {4}, 0.1f, kGradCheckDtype);
                  const std::vector<float> ones(4, 1.0f);
-                 const ValueId var = b.constant("running_var", DType::kF32, {4}, ones);
+                 const ValueId var = b.constant("running_var", kGradCheckDtype, {4}, ones);
                  return b.add_multi(OpType::kBatchNormTraining, "bn", {x, s, bias, m, var},
                                     {{"momentum", 0.8}})[0];
                }});
@@ -197,7 +202,7 @@ std::vector<RuleCase> cases() {
                }});
   v.push_back({"MeanSquaredError", [](GraphBuilder& b, std::vector<CheckedInput>& c) {
                  const ValueId p = in(b, c, "pred", {6, 2});
-                 const ValueId t = b.random_weight("target", {6, 2}, 1.0f);
+                 const ValueId t = b.random_weight("target", {6, 2}, 1.0f, kGradCheckDtype);
                  const ValueId d = b.add(OpType::kSub, "diff", {p, t});
                  return b.add(OpType::kReduceMean, "mse", {b.add(OpType::kMul, "sq", {d, d})},
                               {{"keepdims", int64_t{0}}});
@@ -227,7 +232,9 @@ TEST_P(GradientRule, MatchesCentralDifferences) {
   const auto results = gradient_check(host.device("cpu_ref:0"), GetParam().build);
   ASSERT_FALSE(results.empty());
   for (const auto& r : results) {
-    RecordProperty("error_" + r.input, std::to_string(r.error));
+    std::ostringstream error;
+    error << std::scientific << std::setprecision(2) << r.error;
+    RecordProperty("error_" + r.input, error.str());
     EXPECT_LE(r.error, opset::kGradientCheckTolerance)
         << "d(loss)/d(" << r.input << "): relative error " << r.error << " over "
         << r.checked_elements << " elements";
@@ -236,5 +243,66 @@ TEST_P(GradientRule, MatchesCentralDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(EveryRule, GradientRule, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
+
+// The check fails a wrong rule, and by far: the tolerance sits ~10 orders
+// of magnitude below an O(1) mistake and still 1000x below a gradient off by
+// a factor 1 + 1e-4 (which the f32 check's 5e-3 let pass).
+
+TEST(GradientCheck, FailsAGradientOffByOnePartIn10000) {
+  const auto host = make_cpu_ref_host();
+  const RuleCase mm = binary("MatMul2d", OpType::kMatMul, {3, 5}, {5, 4});
+  // dA scaled by 1 + 1e-4 after autodiff; dB left alone.
+  const GradTamper off = [](Graph& g, std::vector<ValueId>& grads) {
+    const double factor = 1.0 + 1e-4;
+    std::vector<std::byte> bytes(sizeof factor);
+    std::memcpy(bytes.data(), &factor, sizeof factor);
+    const ValueId k = g.add_constant("wrong_factor", {kGradCheckDtype, {}}, std::move(bytes));
+    const TensorType t = g.value(grads[0]).type;
+    grads[0] = g.node(g.add_node("wrong_scale", OpType::kMul, {grads[0], k}, {t})).outputs[0];
+  };
+  const auto results = gradient_check(host.device("cpu_ref:0"), mm.build, 7, off);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].input, "a");
+  EXPECT_NEAR(results[0].error, 1e-4, 2e-5);
+  EXPECT_GT(results[0].error, 100 * opset::kGradientCheckTolerance);
+  EXPECT_LE(results[1].error, opset::kGradientCheckTolerance);
+}
+
+TEST(GradientCheck, FailsARuleMissingATerm) {
+  const auto host = make_cpu_ref_host();
+  const RuleCase sigmoid = unary("Sigmoid", OpType::kSigmoid, {5, 3});
+  // SigmoidGrad as dY * Y, without its (1 - Y).
+  const GradTamper drop = [](Graph& g, std::vector<ValueId>&) {
+    int changed = 0;
+    for (size_t i = 0; i < g.num_nodes(); ++i) {
+      Node& n = g.node(static_cast<NodeId>(i));
+      if (n.op == OpType::kSigmoidGrad) {
+        n.op = OpType::kMul;
+        ++changed;
+      }
+    }
+    ASSERT_EQ(changed, 1);
+  };
+  const auto results = gradient_check(host.device("cpu_ref:0"), sigmoid.build, 7, drop);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_GT(results[0].error, 0.1);
+}
+
+TEST(GradientCheck, RunsInFloat64Only) {
+  const auto host = make_cpu_ref_host();
+  // An f32 input, or a Cast anywhere, is refused: the check would not be
+  // the float64 one.
+  const auto f32_input = [](GraphBuilder& b, std::vector<CheckedInput>& c) {
+    const ValueId x = b.input("x", DType::kF32, {3});
+    c.push_back({x});
+    return b.add(OpType::kTanh, "t", {x});
+  };
+  EXPECT_THROW(gradient_check(host.device("cpu_ref:0"), f32_input), GraphError);
+  const auto cast = [](GraphBuilder& b, std::vector<CheckedInput>& c) {
+    const ValueId x = in(b, c, "x", {3});
+    return b.add(OpType::kCast, "f64_to_f64", {x}, {{"to", static_cast<int64_t>(kGradCheckDtype)}});
+  };
+  EXPECT_THROW(gradient_check(host.device("cpu_ref:0"), cast), GraphError);
+}
 
 }  // namespace

@@ -92,16 +92,22 @@ inline double model_tolerance(ampx_dtype dt) {
 }
 
 // Max allowed relative_error() of a gradient from autodiff against central
-// finite differences (frontend/train, docs/TRAINING.md). The gradient
-// graph and the perturbed forward runs use the f32 reference kernels; the
-// loss sum(R * Y) over the output is accumulated on the host in f64, with
-// step h = 1e-2 on inputs of magnitude ~1 kept away from kinks. The
-// difference quotient then carries the f32 rounding of Y over the step,
-// ~6e-8 * sqrt(n) / h for n outputs (~1e-4 at n = 1000), plus the O(h^2)
-// truncation (~2e-5 times the third derivative): 5e-3 is ~20x above both,
-// while a wrong rule (a missing term, a transposed operand) is off by O(1).
-inline constexpr double kGradientCheckTolerance = 5e-3;
-inline constexpr double kGradientCheckStep = 1e-2;
+// finite differences (frontend/train, docs/TRAINING.md), and the step. The
+// whole check runs in f64: inputs of magnitude ~1 (kept away from kinks),
+// the forward graph, the loss sum(R * Y) and the gradient graph, on
+// cpu_ref's float64 kernels. Central differences with step h carry
+//  - the truncation h^2/6 * f''' (~2e-11 * |f'''| at h = 1e-5; the largest
+//    third derivative of the cases, of 1/x at x >= 0.5, gives ~2e-9), and
+//  - the rounding of the loss over the step: its f64 error, a few units of
+//    2^-53 ~ 1.1e-16 of sum|R * Y| (~1e-14 for the cases' <= ~500 terms),
+//    divided by 2h: ~1e-9.
+// h = 1e-5 balances the two (the optimum is near u^(1/3) ~ 5e-6). 1e-7 is
+// ~50x above both, while a wrong rule (a missing term, a transposed operand,
+// a factor off by 1e-4) is off by far more. Measured: at most 5e-10 over the
+// cases (8e-10 over 40 seeds), 125x below the bound. In f32 (5e-3 at
+// h = 1e-2) the check passed any error below its 5e-3.
+inline constexpr double kGradientCheckTolerance = 1e-7;
+inline constexpr double kGradientCheckStep = 1e-5;
 
 // Normwise relative error
 //     max_i |got_i - ref_i| / max(max_i |ref_i|, tiny)
