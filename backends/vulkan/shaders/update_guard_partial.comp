@@ -22,20 +22,41 @@ layout(std430, binding = 5) readonly buffer G3 { float g3[]; };
 layout(std430, binding = 6) readonly buffer G4 { float g4[]; };
 layout(std430, binding = 7) readonly buffer G5 { float g5[]; };
 layout(std430, binding = 8) readonly buffer G6 { float g6[]; };
+layout(std430, binding = 2) readonly buffer G0q { vec4 g0q[]; };
+layout(std430, binding = 3) readonly buffer G1q { vec4 g1q[]; };
+layout(std430, binding = 4) readonly buffer G2q { vec4 g2q[]; };
+layout(std430, binding = 5) readonly buffer G3q { vec4 g3q[]; };
+layout(std430, binding = 6) readonly buffer G4q { vec4 g4q[]; };
+layout(std430, binding = 7) readonly buffer G5q { vec4 g5q[]; };
+layout(std430, binding = 8) readonly buffer G6q { vec4 g6q[]; };
 
 shared float red_sq[256];
 shared uint red_bad[256];
 
+float sq = 0.0;
+uint bad = 0u;
+
+void add(float v) {
+  bad |= uint((floatBitsToUint(v) & 0x7f800000u) == 0x7f800000u);
+  sq += v * v;
+}
+
 // The loop over a chunk of gradient J sits inside a branch on J, rather
 // than a load that branches per element: on llvmpipe only the taken branch
-// runs, and its loads come from one fixed binding.
-#define SUM_CHUNK(J, G)                                            \
-  if (j == J) {                                                    \
-    for (uint i = begin + t; i < end; i += 256u) {                 \
-      float v = G[pc.off[1 + J] + i];                              \
-      bad |= uint((floatBitsToUint(v) & 0x7f800000u) == 0x7f800000u); \
-      sq += v * v;                                                 \
-    }                                                              \
+// runs, and its loads come from one fixed binding. Where the gradient's
+// offset allows, 4 elements per load, then the chunk's tail one by one.
+#define SUM_CHUNK(J, G, GQ)                                                \
+  if (j == J) {                                                            \
+    uint o = pc.off[1 + J];                                                \
+    uint quads = (o & 3u) == 0u ? (end - begin) / 4u : 0u, q0 = (o + begin) / 4u; \
+    for (uint q = t; q < quads; q += 256u) {                               \
+      vec4 v = GQ[q0 + q];                                                 \
+      add(v.x);                                                            \
+      add(v.y);                                                            \
+      add(v.z);                                                            \
+      add(v.w);                                                            \
+    }                                                                      \
+    for (uint i = begin + quads * 4u + t; i < end; i += 256u) add(G[o + i]); \
   }
 
 void main() {
@@ -48,15 +69,13 @@ void main() {
   uint n = uint(p[3 + j]);
   uint begin = (g - uint(p[10 + j])) * uint(p[1]);
   uint end = min(begin + uint(p[1]), n);
-  float sq = 0.0;
-  uint bad = 0u;
-  SUM_CHUNK(0, g0)
-  SUM_CHUNK(1, g1)
-  SUM_CHUNK(2, g2)
-  SUM_CHUNK(3, g3)
-  SUM_CHUNK(4, g4)
-  SUM_CHUNK(5, g5)
-  SUM_CHUNK(6, g6)
+  SUM_CHUNK(0, g0, g0q)
+  SUM_CHUNK(1, g1, g1q)
+  SUM_CHUNK(2, g2, g2q)
+  SUM_CHUNK(3, g3, g3q)
+  SUM_CHUNK(4, g4, g4q)
+  SUM_CHUNK(5, g5, g5q)
+  SUM_CHUNK(6, g6, g6q)
   red_sq[t] = sq;
   red_bad[t] = bad;
   barrier();
