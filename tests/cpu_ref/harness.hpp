@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ inline NodeBuilder& add_input(NodeBuilder& b, const Tensor& t) {
 // Runs the node once through make_kernel() in the float64 mode cpu_ref runs
 // (f64 for every float op; nothing else changes); outputs are shaped and
 // typed from the builder's output descriptions.
-inline std::vector<Tensor> run_node(NodeBuilder& b, std::initializer_list<const Tensor*> inputs) {
+inline std::vector<Tensor> run_node(NodeBuilder& b, std::span<const Tensor* const> inputs) {
   const ampx_node_desc& d = b.desc();
   auto kernel = reference::make_kernel(d, {.f64_compute = true});
   std::vector<Tensor> outs;
@@ -41,6 +42,9 @@ inline std::vector<Tensor> run_node(NodeBuilder& b, std::initializer_list<const 
   for (auto& t : outs) out_ptrs.push_back(t.bytes.data());
   kernel->run(in_ptrs, out_ptrs);
   return outs;
+}
+inline std::vector<Tensor> run_node(NodeBuilder& b, std::initializer_list<const Tensor*> inputs) {
+  return run_node(b, std::span<const Tensor* const>(inputs.begin(), inputs.size()));
 }
 
 // EXPECTs relative_error(got, ref) <= tolerance(got.dtype).

@@ -29,19 +29,9 @@ bool has_f64_tensor(const ampx_node_desc& d) {
 }
 
 std::vector<Tensor> run_case(op_cases::Case& c) {
-  const ampx_node_desc& d = c.nb.desc();
-  auto kernel = reference::make_kernel(d, {.f64_compute = true});
-  std::vector<Tensor> outs;
-  for (size_t i = 0; i < d.num_outputs; ++i) {
-    const ampx_tensor_desc& o = d.outputs[i];
-    outs.push_back(Tensor::zeros(o.dtype, std::vector<int64_t>(o.dims, o.dims + o.rank)));
-  }
-  std::vector<const void*> in_ptrs;
-  for (const Tensor& t : c.inputs) in_ptrs.push_back(t.bytes.data());
-  std::vector<void*> out_ptrs;
-  for (Tensor& t : outs) out_ptrs.push_back(t.bytes.data());
-  kernel->run(in_ptrs, out_ptrs);
-  return outs;
+  std::vector<const Tensor*> inputs;
+  for (const Tensor& t : c.inputs) inputs.push_back(&t);
+  return run_node(c.nb, inputs);  // in the float64 mode
 }
 
 // Cases whose f32 result is exact (they select or copy values, or negate
