@@ -44,32 +44,63 @@ struct RunOptions {
   Format format = Format::kText;
 };
 
-// Random inputs, replaced by the files given with --input (NAME=FILE.npy),
-// which must match the graph input's dtype and shape exactly.
-std::vector<HostTensor> make_inputs(const Graph& graph, const RunOptions& opts) {
-  auto inputs = random_inputs(graph, opts.seed);
-  std::vector<bool> given(inputs.size(), false);
+// The arrays of --input NAME=FILE.npy, read before the model: their shapes
+// pin the model's symbolic dimensions (ModelOptions::input_shapes).
+struct GivenInput {
+  std::string spec, name;
+  HostTensor tensor;
+};
+
+std::vector<GivenInput> read_given_inputs(const RunOptions& opts) {
+  std::vector<GivenInput> given;
   for (const std::string& spec : opts.inputs) {
     const auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       throw UsageError("--input '" + spec + "': expected NAME=FILE.npy");
     const std::string name = spec.substr(0, eq);
+    for (const GivenInput& g : given)
+      if (g.name == name) throw UsageError("--input: '" + name + "' is given twice");
+    HostTensor t = read_npy(spec.substr(eq + 1));
+    t.name = name;
+    given.push_back({spec, name, std::move(t)});
+  }
+  return given;
+}
+
+// What --input-shape gives, plus the shape of every array --input gives
+// for an input --input-shape does not name (ONNX models; a built-in model
+// has fixed shapes, checked against the arrays in make_inputs).
+ModelOptions model_options(const RunOptions& opts, const std::vector<GivenInput>& given) {
+  ModelOptions mo = opts.model_args.to_options();
+  if (std::string_view(opts.model).starts_with("builtin:")) return mo;
+  for (const GivenInput& g : given)
+    if (mo.input_shapes.emplace(g.name, g.tensor.type.shape).second)
+      mo.input_shape_origins[g.name] = "--input " + g.spec;
+  return mo;
+}
+
+// Random inputs, replaced by the arrays given with --input, which must
+// match the graph input's dtype and shape exactly.
+std::vector<HostTensor> make_inputs(const Graph& graph, const RunOptions& opts,
+                                    std::vector<GivenInput> given_inputs) {
+  auto inputs = random_inputs(graph, opts.seed);
+  std::vector<bool> given(inputs.size(), false);
+  for (GivenInput& g : given_inputs) {
+    const std::string& name = g.name;
     size_t i = 0;
     while (i < inputs.size() && inputs[i].name != name) ++i;
     if (i == inputs.size()) {
       std::string known;
       for (const auto& t : inputs) known += (known.empty() ? "" : ", ") + t.name;
-      throw UsageError("--input '" + spec + "': the model has no input '" + name +
+      throw UsageError("--input '" + g.spec + "': the model has no input '" + name +
                        "' (inputs: " + known + ")");
     }
-    if (given[i]) throw UsageError("--input: '" + name + "' is given twice");
-    HostTensor t = read_npy(spec.substr(eq + 1));
+    HostTensor& t = g.tensor;
     if (t.type.dtype != inputs[i].type.dtype || t.type.shape != inputs[i].type.shape)
-      throw UsageError(fmt::format("--input '{}': the file holds {}{}, input '{}' is {}{}", spec,
+      throw UsageError(fmt::format("--input '{}': the file holds {}{}, input '{}' is {}{}", g.spec,
                                    dtype_name(t.type.dtype), shape_str(t.type.shape), name,
                                    dtype_name(inputs[i].type.dtype),
                                    shape_str(inputs[i].type.shape)));
-    t.name = name;
     inputs[i] = std::move(t);
     given[i] = true;
   }
@@ -118,7 +149,8 @@ std::string fused_str(const FusedGraph& fused) {
 int run_run(const GlobalOptions& global, const RunOptions& opts) {
   if (!opts.trace.empty()) check_trace_path(opts.trace);
   AmpPolicy policy = opts.policy.to_policy();
-  const Graph graph = load_model(opts.model, opts.model_args.to_options());
+  std::vector<GivenInput> given = read_given_inputs(opts);
+  const Graph graph = load_model(opts.model, model_options(opts, given));
   const auto host = make_plugin_host(global);
   const plugins::Device* ref_device = host.find_device(kReferenceDevice);
   if (!ref_device)
@@ -128,7 +160,7 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
       plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, true, true);
   const AmpPlan& plan = pm.plan;
   const auto& choice = pm.dtype_choice;
-  const auto inputs = make_inputs(graph, opts);
+  const auto inputs = make_inputs(graph, opts, std::move(given));
 
   FusionOptions fusion;
   if (opts.no_fuse) fusion = {.fold_batchnorm = false, .epilogues = false};

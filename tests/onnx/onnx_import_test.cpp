@@ -59,6 +59,25 @@ TEST(OnnxImport, SymbolicDimensionMustBePinned) {
   EXPECT_TRUE(has(msg, "--input-shape x=")) << msg;
 }
 
+// `ampx run --input x=FILE.npy` pins x's symbolic dimensions from the
+// array: a contradiction names the array, and an array for a name that is
+// no input is left to the caller (which reports it against the array).
+TEST(OnnxImport, ShapesPinnedFromArraysNameTheirOrigin) {
+  TempDir dir;
+  const auto path = small_mlp().save(dir / "mlp.onnx");
+  ImportOptions ok;
+  ok.input_shapes["x"] = {7, 4};
+  ok.input_shape_origins["x"] = "--input x=a.npy";
+  ok.input_shapes["nosuch"] = {1};
+  ok.input_shape_origins["nosuch"] = "--input nosuch=b.npy";
+  const ampx::Graph g = import_onnx(path, ok);
+  EXPECT_EQ(g.value(g.inputs()[0]).type.shape, (ampx::Shape{7, 4}));
+  ImportOptions bad = ok;
+  bad.input_shapes["x"] = {7, 5};
+  const std::string msg = import_error(path, bad);
+  EXPECT_TRUE(has(msg, "dimension 1 is fixed to 4 in the model, --input x=a.npy says 5")) << msg;
+}
+
 TEST(OnnxImport, InputShapeThatContradictsTheModelOrNamesNoInput) {
   TempDir dir;
   const auto path = small_mlp().save(dir / "mlp.onnx");

@@ -66,10 +66,13 @@ def shape_args(models_dir, name):
 
 
 def model_args(models_dir, name):
-    args = shape_args(models_dir, name)
-    for npy in sorted(glob.glob(os.path.join(models_dir, name + ".inputs", "*.npy"))):
-        args += ["--input", f"{os.path.basename(npy)[:-4]}={npy}"]
-    return args
+    """`ampx run`'s arguments: the saved input arrays, which also pin the
+    model's symbolic dimensions (no --input-shape needed), or the shapes
+    alone where the model has no saved inputs."""
+    npys = sorted(glob.glob(os.path.join(models_dir, name + ".inputs", "*.npy")))
+    if not npys:
+        return shape_args(models_dir, name)
+    return [arg for npy in npys for arg in ("--input", f"{os.path.basename(npy)[:-4]}={npy}")]
 
 
 def check_run(a, name, device, amp, notes):

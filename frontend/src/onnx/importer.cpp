@@ -146,6 +146,9 @@ void Importer::read_inputs() {
       fail(fmt::format("{} has element type {}, which ampx does not support", what,
                        onnx_elem_type_name(tt.elem_type())));
     const auto pinned = options_.input_shapes.find(in.name());
+    const auto origin_it = options_.input_shape_origins.find(in.name());
+    const std::string origin =
+        origin_it == options_.input_shape_origins.end() ? "--input-shape" : origin_it->second;
     Shape shape;
     if (!tt.has_shape()) {
       if (pinned == options_.input_shapes.end())
@@ -155,7 +158,7 @@ void Importer::read_inputs() {
       const auto& dims = tt.shape().dim();
       if (pinned != options_.input_shapes.end() &&
           pinned->second.size() != static_cast<size_t>(dims.size()))
-        fail(fmt::format("{} has rank {}, but --input-shape gives {} dimensions", what, dims.size(),
+        fail(fmt::format("{} has rank {}, but {} gives {} dimensions", what, dims.size(), origin,
                          pinned->second.size()));
       for (int i = 0; i < dims.size(); ++i) {
         const auto& d = dims.Get(i);
@@ -163,8 +166,8 @@ void Importer::read_inputs() {
         if (pinned != options_.input_shapes.end()) {
           const int64_t want = pinned->second[static_cast<size_t>(i)];
           if (fixed && d.dim_value() != want)
-            fail(fmt::format("{} dimension {} is fixed to {} in the model, --input-shape says {}",
-                             what, i, d.dim_value(), want));
+            fail(fmt::format("{} dimension {} is fixed to {} in the model, {} says {}", what, i,
+                             d.dim_value(), origin, want));
           shape.push_back(want);
         } else if (fixed) {
           shape.push_back(d.dim_value());
@@ -174,8 +177,8 @@ void Importer::read_inputs() {
           const std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unknown";
           fail(
               fmt::format("{} dimension {} is symbolic ({}): pin it with --input-shape {}=DIMS "
-                          "(e.g. 1x3x224x224)",
-                          what, i, sym, in.name()));
+                          "(e.g. 1x3x224x224) or give the array (--input {}=FILE.npy)",
+                          what, i, sym, in.name(), in.name()));
         }
       }
     }
@@ -189,6 +192,9 @@ void Importer::read_inputs() {
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     std::string known;
     for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    // A shape pinned from an array (input_shape_origins) is the caller's
+    // to match against the inputs: it names what it read, not a shape.
+    if (options_.input_shape_origins.contains(name)) continue;
     fail(fmt::format("--input-shape names '{}', which is not an input of the model (inputs: {})",
                      name, known.empty() ? "none" : known));
   }

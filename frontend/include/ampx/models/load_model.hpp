@@ -14,6 +14,8 @@ struct ModelOptions {
   // Shapes of graph inputs by name, pinning symbolic dimensions of ONNX
   // models (`--input-shape NAME=1x3x224x224`).
   std::map<std::string, Shape, std::less<>> input_shapes;
+  // Where each came from, for the messages (default "--input-shape").
+  std::map<std::string, std::string, std::less<>> input_shape_origins;
   // > 0: symbolic batch dimensions (dimension 0) of ONNX inputs take this
   // value (onnx_io::ImportOptions::batch_size).
   int64_t batch_size = 0;

@@ -27,6 +27,11 @@ struct ImportOptions {
   // Full shapes for graph inputs by name ("--input-shape x=1x3x224x224"):
   // they replace symbolic dimensions; fixed ones must agree.
   std::map<std::string, Shape, std::less<>> input_shapes;
+  // Where a pinned shape came from, for the messages (default
+  // "--input-shape"; `ampx run` pins inputs from their --input files). A
+  // shape with an origin that names no input of the model is ignored: the
+  // caller reports it against the array it read.
+  std::map<std::string, std::string, std::less<>> input_shape_origins;
   // > 0: a symbolic dimension 0 (the batch) of an input that input_shapes
   // does not name takes this value (`ampx train` passes --batch).
   int64_t batch_size = 0;
