@@ -145,10 +145,21 @@ void keep_statistics_on_skip(TrainingGraph& tg, std::vector<std::pair<size_t, Va
   }
 }
 
+// True for an op that cannot make a non-finite value from finite inputs
+// (a selection: Relu, MaxPool, Clip), so its output is never the first
+// non-finite tensor of a step: its input was, and was probed before it. The
+// same holds for the gradients Relu and Clip pass back (dY or 0); MaxPool's
+// adds overlapping windows' gradients, which can overflow, and is probed.
+bool only_selects(OpType op, OverflowProbe::Kind kind) {
+  if (op == OpType::kRelu || op == OpType::kClip) return true;
+  return op == OpType::kMaxPool && kind == OverflowProbe::Kind::kActivation;
+}
+
 // The diagnostics' TensorStats node (docs/TRAINING.md, "Overflow
 // diagnostics"): every layer's first output in forward order, then every
 // gradient a layer's backward produced in backward order, each value once.
-// Data movement is left out: it copies what its producer already showed.
+// Data movement is left out: it copies what its producer already showed;
+// so are the selections of only_selects(), whose producer showed it too.
 bool add_overflow_probe(TrainingGraph& tg, const std::vector<NodeId>& forward_nodes,
                         const std::vector<GradientContribution>& contributions,
                         double underflow_below) {
@@ -157,7 +168,7 @@ bool add_overflow_probe(TrainingGraph& tg, const std::vector<NodeId>& forward_no
   std::vector<bool> seen(s.num_values(), false);
   auto probe = [&](const Node& layer, ValueId v, OverflowProbe::Kind kind, size_t input) {
     if (seen[static_cast<size_t>(v)] || !is_float(s.value(v).type.dtype) ||
-        is_data_movement(layer.op))
+        is_data_movement(layer.op) || only_selects(layer.op, kind))
       return;
     seen[static_cast<size_t>(v)] = true;
     probed.push_back(v);
