@@ -83,6 +83,13 @@ struct ModelMaker {
     }
     for (int64_t i = 0; i < n; ++i) t->add_float_data(start + 0.125f * static_cast<float>(i % 7));
   }
+  void init_f32_values(const std::string& name, std::vector<float> values) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (float v : values) t->add_float_data(v);
+  }
   void init_i64(const std::string& name, std::vector<int64_t> values, bool scalar = false) {
     auto* t = g->add_initializer();
     t->set_name(name);
@@ -116,6 +123,18 @@ struct ModelMaker {
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
+  }
+  static void attr_float(onnx::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void attr_floats(onnx::NodeProto* n, const std::string& name, std::vector<float> v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOATS);
+    for (float x : v) a->add_floats(x);
   }
   static void attr_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
     auto* a = n->add_attribute();

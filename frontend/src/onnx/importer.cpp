@@ -28,8 +28,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int64_t kMinOpset = 11;
-constexpr int64_t kMaxOpset = 20;
+// What ONNX Runtime loads: it refuses opsets past the newest it knows, and
+// guarantees nothing below 7 (docs/ONNX.md has the per-version forms).
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 26;
 
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name) {
   for (const auto& a : n.attribute())
@@ -206,14 +208,26 @@ void Importer::check_supported() const {
   std::map<std::string, int> missing;
   for (const auto& n : model_.graph().node()) {
     const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-    if (default_domain && is_supported(n.op_type())) continue;
-    missing[default_domain ? n.op_type() : n.domain() + "." + n.op_type()]++;
+    if (default_domain && is_supported(n.op_type(), opset_)) continue;
+    std::string what = default_domain ? n.op_type() : n.domain() + "." + n.op_type();
+    // An op ampx imports, but not one this opset defines (ONNX Runtime
+    // refuses it too): say which opsets do.
+    if (default_domain) {
+      const std::string where = defined_in(n.op_type(), opset_);
+      if (!where.empty()) what += " (" + where + ")";
+    }
+    missing[what]++;
   }
   if (missing.empty()) return;
   std::string list;
   int total = 0;
   for (const auto& [op, count] : missing) {
-    list += fmt::format("{}{} x{}", list.empty() ? "" : ", ", op, count);
+    // "Gelu (opset 20+)" -> "Gelu x1 (opset 20+)"
+    const size_t paren = op.find(" (");
+    list += paren == std::string::npos
+                ? fmt::format("{}{} x{}", list.empty() ? "" : ", ", op, count)
+                : fmt::format("{}{} x{}{}", list.empty() ? "" : ", ", op.substr(0, paren), count,
+                              op.substr(paren));
     total += count;
   }
   fail(fmt::format("{} unsupported op type{} ({} node{}, opset {}): {}", missing.size(),
@@ -317,6 +331,15 @@ std::optional<std::vector<int64_t>> Importer::attr_ints(const onnx::NodeProto& n
   if (a->type() != onnx::AttributeProto::INTS)
     fail(fmt::format("attribute '{}' is not a list of ints", name));
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::optional<std::vector<float>> Importer::attr_floats(const onnx::NodeProto& n,
+                                                        const char* name) const {
+  const auto* a = find_attr(n, name);
+  if (!a) return std::nullopt;
+  if (a->type() != onnx::AttributeProto::FLOATS)
+    fail(fmt::format("attribute '{}' is not a list of floats", name));
+  return std::vector<float>(a->floats().begin(), a->floats().end());
 }
 
 std::optional<std::string> Importer::attr_string(const onnx::NodeProto& n, const char* name) const {

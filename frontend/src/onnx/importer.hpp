@@ -40,6 +40,7 @@ class Importer {
   std::optional<int64_t> attr_int(const onnx::NodeProto& n, const char* name) const;
   std::optional<float> attr_float(const onnx::NodeProto& n, const char* name) const;
   std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, const char* name) const;
+  std::optional<std::vector<float>> attr_floats(const onnx::NodeProto& n, const char* name) const;
   std::optional<std::string> attr_string(const onnx::NodeProto& n, const char* name) const;
   const onnx::TensorProto* attr_tensor(const onnx::NodeProto& n, const char* name) const;
   int64_t attr_int_or(const onnx::NodeProto& n, const char* name, int64_t def) const {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -53,6 +54,25 @@ void same_binary(I& im, const N& n) {
   im.bind(n, 0, im.emit1(n.op_type(), {im.input(n, 0), im.input(n, 1)}));
 }
 
+// Opsets 1 to 6 broadcast Add, Mul, ... only with `broadcast=1`, aligning B
+// at `axis`; opset 7 replaced that by numpy broadcasting and dropped both
+// attributes. A node that still carries them means the old rule, which
+// ampx does not implement.
+void refuse_legacy_broadcast(I& im, const N& n) {
+  for (const char* a : {"broadcast", "axis"})
+    if (im.attr_int(n, a))
+      im.fail(
+          fmt::format("attribute '{}' is opset 1-6 broadcasting (opset 7 replaced it by numpy "
+                      "broadcasting); it is not supported",
+                      a));
+}
+
+// Add, Sub, Mul, Div, Equal: numpy broadcasting from opset 7 on.
+void broadcasting_binary(I& im, const N& n) {
+  refuse_legacy_broadcast(im, n);
+  same_binary(im, n);
+}
+
 void leaky_relu(I& im, const N& n) {
   im.bind(n, 0,
           im.emit1("LeakyRelu", {im.input(n, 0)},
@@ -73,6 +93,7 @@ void gelu(I& im, const N& n) {
 
 // Pow's exponent may be any numeric type in ONNX; the IR wants X's dtype.
 void pow_op(I& im, const N& n) {
+  refuse_legacy_broadcast(im, n);
   const ValueId x = im.input(n, 0);
   ValueId y = im.input(n, 1);
   if (im.type(y).dtype != im.type(x).dtype)
@@ -247,6 +268,9 @@ void pool(I& im, const N& n) {
 
 // --- contractions and normalisation ---------------------------------------
 
+// Gemm before opset 11 requires C and Gemm 1-6 has `broadcast`; both are
+// special cases of what ampx does (C optional, broadcast to [M, N]), so
+// they import as they are.
 void gemm(I& im, const N& n) {
   std::vector<ValueId> ins{im.input(n, 0), im.input(n, 1)};
   if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
@@ -257,11 +281,29 @@ void gemm(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Gemm", std::move(ins), std::move(attrs)));
 }
 
+// BatchNormalization 7 and 8 have `spatial` (1: per-channel statistics,
+// the usual case; 0: per activation, scale and mean of shape [C, H, W]);
+// opset 9 dropped it. Opsets 7 to 13 train when the optional outputs (mean,
+// var, saved_mean, saved_var) are used, 14+ with `training_mode=1` (outputs
+// running_mean, running_var). ampx imports inference: unused training
+// outputs are ignored, used ones refused. (`is_test` and `consumed_inputs`
+// are opset 1-6 attributes, below what ampx reads.)
 void batch_norm(I& im, const N& n) {
+  if (im.attr_int_or(n, "spatial", 1) != 1)
+    im.fail(
+        fmt::format("spatial={} (statistics per activation, not per channel) is not "
+                    "supported; only spatial=1",
+                    im.attr_int_or(n, "spatial", 1)));
   if (im.attr_int_or(n, "training_mode", 0) != 0)
     im.fail("training_mode=1 is not supported (inference import)");
-  for (int i = 1; i < 5; ++i)
-    if (im.output_used(n, i)) im.fail("the running statistics outputs are not supported");
+  const bool v14 = im.opset() >= 14;
+  for (int i = 1; i < (v14 ? 3 : 5); ++i)
+    if (im.output_used(n, i))
+      im.fail(fmt::format(
+          "output {} ('{}') is a training output ({}); inference import supports Y only", i,
+          n.output(i),
+          v14 ? (i == 1 ? "running_mean" : "running_var")
+              : std::array<const char*, 5>{"", "mean", "var", "saved_mean", "saved_var"}[i]));
   std::vector<ValueId> ins;
   for (int i = 0; i < 5; ++i) ins.push_back(im.input(n, i));
   im.bind(n, 0,
@@ -398,7 +440,19 @@ void split(I& im, const N& n) {
   for (int i = 0; i < n.output_size(); ++i) im.bind(n, i, outs[static_cast<size_t>(i)]);
 }
 
+// Slice 1 (opsets 7 to 9) has starts/ends/axes attributes and no steps;
+// from 10 on they are inputs.
 void slice(I& im, const N& n) {
+  if (im.opset() < 10) {
+    const auto starts = im.attr_ints(n, "starts");
+    const auto ends = im.attr_ints(n, "ends");
+    if (!starts || !ends)
+      im.fail("attributes 'starts' and 'ends' are required (Slice before opset 10)");
+    AttrMap attrs{{"starts", *starts}, {"ends", *ends}};
+    if (auto axes = im.attr_ints(n, "axes")) attrs["axes"] = *axes;
+    im.bind(n, 0, im.emit1("Slice", {im.input(n, 0)}, std::move(attrs)));
+    return;
+  }
   AttrMap attrs{{"starts", im.const_ints(n, 1, "starts")}, {"ends", im.const_ints(n, 2, "ends")}};
   if (im.has_input(n, 3)) attrs["axes"] = im.const_ints(n, 3, "axes");
   if (im.has_input(n, 4)) attrs["steps"] = im.const_ints(n, 4, "steps");
@@ -457,11 +511,21 @@ void expand(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Expand", {im.input(n, 0)}, {{"shape", im.const_ints(n, 1, "shape")}}));
 }
 
+// Pad 2 (opsets 7 to 10): `pads` and `value` attributes; 11+: inputs
+// (18+: an `axes` input).
 void pad(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const int64_t rank = rank_of(im, x);
-  auto pads = im.const_ints(n, 1, "pads");
-  if (im.has_input(n, 3)) {  // opset 18 axes: pads for those axes only
+  const bool legacy = im.opset() < 11;
+  std::vector<int64_t> pads;
+  if (legacy) {
+    const auto p = im.attr_ints(n, "pads");
+    if (!p) im.fail("attribute 'pads' is required (Pad before opset 11)");
+    pads = *p;
+  } else {
+    pads = im.const_ints(n, 1, "pads");
+  }
+  if (!legacy && im.has_input(n, 3)) {  // opset 18 axes: pads for those axes only
     const auto axes = im.const_ints(n, 3, "axes");
     if (pads.size() != 2 * axes.size())
       im.fail(fmt::format("pads has {} values, expected {} (two per axis)", pads.size(),
@@ -481,7 +545,10 @@ void pad(I& im, const N& n) {
     return;
   }
   double value = 0;
-  if (im.has_input(n, 2)) value = im.const_scalar(n, 2, "constant_value");
+  if (legacy)
+    value = im.attr_float_or(n, "value", 0.0f);
+  else if (im.has_input(n, 2))
+    value = im.const_scalar(n, 2, "constant_value");
   im.bind(
       n, 0,
       im.emit1(
@@ -489,35 +556,139 @@ void pad(I& im, const N& n) {
           {{"pads", pads}, {"mode", im.attr_string_or(n, "mode", "constant")}, {"value", value}}));
 }
 
-void resize(I& im, const N& n) {
-  const ValueId x = im.input(n, 0);
-  const Shape& s = im.type(x).shape;
-  const std::string mode = im.attr_string_or(n, "mode", "nearest");
-  if (mode != "nearest" && mode != "linear") im.fail("mode '" + mode + "' is not supported");
-  const std::string ctm = im.attr_string_or(n, "coordinate_transformation_mode", "half_pixel");
-  if (ctm == "tf_crop_and_resize") im.fail("tf_crop_and_resize is not supported");
+// ONNX's output sizes from scales (floor(in * scale)). ampx's Resize maps
+// output to input coordinates by output/input size, ONNX (and ONNX Runtime)
+// by the scale: the same only when in * scale is a whole number (up to
+// float rounding), or with align_corners, which uses neither. Other scales
+// are refused rather than imported with shifted sampling points.
+std::vector<int64_t> sizes_from_scales(I& im, const Shape& s, std::span<const double> scales,
+                                       bool check_whole) {
+  if (scales.size() != s.size())
+    im.fail(fmt::format("scales has {} values, the input has rank {}", scales.size(), s.size()));
   std::vector<int64_t> sizes;
-  if (im.has_input(n, 3)) {
-    sizes = im.const_ints(n, 3, "sizes");
-  } else if (im.has_input(n, 2)) {
-    const auto scales = im.const_floats(n, 2, "scales");
-    if (scales.size() != s.size()) im.fail("scales must have one value per dimension");
-    for (size_t i = 0; i < s.size(); ++i) {
-      const double size = std::floor(static_cast<double>(s[i]) * scales[i]);
-      // Checked as a double: casting NaN or one past int64 is undefined.
-      if (!(scales[i] > 0 && size <= double(kMaxTensorBytes)))
-        im.fail(fmt::format("scale {} of dimension {} is not valid", scales[i], i));
-      sizes.push_back(static_cast<int64_t>(size));
-    }
-  } else {
-    im.fail("needs scales or sizes");
+  for (size_t i = 0; i < s.size(); ++i) {
+    const double exact = static_cast<double>(s[i]) * scales[i];
+    const double size = std::floor(exact);
+    // Checked as a double: casting NaN or one past int64 is undefined.
+    if (!(scales[i] > 0 && size >= 1 && size <= double(kMaxTensorBytes)))
+      im.fail(fmt::format("scale {} of dimension {} is not valid", scales[i], i));
+    sizes.push_back(static_cast<int64_t>(size));
   }
+  for (size_t i = 0; check_whole && i < s.size(); ++i) {
+    const double exact = static_cast<double>(s[i]) * scales[i];
+    if (std::abs(exact - static_cast<double>(sizes[i])) > 1e-5 * exact)
+      im.fail(fmt::format(
+          "scale {} of dimension {} (size {}) gives {} output elements, not a whole number: "
+          "ONNX samples at multiples of 1/scale, ampx's Resize at output/input size; this "
+          "scale is not supported",
+          scales[i], i, s[i], exact));
+  }
+  return sizes;
+}
+
+// Upsample 7 to 9 and Resize 10 have no nearest_mode: ONNX Runtime takes
+// floor(x) when a dimension grows and ceil(x) when it shrinks, with the
+// asymmetric transform (x = i / scale). The IR has one nearest_mode for all
+// dimensions.
+std::string legacy_nearest_mode(I& im, std::span<const double> scales) {
+  bool up = false, down = false;
+  for (double sc : scales) {
+    up = up || sc > 1;
+    down = down || sc < 1;
+  }
+  if (up && down)
+    im.fail("scales that grow one dimension and shrink another are not supported before opset 11");
+  return down ? "ceil" : "floor";
+}
+
+void emit_resize(I& im, const N& n, ValueId x, std::vector<int64_t> sizes, const std::string& mode,
+                 const std::string& ctm, const std::string& nearest_mode) {
   im.bind(n, 0,
           im.emit1("Resize", {x},
-                   {{"sizes", sizes},
+                   {{"sizes", std::move(sizes)},
                     {"mode", mode},
                     {"coordinate_transformation_mode", ctm},
-                    {"nearest_mode", im.attr_string_or(n, "nearest_mode", "round_prefer_floor")}}));
+                    {"nearest_mode", nearest_mode}}));
+}
+
+std::string resize_mode(I& im, const N& n) {
+  const std::string mode = im.attr_string_or(n, "mode", "nearest");
+  if (mode != "nearest" && mode != "linear") im.fail("mode '" + mode + "' is not supported");
+  return mode;
+}
+
+// Upsample 7 (`scales` attribute) and 9 (`scales` input): a Resize with
+// the asymmetric transform.
+void upsample(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const Shape s = im.type(x).shape;  // a copy: emit() grows the value table
+  const std::string mode = resize_mode(im, n);
+  std::vector<double> scales;
+  if (im.opset() < 9) {
+    const auto f = im.attr_floats(n, "scales");
+    if (!f) im.fail("attribute 'scales' is required (Upsample before opset 9)");
+    scales.assign(f->begin(), f->end());
+  } else {
+    scales = im.const_floats(n, 1, "scales");
+  }
+  for (size_t i = 0; i < scales.size(); ++i)
+    if (!(scales[i] >= 1))
+      im.fail(fmt::format("scale {} of dimension {} is below 1 (Upsample only enlarges)", scales[i],
+                          i));
+  auto sizes = sizes_from_scales(im, s, scales, true);
+  emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales));
+}
+
+// Resize 10: X and scales, the asymmetric transform. 11+: roi, scales,
+// sizes inputs (one of scales/sizes non-empty), coordinate_transformation_mode,
+// nearest_mode; 18+: axes, antialias, keep_aspect_ratio_policy.
+void resize(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  const Shape s = im.type(x).shape;  // a copy: emit() grows the value table
+  const std::string mode = resize_mode(im, n);
+  if (im.opset() < 11) {
+    const auto scales = im.const_floats(n, 1, "scales");
+    auto sizes = sizes_from_scales(im, s, scales, true);
+    emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales));
+    return;
+  }
+  const std::string ctm = im.attr_string_or(n, "coordinate_transformation_mode", "half_pixel");
+  if (ctm != "half_pixel" && ctm != "asymmetric" && ctm != "align_corners" &&
+      ctm != "pytorch_half_pixel")
+    im.fail("coordinate_transformation_mode '" + ctm + "' is not supported");
+  const auto rank = static_cast<int64_t>(s.size());
+  // opset 18's axes: scales/sizes name those dimensions only.
+  std::vector<int64_t> axes(static_cast<size_t>(rank));
+  std::iota(axes.begin(), axes.end(), 0);
+  if (auto a = im.attr_ints(n, "axes")) {
+    axes.clear();
+    for (int64_t v : *a) axes.push_back(norm_axis(im, v, rank));
+  }
+  std::vector<int64_t> given_sizes;
+  std::vector<double> given_scales;
+  if (im.has_input(n, 3)) given_sizes = im.const_ints(n, 3, "sizes");
+  if (given_sizes.empty() && im.has_input(n, 2)) given_scales = im.const_floats(n, 2, "scales");
+  if (given_sizes.empty() && given_scales.empty()) im.fail("needs scales or sizes");
+  const size_t given = given_sizes.empty() ? given_scales.size() : given_sizes.size();
+  if (given != axes.size())
+    im.fail(fmt::format("{} has {} values, expected {}", given_sizes.empty() ? "scales" : "sizes",
+                        given, axes.size()));
+  std::vector<int64_t> sizes(s.begin(), s.end());
+  if (!given_sizes.empty()) {
+    const std::string policy = im.attr_string_or(n, "keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch")
+      im.fail("keep_aspect_ratio_policy '" + policy + "' is not supported (only 'stretch')");
+    for (size_t i = 0; i < axes.size(); ++i) sizes[static_cast<size_t>(axes[i])] = given_sizes[i];
+  } else {
+    std::vector<double> scales(s.size(), 1.0);
+    for (size_t i = 0; i < axes.size(); ++i) scales[static_cast<size_t>(axes[i])] = given_scales[i];
+    sizes = sizes_from_scales(im, s, scales, ctm != "align_corners");
+  }
+  if (im.attr_int_or(n, "antialias", 0) != 0 && mode == "linear")
+    for (size_t i = 0; i < s.size(); ++i)
+      if (sizes[i] < s[i]) im.fail("antialias=1 when shrinking is not supported");
+  emit_resize(im, n, x, std::move(sizes), mode, ctm,
+              im.attr_string_or(n, "nearest_mode", "round_prefer_floor"));
 }
 
 void cast(I& im, const N& n) {
@@ -535,8 +706,24 @@ void cast(I& im, const N& n) {
 }
 
 void identity(I& im, const N& n) {
-  if (n.op_type() == "Dropout" && im.output_used(n, 1))
-    im.fail("the mask output of Dropout is not supported");
+  im.bind(n, 0, im.input(n, 0));
+}
+
+// Dropout is the identity at inference. Opsets 7 to 11: `ratio` attribute
+// (`is_test` is opset 6's, honoured if present); 12+: ratio and
+// training_mode inputs. The mask output (all ones at inference) is refused.
+void dropout(I& im, const N& n) {
+  if (im.attr_int_or(n, "is_test", 1) == 0)
+    im.fail("is_test=0 (training) is not supported (inference import)");
+  if (im.opset() >= 12 && im.has_input(n, 2)) {
+    const Value& t = im.value(im.input(n, 2));
+    if (!t.is_constant())
+      im.fail(fmt::format("training_mode ('{}') must be a constant (after folding)", n.input(2)));
+    if (std::any_of(t.constant->begin(), t.constant->end(),
+                    [](std::byte b) { return b != std::byte{0}; }))
+      im.fail("training_mode=true is not supported (inference import)");
+  }
+  if (im.output_used(n, 1)) im.fail("the mask output of Dropout is not supported");
   im.bind(n, 0, im.input(n, 0));
 }
 
@@ -642,30 +829,30 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Conv", {{"Conv2d"}, conv}},
       {"ConvTranspose", {{"ConvTranspose"}, conv_transpose}},
       {"BatchNormalization", {{"BatchNorm"}, batch_norm}},
-      {"LayerNormalization", {{"LayerNorm"}, layer_norm}},
+      {"LayerNormalization", {{"LayerNorm"}, layer_norm, 17}},
       {"Relu", {{"Relu"}, same_unary}},
       {"Sigmoid", {{"Sigmoid"}, same_unary}},
       {"Tanh", {{"Tanh"}, same_unary}},
-      {"Erf", {{"Erf"}, same_unary}},
+      {"Erf", {{"Erf"}, same_unary, 9}},
       {"Sqrt", {{"Sqrt"}, same_unary}},
       {"Reciprocal", {{"Reciprocal"}, same_unary}},
       {"Exp", {{"Exp"}, same_unary}},
       {"Log", {{"Log"}, same_unary}},
       {"Neg", {{"Neg"}, same_unary}},
-      {"HardSwish", {{"HardSwish"}, same_unary}},
+      {"HardSwish", {{"HardSwish"}, same_unary, 14}},
       {"GlobalAveragePool", {{"GlobalAveragePool"}, same_unary}},
       {"LeakyRelu", {{"LeakyRelu"}, leaky_relu}},
       {"HardSigmoid", {{"HardSigmoid"}, hard_sigmoid}},
       {"PRelu", {{"PRelu"}, same_binary}},
-      {"Gelu", {{"Gelu"}, gelu}},
+      {"Gelu", {{"Gelu"}, gelu, 20}},
       {"Clip", {{"Clip"}, clip}},
-      {"Add", {{"Add"}, same_binary}},
-      {"Sub", {{"Sub"}, same_binary}},
-      {"Mul", {{"Mul"}, same_binary}},
-      {"Div", {{"Div"}, same_binary}},
+      {"Add", {{"Add"}, broadcasting_binary}},
+      {"Sub", {{"Sub"}, broadcasting_binary}},
+      {"Mul", {{"Mul"}, broadcasting_binary}},
+      {"Div", {{"Div"}, broadcasting_binary}},
       {"Pow", {{"Pow", "Cast"}, pow_op}},
-      {"Equal", {{"Equal"}, same_binary}},
-      {"Where", {{"Where"}, where}},
+      {"Equal", {{"Equal"}, broadcasting_binary}},
+      {"Where", {{"Where"}, where, 9}},
       {"MatMul", {{"MatMul"}, same_binary}},
       {"Gemm", {{"Gemm"}, gemm}},
       {"MaxPool", {{"MaxPool"}, pool}},
@@ -685,17 +872,18 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Gather", {{"Gather"}, gather}},
       {"Squeeze", {{"Reshape"}, squeeze}},
       {"Unsqueeze", {{"Reshape"}, unsqueeze}},
-      {"Expand", {{"Expand"}, expand}},
+      {"Expand", {{"Expand"}, expand, 8}},
       {"Pad", {{"Pad"}, pad}},
-      {"Resize", {{"Resize"}, resize}},
+      {"Resize", {{"Resize"}, resize, 10}},
+      {"Upsample", {{"Resize"}, upsample, 7, 10}},  // deprecated in 10
       {"Cast", {{"Cast"}, cast}},
       {"Identity", {{}, identity}},
-      {"Dropout", {{}, identity}},
+      {"Dropout", {{}, dropout}},
       {"Shape", {{}, shape_op}},
       {"Size", {{}, size_op}},
       {"Constant", {{}, constant_op}},
-      {"ConstantOfShape", {{}, constant_of_shape}},
-      {"Range", {{"Cast"}, range_op}},
+      {"ConstantOfShape", {{}, constant_of_shape, 9}},
+      {"Range", {{"Cast"}, range_op, 11}},
   };
   return t;
 }
@@ -708,11 +896,24 @@ const OpConverter* find_converter(std::string_view op_type) {
   return it == t.end() ? nullptr : &it->second;
 }
 
-bool is_supported(std::string_view op_type) {
+namespace {
+bool defined_at(const OpConverter& c, int64_t opset) {
+  return opset >= c.since && (c.until == 0 || opset < c.until);
+}
+}  // namespace
+
+bool is_supported(std::string_view op_type, int64_t opset) {
   const OpConverter* c = find_converter(op_type);
-  if (!c) return false;
+  if (!c || !defined_at(*c, opset)) return false;
   return std::all_of(c->ir_ops.begin(), c->ir_ops.end(),
                      [](std::string_view op) { return parse_op(op).has_value(); });
+}
+
+std::string defined_in(std::string_view op_type, int64_t opset) {
+  const OpConverter* c = find_converter(op_type);
+  if (!c || defined_at(*c, opset)) return "";
+  if (c->until == 0) return fmt::format("defined from opset {}", c->since);
+  return fmt::format("defined in opsets {} to {}", c->since, c->until - 1);
 }
 
 }  // namespace ampx::onnx_io

@@ -3,6 +3,8 @@
 
 #include "importer.hpp"
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -13,12 +15,21 @@ struct OpConverter {
   // them are in this build's op set.
   std::vector<std::string_view> ir_ops;
   void (*convert)(Importer&, const onnx::NodeProto&);
+  // The default-domain opsets that define the op: [since, until). ONNX
+  // Runtime refuses a node its model's opset does not define, so ampx does.
+  int64_t since = 1;
+  int64_t until = 0;  // 0: still defined
 };
 
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);
 
-// True when the converter exists and every IR op it needs is known.
-bool is_supported(std::string_view op_type);
+// True when the converter exists, every IR op it needs is known and the
+// op is defined at `opset`.
+bool is_supported(std::string_view op_type, int64_t opset);
+
+// Where `op_type` is known but not defined at `opset`: the opsets that
+// define it ("opset 20+", "opsets 7 to 9"); empty otherwise.
+std::string defined_in(std::string_view op_type, int64_t opset);
 
 }  // namespace ampx::onnx_io
