@@ -73,7 +73,14 @@ class G:
         graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="ampx-tests")
-        m.ir_version = 8
+        m.ir_version = 8 if opset <= 18 else 10
+        if any(not o.type.tensor_type.HasField("shape") for o in m.graph.output):
+            # outputs given without a shape take ONNX's inferred one; strict:
+            # a node that is not valid at this opset (an attribute or input
+            # of another version) is an error here, not a wrong test
+            inferred = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
+            for o, i in zip(m.graph.output, inferred.graph.output):
+                o.type.CopyFrom(i.type)
         onnx.checker.check_model(m)
         return m
 
@@ -317,8 +324,200 @@ def logsoftmax12():
     return m, {"x": RNG.uniform(-2, 2, (2, 3, 5)).astype(np.float32)}, []
 
 
+# --- one model per opset era: the forms of each op that changed between
+# opsets 7 and 26 (docs/ONNX.md, "Opsets"), as the exporters of that era
+# write them. Shapes are tiny; values seeded random and non-zero.
+
+def vi(name, shape, t=F):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def out(name):
+    return helper.make_tensor_value_info(name, F, None)
+
+
+def opset7():
+    """Opset 7 (old torch and paddle exports): Conv + BatchNormalization with
+    spatial=1, Clip's min/max and Pad's pads/value as attributes (edge and
+    constant), Upsample-7 with a scales attribute, Slice with
+    starts/ends/axes attributes, Split's split, ReduceSum/ReduceMean/Squeeze/
+    Unsqueeze axes as attributes, Dropout with a ratio attribute, Gemm with
+    its (then required) C, numpy-broadcast Add and Softmax coercing the rank-4
+    input to 2-D at axis 1 (one softmax over C*H*W, not over C)."""
+    g = G()
+    y = g.op("Conv", ["x", g.init(w("conv.w", 3, 2, 3, 3)), g.init(w("conv.b", 3, scale=0.2))],
+             name="/conv/Conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    y = g.op("BatchNormalization", [y, g.init(pos("bn.s", 3)), g.init(w("bn.b", 3, scale=0.2)),
+                                    g.init(w("bn.m", 3, scale=0.2)), g.init(pos("bn.v", 3))],
+             name="/bn/BatchNormalization", epsilon=1e-5, spatial=1)
+    y = g.op("Clip", [y], name="/Clip", min=-0.4, max=0.6)
+    y = g.op("Pad", [y], name="/Pad", pads=[0, 0, 1, 0, 0, 0, 0, 2], mode="edge")       # [1,3,5,7]
+    y = g.op("Pad", [y], name="/Pad_1", pads=[0, 0, 0, 1, 0, 0, 1, 0], value=0.25)     # [1,3,6,8]
+    u = g.op("Upsample", [y], name="/Upsample", scales=[1.0, 1.0, 2.0, 2.0], mode="nearest")
+    u = g.op("Slice", [u], name="/Slice", starts=[1, 2], ends=[11, 100], axes=[2, 3])  # [1,3,10,14]
+    g.op("Softmax", [u], ["probs"], name="/Softmax", axis=1)
+    a, b = g.op("Split", [u], 2, name="/Split", axis=2, split=[4, 6])
+    r = g.op("ReduceSum", [a], name="/ReduceSum", axes=[2], keepdims=0)                # [1,3,14]
+    r = g.op("Dropout", [r], name="/Dropout", ratio=0.3)
+    r = g.op("Add", [r, g.init(w("bias", 14, scale=0.5))], name="/Add")
+    f = g.op("Flatten", [r], name="/Flatten", axis=1)                                  # [1,42]
+    g.op("Gemm", [f, g.init(w("fc.w", 5, 42)), g.init(w("fc.b", 5, scale=0.2))], ["logits"],
+         name="/fc/Gemm", transB=1)
+    m = g.op("ReduceMean", [b], name="/ReduceMean", axes=[2, 3], keepdims=1)          # [1,3,1,1]
+    m = g.op("Squeeze", [m], name="/Squeeze", axes=[2, 3])
+    g.op("Unsqueeze", [m], ["stats"], name="/Unsqueeze", axes=[0])                      # [1,1,3]
+    model = g.model("opset7", [vi("x", [1, 2, 4, 5])], [out("probs"), out("logits"), out("stats")], 7)
+    return model, {"x": RNG.uniform(-1, 1, (1, 2, 4, 5)).astype(np.float32)}, []
+
+
+def opset9():
+    """Opset 9 (paddle2onnx's default): BatchNormalization without spatial,
+    Upsample-9 with a scales input (linear), Erf, ConstantOfShape, Slice with
+    attributes and no axes, LogSoftmax's default axis 1 and Softmax at axis 2
+    of a rank-4 input (both coerced to 2-D), MatMul, Dropout."""
+    g = G()
+    y = g.op("BatchNormalization", ["x", g.init(pos("bn.s", 2)), g.init(w("bn.b", 2, scale=0.2)),
+                                    g.init(w("bn.m", 2, scale=0.2)), g.init(pos("bn.v", 2))],
+             name="/bn/BatchNormalization", epsilon=1e-3, momentum=0.9)
+    half = g.op("ConstantOfShape", [g.init(i64("one_shape", [1]))], name="/ConstantOfShape",
+                value=numpy_helper.from_array(np.array([0.5], np.float32)))
+    y = g.op("Mul", [y, half], name="/Mul")
+    u = g.op("Upsample", [y, g.init(f32("scales", [1, 1, 2, 2]))], name="/Upsample",
+             mode="linear")                                                            # [1,2,6,8]
+    e = g.op("Erf", [u], name="/Erf")
+    e = g.op("Dropout", [e], name="/Dropout", ratio=0.1)
+    g.op("Softmax", [e], ["probs"], name="/Softmax", axis=2)
+    g.op("LogSoftmax", [u], ["logp"], name="/LogSoftmax")
+    s = g.op("Slice", [u], name="/Slice", starts=[0, 1, 1, 2], ends=[1, 2, 5, 8])     # [1,1,4,6]
+    g.op("MatMul", [s, g.init(w("mm.w", 6, 3))], ["proj"], name="/MatMul")
+    model = g.model("opset9", [vi("x", [1, 2, 3, 4])], [out("probs"), out("logp"), out("proj")], 9)
+    return model, {"x": RNG.uniform(-1, 1, (1, 2, 3, 4)).astype(np.float32)}, []
+
+
+def opset10():
+    """Opset 10: Resize-10 (X and scales; asymmetric; nearest takes ceil when
+    shrinking, floor when growing) nearest 5 -> 3 and linear x2, Slice-10
+    with inputs and steps, Pad and Clip still with attributes, MaxPool's
+    ceil_mode."""
+    g = G()
+    g.op("Resize", ["x", g.init(f32("down_scales", [1, 1, 0.6, 0.6]))], ["down"], name="/Resize",
+         mode="nearest")                                                               # [1,2,3,3]
+    up = g.op("Resize", ["x", g.init(f32("up_scales", [1, 1, 2, 2]))], name="/Resize_1", mode="linear")
+    up = g.op("Slice", [up, g.init(i64("st", [0, 1])), g.init(i64("en", [10, 10])),
+                        g.init(i64("ax", [2, 3])), g.init(i64("sp", [2, 3]))], name="/Slice")
+    g.op("Clip", [up], ["up"], name="/Clip", min=-0.5)                                 # [1,2,5,3]
+    p = g.op("Pad", ["x"], name="/Pad", pads=[0, 0, 1, 2, 0, 0, 2, 1], mode="reflect")  # [1,2,8,8]
+    g.op("MaxPool", [p], ["pooled"], name="/MaxPool", kernel_shape=[3, 3], strides=[2, 2],
+         ceil_mode=1)
+    model = g.model("opset10", [vi("x", [1, 2, 5, 5])], [out("down"), out("up"), out("pooled")], 10)
+    return model, {"x": RNG.uniform(-1, 1, (1, 2, 5, 5)).astype(np.float32)}, []
+
+
+def opset11():
+    """Opset 11: Resize-11 with roi and scales inputs (linear, align_corners)
+    and with an empty scales and sizes (nearest, asymmetric,
+    round_prefer_ceil), Pad's pads and constant_value inputs, Clip's inputs,
+    Gemm without C, Split/Squeeze/Unsqueeze/ReduceSum axes still attributes."""
+    g = G()
+    roi = g.init(f32("roi", np.zeros(0, np.float32)))
+    r = g.op("Resize", ["x", roi, g.init(f32("scales", [1, 1, 2, 2]))], name="/Resize",
+             mode="linear", coordinate_transformation_mode="align_corners")            # [1,2,6,8]
+    r = g.op("Pad", [r, g.init(i64("pads", [0, 0, 1, 1, 0, 0, 0, 1])), g.init(f32("pv", -0.75))],
+             name="/Pad")                                                              # [1,2,7,10]
+    g.op("Clip", [r, g.init(f32("lo", -0.6)), g.init(f32("hi", 0.7))], ["resized"], name="/Clip")
+    g.op("Resize", ["x", roi, g.init(f32("no_scales", np.zeros(0, np.float32))),
+                    g.init(i64("sizes", [1, 2, 5, 7]))], ["nearest"], name="/Resize_1",
+         mode="nearest", coordinate_transformation_mode="asymmetric",
+         nearest_mode="round_prefer_ceil")
+    a, b = g.op("Split", ["x"], 2, name="/Split", axis=-1, split=[1, 3])               # [1,2,3,1], [1,2,3,3]
+    a = g.op("Squeeze", [a], name="/Squeeze", axes=[-1])                               # [1,2,3]
+    s = g.op("ReduceSum", [b], name="/ReduceSum", axes=[-1], keepdims=0)               # [1,2,3]
+    h = g.op("Mul", [a, s], name="/Mul")
+    h = g.op("Flatten", [h], name="/Flatten")                                          # [1,6]
+    h = g.op("Gemm", [h, g.init(w("fc.w", 6, 4))], name="/fc/Gemm")
+    g.op("Unsqueeze", [h], ["gemm"], name="/Unsqueeze", axes=[1, -1])                  # [1,1,4,1]
+    model = g.model("opset11", [vi("x", [1, 2, 3, 4])],
+                    [out("resized"), out("nearest"), out("gemm")], 11)
+    return model, {"x": RNG.uniform(-1, 1, (1, 2, 3, 4)).astype(np.float32)}, []
+
+
+def opset12():
+    """Opset 12: Dropout-12 with ratio and training_mode (false) inputs,
+    ArgMax's select_last_index, ReduceMax axes as an attribute, legacy
+    LogSoftmax at the last axis."""
+    g = G()
+    d = g.op("Dropout", ["x", g.init(f32("ratio", 0.5)),
+                         g.init(numpy_helper.from_array(np.array(False), "train"))],
+             name="/Dropout")
+    # (Pow-12's int64 exponent is left out: onednn:0 fails any Pow with a
+    # constant exponent at capability-blind O2, a backend bug of its own)
+    p = g.op("Mul", [d, g.op("Exp", [d], name="/Exp")], name="/Mul")
+    m = g.op("ReduceMax", [p], name="/ReduceMax", axes=[1], keepdims=1)                # [2,1,5]
+    g.op("LogSoftmax", [m], ["logp"], name="/LogSoftmax", axis=-1)
+    g.op("ArgMax", [d], ["arg"], name="/ArgMax", axis=2, keepdims=0, select_last_index=1)
+    model = g.model("opset12", [vi("x", [2, 3, 5])],
+                    [out("logp"), helper.make_tensor_value_info("arg", I64, None)], 12)
+    return model, {"x": RNG.uniform(-1, 1, (2, 3, 5)).astype(np.float32)}, []
+
+
+def opset22_graph(g):
+    """The graph of opset22()/opset26(): forms of opsets 13 to 22."""
+    y = g.op("BatchNormalization", ["x", g.init(pos("bn.s", 2)), g.init(w("bn.b", 2, scale=0.2)),
+                                    g.init(w("bn.m", 2, scale=0.2)), g.init(pos("bn.v", 2))],
+             name="/bn/BatchNormalization", training_mode=0)
+    y = g.op("Dropout", [y], name="/Dropout")
+    r = g.op("Resize", [y, "", g.init(f32("scales", [2, 2]))], name="/Resize", mode="linear",
+             axes=[2, 3], coordinate_transformation_mode="pytorch_half_pixel")         # [1,2,8,10]
+    r = g.op("Pad", [r, g.init(i64("pads", [1, 2])), g.init(f32("pv", 0.5)), g.init(i64("pax", [3]))],
+             name="/Pad")                                                              # [1,2,8,13]
+    g.op("Softmax", [r], ["probs"], name="/Softmax", axis=1)   # one axis from opset 13 on
+    a, b, c = g.op("Split", [y], 3, name="/Split", axis=3, num_outputs=3)             # 2, 2, 1 of 5
+    m = g.op("ReduceMean", [a, g.init(i64("rax", [2]))], name="/ReduceMean")          # [1,2,1,2]
+    s = g.op("ReduceSum", [b, g.init(i64("noax", np.zeros(0, np.int64)))], name="/ReduceSum",
+             noop_with_empty_axes=1)                                                   # [1,2,4,2]
+    s = g.op("Squeeze", [s, g.init(i64("sq", [0]))], name="/Squeeze")                 # [2,4,2]
+    s = g.op("Reshape", [s, g.init(i64("shape", [2, 8]))], name="/Reshape")
+    s = g.op("LayerNormalization", [s, g.init(pos("ln.s", 8)), g.init(w("ln.b", 8, scale=0.2))],
+             name="/LayerNormalization", axis=-1, epsilon=1e-5)
+    s = g.op("Gelu", [s], name="/Gelu")
+    g.op("HardSwish", [s], ["feat"], name="/HardSwish")
+    c = g.op("Cast", [c], name="/Cast", to=TensorProto.DOUBLE)
+    c = g.op("Cast", [c], name="/Cast_1", to=F)
+    g.op("Add", [c, m], ["mixed"], name="/Add")                                        # [1,2,4,1]+[1,2,1,2]
+
+
+def opset22():
+    """Opsets 13 to 22 as ORT 1.22 (the newest it loads) runs them:
+    BatchNormalization with training_mode=0, Resize-19 with an axes attribute,
+    Pad-21 with an axes input, single-axis Softmax, Split's num_outputs,
+    ReduceMean's axes input, ReduceSum's noop_with_empty_axes, Squeeze's axes
+    input, LayerNormalization, Gelu, HardSwish, Cast-21, Dropout-22."""
+    g = G()
+    opset22_graph(g)
+    model = g.model("opset22", [vi("x", [1, 2, 4, 5])],
+                    [out("probs"), out("feat"), out("mixed")], 22)
+    return model, {"x": RNG.uniform(-1, 1, (1, 2, 4, 5)).astype(np.float32)}, []
+
+
 MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp,
-          "softmax11": softmax11, "logsoftmax12": logsoftmax12}
+          "softmax11": softmax11, "logsoftmax12": logsoftmax12, "opset7": opset7,
+          "opset9": opset9, "opset10": opset10, "opset11": opset11, "opset12": opset12,
+          "opset22": opset22}
+
+
+def opset26(out_dir):
+    """opset22's graph stamped opset 26: none of its ops changed in 23 to 26
+    beyond wider type lists, and ONNX Runtime 1.22 loads only up to 22, so
+    the expected outputs are its outputs of the same graph at opset 22."""
+    model, feeds, shapes = opset22()
+    ref = os.path.join(out_dir, "opset26.ref22.onnx")
+    onnx.save(model, ref)
+    write_inputs_expected(out_dir, "opset26", ref, feeds, shapes)
+    os.remove(ref)
+    del model.opset_import[:]
+    model.opset_import.append(helper.make_opsetid("", 26))
+    model.ir_version = 10
+    onnx.save(model, os.path.join(out_dir, "opset26.onnx"))
 
 
 def write_case(out, name, model, feeds, shapes):
@@ -377,6 +576,7 @@ def main():
     for name, make in MODELS.items():
         model, feeds, shapes = make()
         write_case(out, name, model, feeds, shapes)
+    opset26(out)
     broken_models(out)
 
 
