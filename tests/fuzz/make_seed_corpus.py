@@ -234,6 +234,24 @@ def op_seeds():
         [node("Resize", ["x", "", "", "sizes"], mode="nearest", nearest_mode="round_prefer_ceil",
               coordinate_transformation_mode="pytorch_half_pixel")],
         inits=[i64("sizes", [1, 2, 3, 3])], opset=18)
+    # the forms of opsets 7 to 10 (docs/ONNX.md, "Opsets")
+    add("Upsample-opset7-scales_attr",
+        [node("Upsample", ["x"], scales=[1.0, 1.0, 2.0, 2.0], mode="nearest")], opset=7)
+    add("Upsample-opset9-linear", [node("Upsample", ["x", "scales"], mode="linear")],
+        inits=[f32("scales", [1, 1, 2, 3])], opset=9)
+    add("Resize-opset10-nearest-shrink", [node("Resize", ["x", "scales"], mode="nearest")],
+        inits=[f32("scales", [1, 1, 0.5, 0.5])], opset=10)
+    add("Slice-opset9-attrs", [node("Slice", ["x"], starts=[1, -3], ends=[3, 100], axes=[2, 3])],
+        opset=9)
+    add("Pad-opset10-attrs", [node("Pad", ["x"], pads=[0, 0, 1, 0, 0, 0, 0, 2], value=0.5)],
+        opset=10)
+    add("Clip-opset10-attrs", [node("Clip", ["x"], min=-0.5, max=0.5)], opset=10)
+    add("BatchNormalization-opset7-spatial",
+        [node("BatchNormalization", ["x", "scale", "B", "mean", "var"], spatial=1)],
+        inits=[w("scale", 2, lo=0.5, hi=1.5), w("B", 2), w("mean", 2),
+               w("var", 2, lo=0.5, hi=1.5)], opset=7)
+    add("Dropout-opset7-ratio_attr", [node("Dropout", ["x"], ["t"], ratio=0.2),
+                                      node("Relu", ["t"])], opset=7)
     add("Cast-to_float16", [node("Cast", ["x"], to=F16)])
     add("Cast-int64_to_float", [node("Cast", ["ids"], to=F)], [("ids", I64, [2, 3])])
     # The importer rejects a graph output that is the graph input itself, so
