@@ -452,6 +452,7 @@ def opset12():
     # (Pow-12's int64 exponent is left out: onednn:0 fails any Pow with a
     # constant exponent at capability-blind O2, a backend bug of its own)
     p = g.op("Mul", [d, g.op("Exp", [d], name="/Exp")], name="/Mul")
+    p = g.op("Add", [p, g.init(w("bias", 5, scale=0.5))], name="/Add")
     m = g.op("ReduceMax", [p], name="/ReduceMax", axes=[1], keepdims=1)                # [2,1,5]
     g.op("LogSoftmax", [m], ["logp"], name="/LogSoftmax", axis=-1)
     g.op("ArgMax", [d], ["arg"], name="/ArgMax", axis=2, keepdims=0, select_last_index=1)
