@@ -443,15 +443,17 @@ def opset11():
 
 def opset12():
     """Opset 12: Dropout-12 with ratio and training_mode (false) inputs,
-    ArgMax's select_last_index, ReduceMax axes as an attribute, legacy
+    Pow-12 with an int64 exponent, ArgMax's select_last_index, ReduceMax axes as an attribute, legacy
     LogSoftmax at the last axis."""
     g = G()
     d = g.op("Dropout", ["x", g.init(f32("ratio", 0.5)),
                          g.init(numpy_helper.from_array(np.array(False), "train"))],
              name="/Dropout")
-    # (Pow-12's int64 exponent is left out: onednn:0 fails any Pow with a
-    # constant exponent at capability-blind O2, a backend bug of its own)
-    p = g.op("Mul", [d, g.op("Exp", [d], name="/Exp")], name="/Mul")
+    # Pow-12's int64 exponent (a constant: onednn's eltwise_pow, or at
+    # capability-blind O2 on AVX2 its reference loop)
+    two = g.init(numpy_helper.from_array(np.array(2, dtype=np.int64), "two"))
+    p = g.op("Mul", [g.op("Pow", [d, two], name="/Pow"), g.op("Exp", [d], name="/Exp")],
+             name="/Mul")
     p = g.op("Add", [p, g.init(w("bias", 5, scale=0.5))], name="/Add")
     m = g.op("ReduceMax", [p], name="/ReduceMax", axes=[1], keepdims=1)                # [2,1,5]
     g.op("LogSoftmax", [m], ["logp"], name="/LogSoftmax", axis=-1)

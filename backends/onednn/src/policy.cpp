@@ -208,6 +208,11 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
     throw reference::UnsupportedNode(v.where() + ": " + e.what());
   } catch (const dnnl::error& e) {
     if (opset::is_training_op(v.op_type())) return loop;
+    // A 16-bit node answered `emulated` (oneDNN's reference implementation
+    // only) whose primitive cannot be created for this launch (an f16
+    // eltwise on AVX2 in a capability-blind plan): the reference loop,
+    // which computes what `emulated` promises.
+    if (a.support == AMPX_SUPPORT_EMULATED) return loop;
     throw ps::StatusError(AMPX_STATUS_INTERNAL, v.where() + ": oneDNN: " + e.what());
   }
 }
