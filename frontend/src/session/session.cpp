@@ -51,6 +51,12 @@ TuneResult Session::tune(const Graph& graph, const AmpPolicy& policy, TuneOption
   return tune_plan(graph, graph.name, policy, *selection_, selection_->pins(pins), options);
 }
 
+ShapeCachedModel Session::load_shape_cached(std::string model, AmpPolicy policy,
+                                            ModelOptions options, ShapeCacheOptions cache) {
+  return ShapeCachedModel(*this, std::move(model), std::move(options), std::move(policy),
+                          std::move(cache));
+}
+
 CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion,
                                std::span<const StateBinding> state) const {
   if (plan.graph.num_nodes() == 0 && plan.nodes.size() > 0)

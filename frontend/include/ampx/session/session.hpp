@@ -15,6 +15,7 @@
 #include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 #include <ampx/session/device_selection.hpp>
+#include <ampx/session/shape_cached_model.hpp>
 #include <ampx/tune/tuner.hpp>
 
 #include <filesystem>
@@ -97,6 +98,11 @@ class Session {
   // runs (a training step's weights, see exec/executor.hpp).
   CompiledModel compile(const AmpPlan& plan, const FusionOptions& fusion = {},
                         std::span<const StateBinding> state = {}) const;
+  // An ONNX model planned for the shapes it is run with, its compiled
+  // plans cached by input shapes (shape_cached_model.hpp). The session
+  // must outlive it; its device selection is made at the first run.
+  ShapeCachedModel load_shape_cached(std::string model, AmpPolicy policy, ModelOptions options = {},
+                                     ShapeCacheOptions cache = {});
 
  private:
   SessionOptions options_;

@@ -1,0 +1,84 @@
+// A model whose input shapes come from its runs: an ONNX model with symbolic
+// dimensions (a batch, a sequence length) is imported, planned and compiled
+// for the shapes of the inputs it is run with, and the compiled plans are
+// kept in a bounded cache keyed by those shapes, so the batch size can
+// change between runs without the caller doing anything.
+//
+//   ampx::ShapeCachedModel model = session.load_shape_cached("det.onnx", policy);
+//   auto a = model.run(batch_of_1);   // imports, plans, compiles: a re-plan
+//   auto b = model.run(batch_of_8);   // another re-plan
+//   auto c = model.run(batch_of_1);   // the cached plan: no re-plan
+//
+// ampx's graphs have static shapes (docs/ONNX.md), so a new shape is a new
+// import from the file: constant folding, planning (with the cost model)
+// and compiling (fusion, kernel preparation, weight upload) again. stats()
+// says how often and how long; docs/SESSION.md states the cost measured.
+#pragma once
+
+#include <ampx/amp/planner.hpp>
+#include <ampx/exec/fusion.hpp>
+#include <ampx/exec/host_tensor.hpp>
+#include <ampx/models/load_model.hpp>
+
+#include <cstddef>
+#include <list>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ampx {
+
+class Session;
+class CompiledModel;
+
+struct ShapeCacheOptions {
+  // Compiled plans kept; the least recently used goes first. >= 1.
+  size_t capacity = 4;
+  PlanOptions plan{};
+  FusionOptions fusion{};
+};
+
+struct ShapeCacheStats {
+  int runs = 0;
+  int plans = 0;      // imports + plans + compiles (cache misses)
+  int evictions = 0;  // plans dropped for the capacity
+  double last_plan_ms = 0;
+  double total_plan_ms = 0;
+};
+
+class ShapeCachedModel {
+ public:
+  ShapeCachedModel(ShapeCachedModel&&) noexcept;
+  ShapeCachedModel& operator=(ShapeCachedModel&&) noexcept;
+  ~ShapeCachedModel();
+
+  // Runs the model on `inputs`, named as the model's inputs (any order;
+  // every input given once). A shape not seen among the cached plans is
+  // imported, planned and compiled first. Throws std::invalid_argument
+  // naming a missing or unknown input, onnx_io::OnnxError when the shapes
+  // contradict the model (one line naming the input and dimension).
+  std::vector<HostTensor> run(std::span<const HostTensor> inputs);
+
+  const ShapeCacheStats& stats() const { return stats_; }
+  size_t cached() const { return entries_.size(); }
+  // The plan of the last run (throws std::logic_error before the first).
+  const AmpPlan& plan() const;
+
+ private:
+  friend class Session;
+  ShapeCachedModel(Session& session, std::string model, ModelOptions base, AmpPolicy policy,
+                   ShapeCacheOptions options);
+
+  struct Entry;
+  Entry& entry_for(std::span<const HostTensor> inputs);
+
+  Session* session_;
+  std::string model_;
+  ModelOptions base_;
+  AmpPolicy policy_;
+  ShapeCacheOptions options_;
+  std::list<Entry> entries_;  // most recently used first
+  ShapeCacheStats stats_;
+};
+
+}  // namespace ampx

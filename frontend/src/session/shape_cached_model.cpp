@@ -1,0 +1,101 @@
+#include <ampx/session/session.hpp>
+#include <ampx/session/shape_cached_model.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+namespace ampx {
+
+struct ShapeCachedModel::Entry {
+  std::vector<std::pair<std::string, Shape>> key;  // by input name, sorted
+  std::vector<std::string> order;                  // the graph's inputs
+  AmpPlan plan;
+  CompiledModel model;
+};
+
+ShapeCachedModel::ShapeCachedModel(Session& session, std::string model, ModelOptions base,
+                                   AmpPolicy policy, ShapeCacheOptions options)
+    : session_(&session),
+      model_(std::move(model)),
+      base_(std::move(base)),
+      policy_(std::move(policy)),
+      options_(std::move(options)) {
+  if (options_.capacity < 1)
+    throw std::invalid_argument("ShapeCacheOptions::capacity must be at least 1");
+  options_.plan.build_graph = true;  // compile() needs the planned graph
+}
+
+ShapeCachedModel::ShapeCachedModel(ShapeCachedModel&&) noexcept = default;
+ShapeCachedModel& ShapeCachedModel::operator=(ShapeCachedModel&&) noexcept = default;
+ShapeCachedModel::~ShapeCachedModel() = default;
+
+ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor> inputs) {
+  std::vector<std::pair<std::string, Shape>> key;
+  for (const HostTensor& t : inputs) {
+    if (t.name.empty()) throw std::invalid_argument(model_ + ": an input without a name");
+    key.emplace_back(t.name, t.type.shape);
+  }
+  std::sort(key.begin(), key.end());
+  for (size_t i = 1; i < key.size(); ++i)
+    if (key[i].first == key[i - 1].first)
+      throw std::invalid_argument(model_ + ": input '" + key[i].first + "' is given twice");
+  for (auto it = entries_.begin(); it != entries_.end(); ++it)
+    if (it->key == key) {
+      entries_.splice(entries_.begin(), entries_, it);  // most recently used
+      return entries_.front();
+    }
+
+  // A new shape: the model imported with every input pinned to the shape
+  // it is run with (a contradiction with a fixed dimension names the
+  // input), planned and compiled.
+  const auto t0 = std::chrono::steady_clock::now();
+  ModelOptions mo = base_;
+  for (const auto& [name, shape] : key) {
+    mo.input_shapes[name] = shape;
+    mo.input_shape_origins[name] = "the run's input '" + name + "'";
+  }
+  const Graph graph = session_->load(model_, mo);
+  std::vector<std::string> order;
+  for (ValueId v : graph.inputs()) order.push_back(graph.value(v).name);
+  for (const std::string& name : order)
+    if (!std::binary_search(key.begin(), key.end(), std::pair<std::string, Shape>{name, {}},
+                            [](const auto& a, const auto& b) { return a.first < b.first; }))
+      throw std::invalid_argument(model_ + ": input '" + name + "' is not given");
+  for (const auto& [name, shape] : key)
+    if (std::find(order.begin(), order.end(), name) == order.end())
+      throw std::invalid_argument(model_ + ": '" + name + "' is not an input of the model");
+  AmpPlan plan = session_->plan(graph, policy_, options_.plan);
+  CompiledModel compiled = session_->compile(plan, options_.fusion);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ++stats_.plans;
+  stats_.last_plan_ms = ms;
+  stats_.total_plan_ms += ms;
+  if (entries_.size() >= options_.capacity) {
+    entries_.pop_back();
+    ++stats_.evictions;
+  }
+  entries_.push_front(
+      Entry{std::move(key), std::move(order), std::move(plan), std::move(compiled)});
+  return entries_.front();
+}
+
+std::vector<HostTensor> ShapeCachedModel::run(std::span<const HostTensor> inputs) {
+  Entry& e = entry_for(inputs);
+  ++stats_.runs;
+  // The executor takes the graph's inputs in order.
+  std::vector<HostTensor> ordered;
+  ordered.reserve(e.order.size());
+  for (const std::string& name : e.order)
+    for (const HostTensor& t : inputs)
+      if (t.name == name) ordered.push_back(t);
+  return e.model.run(ordered);
+}
+
+const AmpPlan& ShapeCachedModel::plan() const {
+  if (entries_.empty()) throw std::logic_error(model_ + ": not run yet");
+  return entries_.front().plan;
+}
+
+}  // namespace ampx
