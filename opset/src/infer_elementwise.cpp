@@ -41,7 +41,11 @@ Outputs infer_elementwise(const Node& c, std::string_view op) {
     require_float(c, x, "input");
     return std::vector<TensorSpec>{x};
   }
-  if (op == "Neg") {
+  if (op == "Floor" || op == "Ceil" || op == "Round" || op == "Softplus" || op == "Mish") {
+    require_float(c, x, "input");
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "Neg" || op == "Abs") {
     AMPX_CHECK(is_float_dtype(x.dtype) || x.dtype == AMPX_DTYPE_I64 || x.dtype == AMPX_DTYPE_I32,
                "input must be a float, i64 or i32, got " + std::string(dtype_name(x.dtype)));
     return std::vector<TensorSpec>{x};
@@ -62,7 +66,8 @@ Outputs infer_elementwise(const Node& c, std::string_view op) {
                                   " do not broadcast");
     return std::vector<TensorSpec>{{x.dtype, *s}};
   }
-  if (op == "Equal") {
+  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+      op == "GreaterOrEqual") {
     require_same_dtype(c, in);
     auto s = broadcast_shapes(in[0].dims, in[1].dims);
     AMPX_CHECK(s.has_value(), "shapes " + dims_str(in[0].dims) + " and " + dims_str(in[1].dims) +
@@ -79,6 +84,36 @@ Outputs infer_elementwise(const Node& c, std::string_view op) {
     AMPX_CHECK(s.has_value(), "shapes " + dims_str(in[0].dims) + ", " + dims_str(in[1].dims) +
                                   " and " + dims_str(in[2].dims) + " do not broadcast");
     return std::vector<TensorSpec>{{in[1].dtype, *s}};
+  }
+  if (op == "Not") {
+    AMPX_CHECK(x.dtype == AMPX_DTYPE_BOOL,
+               "input must be bool, got " + std::string(dtype_name(x.dtype)));
+    return std::vector<TensorSpec>{x};
+  }
+  if (op == "And" || op == "Or") {
+    for (const TensorSpec& t : in)
+      AMPX_CHECK(t.dtype == AMPX_DTYPE_BOOL,
+                 "inputs must be bool, got " + std::string(dtype_name(t.dtype)));
+    auto s = broadcast_shapes(in[0].dims, in[1].dims);
+    AMPX_CHECK(s.has_value(), "shapes " + dims_str(in[0].dims) + " and " + dims_str(in[1].dims) +
+                                  " do not broadcast");
+    return std::vector<TensorSpec>{{AMPX_DTYPE_BOOL, *s}};
+  }
+  if (op == "Min" || op == "Max" || op == "Sum" || op == "Mean") {
+    require_same_dtype(c, in);
+    if (op == "Sum" || op == "Mean")
+      require_float(c, x, "input");
+    else
+      AMPX_CHECK(is_float_dtype(x.dtype) || x.dtype == AMPX_DTYPE_I64 || x.dtype == AMPX_DTYPE_I32,
+                 "inputs must be float, i64 or i32, got " + std::string(dtype_name(x.dtype)));
+    std::optional<Dims> s = x.dims;
+    for (size_t i = 1; i < in.size() && s; ++i) s = broadcast_shapes(*s, in[i].dims);
+    if (!s) {
+      std::string shapes;
+      for (const TensorSpec& t : in) shapes += (shapes.empty() ? "" : ", ") + dims_str(t.dims);
+      c.fail("shapes " + shapes + " do not broadcast");
+    }
+    return std::vector<TensorSpec>{{x.dtype, *s}};
   }
   return std::nullopt;
 }

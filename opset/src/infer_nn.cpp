@@ -6,6 +6,17 @@
 #include "infer_common.hpp"
 
 namespace ampx::opset::detail {
+namespace {
+
+// `keepdims` (INT, default 1): 0 or 1, as the reference kernels require.
+bool keepdims_attr(const Node& c) {
+  const int64_t keep = c.v.get_int("keepdims", 1);
+  AMPX_CHECK(keep == 0 || keep == 1,
+             "attribute 'keepdims' must be 0 or 1, got " + std::to_string(keep));
+  return keep == 1;
+}
+
+}  // namespace
 
 Outputs infer_nn(const Node& c, std::string_view op) {
   const auto& in = c.in;
@@ -50,11 +61,13 @@ Outputs infer_nn(const Node& c, std::string_view op) {
     AMPX_CHECK(x.dims.size() == 4, "input must be 4-D NCHW, got " + dims_str(x.dims));
     return std::vector<TensorSpec>{{x.dtype, {x.dims[0], x.dims[1], 1, 1}}};
   }
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax") {
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" ||
+      op == "ReduceProd" || op == "ReduceL2" || op == "ReduceSumSquare" ||
+      op == "ReduceLogSumExp") {
     require_float(c, x, "input");
     const auto rank = static_cast<int64_t>(x.dims.size());
     auto axes = c.v.get_ints("axes");
-    const bool keep = c.v.get_int("keepdims", 1) != 0;
+    const bool keep = keepdims_attr(c);
     std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
     for (int64_t a : axes) {
       const auto na = static_cast<size_t>(normalize_axis(c, a, rank, "axis"));
@@ -63,8 +76,10 @@ Outputs infer_nn(const Node& c, std::string_view op) {
     }
     Dims out;
     for (size_t i = 0; i < static_cast<size_t>(rank); ++i) {
-      // A max has no value over nothing; a sum or mean has (0 or NaN).
-      AMPX_CHECK(op != "ReduceMax" || !reduced[i] || x.dims[i] > 0, "max over an empty axis");
+      // A max or min has no value over nothing; the others have (a sum 0,
+      // a mean NaN, a product 1, a log-sum-exp -inf).
+      AMPX_CHECK((op != "ReduceMax" && op != "ReduceMin") || !reduced[i] || x.dims[i] > 0,
+                 op == "ReduceMax" ? "max over an empty axis" : "min over an empty axis");
       if (!reduced[i])
         out.push_back(x.dims[i]);
       else if (keep)
@@ -77,13 +92,14 @@ Outputs infer_nn(const Node& c, std::string_view op) {
     normalize_axis(c, c.v.get_int("axis", -1), static_cast<int64_t>(x.dims.size()), "axis");
     return std::vector<TensorSpec>{x};
   }
-  if (op == "ArgMax") {
+  if (op == "ArgMax" || op == "ArgMin") {
     require_float(c, x, "input");
     const auto rank = static_cast<int64_t>(x.dims.size());
     const auto axis = static_cast<size_t>(normalize_axis(c, c.v.get_int("axis", 0), rank, "axis"));
-    const bool keep = c.v.get_int("keepdims", 1) != 0;
+    const bool keep = keepdims_attr(c);
     (void)flag_attr(c, "select_last_index");
-    AMPX_CHECK(x.dims[axis] > 0, "argmax over an empty axis");
+    AMPX_CHECK(x.dims[axis] > 0,
+               op == "ArgMax" ? "argmax over an empty axis" : "argmin over an empty axis");
     Dims out = x.dims;
     if (keep)
       out[axis] = 1;

@@ -29,11 +29,17 @@ ampx_dtype tensor_dtype(const NodeView& v, size_t i) {
 }
 
 // Tensors of a compute op that have a dtype of their own (docs/OPS.md):
-// Where's condition and Equal's result are bool, ArgMax's result is i64.
+// Where's condition and the comparisons' results are bool, the logical ops
+// are bool throughout, ArgMax's and ArgMin's results are i64.
+bool is_comparison(std::string_view op) {
+  return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+         op == "GreaterOrEqual";
+}
 ampx_dtype fixed_dtype(std::string_view op, size_t slot, size_t n_in) {
   if (op == "Where" && slot == 0) return AMPX_DTYPE_BOOL;
-  if (op == "Equal" && slot == n_in) return AMPX_DTYPE_BOOL;
-  if (op == "ArgMax" && slot == n_in) return AMPX_DTYPE_I64;
+  if (is_comparison(op) && slot == n_in) return AMPX_DTYPE_BOOL;
+  if (op == "Not" || op == "And" || op == "Or") return AMPX_DTYPE_BOOL;
+  if ((op == "ArgMax" || op == "ArgMin") && slot == n_in) return AMPX_DTYPE_I64;
   // Class labels and the dropout seed are i64 (docs/OPS.md, "Training ops").
   if (op == "SoftmaxCrossEntropy" && slot == 1) return AMPX_DTYPE_I64;
   if (op == "SoftmaxCrossEntropyGrad" && slot == 2) return AMPX_DTYPE_I64;

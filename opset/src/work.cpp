@@ -60,7 +60,8 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
                op == "Tanh" || op == "SoftmaxGrad" || op == "LayerNormGrad" ||
                op == "BatchNormTraining" || op == "BatchNormGrad" || op == "GeluGrad" ||
                op == "SigmoidGrad" || op == "TanhGrad" || op == "SoftmaxCrossEntropy" ||
-               op == "SoftmaxCrossEntropyGrad" || op == "AdamUpdate" || op == "SgdUpdate") {
+               op == "SoftmaxCrossEntropyGrad" || op == "AdamUpdate" || op == "SgdUpdate" ||
+               op == "Softplus" || op == "Mish") {
       w.flops = 10 * out_elems;
     } else if (op == "UpdateGuard") {  // a finite test and a square per gradient element
       w.flops = 3 * (in_elems - product(v.input(0), 0));

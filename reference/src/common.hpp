@@ -131,6 +131,31 @@ std::unique_ptr<CpuKernel> make_resize(Ctx&);
 std::unique_ptr<CpuKernel> make_split(Ctx&);
 std::unique_ptr<CpuKernel> make_expand(Ctx&);
 std::unique_ptr<CpuKernel> make_pad(Ctx&);
+// More ONNX ops (docs/OPS.md). Abs, the comparisons, Min and Max also see
+// I64 / I32; Not, And and Or see bool (dtype INVALID: no float tensor).
+std::unique_ptr<CpuKernel> make_floor(Ctx&);
+std::unique_ptr<CpuKernel> make_ceil(Ctx&);
+std::unique_ptr<CpuKernel> make_round(Ctx&);
+std::unique_ptr<CpuKernel> make_abs(Ctx&);
+std::unique_ptr<CpuKernel> make_softplus(Ctx&);
+std::unique_ptr<CpuKernel> make_mish(Ctx&);
+std::unique_ptr<CpuKernel> make_less(Ctx&);
+std::unique_ptr<CpuKernel> make_greater(Ctx&);
+std::unique_ptr<CpuKernel> make_less_or_equal(Ctx&);
+std::unique_ptr<CpuKernel> make_greater_or_equal(Ctx&);
+std::unique_ptr<CpuKernel> make_not(Ctx&);
+std::unique_ptr<CpuKernel> make_and(Ctx&);
+std::unique_ptr<CpuKernel> make_or(Ctx&);
+std::unique_ptr<CpuKernel> make_min(Ctx&);
+std::unique_ptr<CpuKernel> make_max(Ctx&);
+std::unique_ptr<CpuKernel> make_sum(Ctx&);
+std::unique_ptr<CpuKernel> make_mean(Ctx&);
+std::unique_ptr<CpuKernel> make_reduce_min(Ctx&);
+std::unique_ptr<CpuKernel> make_reduce_prod(Ctx&);
+std::unique_ptr<CpuKernel> make_reduce_l2(Ctx&);
+std::unique_ptr<CpuKernel> make_reduce_sum_square(Ctx&);
+std::unique_ptr<CpuKernel> make_reduce_log_sum_exp(Ctx&);
+std::unique_ptr<CpuKernel> make_argmin(Ctx&);
 
 // Training ops (docs/OPS.md, "Training ops").
 std::unique_ptr<CpuKernel> make_relu_grad(Ctx&);

@@ -1,10 +1,14 @@
 // Elementwise ops: Relu, Sigmoid, Tanh, Gelu, Clip, LeakyRelu, HardSigmoid,
-// HardSwish, Erf, Sqrt, Reciprocal, Exp, Log, Neg (unary); Add, Sub, Mul, Div,
-// Pow, PRelu, Equal and Where (NumPy broadcasting). Computed in the storage
-// float type: f32 (16-bit arrives here widened to f32) or f64; Add, Sub, Mul,
-// Div, Neg, Equal and Where also in i64 / i32 (wrapping two's complement).
+// HardSwish, Erf, Sqrt, Reciprocal, Exp, Log, Neg, Abs, Floor, Ceil, Round,
+// Softplus, Mish, Not (unary); Add, Sub, Mul, Div, Pow, PRelu, the comparisons
+// (Equal, Less, Greater, LessOrEqual, GreaterOrEqual), And, Or and Where, and
+// the variadic Min, Max, Sum, Mean (NumPy broadcasting). Computed in the
+// storage float type: f32 (16-bit arrives here widened to f32) or f64; Add,
+// Sub, Mul, Div, Neg, Abs, the comparisons, Min, Max and Where also in i64 /
+// i32 (wrapping two's complement); Not, And, Or on bool.
 #include <array>
 #include <cmath>
+#include <functional>
 #include <numbers>
 #include <type_traits>
 
@@ -144,6 +148,56 @@ struct NegF {
   }
   static constexpr double kCost = 1;
 };
+struct AbsF {  // integers wrap: |MIN| = MIN
+  template <class T>
+  T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>)
+      return x < 0 ? NegF{}(x) : x;
+    else
+      return std::fabs(x);
+  }
+  static constexpr double kCost = 1;
+};
+struct FloorF {
+  template <class T>
+  T operator()(T x) const {
+    return std::floor(x);
+  }
+  static constexpr double kCost = 1;
+};
+struct CeilF {
+  template <class T>
+  T operator()(T x) const {
+    return std::ceil(x);
+  }
+  static constexpr double kCost = 1;
+};
+struct RoundF {  // halves to even, as ONNX (the default rounding mode)
+  template <class T>
+  T operator()(T x) const {
+    return std::nearbyint(x);
+  }
+  static constexpr double kCost = 1;
+};
+// log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0.
+template <class T>
+T softplus(T x) {
+  return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+struct SoftplusF {
+  template <class T>
+  T operator()(T x) const {
+    return softplus(x);
+  }
+  static constexpr double kCost = 40;
+};
+struct MishF {  // x tanh(softplus(x))
+  template <class T>
+  T operator()(T x) const {
+    return x * std::tanh(softplus(x));
+  }
+  static constexpr double kCost = 60;
+};
 
 template <class T, class F>
 class UnaryKernel final : public CpuKernel {
@@ -167,7 +221,7 @@ std::unique_ptr<CpuKernel> make_unary(Ctx& c, F f) {
   c.arity(1, 1, 1);
   c.dims(c.out[0], "output", c.in[0].dims);
   if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<UnaryKernel<double, F>>(c.in[0].numel, f);
-  if constexpr (std::is_same_v<F, NegF>) {
+  if constexpr (std::is_same_v<F, NegF> || std::is_same_v<F, AbsF>) {
     if (c.dtype == AMPX_DTYPE_I64)
       return std::make_unique<UnaryKernel<int64_t, F>>(c.in[0].numel, f);
     if (c.dtype == AMPX_DTYPE_I32)
@@ -428,17 +482,20 @@ void broadcast_loop(const std::vector<int64_t>& dims,
   }
 }
 
-template <class T>
-class EqualKernel final : public CpuKernel {
+// Equal, Less, Greater, LessOrEqual, GreaterOrEqual (false for NaN), and
+// And, Or on bool (T = uint8_t: any nonzero byte is true); the result is bool.
+template <class T, class Cmp>
+class CompareKernel final : public CpuKernel {
  public:
-  EqualKernel(std::vector<int64_t> dims, std::array<std::vector<int64_t>, 2> s, int64_t n)
+  CompareKernel(std::vector<int64_t> dims, std::array<std::vector<int64_t>, 2> s, int64_t n)
       : dims_(std::move(dims)), s_(std::move(s)), n_(n) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const T* a = static_cast<const T*>(in[0]);
     const T* b = static_cast<const T*>(in[1]);
     auto* y = static_cast<uint8_t*>(out[0]);
+    const Cmp cmp{};
     broadcast_loop<2>(dims_, s_, n_, [&](int64_t i, const std::array<int64_t, 2>& o) {
-      y[i] = a[o[0]] == b[o[1]] ? 1 : 0;
+      y[i] = cmp(a[o[0]], b[o[1]]) ? 1 : 0;
     });
   }
 
@@ -446,6 +503,23 @@ class EqualKernel final : public CpuKernel {
   std::vector<int64_t> dims_;
   std::array<std::vector<int64_t>, 2> s_;
   int64_t n_;
+};
+
+template <class T>
+using EqualKernel = CompareKernel<T, std::equal_to<>>;
+template <class T>
+using LessKernel = CompareKernel<T, std::less<>>;
+template <class T>
+using GreaterKernel = CompareKernel<T, std::greater<>>;
+template <class T>
+using LessOrEqualKernel = CompareKernel<T, std::less_equal<>>;
+template <class T>
+using GreaterOrEqualKernel = CompareKernel<T, std::greater_equal<>>;
+struct AndF {
+  bool operator()(uint8_t a, uint8_t b) const { return a != 0 && b != 0; }
+};
+struct OrF {
+  bool operator()(uint8_t a, uint8_t b) const { return a != 0 || b != 0; }
 };
 
 template <class T>
@@ -486,6 +560,102 @@ std::unique_ptr<CpuKernel> make_nary(Ctx& c) {
       return std::make_unique<K<int32_t>>(want, std::move(s), n);
     default:
       return std::make_unique<K<float>>(want, std::move(s), n);
+  }
+}
+
+// And, Or: bool in, bool out.
+template <class F>
+std::unique_ptr<CpuKernel> make_logical(Ctx& c) {
+  c.arity(2, 2, 1);
+  const std::vector<int64_t> want = broadcast_all(c);
+  c.dims(c.out[0], "output", want);
+  std::array<std::vector<int64_t>, 2> s{broadcast_strides(want, c.in[0].dims),
+                                        broadcast_strides(want, c.in[1].dims)};
+  return std::make_unique<CompareKernel<uint8_t, F>>(want, std::move(s), c.out[0].numel);
+}
+
+class NotKernel final : public CpuKernel {
+ public:
+  explicit NotKernel(int64_t n) : n_(n) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const uint8_t*>(in[0]);
+    auto* y = static_cast<uint8_t*>(out[0]);
+    for (int64_t i = 0; i < n_; ++i) y[i] = x[i] == 0 ? 1 : 0;
+  }
+
+ private:
+  int64_t n_;
+};
+
+// ---------------------------------------------- Min, Max, Sum, Mean (variadic)
+
+// Min and Max propagate NaN (as NumPy's minimum/maximum); Sum and Mean add
+// the inputs in input order, Mean then divides by their count.
+enum class Variadic { kMin, kMax, kSum, kMean };
+
+template <class T>
+class VariadicKernel final : public CpuKernel {
+ public:
+  VariadicKernel(Variadic kind, std::vector<int64_t> dims, std::vector<std::vector<int64_t>> s,
+                 int64_t n)
+      : kind_(kind), dims_(std::move(dims)), s_(std::move(s)), n_(n) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    T* y = static_cast<T*>(out[0]);
+    const size_t k = s_.size();
+    std::vector<int64_t> idx(dims_.size(), 0), off(k, 0);
+    for (int64_t i = 0; i < n_; ++i) {
+      T acc = static_cast<const T*>(in[0])[off[0]];
+      for (size_t j = 1; j < k; ++j) acc = combine(acc, static_cast<const T*>(in[j])[off[j]]);
+      y[i] = kind_ == Variadic::kMean ? static_cast<T>(acc / static_cast<T>(k)) : acc;
+      for (size_t d = dims_.size(); d-- > 0;) {
+        for (size_t j = 0; j < k; ++j) off[j] += s_[j][d];
+        if (++idx[d] < dims_[d]) break;
+        for (size_t j = 0; j < k; ++j) off[j] -= s_[j][d] * dims_[d];
+        idx[d] = 0;
+      }
+    }
+  }
+
+ private:
+  T combine(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if ((kind_ == Variadic::kMin || kind_ == Variadic::kMax) && (std::isnan(a) || std::isnan(b)))
+        return std::isnan(a) ? a : b;
+    }
+    switch (kind_) {
+      case Variadic::kMin:
+        return b < a ? b : a;
+      case Variadic::kMax:
+        return b > a ? b : a;
+      case Variadic::kSum:
+      case Variadic::kMean:
+        return a + b;
+    }
+    return a;
+  }
+
+  Variadic kind_;
+  std::vector<int64_t> dims_;
+  std::vector<std::vector<int64_t>> s_;
+  int64_t n_;
+};
+
+std::unique_ptr<CpuKernel> make_variadic(Ctx& c, Variadic kind) {
+  c.arity(1, SIZE_MAX, 1);
+  const std::vector<int64_t> want = broadcast_all(c);
+  c.dims(c.out[0], "output", want);
+  std::vector<std::vector<int64_t>> s;
+  for (const auto& t : c.in) s.push_back(broadcast_strides(want, t.dims));
+  const int64_t n = c.out[0].numel;
+  switch (c.dtype) {
+    case AMPX_DTYPE_F64:
+      return std::make_unique<VariadicKernel<double>>(kind, want, std::move(s), n);
+    case AMPX_DTYPE_I64:
+      return std::make_unique<VariadicKernel<int64_t>>(kind, want, std::move(s), n);
+    case AMPX_DTYPE_I32:
+      return std::make_unique<VariadicKernel<int32_t>>(kind, want, std::move(s), n);
+    default:
+      return std::make_unique<VariadicKernel<float>>(kind, want, std::move(s), n);
   }
 }
 
@@ -654,6 +824,59 @@ std::unique_ptr<CpuKernel> make_equal(Ctx& c) {
 }
 std::unique_ptr<CpuKernel> make_where(Ctx& c) {
   return make_nary<WhereKernel, 3>(c);
+}
+std::unique_ptr<CpuKernel> make_floor(Ctx& c) {
+  return make_unary(c, FloorF{});
+}
+std::unique_ptr<CpuKernel> make_ceil(Ctx& c) {
+  return make_unary(c, CeilF{});
+}
+std::unique_ptr<CpuKernel> make_round(Ctx& c) {
+  return make_unary(c, RoundF{});
+}
+std::unique_ptr<CpuKernel> make_abs(Ctx& c) {
+  return make_unary(c, AbsF{});
+}
+std::unique_ptr<CpuKernel> make_softplus(Ctx& c) {
+  return make_unary(c, SoftplusF{});
+}
+std::unique_ptr<CpuKernel> make_mish(Ctx& c) {
+  return make_unary(c, MishF{});
+}
+std::unique_ptr<CpuKernel> make_less(Ctx& c) {
+  return make_nary<LessKernel, 2>(c);
+}
+std::unique_ptr<CpuKernel> make_greater(Ctx& c) {
+  return make_nary<GreaterKernel, 2>(c);
+}
+std::unique_ptr<CpuKernel> make_less_or_equal(Ctx& c) {
+  return make_nary<LessOrEqualKernel, 2>(c);
+}
+std::unique_ptr<CpuKernel> make_greater_or_equal(Ctx& c) {
+  return make_nary<GreaterOrEqualKernel, 2>(c);
+}
+std::unique_ptr<CpuKernel> make_not(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.dims(c.out[0], "output", c.in[0].dims);
+  return std::make_unique<NotKernel>(c.in[0].numel);
+}
+std::unique_ptr<CpuKernel> make_and(Ctx& c) {
+  return make_logical<AndF>(c);
+}
+std::unique_ptr<CpuKernel> make_or(Ctx& c) {
+  return make_logical<OrF>(c);
+}
+std::unique_ptr<CpuKernel> make_min(Ctx& c) {
+  return make_variadic(c, Variadic::kMin);
+}
+std::unique_ptr<CpuKernel> make_max(Ctx& c) {
+  return make_variadic(c, Variadic::kMax);
+}
+std::unique_ptr<CpuKernel> make_sum(Ctx& c) {
+  return make_variadic(c, Variadic::kSum);
+}
+std::unique_ptr<CpuKernel> make_mean(Ctx& c) {
+  return make_variadic(c, Variadic::kMean);
 }
 
 }  // namespace ampx::reference::detail

@@ -1,5 +1,6 @@
 // Compute ops added for the ONNX importer: ConvTranspose, ReduceMax,
-// ArgMax and Resize. f32 (16-bit arrives widened; f64 in the float64 mode:
+// ReduceMin, ReduceProd, ReduceL2, ReduceSumSquare, ReduceLogSumExp, ArgMax,
+// ArgMin and Resize. f32 (16-bit arrives widened; f64 in the float64 mode:
 // every kernel is a template on its element type T), direct loops: this
 // backend is the numerical oracle, not the fast path.
 #include <algorithm>
@@ -65,57 +66,116 @@ class ConvTransposeKernel final : public CpuKernel {
   ConvTransposeGeo g_;
 };
 
-// ----------------------------------------------------------- ReduceMax
+// ---------------------------------------- ReduceMax, ReduceMin, ReduceProd,
+// ReduceL2, ReduceSumSquare, ReduceLogSumExp
+
+enum class Reduction { kMax, kMin, kProd, kL2, kSumSquare, kLogSumExp };
 
 // Output element o reads the reduced sub-box starting at base(o). Dims and
-// strides of the kept and reduced axes, in input order.
+// strides of the kept and reduced axes, in input order. Accumulated in T,
+// in input order (fixed, independent of the thread count).
 template <class T>
-class ReduceMaxKernel final : public CpuKernel {
+class ReduceSelectKernel final : public CpuKernel {
  public:
-  ReduceMaxKernel(std::vector<int64_t> kn, std::vector<int64_t> ks, std::vector<int64_t> rn,
-                  std::vector<int64_t> rs)
-      : kn_(std::move(kn)), ks_(std::move(ks)), rn_(std::move(rn)), rs_(std::move(rs)) {}
+  ReduceSelectKernel(Reduction kind, std::vector<int64_t> kn, std::vector<int64_t> ks,
+                     std::vector<int64_t> rn, std::vector<int64_t> rs)
+      : kind_(kind),
+        kn_(std::move(kn)),
+        ks_(std::move(ks)),
+        rn_(std::move(rn)),
+        rs_(std::move(rs)) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const auto* x = static_cast<const T*>(in[0]);
     auto* y = static_cast<T*>(out[0]);
     const int64_t outs = product(kn_), count = product(rn_);
-    parallel_for(outs, threads_for(static_cast<double>(outs * count)), [&](int64_t o0, int64_t o1) {
-      std::vector<int64_t> idx(rn_.size());
-      for (int64_t o = o0; o < o1; ++o) {
-        int64_t base = 0, rem = o;
-        for (size_t d = kn_.size(); d-- > 0;) {
-          base += (rem % kn_[d]) * ks_[d];
-          rem /= kn_[d];
-        }
-        T m = -std::numeric_limits<T>::infinity();
-        std::fill(idx.begin(), idx.end(), 0);
-        int64_t off = 0;
-        for (int64_t i = 0; i < count; ++i) {
-          const T v = x[base + off];
-          if (v > m || std::isnan(v)) m = v;  // NaN, once seen, stays
-          for (size_t d = rn_.size(); d-- > 0;) {
-            off += rs_[d];
-            if (++idx[d] < rn_[d]) break;
-            off -= rs_[d] * rn_[d];
-            idx[d] = 0;
-          }
-        }
-        y[o] = m;
-      }
-    });
+    const double cost = kind_ == Reduction::kLogSumExp ? 20 : 1;
+    parallel_for(outs, threads_for(static_cast<double>(outs * count) * cost),
+                 [&](int64_t o0, int64_t o1) {
+                   std::vector<int64_t> idx(rn_.size());
+                   for (int64_t o = o0; o < o1; ++o) {
+                     int64_t base = 0, rem = o;
+                     for (size_t d = kn_.size(); d-- > 0;) {
+                       base += (rem % kn_[d]) * ks_[d];
+                       rem /= kn_[d];
+                     }
+                     // Calls fn on every reduced element, in input order.
+                     const auto visit = [&](auto&& fn) {
+                       std::fill(idx.begin(), idx.end(), 0);
+                       int64_t off = 0;
+                       for (int64_t i = 0; i < count; ++i) {
+                         fn(x[base + off]);
+                         for (size_t d = rn_.size(); d-- > 0;) {
+                           off += rs_[d];
+                           if (++idx[d] < rn_[d]) break;
+                           off -= rs_[d] * rn_[d];
+                           idx[d] = 0;
+                         }
+                       }
+                     };
+                     y[o] = reduce(visit);
+                   }
+                 });
   }
 
  private:
+  template <class Visit>
+  T reduce(const Visit& visit) const {
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    // Max and min: NaN, once seen, stays.
+    const auto max_of = [&] {
+      T m = -inf;
+      visit([&](T v) {
+        if (v > m || std::isnan(v)) m = v;
+      });
+      return m;
+    };
+    switch (kind_) {
+      case Reduction::kMax:
+        return max_of();
+      case Reduction::kMin: {
+        T m = inf;
+        visit([&](T v) {
+          if (v < m || std::isnan(v)) m = v;
+        });
+        return m;
+      }
+      case Reduction::kProd: {
+        T p = T(1);
+        visit([&](T v) { p *= v; });
+        return p;
+      }
+      case Reduction::kL2:
+      case Reduction::kSumSquare: {
+        T s = T(0);
+        visit([&](T v) { s += v * v; });
+        return kind_ == Reduction::kL2 ? std::sqrt(s) : s;
+      }
+      case Reduction::kLogSumExp: {
+        // The maximum subtracted: m + log(sum(exp(x - m))). An empty or
+        // all -inf reduction gives -inf, a +inf element +inf, NaN NaN.
+        const T m = max_of();
+        if (std::isinf(m)) return m;
+        T s = T(0);
+        visit([&](T v) { s += std::exp(v - m); });
+        return m + std::log(s);
+      }
+    }
+    return T(0);
+  }
+
+  Reduction kind_;
   std::vector<int64_t> kn_, ks_, rn_, rs_;
 };
 
 // -------------------------------------------------------------- ArgMax
 
+// ArgMax, and ArgMin with `min`: the first (or last) extreme; the first NaN
+// wins either way, as NumPy's argmax and argmin.
 template <class T>
 class ArgMaxKernel final : public CpuKernel {
  public:
-  ArgMaxKernel(int64_t outer, int64_t len, int64_t inner, bool last)
-      : outer_(outer), len_(len), inner_(inner), last_(last) {}
+  ArgMaxKernel(int64_t outer, int64_t len, int64_t inner, bool last, bool min)
+      : outer_(outer), len_(len), inner_(inner), last_(last), min_(min) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const auto* x = static_cast<const T*>(in[0]);
     auto* y = static_cast<int64_t*>(out[0]);
@@ -125,8 +185,8 @@ class ArgMaxKernel final : public CpuKernel {
       T m = x[base];
       for (int64_t i = 1; i < len_; ++i) {
         const T v = x[base + i * inner_];
-        if (std::isnan(m)) break;  // the first NaN is the maximum, as NumPy
-        if (v > m || (last_ && v == m) || std::isnan(v)) {
+        if (std::isnan(m)) break;  // the first NaN is the extreme, as NumPy
+        if ((min_ ? v < m : v > m) || (last_ && v == m) || std::isnan(v)) {
           m = v;
           best = i;
         }
@@ -137,7 +197,7 @@ class ArgMaxKernel final : public CpuKernel {
 
  private:
   int64_t outer_, len_, inner_;
-  bool last_;
+  bool last_, min_;
 };
 
 // -------------------------------------------------------------- Resize
@@ -269,7 +329,9 @@ std::unique_ptr<CpuKernel> make_conv_transpose(Ctx& c) {
                           s[1], p[0], p[1], d[0], d[1], c.in.size() == 3});
 }
 
-std::unique_ptr<CpuKernel> make_reduce_max(Ctx& c) {
+namespace {
+
+std::unique_ptr<CpuKernel> make_reduce_select(Ctx& c, Reduction kind) {
   c.arity(1, 1, 1);
   const auto& d = c.in[0].dims;
   const auto [reduced, keep] = reduced_axes(c);
@@ -277,7 +339,8 @@ std::unique_ptr<CpuKernel> make_reduce_max(Ctx& c) {
   std::vector<int64_t> want, kn, ks, rn, rs;
   for (size_t i = 0; i < d.size(); ++i) {
     if (reduced[i]) {
-      if (d[i] == 0) c.fail("ReduceMax over the empty axis " + std::to_string(i));
+      if (d[i] == 0 && (kind == Reduction::kMax || kind == Reduction::kMin))
+        c.fail(std::string(c.v.op_type()) + " over the empty axis " + std::to_string(i));
       rn.push_back(d[i]);
       rs.push_back(s[i]);
       if (keep) want.push_back(1);
@@ -288,27 +351,55 @@ std::unique_ptr<CpuKernel> make_reduce_max(Ctx& c) {
     }
   }
   c.dims(c.out[0], "output", want);
-  return typed<ReduceMaxKernel>(c, std::move(kn), std::move(ks), std::move(rn), std::move(rs));
+  return typed<ReduceSelectKernel>(c, kind, std::move(kn), std::move(ks), std::move(rn),
+                                   std::move(rs));
 }
 
-std::unique_ptr<CpuKernel> make_argmax(Ctx& c) {
+std::unique_ptr<CpuKernel> make_arg_extreme(Ctx& c, bool min) {
   c.arity(1, 1, 1);
   const auto& x = c.in[0].dims;
   const auto r = static_cast<int64_t>(x.size());
-  if (r == 0) c.fail("input X is a scalar; ArgMax needs rank >= 1");
+  if (r == 0) c.fail("input X is a scalar; " + std::string(c.v.op_type()) + " needs rank >= 1");
   const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", 0), r, "axis"));
   const int64_t keep = c.v.get_int("keepdims", 1);
   const int64_t last = c.v.get_int("select_last_index", 0);
   if (keep != 0 && keep != 1) c.fail("attribute 'keepdims' must be 0 or 1");
   if (last != 0 && last != 1) c.fail("attribute 'select_last_index' must be 0 or 1");
-  if (x[axis] == 0) c.fail("ArgMax over an empty axis");
+  if (x[axis] == 0) c.fail(std::string(c.v.op_type()) + " over an empty axis");
   std::vector<int64_t> want = x;
   if (keep)
     want[axis] = 1;
   else
     want.erase(want.begin() + static_cast<ptrdiff_t>(axis));
   c.dims(c.out[0], "output", want);
-  return typed<ArgMaxKernel>(c, product(x, 0, axis), x[axis], product(x, axis + 1), last != 0);
+  return typed<ArgMaxKernel>(c, product(x, 0, axis), x[axis], product(x, axis + 1), last != 0, min);
+}
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_reduce_max(Ctx& c) {
+  return make_reduce_select(c, Reduction::kMax);
+}
+std::unique_ptr<CpuKernel> make_reduce_min(Ctx& c) {
+  return make_reduce_select(c, Reduction::kMin);
+}
+std::unique_ptr<CpuKernel> make_reduce_prod(Ctx& c) {
+  return make_reduce_select(c, Reduction::kProd);
+}
+std::unique_ptr<CpuKernel> make_reduce_l2(Ctx& c) {
+  return make_reduce_select(c, Reduction::kL2);
+}
+std::unique_ptr<CpuKernel> make_reduce_sum_square(Ctx& c) {
+  return make_reduce_select(c, Reduction::kSumSquare);
+}
+std::unique_ptr<CpuKernel> make_reduce_log_sum_exp(Ctx& c) {
+  return make_reduce_select(c, Reduction::kLogSumExp);
+}
+std::unique_ptr<CpuKernel> make_argmax(Ctx& c) {
+  return make_arg_extreme(c, false);
+}
+std::unique_ptr<CpuKernel> make_argmin(Ctx& c) {
+  return make_arg_extreme(c, true);
 }
 
 std::unique_ptr<CpuKernel> make_resize(Ctx& c) {

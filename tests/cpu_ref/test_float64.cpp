@@ -41,7 +41,8 @@ bool exact_in_f32(const std::string& op, const std::string& name) {
   static const std::set<std::string> exact = {
       "Relu",    "Clip",    "Neg",       "MaxPool", "ReduceMax", "ReluGrad",  "ClipGrad",
       "Reshape", "Flatten", "Transpose", "Concat",  "Slice",     "SliceGrad", "Gather",
-      "Split",   "Expand",  "Pad",       "Dropout", "Where"};
+      "Split",   "Expand",  "Pad",       "Dropout", "Where",     "Floor",     "Ceil",
+      "Round",   "Abs",     "Min",       "Max",     "ReduceMin"};
   return exact.count(op) > 0 || name.rfind("Resize_nearest", 0) == 0;
 }
 

@@ -1,9 +1,11 @@
 // The ops added for the ONNX importer against float64 references (floats:
 // relative error within tolerance(dtype); integers, bools and data movement:
 // exact), and the integer dtypes of the shape-arithmetic ops.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <string>
 
 #include "harness.hpp"
 
@@ -384,6 +386,212 @@ TEST_P(OnnxOps, ConvTransposeStridedGroupedPaddedDilated) {
   }
 }
 
+// ------------------------------------------- the later ONNX ops (issue 20)
+
+double softplus_ref(double x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
+TEST_P(OnnxOps, RoundingAbsAndSmoothActivations) {
+  check_unary(rng, dt(), "Floor", [](double x) { return std::floor(x); });
+  check_unary(rng, dt(), "Ceil", [](double x) { return std::ceil(x); });
+  // Halves to even (x.5 values are representable in every dtype here).
+  check_unary(rng, dt(), "Round", [](double x) { return std::nearbyint(x); });
+  const Tensor halves = Tensor::of(dt(), {6}, {0.5, 1.5, 2.5, -0.5, -1.5, -2.5});
+  NodeBuilder r("Round", "r");
+  add_input(r, halves);
+  r.output(dt(), {6});
+  EXPECT_EQ(run_node(r, {&halves})[0].values(), (std::vector<double>{0, 2, 2, -0, -2, -2}));
+  check_unary(rng, dt(), "Abs", [](double x) { return std::fabs(x); });
+  check_unary(rng, dt(), "Softplus", softplus_ref);
+  check_unary(rng, dt(), "Mish", [](double x) { return x * std::tanh(softplus_ref(x)); });
+  // Softplus does not overflow where e^x does.
+  const Tensor big = Tensor::of(dt(), {2}, {100.0, -100.0});
+  NodeBuilder sp("Softplus", "sp");
+  add_input(sp, big);
+  sp.output(dt(), {2});
+  expect_close(run_node(sp, {&big})[0], {100.0, softplus_ref(-100.0)}, "Softplus large");
+}
+
+TEST_P(OnnxOps, ComparisonsAndLogic) {
+  Tensor a = input(rng, dt(), {4, 5}), b = input(rng, dt(), {5});
+  for (size_t i = 0; i < 5; i += 2) b.set(i, a.get(5 + i));  // ties
+  const std::vector<std::pair<const char*, std::function<bool(double, double)>>> ops = {
+      {"Less", std::less<>()},
+      {"Greater", std::greater<>()},
+      {"LessOrEqual", std::less_equal<>()},
+      {"GreaterOrEqual", std::greater_equal<>()}};
+  for (const auto& [op, f] : ops) {
+    NodeBuilder nb(op, "cmp");
+    add_input(nb, a);
+    add_input(nb, b);
+    nb.output(AMPX_DTYPE_BOOL, {4, 5});
+    EXPECT_EQ(run_node(nb, {&a, &b})[0].values(),
+              broadcast_ref({&a, &b}, {4, 5}, [&](const auto& v) { return f(v[0], v[1]); }))
+        << op;
+  }
+  const Tensor p = Tensor::of(AMPX_DTYPE_BOOL, {2, 3}, {1, 0, 1, 0, 1, 0});
+  const Tensor q = Tensor::of(AMPX_DTYPE_BOOL, {3}, {1, 1, 0});
+  for (const char* op : {"And", "Or"}) {
+    NodeBuilder nb(op, "logic");
+    add_input(nb, p);
+    add_input(nb, q);
+    nb.output(AMPX_DTYPE_BOOL, {2, 3});
+    const bool is_and = std::string(op) == "And";
+    EXPECT_EQ(run_node(nb, {&p, &q})[0].values(),
+              broadcast_ref({&p, &q}, {2, 3},
+                            [&](const auto& v) {
+                              return is_and ? (v[0] != 0 && v[1] != 0) : (v[0] != 0 || v[1] != 0);
+                            }))
+        << op;
+  }
+  NodeBuilder nb("Not", "not");
+  add_input(nb, p);
+  nb.output(AMPX_DTYPE_BOOL, {2, 3});
+  EXPECT_EQ(run_node(nb, {&p})[0].values(), (std::vector<double>{0, 1, 0, 1, 0, 1}));
+}
+
+TEST_P(OnnxOps, VariadicMinMaxSumMean) {
+  const Tensor x = input(rng, dt(), {2, 3, 4}), y = input(rng, dt(), {3, 1}),
+               z = input(rng, dt(), {4});
+  const Ints out{2, 3, 4};
+  const auto run3 = [&](const char* op) {
+    NodeBuilder nb(op, "v");
+    add_input(nb, x);
+    add_input(nb, y);
+    add_input(nb, z);
+    nb.output(dt(), out);
+    return run_node(nb, {&x, &y, &z})[0];
+  };
+  EXPECT_EQ(run3("Min").values(), broadcast_ref({&x, &y, &z}, out, [](const auto& v) {
+              return std::min({v[0], v[1], v[2]});
+            }));
+  EXPECT_EQ(run3("Max").values(), broadcast_ref({&x, &y, &z}, out, [](const auto& v) {
+              return std::max({v[0], v[1], v[2]});
+            }));
+  expect_close(run3("Sum"),
+               broadcast_ref({&x, &y, &z}, out, [](const auto& v) { return v[0] + v[1] + v[2]; }),
+               "Sum");
+  expect_close(
+      run3("Mean"),
+      broadcast_ref({&x, &y, &z}, out, [](const auto& v) { return (v[0] + v[1] + v[2]) / 3; }),
+      "Mean");
+  // One input: a copy.
+  NodeBuilder one("Sum", "one");
+  add_input(one, y);
+  one.output(dt(), {3, 1});
+  EXPECT_EQ(run_node(one, {&y})[0].values(), y.values());
+}
+
+TEST_P(OnnxOps, MoreReductions) {
+  const Ints d{3, 4, 5};
+  const Tensor x = input(rng, dt(), d, 1.5);
+  // Products of up to 60 factors: magnitudes near 1, so that the product
+  // stays within f16's range.
+  Tensor near1 = x;
+  for (size_t i = 0; i < static_cast<size_t>(x.numel()); ++i)
+    near1.set(i, std::copysign(0.9 + 0.1 * std::fabs(x.get(i)), x.get(i)));
+  struct C {
+    Ints axes;
+    int keep;
+    Ints out;
+  };
+  struct R {
+    const char* op;
+    std::function<double(const std::vector<double>&)> f;
+  };
+  const std::vector<R> reds = {
+      {"ReduceMin", [](const auto& v) { return *std::min_element(v.begin(), v.end()); }},
+      {"ReduceProd",
+       [](const auto& v) {
+         double p = 1;
+         for (double e : v) p *= e;
+         return p;
+       }},
+      {"ReduceL2",
+       [](const auto& v) {
+         double s = 0;
+         for (double e : v) s += e * e;
+         return std::sqrt(s);
+       }},
+      {"ReduceSumSquare",
+       [](const auto& v) {
+         double s = 0;
+         for (double e : v) s += e * e;
+         return s;
+       }},
+      {"ReduceLogSumExp", [](const auto& v) {
+         double s = 0;
+         for (double e : v) s += std::exp(e);
+         return std::log(s);
+       }}};
+  for (const R& red : reds)
+    for (const C& c :
+         {C{{1}, 1, {3, 1, 5}}, C{{0, -1}, 0, {4}}, C{{}, 1, {1, 1, 1}}, C{{2, 0}, 1, {1, 4, 1}}}) {
+      const Tensor& xr = std::string(red.op) == "ReduceProd" ? near1 : x;
+      NodeBuilder nb(red.op, "r");
+      add_input(nb, xr);
+      nb.output(dt(), c.out).attr_int("keepdims", c.keep);
+      if (!c.axes.empty()) nb.attr_ints("axes", c.axes);
+      std::vector<bool> reduced(3, c.axes.empty());
+      for (int64_t a : c.axes) reduced[static_cast<size_t>(a < 0 ? a + 3 : a)] = true;
+      Ints kept;
+      for (size_t i = 0; i < 3; ++i)
+        if (!reduced[i]) kept.push_back(d[i]);
+      std::vector<std::vector<double>> groups(static_cast<size_t>(numel_of(kept)));
+      for (int64_t i = 0; i < numel_of(d); ++i) {
+        const Ints idx = unravel(i, d);
+        Ints k;
+        for (size_t j = 0; j < 3; ++j)
+          if (!reduced[j]) k.push_back(idx[j]);
+        groups[static_cast<size_t>(ravel(k, kept))].push_back(xr.get(static_cast<size_t>(i)));
+      }
+      std::vector<double> ref;
+      for (const auto& g : groups) ref.push_back(red.f(g));
+      expect_close(run_node(nb, {&xr})[0], ref, red.op);
+    }
+  // An empty reduction: the product's 1, log-sum-exp's -inf; a min of
+  // nothing is refused.
+  const Tensor e = Tensor::zeros(dt(), {2, 0});
+  NodeBuilder prod("ReduceProd", "p");
+  add_input(prod, e);
+  prod.output(dt(), {2, 1}).attr_ints("axes", {1});
+  EXPECT_EQ(run_node(prod, {&e})[0].values(), (std::vector<double>{1, 1}));
+  NodeBuilder lse("ReduceLogSumExp", "lse");
+  add_input(lse, e);
+  lse.output(dt(), {2}).attr_ints("axes", {1}).attr_int("keepdims", 0);
+  EXPECT_EQ(run_node(lse, {&e})[0].values(), (std::vector<double>{-INFINITY, -INFINITY}));
+  NodeBuilder mn("ReduceMin", "mn");
+  add_input(mn, e);
+  mn.output(dt(), {2, 1}).attr_ints("axes", {1});
+  EXPECT_FALSE(reference::can_run(mn.desc(), nullptr));
+}
+
+TEST_P(OnnxOps, ArgMinFirstAndLastIndex) {
+  const Tensor x = Tensor::of(dt(), {2, 4}, {1, 0, 0, 2, 5, -5, 0, -5});
+  for (int last : {0, 1}) {
+    NodeBuilder nb("ArgMin", "am");
+    add_input(nb, x);
+    nb.output(AMPX_DTYPE_I64, {2}).attr_int("axis", 1).attr_int("keepdims", 0);
+    nb.attr_int("select_last_index", last);
+    const std::vector<double> want = last ? std::vector<double>{2, 3} : std::vector<double>{1, 1};
+    EXPECT_EQ(run_node(nb, {&x})[0].values(), want);
+  }
+  const Tensor y = input(rng, dt(), {3, 5, 2});
+  NodeBuilder nb("ArgMin", "am");
+  add_input(nb, y);
+  nb.output(AMPX_DTYPE_I64, {1, 5, 2});
+  std::vector<double> ref;
+  for (int64_t j = 0; j < 10; ++j) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < 3; ++i)
+      if (y.get(static_cast<size_t>(i * 10 + j)) < y.get(static_cast<size_t>(best * 10 + j)))
+        best = i;
+    ref.push_back(static_cast<double>(best));
+  }
+  EXPECT_EQ(run_node(nb, {&y})[0].values(), ref);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, OnnxOps, float_dtypes(), DtypeName());
 // The float64 mode cpu_ref runs (run_node), against the same f64 references.
 INSTANTIATE_TEST_SUITE_P(Float64, OnnxOps, ::testing::Values(AMPX_DTYPE_F64), DtypeName());
@@ -483,6 +691,35 @@ TEST_P(IntOps, EqualWhereAndDataMovement) {
   add_input(ex, s);
   ex.output(dt(), {2, 2}).attr_ints("shape", {2, 2});
   EXPECT_EQ(run1(ex, {&s}).values(), (std::vector<double>(4, 5.0)));
+}
+
+TEST_P(IntOps, AbsMinMaxAndComparisons) {
+  const Tensor a = Tensor::of(dt(), {2, 3}, {7, -7, 9, 0, 100, -5});
+  const Tensor b = Tensor::of(dt(), {3}, {2, -7, 50});
+  NodeBuilder abs("Abs", "abs");
+  add_input(abs, a);
+  abs.output(dt(), {2, 3});
+  EXPECT_EQ(run1(abs, {&a}).values(), (std::vector<double>{7, 7, 9, 0, 100, 5}));
+  NodeBuilder mn("Min", "mn");
+  add_input(mn, a);
+  add_input(mn, b);
+  mn.output(dt(), {2, 3});
+  EXPECT_EQ(run1(mn, {&a, &b}).values(), (std::vector<double>{2, -7, 9, 0, -7, -5}));
+  NodeBuilder mx("Max", "mx");
+  add_input(mx, a);
+  add_input(mx, b);
+  mx.output(dt(), {2, 3});
+  EXPECT_EQ(run1(mx, {&a, &b}).values(), (std::vector<double>{7, -7, 50, 2, 100, 50}));
+  NodeBuilder le("LessOrEqual", "le");
+  add_input(le, a);
+  add_input(le, b);
+  le.output(AMPX_DTYPE_BOOL, {2, 3});
+  EXPECT_EQ(run1(le, {&a, &b}).values(), (std::vector<double>{0, 1, 1, 1, 0, 1}));
+  NodeBuilder gt("Greater", "gt");
+  add_input(gt, a);
+  add_input(gt, b);
+  gt.output(AMPX_DTYPE_BOOL, {2, 3});
+  EXPECT_EQ(run1(gt, {&a, &b}).values(), (std::vector<double>{1, 0, 0, 0, 1, 0}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Ints, IntOps, ::testing::Values(AMPX_DTYPE_I64, AMPX_DTYPE_I32),

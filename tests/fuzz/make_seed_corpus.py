@@ -166,6 +166,34 @@ def op_seeds():
         [node("Relu", ["x"], ["r"]), node("ReduceSum", ["r", "axes"], noop_with_empty_axes=1)],
         inits=[i64("axes", [])], opset=13)
     add("ArgMax", [node("ArgMax", ["x"], axis=1, keepdims=0, select_last_index=1)], opset=13)
+    add("ArgMin-opset11", [node("ArgMin", ["x"], axis=2, keepdims=1)], opset=11)
+    add("ArgMin", [node("ArgMin", ["x"], axis=1, keepdims=0, select_last_index=1)], opset=13)
+    for op in ["ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"]:
+        add(f"{op}-opset13-axes_attr", [node(op, ["x"], axes=[1, 3], keepdims=1)], opset=13)
+        add(f"{op}-opset18-axes_input", [node(op, ["x", "axes"], keepdims=0)],
+            inits=[i64("axes", [2])], opset=18)
+    add("ReduceMin-opset18-noop_with_empty_axes",
+        [node("Relu", ["x"], ["r"]), node("ReduceMin", ["r", "axes"], noop_with_empty_axes=1)],
+        inits=[i64("axes", [])], opset=18)
+
+    # the later element-wise ops: rounding, smooth activations, comparisons,
+    # logic, variadic
+    for op in ["Floor", "Ceil", "Abs", "Softplus"]:
+        add(op, [node(op, ["x"])])
+    add("Round-opset11", [node("Round", ["x"])], opset=11)
+    add("Mish-opset18", [node("Mish", ["x"])], opset=18)
+    for op in ["Less", "Greater"]:
+        add(op, [node(op, ["x", "b"], ["c"]), node("Cast", ["c"], to=F)], inits=[w("b", 4)])
+    for op in ["LessOrEqual", "GreaterOrEqual"]:
+        add(f"{op}-opset12", [node(op, ["x", "b"], ["c"]), node("Cast", ["c"], to=F)],
+            inits=[w("b", 1, 2, 1, 1)], opset=12)
+    add("Not-And-Or", [node("Greater", ["x", "b"], ["g"]), node("Less", ["x", "b2"], ["l"]),
+                       node("Not", ["g"], ["ng"]), node("And", ["ng", "l"], ["a"]),
+                       node("Or", ["a", "g"], ["o"]), node("Cast", ["o"], to=F)],
+        inits=[w("b", 4), w("b2", 4)])
+    for op in ["Min", "Max", "Sum", "Mean"]:
+        add(op, [node(op, ["x", "b", "c"])], inits=[w("b", 4), w("c", 1, 2, 1, 1)])
+    add("Min-opset7-one_input", [node("Min", ["x"])], opset=7)
 
     # shape and data movement
     add("Reshape", [node("Reshape", ["x", "shape"])], inits=[i64("shape", [0, -1, 4])])

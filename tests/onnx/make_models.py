@@ -502,10 +502,53 @@ def opset22():
     return model, {"x": RNG.uniform(-1, 1, (1, 2, 4, 5)).astype(np.float32)}, []
 
 
+def mathops():
+    """The later ONNX ops (docs/OPS.md) in one small model, opset 18: Floor,
+    Ceil, Round, Abs, Softplus, Mish, the comparisons, Not/And/Or, variadic
+    Min/Max/Sum/Mean with broadcasting, ReduceMin/Prod/L2/SumSquare/LogSumExp
+    with the axes input (18+), ArgMin. Bool outputs go out as int64 (exact)."""
+    g = G()
+    x, y = "x", "y"                                                                  # [2,3,4], [3,1]
+    t = g.op("Sum", [g.op("Floor", [x], name="/Floor"), g.op("Ceil", [y], name="/Ceil"),
+                     g.op("Round", [g.op("Mul", [x, g.init(f32("k", 2.5))], name="/Mul")],
+                          name="/Round")], name="/Sum")
+    m = g.op("Mean", [g.op("Softplus", [x], name="/Softplus"), g.op("Mish", [y], name="/Mish")],
+             name="/Mean")
+    mn = g.op("Min", [x, y, g.init(w("lo", 4, scale=0.5))], name="/Min")
+    mx = g.op("Max", [g.op("Abs", [x], name="/Abs"), y], name="/Max")
+    g.op("Add", [g.op("Add", [t, m], name="/Add"), g.op("Sub", [mx, mn], name="/Sub")], ["mixed"],
+         name="/Add_1")
+    lt = g.op("Less", [x, y], name="/Less")
+    ge = g.op("GreaterOrEqual", [x, g.init(f32("z", 0.0))], name="/GreaterOrEqual")
+    le = g.op("LessOrEqual", [y, g.init(f32("h", 0.25))], name="/LessOrEqual")
+    gt = g.op("Greater", [x, g.init(f32("mh", -0.5))], name="/Greater")
+    b = g.op("Or", [g.op("And", [lt, g.op("Not", [ge], name="/Not")], name="/And"),
+                    g.op("And", [le, gt], name="/And_1")], name="/Or")
+    g.op("Cast", [b], ["mask"], name="/Cast", to=I64)
+    ax = lambda name, v: g.init(i64(name, v))
+    r = g.op("Add", [g.op("ReduceMin", [x, ax("a0", [1])], name="/ReduceMin", keepdims=0),
+                     g.op("ReduceL2", [x, ax("a1", [1])], name="/ReduceL2", keepdims=0)],
+             name="/Add_2")                                                             # [2,4]
+    r = g.op("Add", [r, g.op("ReduceSumSquare", [x, ax("a2", [1])], name="/ReduceSumSquare",
+                              keepdims=0)], name="/Add_3")
+    r = g.op("Add", [r, g.op("ReduceLogSumExp", [x, ax("a3", [-2])], name="/ReduceLogSumExp",
+                              keepdims=0)], name="/Add_4")
+    g.op("Add", [r, g.op("ReduceProd", [x, ax("a4", [1])], name="/ReduceProd", keepdims=0)],
+         ["reduced"], name="/Add_5")
+    g.op("ArgMin", [x], ["argmin"], name="/ArgMin", axis=2, keepdims=0, select_last_index=1)
+    model = g.model("mathops", [vi("x", [2, 3, 4]), vi("y", [3, 1])],
+                    [out("mixed"), helper.make_tensor_value_info("mask", I64, None), out("reduced"),
+                     helper.make_tensor_value_info("argmin", I64, None)], 18)
+    # Values away from the rounding ties of Floor/Ceil/Round and from the
+    # comparison thresholds: never zero, seeded.
+    return model, {"x": RNG.uniform(-2, 2, (2, 3, 4)).astype(np.float32),
+                   "y": RNG.uniform(-1, 1, (3, 1)).astype(np.float32)}, []
+
+
 MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp,
           "softmax11": softmax11, "logsoftmax12": logsoftmax12, "opset7": opset7,
           "opset9": opset9, "opset10": opset10, "opset11": opset11, "opset12": opset12,
-          "opset22": opset22}
+          "opset22": opset22, "mathops": mathops}
 
 
 def opset26(out_dir):

@@ -85,6 +85,11 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   const ps::NodeView v(node);
   const bool uses16 = host_plugin::node_uses_16bit(node);
   host_plugin::CapabilityAnswer a;
+  if (not_run_here(v.op_type())) {
+    a.support = AMPX_SUPPORT_UNSUPPORTED;
+    a.note = "no oneDNN kernel for " + std::string(v.op_type()) + " (cpu_ref runs it)";
+    return a;
+  }
   if (opset::is_data_movement(v.op_type())) {
     // Bytes moved, exact in any dtype (16-bit moves half the bytes of f32):
     // native. The oneDNN reorder or concat where oneDNN has one (in f32

@@ -72,6 +72,36 @@ constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kResize, "Resize", A::kFollow},
     {OpType::kWhere, "Where", A::kFollow},
     {OpType::kEqual, "Equal", A::kFollow},
+    // Rounding, |x|, comparisons and logic are exact in any dtype: follow.
+    {OpType::kFloor, "Floor", A::kFollow},
+    {OpType::kCeil, "Ceil", A::kFollow},
+    {OpType::kRound, "Round", A::kFollow},
+    {OpType::kAbs, "Abs", A::kFollow},
+    // Softplus is on PyTorch autocast's fp32 list (its exp overflows in
+    // 16-bit); Mish is bounded by |x| (on no list): follow.
+    {OpType::kSoftplus, "Softplus", A::kBlack},
+    {OpType::kMish, "Mish", A::kFollow},
+    {OpType::kLess, "Less", A::kFollow},
+    {OpType::kGreater, "Greater", A::kFollow},
+    {OpType::kLessOrEqual, "LessOrEqual", A::kFollow},
+    {OpType::kGreaterOrEqual, "GreaterOrEqual", A::kFollow},
+    {OpType::kNot, "Not", A::kFollow},
+    {OpType::kAnd, "And", A::kFollow},
+    {OpType::kOr, "Or", A::kFollow},
+    // The variadic ops combine several float inputs, as Add does: promote.
+    {OpType::kMin, "Min", A::kPromote},
+    {OpType::kMax, "Max", A::kPromote},
+    {OpType::kSum, "Sum", A::kPromote},
+    {OpType::kMean, "Mean", A::kPromote},
+    // ReduceMin selects, as ReduceMax: follow. Products, squares, norms and
+    // log-sum-exp accumulate or overflow (PyTorch autocast's fp32 list:
+    // prod, norm, logsumexp, sum): black.
+    {OpType::kReduceMin, "ReduceMin", A::kFollow},
+    {OpType::kReduceProd, "ReduceProd", A::kBlack},
+    {OpType::kReduceL2, "ReduceL2", A::kBlack},
+    {OpType::kReduceSumSquare, "ReduceSumSquare", A::kBlack},
+    {OpType::kReduceLogSumExp, "ReduceLogSumExp", A::kBlack},
+    {OpType::kArgMin, "ArgMin", A::kFollow},
     // Training ops. A backward node's intent follows its forward node
     // (docs/PLANNER.md, "Training"); these classes apply when one is
     // planned on its own. Norms, Softmax and the loss stay black as their

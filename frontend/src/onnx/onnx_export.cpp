@@ -527,8 +527,31 @@ class Exporter {
       case OpType::kPow:
       case OpType::kWhere:
       case OpType::kEqual:
+      case OpType::kFloor:
+      case OpType::kCeil:
+      case OpType::kRound:
+      case OpType::kAbs:
+      case OpType::kSoftplus:
+      case OpType::kLess:
+      case OpType::kGreater:
+      case OpType::kLessOrEqual:
+      case OpType::kGreaterOrEqual:
+      case OpType::kNot:
+      case OpType::kAnd:
+      case OpType::kOr:
+      case OpType::kMin:
+      case OpType::kMax:
+      case OpType::kSum:
+      case OpType::kMean:
         add(op, ins(n), {y});
         break;
+      case OpType::kMish: {  // opset 17 has no Mish (18): x·tanh(softplus(x))
+        const std::string sp = tmp("mish_softplus"), t = tmp("mish_tanh");
+        add("Softplus", ins(n), {sp});
+        add("Tanh", {sp}, {t});
+        add("Mul", {in(n.inputs.at(0)), t}, {y});
+        break;
+      }
       case OpType::kDropout:  // no ratio, not training: identity, as in the IR
         add("Dropout", {in(n.inputs.at(0))}, {y});
         break;
@@ -564,7 +587,12 @@ class Exporter {
         break;
       }
       case OpType::kReduceMean:
-      case OpType::kReduceMax: {  // axes are still an attribute in opset 17
+      case OpType::kReduceMax:
+      case OpType::kReduceMin:
+      case OpType::kReduceProd:
+      case OpType::kReduceL2:
+      case OpType::kReduceSumSquare:
+      case OpType::kReduceLogSumExp: {  // axes are still an attribute in opset 17
         auto* p = add(op, ins(n), {y});
         if (const auto axes = is("axes"); !axes.empty()) set_ints(p, "axes", axes);
         set_int(p, "keepdims", i("keepdims", 1));
@@ -578,8 +606,9 @@ class Exporter {
         set_int(p, "keepdims", i("keepdims", 1));
         break;
       }
-      case OpType::kArgMax: {
-        auto* p = add("ArgMax", ins(n), {y});
+      case OpType::kArgMax:
+      case OpType::kArgMin: {
+        auto* p = add(op, ins(n), {y});
         set_int(p, "axis", i("axis", 0));
         set_int(p, "keepdims", i("keepdims", 1));
         set_int(p, "select_last_index", i("select_last_index", 0));

@@ -113,6 +113,16 @@ void clip(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Clip", {im.input(n, 0)}, std::move(attrs)));
 }
 
+// Min, Max, Sum, Mean: any number of inputs, numpy broadcasting from opset
+// 8 on (opsets 6-7 want equal shapes, which broadcasting accepts too).
+void variadic(I& im, const N& n) {
+  std::vector<ValueId> ins;
+  for (int i = 0; i < n.input_size(); ++i)
+    if (im.has_input(n, i)) ins.push_back(im.input(n, i));
+  if (ins.empty()) im.fail("needs at least one input");
+  im.bind(n, 0, im.emit1(n.op_type(), std::move(ins)));
+}
+
 void where(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Where", {im.input(n, 0), im.input(n, 1), im.input(n, 2)}));
 }
@@ -344,8 +354,8 @@ void softmax(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Reshape", {y}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}}));
 }
 
-// ReduceMean/ReduceSum/ReduceMax: axes are an attribute before opset 18
-// (ReduceSum: 13) and an optional input from then on.
+// The Reduce ops: axes are an attribute before opset 18 (ReduceSum: 13)
+// and an optional input from then on.
 void reduce(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const bool axes_input = n.op_type() == "ReduceSum" ? im.opset() >= 13 : im.opset() >= 18;
@@ -356,6 +366,14 @@ void reduce(I& im, const N& n) {
     axes = im.attr_ints(n, "axes").value_or(std::vector<int64_t>{});
   }
   if (axes.empty() && axes_input && im.attr_int_or(n, "noop_with_empty_axes", 0) != 0) {
+    // "The output equals the input": for a sum, mean, product, max or min
+    // of one element, that is the element. For the L2 norm, the sum of
+    // squares and log-sum-exp it is not, and runtimes differ (ONNX's own
+    // reference squares for ReduceSumSquare): refused.
+    const std::string& op = n.op_type();
+    if (op == "ReduceL2" || op == "ReduceSumSquare" || op == "ReduceLogSumExp")
+      im.fail("noop_with_empty_axes=1 with no axes is not supported for " + op +
+              " (runtimes disagree on what it computes)");
     im.bind(n, 0, x);
     return;
   }
@@ -364,9 +382,10 @@ void reduce(I& im, const N& n) {
   im.bind(n, 0, im.emit1(n.op_type(), {x}, std::move(attrs)));
 }
 
+// ArgMax, ArgMin (select_last_index from opset 12; absent before: 0).
 void arg_max(I& im, const N& n) {
   im.bind(n, 0,
-          im.emit1("ArgMax", {im.input(n, 0)},
+          im.emit1(n.op_type(), {im.input(n, 0)},
                    {{"axis", im.attr_int_or(n, "axis", 0)},
                     {"keepdims", im.attr_int_or(n, "keepdims", 1)},
                     {"select_last_index", im.attr_int_or(n, "select_last_index", 0)}}));
@@ -853,6 +872,23 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Pow", {{"Pow", "Cast"}, pow_op}},
       {"Equal", {{"Equal"}, broadcasting_binary}},
       {"Where", {{"Where"}, where, 9}},
+      {"Floor", {{"Floor"}, same_unary}},
+      {"Ceil", {{"Ceil"}, same_unary}},
+      {"Round", {{"Round"}, same_unary, 11}},
+      {"Abs", {{"Abs"}, same_unary}},
+      {"Softplus", {{"Softplus"}, same_unary}},
+      {"Mish", {{"Mish"}, same_unary, 18}},
+      {"Less", {{"Less"}, broadcasting_binary}},
+      {"Greater", {{"Greater"}, broadcasting_binary}},
+      {"LessOrEqual", {{"LessOrEqual"}, broadcasting_binary, 12}},
+      {"GreaterOrEqual", {{"GreaterOrEqual"}, broadcasting_binary, 12}},
+      {"Not", {{"Not"}, same_unary}},
+      {"And", {{"And"}, broadcasting_binary}},
+      {"Or", {{"Or"}, broadcasting_binary}},
+      {"Min", {{"Min"}, variadic}},
+      {"Max", {{"Max"}, variadic}},
+      {"Sum", {{"Sum"}, variadic}},
+      {"Mean", {{"Mean"}, variadic}},
       {"MatMul", {{"MatMul"}, same_binary}},
       {"Gemm", {{"Gemm"}, gemm}},
       {"MaxPool", {{"MaxPool"}, pool}},
@@ -863,6 +899,12 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"ReduceSum", {{"ReduceSum"}, reduce}},
       {"ReduceMax", {{"ReduceMax"}, reduce}},
       {"ArgMax", {{"ArgMax"}, arg_max}},
+      {"ArgMin", {{"ArgMin"}, arg_max}},
+      {"ReduceMin", {{"ReduceMin"}, reduce}},
+      {"ReduceProd", {{"ReduceProd"}, reduce}},
+      {"ReduceL2", {{"ReduceL2"}, reduce}},
+      {"ReduceSumSquare", {{"ReduceSumSquare"}, reduce}},
+      {"ReduceLogSumExp", {{"ReduceLogSumExp"}, reduce}},
       {"Reshape", {{"Reshape"}, reshape}},
       {"Flatten", {{"Flatten"}, flatten}},
       {"Transpose", {{"Transpose"}, transpose}},

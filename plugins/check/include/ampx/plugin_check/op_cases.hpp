@@ -78,6 +78,40 @@ inline Maker pool(std::string op, int ceil, int include_pad) {
   };
 }
 
+// Two inputs of `dt` where b repeats some of a's elements (ties, so that
+// Less and LessOrEqual differ), then a bool output of the broadcast shape.
+inline Maker compare(std::string op) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    Tensor a = rnd(r, dt, {4, 5}), b = rnd(r, dt, {5});
+    for (size_t i = 0; i < 5; i += 2) b.set(i, a.get(5 + i));
+    in(c, std::move(a));
+    in(c, std::move(b));
+    c.nb.output(AMPX_DTYPE_BOOL, {4, 5});
+  };
+}
+
+// A variadic op (Min, Max, Sum, Mean) over inputs of these shapes.
+inline Maker variadic(std::string op, std::vector<std::vector<int64_t>> ins,
+                      std::vector<int64_t> y) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    for (const auto& d : ins) in(c, rnd(r, dt, d));
+    c.nb.output(dt, y);
+  };
+}
+
+// A Reduce op on [2, 3, 5] over `axes`, keepdims 0 or 1; inputs scaled.
+inline Maker reduce(std::string op, std::vector<int64_t> axes, int keep, std::vector<int64_t> y,
+                    double scale = 1.0) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    in(c, rnd(r, dt, {2, 3, 5}, scale));
+    c.nb.output(dt, y).attr_int("keepdims", keep);
+    if (!axes.empty()) c.nb.attr_ints("axes", axes);
+  };
+}
+
 // Conv2d 2x3x7x9 -> 5 channels, 3x3 pads 1, constant weights and bias, with
 // the fused `activation` and its parameters (activation_alpha/_beta).
 inline Maker conv_epilogue(std::string act, std::optional<double> alpha = std::nullopt,
@@ -99,10 +133,42 @@ inline bool is_epilogue_case(const std::string& name) {
   return name.size() > 9 && name.compare(name.size() - 9, 9, "_epilogue") == 0;
 }
 
+// The later ONNX ops (docs/OPS.md): only cpu_ref runs them; the onednn,
+// vulkan and cuda plugins answer `unsupported` in every dtype, and
+// placement runs them on cpu_ref.
+inline bool is_reference_only_op(const std::string& op) {
+  for (const char* o : {"Floor",
+                        "Ceil",
+                        "Round",
+                        "Abs",
+                        "Softplus",
+                        "Mish",
+                        "Less",
+                        "Greater",
+                        "LessOrEqual",
+                        "GreaterOrEqual",
+                        "Not",
+                        "And",
+                        "Or",
+                        "Min",
+                        "Max",
+                        "Sum",
+                        "Mean",
+                        "ReduceMin",
+                        "ReduceProd",
+                        "ReduceL2",
+                        "ReduceSumSquare",
+                        "ReduceLogSumExp",
+                        "ArgMin"})
+    if (op == o) return true;
+  return false;
+}
+
 // The ops added for the ONNX importer (docs/OPS.md): cpu_ref and onednn run
-// them; the vulkan and cuda plugins have no kernels for them yet and must
-// answer `unsupported` in every dtype.
+// them (onednn: not the reference-only ones); the vulkan and cuda plugins
+// have no kernels for them yet and must answer `unsupported` in every dtype.
 inline bool is_importer_op(const std::string& op) {
+  if (is_reference_only_op(op)) return true;
   for (const char* o :
        {"ConvTranspose", "LeakyRelu", "PRelu",      "HardSigmoid", "HardSwish", "Erf",
         "Pow",           "Sqrt",      "Reciprocal", "Exp",         "Log",       "Neg",
@@ -836,6 +902,60 @@ inline const std::map<std::string, Maker>& cases() {
              .attr_ints("sizes", {1, 2, 7, 3})
              .attr_str("mode", "linear")
              .attr_str("coordinate_transformation_mode", "align_corners");
+       }},
+      // The later ONNX ops (is_reference_only_op), odd shapes.
+      {"Floor", unary("Floor", {3, 5, 7})},
+      {"Ceil", unary("Ceil", {3, 5, 7})},
+      {"Round", unary("Round", {3, 5, 7})},
+      {"Abs", unary("Abs", {3, 5, 7})},
+      {"Softplus", unary("Softplus", {3, 5, 7})},
+      {"Mish", unary("Mish", {3, 5, 7})},
+      {"Less_broadcast", compare("Less")},
+      {"Greater_broadcast", compare("Greater")},
+      {"LessOrEqual_broadcast", compare("LessOrEqual")},
+      {"GreaterOrEqual_broadcast", compare("GreaterOrEqual")},
+      {"Not",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Not", "n");
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {2, 3}, {1, 0, 0, 1, 1, 0}));
+         c.nb.output(AMPX_DTYPE_BOOL, {2, 3});
+       }},
+      {"And_broadcast",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("And", "n");
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {2, 3}, {1, 0, 1, 1, 1, 0}));
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {3}, {1, 1, 0}));
+         c.nb.output(AMPX_DTYPE_BOOL, {2, 3});
+       }},
+      {"Or_broadcast",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Or", "n");
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {2, 1}, {0, 1}));
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {3}, {0, 1, 0}));
+         c.nb.output(AMPX_DTYPE_BOOL, {2, 3});
+       }},
+      {"Min_three_broadcast", variadic("Min", {{2, 3, 4}, {3, 1}, {4}}, {2, 3, 4})},
+      {"Max_two_broadcast", variadic("Max", {{3, 1}, {2, 1, 5}}, {2, 3, 5})},
+      {"Max_one", variadic("Max", {{3, 5}}, {3, 5})},
+      {"Sum_three_broadcast", variadic("Sum", {{2, 3, 4}, {3, 4}, {1}}, {2, 3, 4})},
+      {"Mean_two_broadcast", variadic("Mean", {{2, 1, 4}, {3, 1}}, {2, 3, 4})},
+      {"ReduceMin_axes_drop", reduce("ReduceMin", {0, -1}, 0, {3})},
+      {"ReduceProd_axis1_keep", reduce("ReduceProd", {1}, 1, {2, 1, 5}, 1.5)},
+      {"ReduceL2_all", reduce("ReduceL2", {}, 1, {1, 1, 1})},
+      {"ReduceSumSquare_axis2_drop", reduce("ReduceSumSquare", {2}, 0, {2, 3})},
+      {"ReduceLogSumExp_axes_keep", reduce("ReduceLogSumExp", {0, 2}, 1, {1, 3, 1}, 3.0)},
+      {"ArgMin_axis1",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ArgMin", "n");
+         in(c, rnd(r, dt, {3, 7, 5}));
+         c.nb.output(I64, {3, 1, 5}).attr_int("axis", 1);
+       }},
+      {"ArgMin_last_index_drop",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ArgMin", "n");
+         in(c, Tensor::of(dt, {2, 4}, {1, 0, 0, 2, 5, -5, 0, -5}));
+         c.nb.output(I64, {2}).attr_int("axis", -1).attr_int("keepdims", 0).attr_int(
+             "select_last_index", 1);
        }},
   };
     add_training_cases(m);
