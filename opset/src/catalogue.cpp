@@ -155,7 +155,8 @@ constexpr OpDef kOps[] = {
     {"Equal", 2, 2, {}, R::kInteger},
     // More of what real ONNX models use (docs/OPS.md): rounding, absolute
     // value, smooth activations, comparisons, logic, the variadic
-    // elementwise ops, reductions and ArgMin.
+    // elementwise ops, reductions and ArgMin. Floor to ArgMin are the
+    // reference-only ops (is_reference_only): keep them together.
     {"Floor", 1, 1, {}, R::kElementwise},
     {"Ceil", 1, 1, {}, R::kElementwise},
     {"Round", 1, 1, {}, R::kElementwise},
@@ -213,6 +214,13 @@ const OpDef* find_op(std::string_view name) noexcept {
 
 std::span<const OpDef> all_ops() noexcept {
   return kOps;
+}
+
+bool is_reference_only(std::string_view op_type) noexcept {
+  const OpDef* op = find_op(op_type);
+  const OpDef* first = find_op("Floor");
+  const OpDef* last = find_op("ArgMin");
+  return op && first && last && op >= first && op <= last;
 }
 
 bool is_training_op(std::string_view op_type) noexcept {

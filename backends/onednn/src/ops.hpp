@@ -78,10 +78,6 @@ dnnl::pooling_v2_backward::primitive_desc pool_grad_backward_pd(
 // truncates); the training ops without a backward primitive
 // (has_training_primitive).
 bool runs_as_loop(const NodeView& v);
-// Ops of the op set this plugin has no kernel for, not even a loop (the
-// later ONNX ops: Floor, Less, Min, ReduceL2, ArgMin, ...): answered
-// `unsupported` in every dtype, so placement runs them on cpu_ref.
-bool not_run_here(std::string_view op);
 // The training ops (opset::is_training_op) that run as oneDNN primitives.
 bool has_training_primitive(std::string_view op);
 // The builder for v's op; throws NoPrimitive for ops with none.

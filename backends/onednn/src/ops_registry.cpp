@@ -21,34 +21,6 @@ bool has_training_primitive(std::string_view op) {
          op == "BatchNormGrad" || op == "LayerNormGrad";
 }
 
-bool not_run_here(std::string_view op) {
-  for (const char* o : {"Floor",
-                        "Ceil",
-                        "Round",
-                        "Abs",
-                        "Softplus",
-                        "Mish",
-                        "Less",
-                        "Greater",
-                        "LessOrEqual",
-                        "GreaterOrEqual",
-                        "Not",
-                        "And",
-                        "Or",
-                        "Min",
-                        "Max",
-                        "Sum",
-                        "Mean",
-                        "ReduceMin",
-                        "ReduceProd",
-                        "ReduceL2",
-                        "ReduceSumSquare",
-                        "ReduceLogSumExp",
-                        "ArgMin"})
-    if (op == o) return true;
-  return false;
-}
-
 bool runs_as_loop(const NodeView& v) {
   const std::string_view op = v.op_type();
   if (op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather")

@@ -85,7 +85,9 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   const ps::NodeView v(node);
   const bool uses16 = host_plugin::node_uses_16bit(node);
   host_plugin::CapabilityAnswer a;
-  if (not_run_here(v.op_type())) {
+  // No kernel here, not even a loop (opset::is_reference_only): cpu_ref runs
+  // it, placed there.
+  if (opset::is_reference_only(v.op_type())) {
     a.support = AMPX_SUPPORT_UNSUPPORTED;
     a.note = "no oneDNN kernel for " + std::string(v.op_type()) + " (cpu_ref runs it)";
     return a;

@@ -55,4 +55,10 @@ inline bool is_data_movement(std::string_view op_type) noexcept {
 // loss and the optimizer updates.
 bool is_training_op(std::string_view op_type) noexcept;
 
+// The ops only the reference kernels (cpu_ref) run in-tree (docs/OPS.md:
+// rounding, Abs, Softplus, Mish, comparisons, logic, the variadic ops, the
+// later reductions, ArgMin): the onednn, vulkan and cuda plugins answer
+// them `unsupported` in every dtype, and placement runs them on cpu_ref.
+bool is_reference_only(std::string_view op_type) noexcept;
+
 }  // namespace ampx::opset

@@ -135,33 +135,9 @@ inline bool is_epilogue_case(const std::string& name) {
 
 // The later ONNX ops (docs/OPS.md): only cpu_ref runs them; the onednn,
 // vulkan and cuda plugins answer `unsupported` in every dtype, and
-// placement runs them on cpu_ref.
+// placement runs them on cpu_ref (the op set's own list).
 inline bool is_reference_only_op(const std::string& op) {
-  for (const char* o : {"Floor",
-                        "Ceil",
-                        "Round",
-                        "Abs",
-                        "Softplus",
-                        "Mish",
-                        "Less",
-                        "Greater",
-                        "LessOrEqual",
-                        "GreaterOrEqual",
-                        "Not",
-                        "And",
-                        "Or",
-                        "Min",
-                        "Max",
-                        "Sum",
-                        "Mean",
-                        "ReduceMin",
-                        "ReduceProd",
-                        "ReduceL2",
-                        "ReduceSumSquare",
-                        "ReduceLogSumExp",
-                        "ArgMin"})
-    if (op == o) return true;
-  return false;
+  return opset::is_reference_only(op);
 }
 
 // The ops added for the ONNX importer (docs/OPS.md): cpu_ref and onednn run
