@@ -17,6 +17,8 @@
 #include <ampx/onnx/onnx_import.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 
+#include "onnx_model_maker.hpp"
+
 #include <filesystem>
 #include <map>
 #include <set>
@@ -344,6 +346,35 @@ TEST(OnnxExport, SymbolicBatchRunsAtAnyBatch) {
     EXPECT_EQ(g[k].type, w[k].type);
     EXPECT_LE(max_relative_error(g[k], w[k]), 1e-6);
   }
+}
+
+// Softmax before opset 13 at axis 1 of a rank-3 input is imported as
+// Reshape [-1, inner] -> Softmax -> Reshape [-1, d1, d2]: the batch stays
+// free, so the import exports with a symbolic batch and the re-import at
+// another batch computes what the model imported there does.
+TEST(OnnxExport, LegacySoftmaxKeepsTheBatchFree) {
+  ampx_onnx_test::TempDir dir;
+  ampx_onnx_test::ModelMaker mm(11);
+  mm.input("x", {"N", "2", "3"});
+  ampx_onnx_test::ModelMaker::attr_int(mm.node("Softmax", {"x"}, {"y"}, "/Softmax"), "axis", 1);
+  mm.output("y");
+  const fs::path path = mm.save(dir / "softmax11.onnx");
+  onnx_io::ImportOptions at4, at3;
+  at4.batch_size = 4;
+  at3.batch_size = 3;
+  onnx_io::ExportOptions eo;
+  eo.batch_dim = "N";
+  const std::string bytes = onnx_io::export_onnx(onnx_io::import_onnx(path, at4), eo);
+  const fs::path exported = dir / "softmax11.symbolic.onnx";
+  fileio::write_file_atomically(exported, bytes);
+  const Graph want = onnx_io::import_onnx(path, at3), got = onnx_io::import_onnx(exported, at3);
+  const auto& dev = host().device("cpu_ref:0");
+  const auto inputs = random_inputs(want, 4);
+  Executor want_exec(want, dev), got_exec(got, dev);
+  const auto w = want_exec.run(inputs), g = got_exec.run(inputs);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].type, w[0].type);
+  EXPECT_EQ(g[0].data, w[0].data);
 }
 
 // A graph that writes its batch into a Reshape cannot be exported with a

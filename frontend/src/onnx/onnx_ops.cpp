@@ -334,8 +334,10 @@ void layer_norm(I& im, const N& n) {
 
 // Softmax/LogSoftmax. Before opset 13 they normalise over the input
 // flattened to 2-D at `axis` (default 1): the same thing only when axis is
-// the last one, so otherwise Reshape - op(-1) - Reshape. The products fit:
-// the input's size is bounded (kMaxTensorBytes).
+// the last one, so otherwise Reshape - op(-1) - Reshape. From axis 1 on the
+// Reshapes leave the batch to -1 ([-1, inner], then [-1, d1, ...]), so the
+// graph still takes any batch (training at --batch, a symbolic-batch
+// export). The products fit: the input's size is bounded (kMaxTensorBytes).
 void softmax(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const int64_t rank = rank_of(im, x);
@@ -349,9 +351,12 @@ void softmax(I& im, const N& n) {
   const int64_t outer =
       std::accumulate(s.begin(), s.begin() + axis, int64_t{1}, std::multiplies<>());
   const int64_t inner = std::accumulate(s.begin() + axis, s.end(), int64_t{1}, std::multiplies<>());
-  const ValueId flat = im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{outer, inner}}});
+  std::vector<int64_t> back(s.begin(), s.end());
+  if (axis >= 1) back[0] = -1;
+  const ValueId flat =
+      im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{axis >= 1 ? -1 : outer, inner}}});
   const ValueId y = im.emit1(n.op_type(), {flat}, {{"axis", int64_t{1}}});
-  im.bind(n, 0, im.emit1("Reshape", {y}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}}));
+  im.bind(n, 0, im.emit1("Reshape", {y}, {{"shape", std::move(back)}}));
 }
 
 // The Reduce ops: axes are an attribute before opset 18 (ReduceSum: 13)
