@@ -150,9 +150,12 @@ void BlockedPoolKernel::run_tracked(std::span<const void* const> inputs,
   if (f32_ && layouts.enabled() && !staged_output[0] && out_bytes_ > 0) {
     if (const dnnl::memory cur = layouts.current(inputs[0], in_bytes_)) {
       const memory::desc md = cur.get_desc();
-      for (auto [tag, block] :
+      for (auto [tag, channels] :
            {std::pair{memory::format_tag::aBcd8b, 8}, std::pair{memory::format_tag::aBcd16b, 16}}) {
         if (md != memory::desc(in_dims_, memory::data_type::f32, tag)) continue;
+        // A plain copy: clang (before C++20 support for it in OpenMP
+        // regions) refuses a structured binding inside `omp parallel`.
+        const int block = channels;
         const dnnl::memory out =
             layouts.produce(outputs[0], out_bytes_, dense_md(out_dims_, memory::data_type::f32),
                             memory::desc(out_dims_, memory::data_type::f32, tag));
