@@ -6,6 +6,8 @@
 // libraries only, never ampx code.
 #include <dlfcn.h>
 
+#include <initializer_list>
+
 namespace {
 [[maybe_unused]] const bool kPinned = [] {
   for (const char* lib : {"libvulkan_lvp.so", "libvulkan.so.1"})
