@@ -195,30 +195,53 @@ TEST_P(OnnxOps, ReduceMax) {
   }
 }
 
-TEST_P(OnnxOps, ArgMaxFirstAndLastIndex) {
-  // Rows with ties: [1, 3, 3, 2] and [5, 5, 0, 5].
-  const Tensor x = Tensor::of(dt(), {2, 4}, {1, 3, 3, 2, 5, 5, 0, 5});
-  for (int last : {0, 1}) {
-    NodeBuilder nb("ArgMax", "am");
-    add_input(nb, x);
-    nb.output(AMPX_DTYPE_I64, {2}).attr_int("axis", 1).attr_int("keepdims", 0);
-    nb.attr_int("select_last_index", last);
-    const std::vector<double> want = last ? std::vector<double>{2, 3} : std::vector<double>{1, 0};
-    EXPECT_EQ(run_node(nb, {&x})[0].values(), want);
+// ArgMax and ArgMin: ties take the first index, or the last with
+// select_last_index; then the default axis 0 of a random tensor against a
+// scan in f64.
+TEST_P(OnnxOps, ArgMaxArgMinFirstAndLastIndex) {
+  struct Spec {
+    const char* op;
+    std::vector<double> rows;  // [2, 4], with ties
+    std::vector<double> first, last;
+    bool (*better)(double, double);
+  };
+  const Spec specs[] = {
+      {"ArgMax",
+       {1, 3, 3, 2, 5, 5, 0, 5},
+       {1, 0},
+       {2, 3},
+       [](double a, double b) { return a > b; }},
+      {"ArgMin",
+       {1, 0, 0, 2, 5, -5, 0, -5},
+       {1, 1},
+       {2, 3},
+       [](double a, double b) { return a < b; }},
+  };
+  for (const Spec& sp : specs) {
+    SCOPED_TRACE(sp.op);
+    const Tensor x = Tensor::of(dt(), {2, 4}, sp.rows);
+    for (int last : {0, 1}) {
+      NodeBuilder nb(sp.op, "am");
+      add_input(nb, x);
+      nb.output(AMPX_DTYPE_I64, {2}).attr_int("axis", 1).attr_int("keepdims", 0);
+      nb.attr_int("select_last_index", last);
+      EXPECT_EQ(run_node(nb, {&x})[0].values(), last ? sp.last : sp.first);
+    }
+    const Tensor y = input(rng, dt(), {3, 5, 2});
+    NodeBuilder nb(sp.op, "am");
+    add_input(nb, y);
+    nb.output(AMPX_DTYPE_I64, {1, 5, 2});
+    std::vector<double> ref;
+    for (int64_t j = 0; j < 10; ++j) {
+      int64_t best = 0;
+      for (int64_t i = 1; i < 3; ++i)
+        if (sp.better(y.get(static_cast<size_t>(i * 10 + j)),
+                      y.get(static_cast<size_t>(best * 10 + j))))
+          best = i;
+      ref.push_back(static_cast<double>(best));
+    }
+    EXPECT_EQ(run_node(nb, {&y})[0].values(), ref);
   }
-  const Tensor y = input(rng, dt(), {3, 5, 2});
-  NodeBuilder nb("ArgMax", "am");
-  add_input(nb, y);
-  nb.output(AMPX_DTYPE_I64, {1, 5, 2});
-  std::vector<double> ref;
-  for (int64_t j = 0; j < 10; ++j) {
-    int64_t best = 0;
-    for (int64_t i = 1; i < 3; ++i)
-      if (y.get(static_cast<size_t>(i * 10 + j)) > y.get(static_cast<size_t>(best * 10 + j)))
-        best = i;
-    ref.push_back(static_cast<double>(best));
-  }
-  EXPECT_EQ(run_node(nb, {&y})[0].values(), ref);
 }
 
 TEST_P(OnnxOps, SplitExpandArePlainCopies) {
@@ -565,31 +588,6 @@ TEST_P(OnnxOps, MoreReductions) {
   add_input(mn, e);
   mn.output(dt(), {2, 1}).attr_ints("axes", {1});
   EXPECT_FALSE(reference::can_run(mn.desc(), nullptr));
-}
-
-TEST_P(OnnxOps, ArgMinFirstAndLastIndex) {
-  const Tensor x = Tensor::of(dt(), {2, 4}, {1, 0, 0, 2, 5, -5, 0, -5});
-  for (int last : {0, 1}) {
-    NodeBuilder nb("ArgMin", "am");
-    add_input(nb, x);
-    nb.output(AMPX_DTYPE_I64, {2}).attr_int("axis", 1).attr_int("keepdims", 0);
-    nb.attr_int("select_last_index", last);
-    const std::vector<double> want = last ? std::vector<double>{2, 3} : std::vector<double>{1, 1};
-    EXPECT_EQ(run_node(nb, {&x})[0].values(), want);
-  }
-  const Tensor y = input(rng, dt(), {3, 5, 2});
-  NodeBuilder nb("ArgMin", "am");
-  add_input(nb, y);
-  nb.output(AMPX_DTYPE_I64, {1, 5, 2});
-  std::vector<double> ref;
-  for (int64_t j = 0; j < 10; ++j) {
-    int64_t best = 0;
-    for (int64_t i = 1; i < 3; ++i)
-      if (y.get(static_cast<size_t>(i * 10 + j)) < y.get(static_cast<size_t>(best * 10 + j)))
-        best = i;
-    ref.push_back(static_cast<double>(best));
-  }
-  EXPECT_EQ(run_node(nb, {&y})[0].values(), ref);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, OnnxOps, float_dtypes(), DtypeName());
