@@ -36,8 +36,10 @@ std::string node_signature(const ampx_node_desc& node) {
   std::ostringstream s;
   s.precision(17);
   s << v.op_type();
+  // Whether an input is a constant changes the answer (a Pow by a constant
+  // scalar is an eltwise primitive, by a tensor a loop): part of the key.
   auto tensor = [&](const ampx_tensor_desc& t) {
-    s << '|' << static_cast<int>(t.dtype) << ':';
+    s << '|' << (ps::NodeView::const_data(t) ? "c" : "") << static_cast<int>(t.dtype) << ':';
     for (int32_t i = 0; i < t.rank; ++i) s << t.dims[i] << ',';
   };
   for (size_t i = 0; i < v.num_inputs(); ++i) tensor(v.input(i));
@@ -215,11 +217,6 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
     throw reference::UnsupportedNode(v.where() + ": " + e.what());
   } catch (const dnnl::error& e) {
     if (opset::is_training_op(v.op_type())) return loop;
-    // A 16-bit node answered `emulated` (oneDNN's reference implementation
-    // only) whose primitive cannot be created for this launch (an f16
-    // eltwise on AVX2 in a capability-blind plan): the reference loop,
-    // which computes what `emulated` promises.
-    if (a.support == AMPX_SUPPORT_EMULATED) return loop;
     throw ps::StatusError(AMPX_STATUS_INTERNAL, v.where() + ": oneDNN: " + e.what());
   }
 }
