@@ -11,6 +11,7 @@
 #include "ampx/opset/validate.hpp"
 #include "common.hpp"
 #include "convert.hpp"
+#include "cpu_dispatch.hpp"
 
 namespace ampx::reference {
 namespace detail {
@@ -337,6 +338,38 @@ int max_threads() noexcept {
 
 void set_max_threads(int n) noexcept {
   detail::g_threads_override.store(n >= 1 ? n : 0, std::memory_order_relaxed);
+}
+
+namespace {
+std::atomic<ParallelRunner> g_runner{nullptr};
+}  // namespace
+
+void set_parallel_runner(ParallelRunner runner) noexcept {
+  g_runner.store(runner, std::memory_order_relaxed);
+}
+
+ParallelRunner parallel_runner() noexcept {
+  return g_runner.load(std::memory_order_relaxed);
+}
+
+namespace {
+std::atomic<bool> g_avx2_allowed{true};
+}  // namespace
+
+void allow_avx2(bool allowed) noexcept {
+  g_avx2_allowed.store(allowed, std::memory_order_relaxed);
+}
+
+bool detail::use_avx2() noexcept {
+#ifdef AMPX_REFERENCE_HAVE_AVX2_CLONES
+  static const bool cpu = [] {
+    const char* isa = std::getenv("AMPX_CPU_REF_ISA");
+    return __builtin_cpu_supports("avx2") && !(isa && std::string_view(isa) == "baseline");
+  }();
+  return cpu && g_avx2_allowed.load(std::memory_order_relaxed);
+#else
+  return false;
+#endif
 }
 
 }  // namespace ampx::reference

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "cpu_dispatch.hpp"
 #include "parallel.hpp"
 
 namespace ampx::reference::detail {
@@ -27,7 +28,7 @@ struct BlockSum {
 // One block: 8 interleaved f64 partial sums (a fixed order, so the same
 // bits on every run; it vectorises, where one running sum cannot), and the
 // non-finite test on the exponent bits.
-BlockSum block_sum(const float* x, int64_t n) {
+AMPX_LOOP_BODY BlockSum block_sum_body(const float* x, int64_t n) {
   double acc[8] = {};
   uint32_t bad = 0;
   int64_t i = 0;
@@ -49,6 +50,14 @@ BlockSum block_sum(const float* x, int64_t n) {
   return {
       (((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))) + tail,
       bad == 0};
+}
+
+AMPX_TARGET_AVX2 BlockSum block_sum_avx2(const float* x, int64_t n) {
+  return block_sum_body(x, n);
+}
+
+BlockSum block_sum(const float* x, int64_t n) {
+  return use_avx2() ? block_sum_avx2(x, n) : block_sum_body(x, n);
 }
 
 class UpdateGuardKernel final : public CpuKernel {

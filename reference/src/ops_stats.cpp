@@ -9,6 +9,7 @@
 
 #include "ampx/half.hpp"
 #include "common.hpp"
+#include "cpu_dispatch.hpp"
 #include "parallel.hpp"
 
 namespace ampx::reference::detail {
@@ -44,10 +45,11 @@ Layout layout_of(ampx_dtype dt, float tiny) {
   return {m.inf, m.at_least, width, bf16};
 }
 
-// Written so that the compiler vectorises them at the baseline ISA: signed
+// Written so that the compiler vectorises them (cpu_dispatch.hpp): signed
 // lanes of the data's width (a magnitude never has the sign bit), 0/1
 // arithmetic instead of branches, counters that fit the lanes.
-void count32(const int32_t* __restrict x, int64_t n, const Layout& l, Counts& c) {
+AMPX_LOOP_BODY void count32_body(const int32_t* __restrict x, int64_t n, const Layout& l,
+                                 Counts& c) {
   const auto inf = static_cast<int32_t>(l.inf), tiny = static_cast<int32_t>(l.tiny);
   int32_t amax = 0, nonfinite = 0, nonzero = 0, small = 0;  // n <= kBlock
   for (int64_t i = 0; i < n; ++i) {
@@ -65,7 +67,8 @@ void count32(const int32_t* __restrict x, int64_t n, const Layout& l, Counts& c)
   c.tiny += small;
 }
 
-void count16(const int16_t* __restrict x, int64_t n, const Layout& l, Counts& c) {
+AMPX_LOOP_BODY void count16_body(const int16_t* __restrict x, int64_t n, const Layout& l,
+                                 Counts& c) {
   const auto inf = static_cast<int16_t>(l.inf), tiny = static_cast<int16_t>(l.tiny);
   int16_t amax = 0;
   constexpr int64_t kChunk = 16384;  // the 16-bit counters' range
@@ -86,6 +89,19 @@ void count16(const int16_t* __restrict x, int64_t n, const Layout& l, Counts& c)
     c.tiny += small;
   }
   c.amax = std::max(c.amax, l.value(static_cast<uint32_t>(amax)));
+}
+
+AMPX_TARGET_AVX2 void count32_avx2(const int32_t* x, int64_t n, const Layout& l, Counts& c) {
+  count32_body(x, n, l, c);
+}
+AMPX_TARGET_AVX2 void count16_avx2(const int16_t* x, int64_t n, const Layout& l, Counts& c) {
+  count16_body(x, n, l, c);
+}
+void count32(const int32_t* x, int64_t n, const Layout& l, Counts& c) {
+  use_avx2() ? count32_avx2(x, n, l, c) : count32_body(x, n, l, c);
+}
+void count16(const int16_t* x, int64_t n, const Layout& l, Counts& c) {
+  use_avx2() ? count16_avx2(x, n, l, c) : count16_body(x, n, l, c);
 }
 
 void count_f64(const double* x, int64_t n, double tiny, Counts& c) {

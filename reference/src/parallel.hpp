@@ -13,8 +13,8 @@
 namespace ampx::reference::detail {
 
 // Calls fn(begin, end) on up to `threads` threads over contiguous chunks of
-// [0, n). Runs inline when threads <= 1 or n <= 1. Rethrows the first
-// exception after all threads joined.
+// [0, n), through the plugin's ParallelRunner when it set one. Runs inline when threads <= 1 or n
+// <= 1. Rethrows the first exception after all threads joined.
 template <class Fn>
 void parallel_for(int64_t n, int threads, Fn&& fn) {
   const int64_t t = std::min<int64_t>(std::max(threads, 1), n);
@@ -22,9 +22,7 @@ void parallel_for(int64_t n, int threads, Fn&& fn) {
     if (n > 0) fn(int64_t{0}, n);
     return;
   }
-  std::vector<std::thread> pool;
   std::vector<std::exception_ptr> errors(static_cast<size_t>(t));
-  pool.reserve(static_cast<size_t>(t - 1));
   auto chunk = [&](int64_t i) {
     const int64_t b = n * i / t, e = n * (i + 1) / t;
     try {
@@ -33,9 +31,15 @@ void parallel_for(int64_t n, int threads, Fn&& fn) {
       errors[static_cast<size_t>(i)] = std::current_exception();
     }
   };
-  for (int64_t i = 1; i < t; ++i) pool.emplace_back(chunk, i);
-  chunk(0);
-  for (auto& th : pool) th.join();
+  if (const ParallelRunner runner = parallel_runner()) {
+    runner(t, &chunk, [](void* c, int64_t i) { (*static_cast<decltype(chunk)*>(c))(i); });
+  } else {
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(t - 1));
+    for (int64_t i = 1; i < t; ++i) pool.emplace_back(chunk, i);
+    chunk(0);
+    for (auto& th : pool) th.join();
+  }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 }

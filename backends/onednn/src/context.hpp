@@ -63,6 +63,7 @@ class Context {
   const std::string& version() const noexcept { return version_; }
   // "OpenMP", "TBB", "sequential", ...
   const std::string& runtime() const noexcept { return runtime_; }
+  bool openmp() const noexcept { return omp_; }
 
  private:
   dnnl::engine engine_;

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "concat_kernel.hpp"
+#include "loop_kernel.hpp"
 #include "ops.hpp"
 #include "pool_kernel.hpp"
 #include "primitive_kernel.hpp"
@@ -69,7 +70,9 @@ std::string node_signature(const ampx_node_desc& node) {
   return s.str();
 }
 
-OnednnPolicy::OnednnPolicy(const Options& opts) : ctx_(std::make_shared<Context>(opts)) {}
+OnednnPolicy::OnednnPolicy(const Options& opts) : ctx_(std::make_shared<Context>(opts)) {
+  run_reference_loops_on_openmp(*ctx_);
+}
 
 host_plugin::CapabilityAnswer OnednnPolicy::answer(const ampx_node_desc& node) const {
   const std::string key = node_signature(node);
@@ -188,7 +191,7 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
   // The reference kernel factory validates the node against docs/OPS.md
   // (malformed: invalid_argument; no kernel at all: UnsupportedNode) and is
   // the kernel itself for the loop ops.
-  auto loop = reference::make_kernel(node);
+  auto loop = std::make_unique<LoopKernel>(ctx_, reference::make_kernel(node));
   if (runs_as_loop(v)) return loop;
   const host_plugin::CapabilityAnswer a = answer(node);
   if (a.support == AMPX_SUPPORT_UNSUPPORTED)

@@ -82,4 +82,22 @@ bool can_run(const ampx_node_desc& node, std::string* why,
 int max_threads() noexcept;
 void set_max_threads(int n) noexcept;  // n < 1 restores the default
 
+// The loops that have an AVX2 copy (TensorStats, UpdateGuard) take it when
+// the CPU has AVX2, unless AMPX_CPU_REF_ISA=baseline is set or
+// allow_avx2(false) was called. Both copies give the same bits (tested).
+void allow_avx2(bool allowed) noexcept;
+
+// How the kernels' fork-join steps run their chunks. A runner must call
+// chunk(ctx, i) once for every i in [0, chunks), on whatever threads it
+// likes, and return when all calls have returned; chunk never throws, and
+// which thread runs a chunk never changes the result. The default (nullptr)
+// starts std::threads for each step and joins them. A plugin whose other
+// kernels run on an OpenMP pool (backends/onednn) passes a runner on that
+// pool: fresh threads beside the pool's still-spinning workers get half the
+// cores (the MLP's finite check took twice as long there). Global to one
+// copy of this static library, which each plugin has to itself.
+using ParallelRunner = void (*)(int64_t chunks, void* ctx, void (*chunk)(void* ctx, int64_t i));
+void set_parallel_runner(ParallelRunner runner) noexcept;
+ParallelRunner parallel_runner() noexcept;
+
 }  // namespace ampx::reference
