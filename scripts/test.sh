@@ -19,6 +19,7 @@ case "$which" in
 esac
 bash scripts/install-deps.sh
 bash scripts/python-env.sh  # the ONNX tests compare with ONNX Runtime
+bash scripts/model-zoo.sh > /dev/null  # the real-model zoo (pinned wheels, user's cache)
 # The suite's own capability database, empty at the start: the developer's
 # probe data, calibration and tuned plans (~/.cache/ampx) must not change
 # what the tests plan.
