@@ -102,6 +102,15 @@ constexpr AttrDef kAdamAttrs[] = {{"beta1", AMPX_ATTR_FLOAT, false},
                                   {"weight_decay", AMPX_ATTR_FLOAT, false},
                                   {"decoupled", AMPX_ATTR_INT, false}};
 
+// The recurrent ops (ONNX's LSTM, GRU and RNN in layout 0): `activations`
+// is ONNX's list joined by commas ("Sigmoid,Tanh,Tanh"), one entry per
+// function and direction.
+constexpr AttrDef kRecurrentAttrs[] = {
+    {"hidden_size", AMPX_ATTR_INT, true},         {"direction", AMPX_ATTR_STRING, false},
+    {"activations", AMPX_ATTR_STRING, false},     {"activation_alpha", AMPX_ATTR_FLOATS, false},
+    {"activation_beta", AMPX_ATTR_FLOATS, false}, {"clip", AMPX_ATTR_FLOAT, false},
+    {"input_forget", AMPX_ATTR_INT, false},       {"linear_before_reset", AMPX_ATTR_INT, false}};
+
 using R = DtypeRule;
 constexpr OpDef kOps[] = {
     {"Conv2d", 2, 4, kConvAttrs, R::kCompute},
@@ -155,8 +164,9 @@ constexpr OpDef kOps[] = {
     {"Equal", 2, 2, {}, R::kInteger},
     // More of what real ONNX models use (docs/OPS.md): rounding, absolute
     // value, smooth activations, comparisons, logic, the variadic
-    // elementwise ops, reductions and ArgMin. Floor to ArgMin are the
-    // reference-only ops (is_reference_only): keep them together.
+    // elementwise ops, reductions, ArgMin and the recurrent ops. Floor to
+    // RNN are the reference-only ops (is_reference_only): keep them
+    // together.
     {"Floor", 1, 1, {}, R::kElementwise},
     {"Ceil", 1, 1, {}, R::kElementwise},
     {"Round", 1, 1, {}, R::kElementwise},
@@ -180,6 +190,10 @@ constexpr OpDef kOps[] = {
     {"ReduceSumSquare", 1, 1, kReduceAttrs, R::kCompute},
     {"ReduceLogSumExp", 1, 1, kReduceAttrs, R::kCompute},
     {"ArgMin", 1, 1, kArgMaxAttrs, R::kCompute},
+    // X, W, R, B, initial_h[, initial_c, P][, sequence_lens] (docs/OPS.md).
+    {"LSTM", 7, 8, kRecurrentAttrs, R::kCompute},
+    {"GRU", 5, 6, kRecurrentAttrs, R::kCompute},
+    {"RNN", 5, 6, kRecurrentAttrs, R::kCompute},
     // Training ops: backward kernels, losses, optimizer updates.
     {"ReluGrad", 2, 2, {}, R::kCompute},
     {"SigmoidGrad", 2, 2, {}, R::kCompute},
@@ -219,7 +233,7 @@ std::span<const OpDef> all_ops() noexcept {
 bool is_reference_only(std::string_view op_type) noexcept {
   const OpDef* op = find_op(op_type);
   const OpDef* first = find_op("Floor");
-  const OpDef* last = find_op("ArgMin");
+  const OpDef* last = find_op("RNN");
   return op && first && last && op >= first && op <= last;
 }
 

@@ -47,9 +47,11 @@ ampx_dtype fixed_dtype(std::string_view op, size_t slot, size_t n_in) {
   return AMPX_DTYPE_INVALID;
 }
 
-// Index inputs of compute ops, i64 or i32 as Gather's: GatherGrad's indices.
-bool is_index_slot(std::string_view op, size_t slot) {
-  return op == "GatherGrad" && slot == 1;
+// Index inputs of compute ops, i64 or i32 as Gather's: GatherGrad's indices
+// and the recurrent ops' sequence lengths (the last input of 8 or 6).
+bool is_index_slot(std::string_view op, size_t slot, size_t n_in) {
+  return (op == "GatherGrad" && slot == 1) || (op == "LSTM" && slot == 7 && n_in == 8) ||
+         ((op == "GRU" || op == "RNN") && slot == 5 && n_in == 6);
 }
 
 // The optimizer updates work on the f32 master weights and their f32 state
@@ -82,7 +84,7 @@ ampx_dtype float_dtype(const NodeView& v, DtypeRule rule, const ValidateOptions&
             v, tensor_label(v, i) + " is " + dtype_name(dt) + ", expected " + dtype_name(fixed));
       continue;
     }
-    if (is_index_slot(v.op_type(), i)) {
+    if (is_index_slot(v.op_type(), i, v.num_inputs())) {
       if (!is_int_dtype(dt))
         unsupported(v, std::string("indices are ") + dtype_name(dt) + ", expected i64 or i32");
       continue;

@@ -48,6 +48,13 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
       const ampx_tensor_desc& a = v.input(0);
       const int64_t k = v.get_int("transA", 0) ? a.dims[0] : a.dims[1];
       w.flops = 2 * out_elems * static_cast<double>(k) + out_elems;
+    } else if ((op == "LSTM" || op == "GRU" || op == "RNN") && n_in >= 3 && v.input(0).rank == 3 &&
+               v.input(1).rank == 3) {
+      // X·W and H·R for every step, direction and gate: T·N·D·G·(I + H).
+      const ampx_tensor_desc &x = v.input(0), &r = v.input(2);
+      w.flops = 2 * static_cast<double>(x.dims[0]) * static_cast<double>(x.dims[1]) *
+                product(v.input(1), 0) / std::max<double>(1, static_cast<double>(x.dims[2])) *
+                static_cast<double>(x.dims[2] + r.dims[2]);
     } else if (op == "Conv2dGradWeight" && n_in >= 2 && v.input(0).rank == 4) {
       w.flops = 2 * out_elems * product(v.input(0), 0) /
                 std::max(1.0, static_cast<double>(v.input(0).dims[1]));

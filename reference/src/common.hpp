@@ -156,6 +156,8 @@ std::unique_ptr<CpuKernel> make_reduce_l2(Ctx&);
 std::unique_ptr<CpuKernel> make_reduce_sum_square(Ctx&);
 std::unique_ptr<CpuKernel> make_reduce_log_sum_exp(Ctx&);
 std::unique_ptr<CpuKernel> make_argmin(Ctx&);
+// LSTM, GRU and RNN (ops_recurrent.cpp).
+std::unique_ptr<CpuKernel> make_recurrent(Ctx&);
 
 // Training ops (docs/OPS.md, "Training ops").
 std::unique_ptr<CpuKernel> make_relu_grad(Ctx&);

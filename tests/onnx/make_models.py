@@ -545,10 +545,44 @@ def mathops():
                    "y": RNG.uniform(-1, 1, (3, 1)).astype(np.float32)}, []
 
 
+def recurrent():
+    """LSTM, GRU and RNN as exporters write them, opset 14: a bidirectional
+    LSTM with sequence lengths, initial states, peepholes and clip; an LSTM
+    with input_forget and only Y_h used (layout 1 is not compared: ONNX
+    Runtime's CPU kernels refuse it); a reverse GRU with
+    linear_before_reset and a forward one without (its reset gate before
+    the recurrent product); an RNN with a parameterised activation
+    (LeakyRelu's alpha) and no bias. Sequence lengths include 0 and T."""
+    g = G()
+    T, N, I, H = 5, 3, 4, 6
+    x = "x"                                                                          # [T,N,I]
+    lens = g.init(numpy_helper.from_array(np.array([5, 2, 0], dtype=np.int32), "lens"))
+    y, yh, yc = g.op("LSTM", [x, g.init(w("lw", 2, 4 * H, I)), g.init(w("lr", 2, 4 * H, H)),
+                              g.init(w("lb", 2, 8 * H)), lens, g.init(w("lh0", 2, N, H)),
+                              g.init(w("lc0", 2, N, H)), g.init(w("lp", 2, 3 * H))],
+                     ["lstm_y", "lstm_yh", "lstm_yc"], name="/LSTM", hidden_size=H,
+                     direction="bidirectional", clip=2.5)
+    g.op("LSTM", [x, g.init(w("tw", 1, 4 * H, I)), g.init(w("tr", 1, 4 * H, H)),
+                  g.init(w("tb", 1, 8 * H))], ["", "lstm1_yh"], name="/LSTM_1",
+         hidden_size=H, input_forget=1)
+    g.op("GRU", [x, g.init(w("gw", 1, 3 * H, I)), g.init(w("gr", 1, 3 * H, H)),
+                 g.init(w("gb", 1, 6 * H)), lens], ["gru_y", "gru_yh"], name="/GRU",
+         hidden_size=H, direction="reverse", linear_before_reset=1)
+    g.op("GRU", [x, g.init(w("hw", 1, 3 * H, I)), g.init(w("hr", 1, 3 * H, H)),
+                 g.init(w("hb", 1, 6 * H)), "", g.init(w("hh0", 1, N, H))],
+         ["gru1_y"], name="/GRU_1", hidden_size=H)
+    g.op("RNN", [x, g.init(w("rw", 1, H, I)), g.init(w("rr", 1, H, H))], ["rnn_y", "rnn_yh"],
+         name="/RNN", hidden_size=H, activations=["LeakyRelu"], activation_alpha=[0.2])
+    names = ["lstm_y", "lstm_yh", "lstm_yc", "lstm1_yh", "gru_y", "gru_yh", "gru1_y", "rnn_y",
+             "rnn_yh"]
+    model = g.model("recurrent", [vi("x", [T, N, I])], [out(n) for n in names], 14)
+    return model, {"x": RNG.uniform(-2, 2, (T, N, I)).astype(np.float32)}, []
+
+
 MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp,
           "softmax11": softmax11, "logsoftmax12": logsoftmax12, "opset7": opset7,
           "opset9": opset9, "opset10": opset10, "opset11": opset11, "opset12": opset12,
-          "opset22": opset22, "mathops": mathops}
+          "opset22": opset22, "mathops": mathops, "recurrent": recurrent}
 
 
 def opset26(out_dir):

@@ -102,6 +102,11 @@ constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kReduceSumSquare, "ReduceSumSquare", A::kBlack},
     {OpType::kReduceLogSumExp, "ReduceLogSumExp", A::kBlack},
     {OpType::kArgMin, "ArgMin", A::kFollow},
+    // The recurrent ops are GEMMs at heart: PyTorch autocast's lower-
+    // precision list has lstm/gru/rnn cells; white.
+    {OpType::kLSTM, "LSTM", A::kWhite},
+    {OpType::kGRU, "GRU", A::kWhite},
+    {OpType::kRNN, "RNN", A::kWhite},
     // Training ops. A backward node's intent follows its forward node
     // (docs/PLANNER.md, "Training"); these classes apply when one is
     // planned on its own. Norms, Softmax and the loss stay black as their

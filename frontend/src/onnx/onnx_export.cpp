@@ -338,6 +338,21 @@ class Exporter {
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t x : v) a->add_ints(x);
   }
+  static void set_floats(onnx::NodeProto* p, const char* name, const std::vector<double>& v) {
+    auto* a = p->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOATS);
+    for (double x : v) a->add_floats(static_cast<float>(x));
+  }
+  static void set_strings(onnx::NodeProto* p, const char* name, const std::string& joined) {
+    auto* a = p->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRINGS);
+    size_t start = 0;
+    for (size_t comma; (comma = joined.find(',', start)) != std::string::npos; start = comma + 1)
+      a->add_strings(joined.substr(start, comma - start));
+    a->add_strings(joined.substr(start));
+  }
   static void set_string(onnx::NodeProto* p, const char* name, const std::string& v) {
     auto* a = p->add_attribute();
     a->set_name(name);
@@ -663,6 +678,29 @@ class Exporter {
         set_string(p, "coordinate_transformation_mode",
                    s("coordinate_transformation_mode", "half_pixel"));
         set_string(p, "nearest_mode", s("nearest_mode", "round_prefer_floor"));
+        break;
+      }
+      case OpType::kLSTM:
+      case OpType::kGRU:
+      case OpType::kRNN: {
+        // The op set's order X, W, R, B, initial_h[, initial_c, P][,
+        // sequence_lens] back to ONNX's X, W, R, B, sequence_lens,
+        // initial_h[, initial_c, P].
+        const std::vector<std::string> v = ins(n);
+        const bool lstm = n.op == OpType::kLSTM;
+        const size_t fixed = lstm ? 7 : 5;
+        std::vector<std::string> onnx_ins{v[0], v[1], v[2], v[3], v.size() > fixed ? v[fixed] : "",
+                                          v[4]};
+        if (lstm) onnx_ins.insert(onnx_ins.end(), {v[5], v[6]});
+        auto* p = add(op, onnx_ins, outs(n));
+        set_int(p, "hidden_size", i("hidden_size", 1));
+        set_string(p, "direction", s("direction", "forward"));
+        if (has("activations")) set_strings(p, "activations", s("activations", ""));
+        for (const char* name : {"activation_alpha", "activation_beta"})
+          if (has(name)) set_floats(p, name, std::get<std::vector<double>>(attrs().at(name)));
+        if (has("clip") && f("clip", 0) > 0) set_float(p, "clip", f("clip", 0));
+        if (lstm) set_int(p, "input_forget", i("input_forget", 0));
+        if (n.op == OpType::kGRU) set_int(p, "linear_before_reset", i("linear_before_reset", 0));
         break;
       }
       case OpType::kCast: {

@@ -193,8 +193,38 @@ void require_2d(I& im, ValueId x, const char* what) {
                         rank_of(im, x)));
 }
 
+// A 1-D convolution (X [N, C, L], W [O, C/group, K]) as a 2-D one over
+// [N, C, 1, L]: audio front ends (Silero VAD's STFT) are Conv1d.
+void conv1d(I& im, const N& n) {
+  const ValueId x = im.input(n, 0), w = im.input(n, 1);
+  const Shape xs = im.type(x).shape, ws = im.type(w).shape;
+  if (ws.size() != 3)
+    im.fail(fmt::format("a 1-D convolution's weight must be 3-D, got rank {}", ws.size()));
+  const std::vector<int64_t> k{ws[2]};
+  require_at_least(im, "the weight's kernel dimension", k, 1);
+  const auto strides = im.attr_ints(n, "strides").value_or(std::vector<int64_t>{1});
+  const auto dilations = im.attr_ints(n, "dilations").value_or(std::vector<int64_t>{1});
+  if (strides.size() != 1 || dilations.size() != 1)
+    im.fail("strides/dilations of a 1-D convolution must have 1 value");
+  require_at_least(im, "attribute 'strides'", strides, 1);
+  require_at_least(im, "attribute 'dilations'", dilations, 1);
+  const std::vector<int64_t> p = resolve_pads(im, n, xs, k, strides, dilations);
+  AttrMap attrs{{"group", group_attr(im, n)},
+                {"pads", std::vector<int64_t>{0, p[0], 0, p[1]}},
+                {"strides", std::vector<int64_t>{1, strides[0]}},
+                {"dilations", std::vector<int64_t>{1, dilations[0]}}};
+  std::vector<ValueId> ins{
+      im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{xs[0], xs[1], 1, xs[2]}}}),
+      im.emit1("Reshape", {w}, {{"shape", std::vector<int64_t>{ws[0], ws[1], 1, ws[2]}}})};
+  if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
+  const ValueId y = im.emit1("Conv2d", std::move(ins), std::move(attrs));
+  const Shape ys = im.type(y).shape;
+  im.bind(n, 0, im.emit1("Reshape", {y}, {{"shape", std::vector<int64_t>{ys[0], ys[1], ys[3]}}}));
+}
+
 void conv(I& im, const N& n) {
   const ValueId x = im.input(n, 0), w = im.input(n, 1);
+  if (rank_of(im, x) == 3) return conv1d(im, n);
   require_2d(im, x, "convolution");
   const std::vector<int64_t> k = weight_kernel(im, w);
   const Window win = window_attrs(im, n);
@@ -850,7 +880,7 @@ void range_op(I& im, const N& n) {
 
 const std::unordered_map<std::string_view, OpConverter>& table() {
   static const std::unordered_map<std::string_view, OpConverter> t{
-      {"Conv", {{"Conv2d"}, conv}},
+      {"Conv", {{"Conv2d", "Reshape"}, conv}},
       {"ConvTranspose", {{"ConvTranspose"}, conv_transpose}},
       {"BatchNormalization", {{"BatchNorm"}, batch_norm}},
       {"LayerNormalization", {{"LayerNorm"}, layer_norm, 17}},
@@ -931,6 +961,9 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Constant", {{}, constant_op}},
       {"ConstantOfShape", {{}, constant_of_shape, 9}},
       {"Range", {{"Cast"}, range_op, 11}},
+      {"LSTM", {{"LSTM", "Transpose"}, recurrent}},
+      {"GRU", {{"GRU", "Transpose"}, recurrent}},
+      {"RNN", {{"RNN", "Transpose"}, recurrent}},
   };
   return t;
 }

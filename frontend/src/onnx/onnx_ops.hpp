@@ -21,6 +21,9 @@ struct OpConverter {
   int64_t until = 0;  // 0: still defined
 };
 
+// LSTM, GRU and RNN (onnx_recurrent.cpp).
+void recurrent(Importer& im, const onnx::NodeProto& n);
+
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);
 

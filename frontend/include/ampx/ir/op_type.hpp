@@ -86,6 +86,9 @@ enum class OpType {
   kReduceSumSquare,
   kReduceLogSumExp,
   kArgMin,
+  kLSTM,
+  kGRU,
+  kRNN,
   // Training ops (docs/OPS.md, "Training ops"): backward kernels, the loss,
   // the optimizer updates.
   kReluGrad,
