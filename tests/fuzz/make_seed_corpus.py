@@ -168,6 +168,25 @@ def op_seeds():
     add("ArgMax", [node("ArgMax", ["x"], axis=1, keepdims=0, select_last_index=1)], opset=13)
     add("ArgMin-opset11", [node("ArgMin", ["x"], axis=2, keepdims=1)], opset=11)
     add("ArgMin", [node("ArgMin", ["x"], axis=1, keepdims=0, select_last_index=1)], opset=13)
+    # recurrent ops (onnx_recurrent.cpp): X [T=3, N=2, I=4], H = 5
+    seq = [("s", F, [3, 2, 4])]
+    add("LSTM-bidirectional-lens", [node("LSTM", ["s", "W", "R", "B", "lens", "h0", "c0", "P"],
+                                         ["y", "yh", "yc"], hidden_size=5,
+                                         direction="bidirectional", clip=3.0)], seq,
+        [w("W", 2, 20, 4), w("R", 2, 20, 5), w("B", 2, 40), i32("lens", [3, 1]),
+         w("h0", 2, 2, 5), w("c0", 2, 2, 5), w("P", 2, 15)], outputs=("y", "yh", "yc"), opset=14)
+    add("LSTM-layout1", [node("LSTM", ["s", "W", "R"], ["", "yh"], hidden_size=5, layout=1,
+                              input_forget=1)], seq, [w("W", 1, 20, 4), w("R", 1, 20, 5)],
+        outputs=("yh",), opset=14)
+    add("GRU-reverse", [node("GRU", ["s", "W", "R", "B"], ["y"], hidden_size=5,
+                             direction="reverse", linear_before_reset=1)], seq,
+        [w("W", 1, 15, 4), w("R", 1, 15, 5), w("B", 1, 30)], opset=14)
+    add("RNN-activation", [node("RNN", ["s", "W", "R"], ["y", "yh"], hidden_size=5,
+                                activations=["HardSigmoid"], activation_alpha=[0.3],
+                                activation_beta=[0.4])], seq,
+        [w("W", 1, 5, 4), w("R", 1, 5, 5)], outputs=("y", "yh"), opset=14)
+    add("Conv-1d", [node("Conv", ["a", "k"], pads=[1, 2], strides=[2])], [("a", F, [1, 2, 9])],
+        [w("k", 3, 2, 4)])
     for op in ["ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"]:
         add(f"{op}-opset13-axes_attr", [node(op, ["x"], axes=[1, 3], keepdims=1)], opset=13)
         add(f"{op}-opset18-axes_input", [node(op, ["x", "axes"], keepdims=0)],

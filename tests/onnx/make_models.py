@@ -548,8 +548,7 @@ def mathops():
 def recurrent():
     """LSTM, GRU and RNN as exporters write them, opset 14: a bidirectional
     LSTM with sequence lengths, initial states, peepholes and clip; an LSTM
-    with input_forget and only Y_h used (layout 1 is not compared: ONNX
-    Runtime's CPU kernels refuse it); a reverse GRU with
+    with input_forget and only Y_h used (layout 1: recurrent_layout1); a reverse GRU with
     linear_before_reset and a forward one without (its reset gate before
     the recurrent product); an RNN with a parameterised activation
     (LeakyRelu's alpha) and no bias. Sequence lengths include 0 and T."""
@@ -598,6 +597,43 @@ def opset26(out_dir):
     model.opset_import.append(helper.make_opsetid("", 26))
     model.ir_version = 10
     onnx.save(model, os.path.join(out_dir, "opset26.onnx"))
+
+
+def recurrent_layout1(out_dir):
+    """A bidirectional LSTM and a GRU in layout 1 (batch first, opset 14).
+    ONNX Runtime's CPU kernels refuse layout 1, so the expected outputs are
+    ORT's for the same weights in layout 0 with the inputs and outputs
+    transposed around the node."""
+    N, T, I, H = 3, 4, 5, 6
+    weights = [w("W", 2, 4 * H, I), w("R", 2, 4 * H, H), w("h0", N, 2, H), w("gW", 1, 3 * H, I),
+               w("gR", 1, 3 * H, H), w("gB", 1, 6 * H)]
+
+    def model(layout):
+        g = G()
+        for t in weights:
+            g.init(t)
+        if layout == 1:
+            g.op("LSTM", ["x", "W", "R", "", "", "h0"], ["y", "yh"], name="/LSTM", hidden_size=H,
+                 direction="bidirectional", layout=1)
+            g.op("GRU", ["x", "gW", "gR", "gB"], ["gy"], name="/GRU", hidden_size=H, layout=1)
+        else:
+            xt = g.op("Transpose", ["x"], perm=[1, 0, 2])
+            h0 = g.op("Transpose", ["h0"], perm=[1, 0, 2])
+            y, yh = g.op("LSTM", [xt, "W", "R", "", "", h0], 2, hidden_size=H,
+                         direction="bidirectional")
+            g.op("Transpose", [y], ["y"], perm=[2, 0, 1, 3])
+            g.op("Transpose", [yh], ["yh"], perm=[1, 0, 2])
+            gy = g.op("GRU", [xt, "gW", "gR", "gB"], 1, hidden_size=H)
+            g.op("Transpose", [gy], ["gy"], perm=[2, 0, 1, 3])
+        return g.model("recurrent_layout1", [vi("x", [N, T, I])], [out(n) for n in ["y", "yh", "gy"]],
+                       14)
+
+    feeds = {"x": RNG.uniform(-2, 2, (N, T, I)).astype(np.float32)}
+    ref = os.path.join(out_dir, "recurrent_layout1.ref0.onnx")
+    onnx.save(model(0), ref)
+    write_inputs_expected(out_dir, "recurrent_layout1", ref, feeds, [])
+    os.remove(ref)
+    onnx.save(model(1), os.path.join(out_dir, "recurrent_layout1.onnx"))
 
 
 def write_case(out, name, model, feeds, shapes):
@@ -657,6 +693,7 @@ def main():
         model, feeds, shapes = make()
         write_case(out, name, model, feeds, shapes)
     opset26(out)
+    recurrent_layout1(out)
     broken_models(out)
 
 

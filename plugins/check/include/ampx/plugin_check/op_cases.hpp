@@ -933,6 +933,48 @@ inline const std::map<std::string, Maker>& cases() {
          c.nb.output(I64, {2}).attr_int("axis", -1).attr_int("keepdims", 0).attr_int(
              "select_last_index", 1);
        }},
+      // The recurrent ops (T 4, N 3, I 5, H 6): a bidirectional LSTM with
+      // sequence lengths (one 0, one T), peepholes and clip; a reverse GRU
+      // without linear_before_reset; an RNN with a parameterised
+      // activation. Weights scaled as exporters initialise them.
+      {"LSTM_bidirectional_lens",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LSTM", "n");
+         in(c, rnd(r, dt, {4, 3, 5}));
+         in(c, rnd(r, dt, {2, 24, 5}, 0.4));
+         in(c, rnd(r, dt, {2, 24, 6}, 0.4));
+         in(c, rnd(r, dt, {2, 48}, 0.4));
+         in(c, rnd(r, dt, {2, 3, 6}));
+         in(c, rnd(r, dt, {2, 3, 6}));
+         in(c, rnd(r, dt, {2, 18}, 0.4));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {3}, {4, 0, 2}));
+         c.nb.output(dt, {4, 2, 3, 6}).output(dt, {2, 3, 6}).output(dt, {2, 3, 6});
+         c.nb.attr_int("hidden_size", 6).attr_str("direction", "bidirectional").attr_float(
+             "clip", 3.0);
+       }},
+      {"GRU_reverse_reset_before",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GRU", "n");
+         in(c, rnd(r, dt, {4, 3, 5}));
+         in(c, rnd(r, dt, {1, 18, 5}, 0.4));
+         in(c, rnd(r, dt, {1, 18, 6}, 0.4));
+         in(c, rnd(r, dt, {1, 36}, 0.4));
+         in(c, rnd(r, dt, {1, 3, 6}));
+         c.nb.output(dt, {4, 1, 3, 6}).output(dt, {1, 3, 6});
+         c.nb.attr_int("hidden_size", 6).attr_str("direction", "reverse");
+       }},
+      {"RNN_leaky_relu",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("RNN", "n");
+         in(c, rnd(r, dt, {4, 3, 5}));
+         in(c, rnd(r, dt, {1, 6, 5}, 0.4));
+         in(c, rnd(r, dt, {1, 6, 6}, 0.4));
+         in(c, rnd(r, dt, {1, 12}, 0.4));
+         in(c, rnd(r, dt, {1, 3, 6}));
+         c.nb.output(dt, {4, 1, 3, 6}).output(dt, {1, 3, 6});
+         c.nb.attr_int("hidden_size", 6).attr_str("activations", "LeakyRelu").attr_floats(
+             "activation_alpha", {0.1});
+       }},
   };
     add_training_cases(m);
     return m;
