@@ -185,6 +185,15 @@ def op_seeds():
                                 activations=["HardSigmoid"], activation_alpha=[0.3],
                                 activation_beta=[0.4])], seq,
         [w("W", 1, 5, 4), w("R", 1, 5, 5)], outputs=("y", "yh"), opset=14)
+    # If whose condition folds (Shape(x)[0] == 1): the then branch reads x
+    then_g = helper.make_graph([node("Relu", ["x"], ["t"])], "then", [],
+                               [helper.make_empty_tensor_value_info("t")])
+    else_g = helper.make_graph([node("Neg", ["x"], ["e"])], "else", [],
+                               [helper.make_empty_tensor_value_info("e")])
+    add("If-folded", [node("Shape", ["x"], ["s"]), node("Gather", ["s", "zero"], ["d"]),
+                      node("Equal", ["d", "one"], ["c"]),
+                      node("If", ["c"], then_branch=then_g, else_branch=else_g)],
+        inits=[i64("zero", 0), i64("one", 1)], opset=16)
     add("Conv-1d", [node("Conv", ["a", "k"], pads=[1, 2], strides=[2])], [("a", F, [1, 2, 9])],
         [w("k", 3, 2, 4)])
     for op in ["ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"]:

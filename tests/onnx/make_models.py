@@ -545,6 +545,32 @@ def mathops():
                    "y": RNG.uniform(-1, 1, (3, 1)).astype(np.float32)}, []
 
 
+def ifconst():
+    """If as exporters write shape checks (opset 16): the condition is
+    Shape(x)[1] == 8, which folds once x's shape is known; the then branch
+    reads outer values (x and a weight of the main graph) and has an
+    initializer of its own, the else branch would fail shape inference if
+    it were taken. ampx takes the then branch at import."""
+    g = G()
+    d1 = g.op("Gather", [g.op("Shape", ["x"], name="/Shape"), g.init(i64("one", 1))],
+              name="/Gather")
+    c = g.op("Equal", [d1, g.init(i64("eight", 8))], name="/Equal")
+    wt = g.init(w("fc.weight", 8, 4))
+    then_g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", wt], ["then_mm"], name="/If/then/MatMul"),
+         helper.make_node("Add", ["then_mm", "then_bias"], ["then_out"], name="/If/then/Add")],
+        "then", [], [helper.make_tensor_value_info("then_out", F, None)],
+        [w("then_bias", 4)])
+    else_g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "else_shape"], ["else_out"], name="/If/else/Reshape")],
+        "else", [], [helper.make_tensor_value_info("else_out", F, None)],
+        [i64("else_shape", [-1, 4])])
+    r = g.op("If", [c], name="/If", then_branch=then_g, else_branch=else_g)
+    g.op("Relu", [r], ["y"], name="/Relu")
+    model = g.model("ifconst", [vi("x", ["batch", 8])], [vi("y", ["batch", 4])], 16)
+    return model, {"x": RNG.uniform(-1, 1, (3, 8)).astype(np.float32)}, ["x=3x8"]
+
+
 def recurrent():
     """LSTM, GRU and RNN as exporters write them, opset 14: a bidirectional
     LSTM with sequence lengths, initial states, peepholes and clip; an LSTM
@@ -581,7 +607,8 @@ def recurrent():
 MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp,
           "softmax11": softmax11, "logsoftmax12": logsoftmax12, "opset7": opset7,
           "opset9": opset9, "opset10": opset10, "opset11": opset11, "opset12": opset12,
-          "opset22": opset22, "mathops": mathops, "recurrent": recurrent}
+          "opset22": opset22, "mathops": mathops, "recurrent": recurrent,
+          "ifconst": ifconst}
 
 
 def opset26(out_dir):

@@ -204,11 +204,24 @@ void Importer::read_inputs() {
 
 // Every unsupported op type at once, with its count: a user porting a model
 // sees the whole list, not the first miss.
+// The nodes of a graph and of every subgraph in it (If branches, Loop
+// bodies), depth first.
+template <class Fn>
+void for_each_node(const onnx::GraphProto& g, const Fn& fn) {
+  for (const auto& n : g.node()) {
+    fn(n);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) for_each_node(a.g(), fn);
+      for (const auto& sub : a.graphs()) for_each_node(sub, fn);
+    }
+  }
+}
+
 void Importer::check_supported() const {
   std::map<std::string, int> missing;
-  for (const auto& n : model_.graph().node()) {
+  for_each_node(model_.graph(), [&](const onnx::NodeProto& n) {
     const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-    if (default_domain && is_supported(n.op_type(), opset_)) continue;
+    if (default_domain && is_supported(n.op_type(), opset_)) return;
     std::string what = default_domain ? n.op_type() : n.domain() + "." + n.op_type();
     // An op ampx imports, but not one this opset defines (ONNX Runtime
     // refuses it too): say which opsets do.
@@ -217,7 +230,7 @@ void Importer::check_supported() const {
       if (!where.empty()) what += " (" + where + ")";
     }
     missing[what]++;
-  }
+  });
   if (missing.empty()) return;
   std::string list;
   int total = 0;
@@ -435,13 +448,26 @@ void Importer::bind(const onnx::NodeProto& n, int i, ValueId v) {
 
 void Importer::convert_nodes() {
   const auto& g = model_.graph();
-  for (const auto& n : g.node())
+  // A value read inside a subgraph (an If branch reads outer values by
+  // name) is used too; so are a subgraph's outputs.
+  for_each_node(g, [&](const onnx::NodeProto& n) {
     for (const auto& in : n.input()) uses_[in]++;
+    for (const auto& a : n.attribute()) {
+      if (a.has_g())
+        for (const auto& out : a.g().output()) uses_[out.name()]++;
+      for (const auto& sub : a.graphs())
+        for (const auto& out : sub.output()) uses_[out.name()]++;
+    }
+  });
   for (const auto& out : g.output()) uses_[out.name()]++;
-  int index = 0;
+  convert_graph_nodes(g);
+  node_ = nullptr;
+}
+
+void Importer::convert_graph_nodes(const onnx::GraphProto& g) {
   for (const auto& n : g.node()) {
     node_ = &n;
-    node_name_ = unique_node_name(n, index++);
+    node_name_ = unique_node_name(n, stats_.onnx_nodes++);
     origin_.clear();
     emitted_ = 0;
     fresh_.clear();
@@ -453,8 +479,36 @@ void Importer::convert_nodes() {
       if (!n.output(i).empty() && !values_.contains(n.output(i)) && output_used(n, i))
         fail(fmt::format("output {} ('{}') is not supported", i, n.output(i)));
   }
-  node_ = nullptr;
-  stats_.onnx_nodes = index;
+}
+
+std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const std::string& what) {
+  // The converting node's state, restored for its own bind() calls after.
+  const onnx::NodeProto* node = node_;
+  const std::string name = node_name_, origin = origin_;
+  const int emitted = emitted_;
+  std::unordered_set<ValueId> fresh = fresh_;
+  if (g.input_size() > 0)
+    fail(fmt::format("{} has {} inputs; a branch takes none", what, g.input_size()));
+  for (const auto& t : g.initializer()) {
+    if (t.name().empty()) fail(what + ": an initializer has no name");
+    TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()), max_tensor_bytes_);
+    values_[t.name()] = graph_.add_constant(t.name(), d.type, std::move(d.bytes));
+  }
+  convert_graph_nodes(g);
+  node_ = node;
+  node_name_ = name;
+  origin_ = origin;
+  emitted_ = emitted;
+  fresh_ = std::move(fresh);
+  std::vector<ValueId> outs;
+  for (const auto& o : g.output()) {
+    const auto it = values_.find(o.name());
+    if (it == values_.end())
+      fail(fmt::format("{}: output '{}' is not produced by the branch or an outer value", what,
+                       o.name()));
+    outs.push_back(it->second);
+  }
+  return outs;
 }
 
 // The converter's own checks name what is wrong; anything else that escapes

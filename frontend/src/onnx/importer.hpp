@@ -62,6 +62,10 @@ class Importer {
   }
   ValueId constant(TensorType type, std::vector<std::byte> bytes);
   ValueId constant_i64(std::span<const int64_t> values, Shape shape);
+  // Converts a subgraph of the current node (an If branch) into the graph
+  // being built, its nodes reading outer values by name, and returns its
+  // outputs. `what` names it in errors.
+  std::vector<ValueId> inline_subgraph(const onnx::GraphProto& g, const std::string& what);
   // Binds ONNX output i of the current node to `v`.
   void bind(const onnx::NodeProto& n, int i, ValueId v);
   // Marks the current IR node(s) as coming from a different ONNX op type.
@@ -83,6 +87,7 @@ class Importer {
   void read_inputs();
   void check_supported() const;
   void convert_nodes();
+  void convert_graph_nodes(const onnx::GraphProto& g);
   void bind_outputs();
   Graph finish();
   std::string unique_node_name(const onnx::NodeProto& n, int index);

@@ -961,6 +961,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Constant", {{}, constant_op}},
       {"ConstantOfShape", {{}, constant_of_shape, 9}},
       {"Range", {{"Cast"}, range_op, 11}},
+      {"If", {{}, if_op}},
       {"LSTM", {{"LSTM", "Transpose"}, recurrent}},
       {"GRU", {{"GRU", "Transpose"}, recurrent}},
       {"RNN", {{"RNN", "Transpose"}, recurrent}},

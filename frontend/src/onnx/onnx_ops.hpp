@@ -23,6 +23,8 @@ struct OpConverter {
 
 // LSTM, GRU and RNN (onnx_recurrent.cpp).
 void recurrent(Importer& im, const onnx::NodeProto& n);
+// If with a condition that folds (onnx_control_flow.cpp).
+void if_op(Importer& im, const onnx::NodeProto& n);
 
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);

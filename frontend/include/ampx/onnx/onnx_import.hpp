@@ -45,7 +45,7 @@ struct ImportOptions {
 struct ImportStats {
   int64_t opset = 0;
   std::string producer;    // producer_name and version
-  int onnx_nodes = 0;      // nodes in the file
+  int onnx_nodes = 0;      // nodes converted: the graph's, and those of the If branches taken
   int folded_nodes = 0;    // IR nodes computed at import (became constants)
   int fused_patterns = 0;  // decomposed LayerNorm/GELU recognised
   int ir_nodes = 0;        // nodes of the imported graph
