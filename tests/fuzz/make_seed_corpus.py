@@ -194,6 +194,13 @@ def op_seeds():
                       node("Equal", ["d", "one"], ["c"]),
                       node("If", ["c"], then_branch=then_g, else_branch=else_g)],
         inits=[i64("zero", 0), i64("one", 1)], opset=16)
+    # ops imported as op-set ops (onnx_decomposed_ops.cpp); X is [1, 2, 4, 4]
+    add("InstanceNormalization", [node("InstanceNormalization", ["x", "sc", "b"])],
+        inits=[w("sc", 2, lo=0.5, hi=1.5), w("b", 2)])
+    add("DepthToSpace-CRD", [node("DepthToSpace", ["d"], blocksize=2, mode="CRD")],
+        [("d", F, [1, 8, 2, 3])])
+    add("SpaceToDepth", [node("SpaceToDepth", ["x"], blocksize=2)])
+    add("Tile", [node("Tile", ["x", "reps"])], inits=[i64("reps", [1, 2, 1, 3])])
     add("Conv-1d", [node("Conv", ["a", "k"], pads=[1, 2], strides=[2])], [("a", F, [1, 2, 9])],
         [w("k", 3, 2, 4)])
     for op in ["ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"]:

@@ -392,4 +392,33 @@ TEST(OnnxImportHardening, LegacySoftmaxFlattensAtTheAxis) {
   }
 }
 
+// The ops imported as op-set ops (onnx_decomposed_ops.cpp) check what their
+// Reshapes rely on: one line naming the node, never a bad shape later.
+TEST(OnnxImportHardening, DecomposedOpsRefuseSizesThatDoNotDivide) {
+  TempDir dir;
+  auto error = [&](const std::string& op, auto attrs, std::vector<std::string> extra = {}) {
+    ModelMaker mm(21);
+    mm.input("x", {"1", "6", "4", "5"});
+    std::vector<std::string> ins{"x"};
+    for (const auto& e : extra) {
+      mm.init_f32(e, {6});
+      ins.push_back(e);
+    }
+    auto* n = mm.node(op, ins, {"y"}, "/" + op);
+    attrs(n);
+    mm.output("y");
+    return import_error(mm.save(dir / (op + ".onnx")));
+  };
+  std::string msg = error("DepthToSpace", [](auto* n) { ModelMaker::attr_int(n, "blocksize", 2); });
+  EXPECT_TRUE(has(msg,
+                  "node '/DepthToSpace' (DepthToSpace): blocksize 2 does not divide the 6 "
+                  "channels"))
+      << msg;
+  msg = error("SpaceToDepth", [](auto* n) { ModelMaker::attr_int(n, "blocksize", 2); });
+  EXPECT_TRUE(has(msg, "blocksize 2 does not divide H 4 and W 5")) << msg;
+  msg = error("GroupNormalization", [](auto* n) { ModelMaker::attr_int(n, "num_groups", 4); },
+              {"scale", "bias"});
+  EXPECT_TRUE(has(msg, "num_groups 4 does not divide the 6 channels")) << msg;
+}
+
 }  // namespace

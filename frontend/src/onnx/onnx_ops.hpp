@@ -23,6 +23,12 @@ struct OpConverter {
 
 // LSTM, GRU and RNN (onnx_recurrent.cpp).
 void recurrent(Importer& im, const onnx::NodeProto& n);
+// Ops imported as a few op-set ops (onnx_decomposed_ops.cpp).
+void instance_norm(Importer& im, const onnx::NodeProto& n);
+void group_norm(Importer& im, const onnx::NodeProto& n);
+void depth_to_space(Importer& im, const onnx::NodeProto& n);
+void space_to_depth(Importer& im, const onnx::NodeProto& n);
+void tile(Importer& im, const onnx::NodeProto& n);
 // If with a condition that folds (onnx_control_flow.cpp).
 void if_op(Importer& im, const onnx::NodeProto& n);
 

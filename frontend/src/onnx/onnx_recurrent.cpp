@@ -40,8 +40,8 @@ void recurrent(Importer& im, const onnx::NodeProto& n) {
     im.fail(fmt::format("attribute 'layout' is {}, it must be 0 or 1", layout));
   ValueId x = im.input(n, 0);
   const ValueId w = im.input(n, 1), r = im.input(n, 2);
-  const Shape& xs = im.type(x).shape;
-  const Shape& rs = im.type(r).shape;
+  const Shape xs = im.type(x).shape;
+  const Shape rs = im.type(r).shape;
   if (xs.size() != 3) im.fail(fmt::format("X must be 3-D, got rank {}", xs.size()));
   if (rs.size() != 3) im.fail(fmt::format("R must be 3-D, got rank {}", rs.size()));
   const DType dt = im.type(x).dtype;
