@@ -194,6 +194,11 @@ def op_seeds():
                       node("Equal", ["d", "one"], ["c"]),
                       node("If", ["c"], then_branch=then_g, else_branch=else_g)],
         inits=[i64("zero", 0), i64("one", 1)], opset=16)
+    # If on a run-time condition: both branches and a Where
+    add("If-runtime", [node("ReduceSum", ["x"], ["s"], keepdims=0),
+                       node("Greater", ["s", "z"], ["c"]),
+                       node("If", ["c"], then_branch=then_g, else_branch=else_g)],
+        inits=[f32("z", 0.0)], opset=16)
     # ops imported as op-set ops (onnx_decomposed_ops.cpp); X is [1, 2, 4, 4]
     add("InstanceNormalization", [node("InstanceNormalization", ["x", "sc", "b"])],
         inits=[w("sc", 2, lo=0.5, hi=1.5), w("b", 2)])

@@ -600,6 +600,36 @@ def decomposed(opset):
     return make
 
 
+def ifruntime():
+    """If whose condition is data (opset 16): ReduceSum(x) > 0, known only
+    at run time. ampx runs both branches and selects with Where; the inputs
+    make the condition true, and `y2` takes the else branch of a second If
+    on the negated condition, so both selections are compared."""
+    g = G()
+    s = g.op("ReduceSum", ["x"], name="/ReduceSum", keepdims=0)
+    c = g.op("Greater", [s, g.init(f32("zero", 0.0))], name="/Greater")
+    nc = g.op("Not", [c], name="/Not")
+    wt = g.init(w("fc.weight", 8, 4))
+
+    def branches(tag):
+        then_g = helper.make_graph(
+            [helper.make_node("MatMul", ["x", wt], [f"{tag}_then_out"], name=f"/{tag}/then/MatMul")],
+            "then", [], [helper.make_tensor_value_info(f"{tag}_then_out", F, None)])
+        else_g = helper.make_graph(
+            [helper.make_node("MatMul", ["x", f"{tag}_w2"], [f"{tag}_mm"], name=f"/{tag}/else/MatMul"),
+             helper.make_node("Relu", [f"{tag}_mm"], [f"{tag}_else_out"], name=f"/{tag}/else/Relu")],
+            "else", [], [helper.make_tensor_value_info(f"{tag}_else_out", F, None)],
+            [w(f"{tag}_w2", 8, 4)])
+        return then_g, else_g
+
+    t1, e1 = branches("a")
+    g.op("If", [c], ["y1"], name="/If", then_branch=t1, else_branch=e1)
+    t2, e2 = branches("b")
+    g.op("If", [nc], ["y2"], name="/If_1", then_branch=t2, else_branch=e2)
+    model = g.model("ifruntime", [vi("x", [3, 8])], [vi("y1", [3, 4]), vi("y2", [3, 4])], 16)
+    return model, {"x": RNG.uniform(0.1, 1, (3, 8)).astype(np.float32)}, []
+
+
 def recurrent():
     """LSTM, GRU and RNN as exporters write them, opset 14: a bidirectional
     LSTM with sequence lengths, initial states, peepholes and clip; an LSTM
@@ -637,7 +667,7 @@ MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": o
           "softmax11": softmax11, "logsoftmax12": logsoftmax12, "opset7": opset7,
           "opset9": opset9, "opset10": opset10, "opset11": opset11, "opset12": opset12,
           "opset22": opset22, "mathops": mathops, "recurrent": recurrent,
-          "ifconst": ifconst, "decomposed18": decomposed(18), "decomposed21": decomposed(21)}
+          "ifconst": ifconst, "ifruntime": ifruntime, "decomposed18": decomposed(18), "decomposed21": decomposed(21)}
 
 
 def opset26(out_dir):

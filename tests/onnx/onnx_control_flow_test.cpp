@@ -7,6 +7,7 @@
 #include <ampx/ir/op_type.hpp>
 #include <ampx/onnx/onnx_import.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -75,18 +76,59 @@ TEST(OnnxIf, AFoldedConditionTakesItsBranchInPlaceOfTheNode) {
   EXPECT_EQ(else_g.value(else_g.outputs()[0]).type.shape, (ampx::Shape{2, 3}));
 }
 
-TEST(OnnxIf, ARunTimeConditionIsOneLineNamingIt) {
-  TempDir dir;
+// x [2, 3], c a bool input: If(c) then `then_op`(x, k) else x * 3.
+ModelMaker runtime_if(const std::string& then_op = "Add") {
   ModelMaker mm;
   mm.input("x", {"2", "3"});
   mm.input("c", {}, onnx::TensorProto::BOOL);
   auto* n = mm.node("If", {"c"}, {"y"}, "/If");
-  one_node_branch(add_branch(n, "then_branch"), "Add", "x", "a");
+  one_node_branch(add_branch(n, "then_branch"), then_op, "x", "a");
   one_node_branch(add_branch(n, "else_branch"), "Mul", "x", "b");
   mm.output("y");
+  return mm;
+}
+
+TEST(OnnxIf, ARunTimeConditionRunsBothBranchesAndSelects) {
+  TempDir dir;
+  const ampx::Graph g = import_onnx(runtime_if().save(dir / "m.onnx"));
+  EXPECT_EQ(op_names(g), (std::vector<std::string>{"Add", "Mul", "Where"}));
+}
+
+TEST(OnnxIf, BranchesOfDifferentTypesAtRunTimeAreOneLine) {
+  TempDir dir;
+  ModelMaker mm = runtime_if();
+  // The then branch's output becomes [6]: Reshape x.
+  auto* then_g = mm.g->mutable_node(0)->mutable_attribute(0)->mutable_g();
+  auto* r = then_g->add_node();
+  r->set_op_type("Reshape");
+  r->set_name("then/Reshape");
+  r->add_input("a");
+  r->add_input("flat");
+  r->add_output("a_flat");
+  auto* t = then_g->add_initializer();
+  t->set_name("flat");
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(1);
+  t->add_int64_data(6);
+  then_g->mutable_output(0)->set_name("a_flat");
   const std::string msg = import_error(mm.save(dir / "m.onnx"));
-  EXPECT_TRUE(has(msg, "node '/If' (If): the condition 'c' is computed at run time")) << msg;
+  EXPECT_TRUE(has(msg,
+                  "node '/If' (If): the condition 'c' is computed at run time and output 0 "
+                  "differs between the branches"))
+      << msg;
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
+// A branch that cannot be built at these shapes (here: MatMul of [2, 3] by
+// a [1] weight) is left out and its outputs are NaN when selected; the
+// other branch still runs.
+TEST(OnnxIf, ABranchThatCannotBeBuiltBecomesNaN) {
+  TempDir dir;
+  const ampx::Graph g = import_onnx(runtime_if("MatMul").save(dir / "m.onnx"));
+  const std::vector<std::string> ops = op_names(g);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "MatMul"), 0);
+  EXPECT_EQ(ops.back(), "Where");
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Mul"), 1);
 }
 
 TEST(OnnxIf, ABranchReadingAMissingOuterValueIsRefusedNamingTheNode) {
@@ -94,6 +136,14 @@ TEST(OnnxIf, ABranchReadingAMissingOuterValueIsRefusedNamingTheNode) {
   const std::string msg = import_error(shape_if(2, "nosuch").save(dir / "m.onnx"));
   EXPECT_TRUE(has(msg, "then_branch/Add")) << msg;
   EXPECT_TRUE(has(msg, "'nosuch' is not produced")) << msg;
+}
+
+TEST(OnnxIf, AtRunTimeTooABranchReadingAMissingValueIsAnError) {
+  TempDir dir;
+  ModelMaker mm = runtime_if();
+  mm.g->mutable_node(0)->mutable_attribute(1)->mutable_g()->mutable_node(0)->set_input(0, "nosuch");
+  const std::string msg = import_error(mm.save(dir / "m.onnx"));
+  EXPECT_TRUE(has(msg, "else_branch: node 'else_branch/Mul' (Mul) reads 'nosuch'")) << msg;
 }
 
 TEST(OnnxIf, UnsupportedOpsInsideBranchesAreListed) {

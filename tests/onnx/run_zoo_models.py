@@ -17,9 +17,8 @@ the sigmoid of wide-range logits: it runs with the logits as an extra
 output; above O0 they are judged, and the map by the error they allow
 (expose_sigmoid_logits).
 
-A model marked as importing today (the PaddleOCR ones and four Silero
-variants) must import; one not marked (silero_vad and silero_vad_op18_ifless:
-an If on the value of `sr`) that does not is reported as "not imported:
+A model marked as importing today (all of them now) must import; one not
+marked that does not is reported as "not imported:
 <ampx's error>" and fails only under --require-all. A model that imports and
 then differs from ORT, or whose run fails, fails the script.
 
@@ -142,7 +141,7 @@ MODELS = [
     ("ch_PP-OCRv4_det_infer", True, ocr_det_input, True),
     ("ch_PP-OCRv4_rec_infer", True, lambda rng: ocr_line_input(rng, 320), False),
     ("ch_ppocr_mobile_v2.0_cls_infer", True, lambda rng: ocr_line_input(rng, 192), False),
-    ("silero_vad", False, lambda rng: {"input": voiced_frames(rng, 1),
+    ("silero_vad", True, lambda rng: {"input": voiced_frames(rng, 1),
                                        "state": vad_state(rng, (2, 1, 128)), "sr": sr16k()},
      False),
     ("silero_vad_16k_op15", True, lambda rng: {"input": voiced_frames(rng, 1),
@@ -153,7 +152,7 @@ MODELS = [
                                                     "c": vad_state(rng, (1, 1, 128))}, False),
     ("silero_vad_half", True, lambda rng: {"input": voiced_frames(rng, 1),
                                             "state": vad_state(rng, (2, 1, 128))}, False),
-    ("silero_vad_op18_ifless", False, lambda rng: {"input": voiced_frames(rng, 1),
+    ("silero_vad_op18_ifless", True, lambda rng: {"input": voiced_frames(rng, 1),
                                                    "state": vad_state(rng, (2, 1, 128)),
                                                    "sr": sr16k()}, False),
     ("silero_vad_openvino_16k", True, lambda rng: {"input": voiced_frames(rng, 1),

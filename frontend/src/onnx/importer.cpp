@@ -482,25 +482,34 @@ void Importer::convert_graph_nodes(const onnx::GraphProto& g) {
 }
 
 std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const std::string& what) {
-  // The converting node's state, restored for its own bind() calls after.
-  const onnx::NodeProto* node = node_;
-  const std::string name = node_name_, origin = origin_;
-  const int emitted = emitted_;
-  std::unordered_set<ValueId> fresh = fresh_;
-  if (g.input_size() > 0)
-    fail(fmt::format("{} has {} inputs; a branch takes none", what, g.input_size()));
-  for (const auto& t : g.initializer()) {
-    if (t.name().empty()) fail(what + ": an initializer has no name");
-    TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()), max_tensor_bytes_);
-    values_[t.name()] = graph_.add_constant(t.name(), d.type, std::move(d.bytes));
-  }
-  convert_graph_nodes(g);
-  node_ = node;
-  node_name_ = name;
-  origin_ = origin;
-  emitted_ = emitted;
-  fresh_ = std::move(fresh);
+  // The converting node's state, restored when the branch is done or has
+  // failed (an If may go on without a branch that cannot be built).
+  struct Restore {
+    Importer& im;
+    const onnx::NodeProto* node = im.node_;
+    std::string name = im.node_name_, origin = im.origin_;
+    int emitted = im.emitted_;
+    std::unordered_set<ValueId> fresh = im.fresh_;
+    ~Restore() {
+      im.node_ = node;
+      im.node_name_ = std::move(name);
+      im.origin_ = std::move(origin);
+      im.emitted_ = emitted;
+      im.fresh_ = std::move(fresh);
+    }
+  };
   std::vector<ValueId> outs;
+  {
+    const Restore restore{*this};
+    if (g.input_size() > 0)
+      fail(fmt::format("{} has {} inputs; a branch takes none", what, g.input_size()));
+    for (const auto& t : g.initializer()) {
+      if (t.name().empty()) fail(what + ": an initializer has no name");
+      TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()), max_tensor_bytes_);
+      values_[t.name()] = graph_.add_constant(t.name(), d.type, std::move(d.bytes));
+    }
+    convert_graph_nodes(g);
+  }
   for (const auto& o : g.output()) {
     const auto it = values_.find(o.name());
     if (it == values_.end())

@@ -27,6 +27,9 @@ class Importer {
   [[noreturn]] void fail(const std::string& what) const;  // names the current node
 
   bool has_input(const onnx::NodeProto& n, int i) const;
+  // Whether a value of this ONNX name exists so far (an input, an
+  // initializer, an earlier node's output).
+  bool has_value(const std::string& name) const { return values_.contains(name); }
   ValueId input(const onnx::NodeProto& n, int i) const;  // required
   const Value& value(ValueId v) const { return graph_.value(v); }
   const TensorType& type(ValueId v) const { return graph_.value(v).type; }

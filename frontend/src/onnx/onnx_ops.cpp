@@ -961,7 +961,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Constant", {{}, constant_op}},
       {"ConstantOfShape", {{}, constant_of_shape, 9}},
       {"Range", {{"Cast"}, range_op, 11}},
-      {"If", {{}, if_op}},
+      {"If", {{"Where"}, if_op}},
       {"InstanceNormalization", {{"LayerNorm", "Reshape", "Mul", "Add"}, instance_norm}},
       {"GroupNormalization", {{"LayerNorm", "Reshape", "Mul", "Add", "Expand"}, group_norm, 18}},
       {"DepthToSpace", {{"Reshape", "Transpose"}, depth_to_space}},
