@@ -17,6 +17,14 @@ the sigmoid of wide-range logits: it runs with the logits as an extra
 output; above O0 they are judged, and the map by the error they allow
 (expose_sigmoid_logits).
 
+Then the OCR pair end to end (ocr_end_to_end): a text line rendered from
+bitmap glyphs through the detector, PaddleOCR's DB postprocess (threshold
+0.3, the largest region's box, unclip 1.5), the crop at height 48 through the
+recogniser and a greedy CTC decode, in ORT and in ampx on each --device at
+each --amp level: the boxes must agree within 2 pixels a side and the
+decoded text must be ORT's exactly at O0 (above O0 a difference is
+reported, not failed). --no-ocr skips it.
+
 A model marked as importing today (all of them now) must import; one not
 marked that does not is reported as "not imported:
 <ampx's error>" and fails only under --require-all. A model that imports and
@@ -24,7 +32,7 @@ then differs from ORT, or whose run fails, fails the script.
 
 Usage: run_zoo_models.py --ampx PATH [--zoo DIR] --work DIR [--device ID]...
            [--amp LEVEL]... [--no-vulkan] [--require-all] [--iters N]
-           [--model NAME]...
+           [--model NAME]... [--no-ocr]
 Prints one line per check, a markdown table, and 'N passed, N failed, N not
 imported'.
 """
@@ -304,6 +312,263 @@ def fmt_cell(cell):
     return f"{fb}, {err}, {cell['ms']:.1f} ms"
 
 
+# --- the OCR pair end to end -------------------------------------------------
+#
+# A rendered text line through the detector and the recogniser, as
+# PaddleOCR's pipeline chains them (DB postprocess, crop, resize to height 48,
+# CTC decode), once with ONNX Runtime and once with ampx on each device and
+# level: the boxes found in the two probability maps must agree within
+# OCR_BOX_PX pixels a side, and the text ampx's recogniser decodes from the
+# crop of ORT's box must be ORT's exactly at O0 (above O0 a difference is
+# reported, not failed: f16 may flip a near-tie between two characters).
+
+OCR_DET = "ch_PP-OCRv4_det_infer"
+OCR_REC = "ch_PP-OCRv4_rec_infer"
+OCR_TEXT = "AMPX RUN 42"
+OCR_BOX_PX = 2
+OCR_THRESH = 0.3  # PaddleOCR DBPostProcess' thresh
+OCR_UNCLIP = 1.5  # and its unclip_ratio
+
+# 5x7 bitmap glyphs ('1' ink), one row a word: digits and the capitals of
+# OCR_TEXT and a few more
+FONT = {
+    "0": "01110 10001 10011 10101 11001 10001 01110",
+    "1": "00100 01100 00100 00100 00100 00100 01110",
+    "2": "01110 10001 00001 00010 00100 01000 11111",
+    "3": "11111 00010 00100 00010 00001 10001 01110",
+    "4": "00010 00110 01010 10010 11111 00010 00010",
+    "5": "11111 10000 11110 00001 00001 10001 01110",
+    "6": "00110 01000 10000 11110 10001 10001 01110",
+    "7": "11111 00001 00010 00100 01000 01000 01000",
+    "8": "01110 10001 10001 01110 10001 10001 01110",
+    "9": "01110 10001 10001 01111 00001 00010 01100",
+    "A": "01110 10001 10001 11111 10001 10001 10001",
+    "C": "01110 10001 10000 10000 10000 10001 01110",
+    "E": "11111 10000 10000 11110 10000 10000 11111",
+    "H": "10001 10001 10001 11111 10001 10001 10001",
+    "L": "10000 10000 10000 10000 10000 10000 11111",
+    "M": "10001 11011 10101 10101 10001 10001 10001",
+    "N": "10001 10001 11001 10101 10011 10001 10001",
+    "O": "01110 10001 10001 10001 10001 10001 01110",
+    "P": "11110 10001 10001 11110 10000 10000 10000",
+    "R": "11110 10001 10001 11110 10100 10010 10001",
+    "T": "11111 00100 00100 00100 00100 00100 00100",
+    "U": "10001 10001 10001 10001 10001 10001 01110",
+    "X": "10001 10001 01010 00100 01010 10001 10001",
+}
+
+
+def rendered_line(rng, text, h=320, w=320, scale=4):
+    """A uint8-valued HxWx3 float image: `text` in FONT's glyphs scaled by
+    `scale` (a space is a glyph's advance), in one dark ink on the paper of
+    text_image (gradient, noise, tint), at a seeded place; 3x3 box blur."""
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float64)
+    paper = 235 + 10 * (xx / w) - 8 * (yy / h) + rng.normal(0, 3, (h, w))
+    img = np.repeat(paper[:, :, None], 3, axis=2) + rng.uniform(-6, 6, 3)
+    ink = rng.uniform(15, 50, 3)
+    advance = 6 * scale
+    width = advance * len(text) - scale
+    top = int(rng.integers(h // 4, 3 * h // 4 - 7 * scale))
+    x = int(rng.integers(4, max(5, w - width - 4)))
+    for ch in text:
+        if ch != " ":
+            glyph = np.array([[c == "1" for c in row] for row in FONT[ch].split()])
+            mask = np.kron(glyph, np.ones((scale, scale), bool))
+            img[top:top + mask.shape[0], x:x + mask.shape[1]][mask] = ink
+        x += advance
+    p = np.pad(img, ((1, 1), (1, 1), (0, 0)), mode="edge")
+    img = sum(p[i:i + h, j:j + w] for i in range(3) for j in range(3)) / 9
+    return np.clip(img, 0, 255)
+
+
+def det_normalise(img):
+    mean = np.array([0.485, 0.456, 0.406])
+    std = np.array([0.229, 0.224, 0.225])
+    return nchw((img / 255.0 - mean) / std)
+
+
+def text_box(prob):
+    """PaddleOCR's DB postprocess, simplified: the probability map [1,1,H,W]
+    thresholded at OCR_THRESH; of its 8-connected regions the largest (in
+    pixels); its axis-aligned bounding box grown on every side by the unclip
+    distance area * OCR_UNCLIP / perimeter (of the box), clipped to the
+    image. (x0, y0, x1, y1), end exclusive, or None when nothing passes."""
+    on = prob.reshape(prob.shape[-2:]) > OCR_THRESH
+    h, w = on.shape
+    seen = np.zeros_like(on)
+    best = None
+    for y, x in zip(*np.nonzero(on)):
+        if seen[y, x]:
+            continue
+        seen[y, x] = True
+        stack, n = [(y, x)], 0
+        y0, y1, x0, x1 = y, y, x, x
+        while stack:
+            cy, cx = stack.pop()
+            n += 1
+            y0, y1, x0, x1 = min(y0, cy), max(y1, cy), min(x0, cx), max(x1, cx)
+            for ny in (cy - 1, cy, cy + 1):
+                for nx in (cx - 1, cx, cx + 1):
+                    if 0 <= ny < h and 0 <= nx < w and on[ny, nx] and not seen[ny, nx]:
+                        seen[ny, nx] = True
+                        stack.append((ny, nx))
+        if best is None or n > best[0]:
+            best = (n, int(x0), int(y0), int(x1) + 1, int(y1) + 1)
+    if best is None:
+        return None
+    _, x0, y0, x1, y1 = best
+    bw, bh = x1 - x0, y1 - y0
+    d = bw * bh * OCR_UNCLIP / (2 * (bw + bh))
+    return (max(0, int(round(x0 - d))), max(0, int(round(y0 - d))),
+            min(w, int(round(x1 + d))), min(h, int(round(y1 + d))))
+
+
+def resize_bilinear(img, oh, ow):
+    """HxWxC, half-pixel centres (cv2.resize's INTER_LINEAR)."""
+    ih, iw = img.shape[:2]
+    fy = np.clip((np.arange(oh) + 0.5) * ih / oh - 0.5, 0, ih - 1)
+    fx = np.clip((np.arange(ow) + 0.5) * iw / ow - 0.5, 0, iw - 1)
+    y0, x0 = np.floor(fy).astype(int), np.floor(fx).astype(int)
+    y1, x1 = np.minimum(y0 + 1, ih - 1), np.minimum(x0 + 1, iw - 1)
+    wy, wx = (fy - y0)[:, None, None], (fx - x0)[None, :, None]
+    top = img[y0][:, x0] * (1 - wx) + img[y0][:, x1] * wx
+    bottom = img[y1][:, x0] * (1 - wx) + img[y1][:, x1] * wx
+    return top * (1 - wy) + bottom * wy
+
+
+def rec_input_from(img, box, h=48, w=320):
+    """PaddleOCR's resize_norm_img: the crop resized to height h keeping its
+    aspect (at most w wide), (x/255 - 0.5)/0.5, zero-padded on the right to
+    w."""
+    x0, y0, x1, y1 = box
+    crop = img[y0:y1, x0:x1]
+    rw = min(w, int(np.ceil(h * crop.shape[1] / crop.shape[0])))
+    x = np.zeros((1, 3, h, w), np.float32)
+    x[0, :, :, :rw] = ((resize_bilinear(crop, h, rw) / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)
+    return x
+
+
+def ctc_greedy(probs):
+    """[1, T, C] -> the class of each time step, repeats collapsed, blanks
+    (0) dropped."""
+    idx = probs.reshape(-1, probs.shape[-1]).argmax(-1)
+    return [int(c) for t, c in enumerate(idx) if c != 0 and (t == 0 or c != idx[t - 1])]
+
+
+def rec_charset(proto):
+    """The recogniser's classes as rapidocr reads them: 'blank', the
+    'character' metadata's lines, ' ' (use_space_char); None when the model
+    carries none."""
+    meta = {p.key: p.value for p in proto.metadata_props}
+    if "character" not in meta:
+        return None
+    return ["blank"] + meta["character"].splitlines() + [" "]
+
+
+def decoded(seq, chars):
+    if chars is None or any(c >= len(chars) for c in seq):
+        return "indices " + " ".join(map(str, seq))
+    return repr("".join(chars[c] for c in seq))
+
+
+def ampx_outputs(a, path, files, device, amp, out):
+    """`ampx run` once, its outputs as {file name: array}, or (None, error)."""
+    extra = ["--capability-blind"] if amp != "O0" else []
+    cmd = [a.ampx, "run", path, "--device", device, "--amp", amp, "--iters", "1",
+           "--warmup", "0", "--save-outputs", out, "--format", "json"] + extra + input_args(files)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, f"exit {p.returncode}: {one_line(p.stderr)}"
+    return {f: np.load(os.path.join(out, f)) for f in os.listdir(out) if f.endswith(".npy")}, None
+
+
+def fmt_box(box):
+    return "none" if box is None else f"({box[0]},{box[1]})-({box[2]},{box[3]})"
+
+
+def ocr_end_to_end(a, runs):
+    """(passed, failed, reported, summary lines). `runs`: (device, amp)."""
+    det_path = os.path.join(a.zoo, OCR_DET + ".onnx")
+    rec_path = os.path.join(a.zoo, OCR_REC + ".onnx")
+    rng = np.random.default_rng(zlib.crc32(b"ocr end to end"))
+    img = rendered_line(rng, OCR_TEXT)
+    det_x = det_normalise(img)
+    det_file = os.path.join(a.work, "ocr.det.x.npy")
+    np.save(det_file, det_x)
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    det = ort.InferenceSession(det_path, so, providers=["CPUExecutionProvider"])
+    det_out = npy_file_name(det.get_outputs()[0].name)
+    ort_box = text_box(det.run(None, {"x": det_x})[0])
+    if ort_box is None:
+        print(f"FAIL ocr ORT: no text region above {OCR_THRESH} in the detector's map")
+        return 0, 1, 0, []
+    rec_x = rec_input_from(img, ort_box)
+    rec_file = os.path.join(a.work, "ocr.rec.x.npy")
+    np.save(rec_file, rec_x)
+    rec = ort.InferenceSession(rec_path, so, providers=["CPUExecutionProvider"])
+    rec_out = npy_file_name(rec.get_outputs()[0].name)
+    chars = rec_charset(onnx.load(rec_path))
+    ort_seq = ctc_greedy(rec.run(None, {"x": rec_x})[0])
+    ort_text = decoded(ort_seq, chars)
+    print(f"--   ocr ORT: box {fmt_box(ort_box)}, reads {ort_text} (rendered {OCR_TEXT!r})")
+    summary = ["| OCR end to end | detector's box | from ORT's | recogniser reads (ORT's crop) "
+               "| vs ORT |", "|---|---|---|---|---|",
+               f"| ONNX Runtime | {fmt_box(ort_box)} | | {ort_text} | |"]
+    passed = failed = reported = 0
+    for device, amp in runs:
+        tag = f"{device.replace(':', '_').replace(',', '+')}.{amp}"
+        label = f"ocr {device} {amp}"
+        outs, err = ampx_outputs(a, det_path, {"x": det_file}, device, amp,
+                                 os.path.join(a.work, f"ocr.det.{tag}"))
+        if outs is None or det_out not in outs:
+            box_cell = "failed | "
+            failed += 1
+            print(f"FAIL {label} det: {err or det_out + ' not saved'}")
+        else:
+            box = text_box(outs[det_out])
+            off = None if box is None else max(abs(p - q) for p, q in zip(box, ort_box))
+            box_cell = f"{fmt_box(box)} | " + ("no region" if off is None else f"{off} px")
+            if off is not None and off <= OCR_BOX_PX:
+                passed += 1
+                print(f"ok   {label} det: box {fmt_box(box)}, {off} px from ORT's "
+                      f"(at most {OCR_BOX_PX})")
+            elif amp != "O0":
+                reported += 1
+                box_cell += " (reported)"
+                print(f"--   {label} det: box {fmt_box(box)}, ORT's {fmt_box(ort_box)} (more "
+                      f"than {OCR_BOX_PX} px apart; reported, not failed above O0)")
+            else:
+                failed += 1
+                print(f"FAIL {label} det: box {fmt_box(box)}, ORT's {fmt_box(ort_box)} (more "
+                      f"than {OCR_BOX_PX} px apart)")
+        outs, err = ampx_outputs(a, rec_path, {"x": rec_file}, device, amp,
+                                 os.path.join(a.work, f"ocr.rec.{tag}"))
+        if outs is None or rec_out not in outs:
+            text_cell, verdict = "failed", "failed"
+            failed += 1
+            print(f"FAIL {label} rec: {err or rec_out + ' not saved'}")
+        else:
+            seq = ctc_greedy(outs[rec_out])
+            text_cell = decoded(seq, chars)
+            if seq == ort_seq:
+                verdict = "same"
+                passed += 1
+                print(f"ok   {label} rec: reads {text_cell}, as ORT")
+            elif amp != "O0":
+                verdict = "differs (reported)"
+                reported += 1
+                print(f"--   {label} rec: reads {text_cell}, ORT {ort_text} (reported, not "
+                      f"failed above O0)")
+            else:
+                verdict = "differs"
+                failed += 1
+                print(f"FAIL {label} rec: reads {text_cell}, ORT {ort_text}")
+        summary.append(f"| {device} {amp} | {box_cell} | {text_cell} | {verdict} |")
+        sys.stdout.flush()
+    return passed, failed, reported, summary
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ampx", required=True)
@@ -318,6 +583,8 @@ def main():
                     help="a model that does not import fails")
     ap.add_argument("--iters", type=int, default=2, help="timed runs per ampx and ORT run")
     ap.add_argument("--model", action="append", default=None, help="only these models")
+    ap.add_argument("--no-ocr", action="store_true",
+                    help="no end-to-end OCR check (it runs when both OCR models are checked)")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     if a.zoo is None:
@@ -396,6 +663,17 @@ def main():
                 print(f"ok   {label}{note}")
         sys.stdout.flush()
 
+    reported = 0
+    ocr_summary = []
+    imported = {row["name"] for row in rows if not row["note"]}
+    if not a.no_ocr and {OCR_DET, OCR_REC} <= imported:
+        t0 = time.perf_counter()
+        p, f, reported, ocr_summary = ocr_end_to_end(a, [(d, amp) for d in devices
+                                                         for amp in amps])
+        passed += p
+        failed += f
+        ocr_s = time.perf_counter() - t0
+
     print()
     print("Each cell: no node fell back (yes/no), worst normwise relative error against "
           "ONNX Runtime, median time per run.")
@@ -411,8 +689,16 @@ def main():
             cells = [fmt_cell(row["cells"].get(r)) for r in runs] + [f"{row['ort_ms']:.1f} ms"]
             nodes = f"{row['onnx_nodes']}/{row['ampx_nodes']}"
         print("| " + " | ".join([row["name"], str(row["opset"]), nodes] + cells) + " |")
+    if ocr_summary:
+        print()
+        print(f"End to end: {OCR_TEXT!r} rendered, the detector's map thresholded at "
+              f"{OCR_THRESH}, the largest region's box unclipped by {OCR_UNCLIP}; the "
+              f"recogniser on the crop of ORT's box, greedy CTC ({ocr_s:.0f} s in all).")
+        print()
+        print("\n".join(ocr_summary))
     print()
-    print(f"{passed} passed, {failed} failed, {not_imported} not imported")
+    print(f"{passed} passed, {failed} failed, {not_imported} not imported"
+          + (f", {reported} differing above O0 (reported)" if reported else ""))
     return 1 if failed else 0
 
 
