@@ -37,7 +37,6 @@ Outputs infer_recurrent(const Node& c, std::string_view op) {
     AMPX_CHECK(lens.dims == Dims{N},
                "sequence_lens has shape " + dims_str(lens.dims) + ", expected " + dims_str({N}));
   }
-  (void)T;
   std::vector<TensorSpec> out{{x.dtype, {T, D, N, H}}, {x.dtype, {D, N, H}}};
   if (lstm) out.push_back({x.dtype, {D, N, H}});
   return out;

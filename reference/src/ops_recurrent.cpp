@@ -38,6 +38,7 @@ class RecurrentKernel final : public CpuKernel {
         G_(s_.gates * s_.hidden),
         lens_slot_(lens_slot),
         lens_dtype_(lens_dtype),
+        gru_reset_before_(s_.kind == RecurrentKind::kGru && !s_.linear_before_reset),
         where_(std::move(where)) {}
 
   void run(std::span<const void* const> in, std::span<void* const> out) override {
@@ -56,7 +57,7 @@ class RecurrentKernel final : public CpuKernel {
 
     const int64_t D = s_.directions;
     std::fill(y, y + T_ * D * N_ * H_, T(0));
-    xw_.assign(static_cast<size_t>(T_ * N_ * G_), T(0));
+    xw_.resize(static_cast<size_t>(T_ * N_ * G_));
     hr_.resize(static_cast<size_t>(N_ * G_));
     h_.resize(static_cast<size_t>(N_ * H_));
     c_.resize(static_cast<size_t>(N_ * H_));
@@ -85,9 +86,10 @@ class RecurrentKernel final : public CpuKernel {
       std::copy(h0 + d * N_ * H_, h0 + (d + 1) * N_ * H_, h_.begin());
       if (lstm) std::copy(c0 + d * N_ * H_, c0 + (d + 1) * N_ * H_, c_.begin());
       for (int64_t step = 0; step < T_; ++step) {
-        multiply_state(h_.data(), rd, 0, G_, hr_.data());
-        if (s_.kind == RecurrentKind::kGru && !s_.linear_before_reset)
-          reset_then_multiply(d, step, rd, rb, wb);
+        // GRU without linear_before_reset multiplies (r ⊙ H), not H, by
+        // R_h (reset_then_multiply): H·R^T only for z and r then.
+        multiply_state(h_.data(), rd, 0, gru_reset_before_ ? 2 * H_ : G_, hr_.data(), G_);
+        if (gru_reset_before_) reset_then_multiply(d, step, rd, rb, wb);
         for (int64_t n = 0; n < N_; ++n) {
           const int64_t len = lens_[static_cast<size_t>(n)];
           if (step >= len) continue;
@@ -123,10 +125,10 @@ class RecurrentKernel final : public CpuKernel {
     return std::min(std::max(v, -c), c);
   }
 
-  // out[n][g - g0] = Σ_k state[n][k] · R[g][k] for g in [g0, g1).
-  void multiply_state(const T* state, const T* rd, int64_t g0, int64_t g1, T* out) {
+  // out[n·ldc + g - g0] = Σ_k state[n][k] · R[g][k] for g in [g0, g1).
+  void multiply_state(const T* state, const T* rd, int64_t g0, int64_t g1, T* out, int64_t ldc) {
     const int64_t cols = g1 - g0;
-    std::fill(out, out + N_ * cols, T(0));
+    for (int64_t n = 0; n < N_; ++n) std::fill_n(out + n * ldc, cols, T(0));
     gemm(GemmArgs<T>{.M = N_,
                      .N = cols,
                      .K = H_,
@@ -137,7 +139,7 @@ class RecurrentKernel final : public CpuKernel {
                      .rsB = 1,
                      .csB = H_,
                      .C = out,
-                     .ldc = cols},
+                     .ldc = ldc},
          threads_for(2.0 * static_cast<double>(N_ * cols * H_)));
   }
 
@@ -157,7 +159,7 @@ class RecurrentKernel final : public CpuKernel {
         rh_[static_cast<size_t>(n * H_ + k)] = rg * h_[static_cast<size_t>(n * H_ + k)];
       }
     }
-    multiply_state(rh_.data(), rd, 2 * H_, 3 * H_, rhr_.data());
+    multiply_state(rh_.data(), rd, 2 * H_, 3 * H_, rhr_.data(), H_);
   }
 
   void lstm_cell(int64_t d, const T* gi, const T* gr, const T* wb, const T* rb, const T* p, T* h,
@@ -225,6 +227,7 @@ class RecurrentKernel final : public CpuKernel {
   int64_t T_, N_, I_, H_, G_;
   int lens_slot_;
   ampx_dtype lens_dtype_;
+  bool gru_reset_before_;  // GRU without linear_before_reset
   std::string where_;
   std::vector<int64_t> lens_;
   std::vector<T> xw_, hr_, h_, c_, rh_, rhr_;

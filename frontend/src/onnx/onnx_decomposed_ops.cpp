@@ -10,17 +10,11 @@
 #include <ampx/half.hpp>
 
 #include <cstring>
-#include <numeric>
 
 #include "onnx_ops.hpp"
 
 namespace ampx::onnx_io {
 namespace {
-
-int64_t product(const Shape& s, size_t from = 0) {
-  return std::accumulate(s.begin() + static_cast<std::ptrdiff_t>(from), s.end(), int64_t{1},
-                         std::multiplies<>());
-}
 
 // A constant of `count` elements all equal to `value`, in `dt`.
 ValueId filled(Importer& im, DType dt, int64_t count, float value) {
@@ -61,7 +55,7 @@ ValueId channel_affine(Importer& im, ValueId x, ValueId scale, ValueId bias) {
 // all the spatial positions (groups = C: instance norm).
 ValueId group_normalise(Importer& im, ValueId x, int64_t groups, double epsilon) {
   const Shape xs = im.type(x).shape;
-  const int64_t block = product(xs, 1) / groups;
+  const int64_t block = element_count(xs) / (xs[0] * groups);
   const ValueId view = reshape(im, x, {xs[0], groups, block});
   const ValueId ln = im.emit1("LayerNorm", {view, filled(im, im.type(x).dtype, block, 1.0f)},
                               {{"axis", int64_t{-1}}, {"epsilon", epsilon}});

@@ -4,8 +4,6 @@
 // and the activation list is joined by commas.
 #include <fmt/format.h>
 
-#include <numeric>
-
 #include "onnx_ops.hpp"
 
 namespace ampx::onnx_io {
@@ -14,8 +12,7 @@ namespace {
 ValueId zeros(Importer& im, DType dt, Shape shape, const char* what) {
   const TensorType type{dt, std::move(shape)};
   im.check_size(type, what);
-  const int64_t n =
-      std::accumulate(type.shape.begin(), type.shape.end(), int64_t{1}, std::multiplies<>());
+  const int64_t n = element_count(type.shape);
   return im.constant(type, std::vector<std::byte>(static_cast<size_t>(n) * dtype_size(dt)));
 }
 
