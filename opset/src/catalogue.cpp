@@ -56,6 +56,16 @@ constexpr AttrDef kConvTransposeAttrs[] = {{"strides", AMPX_ATTR_INTS, false},
 constexpr AttrDef kAlphaAttrs[] = {{"alpha", AMPX_ATTR_FLOAT, false}};
 constexpr AttrDef kHardSigmoidAttrs[] = {{"alpha", AMPX_ATTR_FLOAT, false},
                                          {"beta", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kModAttrs[] = {{"fmod", AMPX_ATTR_INT, false}};
+constexpr AttrDef kCumSumAttrs[] = {{"axis", AMPX_ATTR_INT, true},
+                                    {"exclusive", AMPX_ATTR_INT, false},
+                                    {"reverse", AMPX_ATTR_INT, false}};
+constexpr AttrDef kTopKAttrs[] = {{"k", AMPX_ATTR_INT, true},
+                                  {"axis", AMPX_ATTR_INT, false},
+                                  {"largest", AMPX_ATTR_INT, false},
+                                  {"sorted", AMPX_ATTR_INT, false}};
+constexpr AttrDef kGatherNDAttrs[] = {{"batch_dims", AMPX_ATTR_INT, false}};
+constexpr AttrDef kScatterNDAttrs[] = {{"reduction", AMPX_ATTR_STRING, false}};
 constexpr AttrDef kArgMaxAttrs[] = {{"axis", AMPX_ATTR_INT, false},
                                     {"keepdims", AMPX_ATTR_INT, false},
                                     {"select_last_index", AMPX_ATTR_INT, false}};
@@ -164,7 +174,8 @@ constexpr OpDef kOps[] = {
     {"Equal", 2, 2, {}, R::kInteger},
     // More of what real ONNX models use (docs/OPS.md): rounding, absolute
     // value, smooth activations, comparisons, logic, the variadic
-    // elementwise ops, reductions, ArgMin and the recurrent ops. Floor to
+    // elementwise ops, reductions, ArgMin, indexing and sorting, and the
+    // recurrent ops. Floor to
     // RNN are the reference-only ops (is_reference_only): keep them
     // together.
     {"Floor", 1, 1, {}, R::kElementwise},
@@ -190,6 +201,14 @@ constexpr OpDef kOps[] = {
     {"ReduceSumSquare", 1, 1, kReduceAttrs, R::kCompute},
     {"ReduceLogSumExp", 1, 1, kReduceAttrs, R::kCompute},
     {"ArgMin", 1, 1, kArgMaxAttrs, R::kCompute},
+    // Indexing, sorting and running sums (infer_index.cpp). Input 1 of the
+    // Gather*/ScatterND ops holds i64 or i32 indices; TopK's output 1 is i64.
+    {"Mod", 2, 2, kModAttrs, R::kInteger},
+    {"CumSum", 1, 1, kCumSumAttrs, R::kInteger},
+    {"TopK", 1, 1, kTopKAttrs, R::kInteger},
+    {"GatherElements", 2, 2, kAxisAttrs, R::kData},
+    {"GatherND", 2, 2, kGatherNDAttrs, R::kData},
+    {"ScatterND", 3, 3, kScatterNDAttrs, R::kData},
     // X, W, R, B, initial_h[, initial_c, P][, sequence_lens] (docs/OPS.md).
     {"LSTM", 7, 8, kRecurrentAttrs, R::kCompute},
     {"GRU", 5, 6, kRecurrentAttrs, R::kCompute},

@@ -61,6 +61,7 @@ Outputs infer_nn(const Node& c, std::string_view op);
 Outputs infer_elementwise(const Node& c, std::string_view op);
 Outputs infer_data(const Node& c, std::string_view op);
 Outputs infer_recurrent(const Node& c, std::string_view op);
+Outputs infer_index(const Node& c, std::string_view op);
 Outputs infer_training(const Node& c, std::string_view op);
 
 }  // namespace ampx::opset::detail

@@ -40,6 +40,7 @@ ampx_dtype fixed_dtype(std::string_view op, size_t slot, size_t n_in) {
   if (is_comparison(op) && slot == n_in) return AMPX_DTYPE_BOOL;
   if (op == "Not" || op == "And" || op == "Or") return AMPX_DTYPE_BOOL;
   if ((op == "ArgMax" || op == "ArgMin") && slot == n_in) return AMPX_DTYPE_I64;
+  if (op == "TopK" && slot == n_in + 1) return AMPX_DTYPE_I64;  // the indices
   // Class labels and the dropout seed are i64 (docs/OPS.md, "Training ops").
   if (op == "SoftmaxCrossEntropy" && slot == 1) return AMPX_DTYPE_I64;
   if (op == "SoftmaxCrossEntropyGrad" && slot == 2) return AMPX_DTYPE_I64;
@@ -109,10 +110,12 @@ ampx_dtype float_dtype(const NodeView& v, DtypeRule rule, const ValidateOptions&
   return common;
 }
 
-// Data movement: the data tensors share one dtype, any dtype; Gather's
-// indices (input 1) are i64 or i32.
+// Data movement: the data tensors share one dtype, any dtype; the indices
+// of Gather, GatherElements, GatherND and ScatterND (input 1) are i64 or i32.
 ampx_dtype data_dtype(const NodeView& v) {
-  const bool gather = v.op_type() == "Gather";
+  const std::string_view op = v.op_type();
+  const bool gather =
+      op == "Gather" || op == "GatherElements" || op == "GatherND" || op == "ScatterND";
   ampx_dtype common = AMPX_DTYPE_INVALID;
   size_t first = 0;
   for (size_t i = 0; i < tensor_count(v); ++i) {

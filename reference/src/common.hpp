@@ -156,6 +156,13 @@ std::unique_ptr<CpuKernel> make_reduce_l2(Ctx&);
 std::unique_ptr<CpuKernel> make_reduce_sum_square(Ctx&);
 std::unique_ptr<CpuKernel> make_reduce_log_sum_exp(Ctx&);
 std::unique_ptr<CpuKernel> make_argmin(Ctx&);
+// Mod (ops_elementwise.cpp); indexing, sorting, running sums (ops_index.cpp).
+std::unique_ptr<CpuKernel> make_mod(Ctx&);
+std::unique_ptr<CpuKernel> make_cum_sum(Ctx&);
+std::unique_ptr<CpuKernel> make_top_k(Ctx&);
+std::unique_ptr<CpuKernel> make_gather_elements(Ctx&);
+std::unique_ptr<CpuKernel> make_gather_nd(Ctx&);
+std::unique_ptr<CpuKernel> make_scatter_nd(Ctx&);
 // LSTM, GRU and RNN (ops_recurrent.cpp).
 std::unique_ptr<CpuKernel> make_recurrent(Ctx&);
 

@@ -283,6 +283,33 @@ struct DivF {
   }
   static constexpr bool kInts = true;
 };
+// Mod: FModF is C's remainder (the dividend's sign; ONNX fmod=1, the only
+// form for floats); ModF is Python's (the divisor's sign; fmod=0, integers
+// only). An integer remainder by 0 gives 0, as Div's quotient.
+struct FModF {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0 || b == -1) return 0;  // MIN % -1 overflows in C
+      return static_cast<T>(a % b);
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+  static constexpr bool kInts = true;
+};
+struct ModF {
+  template <class T>
+  T operator()(T a, T b) const {
+    const T r = FModF{}(a, b);
+    if constexpr (std::is_integral_v<T>) {
+      return r != 0 && ((r < 0) != (b < 0)) ? static_cast<T>(r + b) : r;
+    } else {
+      return r;  // not reached: the op set gives floats fmod=1
+    }
+  }
+  static constexpr bool kInts = true;
+};
 struct PowF {
   template <class T>
   T operator()(T a, T b) const {
@@ -809,6 +836,10 @@ std::unique_ptr<CpuKernel> make_log(Ctx& c) {
 }
 std::unique_ptr<CpuKernel> make_neg(Ctx& c) {
   return make_unary(c, NegF{});
+}
+std::unique_ptr<CpuKernel> make_mod(Ctx& c) {
+  if (c.v.get_int("fmod", 0) != 0) return make_binary<FModF>(c);
+  return make_binary<ModF>(c);
 }
 std::unique_ptr<CpuKernel> make_pow(Ctx& c) {
   return make_binary<PowF>(c);

@@ -34,15 +34,16 @@ std::vector<Tensor> run_case(op_cases::Case& c) {
   return run_node(c.nb, inputs);  // in the float64 mode
 }
 
-// Cases whose f32 result is exact (they select or copy values, or negate
-// them): their f64 result equals the f32 one bit for bit. By op, and
-// Resize in its nearest mode.
+// Cases whose f32 result is exact (they select or copy values, negate
+// them, or take a remainder, which is exact in any float format): their f64 result equals the f32
+// one bit for bit. By op, and Resize in its nearest mode.
 bool exact_in_f32(const std::string& op, const std::string& name) {
   static const std::set<std::string> exact = {
-      "Relu",    "Clip",    "Neg",       "MaxPool", "ReduceMax", "ReluGrad",  "ClipGrad",
-      "Reshape", "Flatten", "Transpose", "Concat",  "Slice",     "SliceGrad", "Gather",
-      "Split",   "Expand",  "Pad",       "Dropout", "Where",     "Floor",     "Ceil",
-      "Round",   "Abs",     "Min",       "Max",     "ReduceMin"};
+      "Relu",           "Clip",     "Neg",       "MaxPool", "ReduceMax", "ReluGrad",  "ClipGrad",
+      "Reshape",        "Flatten",  "Transpose", "Concat",  "Slice",     "SliceGrad", "Gather",
+      "Split",          "Expand",   "Pad",       "Dropout", "Where",     "Floor",     "Ceil",
+      "Round",          "Abs",      "Min",       "Max",     "ReduceMin", "Mod",       "TopK",
+      "GatherElements", "GatherND", "ScatterND"};
   return exact.count(op) > 0 || name.rfind("Resize_nearest", 0) == 0;
 }
 

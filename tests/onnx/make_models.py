@@ -663,11 +663,69 @@ def recurrent():
     return model, {"x": RNG.uniform(-2, 2, (T, N, I)).astype(np.float32)}, []
 
 
+def indexops():
+    """The indexing, sorting and loss ops (docs/ONNX.md), opset 18: Mod
+    (integer and fmod), CumSum (exclusive, reverse), TopK (values and
+    indices), GatherElements, GatherND with batch_dims, ScatterND with add,
+    Einsum (batched matmul, attention scores, a transposition, an implicit
+    dot product, an ellipsis), SoftmaxCrossEntropyLoss (weights, ignore_index,
+    both outputs), NegativeLogLikelihoodLoss (reduction none) and NonZero of
+    a constant. The fmod input holds small integers, exact in f16, so O2
+    compares remainders, not the rounding of a dividend near a multiple."""
+    g = G()
+    x = "x"                                                                          # [2,3,4]
+    g.op("Mod", ["xi", g.init(i64("m", [3, -4, 5, 7]))], ["mod_i"], name="/Mod", fmod=0)
+    g.op("Mod", ["xf", g.init(f32("mf", [3.0, -4.0, 5.0, 2.5]))], ["mod_f"], name="/Mod_1", fmod=1)
+    cs = g.op("CumSum", [x, g.init(i64("ax", 1))], name="/CumSum", exclusive=1, reverse=1)
+    g.op("CumSum", [cs, g.init(i64("ax2", -1))], ["cumsum"], name="/CumSum_1")
+    g.op("TopK", [x, g.init(i64("k", [2]))], ["topk_v", "topk_i"], name="/TopK", axis=-1)
+    ge_idx = g.init(i64("ge_idx", RNG.integers(-3, 3, (2, 3, 2))))
+    g.op("GatherElements", [x, ge_idx], ["gather_el"], name="/GatherElements", axis=1)
+    gnd_idx = g.init(i64("gnd_idx", [[[0, 1], [2, 3]], [[1, -1], [0, 0]]]))
+    g.op("GatherND", [x, gnd_idx], ["gather_nd"], name="/GatherND", batch_dims=1)
+    snd_idx = g.init(i64("snd_idx", [[1, 2], [0, 0], [1, 2]]))
+    g.op("ScatterND", [x, snd_idx, g.init(w("snd_upd", 3, 4))], ["scatter_nd"], name="/ScatterND",
+         reduction="add")
+    wq = g.init(w("wq", 4, 5))
+    g.op("Einsum", [x, wq], ["ein_mm"], name="/Einsum", equation="bij,jk->bik")
+    q = g.op("Reshape", [x, g.init(i64("qs", [2, 1, 3, 4]))], name="/Reshape")
+    g.op("Einsum", [q, q], ["ein_att"], name="/Einsum_1", equation="bhqd,bhkd->bhqk")
+    g.op("Einsum", [x], ["ein_t"], name="/Einsum_2", equation="bij->jib")
+    g.op("Einsum", [x], ["ein_r"], name="/Einsum_5", equation="bij->bj")
+    g.op("Einsum", ["v", "v"], ["ein_dot"], name="/Einsum_3", equation="i,i")
+    g.op("Einsum", [x, g.init(w("we", 4, 2))], ["ein_ell"], name="/Einsum_4",
+         equation="...j,jk->...k")
+    scores = g.op("Reshape", [x, g.init(i64("ss", [2, 3, 4]))], name="/Reshape_1")   # [N=2, C=3, 4]
+    labels = g.init(i64("labels", [[0, 2, 1, -1], [2, 2, 0, 1]]))
+    g.op("SoftmaxCrossEntropyLoss", [scores, labels, g.init(pos("cw", 3))],
+         ["sce", "sce_logp"], name="/SoftmaxCrossEntropyLoss", ignore_index=-1)
+    lp = g.op("LogSoftmax", [x], name="/LogSoftmax", axis=1)
+    g.op("NegativeLogLikelihoodLoss", [lp, g.init(i64("nll_t", [[0, 1, 2, 1], [2, 0, 0, 1]]))],
+         ["nll"], name="/NegativeLogLikelihoodLoss", reduction="none")
+    nz = g.op("NonZero", [g.init(f32("mask", [[0.0, 1.5, 0.0], [-2.0, 0.0, 3.0]]))],
+              name="/NonZero")
+    nzf = g.op("Cast", [nz], name="/Cast", to=F)
+    g.op("Add", [x, g.op("ReduceSum", [nzf], name="/ReduceSum", keepdims=0)], ["nonzero_sum"],
+         name="/Add")
+    ints = ["mod_i", "topk_i"]
+    outs = [helper.make_tensor_value_info(n, I64, None) if n in ints else out(n)
+            for n in ["mod_i", "mod_f", "cumsum", "topk_v", "topk_i", "gather_el", "gather_nd",
+                      "scatter_nd", "ein_mm", "ein_att", "ein_t", "ein_r", "ein_dot", "ein_ell", "sce",
+                      "sce_logp", "nll", "nonzero_sum"]]
+    model = g.model("indexops", [vi("x", [2, 3, 4]), helper.make_tensor_value_info("xi", I64, [2, 4]),
+                                 vi("xf", [2, 4]), vi("v", [6])], outs, 18)
+    return model, {"x": RNG.uniform(-2, 2, (2, 3, 4)).astype(np.float32),
+                   "xi": RNG.integers(-20, 20, (2, 4)).astype(np.int64),
+                   "xf": RNG.integers(-20, 20, (2, 4)).astype(np.float32),
+                   "v": RNG.uniform(-1, 1, 6).astype(np.float32)}, []
+
+
 MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp,
           "softmax11": softmax11, "logsoftmax12": logsoftmax12, "opset7": opset7,
           "opset9": opset9, "opset10": opset10, "opset11": opset11, "opset12": opset12,
           "opset22": opset22, "mathops": mathops, "recurrent": recurrent,
-          "ifconst": ifconst, "ifruntime": ifruntime, "decomposed18": decomposed(18), "decomposed21": decomposed(21)}
+          "ifconst": ifconst, "ifruntime": ifruntime, "decomposed18": decomposed(18), "decomposed21": decomposed(21),
+          "indexops": indexops}
 
 
 def opset26(out_dir):

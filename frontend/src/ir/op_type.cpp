@@ -102,6 +102,15 @@ constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kReduceSumSquare, "ReduceSumSquare", A::kBlack},
     {OpType::kReduceLogSumExp, "ReduceLogSumExp", A::kBlack},
     {OpType::kArgMin, "ArgMin", A::kFollow},
+    // The remainder is exact in any float format; the index ops select or
+    // move values: follow. A running sum accumulates (PyTorch autocast's
+    // fp32 list has cumsum): black.
+    {OpType::kMod, "Mod", A::kFollow},
+    {OpType::kCumSum, "CumSum", A::kBlack},
+    {OpType::kTopK, "TopK", A::kFollow},
+    {OpType::kGatherElements, "GatherElements", A::kFollow},
+    {OpType::kGatherND, "GatherND", A::kFollow},
+    {OpType::kScatterND, "ScatterND", A::kFollow},
     // The recurrent ops are GEMMs at heart: PyTorch autocast's lower-
     // precision list has lstm/gru/rnn cells; white.
     {OpType::kLSTM, "LSTM", A::kWhite},

@@ -629,6 +629,38 @@ class Exporter {
         set_int(p, "select_last_index", i("select_last_index", 0));
         break;
       }
+      case OpType::kMod:
+        set_int(add("Mod", ins(n), {y}), "fmod", i("fmod", 0));
+        break;
+      case OpType::kCumSum: {  // axis an input
+        auto* p = add("CumSum",
+                      {in(n.inputs.at(0)), const_scalar(n.name + "/axis", DType::kI64, double(i("axis", 0)))},
+                      {y});
+        set_int(p, "exclusive", i("exclusive", 0));
+        set_int(p, "reverse", i("reverse", 0));
+        break;
+      }
+      case OpType::kTopK: {  // k an input since opset 10
+        auto* p =
+            add("TopK", {in(n.inputs.at(0)), const_i64(n.name + "/k", {i("k", 0)})}, outs(n));
+        set_int(p, "axis", i("axis", -1));
+        set_int(p, "largest", i("largest", 1));
+        set_int(p, "sorted", i("sorted", 1));
+        break;
+      }
+      case OpType::kGatherElements:
+        set_int(add("GatherElements", ins(n), {y}), "axis", i("axis", 0));
+        break;
+      case OpType::kGatherND:
+        set_int(add("GatherND", ins(n), {y}), "batch_dims", i("batch_dims", 0));
+        break;
+      case OpType::kScatterND: {  // max and min need opset 18; the export writes 17
+        const std::string r = s("reduction", "none");
+        if (r == "max" || r == "min") fail("ScatterND reduction '" + r + "' needs opset 18");
+        auto* p = add("ScatterND", ins(n), {y});
+        if (r != "none") set_string(p, "reduction", r);
+        break;
+      }
       case OpType::kReshape:
         add("Reshape", {in(n.inputs.at(0)), const_i64(n.name + "/shape", is("shape"))}, {y});
         break;

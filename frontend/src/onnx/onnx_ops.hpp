@@ -29,6 +29,19 @@ void group_norm(Importer& im, const onnx::NodeProto& n);
 void depth_to_space(Importer& im, const onnx::NodeProto& n);
 void space_to_depth(Importer& im, const onnx::NodeProto& n);
 void tile(Importer& im, const onnx::NodeProto& n);
+// Indexing, sorting and running sums (onnx_index_ops.cpp).
+void mod(Importer& im, const onnx::NodeProto& n);
+void cum_sum(Importer& im, const onnx::NodeProto& n);
+void top_k(Importer& im, const onnx::NodeProto& n);
+void gather_elements(Importer& im, const onnx::NodeProto& n);
+void gather_nd(Importer& im, const onnx::NodeProto& n);
+void scatter_nd(Importer& im, const onnx::NodeProto& n);
+void non_zero(Importer& im, const onnx::NodeProto& n);
+// Einsum as Transpose/Reshape/MatMul/ReduceSum (onnx_einsum.cpp).
+void einsum(Importer& im, const onnx::NodeProto& n);
+// The two ONNX losses as LogSoftmax/GatherElements/... (onnx_losses.cpp).
+void softmax_cross_entropy_loss(Importer& im, const onnx::NodeProto& n);
+void negative_log_likelihood_loss(Importer& im, const onnx::NodeProto& n);
 // If with a condition that folds (onnx_control_flow.cpp).
 void if_op(Importer& im, const onnx::NodeProto& n);
 

@@ -57,8 +57,10 @@ bool is_training_op(std::string_view op_type) noexcept;
 
 // The ops only the reference kernels (cpu_ref) run in-tree (docs/OPS.md:
 // rounding, Abs, Softplus, Mish, comparisons, logic, the variadic ops, the
-// later reductions, ArgMin): the onednn, vulkan and cuda plugins answer
-// them `unsupported` in every dtype, and placement runs them on cpu_ref.
+// later reductions, ArgMin, Mod, CumSum, TopK, the Gather*/ScatterND
+// indexing ops, the recurrent ops): the onednn, vulkan and cuda plugins
+// answer them `unsupported` in every dtype, and placement runs them on
+// cpu_ref.
 bool is_reference_only(std::string_view op_type) noexcept;
 
 }  // namespace ampx::opset

@@ -933,6 +933,73 @@ inline const std::map<std::string, Maker>& cases() {
          c.nb.output(I64, {2}).attr_int("axis", -1).attr_int("keepdims", 0).attr_int(
              "select_last_index", 1);
        }},
+      // Indexing, sorting and running sums (reference-only): negative
+      // indices, broadcasting divisors, batch dims; TopK on distinct values
+      // (exact in bf16), so its indices are the same in every dtype.
+      {"Mod_fmod_broadcast",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Mod", "n");
+         in(c, rnd(r, dt, {2, 3, 4}, 4.0));
+         in(c, Tensor::of(dt, {4}, {0.75, -1.5, 2.0, 1.25}));
+         c.nb.output(dt, {2, 3, 4}).attr_int("fmod", 1);
+       }},
+      {"Mod_integer_sign_of_divisor",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Mod", "n");
+         in(c, Tensor::of(I64, {2, 3}, {7, -7, 7, -7, 0, 9}));
+         in(c, Tensor::of(I64, {3}, {3, 3, -3}));
+         c.nb.output(I64, {2, 3});
+       }},
+      {"CumSum_exclusive_reverse",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("CumSum", "n");
+         in(c, rnd(r, dt, {3, 5, 4}));
+         c.nb.output(dt, {3, 5, 4}).attr_int("axis", -2).attr_int("exclusive", 1).attr_int(
+             "reverse", 1);
+       }},
+      {"TopK_largest",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("TopK", "n");
+         in(c, Tensor::of(dt, {2, 5}, {0.5, -2, 3.5, 1.25, -0.75, 4, 2.5, -1, 0.25, 3}));
+         c.nb.output(dt, {2, 3}).output(I64, {2, 3}).attr_int("k", 3);
+       }},
+      {"TopK_smallest_axis0",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("TopK", "n");
+         in(c, Tensor::of(dt, {4, 2}, {0.5, -2, 3.5, 1.25, -0.75, 4, 2.5, -1}));
+         c.nb.output(dt, {2, 2}).output(I64, {2, 2}).attr_int("k", 2).attr_int("axis", 0).attr_int(
+             "largest", 0);
+       }},
+      {"GatherElements_axis1_negative",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GatherElements", "n");
+         in(c, rnd(r, dt, {2, 4, 3}));
+         in(c, Tensor::of(I64, {2, 2, 3}, {0, -1, 3, 2, 1, -4, 3, 3, 0, -2, 1, 2}));
+         c.nb.output(dt, {2, 2, 3}).attr_int("axis", 1);
+       }},
+      {"GatherND_batch_dims1",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GatherND", "n");
+         in(c, rnd(r, dt, {2, 3, 4, 5}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {2, 2, 2}, {0, 1, 2, -1, 1, 3, 0, 0}));
+         c.nb.output(dt, {2, 2, 5}).attr_int("batch_dims", 1);
+       }},
+      {"ScatterND_slices",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ScatterND", "n");
+         in(c, rnd(r, dt, {4, 3, 2}));
+         in(c, Tensor::of(I64, {2, 1}, {3, -4}));
+         in(c, rnd(r, dt, {2, 3, 2}));
+         c.nb.output(dt, {4, 3, 2});
+       }},
+      {"ScatterND_add_repeated",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("ScatterND", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I32, {3, 2}, {1, 2, 3, 4, 5, 6}));
+         in(c, Tensor::of(I64, {3, 2}, {0, 1, 2, 0, 0, 1}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {3}, {10, 20, 30}));
+         c.nb.output(AMPX_DTYPE_I32, {3, 2}).attr_str("reduction", "add");
+       }},
       // The recurrent ops (T 4, N 3, I 5, H 6): a bidirectional LSTM with
       // sequence lengths (one 0, one T), peepholes and clip; a reverse GRU
       // without linear_before_reset; an RNN with a parameterised
