@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # The real-model zoo (docs/ONNX.md, "The real-model zoo"): third-party ONNX
 # models as their authors ship them inside PyPI wheels, pinned by version and
-# sha256 (wheel and model), extracted into a cache outside the repository:
+# sha256 (wheel and model), and torchvision models exported here with
+# Debian's torch (bench/export_torchvision_zoo.py: random weights, fixed
+# seed; some at older opsets), pinned by the packages' versions and each
+# export's sha256; all in a cache outside the repository:
 #   $AMPX_ZOO_DIR, else $XDG_CACHE_HOME/ampx/zoo, else $HOME/.cache/ampx/zoo.
 # Models are never committed; tests read them from the cache and never
 # download (CI calls this from scripts/test.sh, ctest from the OnnxZoo.Setup
-# fixture). Needs the pip of scripts/python-env.sh (.venv).
+# fixture). Needs the pip of scripts/python-env.sh (.venv) and Debian's
+# python3-torch and python3-torchvision (scripts/install-deps.sh).
 # Prints the zoo's directory on stdout. Returns at once when the stamped cache
 # is complete; a half-made one (no stamp) is made again, in a temporary
 # directory renamed into place.
@@ -44,6 +48,30 @@ models=(
   "silero_vad/data/silero_vad_openvino_16k.onnx
    7776b81ad1b0350c15d7f1555943b9232eb53e9ca5d989c6d0cea9ebc8664d87"
 )
+# The torchvision exports: name, opset, sha256 of the export (the zoo keeps
+# NAME.onnx at opset 13, NAME_opsetN.onnx otherwise, each with its .shapes).
+# Made by the torch and torchvision of Debian 12 below (/usr/bin/python3, not
+# the venv: torch is not pinned on PyPI here), BatchNorm statistics
+# calibrated so that 16-bit checks mean something (the script's docstring).
+# The exports are byte-for-byte reproducible: two runs give the same files
+# (checked, also with 2 threads), and the export script pins what would
+# differ between CPUs (torch's AVX2 normal fill rounds the random weights
+# differently from its default one: ATEN_CPU_CAPABILITY=default; the
+# calibration's convolutions run in float64, far below float32's rounding).
+# Another torch package may export other bytes (other weights from the same
+# seed, another graph): the sha256 then fails, naming both versions; re-pin
+# only after checking the new exports against ORT (run_zoo_models.py).
+torch_packages="python3-torch=1.13.1+dfsg-4 python3-torchvision=0.14.1-2"
+exports=(
+  "mobilenet_v3_small 13 fce0f330a22c5d80da4a6f45be43546342d641fd238b93d9a467a15ff1bb1942"
+  "squeezenet1_1 13 2ae96aa01bbbf720d8be7ff54d854fee9e12eba27ba21c2e0a8657b47a0fcc7f"
+  "shufflenet_v2_x1_0 13 09bc544ee5f8ca3cf0fe57f330a0f5f9cb93d754276a2e11d481efa1957cad27"
+  "resnet18 13 5e0e1b199e5ac0cd0c15f83ea1e1fa48ee672e2f827df426692955a46e2da796"
+  "squeezenet1_1 9 f3a2d04eca7834d35d25c74334afa4fb641efba339df6679633a626acb1f6b86"
+  "shufflenet_v2_x1_0 9 ee44f356d2649b8770894b769868995014b4febd0073420206f0ef4b72bb6e62"
+  "resnet18 10 456904be7dcaea76afa95b2722e578737507250f0d593fd1e74ab2369914224d"
+  "mobilenet_v2 11 480b86df5151789e3296460025ddfad57fbe08e7b3c709f2bd12e1942400ffa8"
+)
 
 die() { echo "model-zoo: $*" >&2; exit 1; }
 only_dir=0
@@ -64,7 +92,8 @@ else
 fi
 # The stamp names every pin; it is written last, so a zoo made by another
 # version of this list, or left half-made, has none that matches.
-want=$(printf '%s\n' "${wheels[@]}" "${models[@]}" | sha256sum | cut -d' ' -f1)
+want=$(printf '%s\n' "${wheels[@]}" "${models[@]}" "$torch_packages" "${exports[@]}" \
+  | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$zoo/.zoo.sha256" 2>/dev/null)" = "$want" ]; then
   echo "$zoo"
   exit 0
@@ -76,6 +105,9 @@ fi
 pip=.venv/bin/pip
 python=.venv/bin/python
 [ -x "$pip" ] || die "no $pip: run scripts/python-env.sh first"
+torch_python=/usr/bin/python3
+"$torch_python" -c 'import torch, torchvision' 2> /dev/null \
+  || die "Debian's python3-torch and python3-torchvision are needed for the torchvision exports: run scripts/install-deps.sh"
 parent=$(dirname "$zoo")
 mkdir -p "$parent" || die "cannot create $parent"
 # One maker at a time; whoever waited finds the zoo made.
@@ -85,7 +117,7 @@ if [ "$(cat "$zoo/.zoo.sha256" 2>/dev/null)" = "$want" ]; then
   echo "$zoo"
   exit 0
 fi
-echo "model-zoo: fetching ${#models[@]} models into $zoo" >&2
+echo "model-zoo: fetching ${#models[@]} models and exporting ${#exports[@]} into $zoo" >&2
 tmp=$(mktemp -d "$parent/.zoo.tmp.XXXXXX") || die "cannot create a temporary directory in $parent"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -115,6 +147,24 @@ with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.arg
     || die "$member not found in $file"
   got=$(sha256sum "$tmp/models/$name" | cut -d' ' -f1)
   [ "$got" = "$sha" ] || die "$name (from $file): sha256 $got, expected $sha"
+done
+installed=$(dpkg-query -W -f='${Package}=${Version} ' python3-torch python3-torchvision 2> /dev/null \
+  | sed 's/ $//' || true)
+opsets=$(printf '%s\n' "${exports[@]}" | cut -d' ' -f2 | sort -un)
+for opset in $opsets; do
+  names=$(printf '%s\n' "${exports[@]}" | awk -v o="$opset" '$2 == o { printf "%s ", $1 }')
+  # shellcheck disable=SC2086  # the names are words
+  ATEN_CPU_CAPABILITY=default "$torch_python" bench/export_torchvision_zoo.py --out "$tmp/models" \
+      --opset "$opset" $names > "$tmp/export.log" 2>&1 \
+    || die "exporting ${names% } at opset $opset failed: $(grep -v '^ *$' "$tmp/export.log" | tail -n1)"
+done
+for e in "${exports[@]}"; do
+  read -r name opset sha <<< "$e"
+  file=$name.onnx
+  [ "$opset" = 13 ] || file=${name}_opset$opset.onnx
+  [ -f "$tmp/models/$file" ] || die "bench/export_torchvision_zoo.py did not write $file"
+  got=$(sha256sum "$tmp/models/$file" | cut -d' ' -f1)
+  [ "$got" = "$sha" ] || die "$file (torchvision export): sha256 $got, expected $sha; pinned for $torch_packages, installed ${installed:-unknown}"
 done
 echo "$want" > "$tmp/models/.zoo.sha256"
 

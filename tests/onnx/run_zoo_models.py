@@ -4,7 +4,9 @@
 Third-party models as their authors ship them (PaddleOCR v4 through
 rapidocr-onnxruntime, Silero VAD), on realistic synthetic inputs: rendered-
 looking text images normalised as PaddleOCR does, a voiced 16 kHz audio
-frame with a non-zero recurrent state. Seeded, never zeros.
+frame with a non-zero recurrent state; and torchvision models exported by
+scripts/model-zoo.sh (random weights; opset 13 and a few at opsets 9 to 11)
+on a standard normal 1x3x224x224 image. Seeded, never zeros.
 
 For every model: `ampx plan` first (does it import?); then ONNX Runtime
 (CPUExecutionProvider) and `ampx run MODEL --input NAME=FILE.npy ...
@@ -143,6 +145,21 @@ def sr16k():
     return np.array(16000, dtype=np.int64)
 
 
+def image_224(rng):
+    """The torchvision exports' input: 1x3x224x224, standard normal (what an
+    ImageNet-normalised image looks like to the network: zero mean, unit
+    spread per channel)."""
+    return {"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
+
+
+# The torchvision exports of scripts/model-zoo.sh (bench/export_torchvision_zoo.py:
+# random weights, fixed seed), NAME.onnx at opset 13, NAME_opsetN.onnx at an
+# older opset.
+TORCHVISION = ["mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0", "resnet18",
+               "squeezenet1_1_opset9", "shufflenet_v2_x1_0_opset9", "resnet18_opset10",
+               "mobilenet_v2_opset11"]
+
+
 # name, ampx imports it today, inputs(rng), judge the logits above O0 (see
 # expose_sigmoid_logits)
 MODELS = [
@@ -165,7 +182,7 @@ MODELS = [
                                                    "sr": sr16k()}, False),
     ("silero_vad_openvino_16k", True, lambda rng: {"input": voiced_frames(rng, 1),
                                                     "state": vad_state(rng, (2, 1, 128))}, False),
-]
+] + [(name, True, image_224, False) for name in TORCHVISION]
 
 
 # --- runs ------------------------------------------------------------------
