@@ -206,6 +206,47 @@ def op_seeds():
         [("d", F, [1, 8, 2, 3])])
     add("SpaceToDepth", [node("SpaceToDepth", ["x"], blocksize=2)])
     add("Tile", [node("Tile", ["x", "reps"])], inits=[i64("reps", [1, 2, 1, 3])])
+    # indexing, sorting, running sums, Einsum and the losses (onnx_index_ops.cpp,
+    # onnx_einsum.cpp, onnx_losses.cpp); X is [1, 2, 4, 4]
+    add("Mod-fmod", [node("Mod", ["x", "b"], fmod=1)], inits=[w("b", 4, lo=0.5, hi=2.0)])
+    add("CumSum-exclusive_reverse", [node("CumSum", ["x", "ax"], exclusive=1, reverse=1)],
+        inits=[i64("ax", 2)])
+    add("TopK", [node("TopK", ["x", "k"], ["y", "yi"], axis=-1)], inits=[i64("k", [2])],
+        outputs=("y", "yi"))
+    add("GatherElements", [node("GatherElements", ["x", "gi"], axis=2)],
+        inits=[i64("gi", np.array([0, 3, -1, 2] * 8).reshape(1, 2, 4, 4))])
+    add("GatherND-batch_dims", [node("GatherND", ["x", "gi"], batch_dims=1)],
+        inits=[i64("gi", np.array([[[1, 3], [0, -2]]]))])
+    add("ScatterND-add", [node("ScatterND", ["x", "si", "u"], reduction="add")],
+        inits=[i64("si", np.array([[0, 1], [0, 1]])), w("u", 2, 4, 4)], opset=18)
+    add("Einsum", [node("Einsum", ["x", "x"], equation="bchw,bcvw->bchv")], opset=12)
+    add("SoftmaxCrossEntropyLoss", [node("SoftmaxCrossEntropyLoss", ["x", "lb"], ignore_index=1)],
+        inits=[i64("lb", np.array([[[0, 1, 1, 0]] * 4]))], opset=13)
+    add("NonZero-folded", [node("NonZero", ["nz"], ["n"]), node("Cast", ["n"], ["nf"], to=F),
+                           node("ReduceSum", ["nf"], ["r"], keepdims=0),
+                           node("Add", ["x", "r"])], inits=[f32("nz", [0.0, 2.0, 0.0, -1.0])])
+    # Loop with a folded trip count, and Scan (onnx_loops.cpp)
+    body = helper.make_graph(
+        [node("Identity", ["c"], ["c_out"]), node("Mul", ["h", "h"], ["h_out"])], "body",
+        [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c", BOOL, []),
+         helper.make_tensor_value_info("h", F, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("c_out", BOOL, []),
+         helper.make_tensor_value_info("h_out", F, [1, 2, 4, 4])])
+    # (ONNX's inference leaves Loop's outputs unshaped: a Reshape fixes it)
+    add("Loop-for", [node("Loop", ["m", "t", "x"], ["l"], body=body),
+                     node("Reshape", ["l", "shp"])],
+        inits=[i64("m", 3), numpy_helper.from_array(np.array(True), "t"),
+               i64("shp", [1, 2, 4, 4])], opset=16)
+    sbody = helper.make_graph(
+        [node("Add", ["s", "xt"], ["s_out"]), node("Relu", ["s_out"], ["z"])], "scan_body",
+        [helper.make_tensor_value_info("s", F, [2, 4, 4]),
+         helper.make_tensor_value_info("xt", F, [2, 4, 4])],
+        [helper.make_tensor_value_info("s_out", F, [2, 4, 4]),
+         helper.make_tensor_value_info("z", F, [2, 4, 4])])
+    add("Scan", [node("Scan", ["s0", "x"], ["l", "zs"], body=sbody, num_scan_inputs=1),
+                 node("Reshape", ["l", "shp"]), node("Reshape", ["zs", "shz"], ["z"])],
+        inits=[w("s0", 2, 4, 4), i64("shp", [2, 4, 4]), i64("shz", [1, 2, 4, 4])],
+        outputs=("y", "z"), opset=16)
     add("Conv-1d", [node("Conv", ["a", "k"], pads=[1, 2], strides=[2])], [("a", F, [1, 2, 9])],
         [w("k", 3, 2, 4)])
     for op in ["ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"]:

@@ -720,12 +720,70 @@ def indexops():
                    "v": RNG.uniform(-1, 1, 6).astype(np.float32)}, []
 
 
+def loops():
+    """Loop and Scan as exporters write them (opset 16), unrolled at import:
+    a `for` Loop whose trip count is Shape(x)[0] and whose condition is a
+    constant true passed through the body (an RNN cell reading the outer x
+    at the iteration number, with a scan output); a `while` Loop without a
+    trip count whose condition folds from the iteration number (3 steps);
+    a Scan over a sequence forwards and another input backwards, with a
+    state and a reversed scan output stacked on axis 1."""
+    g = G()
+    T, N, H = 4, 2, 3
+    wh = g.init(w("cell.w", H, H))
+    m = g.op("Gather", [g.op("Shape", ["x"], name="/Shape"), g.init(i64("zero", 0))],
+             name="/Gather")
+    true = g.init(numpy_helper.from_array(np.array(True), "true"))
+    b = G()
+    xi = b.op("Gather", ["x", "i"], name="/body/Gather", axis=0)
+    hn = b.op("Tanh", [b.op("Add", [b.op("MatMul", ["h", wh], name="/body/MatMul"), xi],
+                            name="/body/Add")], ["h_out"], name="/body/Tanh")
+    b.op("Identity", ["c"], ["c_out"], name="/body/Identity")
+    b.op("Identity", ["h_out"], ["h_scan"], name="/body/Identity_1")
+    body = helper.make_graph(
+        b.nodes, "rnn_body",
+        [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         vi("h", [N, H])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), vi("h_out", [N, H]),
+         vi("h_scan", [N, H])])
+    g.op("Loop", [m, true, "h0"], ["h_last", "h_all"], name="/Loop", body=body)
+    # while: no trip count, cond_out = (i + 1) < 3, a carried accumulator
+    w_b = G()
+    nxt = w_b.op("Add", ["j", w_b.init(i64("one", 1))], name="/while/Add")
+    w_b.op("Less", [nxt, w_b.init(i64("three", 3))], ["k_out"], name="/while/Less")
+    w_b.op("Mul", ["acc", w_b.init(f32("half", 0.5))], ["acc_out"], name="/while/Mul")
+    wbody = helper.make_graph(
+        w_b.nodes, "while_body",
+        [helper.make_tensor_value_info("j", I64, []), helper.make_tensor_value_info("k", TensorProto.BOOL, []),
+         vi("acc", [N, H])],
+        [helper.make_tensor_value_info("k_out", TensorProto.BOOL, []), vi("acc_out", [N, H])],
+        w_b.inits)
+    g.op("Loop", ["", true, "h0"], ["acc_last"], name="/Loop_1", body=wbody)
+    # Scan: state s [N, H]; inputs x forwards and y backwards, both [T, N, H]
+    s_b = G()
+    s_new = s_b.op("Add", ["s", s_b.op("Mul", ["xt", "yt"], name="/scan/Mul")], ["s_out"],
+                   name="/scan/Add")
+    s_b.op("Sigmoid", [s_new], ["z_out"], name="/scan/Sigmoid")
+    sbody = helper.make_graph(
+        s_b.nodes, "scan_body", [vi("s", [N, H]), vi("xt", [N, H]), vi("yt", [N, H])],
+        [vi("s_out", [N, H]), vi("z_out", [N, H])])
+    g.op("Scan", ["h0", "x", "y"], ["s_last", "z_all"], name="/Scan", body=sbody,
+         num_scan_inputs=2, scan_input_directions=[0, 1], scan_output_axes=[1],
+         scan_output_directions=[1])
+    model = g.model("loops", [vi("x", [T, N, H]), vi("y", [T, N, H]), vi("h0", [N, H])],
+                    [vi("h_last", [N, H]), vi("h_all", [T, N, H]), vi("acc_last", [N, H]),
+                     vi("s_last", [N, H]), vi("z_all", [N, T, H])], 16)
+    return model, {"x": RNG.uniform(-1, 1, (T, N, H)).astype(np.float32),
+                   "y": RNG.uniform(-1, 1, (T, N, H)).astype(np.float32),
+                   "h0": RNG.uniform(-1, 1, (N, H)).astype(np.float32)}, []
+
+
 MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp,
           "softmax11": softmax11, "logsoftmax12": logsoftmax12, "opset7": opset7,
           "opset9": opset9, "opset10": opset10, "opset11": opset11, "opset12": opset12,
           "opset22": opset22, "mathops": mathops, "recurrent": recurrent,
           "ifconst": ifconst, "ifruntime": ifruntime, "decomposed18": decomposed(18), "decomposed21": decomposed(21),
-          "indexops": indexops}
+          "indexops": indexops, "loops": loops}
 
 
 def opset26(out_dir):

@@ -31,7 +31,7 @@ TOL = {"O0": 1e-4, "O2": 2e-2}
 MODELS = ["resnet", "mobilenet", "encoder", "ocr", "mlp", "softmax11", "logsoftmax12",
           "opset7", "opset9", "opset10", "opset11", "opset12", "opset22", "opset26",
           "mathops", "recurrent", "recurrent_layout1", "ifconst", "ifruntime", "decomposed18", "decomposed21",
-          "indexops", "external/mlp_external"]
+          "indexops", "loops", "external/mlp_external"]
 
 
 def rel_error(got, ref):

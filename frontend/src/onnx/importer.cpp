@@ -442,7 +442,7 @@ void Importer::bind(const onnx::NodeProto& n, int i, ValueId v) {
   if (i >= n.output_size() || n.output(i).empty()) return;
   // A value made by this node takes the ONNX output's name; an alias
   // (Identity, Dropout) keeps its producer's.
-  if (fresh_.contains(v)) graph_.value(v).name = n.output(i);
+  if (fresh_.contains(v)) graph_.value(v).name = n.output(i) + value_suffix_;
   values_[n.output(i)] = v;
 }
 
@@ -481,7 +481,9 @@ void Importer::convert_graph_nodes(const onnx::GraphProto& g) {
   }
 }
 
-std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const std::string& what) {
+std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const std::string& what,
+                                               std::span<const ValueId> inputs,
+                                               const std::string& suffix) {
   // The converting node's state, restored when the branch is done or has
   // failed (an If may go on without a branch that cannot be built).
   struct Restore {
@@ -490,7 +492,9 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
     std::string name = im.node_name_, origin = im.origin_;
     int emitted = im.emitted_;
     std::unordered_set<ValueId> fresh = im.fresh_;
+    std::string value_suffix = im.value_suffix_;
     ~Restore() {
+      im.value_suffix_ = std::move(value_suffix);
       im.node_ = node;
       im.node_name_ = std::move(name);
       im.origin_ = std::move(origin);
@@ -501,12 +505,23 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
   std::vector<ValueId> outs;
   {
     const Restore restore{*this};
-    if (g.input_size() > 0)
-      fail(fmt::format("{} has {} inputs; a branch takes none", what, g.input_size()));
+    value_suffix_ += suffix;
+    if (static_cast<size_t>(g.input_size()) != inputs.size())
+      fail(fmt::format("{} has {} inputs, expected {}", what, g.input_size(), inputs.size()));
+    for (int i = 0; i < g.input_size(); ++i) {
+      if (g.input(i).name().empty()) fail(fmt::format("{}: input {} has no name", what, i));
+      values_[g.input(i).name()] = inputs[static_cast<size_t>(i)];
+    }
     for (const auto& t : g.initializer()) {
       if (t.name().empty()) fail(what + ": an initializer has no name");
+      const auto key = std::make_pair(&g, t.name());
+      if (const auto it = subgraph_constants_.find(key); it != subgraph_constants_.end()) {
+        values_[t.name()] = it->second;
+        continue;
+      }
       TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()), max_tensor_bytes_);
-      values_[t.name()] = graph_.add_constant(t.name(), d.type, std::move(d.bytes));
+      values_[t.name()] = subgraph_constants_[key] =
+          graph_.add_constant(t.name(), d.type, std::move(d.bytes));
     }
     convert_graph_nodes(g);
   }

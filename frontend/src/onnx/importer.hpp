@@ -9,7 +9,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -65,10 +67,15 @@ class Importer {
   }
   ValueId constant(TensorType type, std::vector<std::byte> bytes);
   ValueId constant_i64(std::span<const int64_t> values, Shape shape);
-  // Converts a subgraph of the current node (an If branch) into the graph
-  // being built, its nodes reading outer values by name, and returns its
-  // outputs. `what` names it in errors.
-  std::vector<ValueId> inline_subgraph(const onnx::GraphProto& g, const std::string& what);
+  // Converts a subgraph of the current node (an If branch, one iteration of
+  // a Loop or Scan body) into the graph being built, its nodes reading outer
+  // values by name and its inputs bound to `inputs` (as many as it
+  // declares), and returns its outputs. `what` names it in errors. A
+  // subgraph inlined again (the next iteration) shares its initializers,
+  // and `suffix` ("@2") keeps its value names unique.
+  std::vector<ValueId> inline_subgraph(const onnx::GraphProto& g, const std::string& what,
+                                       std::span<const ValueId> inputs = {},
+                                       const std::string& suffix = "");
   // Binds ONNX output i of the current node to `v`.
   void bind(const onnx::NodeProto& n, int i, ValueId v);
   // Marks the current IR node(s) as coming from a different ONNX op type.
@@ -113,6 +120,9 @@ class Importer {
   std::string origin_;
   int emitted_ = 0;
   std::unordered_set<ValueId> fresh_;  // values the current node made
+  std::string value_suffix_;           // of the iteration being inlined
+  // The initializers of the subgraphs inlined so far, by subgraph and name.
+  std::map<std::pair<const onnx::GraphProto*, std::string>, ValueId> subgraph_constants_;
   ImportStats stats_;
 };
 

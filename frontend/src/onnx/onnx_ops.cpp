@@ -962,6 +962,8 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"ConstantOfShape", {{}, constant_of_shape, 9}},
       {"Range", {{"Cast"}, range_op, 11}},
       {"If", {{"Where"}, if_op}},
+      {"Loop", {{"Reshape", "Concat"}, loop_op}},
+      {"Scan", {{"Gather", "Reshape", "Concat"}, scan_op, 9}},
       {"InstanceNormalization", {{"LayerNorm", "Reshape", "Mul", "Add"}, instance_norm}},
       {"GroupNormalization", {{"LayerNorm", "Reshape", "Mul", "Add", "Expand"}, group_norm, 18}},
       {"DepthToSpace", {{"Reshape", "Transpose"}, depth_to_space}},

@@ -42,6 +42,9 @@ void einsum(Importer& im, const onnx::NodeProto& n);
 // The two ONNX losses as LogSoftmax/GatherElements/... (onnx_losses.cpp).
 void softmax_cross_entropy_loss(Importer& im, const onnx::NodeProto& n);
 void negative_log_likelihood_loss(Importer& im, const onnx::NodeProto& n);
+// Loop and Scan, unrolled at import (onnx_loops.cpp).
+void loop_op(Importer& im, const onnx::NodeProto& n);
+void scan_op(Importer& im, const onnx::NodeProto& n);
 // If with a condition that folds (onnx_control_flow.cpp).
 void if_op(Importer& im, const onnx::NodeProto& n);
 

@@ -1,0 +1,235 @@
+// ONNX's Loop and Scan, unrolled at import (docs/ONNX.md, "Control flow").
+// ampx plans fixed shapes, and both ops' outputs have shapes that depend on
+// the number of iterations, so that number must be known at import:
+//   Loop: the trip count M folds to a constant, or the condition does at
+//         every iteration (exporters' `for` loops: M from a shape, the
+//         condition a constant true passed through the body);
+//   Scan: the sequence length is a dimension of the scan inputs.
+// Each iteration inlines the body (its nodes named like the body's, with
+// _1, _2, ... suffixes), its inputs bound to the previous iteration's
+// outputs; the scan outputs are stacked with Reshape and Concat. The
+// unrolled nodes are planned, placed and run like any others, so the body
+// gets the same AMP policy and capability questions as the main graph.
+// A condition computed at run time (a `while` loop), or a loop that would
+// unroll into more than kMaxUnrolledIterations iterations, is a one-line
+// error.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "onnx_ops.hpp"
+
+namespace ampx::onnx_io {
+namespace {
+
+constexpr int64_t kMaxUnrolledIterations = 4096;
+
+const onnx::GraphProto& body_of(Importer& im, const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute())
+    if (a.name() == "body") {
+      if (a.type() != onnx::AttributeProto::GRAPH || !a.has_g())
+        im.fail("attribute 'body' is not a graph");
+      return a.g();
+    }
+  im.fail("attribute 'body' is required");
+}
+
+// The value of a one-element bool constant; nullopt when computed at run time.
+std::optional<bool> constant_bool(Importer& im, ValueId v, const std::string& what) {
+  const Value& val = im.value(v);
+  if (element_count(val.type.shape) != 1)
+    im.fail(fmt::format("{} has {} elements, expected 1", what, element_count(val.type.shape)));
+  if (val.type.dtype != DType::kBool)
+    im.fail(fmt::format("{} is {}, expected bool", what, dtype_name(val.type.dtype)));
+  if (!val.is_constant()) return std::nullopt;
+  return std::to_integer<int>(val.constant->data()[0]) != 0;
+}
+
+// Stacks per-iteration values of one shape along a new axis `axis`.
+ValueId stack(Importer& im, const std::vector<ValueId>& parts, int64_t axis, const char* what) {
+  const Shape s = im.type(parts.at(0)).shape;
+  const auto rank = static_cast<int64_t>(s.size());
+  if (axis < 0) axis += rank + 1;
+  if (axis < 0 || axis > rank)
+    im.fail(fmt::format("{} axis is out of range for rank {}", what, rank + 1));
+  std::vector<int64_t> one(s.begin(), s.end());
+  one.insert(one.begin() + axis, 1);
+  std::vector<ValueId> views;
+  for (ValueId p : parts) {
+    if (im.type(p).shape != s)
+      im.fail(fmt::format("{} changes shape between iterations ({} and {})", what, shape_str(s),
+                          shape_str(im.type(p).shape)));
+    views.push_back(im.emit1("Reshape", {p}, {{"shape", one}}));
+  }
+  if (views.size() == 1) return views[0];
+  return im.emit1("Concat", std::move(views), {{"axis", axis}});
+}
+
+void check_iterations(Importer& im, int64_t count, size_t body_nodes) {
+  if (count > kMaxUnrolledIterations)
+    im.fail(
+        fmt::format("{} iterations of a {}-node body: ampx unrolls loops at import, up to {} "
+                    "iterations",
+                    count, body_nodes, kMaxUnrolledIterations));
+}
+
+}  // namespace
+
+void loop_op(Importer& im, const onnx::NodeProto& n) {
+  const onnx::GraphProto& body = body_of(im, n);
+  const int carried = n.input_size() - 2;
+  if (carried < 0) im.fail("needs the inputs M and cond (either may be empty)");
+  if (body.input_size() != carried + 2)
+    im.fail(
+        fmt::format("the body has {} inputs, expected {} (iteration, condition and {} loop "
+                    "carried values)",
+                    body.input_size(), carried + 2, carried));
+  if (body.output_size() < carried + 1)
+    im.fail(fmt::format("the body has {} outputs, expected at least {}", body.output_size(),
+                        carried + 1));
+  const int scans = body.output_size() - 1 - carried;
+  if (n.output_size() > carried + scans)
+    im.fail(fmt::format("the node has {} outputs, the body gives {}", n.output_size(),
+                        carried + scans));
+  std::optional<int64_t> trips;
+  if (im.has_input(n, 0)) {
+    const auto m = im.const_ints(n, 0, "the trip count M");
+    if (m.size() != 1) im.fail(fmt::format("M must hold one value, it has {}", m.size()));
+    trips = std::max<int64_t>(m[0], 0);
+    check_iterations(im, *trips, static_cast<size_t>(body.node_size()));
+  }
+  const bool has_cond = im.has_input(n, 1);
+  ValueId cond = im.constant(TensorType{DType::kBool, {}}, {std::byte{1}});
+  if (has_cond) {
+    cond = im.input(n, 1);
+    if (!constant_bool(im, cond, "the condition '" + n.input(1) + "'"))
+      im.fail(fmt::format(
+          "the condition '{}' is computed at run time: ampx unrolls loops at import and needs "
+          "the number of iterations there",
+          n.input(1)));
+  }
+  if (!trips && !has_cond) im.fail("has neither a trip count nor a condition (an endless loop)");
+  std::vector<ValueId> state;
+  for (int i = 0; i < carried; ++i) state.push_back(im.input(n, 2 + i));
+  std::vector<std::vector<ValueId>> scanned(static_cast<size_t>(scans));
+  for (int64_t it = 0;; ++it) {
+    if (trips && it >= *trips) break;
+    if (has_cond && !*constant_bool(im, cond, "the condition")) break;
+    check_iterations(im, it + 1, static_cast<size_t>(body.node_size()));
+    std::vector<ValueId> ins{im.constant_i64(std::vector<int64_t>{it}, Shape{}), cond};
+    ins.insert(ins.end(), state.begin(), state.end());
+    const std::vector<ValueId> outs = im.inline_subgraph(
+        body, fmt::format("body (iteration {})", it), ins, fmt::format("@{}", it));
+    if (has_cond) {
+      cond = outs[0];
+      if (!constant_bool(im, cond, "the body's condition"))
+        im.fail(fmt::format(
+            "the body's condition '{}' is computed at run time (a while loop): ampx unrolls "
+            "loops at import and needs the number of iterations there",
+            body.output(0).name()));
+    }
+    for (int i = 0; i < carried; ++i) {
+      const ValueId v = outs[static_cast<size_t>(1 + i)];
+      if (!(im.type(v) == im.type(state[static_cast<size_t>(i)])))
+        im.fail(fmt::format("loop-carried value {} changes from {} {} to {} {}", i,
+                            dtype_name(im.type(state[static_cast<size_t>(i)]).dtype),
+                            shape_str(im.type(state[static_cast<size_t>(i)]).shape),
+                            dtype_name(im.type(v).dtype), shape_str(im.type(v).shape)));
+      state[static_cast<size_t>(i)] = v;
+    }
+    for (int k = 0; k < scans; ++k)
+      scanned[static_cast<size_t>(k)].push_back(outs[static_cast<size_t>(1 + carried + k)]);
+  }
+  im.set_origin("Loop");
+  for (int i = 0; i < carried && i < n.output_size(); ++i)
+    im.bind(n, i, state[static_cast<size_t>(i)]);
+  for (int k = 0; k < scans && carried + k < n.output_size(); ++k) {
+    if (!im.output_used(n, carried + k)) continue;
+    if (scanned[static_cast<size_t>(k)].empty())
+      im.fail(
+          fmt::format("scan output {} of a loop that runs no iteration is empty; ampx has no "
+                      "empty tensors",
+                      k));
+    im.bind(n, carried + k, stack(im, scanned[static_cast<size_t>(k)], 0, "scan output"));
+  }
+}
+
+// Scan 9+: N states, then M scan inputs sliced along their axes; the body
+// returns N states and K per-iteration scan outputs.
+void scan_op(Importer& im, const onnx::NodeProto& n) {
+  const onnx::GraphProto& body = body_of(im, n);
+  const auto m_attr = im.attr_int(n, "num_scan_inputs");
+  if (!m_attr) im.fail("attribute 'num_scan_inputs' is required");
+  const int64_t m = *m_attr;
+  const int64_t states = n.input_size() - m;
+  if (m < 1 || states < 0)
+    im.fail(fmt::format("num_scan_inputs = {} does not fit {} inputs", m, n.input_size()));
+  const int64_t k = body.output_size() - states;
+  if (body.input_size() != states + m || k < 0)
+    im.fail(fmt::format("the body has {} inputs and {} outputs for {} states and {} scan inputs",
+                        body.input_size(), body.output_size(), states, m));
+  auto per = [&](const char* name, int64_t count) {
+    auto v = im.attr_ints(n, name).value_or(std::vector<int64_t>(static_cast<size_t>(count), 0));
+    if (static_cast<int64_t>(v.size()) != count)
+      im.fail(fmt::format("attribute '{}' has {} values, expected {}", name, v.size(), count));
+    return v;
+  };
+  const auto in_axes = per("scan_input_axes", m), in_dirs = per("scan_input_directions", m);
+  const auto out_axes = per("scan_output_axes", k), out_dirs = per("scan_output_directions", k);
+  std::vector<ValueId> xs;
+  std::vector<int64_t> axes;
+  int64_t length = -1;
+  for (int64_t j = 0; j < m; ++j) {
+    const ValueId x = im.input(n, static_cast<int>(states + j));
+    const Shape s = im.type(x).shape;
+    int64_t a = in_axes[static_cast<size_t>(j)];
+    if (a < 0) a += static_cast<int64_t>(s.size());
+    if (a < 0 || a >= static_cast<int64_t>(s.size()))
+      im.fail(fmt::format("scan input {} axis {} is out of range for rank {}", j,
+                          in_axes[static_cast<size_t>(j)], s.size()));
+    if (length >= 0 && s[static_cast<size_t>(a)] != length)
+      im.fail(fmt::format("scan input {} has {} steps, input 0 has {}", j,
+                          s[static_cast<size_t>(a)], length));
+    length = s[static_cast<size_t>(a)];
+    xs.push_back(x);
+    axes.push_back(a);
+  }
+  if (length == 0) im.fail("the scan inputs have 0 steps; ampx has no empty tensors");
+  check_iterations(im, length, static_cast<size_t>(body.node_size()));
+  std::vector<ValueId> state;
+  for (int64_t i = 0; i < states; ++i) state.push_back(im.input(n, static_cast<int>(i)));
+  std::vector<std::vector<ValueId>> scanned(static_cast<size_t>(k));
+  for (int64_t t = 0; t < length; ++t) {
+    std::vector<ValueId> ins = state;
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t step = in_dirs[static_cast<size_t>(j)] ? length - 1 - t : t;
+      const ValueId at = im.constant_i64(std::vector<int64_t>{step}, Shape{});
+      ins.push_back(im.emit1("Gather", {xs[static_cast<size_t>(j)], at},
+                             {{"axis", axes[static_cast<size_t>(j)]}}));
+    }
+    const std::vector<ValueId> outs =
+        im.inline_subgraph(body, fmt::format("body (step {})", t), ins, fmt::format("@{}", t));
+    for (int64_t i = 0; i < states; ++i) {
+      const ValueId v = outs[static_cast<size_t>(i)];
+      if (!(im.type(v) == im.type(state[static_cast<size_t>(i)])))
+        im.fail(fmt::format("state {} changes from {} to {} between steps", i,
+                            shape_str(im.type(state[static_cast<size_t>(i)]).shape),
+                            shape_str(im.type(v).shape)));
+      state[static_cast<size_t>(i)] = v;
+    }
+    for (int64_t j = 0; j < k; ++j)
+      scanned[static_cast<size_t>(j)].push_back(outs[static_cast<size_t>(states + j)]);
+  }
+  im.set_origin("Scan");
+  for (int64_t i = 0; i < states && i < n.output_size(); ++i)
+    im.bind(n, static_cast<int>(i), state[static_cast<size_t>(i)]);
+  for (int64_t j = 0; j < k && states + j < n.output_size(); ++j) {
+    auto parts = scanned[static_cast<size_t>(j)];
+    if (out_dirs[static_cast<size_t>(j)]) std::reverse(parts.begin(), parts.end());
+    im.bind(n, static_cast<int>(states + j),
+            stack(im, parts, out_axes[static_cast<size_t>(j)], "scan output"));
+  }
+}
+
+}  // namespace ampx::onnx_io
