@@ -8,9 +8,14 @@
 //     forced onto whatever kernels run it, Casts included);
 //  3. GEMM and convolution GFLOP/s through ampx in f32 and bf16, next to the
 //     peak computed from the ISA, core count and clock.
+//  4. an LSTM (seq 64, batch 8, input 128, hidden 256, peepholes) on
+//     oneDNN's RNN primitive against the reference loop on onednn:0 (the
+//     same node with a clip no value reaches: no oneDNN form) and on
+//     cpu_ref:0 (where placement ran it before the primitive).
 // Repetitions of the variants being compared are interleaved, so drifting
 // machine load hits them alike. Prints Markdown (docs/benchmarks.md).
 // Usage: ampx_onednn_bench [--reps N] [--layouts-only (table 1b alone)]
+//                          [--recurrent-only (table 4 alone)]
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
@@ -263,15 +268,34 @@ Graph conv_graph(int64_t batch, int64_t c, int64_t hw, int64_t m, int64_t k, DTy
   return std::move(b).build();
 }
 
+// One LSTM node: X [T, N, I], initial_h/c inputs; W, R, B, P weights
+// (scaled as exporters initialise them); `clip` 0 for none.
+Graph lstm_graph(int64_t T, int64_t N, int64_t I, int64_t H, double clip) {
+  GraphBuilder b("lstm");
+  const ValueId x = b.input("x", DType::kF32, {T, N, I});
+  const ValueId w = b.random_weight("w", {1, 4 * H, I}, 0.1f);
+  const ValueId r = b.random_weight("r", {1, 4 * H, H}, 0.1f);
+  const ValueId bias = b.random_weight("b", {1, 8 * H}, 0.1f);
+  const ValueId h0 = b.input("h0", DType::kF32, {1, N, H});
+  const ValueId c0 = b.input("c0", DType::kF32, {1, N, H});
+  const ValueId p = b.random_weight("p", {1, 3 * H}, 0.1f);
+  AttrMap attrs{{"hidden_size", H}};
+  if (clip > 0) attrs.emplace("clip", clip);
+  for (ValueId y : b.add_multi(OpType::kLSTM, "lstm", {x, w, r, bias, h0, c0, p}, attrs))
+    b.output(y);
+  return std::move(b).build();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 30;
-  bool layouts_only = false;
+  bool layouts_only = false, recurrent_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--reps" && i + 1 < argc)
       reps = std::max(1, std::atoi(argv[i + 1]));
     if (std::string(argv[i]) == "--layouts-only") layouts_only = true;
+    if (std::string(argv[i]) == "--recurrent-only") recurrent_only = true;
   }
 
   plugins::PluginHostOptions opts;
@@ -329,6 +353,47 @@ int main(int argc, char** argv) {
   };
   if (layouts_only) {
     layouts();
+    return 0;
+  }
+
+  // 4. LSTM: oneDNN's RNN primitive against the reference loop, on onednn:0
+  // (a clip of 1e30, which no pre-activation reaches, has no oneDNN form:
+  // the same computation on the loop) and on cpu_ref:0.
+  auto recurrent = [&] {
+    fmt::print("\n### 4. LSTM on oneDNN's RNN primitive vs the reference loop (f32)\n\n");
+    fmt::print(
+        "| LSTM (seq, batch, input, hidden) | threads | onednn:0 primitive | onednn:0 loop | "
+        "loop / primitive | cpu_ref:0 loop | cpu_ref / primitive |\n");
+    fmt::print("|---|---|---|---|---|---|---|\n");
+    struct Size {
+      int64_t T, N, I, H;
+    };
+    for (const Size z : {Size{64, 8, 128, 256}, Size{16, 1, 64, 64}}) {
+      const Graph fits = lstm_graph(z.T, z.N, z.I, z.H, 0);
+      const Graph loops = lstm_graph(z.T, z.N, z.I, z.H, 1e30);
+      const auto in = random_inputs(fits, 7);
+      for (const unsigned threads : {cores, 1u}) {
+        // Both plugins at the same thread count (cpu_ref: AMPX_CPU_REF_THREADS
+        // is read per process, so only its default is compared).
+        plugins::PluginHostOptions o;
+        o.plugin_options["onednn"] = "threads=" + std::to_string(threads);
+        const plugins::PluginHost h(o);
+        const plugins::Device* ref = h.find_device("cpu_ref:0");
+        Executor prim(fits, h.device("onednn:0")), loop(loops, h.device("onednn:0"));
+        std::unique_ptr<Executor> cpu = ref ? std::make_unique<Executor>(fits, *ref) : nullptr;
+        std::vector<std::function<void()>> v = {[&] { (void)prim.run(in); },
+                                                [&] { (void)loop.run(in); }};
+        if (cpu) v.push_back([&] { (void)cpu->run(in); });
+        const auto t = interleaved(v, reps);
+        fmt::print("| {}, {}, {}, {} | {} | {:.3f} ms | {:.3f} ms | {:.2f} | {} | {} |\n", z.T, z.N,
+                   z.I, z.H, threads, t[0], t[1], t[1] / t[0],
+                   cpu ? fmt::format("{:.3f} ms", t[2]) : "—",
+                   cpu ? fmt::format("{:.2f}", t[2] / t[0]) : "—");
+      }
+    }
+  };
+  if (recurrent_only) {
+    recurrent();
     return 0;
   }
 
@@ -420,5 +485,7 @@ int main(int argc, char** argv) {
     fmt::print("| {} | {:.2f} | {:.1f} | {:.0f} % | {} |\n", w.label, w.flops / 1e9, f32,
                100.0 * f32 / peak, bf16);
   }
+
+  recurrent();
   return 0;
 }

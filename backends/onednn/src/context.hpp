@@ -3,6 +3,8 @@
 // the device properties report.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -65,6 +67,14 @@ class Context {
   const std::string& runtime() const noexcept { return runtime_; }
   bool openmp() const noexcept { return omp_; }
 
+  // The recurrent ops' runs (rnn_kernel.hpp) on oneDNN's RNN primitive and
+  // on the reference loop, for debug_counters=1's note.
+  void count_recurrent_run(bool primitive) noexcept {
+    (primitive ? rnn_primitive_runs_ : rnn_loop_runs_).fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t recurrent_primitive_runs() const noexcept { return rnn_primitive_runs_.load(); }
+  uint64_t recurrent_loop_runs() const noexcept { return rnn_loop_runs_.load(); }
+
  private:
   dnnl::engine engine_;
   dnnl::stream stream_;
@@ -73,6 +83,7 @@ class Context {
   bool debug_counters_ = false;
   std::unique_ptr<LayoutStore> layouts_;
   std::string isa_, version_, runtime_;
+  std::atomic<uint64_t> rnn_primitive_runs_{0}, rnn_loop_runs_{0};
   struct alignas(64) Line {
     std::byte b[64];
   };

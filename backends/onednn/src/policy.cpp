@@ -10,6 +10,7 @@
 #include "ops.hpp"
 #include "pool_kernel.hpp"
 #include "primitive_kernel.hpp"
+#include "rnn_kernel.hpp"
 #include "train_kernels.hpp"
 
 namespace ampx::onednn {
@@ -90,6 +91,9 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   const ps::NodeView v(node);
   const bool uses16 = host_plugin::node_uses_16bit(node);
   host_plugin::CapabilityAnswer a;
+  // LSTM, GRU, RNN: oneDNN's RNN primitives where they fit, else the loop
+  // (rnn_kernel.hpp); reference-only elsewhere.
+  if (is_recurrent_op(v.op_type())) return answer_recurrent(v, *ctx_, kFastFlops, kSlowFlops);
   // No kernel here, not even a loop (opset::is_reference_only): cpu_ref runs
   // it, placed there.
   if (opset::is_reference_only(v.op_type())) {
@@ -197,6 +201,8 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
   if (a.support == AMPX_SUPPORT_UNSUPPORTED)
     throw reference::UnsupportedNode(v.where() + ": " + a.note);
   if (v.op_type() == "Concat") return std::make_unique<ConcatKernel>(ctx_, v);
+  if (is_recurrent_op(v.op_type()))  // the RNN primitive, or the loop (rnn_kernel.hpp)
+    return make_recurrent_kernel(ctx_, v, std::move(loop), !a.reference_kernel);
   if (a.reference_kernel) return loop;
   try {
     // oneDNN fixes a primitive's thread count when it is created: under the
@@ -233,6 +239,8 @@ std::string OnednnPolicy::plugin_note() const {
     const ReorderCounts c = layouts.counts();
     note += "; activation reorders: " + std::to_string(c.total()) + " (launch " +
             std::to_string(c.launch) + ", materialised " + std::to_string(c.materialised) + ")";
+    note += "; recurrent runs: primitive " + std::to_string(ctx_->recurrent_primitive_runs()) +
+            ", loop " + std::to_string(ctx_->recurrent_loop_runs());
   }
   return note;
 }

@@ -135,7 +135,8 @@ inline bool is_epilogue_case(const std::string& name) {
 
 // The later ONNX ops (docs/OPS.md): only cpu_ref runs them; the onednn,
 // vulkan and cuda plugins answer `unsupported` in every dtype, and
-// placement runs them on cpu_ref (the op set's own list).
+// placement runs them on cpu_ref (the op set's own list). Except LSTM, GRU
+// and RNN on onednn (its RNN primitives or loop: add_recurrent_cases).
 inline bool is_reference_only_op(const std::string& op) {
   return opset::is_reference_only(op);
 }
@@ -331,6 +332,73 @@ inline void add_training_cases(std::map<std::string, Maker>& m) {
     for (int i = 0; i < 8; ++i) in(c, rnd(r, F32, {7 + i}, 100.0));
     c.nb.output(F32, {15, 3});
   };
+}
+
+// One LSTM (T 5, N 3, I 4, H 7) with peepholes and initial states,
+// default activations, no clip: the form oneDNN's RNN primitive computes
+// (backends/onednn/src/rnn_kernel.hpp). W, R, B and P constant (weights)
+// unless `constant_weights` is false; `lens`, when given, as a run-time
+// sequence_lens input.
+inline Maker lstm_case(std::string direction, bool constant_weights,
+                       std::vector<double> lens = {}) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    const int64_t T = 5, N = 3, I = 4, H = 7, D = direction == "bidirectional" ? 2 : 1;
+    c.nb = NodeBuilder("LSTM", "n");
+    in(c, rnd(r, dt, {T, N, I}));
+    in(c, rnd(r, dt, {D, 4 * H, I}, 0.4), constant_weights);
+    in(c, rnd(r, dt, {D, 4 * H, H}, 0.4), constant_weights);
+    in(c, rnd(r, dt, {D, 8 * H}, 0.4), constant_weights);
+    in(c, rnd(r, dt, {D, N, H}));
+    in(c, rnd(r, dt, {D, N, H}));
+    in(c, rnd(r, dt, {D, 3 * H}, 0.4), constant_weights);
+    if (!lens.empty()) in(c, Tensor::of(I64, {N}, lens));
+    c.nb.output(dt, {T, D, N, H}).output(dt, {D, N, H}).output(dt, {D, N, H});
+    c.nb.attr_int("hidden_size", H).attr_str("direction", direction);
+  };
+}
+
+// A GRU or RNN (T 5, N 3, I 4, H 7; G gates) with an initial state and
+// constant weights, `attrs` on top of hidden_size and direction.
+inline Maker gru_rnn_case(std::string op, std::string direction,
+                          std::function<void(NodeBuilder&)> attrs = nullptr) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    const int64_t T = 5, N = 3, I = 4, H = 7, D = direction == "bidirectional" ? 2 : 1;
+    const int64_t G = op == "GRU" ? 3 : 1;
+    c.nb = NodeBuilder(op, "n");
+    in(c, rnd(r, dt, {T, N, I}));
+    in(c, rnd(r, dt, {D, G * H, I}, 0.4), true);
+    in(c, rnd(r, dt, {D, G * H, H}, 0.4), true);
+    in(c, rnd(r, dt, {D, 2 * G * H}, 0.4), true);
+    in(c, rnd(r, dt, {D, N, H}));
+    c.nb.output(dt, {T, D, N, H}).output(dt, {D, N, H});
+    c.nb.attr_int("hidden_size", H).attr_str("direction", direction);
+    if (attrs) attrs(c.nb);
+  };
+}
+
+// The recurrent ops in the forms oneDNN's RNN primitives compute (the
+// onednn plugin runs them there; the cases above with clip, sequence
+// lengths or other activations run on its loop): LSTM in every direction,
+// with weights as inputs, with run-time sequence_lens all seq_length and
+// with one shorter (a run on the loop); GRU with and without
+// linear_before_reset; RNN with Tanh, Relu and Sigmoid.
+inline void add_recurrent_cases(std::map<std::string, Maker>& m) {
+  m["LSTM_forward_peepholes"] = lstm_case("forward", true);
+  m["LSTM_reverse_peepholes"] = lstm_case("reverse", true);
+  m["LSTM_bidirectional_peepholes"] = lstm_case("bidirectional", true);
+  m["LSTM_bidirectional_weights_in"] = lstm_case("bidirectional", false);
+  m["LSTM_forward_lens_full"] = lstm_case("forward", true, {5, 5, 5});
+  m["LSTM_forward_lens_short"] = lstm_case("forward", true, {5, 2, 5});
+  m["GRU_forward_reset_before"] = gru_rnn_case("GRU", "forward");
+  m["GRU_bidirectional_linear_before_reset"] = gru_rnn_case(
+      "GRU", "bidirectional", [](NodeBuilder& b) { b.attr_int("linear_before_reset", 1); });
+  m["GRU_reverse_linear_before_reset"] =
+      gru_rnn_case("GRU", "reverse", [](NodeBuilder& b) { b.attr_int("linear_before_reset", 1); });
+  m["RNN_tanh_bidirectional"] = gru_rnn_case("RNN", "bidirectional");
+  m["RNN_relu_forward"] =
+      gru_rnn_case("RNN", "forward", [](NodeBuilder& b) { b.attr_str("activations", "Relu"); });
+  m["RNN_sigmoid_reverse"] =
+      gru_rnn_case("RNN", "reverse", [](NodeBuilder& b) { b.attr_str("activations", "Sigmoid"); });
 }
 
 inline const std::map<std::string, Maker>& cases() {
@@ -1044,6 +1112,7 @@ inline const std::map<std::string, Maker>& cases() {
        }},
   };
     add_training_cases(m);
+    add_recurrent_cases(m);
     return m;
   }();
   return all;
