@@ -15,4 +15,12 @@ inline std::string plugin_path(const char* name) {
   return std::string(AMPX_PLUGIN_BUILD_DIR) + "/libampx_backend_" + name + ".so";
 }
 
+// plugin_info.note (with debug_counters=1 it holds the plugin's counters).
+inline std::string plugin_note(const Plugin& p) {
+  ampx_plugin_info info{};
+  info.struct_size = sizeof info;
+  p.ok(p.api->plugin_info(p.plugin, &info));
+  return info.note;
+}
+
 }  // namespace ampx::test

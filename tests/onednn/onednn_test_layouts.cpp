@@ -31,17 +31,15 @@ struct Counts {
 
 // The debug_counters part of plugin_info.note.
 Counts counts(const Plugin& p) {
-  ampx_plugin_info info{};
-  info.struct_size = sizeof info;
-  p.ok(p.api->plugin_info(p.plugin, &info));
-  const char* at = std::strstr(info.note, "activation reorders: ");
+  const std::string note = plugin_note(p);
+  const char* at = std::strstr(note.c_str(), "activation reorders: ");
   Counts c;
-  EXPECT_NE(at, nullptr) << info.note;
+  EXPECT_NE(at, nullptr) << note;
   if (at) {
     EXPECT_EQ(std::sscanf(at, "activation reorders: %llu (launch %llu, materialised %llu)",
                           &c.total, &c.launch, &c.materialised),
               3)
-        << info.note;
+        << note;
   }
   return c;
 }

@@ -5,7 +5,6 @@
 // tolerance(dtype). The op cases themselves (op_cases.hpp) also run in
 // every dtype in onednn_test_ops.cpp.
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "onednn_harness.hpp"
@@ -21,16 +20,15 @@ struct Runs {
 };
 
 Runs recurrent_runs(const Plugin& p) {
-  ampx_plugin_info info{};
-  info.struct_size = sizeof info;
-  p.ok(p.api->plugin_info(p.plugin, &info));
-  const char* at = std::strstr(info.note, "recurrent runs: ");
+  const std::string note = plugin_note(p);
   Runs r;
-  EXPECT_NE(at, nullptr) << info.note;
-  if (at) {
-    EXPECT_EQ(std::sscanf(at, "recurrent runs: primitive %llu, loop %llu", &r.primitive, &r.loop),
+  const size_t at = note.find("recurrent runs: ");
+  EXPECT_NE(at, std::string::npos) << note;
+  if (at != std::string::npos) {
+    EXPECT_EQ(std::sscanf(note.c_str() + at, "recurrent runs: primitive %llu, loop %llu",
+                          &r.primitive, &r.loop),
               2)
-        << info.note;
+        << note;
   }
   return r;
 }
