@@ -11,12 +11,16 @@ spread of the per-round ratios (min-max), and the medians in ms. Outputs of
 ampx are checked against ORT's (normwise relative error, max over outputs).
 
 Models: every DIR/*.onnx of --models (a DIR/NAME.shapes file "input=1x3x224x224"
-pins symbolic dimensions; otherwise symbolic dimensions are 1). The ONNX test
-models are written by tests/onnx/make_models.py (build/release/tests/onnx/models),
-the torchvision zoo by bench/export_torchvision_zoo.py.
+pins symbolic dimensions; otherwise symbolic dimensions are 1; inputs are
+seeded random). The ONNX test models are written by tests/onnx/make_models.py
+(build/release/tests/onnx/models), the torchvision zoo by
+bench/export_torchvision_zoo.py. --zoo adds the real-model zoo of
+scripts/model-zoo.sh (PaddleOCR v4, Silero VAD, its torchvision exports) on
+the inputs tests/onnx/run_zoo_models.py gives them (a text image, a voiced
+audio frame with its state and sample rate, a 224x224 image; the same seeds).
 
 Usage: .venv/bin/python bench/ort_compare.py --ampx build/release/apps/ampx
-         --models DIR [--models DIR...] [--only NAME,...] [--threads 1,2]
+         [--models DIR...] [--zoo [DIR]] [--only NAME,...] [--threads 1,2]
          [--rounds 3] [--iters 20] [--warmup 3] [--amp O0] [--json FILE]
 Prints a Markdown table (docs/benchmarks.md).
 """
@@ -30,10 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 import numpy as np
 import onnx
 import onnxruntime as ort
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 NP_OF_ONNX = {
     onnx.TensorProto.FLOAT: np.float32,
@@ -76,6 +83,13 @@ def make_inputs(model, pinned, seed):
     return out
 
 
+def npy_name(output):
+    """`ampx run --save-outputs`' file for an output (cmd_run.cpp): anything
+    but [A-Za-z0-9._-] becomes '_'."""
+    return "".join(c if (c.isascii() and c.isalnum()) or c in "._-" else "_"
+                   for c in output or "output") + ".npy"
+
+
 def rel_error(got, ref):
     got, ref = got.astype(np.float64), ref.astype(np.float64)
     denom = max(np.abs(ref).max(), 1e-30)
@@ -109,11 +123,36 @@ def ort_block(sess, feeds, a):
     return statistics.median(times)
 
 
-def compare_model(a, path, threads, work):
+def zoo_models(zoo):
+    """[(path, inputs maker)] of the real-model zoo in `zoo` (None: ask
+    scripts/model-zoo.sh --dir), in run_zoo_models.py's order and with its
+    inputs."""
+    if zoo is None:
+        p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "model-zoo.sh"), "--dir"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SystemExit(f"ort_compare: {p.stderr.strip()}")
+        zoo = p.stdout.strip().splitlines()[-1]
+    sys.path.insert(0, os.path.join(ROOT, "tests", "onnx"))
+    from run_zoo_models import MODELS
+    out = []
+    for name, _, make, _ in MODELS:
+        path = os.path.join(zoo, name + ".onnx")
+        if not os.path.exists(path):
+            raise SystemExit(f"ort_compare: {path} missing (run scripts/model-zoo.sh)")
+        # run_zoo_models.py's seed for the model
+        out.append((path, lambda make=make, name=name: make(np.random.default_rng(zlib.crc32(name.encode())))))
+    return out
+
+
+def compare_model(a, path, threads, work, make_zoo_inputs=None):
     name = os.path.basename(path)[:-5]
     model = onnx.load(path, load_external_data=False)
-    shapes = read_shapes(path[:-5] + ".shapes")
-    inputs = make_inputs(model, shapes, a.seed)
+    if make_zoo_inputs:  # shapes come with the input files
+        shapes, inputs = {}, make_zoo_inputs()
+    else:
+        shapes = read_shapes(path[:-5] + ".shapes")
+        inputs = make_inputs(model, shapes, a.seed)
     mdir = os.path.join(work, name)
     os.makedirs(mdir, exist_ok=True)
     files = {}
@@ -137,7 +176,7 @@ def compare_model(a, path, threads, work):
         ratios.append(am / om)
     err = 0.0
     for n, r in zip(out_names, ref):
-        f = os.path.join(mdir, n + ".npy")
+        f = os.path.join(mdir, npy_name(n))
         err = max(err, rel_error(np.load(f), r)) if os.path.exists(f) else float("nan")
     return {
         "model": name, "threads": threads, "ratio": statistics.median(ratios),
@@ -165,7 +204,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ampx", required=True)
     ap.add_argument("--plugin-dir")
-    ap.add_argument("--models", action="append", required=True, help="directory of .onnx files (repeatable)")
+    ap.add_argument("--models", action="append", default=[], help="directory of .onnx files (repeatable)")
+    ap.add_argument("--zoo", nargs="?", const="", default=None,
+                    help="also the real-model zoo (scripts/model-zoo.sh), in DIR if given")
     ap.add_argument("--only", help="comma-separated model names")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=3)
@@ -176,12 +217,16 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", help="also write the rows to this file")
     a = ap.parse_args()
-    paths = []
+    if not a.models and a.zoo is None:
+        ap.error("give --models DIR, --zoo, or both")
+    paths = []  # (path, the zoo's inputs maker or None)
+    if a.zoo is not None:
+        paths += zoo_models(a.zoo or None)
     for d in a.models:
-        paths += sorted(p for p in glob.glob(os.path.join(d, "*.onnx")))
+        paths += [(p, None) for p in sorted(glob.glob(os.path.join(d, "*.onnx")))]
     if a.only:
         keep = set(a.only.split(","))
-        paths = [p for p in paths if os.path.basename(p)[:-5] in keep]
+        paths = [(p, m) for p, m in paths if os.path.basename(p)[:-5] in keep]
     threads = [int(t) for t in a.threads.split(",")]
     model, isa = cpu_flags()
     print(f"<!-- {model}; {', '.join(isa)}; {os.cpu_count()} cpus; onnxruntime {ort.__version__}; "
@@ -190,7 +235,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     rows = []
     with tempfile.TemporaryDirectory(prefix="ort_compare.") as work:
-        for p in paths:
+        for p, make_zoo_inputs in paths:
             name = os.path.basename(p)[:-5]
             try:  # the test models' directory also holds deliberately broken files
                 ort.InferenceSession(p, providers=["CPUExecutionProvider"])
@@ -199,7 +244,7 @@ def main():
                 continue
             for t in threads:
                 try:
-                    r = compare_model(a, p, t, work)
+                    r = compare_model(a, p, t, work, make_zoo_inputs)
                 except Exception as e:  # a model ORT or ampx cannot run is a row, not the end
                     print(f"| {name} | {t} | error: {str(e)[:120]} | | | | |", flush=True)
                     continue
