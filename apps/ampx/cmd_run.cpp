@@ -73,9 +73,13 @@ std::vector<GivenInput> read_given_inputs(const RunOptions& opts) {
 ModelOptions model_options(const RunOptions& opts, const std::vector<GivenInput>& given) {
   ModelOptions mo = opts.model_args.to_options();
   if (std::string_view(opts.model).starts_with("builtin:")) return mo;
-  for (const GivenInput& g : given)
+  for (const GivenInput& g : given) {
     if (mo.input_shapes.emplace(g.name, g.tensor.type.shape).second)
       mo.input_shape_origins[g.name] = "--input " + g.spec;
+    // A shape, axes or scales computed from an input at run time are
+    // evaluated from its array at import (the plan is built for them).
+    mo.input_values[g.name] = g.tensor;
+  }
   return mo;
 }
 
@@ -151,6 +155,10 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
   std::vector<GivenInput> given = read_given_inputs(opts);
   const Graph graph = load_model(opts.model, model_options(opts, given));
+  for (const std::string& name : graph.specialised_on)
+    spdlog::info("the graph is built for the value of input '{}' (a shape, axes, scales or k "
+                 "computed from it): another value needs another run",
+                 name);
   const auto host = make_plugin_host(global);
   const plugins::Device* ref_device = host.find_device(kReferenceDevice);
   if (!ref_device)

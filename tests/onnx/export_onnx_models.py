@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from run_onnx_models import MODELS, compare, shape_args
+from run_onnx_models import MODELS, VALUE_MODELS, compare, shape_args
 
 # (label, ampx arguments, tolerance, must contain 16-bit nodes)
 MODES = [
@@ -103,7 +103,9 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     passed = failed = 0
-    for name in MODELS:
+    # A graph built for input values exports with those values baked in: a
+    # different model from the original, not compared here.
+    for name in [m for m in MODELS if m not in VALUE_MODELS]:
         for device in a.device:
             for label, args, tol, want_16bit in MODES:
                 if want_16bit and not device.startswith("cpu_ref"):

@@ -778,12 +778,36 @@ def loops():
                    "h0": RNG.uniform(-1, 1, (N, H)).astype(np.float32)}, []
 
 
+def valueinputs():
+    """Shapes, axes, scales and k computed at run time from graph inputs
+    (opset 18): Resize's scales and a Reshape's shape come from inputs,
+    TopK's k is an input plus one, ReduceSum's axes an input. ampx builds
+    the graph for the values `--input` gives (Graph::specialised_on)."""
+    g = G()
+    g.op("Resize", ["x", "", "scales"], ["resized"], name="/Resize", mode="nearest")
+    k = g.op("Add", ["k", g.init(i64("one", [1]))], name="/Add")
+    g.op("TopK", [g.op("Flatten", ["x"], name="/Flatten"), k], ["top_v", "top_i"], name="/TopK")
+    g.op("ReduceSum", ["x", "axes"], ["summed"], name="/ReduceSum", keepdims=0)
+    g.op("Reshape", ["x", "shape"], ["reshaped"], name="/Reshape")
+    model = g.model("valueinputs", [vi("x", [1, 2, 4, 4]), vi("scales", [4]),
+                                    helper.make_tensor_value_info("k", I64, [1]),
+                                    helper.make_tensor_value_info("axes", I64, [2]),
+                                    helper.make_tensor_value_info("shape", I64, [3])],
+                    [out("resized"), out("top_v"), helper.make_tensor_value_info("top_i", I64, None),
+                     out("summed"), out("reshaped")], 18, check=False)
+    return model, {"x": RNG.uniform(-2, 2, (1, 2, 4, 4)).astype(np.float32),
+                   "scales": np.array([1, 1, 2, 1.5], dtype=np.float32),
+                   "k": np.array([2], dtype=np.int64),
+                   "axes": np.array([1, -1], dtype=np.int64),
+                   "shape": np.array([2, -1, 4], dtype=np.int64)}, []
+
+
 MODELS = {"resnet": resnet, "mobilenet": mobilenet, "encoder": encoder, "ocr": ocr, "mlp": mlp,
           "softmax11": softmax11, "logsoftmax12": logsoftmax12, "opset7": opset7,
           "opset9": opset9, "opset10": opset10, "opset11": opset11, "opset12": opset12,
           "opset22": opset22, "mathops": mathops, "recurrent": recurrent,
           "ifconst": ifconst, "ifruntime": ifruntime, "decomposed18": decomposed(18), "decomposed21": decomposed(21),
-          "indexops": indexops, "loops": loops}
+          "indexops": indexops, "loops": loops, "valueinputs": valueinputs}
 
 
 def opset26(out_dir):

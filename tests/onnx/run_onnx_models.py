@@ -31,7 +31,10 @@ TOL = {"O0": 1e-4, "O2": 2e-2}
 MODELS = ["resnet", "mobilenet", "encoder", "ocr", "mlp", "softmax11", "logsoftmax12",
           "opset7", "opset9", "opset10", "opset11", "opset12", "opset22", "opset26",
           "mathops", "recurrent", "recurrent_layout1", "ifconst", "ifruntime", "decomposed18", "decomposed21",
-          "indexops", "loops", "external/mlp_external"]
+          "indexops", "loops", "valueinputs", "external/mlp_external"]
+# Models whose shapes come from input values: `ampx run --input` builds them
+# for the arrays given; `ampx plan` (shapes only) refuses them.
+VALUE_MODELS = {"valueinputs"}
 
 
 def rel_error(got, ref):
@@ -161,7 +164,8 @@ def main():
     passed = failed = 0
     for name in MODELS:
         for device in a.device:
-            checks = [(f"plan {name} {device}", lambda notes: check_plan(a, name, device))]
+            checks = [] if name in VALUE_MODELS else [
+                (f"plan {name} {device}", lambda notes: check_plan(a, name, device))]
             for amp in a.amp or ["O0"]:
                 checks.append((f"run {name} {device} {amp}",
                                lambda notes, amp=amp: check_run(a, name, device, amp, notes)))

@@ -31,6 +31,7 @@ Graph load_model(std::string_view spec, const ModelOptions& options) {
     onnx_io::ImportOptions io;
     io.input_shapes = options.input_shapes;
     io.input_shape_origins = options.input_shape_origins;
+    io.input_values = options.input_values;
     io.batch_size = options.batch_size;
     io.max_tensor_bytes = options.max_tensor_bytes;
     return onnx_io::import_onnx(std::string(spec), io);

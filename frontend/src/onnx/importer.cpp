@@ -270,16 +270,56 @@ ValueId Importer::input(const onnx::NodeProto& n, int i) const {
   return it->second;
 }
 
+ConstantData Importer::known_value(ValueId id) const {
+  const Value& v = graph_.value(id);
+  if (v.is_constant()) return v.constant;
+  if (options_.input_values.empty()) return nullptr;
+  if (const auto it = known_.find(id); it != known_.end()) return it->second;
+  ConstantData out;
+  if (v.producer == kNone) {  // a graph input: its value if given, of its type
+    const auto it = options_.input_values.find(v.name);
+    if (it == options_.input_values.end() || !(it->second.type == v.type)) return nullptr;
+    out = std::make_shared<const std::vector<std::byte>>(it->second.data);
+    if (std::find(specialised_on_.begin(), specialised_on_.end(), v.name) == specialised_on_.end())
+      specialised_on_.push_back(v.name);
+  } else {
+    const Node& node = graph_.node(v.producer);
+    std::vector<ConstantInput> ins;
+    for (ValueId in : node.inputs) {
+      ConstantData d = known_value(in);
+      if (!d) return nullptr;
+      ins.push_back({graph_.value(in).type, std::move(d)});
+    }
+    std::vector<TensorType> types;
+    for (ValueId o : node.outputs) types.push_back(graph_.value(o).type);
+    std::vector<std::vector<std::byte>> data;
+    try {
+      data = evaluate_constant_node(node.op, node.attrs, ins, types, node.name);
+    } catch (const std::exception& e) {
+      fail(fmt::format("cannot evaluate '{}' from the given input values: {}", v.name,
+                       describe(e)));
+    }
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      known_[node.outputs[k]] = std::make_shared<const std::vector<std::byte>>(std::move(data[k]));
+    out = known_.at(id);
+  }
+  known_[id] = out;
+  return out;
+}
+
 std::vector<int64_t> Importer::const_ints(const onnx::NodeProto& n, int i, const char* what) const {
   const Value& v = graph_.value(input(n, i));
-  if (!v.is_constant())
-    fail(
-        fmt::format("{} ('{}') must be a constant (after folding), but it is computed at run "
-                    "time",
-                    what, n.input(i)));
+  const ConstantData known = known_value(input(n, i));
+  if (!known)
+    fail(fmt::format(
+        "{} ('{}') must be a constant (after folding), but it is computed at run time{}", what,
+        n.input(i),
+        options_.input_values.empty()
+            ? " (give the model's inputs with --input to build the graph for their values)"
+            : " from an input whose value is not given"));
   const auto count = static_cast<size_t>(element_count(v.type.shape));
   std::vector<int64_t> out(count);
-  const std::byte* p = v.constant->data();
+  const std::byte* p = known->data();
   for (size_t k = 0; k < count; ++k) {
     if (v.type.dtype == DType::kI64) {
       std::memcpy(&out[k], p + 8 * k, 8);
@@ -298,13 +338,19 @@ std::vector<int64_t> Importer::const_ints(const onnx::NodeProto& n, int i, const
 std::vector<double> Importer::const_floats(const onnx::NodeProto& n, int i,
                                            const char* what) const {
   const Value& v = graph_.value(input(n, i));
-  if (!v.is_constant())
-    fail(fmt::format("{} ('{}') must be a constant (after folding)", what, n.input(i)));
   if (!is_float(v.type.dtype)) {
     const auto ints = const_ints(n, i, what);
     return {ints.begin(), ints.end()};
   }
-  HostTensor t{"", v.type, *v.constant};
+  const ConstantData known = known_value(input(n, i));
+  if (!known)
+    fail(fmt::format(
+        "{} ('{}') must be a constant (after folding), but it is computed at run time{}", what,
+        n.input(i),
+        options_.input_values.empty()
+            ? " (give the model's inputs with --input to build the graph for their values)"
+            : " from an input whose value is not given"));
+  HostTensor t{"", v.type, *known};
   return to_doubles(t);
 }
 
@@ -586,6 +632,8 @@ Graph Importer::run(ImportStats* stats) {
 Graph Importer::finish() {
   stats_.fused_patterns = fuse_decomposed_patterns(graph_);
   Graph out = remove_dead_nodes(graph_);
+  out.specialised_on = specialised_on_;
+  stats_.specialised_on = specialised_on_;
   stats_.ir_nodes = static_cast<int>(out.num_nodes());
   try {
     verify_graph_or_throw(out);

@@ -36,6 +36,12 @@ class Importer {
   const Value& value(ValueId v) const { return graph_.value(v); }
   const TensorType& type(ValueId v) const { return graph_.value(v).type; }
   // A constant integer (i64/i32) input as int64 values; `what` names it.
+  // The value of v where it is known at import: a constant, or computed
+  // from constants and the graph inputs ImportOptions::input_values gives
+  // (evaluated once, by the reference kernels; the inputs used are
+  // recorded in Graph::specialised_on). nullptr when it depends on an input
+  // whose value is not given.
+  ConstantData known_value(ValueId v) const;
   std::vector<int64_t> const_ints(const onnx::NodeProto& n, int i, const char* what) const;
   std::vector<double> const_floats(const onnx::NodeProto& n, int i, const char* what) const;
   // A constant input that must hold exactly one value (a scalar or [1]).
@@ -121,6 +127,9 @@ class Importer {
   int emitted_ = 0;
   std::unordered_set<ValueId> fresh_;  // values the current node made
   std::string value_suffix_;           // of the iteration being inlined
+  // known_value()'s evaluations, and the inputs they read.
+  mutable std::unordered_map<ValueId, ConstantData> known_;
+  mutable std::vector<std::string> specialised_on_;
   // The initializers of the subgraphs inlined so far, by subgraph and name.
   std::map<std::pair<const onnx::GraphProto*, std::string>, ValueId> subgraph_constants_;
   ImportStats stats_;

@@ -125,12 +125,13 @@ void if_select(Importer& im, const onnx::NodeProto& n, ValueId cond) {
 void if_op(Importer& im, const onnx::NodeProto& n) {
   const ValueId cond = im.input(n, 0);
   const Value& v = im.value(cond);
-  if (!v.is_constant()) return if_select(im, n, cond);
+  const ConstantData known = im.known_value(cond);
+  if (!known) return if_select(im, n, cond);
   if (element_count(v.type.shape) != 1)
     im.fail(fmt::format("the condition '{}' has {} elements, expected 1", n.input(0),
                         element_count(v.type.shape)));
   bool taken = false;
-  const std::byte* p = v.constant->data();
+  const std::byte* p = known->data();
   switch (v.type.dtype) {
     case DType::kBool:
     case DType::kI8:

@@ -75,14 +75,15 @@ void scatter_nd(Importer& im, const onnx::NodeProto& n) {
 void non_zero(Importer& im, const onnx::NodeProto& n) {
   const ValueId x = im.input(n, 0);
   const Value& v = im.value(x);
-  if (!v.is_constant())
+  const ConstantData known = im.known_value(x);
+  if (!known)
     im.fail(fmt::format(
         "the input ('{}') is computed at run time: NonZero's output shape depends on its values, "
         "and ampx plans fixed shapes (NonZero of a constant, or of a value that folds, is "
         "supported)",
         n.input(0)));
   const Shape shape = v.type.shape;
-  const HostTensor t{"", v.type, *v.constant};
+  const HostTensor t{"", v.type, *known};
   std::vector<bool> nz;
   if (v.type.dtype == DType::kI64 || v.type.dtype == DType::kI32 || v.type.dtype == DType::kBool ||
       v.type.dtype == DType::kI8 || v.type.dtype == DType::kU8) {
@@ -90,7 +91,7 @@ void non_zero(Importer& im, const onnx::NodeProto& n) {
     const auto count = static_cast<size_t>(element_count(shape));
     for (size_t i = 0; i < count; ++i) {
       bool any = false;
-      for (size_t b = 0; b < es; ++b) any = any || v.constant->data()[i * es + b] != std::byte{0};
+      for (size_t b = 0; b < es; ++b) any = any || known->data()[i * es + b] != std::byte{0};
       nz.push_back(any);
     }
   } else {

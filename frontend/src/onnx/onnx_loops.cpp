@@ -42,8 +42,9 @@ std::optional<bool> constant_bool(Importer& im, ValueId v, const std::string& wh
     im.fail(fmt::format("{} has {} elements, expected 1", what, element_count(val.type.shape)));
   if (val.type.dtype != DType::kBool)
     im.fail(fmt::format("{} is {}, expected bool", what, dtype_name(val.type.dtype)));
-  if (!val.is_constant()) return std::nullopt;
-  return std::to_integer<int>(val.constant->data()[0]) != 0;
+  const ConstantData known = im.known_value(v);
+  if (!known) return std::nullopt;
+  return std::to_integer<int>(known->data()[0]) != 0;
 }
 
 // Stacks per-iteration values of one shape along a new axis `axis`.

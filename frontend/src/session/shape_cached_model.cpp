@@ -9,6 +9,9 @@ namespace ampx {
 
 struct ShapeCachedModel::Entry {
   std::vector<std::pair<std::string, Shape>> key;  // by input name, sorted
+  // The inputs whose values the graph was built for (Graph::specialised_on)
+  // and those values: a run with other values needs another entry.
+  std::vector<std::pair<std::string, std::vector<std::byte>>> values;
   std::vector<std::string> order;                  // the graph's inputs
   AmpPlan plan;
   CompiledModel model;
@@ -40,8 +43,16 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor>
   for (size_t i = 1; i < key.size(); ++i)
     if (key[i].first == key[i - 1].first)
       throw std::invalid_argument(model_ + ": input '" + key[i].first + "' is given twice");
+  auto same_values = [&](const Entry& e) {
+    for (const auto& [name, bytes] : e.values) {
+      const auto t = std::find_if(inputs.begin(), inputs.end(),
+                                  [&](const HostTensor& h) { return h.name == name; });
+      if (t == inputs.end() || t->data != bytes) return false;
+    }
+    return true;
+  };
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (it->key == key) {
+    if (it->key == key && same_values(*it)) {
       entries_.splice(entries_.begin(), entries_, it);  // most recently used
       return entries_.front();
     }
@@ -55,7 +66,14 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor>
     mo.input_shapes[name] = shape;
     mo.input_shape_origins[name] = "the run's input '" + name + "'";
   }
+  // Values too: a shape or axes computed from an input at run time are
+  // evaluated from it, and the entry remembers the values it was built for.
+  for (const HostTensor& t : inputs) mo.input_values[t.name] = t;
   const Graph graph = session_->load(model_, mo);
+  std::vector<std::pair<std::string, std::vector<std::byte>>> values;
+  for (const std::string& name : graph.specialised_on)
+    for (const HostTensor& t : inputs)
+      if (t.name == name) values.emplace_back(name, t.data);
   std::vector<std::string> order;
   for (ValueId v : graph.inputs()) order.push_back(graph.value(v).name);
   for (const std::string& name : order)
@@ -77,7 +95,8 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor>
     ++stats_.evictions;
   }
   entries_.push_front(
-      Entry{std::move(key), std::move(order), std::move(plan), std::move(compiled)});
+      Entry{std::move(key), std::move(values), std::move(order), std::move(plan),
+            std::move(compiled)});
   return entries_.front();
 }
 

@@ -101,6 +101,10 @@ class Graph {
   size_t num_nodes() const { return nodes_.size(); }
 
   std::string name;
+  // Graph inputs whose *values* the graph was built for (the ONNX importer
+  // evaluated a shape, axes, scales, k... from them: ImportOptions::
+  // input_values): running it with other values needs a new import.
+  std::vector<std::string> specialised_on;
 
   // Nodes in an order where every producer precedes its consumers (stable:
   // insertion order where it already is one). Throws GraphError on a cycle.

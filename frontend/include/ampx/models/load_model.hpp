@@ -1,6 +1,7 @@
 // Resolves a MODEL argument: `builtin:NAME` or a path to an .onnx file.
 #pragma once
 
+#include <ampx/exec/host_tensor.hpp>
 #include <ampx/ir/graph.hpp>
 
 #include <cstdint>
@@ -16,6 +17,11 @@ struct ModelOptions {
   std::map<std::string, Shape, std::less<>> input_shapes;
   // Where each came from, for the messages (default "--input-shape").
   std::map<std::string, std::string, std::less<>> input_shape_origins;
+  // Values of ONNX graph inputs by name (onnx_io::ImportOptions::
+  // input_values): a shape, axes, scales, k... computed from them at run
+  // time is evaluated at import, and the graph is built for these values
+  // (Graph::specialised_on names the inputs used).
+  std::map<std::string, HostTensor, std::less<>> input_values;
   // > 0: symbolic batch dimensions (dimension 0) of ONNX inputs take this
   // value (onnx_io::ImportOptions::batch_size).
   int64_t batch_size = 0;

@@ -6,6 +6,7 @@
 // fused back into their IR ops (docs/ONNX.md).
 #pragma once
 
+#include <ampx/exec/host_tensor.hpp>
 #include <ampx/ir/graph.hpp>
 
 #include <cstdint>
@@ -32,6 +33,14 @@ struct ImportOptions {
   // shape with an origin that names no input of the model is ignored: the
   // caller reports it against the array it read.
   std::map<std::string, std::string, std::less<>> input_shape_origins;
+  // Values of graph inputs by name (`ampx run`'s --input arrays, a
+  // ShapeCachedModel's run inputs). Where a node needs a constant (a
+  // Reshape's shape, Resize's scales or sizes, a Reduce's axes, TopK's k, a
+  // Loop's trip count, an If's condition) that is computed at run time from
+  // graph inputs, the importer evaluates it from these values with the
+  // reference kernels and builds the graph for them; Graph::specialised_on
+  // names the inputs it used. Inputs not needed that way stay inputs.
+  std::map<std::string, HostTensor, std::less<>> input_values;
   // > 0: a symbolic dimension 0 (the batch) of an input that input_shapes
   // does not name takes this value (`ampx train` passes --batch).
   int64_t batch_size = 0;
@@ -49,6 +58,8 @@ struct ImportStats {
   int folded_nodes = 0;    // IR nodes computed at import (became constants)
   int fused_patterns = 0;  // decomposed LayerNorm/GELU recognised
   int ir_nodes = 0;        // nodes of the imported graph
+  // Inputs whose values the graph was built for (Graph::specialised_on).
+  std::vector<std::string> specialised_on;
 };
 
 Graph import_onnx(const std::filesystem::path& path, const ImportOptions& options = {},

@@ -13,6 +13,10 @@
 // import from the file: constant folding, planning (with the cost model)
 // and compiling (fusion, kernel preparation, weight upload) again. stats()
 // says how often and how long; docs/SESSION.md states the cost measured.
+// A model whose shapes (a Reshape's shape, Resize's scales, Reduce axes,
+// TopK's k) are computed from an input's *values* is built for the values
+// it is run with (onnx_io::ImportOptions::input_values), and those values
+// join the cache key: another value is another plan.
 #pragma once
 
 #include <ampx/amp/planner.hpp>
@@ -53,8 +57,9 @@ class ShapeCachedModel {
   ~ShapeCachedModel();
 
   // Runs the model on `inputs`, named as the model's inputs (any order;
-  // every input given once). A shape not seen among the cached plans is
-  // imported, planned and compiled first. Throws std::invalid_argument
+  // every input given once). A shape (or a value of an input the graph is
+  // built for) not seen among the cached plans is imported, planned and
+  // compiled first. Throws std::invalid_argument
   // naming a missing or unknown input, onnx_io::OnnxError when the shapes
   // contradict the model (one line naming the input and dimension).
   std::vector<HostTensor> run(std::span<const HostTensor> inputs);

@@ -60,7 +60,8 @@ bool is_training_op(std::string_view op_type) noexcept;
 // later reductions, ArgMin, Mod, CumSum, TopK, the Gather*/ScatterND
 // indexing ops, the recurrent ops): the onednn, vulkan and cuda plugins
 // answer them `unsupported` in every dtype, and placement runs them on
-// cpu_ref.
+// cpu_ref. The exception: onednn runs LSTM, GRU and RNN (oneDNN's RNN
+// primitives where they fit, its loop otherwise; backends/onednn/README.md).
 bool is_reference_only(std::string_view op_type) noexcept;
 
 }  // namespace ampx::opset
