@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -206,6 +207,20 @@ inline T sum_n(const T* x, int64_t n) {
 }
 inline float sum_f32(const float* x, int64_t n) {
   return sum_n(x, n);
+}
+
+// Index j of an i64 (idx64) or i32 index tensor, in [0, len) (negative
+// ones count from the end, as ONNX), or std::invalid_argument naming the
+// node, the index and its position: Gather, GatherElements, GatherND and
+// ScatterND check every index before they write anything.
+inline int64_t checked_index(const std::string& where, const void* p, bool idx64, int64_t j,
+                             int64_t len) {
+  const int64_t k = idx64 ? static_cast<const int64_t*>(p)[j] : static_cast<const int32_t*>(p)[j];
+  if (k < -len || k >= len)
+    throw std::invalid_argument(where + ": index " + std::to_string(k) + " at position " +
+                                std::to_string(j) + " is out of range for axis length " +
+                                std::to_string(len));
+  return k < 0 ? k + len : k;
 }
 
 // The kernel template K instantiated for the factory's element type:

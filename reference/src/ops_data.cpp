@@ -159,16 +159,8 @@ class GatherKernel final : public CpuKernel {
     auto* dst = static_cast<unsigned char*>(out[0]);
     // Validate every index before writing anything.
     idx_.resize(static_cast<size_t>(n_idx_));
-    for (int64_t j = 0; j < n_idx_; ++j) {
-      int64_t k =
-          idx64_ ? static_cast<const int64_t*>(in[1])[j] : static_cast<const int32_t*>(in[1])[j];
-      if (k < -len_ || k >= len_) {
-        throw std::invalid_argument(where_ + ": index " + std::to_string(k) + " at position " +
-                                    std::to_string(j) + " is out of range for axis length " +
-                                    std::to_string(len_));
-      }
-      idx_[static_cast<size_t>(j)] = k < 0 ? k + len_ : k;
-    }
+    for (int64_t j = 0; j < n_idx_; ++j)
+      idx_[static_cast<size_t>(j)] = checked_index(where_, in[1], idx64_, j, len_);
     for (int64_t o = 0; o < outer_; ++o) {
       const unsigned char* base = data + static_cast<size_t>(o * len_) * inner_;
       for (int64_t j = 0; j < n_idx_; ++j) {

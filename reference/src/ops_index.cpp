@@ -29,20 +29,6 @@ struct Accumulator<T, false> {
   using type = std::make_unsigned_t<T>;
 };
 
-int64_t read_index(const void* p, bool idx64, int64_t j) {
-  return idx64 ? static_cast<const int64_t*>(p)[j] : static_cast<const int32_t*>(p)[j];
-}
-
-// The index at position j, in [0, len), or an error naming it.
-int64_t checked_index(const std::string& where, const void* p, bool idx64, int64_t j, int64_t len) {
-  const int64_t k = read_index(p, idx64, j);
-  if (k < -len || k >= len)
-    throw std::invalid_argument(where + ": index " + std::to_string(k) + " at position " +
-                                std::to_string(j) + " is out of range for axis length " +
-                                std::to_string(len));
-  return k < 0 ? k + len : k;
-}
-
 // ----------------------------------------------------- GatherElements
 
 // out[i0, .., ia, ..] = data[i0, .., indices[i0, .., ia, ..], ..]

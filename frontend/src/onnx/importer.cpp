@@ -296,8 +296,8 @@ ConstantData Importer::known_value(ValueId id) const {
     try {
       data = evaluate_constant_node(node.op, node.attrs, ins, types, node.name);
     } catch (const std::exception& e) {
-      fail(fmt::format("cannot evaluate '{}' from the given input values: {}", v.name,
-                       describe(e)));
+      fail(
+          fmt::format("cannot evaluate '{}' from the given input values: {}", v.name, describe(e)));
     }
     for (size_t k = 0; k < node.outputs.size(); ++k)
       known_[node.outputs[k]] = std::make_shared<const std::vector<std::byte>>(std::move(data[k]));
@@ -307,9 +307,8 @@ ConstantData Importer::known_value(ValueId id) const {
   return out;
 }
 
-std::vector<int64_t> Importer::const_ints(const onnx::NodeProto& n, int i, const char* what) const {
-  const Value& v = graph_.value(input(n, i));
-  const ConstantData known = known_value(input(n, i));
+ConstantData Importer::required_value(const onnx::NodeProto& n, int i, const char* what) const {
+  ConstantData known = known_value(input(n, i));
   if (!known)
     fail(fmt::format(
         "{} ('{}') must be a constant (after folding), but it is computed at run time{}", what,
@@ -317,6 +316,12 @@ std::vector<int64_t> Importer::const_ints(const onnx::NodeProto& n, int i, const
         options_.input_values.empty()
             ? " (give the model's inputs with --input to build the graph for their values)"
             : " from an input whose value is not given"));
+  return known;
+}
+
+std::vector<int64_t> Importer::const_ints(const onnx::NodeProto& n, int i, const char* what) const {
+  const Value& v = graph_.value(input(n, i));
+  const ConstantData known = required_value(n, i, what);
   const auto count = static_cast<size_t>(element_count(v.type.shape));
   std::vector<int64_t> out(count);
   const std::byte* p = known->data();
@@ -342,14 +347,7 @@ std::vector<double> Importer::const_floats(const onnx::NodeProto& n, int i,
     const auto ints = const_ints(n, i, what);
     return {ints.begin(), ints.end()};
   }
-  const ConstantData known = known_value(input(n, i));
-  if (!known)
-    fail(fmt::format(
-        "{} ('{}') must be a constant (after folding), but it is computed at run time{}", what,
-        n.input(i),
-        options_.input_values.empty()
-            ? " (give the model's inputs with --input to build the graph for their values)"
-            : " from an input whose value is not given"));
+  const ConstantData known = required_value(n, i, what);
   HostTensor t{"", v.type, *known};
   return to_doubles(t);
 }

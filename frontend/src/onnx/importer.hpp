@@ -42,6 +42,8 @@ class Importer {
   // recorded in Graph::specialised_on). nullptr when it depends on an input
   // whose value is not given.
   ConstantData known_value(ValueId v) const;
+  // known_value() of input i, or an error naming it (`what`) and the cure.
+  ConstantData required_value(const onnx::NodeProto& n, int i, const char* what) const;
   std::vector<int64_t> const_ints(const onnx::NodeProto& n, int i, const char* what) const;
   std::vector<double> const_floats(const onnx::NodeProto& n, int i, const char* what) const;
   // A constant input that must hold exactly one value (a scalar or [1]).
