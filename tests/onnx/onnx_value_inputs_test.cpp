@@ -65,6 +65,24 @@ TEST(OnnxValueInputs, TheGraphIsBuiltForTheGivenValue) {
   EXPECT_TRUE(has(import_error(dir / "m.onnx", io), "from an input whose value is not given"));
 }
 
+TEST(OnnxValueInputs, OnlySmallInputsSpecialiseTheGraph) {
+  // k taken from a 65-element input: data, not a shape-like value.
+  TempDir dir;
+  ModelMaker mm(13);
+  mm.input("x", {"65"});
+  mm.input("big", {"65"}, onnx::TensorProto::INT64);
+  mm.init_i64("zero", {0}, true);
+  mm.init_i64("one", {1});
+  mm.node("Gather", {"big", "zero"}, {"k0"});
+  mm.node("Reshape", {"k0", "one"}, {"k"});
+  mm.node("TopK", {"x", "k"}, {"y", "i"}, "/TopK");
+  mm.output("y");
+  ampx::onnx_io::ImportOptions io;
+  io.input_values["big"] = {"big", {ampx::DType::kI64, {65}}, std::vector<std::byte>(65 * 8)};
+  const std::string msg = import_error(mm.save(dir / "m.onnx"), io);
+  EXPECT_TRUE(has(msg, "or has more than 64 elements")) << msg;
+}
+
 TEST(OnnxValueInputs, AShapeCachedModelPlansOncePerValue) {
   TempDir dir;
   const auto path = topk_model().save(dir / "m.onnx");

@@ -279,6 +279,10 @@ ConstantData Importer::known_value(ValueId id) const {
   if (v.producer == kNone) {  // a graph input: its value if given, of its type
     const auto it = options_.input_values.find(v.name);
     if (it == options_.input_values.end() || !(it->second.type == v.type)) return nullptr;
+    // Only small inputs (scales, k, axes, a sample rate) specialise the
+    // graph: a condition on the data itself (an image, audio) stays a
+    // run-time select, or a cached model would re-plan for every input.
+    if (element_count(v.type.shape) > kMaxSpecialisingElements) return nullptr;
     out = std::make_shared<const std::vector<std::byte>>(it->second.data);
     if (std::find(specialised_on_.begin(), specialised_on_.end(), v.name) == specialised_on_.end())
       specialised_on_.push_back(v.name);
@@ -315,7 +319,8 @@ ConstantData Importer::required_value(const onnx::NodeProto& n, int i, const cha
         n.input(i),
         options_.input_values.empty()
             ? " (give the model's inputs with --input to build the graph for their values)"
-            : " from an input whose value is not given"));
+            : fmt::format(" from an input whose value is not given (or has more than {} elements)",
+                          kMaxSpecialisingElements)));
   return known;
 }
 

@@ -36,8 +36,11 @@ class Importer {
   const Value& value(ValueId v) const { return graph_.value(v); }
   const TensorType& type(ValueId v) const { return graph_.value(v).type; }
   // A constant integer (i64/i32) input as int64 values; `what` names it.
+  // The largest graph input whose given value known_value() uses.
+  static constexpr int64_t kMaxSpecialisingElements = 64;
   // The value of v where it is known at import: a constant, or computed
   // from constants and the graph inputs ImportOptions::input_values gives
+  // (of at most kMaxSpecialisingElements elements)
   // (evaluated once, by the reference kernels; the inputs used are
   // recorded in Graph::specialised_on). nullptr when it depends on an input
   // whose value is not given.

@@ -39,7 +39,9 @@ struct ImportOptions {
   // Loop's trip count, an If's condition) that is computed at run time from
   // graph inputs, the importer evaluates it from these values with the
   // reference kernels and builds the graph for them; Graph::specialised_on
-  // names the inputs it used. Inputs not needed that way stay inputs.
+  // names the inputs it used. Only inputs of at most 64 elements are used
+  // so (shape-like values: a condition on an image stays a run-time If).
+  // Inputs not needed that way stay inputs.
   std::map<std::string, HostTensor, std::less<>> input_values;
   // > 0: a symbolic dimension 0 (the batch) of an input that input_shapes
   // does not name takes this value (`ampx train` passes --batch).
