@@ -253,7 +253,8 @@ class Exporter {
   std::string const_i64(const std::string& base, const std::vector<int64_t>& values) {
     const std::string name = unique(base);
     std::vector<std::byte> bytes(values.size() * sizeof(int64_t));
-    std::memcpy(bytes.data(), values.data(), bytes.size());
+    // An empty list (a Reshape to a scalar) has no data pointer to copy from.
+    if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
     add_initializer(name, DType::kI64, Shape{static_cast<int64_t>(values.size())}, bytes);
     return name;
   }
