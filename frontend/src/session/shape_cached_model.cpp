@@ -44,10 +44,10 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor>
     if (key[i].first == key[i - 1].first)
       throw std::invalid_argument(model_ + ": input '" + key[i].first + "' is given twice");
   auto same_values = [&](const Entry& e) {
-    for (const auto& [name, bytes] : e.values) {
+    for (const auto& value : e.values) {  // (clang 14 cannot capture a structured binding)
       const auto t = std::find_if(inputs.begin(), inputs.end(),
-                                  [&](const HostTensor& h) { return h.name == name; });
-      if (t == inputs.end() || t->data != bytes) return false;
+                                  [&](const HostTensor& h) { return h.name == value.first; });
+      if (t == inputs.end() || t->data != value.second) return false;
     }
     return true;
   };
