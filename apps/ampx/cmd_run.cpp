@@ -156,9 +156,10 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   std::vector<GivenInput> given = read_given_inputs(opts);
   const Graph graph = load_model(opts.model, model_options(opts, given));
   for (const std::string& name : graph.specialised_on)
-    spdlog::info("the graph is built for the value of input '{}' (a shape, axes, scales or k "
-                 "computed from it): another value needs another run",
-                 name);
+    spdlog::info(
+        "the graph is built for the value of input '{}' (a shape, axes, scales or k "
+        "computed from it): another value needs another run",
+        name);
   const auto host = make_plugin_host(global);
   const plugins::Device* ref_device = host.find_device(kReferenceDevice);
   if (!ref_device)

@@ -634,16 +634,16 @@ class Exporter {
         set_int(add("Mod", ins(n), {y}), "fmod", i("fmod", 0));
         break;
       case OpType::kCumSum: {  // axis an input
-        auto* p = add("CumSum",
-                      {in(n.inputs.at(0)), const_scalar(n.name + "/axis", DType::kI64, double(i("axis", 0)))},
-                      {y});
+        auto* p = add(
+            "CumSum",
+            {in(n.inputs.at(0)), const_scalar(n.name + "/axis", DType::kI64, double(i("axis", 0)))},
+            {y});
         set_int(p, "exclusive", i("exclusive", 0));
         set_int(p, "reverse", i("reverse", 0));
         break;
       }
       case OpType::kTopK: {  // k an input since opset 10
-        auto* p =
-            add("TopK", {in(n.inputs.at(0)), const_i64(n.name + "/k", {i("k", 0)})}, outs(n));
+        auto* p = add("TopK", {in(n.inputs.at(0)), const_i64(n.name + "/k", {i("k", 0)})}, outs(n));
         set_int(p, "axis", i("axis", -1));
         set_int(p, "largest", i("largest", 1));
         set_int(p, "sorted", i("sorted", 1));

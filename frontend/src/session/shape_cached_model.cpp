@@ -12,7 +12,7 @@ struct ShapeCachedModel::Entry {
   // The inputs whose values the graph was built for (Graph::specialised_on)
   // and those values: a run with other values needs another entry.
   std::vector<std::pair<std::string, std::vector<std::byte>>> values;
-  std::vector<std::string> order;                  // the graph's inputs
+  std::vector<std::string> order;  // the graph's inputs
   AmpPlan plan;
   CompiledModel model;
 };
@@ -94,9 +94,8 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor>
     entries_.pop_back();
     ++stats_.evictions;
   }
-  entries_.push_front(
-      Entry{std::move(key), std::move(values), std::move(order), std::move(plan),
-            std::move(compiled)});
+  entries_.push_front(Entry{std::move(key), std::move(values), std::move(order), std::move(plan),
+                            std::move(compiled)});
   return entries_.front();
 }
 
