@@ -214,7 +214,7 @@ void einsum(Importer& im, const onnx::NodeProto& n) {
     for (size_t j = k + 1; j < ops.size(); ++j) keep += ops[j].labels;
     return keep;
   };
-  Term acc = reduce_unneeded(im, ops[0], needed_after(0) + (ops.size() > 1 ? ops[1].labels : ""));
+  Term acc = reduce_unneeded(im, ops[0], needed_after(0));
   for (size_t k = 1; k < ops.size(); ++k) {
     const Term b = reduce_unneeded(im, ops[k], needed_after(k) + acc.labels);
     acc = contract(im, acc, b, needed_after(k), size);
