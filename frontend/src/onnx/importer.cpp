@@ -14,6 +14,7 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include "constant_folding.hpp"
@@ -72,6 +73,12 @@ void Importer::fail(const std::string& what) const {
     throw OnnxError(fmt::format("model '{}': node '{}' ({}): {}", path_.string(), node_name_,
                                 node_->op_type(), what));
   throw OnnxError(fmt::format("model '{}': {}", path_.string(), what));
+}
+
+int64_t Importer::to_i64(__int128 v, std::string_view what) const {
+  if (v > std::numeric_limits<int64_t>::max() || v < std::numeric_limits<int64_t>::min())
+    fail(fmt::format("{} overflows int64", what));
+  return static_cast<int64_t>(v);
 }
 
 // Op-set and kernel messages start with "node '<IR node>' (<IR op>): ": the

@@ -27,6 +27,9 @@ class Importer {
   // --- for converters; `n` is the node being converted.
   int64_t opset() const { return opset_; }
   [[noreturn]] void fail(const std::string& what) const;  // names the current node
+  // `v` as int64, or fail naming `what`: shape arithmetic on an untrusted
+  // model's dims is done in 128 bits and checked here.
+  int64_t to_i64(__int128 v, std::string_view what) const;
 
   bool has_input(const onnx::NodeProto& n, int i) const;
   // Whether a value of this ONNX name exists so far (an input, an

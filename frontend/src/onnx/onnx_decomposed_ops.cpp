@@ -118,7 +118,7 @@ void depth_to_space(Importer& im, const onnx::NodeProto& n) {
   const Shape s = im.type(x).shape;
   if (s.size() != 4) im.fail("X must be 4-D NCHW");
   const int64_t b = im.attr_int_or(n, "blocksize", 0);
-  if (b < 1 || s[1] % (b * b) != 0)
+  if (b < 1 || b > s[1] || s[1] % (b * b) != 0)
     im.fail(fmt::format("blocksize {} does not divide the {} channels into squares", b, s[1]));
   const std::string mode = im.attr_string_or(n, "mode", "DCR");
   if (mode != "DCR" && mode != "CRD") im.fail("mode must be DCR or CRD, got '" + mode + "'");
@@ -155,7 +155,7 @@ void tile(Importer& im, const onnx::NodeProto& n) {
     if (repeats[i] < 0) im.fail("repeats must be >= 0");
     split.insert(split.end(), {1, s[i]});
     expanded.insert(expanded.end(), {repeats[i], s[i]});
-    out.push_back(repeats[i] * s[i]);
+    out.push_back(im.to_i64(__int128{repeats[i]} * s[i], "the tiled shape"));
   }
   const ValueId e = im.emit1("Expand", {reshape(im, x, split)}, {{"shape", std::move(expanded)}});
   im.bind(n, 0, reshape(im, e, out));

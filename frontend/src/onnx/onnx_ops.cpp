@@ -37,13 +37,6 @@ void require_at_least(I& im, const char* name, std::span<const int64_t> values, 
     if (v < lo) im.fail(fmt::format("{} has value {}, it must be >= {}", name, v, lo));
 }
 
-// Attribute arithmetic is done in 128 bits; a result must fit the IR's int64.
-int64_t to_i64(I& im, __int128 v, const char* what) {
-  if (v > std::numeric_limits<int64_t>::max() || v < std::numeric_limits<int64_t>::min())
-    im.fail(fmt::format("{} overflows int64", what));
-  return static_cast<int64_t>(v);
-}
-
 // --- one-to-one ops: same name, attributes copied as they are -------------
 
 void same_unary(I& im, const N& n) {
@@ -149,7 +142,7 @@ std::vector<int64_t> resolve_pads(I& im, const N& n, const Shape& x, std::span<c
     const __int128 in = x[2 + i], stride = strides[i];
     const __int128 out = (in + stride - 1) / stride;
     const __int128 total = (out - 1) * stride + (__int128{k[i]} - 1) * dilations[i] + 1 - in;
-    const int64_t all = to_i64(im, std::max<__int128>(0, total), "the SAME padding");
+    const int64_t all = im.to_i64(std::max<__int128>(0, total), "the SAME padding");
     const int64_t small = all / 2, big = all - small;
     pads[i] = auto_pad == "SAME_UPPER" ? small : big;
     pads[i + s] = auto_pad == "SAME_UPPER" ? big : small;
@@ -261,7 +254,7 @@ std::vector<int64_t> conv_transpose_pads(I& im, const N& n, const Shape& xs,
     const __int128 out = output_shape ? __int128{(*output_shape)[i]} : in * stride;
     const __int128 total = stride * (in - 1) + output_padding[i] + eff - out;
     if (total < 0) im.fail("output_shape is larger than the input allows");
-    const int64_t all = to_i64(im, total, "the padding");
+    const int64_t all = im.to_i64(total, "the padding");
     const bool upper = auto_pad == "SAME_UPPER";
     pads[i] = upper ? all / 2 : all - all / 2;
     pads[i + 2] = upper ? all - all / 2 : all / 2;
