@@ -1,8 +1,9 @@
 // Every op of docs/OPS.md x {f32, f16, bf16} on onednn:0 against cpu_ref:
 // whatever the plugin claims it runs (native or emulated) must match the
 // reference within tolerance(dtype); f32 must run everywhere (the training
-// ops with a backward primitive on it, the others on plain loops); 16-bit
-// compute is never `native` on a CPU without 16-bit hardware.
+// ops with a backward primitive on it, the others on plain loops), the
+// later ONNX ops (opset::is_reference_only) in every dtype; 16-bit compute
+// is never `native` on a CPU without 16-bit hardware.
 #include <functional>
 #include <iostream>
 #include <map>
@@ -52,18 +53,18 @@ TEST_P(OnednnOps, MatchesCpuRefWhereverItRuns) {
                                                          : "unsupported")
               << " (" << cap.note << ")\n";
     ASSERT_NE(ref_cap.support, AMPX_SUPPORT_UNSUPPORTED) << "bad test case: " << ref_cap.note;
-    if (is_reference_only_op(c.nb.op_type()) && !onednn::is_recurrent_op(c.nb.op_type())) {
-      // No oneDNN kernel, no loop either: placement runs it on cpu_ref.
-      // (LSTM, GRU and RNN run here: oneDNN's RNN primitives or the loop,
-      // onednn_test_recurrent.cpp.)
-      EXPECT_EQ(cap.support, AMPX_SUPPORT_UNSUPPORTED) << cap.note;
+    if (is_reference_only_op(c.nb.op_type())) {
+      // The later ONNX ops run here in every dtype cpu_ref runs them in: a
+      // oneDNN primitive or the reference loop (onednn_test_later_ops.cpp;
+      // LSTM, GRU and RNN: onednn_test_recurrent.cpp).
+      EXPECT_NE(cap.support, AMPX_SUPPORT_UNSUPPORTED) << "must run: " << cap.note;
     } else if (dt == F32) {
       EXPECT_NE(cap.support, AMPX_SUPPORT_UNSUPPORTED) << "f32 must run: " << cap.note;
     }
-    if (is_data_movement(c.nb.op_type()) && !is_reference_only_op(c.nb.op_type())) {
+    if (is_data_movement(c.nb.op_type())) {
       // Bytes moved, exact in every dtype: native in each (on every ISA),
-      // and the reference backend agrees. (GatherElements, GatherND and
-      // ScatterND are cpu_ref's only, above.)
+      // and the reference backend agrees (GatherElements, GatherND and
+      // ScatterND included: the loop).
       EXPECT_EQ(cap.support, AMPX_SUPPORT_NATIVE) << cap.note;
       EXPECT_EQ(ref_cap.support, AMPX_SUPPORT_NATIVE) << ref_cap.note;
     }
@@ -82,8 +83,14 @@ TEST_P(OnednnOps, MatchesCpuRefWhereverItRuns) {
       const bool ref_only = note.find("oneDNN has ") != std::string::npos;
       EXPECT_EQ(loop && !ref_only, !onednn::has_training_primitive(c.nb.op_type())) << note;
     }
-    // The optimizer updates' cases are f32 in every dtype (f32-only ops).
-    const bool node16 = c.nb.desc().outputs[0].dtype != AMPX_DTYPE_F32;
+    // The optimizer updates' cases are f32 in every dtype (f32-only ops),
+    // Not/And/Or bool, Mod's integer case i64: no 16-bit tensor in them.
+    bool node16 = false;
+    const ampx_node_desc& nd = c.nb.desc();
+    for (size_t i = 0; i < nd.num_inputs; ++i)
+      node16 |= nd.inputs[i].dtype == F16 || nd.inputs[i].dtype == BF16;
+    for (size_t i = 0; i < nd.num_outputs; ++i)
+      node16 |= nd.outputs[i].dtype == F16 || nd.outputs[i].dtype == BF16;
     if (dt != F32 && node16 && !is_data_movement(c.nb.op_type())) {
       // oneDNN 2.6 has no f16/bf16 arithmetic below AVX-512, so 16-bit
       // compute is never native there. From AVX-512 on it may be (emulated

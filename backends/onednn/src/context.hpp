@@ -74,6 +74,14 @@ class Context {
   }
   uint64_t recurrent_primitive_runs() const noexcept { return rnn_primitive_runs_.load(); }
   uint64_t recurrent_loop_runs() const noexcept { return rnn_loop_runs_.load(); }
+  // Launches of PrimitiveKernel (one oneDNN primitive) and of LoopKernel
+  // (a reference kernel), for debug_counters=1's note: which of the two a
+  // node's kernel is.
+  void count_kernel_run(bool primitive) noexcept {
+    (primitive ? primitive_runs_ : loop_runs_).fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t primitive_runs() const noexcept { return primitive_runs_.load(); }
+  uint64_t loop_runs() const noexcept { return loop_runs_.load(); }
 
  private:
   dnnl::engine engine_;
@@ -84,6 +92,7 @@ class Context {
   std::unique_ptr<LayoutStore> layouts_;
   std::string isa_, version_, runtime_;
   std::atomic<uint64_t> rnn_primitive_runs_{0}, rnn_loop_runs_{0};
+  std::atomic<uint64_t> primitive_runs_{0}, loop_runs_{0};
   struct alignas(64) Line {
     std::byte b[64];
   };

@@ -41,6 +41,15 @@ PrimitivePlan plan_reduce_max(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_conv_transpose(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_resize(const NodeView& v, const dnnl::engine& eng);
 
+// ops_onnx_later.cpp: the later ONNX ops (opset::is_reference_only) with a
+// oneDNN primitive: Round, Abs, Softplus, Mish (eltwise), Sum, Mean (binary
+// add with post-ops), ReduceProd, ReduceL2, ReduceSumSquare (reduction).
+// Whether this node of those ops goes to a primitive at all (float dtypes,
+// no empty tensor, Sum/Mean with input 0 or 1 of the output's shape); the
+// rest of them, and every other reference-only op, runs as a loop.
+bool later_op_has_primitive(const NodeView& v);
+PrimitivePlan plan_later_op(const NodeView& v, const dnnl::engine& eng);
+
 // ops_backward.cpp: the training ops that are one backward primitive each:
 // ReluGrad, SigmoidGrad, TanhGrad, GeluGrad, ClipGrad (eltwise_backward),
 // SoftmaxGrad (softmax_backward), Conv2dGradWeight
@@ -76,7 +85,8 @@ dnnl::pooling_v2_backward::primitive_desc pool_grad_backward_pd(
 // Where, Equal, and Pow / Resize / ConvTranspose in forms oneDNN 2.6 lacks);
 // integer Add, Sub, Mul, Div, Neg (oneDNN's s32 division rounds, ONNX
 // truncates); the training ops without a backward primitive
-// (has_training_primitive).
+// (has_training_primitive); the later ONNX ops (opset::is_reference_only,
+// not the recurrent ones) where later_op_has_primitive() says no.
 bool runs_as_loop(const NodeView& v);
 // The training ops (opset::is_training_op) that run as oneDNN primitives.
 bool has_training_primitive(std::string_view op);

@@ -3,6 +3,7 @@
 #include "ampx/opset/catalogue.hpp"
 
 #include "ops.hpp"
+#include "rnn_kernel.hpp"
 #include "train_kernels.hpp"
 
 namespace ampx::onednn {
@@ -33,6 +34,10 @@ bool runs_as_loop(const NodeView& v) {
       !is_float16_32(v.output(0).dtype))
     return true;
   if (op == "Pow" || op == "Resize" || op == "ConvTranspose") return !onnx_op_has_primitive(v);
+  // The later ONNX ops: a primitive where oneDNN 2.6 computes what the
+  // reference does (ops_onnx_later.cpp), else the loop. LSTM, GRU and RNN
+  // choose at prepare and run (rnn_kernel.hpp).
+  if (opset::is_reference_only(op) && !is_recurrent_op(op)) return !later_op_has_primitive(v);
   // The training ops oneDNN 2.6 has no primitive for: the loss, SliceGrad
   // and GatherGrad (scatters), the dropout draw (docs/OPS.md fixes its bits)
   // and the optimizer updates (in place on the f32 master weights). The
@@ -63,6 +68,7 @@ PrimitivePlan plan_primitive(const NodeView& v, const dnnl::engine& eng) {
   if (op == "LogSoftmax") return plan_log_softmax(v, eng);
   if (op == "ReduceMax") return plan_reduce_max(v, eng);
   if (op == "ConvTranspose") return plan_conv_transpose(v, eng);
+  if (opset::is_reference_only(op) && !is_recurrent_op(op)) return plan_later_op(v, eng);
   if (op == "Resize") return plan_resize(v, eng);
   if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
       op == "ClipGrad")

@@ -92,16 +92,21 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   const bool uses16 = host_plugin::node_uses_16bit(node);
   host_plugin::CapabilityAnswer a;
   // LSTM, GRU, RNN: oneDNN's RNN primitives where they fit, else the loop
-  // (rnn_kernel.hpp); reference-only elsewhere.
+  // (rnn_kernel.hpp).
   if (is_recurrent_op(v.op_type())) return answer_recurrent(v, *ctx_, kFastFlops, kSlowFlops);
-  // No kernel here, not even a loop (opset::is_reference_only): cpu_ref runs
-  // it, placed there.
-  if (opset::is_reference_only(v.op_type())) {
-    a.support = AMPX_SUPPORT_UNSUPPORTED;
-    a.note = "no oneDNN kernel for " + std::string(v.op_type()) + " (cpu_ref runs it)";
-    return a;
-  }
+  // The other later ONNX ops (opset::is_reference_only) and the training
+  // ops: a primitive where oneDNN has a fast one, else the reference loop
+  // (f32 native, 16-bit emulated), never `unsupported` where the reference
+  // kernels run the node.
+  const bool loop_fallback =
+      opset::is_training_op(v.op_type()) || opset::is_reference_only(v.op_type());
   if (opset::is_data_movement(v.op_type())) {
+    // GatherElements, GatherND, ScatterND: the loop, where the reference
+    // kernels take the node (ScatterND reduces only in f32/f64/i32/i64).
+    if (opset::is_reference_only(v.op_type()) && !reference::can_run(node, &a.note)) {
+      a.support = AMPX_SUPPORT_UNSUPPORTED;
+      return a;
+    }
     // Bytes moved, exact in any dtype (16-bit moves half the bytes of f32):
     // native. The oneDNN reorder or concat where oneDNN has one (in f32
     // also its generic copy, which reads blocked activations as they are);
@@ -140,10 +145,11 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   try {
     const PrimitivePlan plan = plan_primitive(v, ctx_->engine());
     const std::string impl = plan.pd.impl_info_str();
-    if (is_reference_impl(plan.pd) && opset::is_training_op(v.op_type())) {
+    if (is_reference_impl(plan.pd) && loop_fallback) {
       // oneDNN's reference kernel of a training op (softmax backward below
-      // AVX-512) computes what the reference loop does, only slower: the
-      // loop, answered as before the primitives (f32 native, 16-bit widened).
+      // AVX-512) or a later ONNX op (ReduceL2 on AVX2, a 16-bit Round)
+      // computes what the reference loop does, only slower: the loop,
+      // answered as before the primitives (f32 native, 16-bit widened).
       a.support = uses16 ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE;
       a.note = what + ": oneDNN has " + impl + " only on " + ctx_->isa() + "; plain loop instead";
       a.cost_us = host_plugin::cost_hint_us(node, kSlowFlops, uses16);
@@ -169,8 +175,8 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   // A training op whose backward primitive oneDNN cannot create for this
   // node (a rank or attribute its primitive lacks) runs on the reference
   // loop as before the primitives were wired in, f32 native (16-bit: below,
-  // as any other node).
-  if (a.support == AMPX_SUPPORT_UNSUPPORTED && !uses16 && opset::is_training_op(v.op_type()) &&
+  // as any other node); so does a later ONNX op's.
+  if (a.support == AMPX_SUPPORT_UNSUPPORTED && !uses16 && loop_fallback &&
       reference::can_run(node, nullptr)) {
     a.support = AMPX_SUPPORT_NATIVE;
     a.note += "; plain loop instead";
@@ -221,11 +227,12 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
       return std::make_unique<BlockedPoolKernel>(ctx_, v, std::move(kernel), threads);
     return kernel;
   } catch (const NoPrimitive& e) {
-    // A training op falls back to its loop rather than failing (measure()).
-    if (opset::is_training_op(v.op_type())) return loop;
+    // A training op or a later ONNX op falls back to its loop rather than
+    // failing (measure()).
+    if (opset::is_training_op(v.op_type()) || opset::is_reference_only(v.op_type())) return loop;
     throw reference::UnsupportedNode(v.where() + ": " + e.what());
   } catch (const dnnl::error& e) {
-    if (opset::is_training_op(v.op_type())) return loop;
+    if (opset::is_training_op(v.op_type()) || opset::is_reference_only(v.op_type())) return loop;
     throw ps::StatusError(AMPX_STATUS_INTERNAL, v.where() + ": oneDNN: " + e.what());
   }
 }
@@ -241,6 +248,8 @@ std::string OnednnPolicy::plugin_note() const {
             std::to_string(c.launch) + ", materialised " + std::to_string(c.materialised) + ")";
     note += "; recurrent runs: primitive " + std::to_string(ctx_->recurrent_primitive_runs()) +
             ", loop " + std::to_string(ctx_->recurrent_loop_runs());
+    note += "; kernel runs: primitive " + std::to_string(ctx_->primitive_runs()) + ", loop " +
+            std::to_string(ctx_->loop_runs());
   }
   return note;
 }

@@ -139,6 +139,7 @@ PrimitiveKernel::Prepared* PrimitiveKernel::variant_for(const memory::desc& src,
 void PrimitiveKernel::run_tracked(std::span<const void* const> inputs,
                                   std::span<void* const> outputs,
                                   std::span<const bool> staged_output) {
+  ctx_->count_kernel_run(true);
   try {
     Prepared* p = main_.get();
     LayoutStore& layouts = ctx_->layouts();
