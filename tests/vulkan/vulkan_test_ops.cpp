@@ -4,8 +4,9 @@
 // is `unsupported` (no BF16 extension is used). Whatever runs matches cpu_ref
 // within tolerance(dtype); data movement is bit-exact. Shapes are odd and
 // include several GEMM tiles and long softmax/LayerNorm rows. Integer and
-// bool cases (typed_cases: i64/i32 copies, Equal, Where; bool needs 8-bit
-// storage) must match cpu_ref bit for bit.
+// bool cases (typed_cases: i64/i32 copies, Expand, Pad, Equal and the
+// orderings, Where, And/Or/Not; bool needs 8-bit storage) must match cpu_ref
+// bit for bit. Importer ops without a Vulkan kernel must answer `unsupported`.
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -41,14 +42,30 @@ Plugin* VulkanOps::ref_ = nullptr;
 
 bool is_data_movement(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather" ||
-         op == "Transpose" || op == "Concat" || op == "Split" || op == "Where";
+         op == "Transpose" || op == "Concat" || op == "Split" || op == "Where" || op == "Pad" ||
+         op == "Expand";
 }
 
-// The importer's ops (op_cases::is_importer_op) that have Vulkan kernels:
-// those the ONNX test models (mobilenet, encoder) need.
+// The importer's ops (op_cases::is_importer_op, the reference-only ones
+// included) that have Vulkan kernels: those the ONNX test models
+// (mobilenet, encoder) and the real-model zoo's detectors and VADs need, and
+// the elementwise ops, comparisons, reductions and data ops around them.
+// Every other importer op must stay `unsupported`.
 bool vulkan_runs_importer_op(const std::string& op) {
   for (const char* o : {"HardSigmoid", "HardSwish", "LogSoftmax", "ArgMax", "Split", "Where",
-                        "Equal", "ConvTranspose"})
+                        "Equal", "ConvTranspose",
+                        // unary.comp
+                        "LeakyRelu", "Erf", "Sqrt", "Reciprocal", "Exp", "Log", "Neg", "Abs",
+                        "Floor", "Ceil", "Round", "Softplus", "Mish",
+                        // binary.comp, variadic.comp
+                        "Pow", "PRelu", "Min", "Max", "Sum", "Mean",
+                        // equal.comp
+                        "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or",
+                        // data movement and Resize
+                        "Pad", "Expand", "Resize",
+                        // reduce.comp, argmax.comp
+                        "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
+                        "ReduceLogSumExp", "ArgMin"})
     if (op == o) return true;
   return false;
 }
@@ -69,8 +86,42 @@ bool has_bool_tensor(const ampx_node_desc& d) {
   return false;
 }
 
+// A node of bool tensors only (Not, And, Or: their cases ignore the float
+// dtype): native wherever bool tensors are.
+bool bool_only(const ampx_node_desc& d) {
+  for (size_t i = 0; i < d.num_inputs; ++i)
+    if (d.inputs[i].dtype != AMPX_DTYPE_BOOL) return false;
+  for (size_t i = 0; i < d.num_outputs; ++i)
+    if (d.outputs[i].dtype != AMPX_DTYPE_BOOL) return false;
+  return true;
+}
+
 bool has_storage8(const Plugin& vk) {
   return plugin_note(vk).find("storageBuffer8BitAccess yes") != std::string::npos;
+}
+
+// A comparison of inputs of shapes `a` and `b` (some elements equal).
+Maker compare_shapes(std::string op, std::vector<int64_t> a, std::vector<int64_t> b) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    Tensor ta = rnd(r, dt, a), tb = rnd(r, dt, b);
+    for (size_t i = 0; i < static_cast<size_t>(tb.numel()); i += 3) ta.set(i, tb.get(i));
+    in(c, std::move(ta));
+    in(c, std::move(tb));
+    std::vector<int64_t> y = a;  // b broadcasts into a here
+    c.nb.output(AMPX_DTYPE_BOOL, y);
+  };
+}
+
+// A Reduce op on `x` over `axes` (keepdims as `y` says).
+Maker reduce_shape(std::string op, std::vector<int64_t> x, std::vector<int64_t> axes,
+                   std::vector<int64_t> y) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    in(c, rnd(r, dt, x));
+    c.nb.output(dt, y).attr_int("keepdims", y.size() == x.size() ? 1 : 0);
+    if (!axes.empty()) c.nb.attr_ints("axes", axes);
+  };
 }
 
 // Float cases only the Vulkan tests ask for: grids of more than 9
@@ -222,6 +273,105 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
          in(c, rnd(r, F32, {1000}));
          c.nb.output(F32, {3}).output(F32, {2}).attr_float("clip_norm", 1000.0);
        }},
+      // The importer's ops: grids split in x and y, and the paths the
+      // catalogue's cases miss (halves for Round, negative bases for Pow,
+      // 7 inputs of a variadic op, the other Resize modes, Pad cropping).
+      {"Round_halves",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Round", "n");
+         in(c, Tensor::of(dt, {10}, {0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, 0.25, -3.75, 4.5}));
+         c.nb.output(dt, {10});
+       }},
+      {"Pow_negative_bases_integer_exponents",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pow", "n");
+         in(c, rnd(r, dt, {4, 5}, 2.0));
+         in(c, Tensor::of(dt, {5}, {3, -1, 0, 4, -2}));
+         c.nb.output(dt, {4, 5});
+       }},
+      {"Sqrt_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Sqrt", "n");
+         std::vector<double> v = r.nonzero_vec(3 * 333 * 7);
+         for (auto& x : v) x = std::fabs(x);
+         in(c, Tensor::of(dt, {3, 333, 7}, v));
+         c.nb.output(dt, {3, 333, 7});
+       }},
+      {"Mish_wide_range",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Mish", "n");
+         in(c, rnd(r, dt, {3, 333, 7}, 30.0));
+         c.nb.output(dt, {3, 333, 7});
+       }},
+      {"Max_seven_broadcast",
+       variadic("Max", {{2, 3, 4}, {3, 1}, {4}, {1}, {2, 1, 4}, {1, 3, 4}, {2, 3, 4}}, {2, 3, 4})},
+      {"Mean_three", variadic("Mean", {{5, 7}, {5, 7}, {7}}, {5, 7})},
+      {"Sum_many_groups", variadic("Sum", {{3, 333, 7}, {7}}, {3, 333, 7})},
+      {"Less_many_groups", compare_shapes("Less", {3, 333, 7}, {333, 1})},
+      {"Pad_reflect_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, rnd(r, dt, {2, 3, 40, 50}));
+         c.nb.output(dt, {2, 3, 46, 53})
+             .attr_ints("pads", {0, 0, 3, 2, 0, 0, 3, 1})
+             .attr_str("mode", "reflect");
+       }},
+      {"Pad_constant_crop_and_pad",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, rnd(r, dt, {3, 4, 5}));
+         c.nb.output(dt, {5, 2, 6})
+             .attr_ints("pads", {1, -1, 0, 1, -1, 1})
+             .attr_float("value", -1.25);
+       }},
+      {"Expand_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Expand", "n");
+         in(c, rnd(r, dt, {1, 333, 1}));
+         c.nb.output(dt, {3, 333, 7}).attr_ints("shape", {3, 1, 7});
+       }},
+      // PaddleOCR's detector: 2x nearest upsampling, asymmetric/floor.
+      {"Resize_nearest_upsample_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 4, 20, 24}));
+         c.nb.output(dt, {1, 4, 40, 48})
+             .attr_ints("sizes", {1, 4, 40, 48})
+             .attr_str("coordinate_transformation_mode", "asymmetric")
+             .attr_str("nearest_mode", "floor");
+       }},
+      {"Resize_nearest_round_prefer_ceil_pytorch",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {2, 3, 5, 6}));
+         c.nb.output(dt, {2, 3, 10, 9})
+             .attr_ints("sizes", {2, 3, 10, 9})
+             .attr_str("coordinate_transformation_mode", "pytorch_half_pixel")
+             .attr_str("nearest_mode", "round_prefer_ceil");
+       }},
+      {"Resize_nearest_rank3",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {3, 4, 6}));
+         c.nb.output(dt, {3, 7, 3}).attr_ints("sizes", {3, 7, 3});
+       }},
+      {"Resize_linear_asymmetric_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 3, 17, 19}));
+         c.nb.output(dt, {1, 3, 40, 37})
+             .attr_ints("sizes", {1, 3, 40, 37})
+             .attr_str("mode", "linear")
+             .attr_str("coordinate_transformation_mode", "asymmetric");
+       }},
+      {"ReduceLogSumExp_many_groups", reduce_shape("ReduceLogSumExp", {5, 333, 9}, {2}, {5, 333})},
+      {"ReduceMax_all_many_values", reduce_shape("ReduceMax", {3, 333, 7}, {}, {1, 1, 1})},
+      {"ArgMin_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ArgMin", "n");
+         in(c, rnd(r, dt, {5, 9, 600}));
+         c.nb.output(I64, {5, 600}).attr_int("axis", 1).attr_int("keepdims", 0);
+       }},
       {"Split_many_groups",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("Split", "n");
@@ -270,10 +420,11 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
     const bool declined = is_epilogue_case(name) ||
                           (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
                           (has_bool_tensor(c.nb.desc()) && !storage8);
-    const ampx_support want = declined                     ? AMPX_SUPPORT_UNSUPPORTED
-                              : dt == F32 || is_update(op) ? AMPX_SUPPORT_NATIVE
-                              : dt == F16                  ? f16
-                                                           : AMPX_SUPPORT_UNSUPPORTED;
+    const ampx_support want = declined ? AMPX_SUPPORT_UNSUPPORTED
+                              : dt == F32 || is_update(op) || bool_only(c.nb.desc())
+                                  ? AMPX_SUPPORT_NATIVE
+                              : dt == F16 ? f16
+                                          : AMPX_SUPPORT_UNSUPPORTED;
     EXPECT_EQ(cap.support, want) << cap.note;
     if (cap.support == AMPX_SUPPORT_UNSUPPORTED) {
       EXPECT_STRNE(cap.note, "") << "unsupported needs a reason";
@@ -427,6 +578,79 @@ const std::map<std::string, Maker>& typed_cases() {
          in(c, std::move(a));
          in(c, std::move(b));
          c.nb.output(AMPX_DTYPE_BOOL, {3, 7});
+       }},
+      // Orderings of integers: signed, an i64's high word first.
+      {"Less_i64_broadcast",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Less", "n");
+         Tensor a = i64_tensor(r, {4, 5}), b = i64_tensor(r, {5});
+         set_i64(b, 0, i64_at(a, 5));                       // equal
+         set_i64(b, 2, i64_at(a, 7) + (int64_t{1} << 32));  // high words differ
+         set_i64(b, 3, i64_at(a, 8) + 1);                   // low words differ
+         set_i64(b, 4, -i64_at(a, 14));
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(AMPX_DTYPE_BOOL, {4, 5});
+       }},
+      {"GreaterOrEqual_i32",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("GreaterOrEqual", "n");
+         Tensor a = i32_tensor(r, {3, 7}), b = i32_tensor(r, {3, 7});
+         for (size_t i = 0; i < 21; i += 3) b.set(i, a.get(i));
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(AMPX_DTYPE_BOOL, {3, 7});
+       }},
+      {"Not_bool_many_groups",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Not", "n");
+         in(c, bool_tensor(r, {5, 701}));
+         c.nb.output(AMPX_DTYPE_BOOL, {5, 701});
+       }},
+      {"And_bool_many_groups",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("And", "n");
+         in(c, bool_tensor(r, {5, 701}));
+         in(c, bool_tensor(r, {5, 1}));
+         c.nb.output(AMPX_DTYPE_BOOL, {5, 701});
+       }},
+      {"Pad_i64_edge",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, i64_tensor(r, {3, 4}));
+         c.nb.output(I64, {6, 5}).attr_ints("pads", {1, 0, 2, 1}).attr_str("mode", "edge");
+       }},
+      {"Pad_i64_constant",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, i64_tensor(r, {2, 3}));
+         c.nb.output(I64, {4, 4}).attr_ints("pads", {1, 0, 1, 1}).attr_float("value", -7.0);
+       }},
+      {"Pad_bool_constant",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, bool_tensor(r, {3, 5}));
+         c.nb.output(AMPX_DTYPE_BOOL, {4, 8})
+             .attr_ints("pads", {0, 2, 1, 1})
+             .attr_float("value", 1.0);
+       }},
+      {"Pad_i32_crop_to_empty",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, i32_tensor(r, {2, 3}));
+         c.nb.output(AMPX_DTYPE_I32, {0, 4}).attr_ints("pads", {-1, 0, -1, 1});
+       }},
+      {"Expand_i64",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Expand", "n");
+         in(c, i64_tensor(r, {3, 1}));
+         c.nb.output(I64, {2, 3, 4}).attr_ints("shape", {2, 1, 4});
+       }},
+      {"Expand_bool",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Expand", "n");
+         in(c, bool_tensor(r, {1, 5}));
+         c.nb.output(AMPX_DTYPE_BOOL, {3, 5}).attr_ints("shape", {3, 1});
        }},
       {"Where_i64_broadcast",
        [](Rng& r, ampx_dtype, Case& c) {
@@ -598,7 +822,17 @@ TEST(VulkanMasked, NoFloat16ArithmeticMeansEmulated) {
                            "Where_broadcast",
                            "Equal_broadcast",
                            "ConvTranspose_stride_pad_outpad_group_bias",
-                           "ConvTranspose_many_groups"})
+                           "ConvTranspose_many_groups",
+                           "Sqrt",
+                           "Mish",
+                           "Round_halves",
+                           "Pow_broadcast",
+                           "PRelu_channel_slope",
+                           "Min_three_broadcast",
+                           "Less_broadcast",
+                           "Resize_linear_half_pixel",
+                           "ReduceLogSumExp_axes_keep",
+                           "ArgMin_axis1"})
     check_case(vk, ref, name, AMPX_SUPPORT_EMULATED);
   // The training ops likewise (the f32 updates stay native).
   for (const char* name :
@@ -610,8 +844,10 @@ TEST(VulkanMasked, NoFloat16ArithmeticMeansEmulated) {
     check_case(vk, ref, name, AMPX_SUPPORT_EMULATED);
   // Data movement widened to f32 and back is exact: native without
   // shaderFloat16 too (opset::is_data_movement).
-  for (const char* name : {"Transpose_perm", "Split_three"})
+  for (const char* name : {"Transpose_perm", "Split_three", "Pad_reflect", "Expand_bidirectional"})
     check_case(vk, ref, name, AMPX_SUPPORT_NATIVE);
+  // Bool in and out: no 16-bit tensor at all.
+  check_case(vk, ref, "And_broadcast", AMPX_SUPPORT_NATIVE);
   expect_no_validation_errors(vk);
 }
 
@@ -632,13 +868,50 @@ TEST(VulkanEpilogue, ActivationAndMatMulBiasAreUnsupported) {
   EXPECT_EQ(vk.capability(mm).support, AMPX_SUPPORT_UNSUPPORTED);
 }
 
+// What the importer's kernels decline, with a reason: a variadic op of more
+// inputs than a dispatch binds, integer arithmetic (Neg, Abs, Min, Max: the
+// shaders compute in float). cpu_ref runs them.
+TEST(VulkanImporterOps, DeclinedWithReasons) {
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  std::vector<NodeBuilder> nodes;
+  NodeBuilder max8("Max", "max8");
+  for (int i = 0; i < 8; ++i) max8.input(F32, {3, 4});
+  max8.output(F32, {3, 4});
+  nodes.push_back(max8);
+  for (const char* op : {"Neg", "Abs"}) {
+    NodeBuilder b(op, "n");
+    b.input(I64, {5}).output(I64, {5});
+    nodes.push_back(b);
+  }
+  NodeBuilder min_i32("Min", "n");
+  min_i32.input(AMPX_DTYPE_I32, {5}).input(AMPX_DTYPE_I32, {5}).output(AMPX_DTYPE_I32, {5});
+  nodes.push_back(min_i32);
+  NodeBuilder max_i64("Max", "n");
+  max_i64.input(I64, {5}).output(I64, {5});
+  nodes.push_back(max_i64);
+  for (NodeBuilder& b : nodes) {
+    SCOPED_TRACE(b.op_type());
+    ASSERT_NE(ref.capability(b).support, AMPX_SUPPORT_UNSUPPORTED) << ref.capability(b).note;
+    const auto a = vk.capability(b);
+    EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED) << a.note;
+    EXPECT_STRNE(a.note, "");
+  }
+  // Seven inputs run.
+  NodeBuilder max7("Max", "max7");
+  for (int i = 0; i < 7; ++i) max7.input(F32, {3, 4});
+  max7.output(F32, {3, 4});
+  EXPECT_EQ(vk.capability(max7).support, AMPX_SUPPORT_NATIVE);
+}
+
 // No 16-bit storage at all: f16 is unsupported, f32 unaffected.
 TEST(VulkanMasked, No16BitStorageMeansUnsupported) {
   ScopedEnv mask("AMPX_VULKAN_MASK_FEATURES", "shaderFloat16,storageBuffer16BitAccess");
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
   AMPX_SKIP_WITHOUT_VULKAN(vk);
   for (const char* name :
-       {"Gemm_no_C_alpha", "Sigmoid", "Concat", "Where_broadcast", "ArgMax_axis1"})
+       {"Gemm_no_C_alpha", "Sigmoid", "Concat", "Where_broadcast", "ArgMax_axis1", "Exp",
+        "Max_two_broadcast", "Pad_edge", "Resize_nearest_half_pixel_down", "ReduceMin_axes_drop"})
     check_case(vk, ref, name, AMPX_SUPPORT_UNSUPPORTED);
   expect_no_validation_errors(vk);
 }
@@ -649,10 +922,29 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
   ScopedEnv cap("AMPX_VULKAN_MAX_WORKGROUPS", "3");
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
   AMPX_SKIP_WITHOUT_VULKAN(vk);
-  for (const char* name :
-       {"Relu_many_groups", "MatMul_multi_tile", "MatMul_wide_grid", "Conv2d_multi_tile",
-        "Softmax_long_rows", "Transpose_perm", "HardSwish_many_groups", "HardSigmoid_many_groups",
-        "LogSoftmax_many_rows", "ArgMax_many_groups", "Where_many_groups", "Split_many_groups"})
+  for (const char* name : {"Relu_many_groups",
+                           "MatMul_multi_tile",
+                           "MatMul_wide_grid",
+                           "Conv2d_multi_tile",
+                           "Softmax_long_rows",
+                           "Transpose_perm",
+                           "HardSwish_many_groups",
+                           "HardSigmoid_many_groups",
+                           "LogSoftmax_many_rows",
+                           "ArgMax_many_groups",
+                           "Where_many_groups",
+                           "Split_many_groups",
+                           "Sqrt_many_groups",
+                           "Mish_wide_range",
+                           "Sum_many_groups",
+                           "Less_many_groups",
+                           "Pad_reflect_many_groups",
+                           "Expand_many_groups",
+                           "Resize_nearest_upsample_many_groups",
+                           "Resize_linear_asymmetric_many_groups",
+                           "ReduceLogSumExp_many_groups",
+                           "ReduceMax_all_many_values",
+                           "ArgMin_many_groups"})
     check_case(vk, ref, name, real_f16_answer(vk));
   for (const char* name :
        {"ReluGrad_many_groups", "GeluGrad_tanh_many_groups", "DropoutTraining_many_groups",
@@ -677,10 +969,12 @@ TEST(VulkanMasked, No8BitStorageMeansNoBoolTensors) {
   AMPX_SKIP_WITHOUT_VULKAN(vk);
   ASSERT_FALSE(has_storage8(vk)) << plugin_note(vk);
   for (const char* name :
-       {"Where_broadcast", "Equal_broadcast", "Split_three", "HardSwish", "ArgMax_axis1"})
+       {"Where_broadcast", "Equal_broadcast", "Split_three", "HardSwish", "ArgMax_axis1",
+        "Less_broadcast", "Not", "Or_broadcast", "Pad_constant", "Expand_bidirectional"})
     check_case(vk, ref, name, real_f16_answer(vk));
-  for (const char* name : {"Equal_i64_broadcast", "Where_i64_broadcast", "Flatten_bool",
-                           "Reshape_i64_unsqueeze", "Split_i64"})
+  for (const char* name :
+       {"Equal_i64_broadcast", "Where_i64_broadcast", "Flatten_bool", "Reshape_i64_unsqueeze",
+        "Split_i64", "Less_i64_broadcast", "Pad_bool_constant", "Pad_i64_edge", "Expand_bool"})
     check_exact_case(vk, ref, name);
   expect_no_validation_errors(vk);
 }

@@ -1,5 +1,6 @@
 #version 450
-// Add, Sub, Mul, Div with NumPy broadcasting. OP: 0 add, 1 sub, 2 mul, 3 div.
+// Add, Sub, Mul, Div, Pow, PRelu with NumPy broadcasting. OP: 0 add, 1 sub,
+// 2 mul, 3 div, 4 pow, 5 prelu (A = X, B = the slope).
 // p: broadcast.glsl's, two inputs.
 #include "common.glsl"
 #include "broadcast.glsl"
@@ -9,6 +10,28 @@ layout(std430, binding = 1) readonly buffer A { ST a[]; };
 layout(std430, binding = 2) readonly buffer B { ST b[]; };
 layout(std430, binding = 3) writeonly buffer Y { ST y[]; };
 
+// C's pow in f32 (GLSL's pow is undefined for a <= 0): integer exponents of
+// negative bases keep the sign of odd powers, a non-integer one gives NaN;
+// small integer exponents multiply (Pow(x, 2) exactly as x * x).
+float pow_(float a, float e) {
+  if (e == 0.0 || a == 1.0) return 1.0;
+  if (isnan(a) || isnan(e)) return a + e;
+  if (e == 1.0) return a;
+  if (e == 2.0) return a * a;
+  if (e == 3.0) return a * a * a;
+  if (e == 0.5 && !(a < 0.0)) return sqrt(a);
+  bool whole = floor(e) == e;
+  if (a < 0.0 && !whole) return intBitsToFloat(0x7fc00000);
+  float m = abs(a);
+  float r;
+  if (m == 0.0) r = e > 0.0 ? 0.0 : uintBitsToFloat(0x7f800000u);
+  else if (isinf(m)) r = e > 0.0 ? m : 0.0;
+  else r = exp2(e * log2(m));
+  // An odd integer power of a negative base (or -0) is negative.
+  bool odd = whole && abs(e) < 16777216.0 && mod(e, 2.0) == 1.0;
+  return (odd && (a < 0.0 || (a == 0.0 && 1.0 / a < 0.0))) ? -r : r;
+}
+
 void main() {
   uint i = linear_group() * 256u + gl_LocalInvocationID.x;
   if (i >= uint(p[0])) return;
@@ -17,6 +40,8 @@ void main() {
   if (OP == 0) r = va + vb;
   else if (OP == 1) r = va - vb;
   else if (OP == 2) r = va * vb;
-  else r = CT(float(va) / float(vb));  // division correctly rounded in f32
+  else if (OP == 3) r = CT(float(va) / float(vb));  // division correctly rounded in f32
+  else if (OP == 4) r = CT(pow_(float(va), float(vb)));
+  else r = CT(float(va) < 0.0 ? float(vb) * float(va) : float(va));
   y[pc.off[2] + i] = ST(r);
 }

@@ -1,8 +1,10 @@
 #version 450
-// Relu, Sigmoid, Tanh, Gelu (erf / tanh), Clip, HardSigmoid, HardSwish.
-// OP: 0 relu, 1 sigmoid, 2 tanh, 3 gelu erf, 4 gelu tanh, 5 clip,
-// 6 hard sigmoid, 7 hard swish. p: n, then two f32 attributes as bits:
-// clip min, max; hard sigmoid alpha, beta.
+// The unary elementwise ops. OP: 0 relu, 1 sigmoid, 2 tanh, 3 gelu erf,
+// 4 gelu tanh, 5 clip, 6 hard sigmoid, 7 hard swish, 8 leaky relu, 9 erf,
+// 10 sqrt, 11 reciprocal, 12 exp, 13 log, 14 neg, 15 abs, 16 floor, 17 ceil,
+// 18 round (halves to even, as ONNX), 19 softplus, 20 mish.
+// p: n, then two f32 attributes as bits: clip min, max; hard sigmoid alpha,
+// beta; leaky relu alpha.
 #include "common.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int OP = 0;
@@ -10,6 +12,15 @@ layout(std430, binding = 1) readonly buffer X { ST x[]; };
 layout(std430, binding = 2) writeonly buffer Y { ST y[]; };
 
 #include "erf.glsl"
+
+// log(1 + v) accurate for small v (no log1p in GLSL): the rounding of 1 + v
+// is divided out.
+float log1p_(float v) {
+  float u = 1.0 + v;
+  return u == 1.0 ? v : log(u) * (v / (u - 1.0));
+}
+// log(1 + e^v) without overflow, as cpu_ref: v + log1p(e^-v) for v > 0.
+float softplus(float v) { return v > 0.0 ? v + log1p_(exp(-v)) : log1p_(exp(v)); }
 
 void main() {
   uint i = linear_group() * 256u + gl_LocalInvocationID.x;
@@ -24,11 +35,24 @@ void main() {
   else if (OP == 3) r = 0.5 * f * (1.0 + erf_approx(f * 0.70710678118654752));
   else if (OP == 4) r = 0.5 * f * (1.0 + safe_tanh(0.79788456080286536 * (f + 0.044715 * f * f * f)));
   else if (OP == 5) r = min(max(f, pf(1)), pf(2));
-  else {
+  else if (OP == 6 || OP == 7) {
     // Explicit comparisons rather than clamp(): a NaN stays NaN, as in cpu_ref.
     float t = OP == 6 ? pf(1) * f + pf(2) : f / 6.0 + 0.5;
     t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
     r = OP == 6 ? t : f * t;
   }
+  else if (OP == 8) r = f < 0.0 ? pf(1) * f : f;
+  else if (OP == 9) r = erf_approx(f);
+  else if (OP == 10) r = sqrt(f);
+  else if (OP == 11) r = 1.0 / f;
+  else if (OP == 12) r = exp(f);
+  else if (OP == 13) r = log(f);
+  else if (OP == 14) r = -f;
+  else if (OP == 15) r = abs(f);
+  else if (OP == 16) r = floor(f);
+  else if (OP == 17) r = ceil(f);
+  else if (OP == 18) r = roundEven(f);
+  else if (OP == 19) r = softplus(f);
+  else r = f * safe_tanh(softplus(f));
   y[pc.off[1] + i] = ST(r);
 }

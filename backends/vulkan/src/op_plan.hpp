@@ -112,22 +112,27 @@ OpPlan plan_matmul(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_conv2d(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_conv_transpose(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_unary(const NodeView& v, Variant var);
-OpPlan plan_binary(const NodeView& v, Variant var);
-OpPlan plan_equal(const NodeView& v, const PlanTarget& t);  // f32/f16, i64/i32 -> bool
+OpPlan plan_binary(const NodeView& v, Variant var);    // Add, Sub, Mul, Div, Pow, PRelu
+OpPlan plan_variadic(const NodeView& v, Variant var);  // Min, Max, Sum, Mean: 1..7 inputs
+// Equal and the orderings (f32/f16, i64/i32 -> bool); And, Or, Not (bool).
+OpPlan plan_equal(const NodeView& v, const PlanTarget& t);
 OpPlan plan_where(const NodeView& v, const PlanTarget& t);  // bool cond, f32/f16/integer x, y
 OpPlan plan_softmax(const NodeView& v, Variant var);        // Softmax, LogSoftmax
 OpPlan plan_layernorm(const NodeView& v, Variant var);
 OpPlan plan_batchnorm(const NodeView& v, Variant var);
 OpPlan plan_pool(const NodeView& v, Variant var);
 OpPlan plan_global_pool(const NodeView& v, Variant var);
-OpPlan plan_reduce(const NodeView& v, Variant var);
-OpPlan plan_argmax(const NodeView& v, Variant var);  // float in, i64 out
+OpPlan plan_reduce(const NodeView& v, Variant var);  // ReduceSum ... ReduceLogSumExp
+OpPlan plan_argmax(const NodeView& v, Variant var);  // ArgMax, ArgMin: float in, i64 out
+OpPlan plan_resize(const NodeView& v, Variant var);  // nearest, linear (ops_onnx.cpp)
 // Data movement, in any dtype elem_storage() has (they set the variant).
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
 OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);
 OpPlan plan_slice(const NodeView& v, const PlanTarget& t);
 OpPlan plan_concat(const NodeView& v, const PlanTarget& t);
 OpPlan plan_split(const NodeView& v, const PlanTarget& t);
+OpPlan plan_expand(const NodeView& v, const PlanTarget& t);
+OpPlan plan_pad(const NodeView& v, const PlanTarget& t);  // ops_onnx.cpp
 OpPlan plan_gather(const NodeView& v, Variant var);
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t);
 // Training ops (ops_train.cpp); the updates are f32 only.

@@ -1,7 +1,11 @@
-// Relu, Sigmoid, Tanh, Gelu, Clip, HardSigmoid, HardSwish (unary.comp); Add,
-// Sub, Mul, Div (binary.comp), Equal (equal.comp) and Where (where.comp) with
-// broadcasting (broadcast.glsl); Softmax and LogSoftmax (softmax.comp).
+// The unary elementwise ops (unary.comp); Add, Sub, Mul, Div, Pow, PRelu
+// (binary.comp), Min, Max, Sum, Mean (variadic.comp), Equal, Less, Greater,
+// LessOrEqual, GreaterOrEqual, And, Or, Not (equal.comp) and Where
+// (where.comp) with broadcasting (broadcast.glsl); Softmax and LogSoftmax
+// (softmax.comp).
+#include <iterator>
 #include <limits>
+#include <string_view>
 
 #include "op_plan.hpp"
 
@@ -14,13 +18,16 @@ std::string sh(const char* name, Variant var) {
 
 // broadcast.glsl's parameters: n, rank, the output dims, then for each
 // input its element strides aligned right against the output, 0 along the
-// dims it repeats (a missing leading dim or a 1).
-std::vector<int32_t> broadcast_params(const NodeView& v) {
+// dims it repeats (a missing leading dim or a 1). `inputs` lists the node's
+// inputs in the kernel's order (default: all of them, in order).
+std::vector<int32_t> broadcast_params(const NodeView& v, std::vector<size_t> inputs = {}) {
+  if (inputs.empty())
+    for (size_t k = 0; k < v.num_inputs(); ++k) inputs.push_back(k);
   const auto y = dims_of(v.output(0));
   const size_t rank = y.size();
   std::vector<int32_t> p = {i32(numel(y)), static_cast<int32_t>(rank)};
   for (int64_t x : y) p.push_back(i32(x));
-  for (size_t k = 0; k < v.num_inputs(); ++k) {
+  for (size_t k : inputs) {
     const auto d = dims_of(v.input(k));
     const auto s = strides_of(d);
     std::vector<int32_t> out(rank, 0);
@@ -28,6 +35,15 @@ std::vector<int32_t> broadcast_params(const NodeView& v) {
     p.insert(p.end(), out.begin(), out.end());
   }
   return p;
+}
+
+// unary.comp's codes of the ops without attributes from Erf on (0: none).
+uint32_t simple_unary_code(std::string_view op) {
+  constexpr std::string_view kOps[] = {"Erf", "Sqrt",  "Reciprocal", "Exp",   "Log",      "Neg",
+                                       "Abs", "Floor", "Ceil",       "Round", "Softplus", "Mish"};
+  for (uint32_t k = 0; k < std::size(kOps); ++k)
+    if (op == kOps[k]) return 9 + k;
+  return 0;
 }
 
 }  // namespace
@@ -54,6 +70,11 @@ OpPlan plan_unary(const NodeView& v, Variant var) {
     hi = v.get_float("beta", 0.5);
   } else if (op == "HardSwish") {
     code = 7;
+  } else if (op == "LeakyRelu") {
+    code = 8;
+    lo = v.get_float("alpha", 0.01);
+  } else if (const uint32_t c = simple_unary_code(op)) {
+    code = c;
   } else {
     throw Unsupported("no unary kernel for " + std::string(op));
   }
@@ -68,7 +89,12 @@ OpPlan plan_unary(const NodeView& v, Variant var) {
 
 OpPlan plan_binary(const NodeView& v, Variant var) {
   const std::string_view op = v.op_type();
-  const uint32_t code = op == "Add" ? 0 : op == "Sub" ? 1 : op == "Mul" ? 2 : 3;
+  const uint32_t code = op == "Add"   ? 0
+                        : op == "Sub" ? 1
+                        : op == "Mul" ? 2
+                        : op == "Div" ? 3
+                        : op == "Pow" ? 4
+                                      : 5;  // PRelu
   const uint32_t es = elem_bytes(v.input(0).dtype);
   Dispatch d =
       linear_dispatch(sh("binary", var), static_cast<uint64_t>(numel(dims_of(v.output(0)))));
@@ -78,20 +104,52 @@ OpPlan plan_binary(const NodeView& v, Variant var) {
   return {{d}};
 }
 
-// The result is bool, so the kernel needs 8-bit storage whatever A and B are.
+// Min, Max, Sum, Mean over up to 7 inputs (a dispatch binds 8 tensors);
+// float only (integer Min/Max: no kernel).
+OpPlan plan_variadic(const NodeView& v, Variant var) {
+  const std::string_view op = v.op_type();
+  const size_t k = v.num_inputs();
+  if (k > 7) throw Unsupported(std::string(op) + " of more than 7 inputs: no kernel");
+  const uint32_t code = op == "Min" ? 0 : op == "Max" ? 1 : op == "Sum" ? 2 : 3;
+  const uint32_t es = elem_bytes(v.output(0).dtype);
+  Dispatch d =
+      linear_dispatch(sh("variadic", var), static_cast<uint64_t>(numel(dims_of(v.output(0)))));
+  d.spec = {code, static_cast<uint32_t>(k)};
+  d.params = broadcast_params(v);
+  for (uint32_t i = 0; i < 7; ++i) d.tensors.push_back(in_ref(i < k ? i : 0, es));
+  d.tensors.push_back(out_ref(0, es));
+  return {{d}};
+}
+
+// Equal, Less, Greater, LessOrEqual, GreaterOrEqual (f32/f16, i64/i32), And,
+// Or, Not (bool). The result is bool, so the kernel needs 8-bit storage
+// whatever A and B are.
 OpPlan plan_equal(const NodeView& v, const PlanTarget& t) {
+  const std::string_view op = v.op_type();
   const ampx_dtype dt = v.input(0).dtype;
   if (dt == AMPX_DTYPE_F64)
-    throw Unsupported("Equal on f64: no f64 arithmetic in the Vulkan kernels");
+    throw Unsupported(std::string(op) + " on f64: no f64 arithmetic in the Vulkan kernels");
   const ElemStorage es = elem_storage(dt, t);
-  if (es.suffix == "u8") throw Unsupported("Equal on byte tensors: no kernel");
+  const bool logic = op == "And" || op == "Or" || op == "Not";
+  if ((es.suffix == "u8") != logic)
+    throw Unsupported(std::string(op) + " on " + plugin_support::dtype_name(dt) + ": no kernel");
+  const uint32_t code = op == "Equal"            ? 0
+                        : op == "Less"           ? 1
+                        : op == "Greater"        ? 2
+                        : op == "LessOrEqual"    ? 3
+                        : op == "GreaterOrEqual" ? 4
+                        : op == "And"            ? 5
+                        : op == "Or"             ? 6
+                                                 : 7;  // Not
   const ElemStorage out = elem_storage(AMPX_DTYPE_BOOL, t);
   Dispatch d =
       linear_dispatch("equal." + es.suffix, static_cast<uint64_t>(numel(dims_of(v.output(0)))));
-  d.spec = {es.words};
-  d.params = broadcast_params(v);
-  for (size_t k = 0; k < 2; ++k) i32(numel(dims_of(v.input(k))) * es.words);  // word indices
-  d.tensors = {in_ref(0, es.bytes), in_ref(1, es.bytes), out_ref(0, out.bytes)};
+  d.spec = {es.words, code};
+  const bool unary = v.num_inputs() == 1;  // Not: B is A again, unread
+  d.params = unary ? broadcast_params(v, {0, 0}) : broadcast_params(v);
+  for (size_t k = 0; k < v.num_inputs(); ++k)
+    i32(numel(dims_of(v.input(k))) * es.words);  // word indices
+  d.tensors = {in_ref(0, es.bytes), in_ref(unary ? 0 : 1, es.bytes), out_ref(0, out.bytes)};
   OpPlan p{{d}};
   p.variant = es.variant;
   return p;

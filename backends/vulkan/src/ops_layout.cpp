@@ -1,5 +1,5 @@
 // Data movement on the strided copy kernel (copy.comp): Reshape, Flatten,
-// Dropout, Transpose, Slice, Concat, Split; Gather (gather.comp); Cast
+// Dropout, Transpose, Slice, Concat, Split, Expand; Gather (gather.comp); Cast
 // f32 <-> f16 (cast.comp). Copies are bit-exact in every dtype elem_storage()
 // has: floats in their variant, integers as raw words, bool/i8/u8 as bytes.
 #include <algorithm>
@@ -109,6 +109,19 @@ OpPlan plan_concat(const NodeView& v, const PlanTarget& t) {
     at += x[static_cast<size_t>(axis)];
   }
   return with_variant(std::move(plan), es);
+}
+
+// Expand: a copy over the output reading the input with stride 0 along the
+// dims it repeats (aligned right, as broadcasting).
+OpPlan plan_expand(const NodeView& v, const PlanTarget& t) {
+  const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
+  const auto xs = strides_of(x);
+  std::vector<int64_t> src(y.size(), 0);
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i] != 1) src[y.size() - x.size() + i] = xs[i];
+  const ElemStorage es = elem_storage(v.input(0).dtype, t);
+  return with_variant(
+      {{copy_dispatch(es, y, 0, src, 0, strides_of(y), in_ref(0, 0), out_ref(0, 0))}}, es);
 }
 
 // Concat backwards: output i is the window of the input that starts at the

@@ -1,6 +1,9 @@
-// LayerNorm, BatchNorm, MaxPool/AveragePool, GlobalAveragePool,
-// ReduceSum/ReduceMean and ArgMax.
+// LayerNorm, BatchNorm, MaxPool/AveragePool, GlobalAveragePool, the
+// reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
+// ReduceL2, ReduceSumSquare, ReduceLogSumExp) and ArgMax/ArgMin.
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include "op_plan.hpp"
 
@@ -11,8 +14,10 @@ std::string sh(const char* name, Variant var) {
   return std::string(name) + "." + variant_suffix(var);
 }
 
-// Reduction of x over `axes` (sorted, distinct, non-negative).
-OpPlan reduce_plan(const NodeView& v, Variant var, const std::vector<int64_t>& axes, bool mean) {
+// Reduction of x over `axes` (sorted, distinct, non-negative); `code` is
+// reduce.comp's OP.
+OpPlan reduce_plan(const NodeView& v, Variant var, const std::vector<int64_t>& axes,
+                   uint32_t code) {
   const auto x = dims_of(v.input(0));
   const auto s = strides_of(x);
   std::vector<int32_t> kd, ks, rd, rs;
@@ -26,7 +31,7 @@ OpPlan reduce_plan(const NodeView& v, Variant var, const std::vector<int64_t>& a
   for (int32_t d : rd) count *= d;
   const uint32_t es = elem_bytes(v.input(0).dtype);
   Dispatch d = linear_dispatch(sh("reduce", var), static_cast<uint64_t>(outs));
-  d.spec = {mean ? 1u : 0u};
+  d.spec = {code};
   d.params = {i32(outs), i32(count), static_cast<int32_t>(kd.size()),
               static_cast<int32_t>(rd.size())};
   for (const auto* part : {&kd, &ks, &rd, &rs})
@@ -79,7 +84,7 @@ OpPlan plan_pool(const NodeView& v, Variant var) {
 }
 
 OpPlan plan_global_pool(const NodeView& v, Variant var) {
-  return reduce_plan(v, var, {2, 3}, true);
+  return reduce_plan(v, var, {2, 3}, 1);
 }
 
 OpPlan plan_reduce(const NodeView& v, Variant var) {
@@ -92,11 +97,18 @@ OpPlan plan_reduce(const NodeView& v, Variant var) {
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   i32(numel(dims_of(v.input(0))));
-  return reduce_plan(v, var, axes, v.op_type() == "ReduceMean");
+  const std::string_view op = v.op_type();
+  constexpr std::string_view kOps[] = {"ReduceSum",       "ReduceMean",     "ReduceMax",
+                                       "ReduceMin",       "ReduceProd",     "ReduceL2",
+                                       "ReduceSumSquare", "ReduceLogSumExp"};
+  uint32_t code = 0;
+  while (code < std::size(kOps) && kOps[code] != op) ++code;
+  if (code == std::size(kOps)) throw Unsupported("no reduction kernel for " + std::string(op));
+  return reduce_plan(v, var, axes, code);
 }
 
-// One thread per (outer, inner) position; the i64 result is written as
-// pairs of 32-bit words.
+// ArgMax, ArgMin: one thread per (outer, inner) position; the i64 result is
+// written as pairs of 32-bit words.
 OpPlan plan_argmax(const NodeView& v, Variant var) {
   const auto x = dims_of(v.input(0));
   const int64_t rank = static_cast<int64_t>(x.size());
@@ -107,6 +119,7 @@ OpPlan plan_argmax(const NodeView& v, Variant var) {
   for (int64_t i = axis + 1; i < rank; ++i) inner *= x[static_cast<size_t>(i)];
   const uint32_t es = elem_bytes(v.input(0).dtype);
   Dispatch d = linear_dispatch(sh("argmax", var), static_cast<uint64_t>(outer * inner));
+  d.spec = {v.op_type() == "ArgMin" ? 1u : 0u};
   d.params = {i32(outer * inner), i32(x[static_cast<size_t>(axis)]), i32(inner),
               static_cast<int32_t>(v.get_int("select_last_index", 0))};
   i32(2 * numel(dims_of(v.output(0))));  // the output's words

@@ -24,10 +24,30 @@ constexpr DtypeGenericOp kDtypeGeneric[] = {
     {"Slice", plan_slice},
     {"Concat", plan_concat},
     {"Split", plan_split},
+    {"Expand", plan_expand},
+    {"Pad", plan_pad},
     {"Equal", plan_equal},
+    {"Less", plan_equal},
+    {"Greater", plan_equal},
+    {"LessOrEqual", plan_equal},
+    {"GreaterOrEqual", plan_equal},
+    {"And", plan_equal},
+    {"Or", plan_equal},
+    {"Not", plan_equal},
     {"Where", plan_where},
     {"TensorStats", plan_tensor_stats},
 };
+
+// unary.comp's ops.
+bool is_unary(std::string_view op) {
+  constexpr std::string_view kOps[] = {"Relu",        "Sigmoid",   "Tanh",      "Gelu",     "Clip",
+                                       "HardSigmoid", "HardSwish", "LeakyRelu", "Erf",      "Sqrt",
+                                       "Reciprocal",  "Exp",       "Log",       "Neg",      "Abs",
+                                       "Floor",       "Ceil",      "Round",     "Softplus", "Mish"};
+  for (std::string_view o : kOps)
+    if (op == o) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -55,8 +75,9 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     throw Unsupported("no fused MatMul bias in the Vulkan kernels");
   if (op == "Conv2d" && v.num_inputs() > 3)
     throw Unsupported("no fused Conv2d residual in the Vulkan kernels");
-  // Float ops: the float dtype is the output's, except ArgMax's (i64 out).
-  const ampx_dtype dt = op == "ArgMax" ? v.input(0).dtype : v.output(0).dtype;
+  // Float ops: the float dtype is the output's, except ArgMax's and
+  // ArgMin's (i64 out).
+  const ampx_dtype dt = op == "ArgMax" || op == "ArgMin" ? v.input(0).dtype : v.output(0).dtype;
   const Variant var = variant_for(dt, t);
   OpPlan p;
   if (op == "Gemm")
@@ -67,11 +88,12 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_conv2d(v, var, t);
   else if (op == "ConvTranspose")
     p = plan_conv_transpose(v, var, t);
-  else if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Clip" ||
-           op == "HardSigmoid" || op == "HardSwish")
+  else if (is_unary(op))
     p = plan_unary(v, var);
-  else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
+  else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "PRelu")
     p = plan_binary(v, var);
+  else if (op == "Min" || op == "Max" || op == "Sum" || op == "Mean")
+    p = plan_variadic(v, var);
   else if (op == "Softmax" || op == "LogSoftmax")
     p = plan_softmax(v, var);
   else if (op == "LayerNorm")
@@ -82,10 +104,12 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_pool(v, var);
   else if (op == "GlobalAveragePool")
     p = plan_global_pool(v, var);
-  else if (op == "ReduceMean" || op == "ReduceSum")
+  else if (op.starts_with("Reduce"))
     p = plan_reduce(v, var);
-  else if (op == "ArgMax")
+  else if (op == "ArgMax" || op == "ArgMin")
     p = plan_argmax(v, var);
+  else if (op == "Resize")
+    p = plan_resize(v, var);
   else if (op == "Gather")
     p = plan_gather(v, var);
   else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||

@@ -1,0 +1,177 @@
+// Pad (pad.comp: constant, edge, reflect; bit-exact in any dtype
+// elem_storage() has) and Resize (resize.comp: nearest and linear over the
+// last two axes, with cpu_ref's coordinate maps computed here).
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ampx/half.hpp"
+#include "op_plan.hpp"
+
+namespace ampx::vulkan {
+namespace {
+
+// cpu_ref's Pad value in dtype `dt` (its encode_scalar): floats rounded once
+// (to f32 with round-to-odd, then to 16 bits to nearest even), integers
+// truncated toward zero and saturated, bool v != 0. Returned as pad.comp's
+// parameter words: raw words for integers, f32 bits of the rounded value for
+// floats (widening a 16-bit value to f32 and back is exact), a byte.
+template <class T>
+int64_t to_int(double d) {
+  if (std::isnan(d)) return 0;
+  if (d <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<int64_t>(static_cast<T>(d));
+}
+
+float to_float_round_odd(double d) {
+  const float f = static_cast<float>(d);
+  if (!std::isfinite(d) || static_cast<double>(f) == d) return f;
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) --bits;  // truncate toward zero
+  return std::bit_cast<float>(bits | 1u);                        // sticky bit
+}
+
+std::vector<int32_t> pad_value_words(ampx_dtype dt, double v) {
+  switch (dt) {
+    case AMPX_DTYPE_F32:
+      return {float_bits(v)};
+    case AMPX_DTYPE_F16: {
+      const float h = f16_bits_to_float(float_to_f16_bits(to_float_round_odd(v)));
+      return {float_bits(h)};
+    }
+    case AMPX_DTYPE_I64: {
+      const auto u = static_cast<uint64_t>(to_int<int64_t>(v));
+      return {static_cast<int32_t>(static_cast<uint32_t>(u)),
+              static_cast<int32_t>(static_cast<uint32_t>(u >> 32))};
+    }
+    case AMPX_DTYPE_I32:
+      return {static_cast<int32_t>(to_int<int32_t>(v))};
+    case AMPX_DTYPE_I8:
+      return {static_cast<int32_t>(static_cast<uint8_t>(to_int<int8_t>(v)))};
+    case AMPX_DTYPE_U8:
+      return {static_cast<int32_t>(to_int<uint8_t>(v))};
+    case AMPX_DTYPE_BOOL:
+      return {v != 0 ? 1 : 0};
+    default:
+      throw Unsupported(std::string("Pad on ") + plugin_support::dtype_name(dt) + ": no kernel");
+  }
+}
+
+// One resized axis, as cpu_ref's axis_map: per output coordinate the two
+// source indices and the weight of the second (nearest: one index, weight 0).
+struct AxisMap {
+  std::vector<int64_t> i0, i1;
+  std::vector<double> w1;
+};
+
+AxisMap axis_map(int64_t in, int64_t out, bool linear, const std::string& ctm,
+                 const std::string& nm) {
+  AxisMap m;
+  const double scale = static_cast<double>(out) / static_cast<double>(in);
+  for (int64_t o = 0; o < out; ++o) {
+    const auto od = static_cast<double>(o);
+    double x = 0;
+    if (ctm == "half_pixel") {
+      x = (od + 0.5) / scale - 0.5;
+    } else if (ctm == "pytorch_half_pixel") {
+      x = out > 1 ? (od + 0.5) / scale - 0.5 : 0.0;
+    } else if (ctm == "align_corners") {
+      x = out == 1 ? 0.0 : od * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    } else if (ctm == "asymmetric") {
+      x = od / scale;
+    } else {
+      throw Unsupported("Resize coordinate_transformation_mode \"" + ctm + "\": no kernel");
+    }
+    const auto clampi = [&](double v) {
+      return std::clamp<int64_t>(static_cast<int64_t>(v), 0, in - 1);
+    };
+    if (linear) {
+      const double f = std::floor(x);
+      m.i0.push_back(clampi(f));
+      m.i1.push_back(clampi(f + 1));
+      m.w1.push_back(x - f);
+    } else {
+      double r = 0;
+      const double frac = x - std::floor(x);
+      if (nm == "floor") {
+        r = std::floor(x);
+      } else if (nm == "ceil") {
+        r = std::ceil(x);
+      } else if (nm == "round_prefer_floor") {
+        r = frac == 0.5 ? std::floor(x) : std::round(x);
+      } else if (nm == "round_prefer_ceil") {
+        r = frac == 0.5 ? std::ceil(x) : std::round(x);
+      } else {
+        throw Unsupported("Resize nearest_mode \"" + nm + "\": no kernel");
+      }
+      m.i0.push_back(clampi(std::max(r, 0.0)));
+      m.i1.push_back(m.i0.back());
+      m.w1.push_back(0.0);
+    }
+  }
+  return m;
+}
+
+void push_map(std::vector<int32_t>& p, const AxisMap& m) {
+  for (size_t i = 0; i < m.i0.size(); ++i) {
+    p.push_back(i32(m.i0[i]));
+    p.push_back(i32(m.i1[i]));
+    p.push_back(float_bits(static_cast<float>(m.w1[i])));
+  }
+}
+
+}  // namespace
+
+OpPlan plan_pad(const NodeView& v, const PlanTarget& t) {
+  const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
+  const ampx_dtype dt = v.input(0).dtype;
+  const ElemStorage es = elem_storage(dt, t);
+  const std::string mode = v.get_string("mode", "constant");
+  const int32_t m = mode == "constant" ? 0 : mode == "edge" ? 1 : mode == "reflect" ? 2 : -1;
+  if (m < 0) throw Unsupported("Pad mode \"" + mode + "\": no kernel");
+  const auto pads = v.get_ints("pads");
+  const size_t r = x.size();
+  const int64_t n = numel(y);
+  OpPlan plan;
+  plan.variant = es.variant;
+  if (n == 0) return plan;  // nothing to write
+  i32(numel(x) * es.words);
+  i32(n * es.words);
+  Dispatch d = linear_dispatch("pad." + es.suffix, static_cast<uint64_t>(n));
+  d.spec = {es.words};
+  d.params = {i32(n), static_cast<int32_t>(r), m, 0};
+  for (int64_t k : y) d.params.push_back(i32(k));
+  for (int64_t k : x) d.params.push_back(i32(k));
+  for (size_t k = 0; k < r; ++k) d.params.push_back(i32(pads[k]));
+  for (int64_t k : strides_of(x)) d.params.push_back(i32(k));
+  const auto value = pad_value_words(dt, v.get_float("value", 0.0));
+  d.params.insert(d.params.end(), value.begin(), value.end());
+  d.tensors = {in_ref(0, es.bytes), out_ref(0, es.bytes)};
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+OpPlan plan_resize(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
+  const size_t r = x.size(), sp = std::min<size_t>(2, r);
+  const bool linear = v.get_string("mode", "nearest") == "linear";
+  const std::string ctm = v.get_string("coordinate_transformation_mode", "half_pixel");
+  const std::string nm = v.get_string("nearest_mode", "round_prefer_floor");
+  const int64_t h = sp == 2 ? x[r - 2] : 1, oh = sp == 2 ? y[r - 2] : 1;
+  const int64_t w = x[r - 1], ow = y[r - 1];
+  const AxisMap my = axis_map(h, oh, linear, ctm, nm), mx = axis_map(w, ow, linear, ctm, nm);
+  const int64_t n = numel(y);
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d =
+      linear_dispatch("resize." + std::string(variant_suffix(var)), static_cast<uint64_t>(n));
+  d.params = {i32(n), i32(h), i32(w), i32(oh), i32(ow)};
+  push_map(d.params, my);
+  push_map(d.params, mx);
+  d.tensors = {in_ref(0, es), out_ref(0, es)};
+  return {{d}};
+}
+
+}  // namespace ampx::vulkan
