@@ -4,7 +4,7 @@
 // is `unsupported` (no BF16 extension is used). Whatever runs matches cpu_ref
 // within tolerance(dtype); data movement is bit-exact. Shapes are odd and
 // include several GEMM tiles and long softmax/LayerNorm rows. Integer and
-// bool cases (typed_cases: i64/i32 copies, Expand, Pad, Equal and the
+// bool cases (typed_cases: i64/i32 copies, Gather, Expand, Pad, Equal and the
 // orderings, Where, And/Or/Not; bool needs 8-bit storage) must match cpu_ref
 // bit for bit. Importer ops without a Vulkan kernel must answer `unsupported`.
 #include <cstring>
@@ -639,6 +639,28 @@ const std::map<std::string, Maker>& typed_cases() {
          c.nb = NodeBuilder("Pad", "n");
          in(c, i32_tensor(r, {2, 3}));
          c.nb.output(AMPX_DTYPE_I32, {0, 4}).attr_ints("pads", {-1, 0, -1, 1});
+       }},
+      // Gather of integer and bool data (silero VAD gathers an i64 shape).
+      {"Gather_i64_data_axis1",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Gather", "n");
+         in(c, i64_tensor(r, {3, 5, 2}));
+         in(c, Tensor::of(I64, {4}, {4, -1, 0, 2}));
+         c.nb.output(I64, {3, 4, 2}).attr_int("axis", 1);
+       }},
+      {"Gather_i32_data_scalar_index",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Gather", "n");
+         in(c, i32_tensor(r, {6}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {}, {3}));
+         c.nb.output(AMPX_DTYPE_I32, {});
+       }},
+      {"Gather_bool_data",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Gather", "n");
+         in(c, bool_tensor(r, {4, 3}));
+         in(c, Tensor::of(I64, {2, 2}, {3, 0, 1, 3}));
+         c.nb.output(AMPX_DTYPE_BOOL, {2, 2, 3});
        }},
       {"Expand_i64",
        [](Rng& r, ampx_dtype, Case& c) {

@@ -3,7 +3,9 @@
 // Indices are int32 words; i64 indices are read as their low word (the
 // host refuses values outside int32). Negative indices count from the end;
 // an index out of range writes 0 (cpu_ref reports it; a shader cannot).
-// p: 0 n, 1 D, 2 inner, 3 Ni, 4 idx64.
+// Any storage variant: an element of several words (V_U32: an i64 is 2) is
+// `inner` counted in words, so the data move bit-exactly in every dtype.
+// p: 0 n, 1 D, 2 inner, 3 Ni, 4 idx64 (n and inner in shader elements).
 #include "common.glsl"
 layout(local_size_x = 256) in;
 layout(std430, binding = 1) readonly buffer X { ST x[]; };

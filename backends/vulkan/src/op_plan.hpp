@@ -133,7 +133,7 @@ OpPlan plan_concat(const NodeView& v, const PlanTarget& t);
 OpPlan plan_split(const NodeView& v, const PlanTarget& t);
 OpPlan plan_expand(const NodeView& v, const PlanTarget& t);
 OpPlan plan_pad(const NodeView& v, const PlanTarget& t);  // ops_onnx.cpp
-OpPlan plan_gather(const NodeView& v, Variant var);
+OpPlan plan_gather(const NodeView& v, const PlanTarget& t);
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t);
 // Training ops (ops_train.cpp); the updates are f32 only.
 OpPlan plan_elementwise_grad(const NodeView& v, Variant var);  // Relu/Sigmoid/Tanh/Gelu/ClipGrad

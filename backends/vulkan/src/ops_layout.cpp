@@ -1,6 +1,6 @@
 // Data movement on the strided copy kernel (copy.comp): Reshape, Flatten,
-// Dropout, Transpose, Slice, Concat, Split, Expand; Gather (gather.comp); Cast
-// f32 <-> f16 (cast.comp). Copies are bit-exact in every dtype elem_storage()
+// Dropout, Transpose, Slice, Concat, Split, Expand; Gather (gather.comp);
+// Cast f32 <-> f16 (cast.comp). Copies are bit-exact in every dtype elem_storage()
 // has: floats in their variant, integers as raw words, bool/i8/u8 as bytes.
 #include <algorithm>
 
@@ -9,10 +9,6 @@
 
 namespace ampx::vulkan {
 namespace {
-
-std::string sh(const char* name, Variant var) {
-  return std::string(name) + "." + variant_suffix(var);
-}
 
 // dst[dst_base + sum c*dst_str] = src[src_base + sum c*src_str] over `dims`,
 // all in tensor elements. An element of several words gets one more,
@@ -145,24 +141,27 @@ OpPlan plan_split(const NodeView& v, const PlanTarget& t) {
   return with_variant(std::move(plan), es);
 }
 
-OpPlan plan_gather(const NodeView& v, Variant var) {
+// Gather in any dtype elem_storage() has: an element of several words is
+// `words` more inner elements.
+OpPlan plan_gather(const NodeView& v, const PlanTarget& t) {
   const auto x = dims_of(v.input(0));
   const ampx_tensor_desc& idx = v.input(1);
   if (idx.dtype != AMPX_DTYPE_I64 && idx.dtype != AMPX_DTYPE_I32)
     throw Unsupported("Gather indices must be i32 or i64");
+  const ElemStorage es = elem_storage(v.input(0).dtype, t);
   int64_t axis = v.get_int("axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(x.size());
-  int64_t inner = 1;
+  int64_t inner = es.words;
   for (size_t i = static_cast<size_t>(axis) + 1; i < x.size(); ++i) inner *= x[i];
   const int64_t ni = numel(dims_of(idx));
-  const int64_t n = numel(dims_of(v.output(0)));
-  const uint32_t es = elem_bytes(v.input(0).dtype);
-  Dispatch d = linear_dispatch(sh("gather", var), static_cast<uint64_t>(n));
+  const int64_t n = numel(dims_of(v.output(0))) * es.words;
+  i32(numel(x) * es.words);
+  Dispatch d = linear_dispatch("gather." + es.suffix, static_cast<uint64_t>(n));
   d.params = {i32(n), i32(x[static_cast<size_t>(axis)]), i32(inner), i32(ni),
               idx.dtype == AMPX_DTYPE_I64 ? 1 : 0};
   // Indices are bound as 32-bit words (i64: low word of each).
-  d.tensors = {in_ref(0, es), in_ref(1, 4), out_ref(0, es)};
-  return {{d}};
+  d.tensors = {in_ref(0, es.bytes), in_ref(1, 4), out_ref(0, es.bytes)};
+  return with_variant({{d}}, es);
 }
 
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t) {

@@ -24,6 +24,7 @@ constexpr DtypeGenericOp kDtypeGeneric[] = {
     {"Slice", plan_slice},
     {"Concat", plan_concat},
     {"Split", plan_split},
+    {"Gather", plan_gather},
     {"Expand", plan_expand},
     {"Pad", plan_pad},
     {"Equal", plan_equal},
@@ -110,8 +111,6 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_argmax(v, var);
   else if (op == "Resize")
     p = plan_resize(v, var);
-  else if (op == "Gather")
-    p = plan_gather(v, var);
   else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
            op == "ClipGrad")
     p = plan_elementwise_grad(v, var);
