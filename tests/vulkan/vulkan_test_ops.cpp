@@ -640,6 +640,109 @@ const std::map<std::string, Maker>& typed_cases() {
          in(c, i32_tensor(r, {2, 3}));
          c.nb.output(AMPX_DTYPE_I32, {0, 4}).attr_ints("pads", {-1, 0, -1, 1});
        }},
+      // Integer arithmetic: wrapping, an i64's carries and products across
+      // its words, cpu_ref's division rules.
+      {"Add_i64_carries",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Add", "n");
+         Tensor a = i64_tensor(r, {4, 5}), b = i64_tensor(r, {5});
+         set_i64(a, 0, std::numeric_limits<int64_t>::max());
+         set_i64(b, 0, 1);  // wraps to MIN
+         set_i64(a, 1, 0xffffffff);
+         set_i64(b, 1, 1);  // carries into the high word
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(I64, {4, 5});
+       }},
+      {"Sub_i64_borrows",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Sub", "n");
+         Tensor a = i64_tensor(r, {3, 1}), b = i64_tensor(r, {4});
+         set_i64(a, 0, int64_t{1} << 32);
+         set_i64(b, 0, 1);  // borrows from the high word
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(I64, {3, 4});
+       }},
+      {"Mul_i64_wraps",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Mul", "n");
+         Tensor a = i64_tensor(r, {3, 4}), b = i64_tensor(r, {3, 4});
+         set_i64(a, 0, std::numeric_limits<int64_t>::min());
+         set_i64(b, 0, -1);
+         set_i64(a, 1, 0x123456789abcdefLL);
+         set_i64(b, 1, -0x7edcba987654321LL);
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(I64, {3, 4});
+       }},
+      {"Div_i32_signs_zero_minus_one",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Div", "n");
+         Tensor a = i32_tensor(r, {2, 6}), b = Tensor::zeros(AMPX_DTYPE_I32, {6});
+         const double bs[] = {7, -7, 0, -1, 3, -2000000};
+         for (size_t i = 0; i < 6; ++i) b.set(i, bs[i]);
+         a.set(3, std::numeric_limits<int32_t>::min());  // MIN / -1 wraps to MIN
+         a.set(7, -20);                                  // -20 / -7 = 2
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(AMPX_DTYPE_I32, {2, 6});
+       }},
+      {"Mul_i32_wraps",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Mul", "n");
+         in(c, i32_tensor(r, {3, 5}));
+         in(c, i32_tensor(r, {1, 5}));
+         c.nb.output(AMPX_DTYPE_I32, {3, 5});
+       }},
+      {"Neg_i64_min",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Neg", "n");
+         Tensor a = i64_tensor(r, {7});
+         set_i64(a, 0, std::numeric_limits<int64_t>::min());
+         set_i64(a, 1, 0);
+         in(c, std::move(a));
+         c.nb.output(I64, {7});
+       }},
+      {"Abs_i64",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Abs", "n");
+         Tensor a = i64_tensor(r, {9});
+         set_i64(a, 0, std::numeric_limits<int64_t>::min());
+         in(c, std::move(a));
+         c.nb.output(I64, {9});
+       }},
+      {"Abs_i32",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Abs", "n");
+         Tensor a = i32_tensor(r, {9});
+         a.set(0, std::numeric_limits<int32_t>::min());
+         in(c, std::move(a));
+         c.nb.output(AMPX_DTYPE_I32, {9});
+       }},
+      {"Min_i64_broadcast",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Min", "n");
+         Tensor a = i64_tensor(r, {4, 5}), b = i64_tensor(r, {5});
+         set_i64(b, 0, i64_at(a, 5) + 1);                   // low words differ
+         set_i64(b, 1, i64_at(a, 6) - (int64_t{1} << 32));  // high words differ
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(I64, {4, 5});
+       }},
+      {"Max_i32_one",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Max", "n");
+         in(c, i32_tensor(r, {3, 4}));
+         c.nb.output(AMPX_DTYPE_I32, {3, 4});
+       }},
+      {"Max_i32_two",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Max", "n");
+         in(c, i32_tensor(r, {3, 4}));
+         in(c, i32_tensor(r, {3, 1}));
+         c.nb.output(AMPX_DTYPE_I32, {3, 4});
+       }},
       // Gather of integer and bool data (silero VAD gathers an i64 shape).
       {"Gather_i64_data_axis1",
        [](Rng& r, ampx_dtype, Case& c) {
@@ -891,8 +994,8 @@ TEST(VulkanEpilogue, ActivationAndMatMulBiasAreUnsupported) {
 }
 
 // What the importer's kernels decline, with a reason: a variadic op of more
-// inputs than a dispatch binds, integer arithmetic (Neg, Abs, Min, Max: the
-// shaders compute in float). cpu_ref runs them.
+// inputs than a dispatch binds (floats) or than the integer kernel takes
+// (2), 64-bit integer division. cpu_ref runs them.
 TEST(VulkanImporterOps, DeclinedWithReasons) {
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
   AMPX_SKIP_WITHOUT_VULKAN(vk);
@@ -901,17 +1004,12 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
   for (int i = 0; i < 8; ++i) max8.input(F32, {3, 4});
   max8.output(F32, {3, 4});
   nodes.push_back(max8);
-  for (const char* op : {"Neg", "Abs"}) {
-    NodeBuilder b(op, "n");
-    b.input(I64, {5}).output(I64, {5});
-    nodes.push_back(b);
-  }
-  NodeBuilder min_i32("Min", "n");
-  min_i32.input(AMPX_DTYPE_I32, {5}).input(AMPX_DTYPE_I32, {5}).output(AMPX_DTYPE_I32, {5});
-  nodes.push_back(min_i32);
-  NodeBuilder max_i64("Max", "n");
-  max_i64.input(I64, {5}).output(I64, {5});
-  nodes.push_back(max_i64);
+  NodeBuilder min3("Min", "n");
+  min3.input(I64, {5}).input(I64, {5}).input(I64, {5}).output(I64, {5});
+  nodes.push_back(min3);
+  NodeBuilder div64("Div", "n");
+  div64.input(I64, {5}).input(I64, {5}).output(I64, {5});
+  nodes.push_back(div64);
   for (NodeBuilder& b : nodes) {
     SCOPED_TRACE(b.op_type());
     ASSERT_NE(ref.capability(b).support, AMPX_SUPPORT_UNSUPPORTED) << ref.capability(b).note;

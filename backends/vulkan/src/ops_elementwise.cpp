@@ -121,6 +121,31 @@ OpPlan plan_variadic(const NodeView& v, Variant var) {
   return {{d}};
 }
 
+// i64/i32 Add, Sub, Mul, Div (i32 only), Min, Max (1 or 2 inputs), Neg, Abs
+// on raw words (iarith.comp).
+OpPlan plan_int_arith(const NodeView& v, const PlanTarget& t) {
+  const std::string_view op = v.op_type();
+  const ampx_dtype dt = v.output(0).dtype;
+  const ElemStorage es = elem_storage(dt, t);
+  if (dt == AMPX_DTYPE_I64 && op == "Div")
+    throw Unsupported("Div on i64: no 64-bit division kernel");
+  if (v.num_inputs() > 2)
+    throw Unsupported(std::string(op) + " of more than 2 integer inputs: no kernel");
+  constexpr std::string_view kOps[] = {"Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs"};
+  uint32_t code = 0;
+  while (code < std::size(kOps) && kOps[code] != op) ++code;
+  if (code == std::size(kOps)) throw Unsupported("no integer kernel for " + std::string(op));
+  const bool unary = v.num_inputs() == 1;  // B is A again
+  Dispatch d =
+      linear_dispatch("iarith." + es.suffix, static_cast<uint64_t>(numel(dims_of(v.output(0)))));
+  d.spec = {es.words, code};
+  d.params = unary ? broadcast_params(v, {0, 0}) : broadcast_params(v);
+  for (size_t k = 0; k < v.num_inputs(); ++k) i32(numel(dims_of(v.input(k))) * es.words);
+  i32(numel(dims_of(v.output(0))) * es.words);
+  d.tensors = {in_ref(0, es.bytes), in_ref(unary ? 0 : 1, es.bytes), out_ref(0, es.bytes)};
+  return {{d}};
+}
+
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual (f32/f16, i64/i32), And,
 // Or, Not (bool). The result is bool, so the kernel needs 8-bit storage
 // whatever A and B are.

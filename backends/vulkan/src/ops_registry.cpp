@@ -67,6 +67,15 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p.uses_16bit = uses16;
     return p;
   }
+  // Integer arithmetic (the op set's R::kInteger ops on i64/i32).
+  const ampx_dtype out_dt = v.num_outputs() ? v.output(0).dtype : AMPX_DTYPE_F32;
+  if ((out_dt == AMPX_DTYPE_I64 || out_dt == AMPX_DTYPE_I32) &&
+      (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Min" || op == "Max" ||
+       op == "Neg" || op == "Abs")) {
+    OpPlan p = plan_int_arith(v, t);
+    p.uses_16bit = uses16;
+    return p;
+  }
   // Fused epilogues (docs/OPS.md): the GEMM and convolution shaders have
   // none yet, so such nodes are unsupported here and the host does not fuse.
   if ((op == "Gemm" || op == "MatMul" || op == "Conv2d" || op == "BatchNorm") &&
