@@ -1234,13 +1234,14 @@ TEST(VulkanUpdates, GuardFiniteFlagIsExact) {
   }
 }
 
-// Cast f32 <-> f16 rounds like cpu_ref (bitwise); other casts are answered
-// unsupported, never faked.
+// Cast f32 <-> f16 rounds like cpu_ref (bitwise), and so do the integer and
+// bool casts; float <-> float casts other than f32 <-> f16 (bf16) are
+// answered unsupported, never faked.
 TEST(VulkanCast, F32F16MatchesCpuRefBitwise) {
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
   AMPX_SKIP_WITHOUT_VULKAN(vk);
   const std::vector<std::pair<ampx_dtype, ampx_dtype>> pairs = {
-      {F32, F16}, {F16, F32}, {F32, F32}, {F32, BF16}, {F32, I64}, {I64, F32}};
+      {F32, F16}, {F16, F32}, {F32, F32}, {F32, BF16}, {BF16, F32}, {F16, BF16}};
   for (const auto& [from, to] : pairs) {
     SCOPED_TRACE(std::string(dtype_str(from)) + "->" + dtype_str(to));
     Rng rng(5);
@@ -1257,6 +1258,76 @@ TEST(VulkanCast, F32F16MatchesCpuRefBitwise) {
     EXPECT_NE(cap.support, AMPX_SUPPORT_UNSUPPORTED) << cap.note;
     expect_bits_equal(run_on(vk, c.nb, c.inputs)[0], run_on(ref, c.nb, c.inputs)[0]);
   }
+  expect_no_validation_errors(vk);
+}
+
+// Integer and bool casts, bit for bit as cpu_ref: i64 values whose rounding
+// to f32 and f16 needs every bit (ties, sticky bits below the top word),
+// floats with fractions, NaN, infinities and values beyond the integer
+// range (truncation, saturation), bools from any non-zero value.
+TEST(VulkanCast, IntegerAndBoolCastsMatchCpuRefBitwise) {
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  const ampx_dtype B = AMPX_DTYPE_BOOL, I32 = AMPX_DTYPE_I32;
+  Rng rng(9);
+  Tensor i64 = i64_tensor(rng, {64});
+  const int64_t specials[] = {0,
+                              1,
+                              -1,
+                              (int64_t{1} << 24) + 1,  // f32 tie, rounds to even
+                              (int64_t{1} << 24) + 3,
+                              (int64_t{1} << 40) + (int64_t{1} << 16) + 1,  // sticky below
+                              (int64_t{1} << 40) + (int64_t{1} << 16),      // exact tie
+                              -((int64_t{1} << 53) + 12345),
+                              2049,   // f16 tie
+                              2051,   // f16 tie the other way
+                              65519,  // f16: rounds to 65504
+                              65520,  // f16: overflows to inf
+                              std::numeric_limits<int64_t>::max(),
+                              std::numeric_limits<int64_t>::min(),
+                              int64_t{0xffffffff},
+                              -int64_t{0x100000000}};
+  for (size_t i = 0; i < std::size(specials); ++i) set_i64(i64, i, specials[i]);
+  Tensor i32 = i32_tensor(rng, {64});
+  for (size_t i = 0; i < 12; ++i) i32.set(i, static_cast<double>(specials[i] & 0x7fffffff));
+  i32.set(12, std::numeric_limits<int32_t>::min());
+  i32.set(13, (1 << 30) + 65);
+  std::vector<double> fv = {0.0,  -0.0,  0.5,  -0.5,  1.99,    -1.99, 2.5e9, -2.5e9,
+                            3e19, -3e19, 1e10, -1e10, 65504.0, -7.75, 123.0, 4.0e6};
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> non_finite = {inf, -inf, std::numeric_limits<double>::quiet_NaN()};
+  Tensor bools = bool_tensor(rng, {64});
+  struct Run {
+    Tensor x;
+    ampx_dtype to;
+  };
+  std::vector<Run> runs;
+  for (ampx_dtype to : {F32, F16, I32, B}) runs.push_back({i64, to});
+  for (ampx_dtype to : {F32, F16, I64, B}) runs.push_back({i32, to});
+  for (ampx_dtype to : {F32, F16, I64, I32}) runs.push_back({bools, to});
+  for (ampx_dtype from : {F32, F16}) {
+    std::vector<double> v = fv;
+    if (from == F16)
+      for (auto& x : v)
+        if (std::fabs(x) > 65504) x = x > 0 ? 60000 : -60000;
+    v.insert(v.end(), non_finite.begin(), non_finite.end());
+    for (ampx_dtype to : {I64, I32, B})
+      runs.push_back({Tensor::of(from, {static_cast<int64_t>(v.size())}, v), to});
+  }
+  for (const Run& run : runs) {
+    SCOPED_TRACE(std::string(dtype_str(run.x.dtype)) + "->" + dtype_str(run.to));
+    Case c;
+    c.nb = NodeBuilder("Cast", "cast");
+    in(c, run.x);
+    c.nb.output(run.to, run.x.dims).attr_int("to", run.to);
+    const ampx_capability cap = vk.capability(c.nb);
+    ASSERT_NE(cap.support, AMPX_SUPPORT_UNSUPPORTED) << cap.note;
+    expect_bits_equal(run_on(vk, c.nb, c.inputs)[0], run_on(ref, c.nb, c.inputs)[0]);
+  }
+  // i8/u8 have no cast kernels.
+  NodeBuilder to_i8("Cast", "cast");
+  to_i8.input(F32, {4}).output(AMPX_DTYPE_I8, {4}).attr_int("to", AMPX_DTYPE_I8);
+  EXPECT_EQ(vk.capability(to_i8).support, AMPX_SUPPORT_UNSUPPORTED);
   expect_no_validation_errors(vk);
 }
 

@@ -1,7 +1,8 @@
 // Data movement on the strided copy kernel (copy.comp): Reshape, Flatten,
 // Dropout, Transpose, Slice, Concat, Split, Expand; Gather (gather.comp);
-// Cast f32 <-> f16 (cast.comp). Copies are bit-exact in every dtype elem_storage()
-// has: floats in their variant, integers as raw words, bool/i8/u8 as bytes.
+// Cast f32 <-> f16 (cast.comp) and integer/bool <-> float (icast.comp). Copies are bit-exact in
+// every dtype elem_storage() has: floats in their variant, integers as raw words, bool/i8/u8 as
+// bytes.
 #include <algorithm>
 
 #include "ampx/opset/shape_rules.hpp"
@@ -164,21 +165,67 @@ OpPlan plan_gather(const NodeView& v, const PlanTarget& t) {
   return with_variant({{d}}, es);
 }
 
+namespace {
+
+// icast.comp's name for a dtype, "" where it has no variant.
+std::string icast_name(ampx_dtype dt) {
+  switch (dt) {
+    case AMPX_DTYPE_F32:
+      return "f32";
+    case AMPX_DTYPE_F16:
+      return "f16";
+    case AMPX_DTYPE_I64:
+      return "i64";
+    case AMPX_DTYPE_I32:
+      return "i32";
+    case AMPX_DTYPE_BOOL:
+      return "bool";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t) {
   const ampx_dtype from = v.input(0).dtype, to = v.output(0).dtype;
   const bool f32_f16 = from == AMPX_DTYPE_F32 && to == AMPX_DTYPE_F16;
   const bool f16_f32 = from == AMPX_DTYPE_F16 && to == AMPX_DTYPE_F32;
   if (from == to) return plan_identity(v, t);  // a copy, in any dtype elem_storage() has
-  if (!f32_f16 && !f16_f32)
-    throw Unsupported(std::string("Cast ") + plugin_support::dtype_name(from) + " -> " +
-                      plugin_support::dtype_name(to) + ": only f32 <-> f16 on Vulkan");
-  const Variant var = variant_for(AMPX_DTYPE_F16, t);  // checks 16-bit storage
   const int64_t n = numel(dims_of(v.input(0)));
-  Dispatch d = linear_dispatch(f32_f16 ? "cast.f32_f16" : "cast.f16_f32", static_cast<uint64_t>(n));
+  const auto unsupported = [&] {
+    return Unsupported(std::string("Cast ") + plugin_support::dtype_name(from) + " -> " +
+                       plugin_support::dtype_name(to) + ": no Vulkan kernel");
+  };
+  OpPlan p;
+  if (f32_f16 || f16_f32) {
+    p.variant = variant_for(AMPX_DTYPE_F16, t);  // checks 16-bit storage
+    Dispatch d =
+        linear_dispatch(f32_f16 ? "cast.f32_f16" : "cast.f16_f32", static_cast<uint64_t>(n));
+    d.params = {i32(n)};
+    d.tensors = {in_ref(0, elem_bytes(from)), out_ref(0, elem_bytes(to))};
+    p.dispatches.push_back(std::move(d));
+    return p;
+  }
+  // Integer/bool <-> float, and between integer widths (icast.comp); not
+  // float <-> float (bf16, f64) nor i8/u8.
+  const std::string a = icast_name(from), b = icast_name(to);
+  const bool float_a = from == AMPX_DTYPE_F32 || from == AMPX_DTYPE_F16;
+  const bool float_b = to == AMPX_DTYPE_F32 || to == AMPX_DTYPE_F16;
+  if (a.empty() || b.empty() || (float_a && float_b)) throw unsupported();
+  // Storage: 16-bit for f16, 8-bit for bool (elem_storage() says why not).
+  for (ampx_dtype dt : {from, to}) {
+    const ElemStorage es = elem_storage(dt, t);
+    if (dt == AMPX_DTYPE_F16) p.variant = es.variant;
+  }
+  const auto bytes = [](ampx_dtype dt) {
+    return dt == AMPX_DTYPE_I64 ? 4u : elem_bytes(dt);  // an i64 is two words
+  };
+  i32(2 * n);  // i64 words
+  Dispatch d = linear_dispatch("icast." + a + "_" + b, static_cast<uint64_t>(n));
   d.params = {i32(n)};
-  d.tensors = {in_ref(0, elem_bytes(from)), out_ref(0, elem_bytes(to))};
-  OpPlan p{{d}};
-  p.variant = var;
+  d.tensors = {in_ref(0, bytes(from)), out_ref(0, bytes(to))};
+  p.dispatches.push_back(std::move(d));
   return p;
 }
 
