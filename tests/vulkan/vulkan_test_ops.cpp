@@ -366,6 +366,20 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
        }},
       {"ReduceLogSumExp_many_groups", reduce_shape("ReduceLogSumExp", {5, 333, 9}, {2}, {5, 333})},
       {"ReduceMax_all_many_values", reduce_shape("ReduceMax", {3, 333, 7}, {}, {1, 1, 1})},
+      // Empty inputs with non-empty outputs: a reduction over an empty axis
+      // (its identity) and a constant Pad of an empty tensor.
+      {"ReduceProd_empty_axis",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceProd", "n");
+         in(c, Tensor::zeros(dt, {2, 0, 3}));
+         c.nb.output(dt, {2, 1, 3}).attr_ints("axes", {1});
+       }},
+      {"Pad_constant_empty_input",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Pad", "n");
+         in(c, Tensor::zeros(dt, {0, 3}));
+         c.nb.output(dt, {2, 3}).attr_ints("pads", {1, 0, 1, 0}).attr_float("value", 2.0);
+       }},
       {"ArgMin_many_groups",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("ArgMin", "n");

@@ -19,21 +19,42 @@ std::string sh(const char* name, Variant var) {
 // broadcast.glsl's parameters: n, rank, the output dims, then for each
 // input its element strides aligned right against the output, 0 along the
 // dims it repeats (a missing leading dim or a 1). `inputs` lists the node's
-// inputs in the kernel's order (default: all of them, in order).
+// inputs in the kernel's order (default: all of them, in order). Output dims
+// of 1 are dropped and neighbouring dims merged where every input is
+// contiguous across them (as cpu_ref's broadcast plan), so a same-shape or
+// trailing-bias operation costs the kernel one or two divisions per element
+// instead of one per dim (they are slow on CPU drivers).
 std::vector<int32_t> broadcast_params(const NodeView& v, std::vector<size_t> inputs = {}) {
   if (inputs.empty())
     for (size_t k = 0; k < v.num_inputs(); ++k) inputs.push_back(k);
   const auto y = dims_of(v.output(0));
   const size_t rank = y.size();
-  std::vector<int32_t> p = {i32(numel(y)), static_cast<int32_t>(rank)};
-  for (int64_t x : y) p.push_back(i32(x));
+  std::vector<std::vector<int64_t>> full;  // per input, strides against y
   for (size_t k : inputs) {
     const auto d = dims_of(v.input(k));
     const auto s = strides_of(d);
-    std::vector<int32_t> out(rank, 0);
-    for (size_t i = 0; i < d.size(); ++i) out[rank - d.size() + i] = d[i] == 1 ? 0 : i32(s[i]);
-    p.insert(p.end(), out.begin(), out.end());
+    std::vector<int64_t> out(rank, 0);
+    for (size_t i = 0; i < d.size(); ++i) out[rank - d.size() + i] = d[i] == 1 ? 0 : s[i];
+    full.push_back(std::move(out));
   }
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> str(full.size());
+  for (size_t i = 0; i < rank; ++i) {
+    if (y[i] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t k = 0; k < full.size() && merge; ++k) merge = str[k].back() == full[k][i] * y[i];
+    if (merge) {
+      dims.back() *= y[i];
+      for (size_t k = 0; k < full.size(); ++k) str[k].back() = full[k][i];
+    } else {
+      dims.push_back(y[i]);
+      for (size_t k = 0; k < full.size(); ++k) str[k].push_back(full[k][i]);
+    }
+  }
+  std::vector<int32_t> p = {i32(numel(y)), static_cast<int32_t>(dims.size())};
+  for (int64_t x : dims) p.push_back(i32(x));
+  for (const auto& sk : str)
+    for (int64_t x : sk) p.push_back(i32(x));
   return p;
 }
 
