@@ -43,7 +43,7 @@ Plugin* VulkanOps::ref_ = nullptr;
 bool is_data_movement(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather" ||
          op == "Transpose" || op == "Concat" || op == "Split" || op == "Where" || op == "Pad" ||
-         op == "Expand";
+         op == "Expand" || op == "GatherElements";
 }
 
 // The importer's ops (op_cases::is_importer_op, the reference-only ones
@@ -65,7 +65,9 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         "Pad", "Expand", "Resize",
                         // reduce.comp, argmax.comp
                         "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
-                        "ReduceLogSumExp", "ArgMin"})
+                        "ReduceLogSumExp", "ArgMin",
+                        // gather_elements.comp, cumsum.comp
+                        "GatherElements", "CumSum"})
     if (op == o) return true;
   return false;
 }
@@ -366,6 +368,27 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
        }},
       {"ReduceLogSumExp_many_groups", reduce_shape("ReduceLogSumExp", {5, 333, 9}, {2}, {5, 333})},
       {"ReduceMax_all_many_values", reduce_shape("ReduceMax", {3, 333, 7}, {}, {1, 1, 1})},
+      {"CumSum_many_groups_long_rows",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("CumSum", "n");
+         in(c, rnd(r, dt, {3, 200, 7}));
+         c.nb.output(dt, {3, 200, 7}).attr_int("axis", 1);
+       }},
+      {"CumSum_last_axis_exclusive",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("CumSum", "n");
+         in(c, rnd(r, dt, {4, 9}));
+         c.nb.output(dt, {4, 9}).attr_int("axis", -1).attr_int("exclusive", 1);
+       }},
+      {"GatherElements_i32_axis0_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GatherElements", "n");
+         in(c, rnd(r, dt, {7, 300}));
+         Tensor idx = Tensor::zeros(AMPX_DTYPE_I32, {11, 300});
+         for (size_t i = 0; i < 3300; ++i) idx.set(i, static_cast<double>(r.integer(-7, 6)));
+         in(c, std::move(idx));
+         c.nb.output(dt, {11, 300});
+       }},
       // Empty inputs with non-empty outputs: a reduction over an empty axis
       // (its identity) and a constant Pad of an empty tensor.
       {"ReduceProd_empty_axis",
@@ -779,6 +802,20 @@ const std::map<std::string, Maker>& typed_cases() {
          in(c, Tensor::of(I64, {2, 2}, {3, 0, 1, 3}));
          c.nb.output(AMPX_DTYPE_BOOL, {2, 2, 3});
        }},
+      {"GatherElements_i64_data",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("GatherElements", "n");
+         in(c, i64_tensor(r, {3, 4}));
+         in(c, Tensor::of(I64, {3, 2}, {3, -1, 0, 2, -4, 1}));
+         c.nb.output(I64, {3, 2}).attr_int("axis", 1);
+       }},
+      {"GatherElements_bool_data",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("GatherElements", "n");
+         in(c, bool_tensor(r, {4, 3}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {2, 3}, {3, 0, 1, -1, 2, 0}));
+         c.nb.output(AMPX_DTYPE_BOOL, {2, 3});
+       }},
       {"Expand_i64",
        [](Rng& r, ampx_dtype, Case& c) {
          c.nb = NodeBuilder("Expand", "n");
@@ -1078,7 +1115,9 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
                            "Resize_linear_asymmetric_many_groups",
                            "ReduceLogSumExp_many_groups",
                            "ReduceMax_all_many_values",
-                           "ArgMin_many_groups"})
+                           "ArgMin_many_groups",
+                           "CumSum_many_groups_long_rows",
+                           "GatherElements_i32_axis0_many_groups"})
     check_case(vk, ref, name, real_f16_answer(vk));
   for (const char* name :
        {"ReluGrad_many_groups", "GeluGrad_tanh_many_groups", "DropoutTraining_many_groups",

@@ -127,6 +127,7 @@ OpPlan plan_global_pool(const NodeView& v, Variant var);
 OpPlan plan_reduce(const NodeView& v, Variant var);  // ReduceSum ... ReduceLogSumExp
 OpPlan plan_argmax(const NodeView& v, Variant var);  // ArgMax, ArgMin: float in, i64 out
 OpPlan plan_resize(const NodeView& v, Variant var);  // nearest, linear (ops_onnx.cpp)
+OpPlan plan_cumsum(const NodeView& v, Variant var);  // floats (ops_onnx.cpp)
 // Data movement, in any dtype elem_storage() has (they set the variant).
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
 OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);
@@ -134,7 +135,8 @@ OpPlan plan_slice(const NodeView& v, const PlanTarget& t);
 OpPlan plan_concat(const NodeView& v, const PlanTarget& t);
 OpPlan plan_split(const NodeView& v, const PlanTarget& t);
 OpPlan plan_expand(const NodeView& v, const PlanTarget& t);
-OpPlan plan_pad(const NodeView& v, const PlanTarget& t);  // ops_onnx.cpp
+OpPlan plan_pad(const NodeView& v, const PlanTarget& t);              // ops_onnx.cpp
+OpPlan plan_gather_elements(const NodeView& v, const PlanTarget& t);  // ops_onnx.cpp
 OpPlan plan_gather(const NodeView& v, const PlanTarget& t);
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t);
 // Training ops (ops_train.cpp); the updates are f32 only.

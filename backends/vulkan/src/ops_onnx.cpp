@@ -1,6 +1,8 @@
 // Pad (pad.comp: constant, edge, reflect; bit-exact in any dtype
-// elem_storage() has) and Resize (resize.comp: nearest and linear over the
-// last two axes, with cpu_ref's coordinate maps computed here).
+// elem_storage() has), Resize (resize.comp: nearest and linear over the
+// last two axes, with cpu_ref's coordinate maps computed here),
+// GatherElements (gather_elements.comp, any dtype) and CumSum (cumsum.comp,
+// floats).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -170,6 +172,51 @@ OpPlan plan_resize(const NodeView& v, Variant var) {
   d.params = {i32(n), i32(h), i32(w), i32(oh), i32(ow)};
   push_map(d.params, my);
   push_map(d.params, mx);
+  d.tensors = {in_ref(0, es), out_ref(0, es)};
+  return {{d}};
+}
+
+OpPlan plan_gather_elements(const NodeView& v, const PlanTarget& t) {
+  const auto x = dims_of(v.input(0)), idx = dims_of(v.input(1));
+  const ampx_dtype it = v.input(1).dtype;
+  if (it != AMPX_DTYPE_I64 && it != AMPX_DTYPE_I32)
+    throw Unsupported("GatherElements indices must be i32 or i64");
+  const ElemStorage es = elem_storage(v.input(0).dtype, t);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = v.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  const int64_t n = numel(idx);
+  OpPlan plan;
+  plan.variant = es.variant;
+  if (n == 0) return plan;
+  i32(numel(x) * es.words);
+  i32(n * es.words);
+  i32(2 * n);  // i64 index words
+  Dispatch d = linear_dispatch("gather_elements." + es.suffix, static_cast<uint64_t>(n));
+  d.spec = {es.words};
+  d.params = {i32(n), static_cast<int32_t>(rank), static_cast<int32_t>(axis),
+              i32(x[static_cast<size_t>(axis)]), it == AMPX_DTYPE_I64 ? 1 : 0};
+  for (int64_t k : idx) d.params.push_back(i32(k));
+  for (int64_t k : strides_of(x)) d.params.push_back(i32(k));
+  d.tensors = {in_ref(0, es.bytes), in_ref(1, 4), out_ref(0, es.bytes)};
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+OpPlan plan_cumsum(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = v.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x[static_cast<size_t>(i)];
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= x[static_cast<size_t>(i)];
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d = linear_dispatch("cumsum." + std::string(variant_suffix(var)),
+                               static_cast<uint64_t>(outer * inner));
+  d.params = {i32(outer * inner), i32(x[static_cast<size_t>(axis)]), i32(inner),
+              static_cast<int32_t>(v.get_int("exclusive", 0)),
+              static_cast<int32_t>(v.get_int("reverse", 0))};
   d.tensors = {in_ref(0, es), out_ref(0, es)};
   return {{d}};
 }

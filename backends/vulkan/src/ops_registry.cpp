@@ -25,6 +25,7 @@ constexpr DtypeGenericOp kDtypeGeneric[] = {
     {"Concat", plan_concat},
     {"Split", plan_split},
     {"Gather", plan_gather},
+    {"GatherElements", plan_gather_elements},
     {"Expand", plan_expand},
     {"Pad", plan_pad},
     {"Equal", plan_equal},
@@ -120,6 +121,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_argmax(v, var);
   else if (op == "Resize")
     p = plan_resize(v, var);
+  else if (op == "CumSum")
+    p = plan_cumsum(v, var);
   else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
            op == "ClipGrad")
     p = plan_elementwise_grad(v, var);
