@@ -86,7 +86,9 @@ dnnl::pooling_v2_backward::primitive_desc pool_grad_backward_pd(
 // integer Add, Sub, Mul, Div, Neg (oneDNN's s32 division rounds, ONNX
 // truncates); the training ops without a backward primitive
 // (has_training_primitive); the later ONNX ops (opset::is_reference_only,
-// not the recurrent ones) where later_op_has_primitive() says no.
+// not the recurrent ones) where later_op_has_primitive() says no; the
+// Reduce ops over axes of size 1 only (oneDNN has no reduction that reduces
+// nothing).
 bool runs_as_loop(const NodeView& v);
 // The training ops (opset::is_training_op) that run as oneDNN primitives.
 bool has_training_primitive(std::string_view op);

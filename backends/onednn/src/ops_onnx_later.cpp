@@ -3,7 +3,9 @@
 //
 // - Round (eltwise_round: halves to even, -0.5 -> -0, as std::nearbyint),
 //   Abs (eltwise_abs), Softplus (eltwise_soft_relu: log(1 + e^x); 2.6 has no
-//   alpha), Mish (eltwise_mish);
+//   alpha), Mish (eltwise_mish); the last two are accurate to about 2e-6
+//   absolute only (no log1p: large relative errors, even a slightly
+//   negative Softplus, for x below about -10; README, "Later ONNX ops");
 // - Sum and Mean as one binary_add over the first two inputs, the others as
 //   binary-add post-ops in input order, Mean then an eltwise_linear post-op
 //   by 1/n (the reference divides by n: at most an ulp apart);

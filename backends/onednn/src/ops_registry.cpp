@@ -34,6 +34,12 @@ bool runs_as_loop(const NodeView& v) {
       !is_float16_32(v.output(0).dtype))
     return true;
   if (op == "Pow" || op == "Resize" || op == "ConvTranspose") return !onnx_op_has_primitive(v);
+  // A reduction that reduces nothing (every reduced axis of size 1, or a
+  // rank-0 input: Silero VAD's ReduceMean of a squeezed scalar): oneDNN
+  // refuses a reduction whose source and destination dims are equal.
+  if (op.starts_with("Reduce") &&
+      plugin_support::element_count(v.input(0)) == plugin_support::element_count(v.output(0)))
+    return true;
   // The later ONNX ops: a primitive where oneDNN 2.6 computes what the
   // reference does (ops_onnx_later.cpp), else the loop. LSTM, GRU and RNN
   // choose at prepare and run (rnn_kernel.hpp).
