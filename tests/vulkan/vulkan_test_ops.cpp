@@ -43,7 +43,7 @@ Plugin* VulkanOps::ref_ = nullptr;
 bool is_data_movement(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Dropout" || op == "Slice" || op == "Gather" ||
          op == "Transpose" || op == "Concat" || op == "Split" || op == "Where" || op == "Pad" ||
-         op == "Expand" || op == "GatherElements";
+         op == "Expand" || op == "GatherElements" || op == "GatherND";
 }
 
 // The importer's ops (op_cases::is_importer_op, the reference-only ones
@@ -67,7 +67,9 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
                         "ReduceLogSumExp", "ArgMin",
                         // gather_elements.comp, cumsum.comp
-                        "GatherElements", "CumSum"})
+                        "GatherElements", "CumSum",
+                        // gather_nd.comp, topk.comp
+                        "GatherND", "TopK"})
     if (op == o) return true;
   return false;
 }
@@ -388,6 +390,32 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
          for (size_t i = 0; i < 3300; ++i) idx.set(i, static_cast<double>(r.integer(-7, 6)));
          in(c, std::move(idx));
          c.nb.output(dt, {11, 300});
+       }},
+      // TopK: ties keep the lower index first; rows strided by `inner`.
+      {"TopK_ties_inner",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("TopK", "n");
+         in(c, Tensor::of(dt, {2, 6, 2}, {1, 5, 3, 5, 3, 2, 1, 5, 2, 0, 3, -1,
+                                          0, 0, 0, 0, -1, 1, 2, 1, 2, 1, -1, 0}));
+         c.nb.output(dt, {2, 4, 2}).output(I64, {2, 4, 2}).attr_int("k", 4).attr_int("axis", 1);
+       }},
+      {"TopK_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("TopK", "n");
+         in(c, rnd(r, dt, {3, 300, 7}));
+         c.nb.output(dt, {3, 5, 7}).output(I64, {3, 5, 7}).attr_int("k", 5).attr_int("axis", 1);
+       }},
+      {"GatherND_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GatherND", "n");
+         in(c, rnd(r, dt, {5, 6, 40}));
+         Tensor idx = Tensor::zeros(I64, {70, 2});
+         for (size_t i = 0; i < 70; ++i) {
+           idx.set(2 * i, static_cast<double>(r.integer(-5, 4)));
+           idx.set(2 * i + 1, static_cast<double>(r.integer(-6, 5)));
+         }
+         in(c, std::move(idx));
+         c.nb.output(dt, {70, 40});
        }},
       // Empty inputs with non-empty outputs: a reduction over an empty axis
       // (its identity) and a constant Pad of an empty tensor.
@@ -816,6 +844,13 @@ const std::map<std::string, Maker>& typed_cases() {
          in(c, Tensor::of(AMPX_DTYPE_I32, {2, 3}, {3, 0, 1, -1, 2, 0}));
          c.nb.output(AMPX_DTYPE_BOOL, {2, 3});
        }},
+      {"GatherND_i64_data_batch_dims1",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("GatherND", "n");
+         in(c, i64_tensor(r, {2, 3, 4}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {2, 2, 1}, {2, -1, 0, 1}));
+         c.nb.output(I64, {2, 2, 4}).attr_int("batch_dims", 1);
+       }},
       {"Expand_i64",
        [](Rng& r, ampx_dtype, Case& c) {
          c.nb = NodeBuilder("Expand", "n");
@@ -1046,7 +1081,8 @@ TEST(VulkanEpilogue, ActivationAndMatMulBiasAreUnsupported) {
 
 // What the importer's kernels decline, with a reason: a variadic op of more
 // inputs than a dispatch binds (floats) or than the integer kernel takes
-// (2), 64-bit integer division. cpu_ref runs them.
+// (2), 64-bit integer division, TopK over long rows, integer CumSum.
+// cpu_ref runs them.
 TEST(VulkanImporterOps, DeclinedWithReasons) {
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
   AMPX_SKIP_WITHOUT_VULKAN(vk);
@@ -1061,6 +1097,12 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
   NodeBuilder div64("Div", "n");
   div64.input(I64, {5}).input(I64, {5}).output(I64, {5});
   nodes.push_back(div64);
+  NodeBuilder topk_long("TopK", "n");  // rows beyond the rank kernel's 4096
+  topk_long.input(F32, {2, 5000}).output(F32, {2, 3}).output(I64, {2, 3}).attr_int("k", 3);
+  nodes.push_back(topk_long);
+  NodeBuilder cumsum_i64("CumSum", "n");
+  cumsum_i64.input(I64, {4, 3}).output(I64, {4, 3}).attr_int("axis", 0);
+  nodes.push_back(cumsum_i64);
   for (NodeBuilder& b : nodes) {
     SCOPED_TRACE(b.op_type());
     ASSERT_NE(ref.capability(b).support, AMPX_SUPPORT_UNSUPPORTED) << ref.capability(b).note;
@@ -1117,7 +1159,9 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
                            "ReduceMax_all_many_values",
                            "ArgMin_many_groups",
                            "CumSum_many_groups_long_rows",
-                           "GatherElements_i32_axis0_many_groups"})
+                           "GatherElements_i32_axis0_many_groups",
+                           "TopK_many_groups",
+                           "GatherND_many_groups"})
     check_case(vk, ref, name, real_f16_answer(vk));
   for (const char* name :
        {"ReluGrad_many_groups", "GeluGrad_tanh_many_groups", "DropoutTraining_many_groups",

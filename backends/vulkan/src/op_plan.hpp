@@ -128,6 +128,7 @@ OpPlan plan_reduce(const NodeView& v, Variant var);  // ReduceSum ... ReduceLogS
 OpPlan plan_argmax(const NodeView& v, Variant var);  // ArgMax, ArgMin: float in, i64 out
 OpPlan plan_resize(const NodeView& v, Variant var);  // nearest, linear (ops_onnx.cpp)
 OpPlan plan_cumsum(const NodeView& v, Variant var);  // floats (ops_onnx.cpp)
+OpPlan plan_topk(const NodeView& v, Variant var);    // floats, rows <= 4096 (ops_onnx.cpp)
 // Data movement, in any dtype elem_storage() has (they set the variant).
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
 OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);
@@ -137,6 +138,7 @@ OpPlan plan_split(const NodeView& v, const PlanTarget& t);
 OpPlan plan_expand(const NodeView& v, const PlanTarget& t);
 OpPlan plan_pad(const NodeView& v, const PlanTarget& t);              // ops_onnx.cpp
 OpPlan plan_gather_elements(const NodeView& v, const PlanTarget& t);  // ops_onnx.cpp
+OpPlan plan_gather_nd(const NodeView& v, const PlanTarget& t);        // ops_onnx.cpp
 OpPlan plan_gather(const NodeView& v, const PlanTarget& t);
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t);
 // Training ops (ops_train.cpp); the updates are f32 only.

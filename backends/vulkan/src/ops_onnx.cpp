@@ -1,8 +1,8 @@
 // Pad (pad.comp: constant, edge, reflect; bit-exact in any dtype
 // elem_storage() has), Resize (resize.comp: nearest and linear over the
 // last two axes, with cpu_ref's coordinate maps computed here),
-// GatherElements (gather_elements.comp, any dtype) and CumSum (cumsum.comp,
-// floats).
+// GatherElements and GatherND (gather_elements.comp, gather_nd.comp: any
+// dtype), CumSum and TopK (cumsum.comp, topk.comp: floats).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -219,6 +219,72 @@ OpPlan plan_cumsum(const NodeView& v, Variant var) {
               static_cast<int32_t>(v.get_int("reverse", 0))};
   d.tensors = {in_ref(0, es), out_ref(0, es)};
   return {{d}};
+}
+
+OpPlan plan_gather_nd(const NodeView& v, const PlanTarget& t) {
+  const auto d = dims_of(v.input(0)), q = dims_of(v.input(1));
+  const ampx_dtype it = v.input(1).dtype;
+  if (it != AMPX_DTYPE_I64 && it != AMPX_DTYPE_I32)
+    throw Unsupported("GatherND indices must be i32 or i64");
+  const ElemStorage es = elem_storage(v.input(0).dtype, t);
+  const auto b = static_cast<size_t>(v.get_int("batch_dims", 0));
+  const auto depth = static_cast<size_t>(q.back());
+  const auto prod = [](const std::vector<int64_t>& x, size_t from, size_t to) {
+    int64_t p = 1;
+    for (size_t i = from; i < to; ++i) p *= x[i];
+    return p;
+  };
+  const int64_t w = es.words;
+  const int64_t slice = prod(d, b + depth, d.size()) * w;
+  const int64_t tuples = prod(q, b, q.size() - 1);
+  const int64_t n = numel(dims_of(v.output(0))) * w;
+  OpPlan plan;
+  plan.variant = es.variant;
+  if (n == 0) return plan;
+  i32(numel(d) * w);
+  i32(2 * numel(q));  // i64 index words
+  const auto ds = strides_of(d);
+  Dispatch disp = linear_dispatch("gather_nd." + es.suffix, static_cast<uint64_t>(n));
+  disp.params = {i32(n),
+                 i32(slice),
+                 i32(tuples),
+                 i32(prod(d, b, d.size()) * w),
+                 static_cast<int32_t>(depth),
+                 it == AMPX_DTYPE_I64 ? 1 : 0};
+  for (size_t k = 0; k < depth; ++k) disp.params.push_back(i32(d[b + k]));
+  for (size_t k = 0; k < depth; ++k) disp.params.push_back(i32(ds[b + k] * w));
+  disp.tensors = {in_ref(0, es.bytes), in_ref(1, 4), out_ref(0, es.bytes)};
+  plan.dispatches.push_back(std::move(disp));
+  return plan;
+}
+
+// TopK by rank: O(L) work per element, so rows longer than this are left to
+// cpu_ref (a sort per row would be the kernel for those).
+constexpr int64_t kTopKMaxRow = 4096;
+
+OpPlan plan_topk(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = v.get_int("axis", -1);
+  if (axis < 0) axis += rank;
+  const int64_t L = x[static_cast<size_t>(axis)];
+  if (L > kTopKMaxRow)
+    throw Unsupported("TopK over " + std::to_string(L) + " elements: the Vulkan kernel takes " +
+                      std::to_string(kTopKMaxRow) + " at most");
+  int64_t inner = 1;
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= x[static_cast<size_t>(i)];
+  const int64_t n = numel(x);
+  OpPlan plan;
+  const int64_t k = v.get_int("k", 0);
+  if (n == 0 || k == 0) return plan;
+  i32(2 * numel(dims_of(v.output(1))));  // the indices' words
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d =
+      linear_dispatch("topk." + std::string(variant_suffix(var)), static_cast<uint64_t>(n));
+  d.params = {i32(n), i32(L), i32(inner), i32(k), v.get_int("largest", 1) != 0 ? 1 : 0};
+  d.tensors = {in_ref(0, es), out_ref(0, es), out_ref(1, 4)};
+  plan.dispatches.push_back(std::move(d));
+  return plan;
 }
 
 }  // namespace ampx::vulkan

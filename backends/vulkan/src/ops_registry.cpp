@@ -26,6 +26,7 @@ constexpr DtypeGenericOp kDtypeGeneric[] = {
     {"Split", plan_split},
     {"Gather", plan_gather},
     {"GatherElements", plan_gather_elements},
+    {"GatherND", plan_gather_nd},
     {"Expand", plan_expand},
     {"Pad", plan_pad},
     {"Equal", plan_equal},
@@ -123,6 +124,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_resize(v, var);
   else if (op == "CumSum")
     p = plan_cumsum(v, var);
+  else if (op == "TopK")
+    p = plan_topk(v, var);
   else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
            op == "ClipGrad")
     p = plan_elementwise_grad(v, var);
