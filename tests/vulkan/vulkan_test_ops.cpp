@@ -69,7 +69,9 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         // gather_elements.comp, cumsum.comp
                         "GatherElements", "CumSum",
                         // gather_nd.comp, topk.comp
-                        "GatherND", "TopK"})
+                        "GatherND", "TopK",
+                        // scatter_nd.comp
+                        "ScatterND"})
     if (op == o) return true;
   return false;
 }
@@ -90,13 +92,18 @@ bool has_bool_tensor(const ampx_node_desc& d) {
   return false;
 }
 
-// A node of bool tensors only (Not, And, Or: their cases ignore the float
-// dtype): native wherever bool tensors are.
-bool bool_only(const ampx_node_desc& d) {
+// A node without float tensors (Not, And, Or on bool; ScatterND_add_repeated
+// on i32: their cases ignore the float dtype): native wherever its integer or
+// bool tensors are.
+bool no_float_tensor(const ampx_node_desc& d) {
+  const auto is_float = [](ampx_dtype dt) {
+    return dt == AMPX_DTYPE_F32 || dt == AMPX_DTYPE_F16 || dt == AMPX_DTYPE_BF16 ||
+           dt == AMPX_DTYPE_F64;
+  };
   for (size_t i = 0; i < d.num_inputs; ++i)
-    if (d.inputs[i].dtype != AMPX_DTYPE_BOOL) return false;
+    if (is_float(d.inputs[i].dtype)) return false;
   for (size_t i = 0; i < d.num_outputs; ++i)
-    if (d.outputs[i].dtype != AMPX_DTYPE_BOOL) return false;
+    if (is_float(d.outputs[i].dtype)) return false;
   return true;
 }
 
@@ -417,6 +424,15 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
          in(c, std::move(idx));
          c.nb.output(dt, {70, 40});
        }},
+      // ScatterND: repeated tuples (the last update wins), split grids.
+      {"ScatterND_none_repeated_many_groups",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ScatterND", "n");
+         in(c, rnd(r, dt, {6, 400}));
+         in(c, Tensor::of(I64, {5, 1}, {2, -1, 2, 0, 5}));
+         in(c, rnd(r, dt, {5, 400}));
+         c.nb.output(dt, {6, 400});
+       }},
       // Empty inputs with non-empty outputs: a reduction over an empty axis
       // (its identity) and a constant Pad of an empty tensor.
       {"ReduceProd_empty_axis",
@@ -486,7 +502,7 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
                           (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
                           (has_bool_tensor(c.nb.desc()) && !storage8);
     const ampx_support want = declined ? AMPX_SUPPORT_UNSUPPORTED
-                              : dt == F32 || is_update(op) || bool_only(c.nb.desc())
+                              : dt == F32 || is_update(op) || no_float_tensor(c.nb.desc())
                                   ? AMPX_SUPPORT_NATIVE
                               : dt == F16 ? f16
                                           : AMPX_SUPPORT_UNSUPPORTED;
@@ -851,6 +867,38 @@ const std::map<std::string, Maker>& typed_cases() {
          in(c, Tensor::of(AMPX_DTYPE_I32, {2, 2, 1}, {2, -1, 0, 1}));
          c.nb.output(I64, {2, 2, 4}).attr_int("batch_dims", 1);
        }},
+      {"ScatterND_i64_add_repeated",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("ScatterND", "n");
+         in(c, i64_tensor(r, {4, 3}));
+         in(c, Tensor::of(I64, {3, 1}, {2, 0, 2}));
+         in(c, i64_tensor(r, {3, 3}));
+         c.nb.output(I64, {4, 3}).attr_str("reduction", "add");
+       }},
+      {"ScatterND_i64_min_mul",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("ScatterND", "n");
+         in(c, i64_tensor(r, {5}));
+         in(c, Tensor::of(I64, {4, 1}, {4, 1, 4, -1}));
+         in(c, i64_tensor(r, {4}));
+         c.nb.output(I64, {5}).attr_str("reduction", "min");
+       }},
+      {"ScatterND_i32_max",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("ScatterND", "n");
+         in(c, i32_tensor(r, {3, 4}));
+         in(c, Tensor::of(I64, {3, 2}, {0, 1, 2, 3, 0, 1}));
+         in(c, i32_tensor(r, {3}));
+         c.nb.output(AMPX_DTYPE_I32, {3, 4}).attr_str("reduction", "max");
+       }},
+      {"ScatterND_bool_none",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("ScatterND", "n");
+         in(c, bool_tensor(r, {4, 3}));
+         in(c, Tensor::of(I64, {2, 1}, {3, 1}));
+         in(c, bool_tensor(r, {2, 3}));
+         c.nb.output(AMPX_DTYPE_BOOL, {4, 3});
+       }},
       {"Expand_i64",
        [](Rng& r, ampx_dtype, Case& c) {
          c.nb = NodeBuilder("Expand", "n");
@@ -1079,6 +1127,43 @@ TEST(VulkanEpilogue, ActivationAndMatMulBiasAreUnsupported) {
   EXPECT_EQ(vk.capability(mm).support, AMPX_SUPPORT_UNSUPPORTED);
 }
 
+// ScatterND's reductions on f32 (cpu_ref has them on f32, i64 and i32, not
+// on 16-bit): repeated tuples fold in tuple order, one element of a slice
+// or whole rows; f16 reductions are declined.
+TEST(VulkanScatterND, FloatReductionsMatchCpuRef) {
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  Rng r(31);
+  for (const char* red : {"add", "mul", "max", "min"}) {
+    SCOPED_TRACE(red);
+    {
+      Case c;
+      c.nb = NodeBuilder("ScatterND", "n");
+      in(c, rnd(r, F32, {3, 4}));
+      in(c, Tensor::of(AMPX_DTYPE_I32, {4, 2}, {1, 2, 0, 0, 1, 2, 2, -1}));
+      in(c, rnd(r, F32, {4}));
+      c.nb.output(F32, {3, 4}).attr_str("reduction", red);
+      ASSERT_EQ(vk.capability(c.nb).support, AMPX_SUPPORT_NATIVE);
+      expect_close(run_on(vk, c.nb, c.inputs)[0], run_on(ref, c.nb, c.inputs)[0].values(), red);
+    }
+    {
+      Case c;
+      c.nb = NodeBuilder("ScatterND", "n");
+      in(c, rnd(r, F32, {6, 300}));
+      in(c, Tensor::of(I64, {5, 1}, {1, 3, 1, -5, 4}));
+      in(c, rnd(r, F32, {5, 300}, 2.0));
+      c.nb.output(F32, {6, 300}).attr_str("reduction", red);
+      ASSERT_EQ(vk.capability(c.nb).support, AMPX_SUPPORT_NATIVE);
+      expect_close(run_on(vk, c.nb, c.inputs)[0], run_on(ref, c.nb, c.inputs)[0].values(), red);
+    }
+    NodeBuilder f16("ScatterND", "n");
+    f16.input(F16, {3, 4}).input(I64, {2, 2}).input(F16, {2}).output(F16, {3, 4});
+    f16.attr_str("reduction", red);
+    EXPECT_EQ(vk.capability(f16).support, AMPX_SUPPORT_UNSUPPORTED);
+  }
+  expect_no_validation_errors(vk);
+}
+
 // What the importer's kernels decline, with a reason: a variadic op of more
 // inputs than a dispatch binds (floats) or than the integer kernel takes
 // (2), 64-bit integer division, TopK over long rows, integer CumSum.
@@ -1161,7 +1246,8 @@ TEST(VulkanDispatch, SplitsBeyondMaxWorkGroupCount) {
                            "CumSum_many_groups_long_rows",
                            "GatherElements_i32_axis0_many_groups",
                            "TopK_many_groups",
-                           "GatherND_many_groups"})
+                           "GatherND_many_groups",
+                           "ScatterND_none_repeated_many_groups"})
     check_case(vk, ref, name, real_f16_answer(vk));
   for (const char* name :
        {"ReluGrad_many_groups", "GeluGrad_tanh_many_groups", "DropoutTraining_many_groups",

@@ -17,25 +17,7 @@ layout(std430, binding = 1) readonly buffer A { uint a[]; };
 layout(std430, binding = 2) readonly buffer B { uint b[]; };
 layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
 
-uvec2 add64(uvec2 x, uvec2 z) {
-  uint c;
-  uint lo = uaddCarry(x.x, z.x, c);
-  return uvec2(lo, x.y + z.y + c);
-}
-uvec2 sub64(uvec2 x, uvec2 z) {
-  uint br;
-  uint lo = usubBorrow(x.x, z.x, br);
-  return uvec2(lo, x.y - z.y - br);
-}
-uvec2 mul64(uvec2 x, uvec2 z) {
-  uint hi, lo;
-  umulExtended(x.x, z.x, hi, lo);
-  return uvec2(lo, hi + x.x * z.y + x.y * z.x);
-}
-bool less64(uvec2 x, uvec2 z) {
-  int hx = int(x.y), hz = int(z.y);
-  return hx < hz || (hx == hz && x.x < z.x);
-}
+#include "int64.glsl"
 
 void main() {
   uint i = linear_group() * 256u + gl_LocalInvocationID.x;

@@ -139,6 +139,7 @@ OpPlan plan_expand(const NodeView& v, const PlanTarget& t);
 OpPlan plan_pad(const NodeView& v, const PlanTarget& t);              // ops_onnx.cpp
 OpPlan plan_gather_elements(const NodeView& v, const PlanTarget& t);  // ops_onnx.cpp
 OpPlan plan_gather_nd(const NodeView& v, const PlanTarget& t);        // ops_onnx.cpp
+OpPlan plan_scatter_nd(const NodeView& v, const PlanTarget& t);       // ops_onnx.cpp
 OpPlan plan_gather(const NodeView& v, const PlanTarget& t);
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t);
 // Training ops (ops_train.cpp); the updates are f32 only.

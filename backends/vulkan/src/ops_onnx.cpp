@@ -1,8 +1,9 @@
 // Pad (pad.comp: constant, edge, reflect; bit-exact in any dtype
 // elem_storage() has), Resize (resize.comp: nearest and linear over the
 // last two axes, with cpu_ref's coordinate maps computed here),
-// GatherElements and GatherND (gather_elements.comp, gather_nd.comp: any
-// dtype), CumSum and TopK (cumsum.comp, topk.comp: floats).
+// GatherElements, GatherND and ScatterND (gather_elements.comp,
+// gather_nd.comp, scatter_nd.comp: any dtype; ScatterND's reductions on
+// f32/i64/i32), CumSum and TopK (cumsum.comp, topk.comp: floats).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -255,6 +256,56 @@ OpPlan plan_gather_nd(const NodeView& v, const PlanTarget& t) {
   for (size_t k = 0; k < depth; ++k) disp.params.push_back(i32(ds[b + k] * w));
   disp.tensors = {in_ref(0, es.bytes), in_ref(1, 4), out_ref(0, es.bytes)};
   plan.dispatches.push_back(std::move(disp));
+  return plan;
+}
+
+// Two dispatches: data copied into the output (copy.comp), then the
+// updates scattered (scatter_nd.comp). Reductions on f32 and i64/i32
+// (wrapping), as cpu_ref; none in any dtype.
+OpPlan plan_scatter_nd(const NodeView& v, const PlanTarget& t) {
+  const auto d = dims_of(v.input(0)), q = dims_of(v.input(1));
+  const ampx_dtype dt = v.input(0).dtype, it = v.input(1).dtype;
+  if (it != AMPX_DTYPE_I64 && it != AMPX_DTYPE_I32)
+    throw Unsupported("ScatterND indices must be i32 or i64");
+  const ElemStorage es = elem_storage(dt, t);
+  const std::string reduction = v.get_string("reduction", "none");
+  const int32_t red = reduction == "none"  ? 0
+                      : reduction == "add" ? 1
+                      : reduction == "mul" ? 2
+                      : reduction == "max" ? 3
+                      : reduction == "min" ? 4
+                                           : -1;
+  if (red < 0) throw Unsupported("ScatterND reduction \"" + reduction + "\": no kernel");
+  // Reductions on f32, i64, i32 only, as cpu_ref's (f64 has no arithmetic
+  // here).
+  if (red > 0 && dt != AMPX_DTYPE_F32 && dt != AMPX_DTYPE_I64 && dt != AMPX_DTYPE_I32)
+    throw Unsupported("ScatterND reduction on " + std::string(plugin_support::dtype_name(dt)) +
+                      ": no kernel (f32, i64 and i32 only, as cpu_ref)");
+  const auto depth = static_cast<size_t>(q.back());
+  int64_t slice = 1;
+  for (size_t i = depth; i < d.size(); ++i) slice *= d[i];
+  const int64_t tuples = numel(q) / static_cast<int64_t>(std::max<size_t>(depth, 1));
+  const int64_t n = numel(d), w = es.words;
+  OpPlan plan;
+  plan.variant = es.variant;
+  if (n == 0) return plan;
+  i32(n * w);
+  i32(tuples * slice * w);
+  i32(2 * numel(q));  // i64 index words
+  Dispatch copy = linear_dispatch("copy." + es.suffix, static_cast<uint64_t>(n * w));
+  copy.params = {i32(n * w), 1, 0, 0, i32(n * w), 1, 1};
+  copy.tensors = {in_ref(0, es.bytes), out_ref(0, es.bytes)};
+  plan.dispatches.push_back(std::move(copy));
+  if (tuples * slice == 0) return plan;
+  const auto ds = strides_of(d);
+  Dispatch sc = linear_dispatch("scatter_nd." + es.suffix, static_cast<uint64_t>(tuples * slice));
+  sc.spec = {es.words};
+  sc.params = {i32(tuples * slice),          i32(slice), i32(tuples), static_cast<int32_t>(depth),
+               it == AMPX_DTYPE_I64 ? 1 : 0, red};
+  for (size_t k = 0; k < depth; ++k) sc.params.push_back(i32(d[k]));
+  for (size_t k = 0; k < depth; ++k) sc.params.push_back(i32(ds[k]));
+  sc.tensors = {in_ref(1, 4), in_ref(2, es.bytes), out_ref(0, es.bytes)};
+  plan.dispatches.push_back(std::move(sc));
   return plan;
 }
 

@@ -27,6 +27,7 @@ constexpr DtypeGenericOp kDtypeGeneric[] = {
     {"Gather", plan_gather},
     {"GatherElements", plan_gather_elements},
     {"GatherND", plan_gather_nd},
+    {"ScatterND", plan_scatter_nd},
     {"Expand", plan_expand},
     {"Pad", plan_pad},
     {"Equal", plan_equal},
