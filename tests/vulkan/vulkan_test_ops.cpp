@@ -70,8 +70,8 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         "GatherElements", "CumSum",
                         // gather_nd.comp, topk.comp
                         "GatherND", "TopK",
-                        // scatter_nd.comp
-                        "ScatterND"})
+                        // scatter_nd.comp; Mod (binary.comp's exact fmod, iarith.comp)
+                        "ScatterND", "Mod"})
     if (op == o) return true;
   return false;
 }
@@ -432,6 +432,14 @@ const std::map<std::string, Maker>& vulkan_float_cases() {
          in(c, Tensor::of(I64, {5, 1}, {2, -1, 2, 0, 5}));
          in(c, rnd(r, dt, {5, 400}));
          c.nb.output(dt, {6, 400});
+       }},
+      // fmod exactly: quotients up to 2^30, divisors of every sign.
+      {"Mod_fmod_wide_range",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Mod", "n");
+         in(c, rnd(r, dt, {3, 50, 6}, dt == F16 ? 6e4 : 1e6));
+         in(c, Tensor::of(dt, {6}, {0.1, -0.0078125, 3.0, -7.5, 1e-3, 250.0}));
+         c.nb.output(dt, {3, 50, 6}).attr_int("fmod", 1);
        }},
       // Empty inputs with non-empty outputs: a reduction over an empty axis
       // (its identity) and a constant Pad of an empty tensor.
@@ -899,6 +907,54 @@ const std::map<std::string, Maker>& typed_cases() {
          in(c, bool_tensor(r, {2, 3}));
          c.nb.output(AMPX_DTYPE_BOOL, {4, 3});
        }},
+      {"Div_i64_signs_zero_minus_one",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Div", "n");
+         Tensor a = i64_tensor(r, {3, 6}), b = i64_tensor(r, {6});
+         set_i64(b, 0, 0);
+         set_i64(b, 1, -1);
+         set_i64(a, 1, std::numeric_limits<int64_t>::min());  // MIN / -1 wraps to MIN
+         set_i64(b, 2, 7);
+         set_i64(a, 2, -20);
+         set_i64(b, 3, -(int64_t{1} << 40) - 3);
+         set_i64(a, 9, std::numeric_limits<int64_t>::min());
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(I64, {3, 6});
+       }},
+      {"Mod_i64_both_signs",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Mod", "n");
+         Tensor a = i64_tensor(r, {4, 5}), b = i64_tensor(r, {5});
+         set_i64(b, 0, 0);
+         set_i64(b, 1, -1);
+         set_i64(b, 2, 3);
+         set_i64(b, 3, -(int64_t{1} << 35) + 1);
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(I64, {4, 5});
+       }},
+      {"Mod_i64_fmod",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Mod", "n");
+         Tensor a = i64_tensor(r, {4, 5}), b = i64_tensor(r, {5});
+         set_i64(b, 0, 0);
+         set_i64(b, 2, -3);
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(I64, {4, 5}).attr_int("fmod", 1);
+       }},
+      {"Mod_i32_both_forms",
+       [](Rng& r, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Mod", "n");
+         Tensor a = i32_tensor(r, {3, 6}), b = Tensor::zeros(AMPX_DTYPE_I32, {6});
+         const double bs[] = {7, -7, 0, -1, 1000, -123456};
+         for (size_t i = 0; i < 6; ++i) b.set(i, bs[i]);
+         a.set(0, -20);
+         in(c, std::move(a));
+         in(c, std::move(b));
+         c.nb.output(AMPX_DTYPE_I32, {3, 6});
+       }},
       {"Expand_i64",
        [](Rng& r, ampx_dtype, Case& c) {
          c.nb = NodeBuilder("Expand", "n");
@@ -1164,9 +1220,25 @@ TEST(VulkanScatterND, FloatReductionsMatchCpuRef) {
   expect_no_validation_errors(vk);
 }
 
+// Mod's float form is C's fmod, which is exact: bit for bit as cpu_ref, in
+// f32 and f16, over quotients up to 2^30.
+TEST(VulkanMod, FmodIsExact) {
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  for (ampx_dtype dt : {F32, F16}) {
+    SCOPED_TRACE(dtype_str(dt));
+    Rng r(3);
+    Case c;
+    find_case("Mod_fmod_wide_range")(r, dt, c);
+    ASSERT_NE(vk.capability(c.nb).support, AMPX_SUPPORT_UNSUPPORTED);
+    expect_bits_equal(run_on(vk, c.nb, c.inputs)[0], run_on(ref, c.nb, c.inputs)[0]);
+  }
+  expect_no_validation_errors(vk);
+}
+
 // What the importer's kernels decline, with a reason: a variadic op of more
 // inputs than a dispatch binds (floats) or than the integer kernel takes
-// (2), 64-bit integer division, TopK over long rows, integer CumSum.
+// (2), TopK over long rows, integer CumSum.
 // cpu_ref runs them.
 TEST(VulkanImporterOps, DeclinedWithReasons) {
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
@@ -1179,9 +1251,6 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
   NodeBuilder min3("Min", "n");
   min3.input(I64, {5}).input(I64, {5}).input(I64, {5}).output(I64, {5});
   nodes.push_back(min3);
-  NodeBuilder div64("Div", "n");
-  div64.input(I64, {5}).input(I64, {5}).output(I64, {5});
-  nodes.push_back(div64);
   NodeBuilder topk_long("TopK", "n");  // rows beyond the rank kernel's 4096
   topk_long.input(F32, {2, 5000}).output(F32, {2, 3}).output(I64, {2, 3}).attr_int("k", 3);
   nodes.push_back(topk_long);

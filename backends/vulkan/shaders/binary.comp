@@ -1,6 +1,6 @@
 #version 450
-// Add, Sub, Mul, Div, Pow, PRelu with NumPy broadcasting. OP: 0 add, 1 sub,
-// 2 mul, 3 div, 4 pow, 5 prelu (A = X, B = the slope).
+// Add, Sub, Mul, Div, Pow, PRelu, Mod (fmod) with NumPy broadcasting. OP:
+// 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 prelu (A = X, B = the slope), 6 fmod.
 // p: broadcast.glsl's, two inputs.
 #include "common.glsl"
 #include "broadcast.glsl"
@@ -32,6 +32,23 @@ float pow_(float a, float e) {
   return (odd && (a < 0.0 || (a == 0.0 && 1.0 / a < 0.0))) ? -r : r;
 }
 
+// C's fmod, exact: the magnitude reduced by |b| 2^e for e from the exponent
+// difference down to 0; each subtraction is of two values within a factor
+// of 2 of each other, so exact (Sterbenz). The dividend's sign.
+float fmod_(float a, float b) {
+  if (isnan(a) || isnan(b) || isinf(a) || b == 0.0) return intBitsToFloat(0x7fc00000);
+  float x = abs(a), y = abs(b);
+  if (isinf(b) || x < y) return a;
+  int ex, ey;
+  frexp(x, ex);
+  frexp(y, ey);
+  for (int e = ex - ey; e >= 0; --e) {
+    float t = ldexp(y, e);
+    if (x >= t) x -= t;
+  }
+  return a < 0.0 ? -x : x;
+}
+
 void main() {
   uint i = linear_group() * 256u + gl_LocalInvocationID.x;
   if (i >= uint(p[0])) return;
@@ -42,6 +59,7 @@ void main() {
   else if (OP == 2) r = va * vb;
   else if (OP == 3) r = CT(float(va) / float(vb));  // division correctly rounded in f32
   else if (OP == 4) r = CT(pow_(float(va), float(vb)));
-  else r = CT(float(va) < 0.0 ? float(vb) * float(va) : float(va));
+  else if (OP == 5) r = CT(float(va) < 0.0 ? float(vb) * float(va) : float(va));
+  else r = CT(fmod_(float(va), float(vb)));
   y[pc.off[2] + i] = ST(r);
 }

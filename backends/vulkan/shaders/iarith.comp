@@ -4,9 +4,11 @@
 // word pairs, emulated without shaderInt64 (carries by uaddCarry and
 // usubBorrow, products by umulExtended). NumPy broadcasting of two inputs
 // (the unary ops read A only; the host binds it as B too).
-// OP: 0 add, 1 sub, 2 mul, 3 div (i32 only: truncates toward zero; x / 0
-// = 0 and x / -1 = -x, wrapping, as cpu_ref), 4 min, 5 max, 6 neg, 7 abs
-// (|MIN| = MIN).
+// OP: 0 add, 1 sub, 2 mul, 3 div (truncates toward zero; x / 0 = 0 and
+// x / -1 = -x, wrapping, as cpu_ref), 4 min, 5 max, 6 neg, 7 abs
+// (|MIN| = MIN), 8 fmod (C's remainder, the dividend's sign), 9 mod
+// (Python's, the divisor's sign); a remainder by 0 or -1 is 0. i64
+// division is shift-and-subtract on the magnitudes (int64.glsl).
 // p: broadcast.glsl's, two inputs (strides in elements, not words).
 #include "common.glsl"
 #include "broadcast.glsl"
@@ -30,6 +32,10 @@ void main() {
     else if (OP == 1) r = x - z;
     else if (OP == 2) r = x * z;
     else if (OP == 3) r = z == 0 ? 0 : z == -1 ? int(0u - uint(x)) : x / z;
+    else if (OP == 8 || OP == 9) {
+      r = z == 0 || z == -1 ? 0 : x - (x / z) * z;  // OpSDiv truncates
+      if (OP == 9 && r != 0 && ((r < 0) != (z < 0))) r += z;
+    }
     else if (OP == 4) r = z < x ? z : x;
     else if (OP == 5) r = z > x ? z : x;
     else if (OP == 6) r = int(0u - uint(x));
@@ -44,7 +50,19 @@ void main() {
     else if (OP == 5) r = less64(x, z) ? z : x;
     else if (OP == 6) r = sub64(uvec2(0u), x);
     else if (OP == 7) r = int(x.y) < 0 ? sub64(uvec2(0u), x) : x;
-    else r = uvec2(0u);  // no i64 Div kernel (the host declines it)
+    else {
+      // 3 div, 8 fmod, 9 mod: on the magnitudes, then the signs.
+      bool z0 = z == uvec2(0u), zm1 = z == uvec2(0xffffffffu);
+      bool xn = int(x.y) < 0, zn = int(z.y) < 0;
+      uvec2 q, m;
+      udivmod64(xn ? neg64(x) : x, zn ? neg64(z) : z, q, m);
+      if (OP == 3) {
+        r = z0 ? uvec2(0u) : zm1 ? neg64(x) : (xn != zn ? neg64(q) : q);
+      } else {
+        r = z0 || zm1 ? uvec2(0u) : xn ? neg64(m) : m;
+        if (OP == 9 && r != uvec2(0u) && (int(r.y) < 0) != zn) r = add64(r, z);
+      }
+    }
     y[pc.off[2] + 2u * i] = r.x;
     y[pc.off[2] + 2u * i + 1u] = r.y;
   }

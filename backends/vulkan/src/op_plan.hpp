@@ -112,9 +112,9 @@ OpPlan plan_matmul(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_conv2d(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_conv_transpose(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_unary(const NodeView& v, Variant var);
-OpPlan plan_binary(const NodeView& v, Variant var);    // Add, Sub, Mul, Div, Pow, PRelu
+OpPlan plan_binary(const NodeView& v, Variant var);    // Add, Sub, Mul, Div, Pow, PRelu, Mod
 OpPlan plan_variadic(const NodeView& v, Variant var);  // Min, Max, Sum, Mean: 1..7 inputs
-// i64/i32 Add, Sub, Mul, Div (i32), Min, Max (1-2 inputs), Neg, Abs.
+// i64/i32 Add, Sub, Mul, Div, Mod, Min, Max (1-2 inputs), Neg, Abs.
 OpPlan plan_int_arith(const NodeView& v, const PlanTarget& t);
 // Equal and the orderings (f32/f16, i64/i32 -> bool); And, Or, Not (bool).
 OpPlan plan_equal(const NodeView& v, const PlanTarget& t);

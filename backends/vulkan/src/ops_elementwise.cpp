@@ -110,12 +110,13 @@ OpPlan plan_unary(const NodeView& v, Variant var) {
 
 OpPlan plan_binary(const NodeView& v, Variant var) {
   const std::string_view op = v.op_type();
-  const uint32_t code = op == "Add"   ? 0
-                        : op == "Sub" ? 1
-                        : op == "Mul" ? 2
-                        : op == "Div" ? 3
-                        : op == "Pow" ? 4
-                                      : 5;  // PRelu
+  const uint32_t code = op == "Add"     ? 0
+                        : op == "Sub"   ? 1
+                        : op == "Mul"   ? 2
+                        : op == "Div"   ? 3
+                        : op == "Pow"   ? 4
+                        : op == "PRelu" ? 5
+                                        : 6;  // Mod (fmod: the op set's only float form)
   const uint32_t es = elem_bytes(v.input(0).dtype);
   Dispatch d =
       linear_dispatch(sh("binary", var), static_cast<uint64_t>(numel(dims_of(v.output(0)))));
@@ -142,20 +143,21 @@ OpPlan plan_variadic(const NodeView& v, Variant var) {
   return {{d}};
 }
 
-// i64/i32 Add, Sub, Mul, Div (i32 only), Min, Max (1 or 2 inputs), Neg, Abs
-// on raw words (iarith.comp).
+// i64/i32 Add, Sub, Mul, Div, Mod, Min, Max (1 or 2 inputs), Neg, Abs on
+// raw words (iarith.comp).
 OpPlan plan_int_arith(const NodeView& v, const PlanTarget& t) {
   const std::string_view op = v.op_type();
   const ampx_dtype dt = v.output(0).dtype;
   const ElemStorage es = elem_storage(dt, t);
-  if (dt == AMPX_DTYPE_I64 && op == "Div")
-    throw Unsupported("Div on i64: no 64-bit division kernel");
   if (v.num_inputs() > 2)
     throw Unsupported(std::string(op) + " of more than 2 integer inputs: no kernel");
   constexpr std::string_view kOps[] = {"Add", "Sub", "Mul", "Div", "Min", "Max", "Neg", "Abs"};
   uint32_t code = 0;
   while (code < std::size(kOps) && kOps[code] != op) ++code;
-  if (code == std::size(kOps)) throw Unsupported("no integer kernel for " + std::string(op));
+  if (op == "Mod")
+    code = v.get_int("fmod", 0) != 0 ? 8 : 9;
+  else if (code == std::size(kOps))
+    throw Unsupported("no integer kernel for " + std::string(op));
   const bool unary = v.num_inputs() == 1;  // B is A again
   Dispatch d =
       linear_dispatch("iarith." + es.suffix, static_cast<uint64_t>(numel(dims_of(v.output(0)))));

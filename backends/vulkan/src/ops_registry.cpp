@@ -73,8 +73,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
   // Integer arithmetic (the op set's R::kInteger ops on i64/i32).
   const ampx_dtype out_dt = v.num_outputs() ? v.output(0).dtype : AMPX_DTYPE_F32;
   if ((out_dt == AMPX_DTYPE_I64 || out_dt == AMPX_DTYPE_I32) &&
-      (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Min" || op == "Max" ||
-       op == "Neg" || op == "Abs")) {
+      (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Min" ||
+       op == "Max" || op == "Neg" || op == "Abs")) {
     OpPlan p = plan_int_arith(v, t);
     p.uses_16bit = uses16;
     return p;
@@ -103,7 +103,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_conv_transpose(v, var, t);
   else if (is_unary(op))
     p = plan_unary(v, var);
-  else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "PRelu")
+  else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
+           op == "PRelu" || op == "Mod")
     p = plan_binary(v, var);
   else if (op == "Min" || op == "Max" || op == "Sum" || op == "Mean")
     p = plan_variadic(v, var);
