@@ -124,8 +124,7 @@ Plugin* OnednnLaterOps::ref_ = nullptr;
 // and its result within tolerance.
 TEST_F(OnednnLaterOps, EachOpCaseRunsOnItsKernel) {
   // Primitives on every ISA from SSE4.1 up (jit eltwise; jit:uni binary).
-  const std::set<std::string> primitive = {"Round", "Abs", "Softplus", "Mish",
-                                           "Sum_three_broadcast"};
+  const std::set<std::string> primitive = {"Round", "Abs", "Mish", "Sum_three_broadcast"};
   // oneDNN's reduction is jit for some axes and ISAs only.
   const std::set<std::string> measured = {"ReduceProd_axis1_keep", "ReduceL2_all",
                                           "ReduceSumSquare_axis2_drop"};
@@ -173,16 +172,17 @@ TEST_F(OnednnLaterOps, RoundAndAbsMatchTheReferenceExactly) {
   }
 }
 
-// Softplus (soft_relu) and Mish: oneDNN's jit approximations, checked
-// element by element over [-30, 30] and at the special values. Its
-// log(1 + e^x) is accurate to about 2e-6 absolute, without log1p: large
-// relative errors (and values slightly below zero) where the value itself is
+// Mish: oneDNN's jit approximation, checked element by element over
+// [-30, 30] and at the special values. It is accurate to about 2e-6
+// absolute, without log1p: large relative errors where the value itself is
 // below 1e-4 (x below about -10); within 2e-6 relative for x >= -2.
-TEST_F(OnednnLaterOps, SoftplusAndMishWithinAbsoluteErrors) {
+// (Softplus, whose soft_relu has the same error and goes slightly negative,
+// runs on the loop.)
+TEST_F(OnednnLaterOps, MishWithinAbsoluteErrors) {
   std::vector<double> v;
   for (double x = -30.0; x <= 30.0; x += 0.0625) v.push_back(x);
   for (double x : {kNaN, kInf, -kInf, -100.0, 100.0, 88.5, -88.5, 0.0, -0.0}) v.push_back(x);
-  for (const char* op : {"Softplus", "Mish"}) {
+  for (const char* op : {"Mish"}) {
     SCOPED_TRACE(op);
     Case c;
     c.nb = NodeBuilder(op, "n");
