@@ -55,13 +55,14 @@ inline bool is_data_movement(std::string_view op_type) noexcept {
 // loss and the optimizer updates.
 bool is_training_op(std::string_view op_type) noexcept;
 
-// The ops only the reference kernels (cpu_ref) run in-tree (docs/OPS.md:
-// rounding, Abs, Softplus, Mish, comparisons, logic, the variadic ops, the
-// later reductions, ArgMin, Mod, CumSum, TopK, the Gather*/ScatterND
-// indexing ops, the recurrent ops): the onednn, vulkan and cuda plugins
-// answer them `unsupported` in every dtype, and placement runs them on
-// cpu_ref. The exception: onednn runs LSTM, GRU and RNN (oneDNN's RNN
-// primitives where they fit, its loop otherwise; backends/onednn/README.md).
+// The later ONNX ops (docs/OPS.md: rounding, Abs, Softplus, Mish,
+// comparisons, logic, the variadic ops, the later reductions, ArgMin, Mod,
+// CumSum, TopK, the Gather*/ScatterND indexing ops, the recurrent ops), kept
+// together at the end of the inference ops. cpu_ref runs every one; onednn
+// runs them too (a primitive where oneDNN computes what the reference does,
+// its loop otherwise: backends/onednn/README.md), vulkan all but the
+// recurrent ops (backends/vulkan/README.md), and cuda none yet: it answers
+// them `unsupported`, and placement runs them elsewhere.
 bool is_reference_only(std::string_view op_type) noexcept;
 
 }  // namespace ampx::opset

@@ -133,17 +133,18 @@ inline bool is_epilogue_case(const std::string& name) {
   return name.size() > 9 && name.compare(name.size() - 9, 9, "_epilogue") == 0;
 }
 
-// The later ONNX ops (docs/OPS.md): only cpu_ref runs them; the onednn,
-// vulkan and cuda plugins answer `unsupported` in every dtype, and
-// placement runs them on cpu_ref (the op set's own list). Except LSTM, GRU
-// and RNN on onednn (its RNN primitives or loop: add_recurrent_cases).
+// The later ONNX ops (docs/OPS.md, the op set's own list): cpu_ref and
+// onednn run all of them, vulkan all but LSTM, GRU and RNN (each backend's
+// tests say which it must run); the cuda plugin answers `unsupported` in
+// every dtype, and placement runs them elsewhere.
 inline bool is_reference_only_op(const std::string& op) {
   return opset::is_reference_only(op);
 }
 
 // The ops added for the ONNX importer (docs/OPS.md): cpu_ref and onednn run
-// them (onednn: not the reference-only ones); the vulkan and cuda plugins
-// have no kernels for them yet and must answer `unsupported` in every dtype.
+// them, vulkan those its tests list (vulkan_runs_importer_op); the cuda
+// plugin has no kernels for them yet and must answer `unsupported` in every
+// dtype.
 inline bool is_importer_op(const std::string& op) {
   if (is_reference_only_op(op)) return true;
   for (const char* o :
