@@ -277,25 +277,7 @@ class PadKernel final : public CpuKernel {
 
 // --------------------------------------------------------------- Cast
 
-// Float to 16-bit with exactly one rounding: first to f32 with
-// round-to-odd (keeps a sticky bit, so the second rounding to 11 or 8
-// significant bits is the correctly rounded result), then nearest-even.
-float to_float_round_odd(double d) {
-  const float f = static_cast<float>(d);
-  if (!std::isfinite(d) || static_cast<double>(f) == d) return f;
-  uint32_t bits = std::bit_cast<uint32_t>(f);
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) --bits;  // truncate toward zero
-  return std::bit_cast<float>(bits | 1u);                        // sticky bit
-}
-float to_float_round_odd(int64_t v) {
-  const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  if (mag < (uint64_t{1} << 24)) return static_cast<float>(v);  // exact
-  const int shift = std::bit_width(mag) - 24;
-  uint64_t m = mag >> shift;
-  if (mag & ((uint64_t{1} << shift) - 1)) m |= 1;  // sticky
-  const float f = std::ldexp(static_cast<float>(m), shift);
-  return v < 0 ? -f : f;
-}
+// Float to 16-bit with one rounding: to_float_round_odd (ampx/half.hpp).
 
 // Every value is read either as a double (float sources, exact) or as an
 // int64 (integer and bool sources, exact) and written with one rounding.

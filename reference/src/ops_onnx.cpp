@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
+#include "ampx/opset/resize_map.hpp"
 #include "common.hpp"
 #include "parallel.hpp"
 
@@ -202,60 +204,16 @@ class ArgMaxKernel final : public CpuKernel {
 
 // -------------------------------------------------------------- Resize
 
-// Per output coordinate of one resized axis: the two source indices and the
-// weight of the second (nearest: one index, weight 0), converted to the
-// kernel's T where it is used.
-struct AxisMap {
-  std::vector<int64_t> i0, i1;
-  std::vector<double> w1;
-};
+using AxisMap = opset::ResizeAxisMap;  // opset/resize_map.hpp
 
+// validate() refused other modes already; a refusal here names the node.
 AxisMap axis_map(const Ctx& c, int64_t in, int64_t out, bool linear, const std::string& ctm,
                  const std::string& nm) {
-  AxisMap m;
-  const double scale = static_cast<double>(out) / static_cast<double>(in);
-  for (int64_t o = 0; o < out; ++o) {
-    const auto od = static_cast<double>(o);
-    double x = 0;
-    if (ctm == "half_pixel") {
-      x = (od + 0.5) / scale - 0.5;
-    } else if (ctm == "pytorch_half_pixel") {
-      x = out > 1 ? (od + 0.5) / scale - 0.5 : 0.0;
-    } else if (ctm == "align_corners") {
-      x = out == 1 ? 0.0 : od * static_cast<double>(in - 1) / static_cast<double>(out - 1);
-    } else if (ctm == "asymmetric") {
-      x = od / scale;
-    } else {
-      c.fail("attribute 'coordinate_transformation_mode' \"" + ctm + "\" is not supported");
-    }
-    const auto clampi = [&](double v) {
-      return std::clamp<int64_t>(static_cast<int64_t>(v), 0, in - 1);
-    };
-    if (linear) {
-      const double f = std::floor(x);
-      m.i0.push_back(clampi(f));
-      m.i1.push_back(clampi(f + 1));
-      m.w1.push_back(x - f);
-    } else {
-      double r = 0;
-      const double frac = x - std::floor(x);
-      if (nm == "floor") {
-        r = std::floor(x);
-      } else if (nm == "ceil") {
-        r = std::ceil(x);
-      } else if (nm == "round_prefer_floor") {
-        r = frac == 0.5 ? std::floor(x) : std::round(x);
-      } else if (nm == "round_prefer_ceil") {
-        r = frac == 0.5 ? std::ceil(x) : std::round(x);
-      } else {
-        c.fail("attribute 'nearest_mode' \"" + nm + "\" is not supported");
-      }
-      m.i0.push_back(clampi(std::max(r, 0.0)));
-      m.i1.push_back(m.i0.back());
-      m.w1.push_back(0.0);
-    }
+  try {
+    return opset::resize_axis_map(in, out, linear, ctm, nm);
+  } catch (const std::invalid_argument& e) {
+    c.fail(e.what());
   }
-  return m;
 }
 
 // Resizes the last two axes (H, W) of [planes, H, W]: bilinear is the

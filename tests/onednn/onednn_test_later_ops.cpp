@@ -56,8 +56,9 @@ void expect_same_values(const Tensor& got, const Tensor& want, bool signed_zero,
       continue;
     }
     EXPECT_EQ(g[i], w[i]) << what << " element " << i;
-    if (signed_zero && w[i] == 0.0)
+    if (signed_zero && w[i] == 0.0) {
       EXPECT_EQ(std::signbit(g[i]), std::signbit(w[i])) << what << " element " << i << ": -0";
+    }
   }
 }
 

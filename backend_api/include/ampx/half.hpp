@@ -5,6 +5,7 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace ampx {
@@ -105,6 +106,28 @@ inline MagnitudeBits magnitude_bits(float v, int width, bool bf16) {
   }
   m.at_least = lo;
   return m;
+}
+
+// To 16-bit with exactly one rounding: a double or an int64 goes first to
+// f32 with round-to-odd (a sticky bit kept, so the second rounding to 11
+// or 8 significant bits, float_to_f16_bits or float_to_bf16_bits, is the
+// correctly rounded result), then nearest-even. Casts and fill values of
+// f16/bf16 tensors use these.
+inline float to_float_round_odd(double d) {
+  const float f = static_cast<float>(d);
+  if (!std::isfinite(d) || static_cast<double>(f) == d) return f;
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) --bits;  // truncate toward zero
+  return std::bit_cast<float>(bits | 1u);                        // sticky bit
+}
+inline float to_float_round_odd(int64_t v) {
+  const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  if (mag < (uint64_t{1} << 24)) return static_cast<float>(v);  // exact
+  const int shift = std::bit_width(mag) - 24;
+  uint64_t m = mag >> shift;
+  if (mag & ((uint64_t{1} << shift) - 1)) m |= 1;  // sticky
+  const float f = std::ldexp(static_cast<float>(m), shift);
+  return v < 0 ? -f : f;
 }
 
 }  // namespace ampx

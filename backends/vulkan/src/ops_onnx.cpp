@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "ampx/half.hpp"
+#include "ampx/opset/resize_map.hpp"
 #include "op_plan.hpp"
 
 namespace ampx::vulkan {
@@ -27,14 +29,6 @@ int64_t to_int(double d) {
   if (d <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
   if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
   return static_cast<int64_t>(static_cast<T>(d));
-}
-
-float to_float_round_odd(double d) {
-  const float f = static_cast<float>(d);
-  if (!std::isfinite(d) || static_cast<double>(f) == d) return f;
-  uint32_t bits = std::bit_cast<uint32_t>(f);
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) --bits;  // truncate toward zero
-  return std::bit_cast<float>(bits | 1u);                        // sticky bit
 }
 
 std::vector<int32_t> pad_value_words(ampx_dtype dt, double v) {
@@ -63,59 +57,16 @@ std::vector<int32_t> pad_value_words(ampx_dtype dt, double v) {
   }
 }
 
-// One resized axis, as cpu_ref's axis_map: per output coordinate the two
-// source indices and the weight of the second (nearest: one index, weight 0).
-struct AxisMap {
-  std::vector<int64_t> i0, i1;
-  std::vector<double> w1;
-};
+// One resized axis: cpu_ref's own index map (opset/resize_map.hpp).
+using AxisMap = opset::ResizeAxisMap;
 
 AxisMap axis_map(int64_t in, int64_t out, bool linear, const std::string& ctm,
                  const std::string& nm) {
-  AxisMap m;
-  const double scale = static_cast<double>(out) / static_cast<double>(in);
-  for (int64_t o = 0; o < out; ++o) {
-    const auto od = static_cast<double>(o);
-    double x = 0;
-    if (ctm == "half_pixel") {
-      x = (od + 0.5) / scale - 0.5;
-    } else if (ctm == "pytorch_half_pixel") {
-      x = out > 1 ? (od + 0.5) / scale - 0.5 : 0.0;
-    } else if (ctm == "align_corners") {
-      x = out == 1 ? 0.0 : od * static_cast<double>(in - 1) / static_cast<double>(out - 1);
-    } else if (ctm == "asymmetric") {
-      x = od / scale;
-    } else {
-      throw Unsupported("Resize coordinate_transformation_mode \"" + ctm + "\": no kernel");
-    }
-    const auto clampi = [&](double v) {
-      return std::clamp<int64_t>(static_cast<int64_t>(v), 0, in - 1);
-    };
-    if (linear) {
-      const double f = std::floor(x);
-      m.i0.push_back(clampi(f));
-      m.i1.push_back(clampi(f + 1));
-      m.w1.push_back(x - f);
-    } else {
-      double r = 0;
-      const double frac = x - std::floor(x);
-      if (nm == "floor") {
-        r = std::floor(x);
-      } else if (nm == "ceil") {
-        r = std::ceil(x);
-      } else if (nm == "round_prefer_floor") {
-        r = frac == 0.5 ? std::floor(x) : std::round(x);
-      } else if (nm == "round_prefer_ceil") {
-        r = frac == 0.5 ? std::ceil(x) : std::round(x);
-      } else {
-        throw Unsupported("Resize nearest_mode \"" + nm + "\": no kernel");
-      }
-      m.i0.push_back(clampi(std::max(r, 0.0)));
-      m.i1.push_back(m.i0.back());
-      m.w1.push_back(0.0);
-    }
+  try {
+    return opset::resize_axis_map(in, out, linear, ctm, nm);
+  } catch (const std::invalid_argument& e) {
+    throw Unsupported(std::string("Resize: ") + e.what());
   }
-  return m;
 }
 
 void push_map(std::vector<int32_t>& p, const AxisMap& m) {
