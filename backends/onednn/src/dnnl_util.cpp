@@ -34,6 +34,16 @@ dims_t dense_strides(const dims_t& dims) {
   return s;
 }
 
+dims_t reduced_dims(const ampx_tensor_desc& x, std::span<const int64_t> axes) {
+  dims_t yd = dims_of(x);
+  if (axes.empty()) {
+    std::fill(yd.begin(), yd.end(), 1);
+  } else {
+    for (int64_t a : axes) yd[static_cast<size_t>(normalize_axis(a, x.rank))] = 1;
+  }
+  return yd;
+}
+
 memory::desc dense_md(const dims_t& dims, memory::data_type dt) {
   if (dims.empty()) return memory::desc({1}, dt, dims_t{1});
   if (dims.size() > DNNL_MAX_NDIMS) {

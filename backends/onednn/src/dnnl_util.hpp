@@ -2,6 +2,8 @@
 // descriptors of ampx tensors, and what an op builder returns.
 #pragma once
 
+#include <span>
+
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -32,6 +34,9 @@ memory::data_type to_dnnl(ampx_dtype dt);
 dims_t dims_of(const ampx_tensor_desc& t);
 // Row-major strides of dims.
 dims_t dense_strides(const dims_t& dims);
+// A Reduce node's output dims with keepdims (the same bytes as without): X's
+// dims with each of `axes` (all when empty; negative from the end) set to 1.
+dims_t reduced_dims(const ampx_tensor_desc& x, std::span<const int64_t> axes);
 // Dense row-major descriptor; a rank-0 tensor is described as [1].
 memory::desc dense_md(const dims_t& dims, memory::data_type dt);
 memory::desc dense_md(const ampx_tensor_desc& t);

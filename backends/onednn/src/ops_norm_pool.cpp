@@ -133,14 +133,7 @@ PrimitivePlan plan_pool(const NodeView& v, const dnnl::engine& eng) {
 PrimitivePlan plan_reduce(const NodeView& v, const dnnl::engine& eng) {
   const ampx_tensor_desc& x = v.input(0);
   const memory::data_type dt = to_dnnl(x.dtype);
-  const dims_t xd = dims_of(x);
-  auto axes = v.get_ints("axes");
-  dims_t yd = xd;  // keepdims shape: the same bytes as without keepdims
-  if (axes.empty()) {
-    std::fill(yd.begin(), yd.end(), 1);
-  } else {
-    for (int64_t a : axes) yd[static_cast<size_t>(normalize_axis(a, x.rank))] = 1;
-  }
+  const dims_t yd = reduced_dims(x, v.get_ints("axes"));
   const memory::desc x_md = dense_md(x);
   const memory::desc y_md = dense_md(yd, dt);
   const algorithm alg =

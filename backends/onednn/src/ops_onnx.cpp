@@ -168,13 +168,7 @@ PrimitivePlan plan_log_softmax(const NodeView& v, const dnnl::engine& eng) {
 
 PrimitivePlan plan_reduce_max(const NodeView& v, const dnnl::engine& eng) {
   const ampx_tensor_desc& x = v.input(0);
-  dims_t yd = dims_of(x);  // keepdims shape: the same bytes as without
-  const auto axes = v.get_ints("axes");
-  if (axes.empty()) {
-    std::fill(yd.begin(), yd.end(), 1);
-  } else {
-    for (int64_t a : axes) yd[static_cast<size_t>(normalize_axis(a, x.rank))] = 1;
-  }
+  const dims_t yd = reduced_dims(x, v.get_ints("axes"));
   const memory::desc x_md = dense_md(x), y_md = dense_md(yd, to_dnnl(x.dtype));
   PrimitivePlan p;
   p.pd = dnnl::reduction::primitive_desc(

@@ -109,13 +109,7 @@ PrimitivePlan plan_later_op(const NodeView& v, const dnnl::engine& eng) {
   }
 
   if (op == "ReduceProd" || op == "ReduceL2" || op == "ReduceSumSquare") {
-    dims_t yd = dims_of(x);  // keepdims shape: the same bytes as without
-    const auto axes = v.get_ints("axes");
-    if (axes.empty()) {
-      std::fill(yd.begin(), yd.end(), 1);
-    } else {
-      for (int64_t a : axes) yd[static_cast<size_t>(normalize_axis(a, x.rank))] = 1;
-    }
+    const dims_t yd = reduced_dims(x, v.get_ints("axes"));
     const algorithm alg = op == "ReduceProd" ? algorithm::reduction_mul
                           : op == "ReduceL2" ? algorithm::reduction_norm_lp_sum
                                              : algorithm::reduction_norm_lp_power_p_sum;

@@ -77,6 +77,16 @@ std::vector<int64_t> strides_of(const std::vector<int64_t>& d) {
   return s;
 }
 
+AxisSplit split_at_axis(const std::vector<int64_t>& d, int64_t axis) {
+  const auto rank = static_cast<int64_t>(d.size());
+  if (axis < 0) axis += rank;
+  AxisSplit s;
+  for (int64_t i = 0; i < axis; ++i) s.outer *= d[static_cast<size_t>(i)];
+  s.len = d[static_cast<size_t>(axis)];
+  for (int64_t i = axis + 1; i < rank; ++i) s.inner *= d[static_cast<size_t>(i)];
+  return s;
+}
+
 std::vector<int32_t> pool_params(const NodeView& v, const std::vector<int64_t>& x,
                                  const std::vector<int64_t>& y, bool is_max) {
   const auto k = v.get_ints("kernel_shape");

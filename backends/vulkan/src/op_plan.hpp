@@ -96,6 +96,12 @@ ElemStorage elem_storage(ampx_dtype dt, const PlanTarget& t);
 std::vector<int64_t> dims_of(const ampx_tensor_desc& t);
 int64_t numel(const std::vector<int64_t>& d);
 std::vector<int64_t> strides_of(const std::vector<int64_t>& d);  // row-major, elements
+// dims viewed as [outer, len, inner] around `axis` (negative: from the end),
+// the rows the softmax, argmax and cumsum shaders walk.
+struct AxisSplit {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+AxisSplit split_at_axis(const std::vector<int64_t>& d, int64_t axis);
 int32_t i32(int64_t v);        // checked narrowing (throws Unsupported)
 int32_t float_bits(double v);  // f32 bits as int32 for the params buffer
 // The window parameters pool.comp and pool_grad.comp share: N*C, the input

@@ -224,13 +224,7 @@ OpPlan plan_where(const NodeView& v, const PlanTarget& t) {
 
 OpPlan plan_softmax(const NodeView& v, Variant var) {
   const auto x = dims_of(v.input(0));
-  const int64_t rank = static_cast<int64_t>(x.size());
-  int64_t axis = v.get_int("axis", -1);
-  if (axis < 0) axis += rank;
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x[static_cast<size_t>(i)];
-  const int64_t L = x[static_cast<size_t>(axis)];
+  const auto [outer, L, inner] = split_at_axis(x, v.get_int("axis", -1));
   const uint32_t es = elem_bytes(v.input(0).dtype);
   // One workgroup per row.
   Dispatch d = linear_dispatch(sh("softmax", var), static_cast<uint64_t>(outer * inner), 1);

@@ -156,17 +156,11 @@ OpPlan plan_gather_elements(const NodeView& v, const PlanTarget& t) {
 }
 
 OpPlan plan_cumsum(const NodeView& v, Variant var) {
-  const auto x = dims_of(v.input(0));
-  const int64_t rank = static_cast<int64_t>(x.size());
-  int64_t axis = v.get_int("axis", 0);
-  if (axis < 0) axis += rank;
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x[static_cast<size_t>(i)];
+  const auto [outer, len, inner] = split_at_axis(dims_of(v.input(0)), v.get_int("axis", 0));
   const uint32_t es = elem_bytes(v.input(0).dtype);
   Dispatch d = linear_dispatch("cumsum." + std::string(variant_suffix(var)),
                                static_cast<uint64_t>(outer * inner));
-  d.params = {i32(outer * inner), i32(x[static_cast<size_t>(axis)]), i32(inner),
+  d.params = {i32(outer * inner), i32(len), i32(inner),
               static_cast<int32_t>(v.get_int("exclusive", 0)),
               static_cast<int32_t>(v.get_int("reverse", 0))};
   d.tensors = {in_ref(0, es), out_ref(0, es)};
