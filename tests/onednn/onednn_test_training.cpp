@@ -246,8 +246,12 @@ TEST(OnednnTrainingDeterminism, ReductionsGiveTheSameBitsAtOneAndTwoThreads) {
     Rng rng(3);
     Case c;
     make(rng, F32, c);
+    // On a primitive, but for oneDNN's GEMM weight gradient (below AVX2),
+    // whose batch sum is per thread: the loop runs that one.
     const std::string note = two.capability(c.nb).note;
-    EXPECT_EQ(note.rfind("oneDNN ", 0), 0u) << "not on a primitive: " << note;
+    if (note.find("depends on the thread count") == std::string::npos) {
+      EXPECT_EQ(note.rfind("oneDNN ", 0), 0u) << "not on a primitive: " << note;
+    }
     const auto a = run_on(one, c.nb, c.inputs), b = run_on(two, c.nb, c.inputs);
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) expect_bits_equal(a[i], b[i]);
