@@ -2,10 +2,9 @@
 // descriptors of ampx tensors, and what an op builder returns.
 #pragma once
 
-#include <span>
-
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -156,18 +156,6 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
       a.reference_kernel = true;
       return a;
     }
-    if (v.op_type() == "Conv2dGradWeight" && impl.find("gemm") != std::string::npos) {
-      // The im2col + GEMM weight gradient (oneDNN's choice without AVX2)
-      // sums the minibatch in per-thread buffers, so its bits depend on the
-      // thread count, which docs/OPS.md ("Determinism") forbids; the loop's
-      // sum does not.
-      a.support = uses16 ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE;
-      a.note = what + ": oneDNN has " + impl + " on " + ctx_->isa() +
-               ", whose batch sum depends on the thread count; plain loop instead";
-      a.cost_us = host_plugin::cost_hint_us(node, kSlowFlops, uses16);
-      a.reference_kernel = true;
-      return a;
-    }
     if (is_reference_impl(plan.pd)) {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = what + ": " + impl + " only on " + ctx_->isa();

@@ -167,22 +167,10 @@ OpPlan plan_gather(const NodeView& v, const PlanTarget& t) {
 
 namespace {
 
-// icast.comp's name for a dtype, "" where it has no variant.
-std::string icast_name(ampx_dtype dt) {
-  switch (dt) {
-    case AMPX_DTYPE_F32:
-      return "f32";
-    case AMPX_DTYPE_F16:
-      return "f16";
-    case AMPX_DTYPE_I64:
-      return "i64";
-    case AMPX_DTYPE_I32:
-      return "i32";
-    case AMPX_DTYPE_BOOL:
-      return "bool";
-    default:
-      return "";
-  }
+// The dtypes icast.comp has variants for (named as dtype_name() spells them).
+bool has_icast_variant(ampx_dtype dt) {
+  return dt == AMPX_DTYPE_F32 || dt == AMPX_DTYPE_F16 || dt == AMPX_DTYPE_I64 ||
+         dt == AMPX_DTYPE_I32 || dt == AMPX_DTYPE_BOOL;
 }
 
 }  // namespace
@@ -209,10 +197,10 @@ OpPlan plan_cast(const NodeView& v, const PlanTarget& t) {
   }
   // Integer/bool <-> float, and between integer widths (icast.comp); not
   // float <-> float (bf16, f64) nor i8/u8.
-  const std::string a = icast_name(from), b = icast_name(to);
   const bool float_a = from == AMPX_DTYPE_F32 || from == AMPX_DTYPE_F16;
   const bool float_b = to == AMPX_DTYPE_F32 || to == AMPX_DTYPE_F16;
-  if (a.empty() || b.empty() || (float_a && float_b)) throw unsupported();
+  if (!has_icast_variant(from) || !has_icast_variant(to) || (float_a && float_b))
+    throw unsupported();
   // Storage: 16-bit for f16, 8-bit for bool (elem_storage() says why not).
   for (ampx_dtype dt : {from, to}) {
     const ElemStorage es = elem_storage(dt, t);
@@ -222,7 +210,9 @@ OpPlan plan_cast(const NodeView& v, const PlanTarget& t) {
     return dt == AMPX_DTYPE_I64 ? 4u : elem_bytes(dt);  // an i64 is two words
   };
   i32(2 * n);  // i64 words
-  Dispatch d = linear_dispatch("icast." + a + "_" + b, static_cast<uint64_t>(n));
+  Dispatch d = linear_dispatch(std::string("icast.") + plugin_support::dtype_name(from) + "_" +
+                                   plugin_support::dtype_name(to),
+                               static_cast<uint64_t>(n));
   d.params = {i32(n)};
   d.tensors = {in_ref(0, bytes(from)), out_ref(0, bytes(to))};
   p.dispatches.push_back(std::move(d));
