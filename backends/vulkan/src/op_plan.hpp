@@ -97,7 +97,7 @@ std::vector<int64_t> dims_of(const ampx_tensor_desc& t);
 int64_t numel(const std::vector<int64_t>& d);
 std::vector<int64_t> strides_of(const std::vector<int64_t>& d);  // row-major, elements
 // dims viewed as [outer, len, inner] around `axis` (negative: from the end),
-// the rows the softmax, argmax and cumsum shaders walk.
+// the rows the softmax, argmax, cumsum and topk shaders walk.
 struct AxisSplit {
   int64_t outer = 1, len = 1, inner = 1;
 };

@@ -260,15 +260,10 @@ constexpr int64_t kTopKMaxRow = 4096;
 
 OpPlan plan_topk(const NodeView& v, Variant var) {
   const auto x = dims_of(v.input(0));
-  const int64_t rank = static_cast<int64_t>(x.size());
-  int64_t axis = v.get_int("axis", -1);
-  if (axis < 0) axis += rank;
-  const int64_t L = x[static_cast<size_t>(axis)];
+  const auto [outer, L, inner] = split_at_axis(x, v.get_int("axis", -1));
   if (L > kTopKMaxRow)
     throw Unsupported("TopK over " + std::to_string(L) + " elements: the Vulkan kernel takes " +
                       std::to_string(kTopKMaxRow) + " at most");
-  int64_t inner = 1;
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x[static_cast<size_t>(i)];
   const int64_t n = numel(x);
   OpPlan plan;
   const int64_t k = v.get_int("k", 0);
