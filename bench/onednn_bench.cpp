@@ -12,10 +12,16 @@
 //     oneDNN's RNN primitive against the reference loop on onednn:0 (the
 //     same node with a clip no value reaches: no oneDNN form) and on
 //     cpu_ref:0 (where placement ran it before the primitive).
+//  5. what docs/OPS.md's thread-count promise costs: Conv2dGradWeight at
+//     the machine's thread count with deterministic=1 (the default: pinned
+//     to one thread where the threaded primitive's bits differ) against
+//     deterministic=0, and the prepare time the check adds (the node, and
+//     the built-in cnn).
 // Repetitions of the variants being compared are interleaved, so drifting
 // machine load hits them alike. Prints Markdown (docs/benchmarks.md).
 // Usage: ampx_onednn_bench [--reps N] [--layouts-only (table 1b alone)]
 //                          [--recurrent-only (table 4 alone)]
+//                          [--determinism-only (table 5 alone)]
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
@@ -270,6 +276,18 @@ Graph conv_graph(int64_t batch, int64_t c, int64_t hw, int64_t m, int64_t k, DTy
 
 // One LSTM node: X [T, N, I], initial_h/c inputs; W, R, B, P weights
 // (scaled as exporters initialise them); `clip` 0 for none.
+// A weight gradient: dY [batch, m, hw, hw] and X [batch, c, hw, hw] (3x3,
+// pads 1) to dW [m, c, 3, 3].
+Graph conv_grad_weight_graph(int64_t batch, int64_t c, int64_t hw, int64_t m) {
+  GraphBuilder b("dw");
+  const ValueId dy = b.input("dy", DType::kF32, {batch, m, hw, hw});
+  const ValueId x = b.input("x", DType::kF32, {batch, c, hw, hw});
+  b.output(
+      b.add(OpType::kConv2dGradWeight, "dw", {dy, x},
+            {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>(4, 1)}}));
+  return std::move(b).build();
+}
+
 Graph lstm_graph(int64_t T, int64_t N, int64_t I, int64_t H, double clip) {
   GraphBuilder b("lstm");
   const ValueId x = b.input("x", DType::kF32, {T, N, I});
@@ -290,12 +308,13 @@ Graph lstm_graph(int64_t T, int64_t N, int64_t I, int64_t H, double clip) {
 
 int main(int argc, char** argv) {
   int reps = 30;
-  bool layouts_only = false, recurrent_only = false;
+  bool layouts_only = false, recurrent_only = false, determinism_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--reps" && i + 1 < argc)
       reps = std::max(1, std::atoi(argv[i + 1]));
     if (std::string(argv[i]) == "--layouts-only") layouts_only = true;
     if (std::string(argv[i]) == "--recurrent-only") recurrent_only = true;
+    if (std::string(argv[i]) == "--determinism-only") determinism_only = true;
   }
 
   plugins::PluginHostOptions opts;
@@ -353,6 +372,7 @@ int main(int argc, char** argv) {
   };
   if (layouts_only) {
     layouts();
+    determinism();
     return 0;
   }
 
@@ -394,6 +414,49 @@ int main(int argc, char** argv) {
   };
   if (recurrent_only) {
     recurrent();
+    return 0;
+  }
+
+  // 5. The thread-count promise (deterministic=1, the default) against the
+  // threaded primitive unchecked (deterministic=0), at the machine's
+  // thread count. Prepare: an Executor made (every kernel prepared, the
+  // check included) and dropped.
+  auto determinism = [&] {
+    fmt::print("\n### 5. What the thread-count promise costs (f32, {} threads)\n\n", cores);
+    fmt::print(
+        "| workload | run, `deterministic=1` | run, `deterministic=0` | ratio | prepare, "
+        "`deterministic=1` | prepare, `deterministic=0` |\n");
+    fmt::print("|---|---|---|---|---|---|\n");
+    // The plugin logs each node it pins to one thread (info, on stderr).
+    const std::string t_opt = ";threads=" + std::to_string(cores);
+    plugins::PluginHostOptions det_opts, fast_opts;
+    det_opts.plugin_options["onednn"] = "deterministic=1" + t_opt;
+    fast_opts.plugin_options["onednn"] = "deterministic=0" + t_opt;
+    const plugins::PluginHost det_host(det_opts), fast_host(fast_opts);
+    const plugins::Device &det = det_host.device("onednn:0"), &fast = fast_host.device("onednn:0");
+    struct Work {
+      std::string name;
+      Graph graph;
+    };
+    std::vector<Work> work;
+    work.push_back(
+        {"Conv2dGradWeight 16x32x14x14 -> 32x16x3x3", conv_grad_weight_graph(16, 16, 14, 32)});
+    work.push_back(
+        {"Conv2dGradWeight 32x64x28x28 -> 64x64x3x3", conv_grad_weight_graph(32, 64, 28, 64)});
+    work.push_back({"cnn (built-in, O0 fused)",
+                    plan_for(make_builtin_model("cnn"), AmpPolicy{}, caps, false).fused.graph});
+    for (const Work& w : work) {
+      const auto in = random_inputs(w.graph, 7);
+      const auto prep = interleaved(
+          {[&] { Executor e(w.graph, det); }, [&] { Executor e(w.graph, fast); }}, reps);
+      Executor a(w.graph, det), b(w.graph, fast);
+      const auto t = interleaved({[&] { (void)a.run(in); }, [&] { (void)b.run(in); }}, reps);
+      fmt::print("| {} | {:.3f} ms | {:.3f} ms | {:.2f} | {:.2f} ms | {:.2f} ms |\n", w.name, t[0],
+                 t[1], t[0] / t[1], prep[0], prep[1]);
+    }
+  };
+  if (determinism_only) {
+    determinism();
     return 0;
   }
 

@@ -2,6 +2,7 @@
 // one node run through a plugin's buffers and prepared kernel.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,18 @@ inline std::string plugin_note(const Plugin& p) {
   info.struct_size = sizeof info;
   p.ok(p.api->plugin_info(p.plugin, &info));
   return info.note;
+}
+
+// The number after `label` in plugin_note(p) (debug_counters=1: "thread
+// checks: ", "pinned ", "launch threads "); a failure and -1 when
+// the note has none.
+inline long long note_number(const Plugin& p, const std::string& label) {
+  const std::string note = plugin_note(p);
+  const size_t at = note.find(label);
+  long long n = -1;
+  if (at == std::string::npos || std::sscanf(note.c_str() + at + label.size(), "%lld", &n) != 1)
+    ADD_FAILURE() << "no '" << label << "' in the note: " << note;
+  return n;
 }
 
 }  // namespace ampx::test

@@ -90,8 +90,8 @@ TEST(OnednnDevice, OptionsAreParsedAndBadOnesRefused) {
               std::string::npos)
         << info.note;
   }
-  for (const char* bad :
-       {"threads=abc", "threads=-2", "blocked_activations=2", "debug_counters=x"}) {
+  for (const char* bad : {"threads=abc", "threads=-2", "blocked_activations=2", "debug_counters=x",
+                          "deterministic=2", "selfcheck_perturb=yes"}) {
     void* lib = dlopen(plugin_path("onednn").c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(lib, nullptr);
     auto entry = reinterpret_cast<ampx_plugin_entry_fn>(dlsym(lib, AMPX_PLUGIN_ENTRY_SYMBOL));
@@ -112,16 +112,32 @@ TEST(OnednnDevice, OptionsAreParsedAndBadOnesRefused) {
 
 // One thread and all threads give the same result (oneDNN's f32 kernels
 // here do not split reductions by thread count).
+// threads=N takes effect: the launch's OpenMP team (debug_counters=1's
+// "launch threads") is 1 at threads=1 and 3 at threads=3 (not the
+// default of a 2-core machine, and more than its cores) for a MatMul big
+// enough to run threaded, and 1 for a small one whatever the option
+// (PrimitiveKernel::threads_for). deterministic=0: the threaded primitive
+// runs unchecked (thread_check.hpp), so the count is the option's on any CPU.
 TEST(OnednnDevice, ThreadsOptionRuns) {
-  Plugin one(plugin_path("onednn"), "threads=1");
+  Plugin one(plugin_path("onednn"), "threads=1;debug_counters=1");
+  Plugin three(plugin_path("onednn"), "threads=3;debug_counters=1;deterministic=0");
   Rng rng(2);
-  NodeBuilder nb("MatMul", "mm");
-  nb.input(F32, {33, 40}).input(F32, {40, 21}).output(F32, {33, 21});
-  const std::vector<Tensor> in = {random_tensor(rng, F32, {33, 40}),
-                                  random_tensor(rng, F32, {40, 21})};
-  Plugin all(plugin_path("onednn"));
-  const auto a = run_on(one, nb, in)[0], b = run_on(all, nb, in)[0];
+  NodeBuilder big("MatMul", "mm");
+  big.input(F32, {128, 256}).input(F32, {256, 64}).output(F32, {128, 64});
+  const std::vector<Tensor> in = {random_tensor(rng, F32, {128, 256}),
+                                  random_tensor(rng, F32, {256, 64})};
+  const auto a = run_on(one, big, in)[0];
+  EXPECT_EQ(note_number(one, "launch threads "), 1) << plugin_note(one);
+  const auto b = run_on(three, big, in)[0];
+  EXPECT_EQ(note_number(three, "launch threads "), 3) << plugin_note(three);
   expect_close(a, b.values());
+
+  NodeBuilder small("MatMul", "mm");
+  small.input(F32, {33, 40}).input(F32, {40, 21}).output(F32, {33, 21});
+  const std::vector<Tensor> s = {random_tensor(rng, F32, {33, 40}),
+                                 random_tensor(rng, F32, {40, 21})};
+  expect_close(run_on(three, small, s)[0], run_on(one, small, s)[0].values());
+  EXPECT_EQ(note_number(three, "launch threads "), 1) << plugin_note(three);
 }
 
 TEST(OnednnDevice, BadLaunchesGiveStatuses) {

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "onednn_harness.hpp"
 #include "op_cases.hpp"
@@ -214,13 +215,11 @@ TEST(OnednnTrainingClipGrad, PassesTheGradientAtBothBounds) {
   EXPECT_EQ(got[0].values(), (std::vector<double>{1, 2, 0, 0, 5, 0}));
 }
 
-// docs/OPS.md "Determinism": the batch reductions (dW, dScale, dBias) must
-// not depend on the thread count. Problems large enough to run threaded
-// (over 1 MFLOP), on plugins with 1 and 2 threads: the same bits. (oneDNN's
-// own layer-norm dScale failed this; LayerNormGrad sums it itself.)
-TEST(OnednnTrainingDeterminism, ReductionsGiveTheSameBitsAtOneAndTwoThreads) {
-  Plugin one(plugin_path("onednn"), "threads=1"), two(plugin_path("onednn"), "threads=2");
-  const std::map<std::string, Maker> cases = {
+// Big enough to run threaded (over 1 MFLOP or 256 KiB moved): the batch
+// reductions of a training step (dW, dScale, dBias, a Gemm's dW summing
+// over the batch, the loss's sums).
+const std::map<std::string, Maker>& reduction_cases() {
+  static const std::map<std::string, Maker> m = {
       {"Conv2dGradWeight",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("Conv2dGradWeight", "dw");
@@ -240,22 +239,88 @@ TEST(OnednnTrainingDeterminism, ReductionsGiveTheSameBitsAtOneAndTwoThreads) {
          in(c, rnd(r, dt, {384}));
          c.nb.output(dt, {512, 384}).output(dt, {384}).output(dt, {384});
        }},
+      // A Gemm's weight gradient X^T dY: K is the batch.
+      {"Gemm_weight_gradient",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Gemm", "dw");
+         in(c, rnd(r, dt, {1024, 64}));
+         in(c, rnd(r, dt, {1024, 32}));
+         c.nb.output(dt, {64, 32}).attr_int("transA", 1);
+       }},
+      // A bias gradient: dY summed over the batch.
+      {"ReduceSum_bias_gradient",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("ReduceSum", "db");
+         in(c, rnd(r, dt, {4096, 64}));
+         c.nb.output(dt, {64}).attr_ints("axes", {0}).attr_int("keepdims", 0);
+       }},
   };
-  for (const auto& [name, make] : cases) {
+  return m;
+}
+
+// docs/OPS.md "Determinism": a node's bits do not depend on the thread
+// count. Each reduction on plugins with 1, 2 and 3 threads (3: not the
+// default of a 2-core machine, and more threads than it has): the same
+// bits. Each threaded plugin checked the node at prepare ("checked")
+// and launched it with its own count, or with one thread where the check
+// pinned it there; the 1-thread plugin checked nothing and ran one thread.
+TEST(OnednnTrainingDeterminism, ReductionsGiveTheSameBitsAtEveryThreadCount) {
+  Plugin one(plugin_path("onednn"), "threads=1;debug_counters=1");
+  Plugin two(plugin_path("onednn"), "threads=2;debug_counters=1");
+  Plugin three(plugin_path("onednn"), "threads=3;debug_counters=1");
+  for (const auto& [name, make] : reduction_cases()) {
     SCOPED_TRACE(name);
     Rng rng(3);
     Case c;
     make(rng, F32, c);
-    // On a primitive, but for oneDNN's GEMM weight gradient (below AVX2),
-    // whose batch sum is per thread: the loop runs that one.
+    // On a primitive (a fast one, or oneDNN's reference kernel: ReduceSum
+    // over the batch), never the loop.
     const std::string note = two.capability(c.nb).note;
-    if (note.find("depends on the thread count") == std::string::npos) {
-      EXPECT_EQ(note.rfind("oneDNN ", 0), 0u) << "not on a primitive: " << note;
+    EXPECT_EQ(note.find("plain loop"), std::string::npos) << "not on a primitive: " << note;
+    const auto want = run_on(one, c.nb, c.inputs);
+    EXPECT_EQ(note_number(one, "checked "), 0);
+    EXPECT_EQ(note_number(one, "launch threads "), 1) << plugin_note(one);
+    for (const auto& [p, threads] : {std::pair<const Plugin*, int>{&two, 2}, {&three, 3}}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      const long long checks = note_number(*p, "checked ");
+      const long long pinned = note_number(*p, "pinned ");
+      const auto got = run_on(*p, c.nb, c.inputs);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) expect_bits_equal(got[i], want[i]);
+      EXPECT_EQ(note_number(*p, "checked "), checks + 1) << plugin_note(*p);
+      const bool pinned_now = note_number(*p, "pinned ") == pinned + 1;
+      std::cout << "[ threads  ] " << name << " at " << threads
+                << " threads: " << (pinned_now ? "pinned to one thread" : "threaded primitive kept")
+                << "\n";
+      EXPECT_EQ(note_number(*p, "launch threads "), pinned_now ? 1 : threads) << plugin_note(*p);
     }
-    const auto a = run_on(one, c.nb, c.inputs), b = run_on(two, c.nb, c.inputs);
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t i = 0; i < a.size(); ++i) expect_bits_equal(a[i], b[i]);
   }
+}
+
+// The check itself, on any CPU: with selfcheck_perturb=1 its threaded run
+// differs, so the node runs on one thread, with the bits of a threads=1
+// plugin. With deterministic=0 there is no check and the node runs on all
+// its threads, perturbed or not.
+TEST(OnednnTrainingDeterminism, ANodeWhoseBitsDifferRunsOnOneThread) {
+  Plugin one(plugin_path("onednn"), "threads=1");
+  Plugin pinned(plugin_path("onednn"), "threads=3;debug_counters=1;selfcheck_perturb=1");
+  Plugin fast(plugin_path("onednn"),
+              "threads=3;debug_counters=1;selfcheck_perturb=1;deterministic=0");
+  EXPECT_NE(plugin_note(fast).find("; unchecked;"), std::string::npos) << plugin_note(fast);
+  for (const char* name : {"Conv2dGradWeight", "Gemm_weight_gradient", "BatchNormGrad"}) {
+    SCOPED_TRACE(name);
+    Rng rng(5);
+    Case c;
+    reduction_cases().at(name)(rng, F32, c);
+    const auto want = run_on(one, c.nb, c.inputs), got = run_on(pinned, c.nb, c.inputs);
+    EXPECT_EQ(note_number(pinned, "launch threads "), 1) << plugin_note(pinned);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) expect_bits_equal(got[i], want[i]);
+    (void)run_on(fast, c.nb, c.inputs);
+    EXPECT_EQ(note_number(fast, "launch threads "), 3) << plugin_note(fast);
+  }
+  EXPECT_EQ(note_number(pinned, "checked "), 3);
+  EXPECT_EQ(note_number(pinned, "pinned "), 3);
 }
 
 }  // namespace

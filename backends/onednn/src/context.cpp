@@ -67,6 +67,10 @@ Options parse_options(const plugin_support::PluginOptions& options) {
   o.threads = static_cast<int>(options.integer("threads", 0, 0, 4096));
   o.blocked_activations = options.integer("blocked_activations", 1, 0, 1) != 0;
   o.debug_counters = options.integer("debug_counters", 0, 0, 1) != 0;
+  o.determinism = options.integer("deterministic", 1, 0, 1) != 0 ? Determinism::kThreadCountFree
+                                                                 : Determinism::kFastest;
+  o.selfcheck_perturb = options.integer("selfcheck_perturb", 0, 0, 1) != 0;
+  o.log_level = options.log_level();
   return o;
 }
 
@@ -75,6 +79,9 @@ Context::Context(const Options& opts)
       stream_(engine_),
       threads_(opts.threads),
       debug_counters_(opts.debug_counters),
+      determinism_(opts.determinism),
+      selfcheck_perturb_(opts.selfcheck_perturb),
+      log_level_(opts.log_level),
       layouts_(std::make_unique<LayoutStore>(*this, opts.blocked_activations)) {
   const dnnl_version_t* v = dnnl_version();
   version_ =
@@ -104,6 +111,28 @@ void Context::run(const std::function<void()>& fn, int threads) {
   }
 #endif
   fn();
+}
+
+void Context::launch(const std::function<void()>& fn, int threads) {
+  if (!debug_counters_ || !counting()) return run(fn, threads);
+  run(
+      [&] {
+        int team = 0;
+#ifdef AMPX_ONEDNN_HAVE_OPENMP
+        if (omp_) {
+      // An empty region under the launch's setting: the team oneDNN's
+      // parallel() and the loops' runner get (both take the default).
+#pragma omp parallel
+          {
+#pragma omp master
+            team = omp_get_num_threads();
+          }
+        }
+#endif
+        last_launch_threads_.store(team, std::memory_order_relaxed);
+        fn();
+      },
+      threads);
 }
 
 void* Context::scratchpad(size_t bytes) {

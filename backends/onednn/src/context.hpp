@@ -17,6 +17,12 @@
 
 namespace ampx::onednn {
 
+// Whether a node's bits may depend on the plugin's thread count.
+enum class Determinism {
+  kThreadCountFree,  // deterministic=1: never (docs/OPS.md, "Determinism")
+  kFastest,          // deterministic=0: the threaded primitive, unchecked
+};
+
 // Plugin options, from ampx_plugin_create_args::options ("key=value;...").
 struct Options {
   int threads = 0;  // threads=N; 0: all cores (the library default)
@@ -27,13 +33,30 @@ struct Options {
   // debug_counters=1: plugin_info.note also reports the per-launch
   // activation reorders so far (tests, benchmark).
   bool debug_counters = false;
+  // deterministic=0|1: 1 (default) keeps docs/OPS.md's promise that a
+  // node's bits do not depend on the thread count (thread_check.hpp); 0
+  // runs every primitive on the threads it was given, unchecked.
+  Determinism determinism = Determinism::kThreadCountFree;
+  // selfcheck_perturb=1 (tests only): the thread-count check sees the
+  // threaded kernel's output with one bit flipped, so every checked node is
+  // pinned to one thread on any CPU.
+  bool selfcheck_perturb = false;
+  // The host's log level (ampx_plugin_create_args::log_level).
+  int32_t log_level = 2;
 };
 // The documented keys (the AMPX_EXTENSION_OPTIONS extension and README.md).
 inline constexpr plugin_support::OptionSpec kOptions[] = {
     {"threads", "0..4096", "oneDNN threads; 0 or absent: all cores"},
     {"blocked_activations", "0|1",
      "1 (default): activations stay in the blocked layout oneDNN chose between its nodes"},
-    {"debug_counters", "0|1", "1: plugin_info.note also counts activation reorders"}};
+    {"debug_counters", "0|1",
+     "1: plugin_info.note also counts activation reorders, kernel runs and launch threads"},
+    {"deterministic", "0|1",
+     "1 (default): bits independent of the thread count (a threaded primitive that differs "
+     "from its one-thread run at prepare runs on one thread); 0: threaded primitives unchecked"},
+    {"selfcheck_perturb", "0|1",
+     "tests only: 1 makes the thread-count check fail, pinning every checked node to one "
+     "thread"}};
 
 // Reads the options; a bad value throws std::invalid_argument (plugin_create
 // then fails with that message). Other keys were dropped by the glue.
@@ -50,6 +73,10 @@ class Context {
   // call and restored after, so the host's own OpenMP use is untouched.
   // `threads` > 0: that many instead (a small primitive's single thread).
   void run(const std::function<void()>& fn, int threads = 0);
+  // A kernel launch: run(), and with debug_counters=1 also the size of the
+  // OpenMP team a parallel region gets under that setting, which is the
+  // team oneDNN's and the loops' regions get (last_launch_threads).
+  void launch(const std::function<void()>& fn, int threads = 0);
 
   // The stream's scratchpad: one buffer, grown to the largest request, that
   // every primitive of this plugin instance uses in turn (launches on the
@@ -59,6 +86,9 @@ class Context {
   int threads() const noexcept { return threads_; }
   LayoutStore& layouts() noexcept { return *layouts_; }
   bool debug_counters() const noexcept { return debug_counters_; }
+  Determinism determinism() const noexcept { return determinism_; }
+  bool selfcheck_perturb() const noexcept { return selfcheck_perturb_; }
+  int32_t log_level() const noexcept { return log_level_; }
   // Effective ISA (respects ONEDNN_MAX_CPU_ISA), e.g. "avx2".
   const std::string& isa() const noexcept { return isa_; }
   // "2.6.3"
@@ -70,6 +100,7 @@ class Context {
   // The recurrent ops' runs (rnn_kernel.hpp) on oneDNN's RNN primitive and
   // on the reference loop, for debug_counters=1's note.
   void count_recurrent_run(bool primitive) noexcept {
+    if (quiet_.load(std::memory_order_relaxed) > 0) return;
     (primitive ? rnn_primitive_runs_ : rnn_loop_runs_).fetch_add(1, std::memory_order_relaxed);
   }
   uint64_t recurrent_primitive_runs() const noexcept { return rnn_primitive_runs_.load(); }
@@ -78,10 +109,36 @@ class Context {
   // (a reference kernel), for debug_counters=1's note: which of the two a
   // node's kernel is.
   void count_kernel_run(bool primitive) noexcept {
+    if (quiet_.load(std::memory_order_relaxed) > 0) return;
     (primitive ? primitive_runs_ : loop_runs_).fetch_add(1, std::memory_order_relaxed);
   }
   uint64_t primitive_runs() const noexcept { return primitive_runs_.load(); }
   uint64_t loop_runs() const noexcept { return loop_runs_.load(); }
+  // The OpenMP team size of the last counted launch (launch()), with
+  // debug_counters=1; 0 before any, or without the OpenMP runtime.
+  int last_launch_threads() const noexcept { return last_launch_threads_.load(); }
+  // The thread-count checks at prepare (thread_check.hpp): kernels checked,
+  // and those of them pinned to one thread because the bits differed.
+  void count_thread_check(bool pinned) noexcept {
+    checked_.fetch_add(1, std::memory_order_relaxed);
+    if (pinned) pinned_.fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t thread_checks() const noexcept { return checked_.load(); }
+  uint64_t pinned_to_one_thread() const noexcept { return pinned_.load(); }
+  // While one lives, launches count nowhere (kernel runs, recurrent runs,
+  // activation reorders, launch threads): the thread-count check's runs at
+  // prepare are not the node's.
+  class Uncounted {
+   public:
+    explicit Uncounted(Context& c) : c_(c) { c_.quiet_.fetch_add(1); }
+    ~Uncounted() { c_.quiet_.fetch_sub(1); }
+    Uncounted(const Uncounted&) = delete;
+    Uncounted& operator=(const Uncounted&) = delete;
+
+   private:
+    Context& c_;
+  };
+  bool counting() const noexcept { return quiet_.load(std::memory_order_relaxed) == 0; }
 
  private:
   dnnl::engine engine_;
@@ -89,10 +146,16 @@ class Context {
   int threads_ = 0;
   bool omp_ = false;
   bool debug_counters_ = false;
+  Determinism determinism_ = Determinism::kThreadCountFree;
+  bool selfcheck_perturb_ = false;
+  int32_t log_level_ = 2;
   std::unique_ptr<LayoutStore> layouts_;
   std::string isa_, version_, runtime_;
   std::atomic<uint64_t> rnn_primitive_runs_{0}, rnn_loop_runs_{0};
   std::atomic<uint64_t> primitive_runs_{0}, loop_runs_{0};
+  std::atomic<uint64_t> checked_{0}, pinned_{0};
+  std::atomic<int> last_launch_threads_{0};
+  std::atomic<int> quiet_{0};
   struct alignas(64) Line {
     std::byte b[64];
   };

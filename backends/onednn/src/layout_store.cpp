@@ -167,6 +167,10 @@ dnnl::memory LayoutStore::current(const void* p, uint64_t bytes) {
   return it->second.blocked;
 }
 
+void LayoutStore::count_launch_reorder() noexcept {
+  if (ctx_.counting()) launch_ += 1;
+}
+
 dnnl::memory LayoutStore::produce(void* p, uint64_t bytes, const dnnl::memory::desc& plain,
                                   const dnnl::memory::desc& want) {
   std::lock_guard lock(mu_);

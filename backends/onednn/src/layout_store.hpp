@@ -74,7 +74,8 @@ class LayoutStore {
   dnnl::memory produce(void* p, uint64_t bytes, const dnnl::memory::desc& plain,
                        const dnnl::memory::desc& want);
 
-  void count_launch_reorder() noexcept { launch_ += 1; }
+  // Not while the context is uncounted (Context::Uncounted).
+  void count_launch_reorder() noexcept;
   ReorderCounts counts() const noexcept { return {launch_.load(), materialised_.load()}; }
 
  private:

@@ -29,7 +29,7 @@ class LoopKernel final : public reference::CpuKernel {
       : ctx_(std::move(ctx)), loop_(std::move(loop)) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     ctx_->count_kernel_run(false);
-    ctx_->run([&] { loop_->run(in, out); });
+    ctx_->launch([&] { loop_->run(in, out); });
   }
 
  private:

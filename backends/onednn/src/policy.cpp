@@ -11,6 +11,7 @@
 #include "pool_kernel.hpp"
 #include "primitive_kernel.hpp"
 #include "rnn_kernel.hpp"
+#include "thread_check.hpp"
 #include "train_kernels.hpp"
 
 namespace ampx::onednn {
@@ -207,25 +208,36 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
   if (a.support == AMPX_SUPPORT_UNSUPPORTED)
     throw reference::UnsupportedNode(v.where() + ": " + a.note);
   if (v.op_type() == "Concat") return std::make_unique<ConcatKernel>(ctx_, v);
-  if (is_recurrent_op(v.op_type()))  // the RNN primitive, or the loop (rnn_kernel.hpp)
-    return make_recurrent_kernel(ctx_, v, std::move(loop), !a.reference_kernel);
+  // Every kernel below is built for a thread count by a maker, which
+  // make_thread_count_free() may call twice: docs/OPS.md's thread-count
+  // promise (thread_check.hpp).
+  if (is_recurrent_op(v.op_type())) {  // the RNN primitive, or the loop (rnn_kernel.hpp)
+    if (a.reference_kernel) return make_recurrent_loop(ctx_, std::move(loop));
+    return make_thread_count_free(*ctx_, v, recurrent_threads(*ctx_, v), [&](int threads) {
+      return make_recurrent_kernel(
+          ctx_, v, std::make_unique<LoopKernel>(ctx_, reference::make_kernel(node)), threads);
+    });
+  }
   if (a.reference_kernel) return loop;
   try {
     // oneDNN fixes a primitive's thread count when it is created: under the
     // launch's thread setting, or a threads=1 plugin would run 2-thread
     // regions (and wake idle OpenMP workers) at every launch.
-    const int threads = PrimitiveKernel::threads_for(*ctx_, node);
-    if (is_multi_primitive_training_op(v)) return make_training_kernel(ctx_, v, threads);
-    std::unique_ptr<host_plugin::HostCopyKernel> kernel;
-    ctx_->run(
-        [&] {
-          kernel = std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v);
-        },
-        threads);
-    const std::string_view op = v.op_type();
-    if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool")  // pool_kernel.hpp
-      return std::make_unique<BlockedPoolKernel>(ctx_, v, std::move(kernel), threads);
-    return kernel;
+    const auto make = [&](int threads) -> std::unique_ptr<reference::CpuKernel> {
+      if (is_multi_primitive_training_op(v)) return make_training_kernel(ctx_, v, threads);
+      std::unique_ptr<host_plugin::HostCopyKernel> kernel;
+      ctx_->run(
+          [&] {
+            kernel = std::make_unique<PrimitiveKernel>(ctx_, plan_primitive(v, ctx_->engine()), v,
+                                                       threads);
+          },
+          threads);
+      const std::string_view op = v.op_type();
+      if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool")  // pool_kernel.hpp
+        return std::make_unique<BlockedPoolKernel>(ctx_, v, std::move(kernel), threads);
+      return kernel;
+    };
+    return make_thread_count_free(*ctx_, v, PrimitiveKernel::threads_for(*ctx_, node), make);
   } catch (const NoPrimitive& e) {
     // A training op or a later ONNX op falls back to its loop rather than
     // failing (measure()).
@@ -250,6 +262,12 @@ std::string OnednnPolicy::plugin_note() const {
             ", loop " + std::to_string(ctx_->recurrent_loop_runs());
     note += "; kernel runs: primitive " + std::to_string(ctx_->primitive_runs()) + ", loop " +
             std::to_string(ctx_->loop_runs());
+    // The note holds 255 bytes: these two short, at the end.
+    note += ctx_->determinism() == Determinism::kFastest
+                ? std::string("; unchecked")
+                : "; checked " + std::to_string(ctx_->thread_checks()) + ", pinned " +
+                      std::to_string(ctx_->pinned_to_one_thread());
+    note += "; launch threads " + std::to_string(ctx_->last_launch_threads());
   }
   return note;
 }

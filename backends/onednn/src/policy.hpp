@@ -35,7 +35,10 @@ class OnednnPolicy final : public host_plugin::CapabilityPolicy {
   void describe_device(ampx_device_props& props) const override;
   std::string library() const override { return "oneDNN " + ctx_->version(); }
   // "ISA avx2, OpenMP runtime, 2 threads, blocked activations"; with
-  // debug_counters=1 also "; activation reorders: N (launch L, materialised M)".
+  // debug_counters=1 also "; activation reorders: N (launch L, materialised
+  // M)", the recurrent and kernel runs, "; checked C, pinned P" (the
+  // thread-count checks, thread_check.hpp; "; unchecked" with
+  // deterministic=0) and "; launch threads T" (Context::launch).
   std::string plugin_note() const override;
 
   // The layout store's hooks (layout_store.hpp).

@@ -18,9 +18,9 @@ bool same_tensor(const memory::desc& a, const memory::desc& b) {
 }  // namespace
 
 PrimitiveKernel::PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePlan& plan,
-                                 const plugin_support::NodeView& node)
+                                 const plugin_support::NodeView& node, int threads)
     : ctx_(std::move(ctx)),
-      threads_(threads_for(*ctx_, node.desc())),
+      threads_(threads),
       where_(node.where()),
       args_(plan.args),
       relayout_(plan.relayout) {
@@ -215,7 +215,7 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
     }
   }
   if (p.scratch_bytes > 0) p.scratch.set_data_handle(ctx_->scratchpad(p.scratch_bytes));
-  ctx_->run(
+  ctx_->launch(
       [&] {
         dnnl::stream& st = ctx_->stream();
         for (Conversion& c : pre_) c.reorder->execute(st, c.from, c.to);

@@ -33,9 +33,11 @@ namespace ampx::onednn {
 class PrimitiveKernel final : public host_plugin::HostCopyKernel {
  public:
   // `node` supplies const_data of constant inputs (borrowed for the call).
-  // oneDNN errors become StatusError(INTERNAL) naming the node.
+  // Launched (and its variants created) with `threads`; the plan must have
+  // been made under it too, as oneDNN fixes a primitive's threads at
+  // creation. oneDNN errors become StatusError(INTERNAL) naming the node.
   PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePlan& plan,
-                  const plugin_support::NodeView& node);
+                  const plugin_support::NodeView& node, int threads);
 
   // The threads a node's primitive is created and launched with: one for
   // small work (an OpenMP fork and join costs more than it saves: the

@@ -204,11 +204,11 @@ class CountedLoop final : public reference::CpuKernel {
 class RecurrentKernel final : public reference::CpuKernel {
  public:
   RecurrentKernel(std::shared_ptr<Context> ctx, const ps::NodeView& v,
-                  std::unique_ptr<reference::CpuKernel> loop)
+                  std::unique_ptr<reference::CpuKernel> loop, int threads)
       : ctx_(std::move(ctx)),
         loop_(std::move(loop)),
         g_(geometry(v)),
-        threads_(threads_for(*ctx_, v, g_)),
+        threads_(threads),
         where_(v.where()),
         esize_(static_cast<size_t>(ps::dtype_size(g_.dtype))) {
     const dnnl::engine& eng = ctx_->engine();
@@ -275,7 +275,7 @@ class RecurrentKernel final : public reference::CpuKernel {
       return;
     }
     try {
-      ctx_->run(
+      ctx_->launch(
           [&] {
             convert(w_per_run_ ? in[1] : nullptr, r_per_run_ ? in[2] : nullptr,
                     b_per_run_ ? in[3] : nullptr, p_per_run_ ? in[6] : nullptr);
@@ -421,12 +421,20 @@ host_plugin::CapabilityAnswer answer_recurrent(const ps::NodeView& v, const Cont
   return a;
 }
 
+int recurrent_threads(const Context& ctx, const ps::NodeView& v) {
+  return threads_for(ctx, v, geometry(v));
+}
+
+std::unique_ptr<reference::CpuKernel> make_recurrent_loop(
+    std::shared_ptr<Context> ctx, std::unique_ptr<reference::CpuKernel> loop) {
+  return std::make_unique<CountedLoop>(std::move(ctx), std::move(loop));
+}
+
 std::unique_ptr<reference::CpuKernel> make_recurrent_kernel(
     std::shared_ptr<Context> ctx, const ps::NodeView& v, std::unique_ptr<reference::CpuKernel> loop,
-    bool primitive) {
-  if (!primitive) return std::make_unique<CountedLoop>(std::move(ctx), std::move(loop));
+    int threads) {
   try {
-    return std::make_unique<RecurrentKernel>(std::move(ctx), v, std::move(loop));
+    return std::make_unique<RecurrentKernel>(std::move(ctx), v, std::move(loop), threads);
   } catch (const dnnl::error& e) {
     throw ps::StatusError(AMPX_STATUS_INTERNAL, v.where() + ": oneDNN: " + e.what());
   }

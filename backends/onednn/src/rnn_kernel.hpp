@@ -55,15 +55,23 @@ host_plugin::CapabilityAnswer answer_recurrent(const plugin_support::NodeView& v
                                                const Context& ctx, double fast_flops,
                                                double slow_flops);
 
-// The prepared kernel of a recurrent node. `primitive` (answer_recurrent()
-// did not set reference_kernel): the primitive is created now (under the
-// launch's thread count), constant weights repacked and reordered now, and
-// `loop` (the node's LoopKernel) runs the runs whose sequence_lens are
-// shorter; else `loop` runs every run. Either way the runs are counted
-// (Context::count_recurrent_run, debug_counters=1's note). oneDNN errors
-// become StatusError(INTERNAL) naming the node.
+// The threads a recurrent node's primitive runs with: one below 1 MFLOP per
+// step and direction, else PrimitiveKernel::threads_for's count.
+int recurrent_threads(const Context& ctx, const plugin_support::NodeView& v);
+
+// The prepared kernel of a recurrent node whose answer is the primitive
+// (answer_recurrent() did not set reference_kernel): the primitive is
+// created now under `threads` (the launch's count), constant weights
+// repacked and reordered now, and `loop` (the node's LoopKernel) runs the
+// runs whose sequence_lens are shorter. oneDNN errors become
+// StatusError(INTERNAL) naming the node.
 std::unique_ptr<reference::CpuKernel> make_recurrent_kernel(
     std::shared_ptr<Context> ctx, const plugin_support::NodeView& v,
-    std::unique_ptr<reference::CpuKernel> loop, bool primitive);
+    std::unique_ptr<reference::CpuKernel> loop, int threads);
+// The kernel of one the primitive does not fit: `loop`, every run.
+// Either kernel counts its runs (Context::count_recurrent_run,
+// debug_counters=1's note).
+std::unique_ptr<reference::CpuKernel> make_recurrent_loop(
+    std::shared_ptr<Context> ctx, std::unique_ptr<reference::CpuKernel> loop);
 
 }  // namespace ampx::onednn

@@ -126,7 +126,7 @@ class MultiStepKernel : public reference::CpuKernel {
  public:
   void run(std::span<const void* const> in, std::span<void* const> out) final {
     try {
-      ctx_->run(
+      ctx_->launch(
           [&] {
             dnnl::stream& s = ctx_->stream();
             void* scratch = scratch_bytes_ ? ctx_->scratchpad(scratch_bytes_) : nullptr;
