@@ -70,10 +70,10 @@ double thread_cpu_ms() {
 }
 
 // Times the variants round-robin, `reps` rounds after one warm-up round;
-// returns the median per variant in ms (wall clock, or with `cpu` the
-// calling thread's CPU time).
-std::vector<double> interleaved(const std::vector<std::function<void()>>& variants, int reps,
-                                bool cpu = false) {
+// returns every round's time per variant in ms (wall clock, or with `cpu`
+// the calling thread's CPU time).
+std::vector<std::vector<double>> interleaved_rounds(
+    const std::vector<std::function<void()>>& variants, int reps, bool cpu = false) {
   for (const auto& f : variants) f();
   std::vector<std::vector<double>> t(variants.size());
   for (int r = 0; r < reps; ++r)
@@ -88,9 +88,22 @@ std::vector<double> interleaved(const std::vector<std::function<void()>>& varian
       variants[i]();
       t[i].push_back(ms_since(t0));
     }
+  return t;
+}
+
+// The median per variant of interleaved_rounds().
+std::vector<double> interleaved(const std::vector<std::function<void()>>& variants, int reps,
+                                bool cpu = false) {
   std::vector<double> out;
-  for (auto& v : t) out.push_back(median(v));
+  for (auto& v : interleaved_rounds(variants, reps, cpu)) out.push_back(median(v));
   return out;
+}
+
+// "median (fastest)": on a shared, loaded machine the fastest round is
+// closest to what the code costs, the median what a run met.
+std::string median_and_min(std::vector<double> v) {
+  const double lo = *std::min_element(v.begin(), v.end());
+  return fmt::format("{:.2f} ({:.2f}) ms", median(v), lo);
 }
 
 // ------------------------------------------- the direct oneDNN program
@@ -372,7 +385,6 @@ int main(int argc, char** argv) {
   };
   if (layouts_only) {
     layouts();
-    determinism();
     return 0;
   }
 
@@ -423,6 +435,7 @@ int main(int argc, char** argv) {
   // check included) and dropped.
   auto determinism = [&] {
     fmt::print("\n### 5. What the thread-count promise costs (f32, {} threads)\n\n", cores);
+    fmt::print("Median (fastest) of the rounds; ratio of the medians.\n\n");
     fmt::print(
         "| workload | run, `deterministic=1` | run, `deterministic=0` | ratio | prepare, "
         "`deterministic=1` | prepare, `deterministic=0` |\n");
@@ -447,12 +460,13 @@ int main(int argc, char** argv) {
                     plan_for(make_builtin_model("cnn"), AmpPolicy{}, caps, false).fused.graph});
     for (const Work& w : work) {
       const auto in = random_inputs(w.graph, 7);
-      const auto prep = interleaved(
+      const auto prep = interleaved_rounds(
           {[&] { Executor e(w.graph, det); }, [&] { Executor e(w.graph, fast); }}, reps);
       Executor a(w.graph, det), b(w.graph, fast);
-      const auto t = interleaved({[&] { (void)a.run(in); }, [&] { (void)b.run(in); }}, reps);
-      fmt::print("| {} | {:.3f} ms | {:.3f} ms | {:.2f} | {:.2f} ms | {:.2f} ms |\n", w.name, t[0],
-                 t[1], t[0] / t[1], prep[0], prep[1]);
+      const auto t = interleaved_rounds({[&] { (void)a.run(in); }, [&] { (void)b.run(in); }}, reps);
+      fmt::print("| {} | {} | {} | {:.2f} | {} | {} |\n", w.name, median_and_min(t[0]),
+                 median_and_min(t[1]), median(t[0]) / median(t[1]), median_and_min(prep[0]),
+                 median_and_min(prep[1]));
     }
   };
   if (determinism_only) {
@@ -481,6 +495,7 @@ int main(int argc, char** argv) {
   }
 
   layouts();
+  determinism();
 
   // 2. O0, effective O2 (--dtype auto), capability-blind O2 (f16).
   fmt::print("\n### 2. O0 vs effective O2 vs capability-blind O2 on onednn:0\n\n");

@@ -2,7 +2,8 @@
 // plugin (backend_api/host_plugin, ampx/host_plugin.hpp) with oneDNN primitives as kernels
 // and capability answers measured from oneDNN's implementation choice.
 // Options: "threads=N" (0 or absent: all cores), "blocked_activations=0|1"
-// (default 1), "debug_counters=0|1" (default 0); see README.md.
+// (default 1), "debug_counters=0|1" (default 0), "deterministic=0|1"
+// (default 1), "selfcheck_perturb=0|1" (tests only); see README.md.
 #include "ampx/backend_api.h"
 #include "ampx/host_plugin.hpp"
 #include "policy.hpp"

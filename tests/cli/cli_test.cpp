@@ -43,7 +43,7 @@ TEST(Cli, DevicesListsCpuRef) {
     const std::map<std::string, std::string> want{
         {"cpu_ref", "threads,"},
         {"vulkan", "threads,replicas,"},
-        {"onednn", "threads,blocked_activations,debug_counters,"},
+        {"onednn", "threads,blocked_activations,debug_counters,deterministic,selfcheck_perturb,"},
         {"cuda", "cudnn,threads,"}};
     if (const auto it = want.find(p["name"].get<std::string>()); it != want.end()) {
       EXPECT_EQ(keys, it->second) << p.dump();
