@@ -6,6 +6,7 @@
 // every dtype in onednn_test_ops.cpp.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "onednn_harness.hpp"
 #include "op_cases.hpp"
@@ -131,6 +132,45 @@ TEST_F(OnednnRecurrent, WeightsAsInputsGiveTheConstantsBits) {
   const auto inputs = run("LSTM_bidirectional_weights_in");
   ASSERT_EQ(constant.size(), inputs.size());
   for (size_t i = 0; i < constant.size(); ++i) expect_bits_equal(inputs[i], constant[i]);
+}
+
+// docs/OPS.md's thread-count promise on the RNN primitive (an LSTM big
+// enough to run threaded: 16.8 MFLOP per step): checked at prepare and run
+// on 3 threads, or on one where the bits differed, with a threads=1
+// plugin's bits. With a run-time sequence_lens (all seq_length here) the
+// node is pinned to one thread unchecked: a drawn length would not run the
+// primitive's path (backends/onednn/README.md, "Determinism").
+TEST(OnednnRecurrentThreads, TheSameBitsAtOneAndThreeThreads) {
+  Plugin one(plugin_path("onednn"), "threads=1");
+  Plugin three(plugin_path("onednn"), "threads=3;debug_counters=1");
+  for (const bool runtime_lens : {false, true}) {
+    SCOPED_TRACE(runtime_lens ? "run-time sequence_lens" : "no sequence_lens");
+    const int64_t T = 4, N = 16, I = 256, H = 256;
+    Rng r(23);
+    Case c;
+    c.nb = NodeBuilder("LSTM", "n");
+    in(c, rnd(r, F32, {T, N, I}));
+    in(c, rnd(r, F32, {1, 4 * H, I}, 0.1), true);
+    in(c, rnd(r, F32, {1, 4 * H, H}, 0.1), true);
+    in(c, rnd(r, F32, {1, 8 * H}, 0.1), true);
+    in(c, rnd(r, F32, {1, N, H}));
+    in(c, rnd(r, F32, {1, N, H}));
+    in(c, rnd(r, F32, {1, 3 * H}, 0.1), true);
+    if (runtime_lens) in(c, Tensor::of(I64, {N}, std::vector<double>(N, T)));
+    c.nb.output(F32, {T, 1, N, H}).output(F32, {1, N, H}).output(F32, {1, N, H});
+    c.nb.attr_int("hidden_size", H).attr_str("direction", "forward");
+    const long long checked = note_number(three, "checked "),
+                    pinned = note_number(three, "pinned ");
+    const Runs before = recurrent_runs(three);
+    const auto want = run_on(one, c.nb, c.inputs), got = run_on(three, c.nb, c.inputs);
+    EXPECT_EQ(recurrent_runs(three).primitive, before.primitive + 1) << plugin_note(three);
+    EXPECT_EQ(note_number(three, "checked "), checked + 1);
+    const bool pinned_now = note_number(three, "pinned ") == pinned + 1;
+    if (runtime_lens) EXPECT_TRUE(pinned_now) << plugin_note(three);
+    EXPECT_EQ(note_number(three, "launch threads "), pinned_now ? 1 : 3) << plugin_note(three);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) expect_bits_equal(got[i], want[i]);
+  }
 }
 
 // 16-bit is measured by creating the primitive descriptor: oneDNN 2.6 has

@@ -115,13 +115,13 @@ void Context::run(const std::function<void()>& fn, int threads) {
 
 void Context::launch(const std::function<void()>& fn, int threads) {
   if (!debug_counters_ || !counting()) return run(fn, threads);
+  // First an empty region under the launch's setting: its team is the one
+  // oneDNN's parallel() and the loops' runner get (both take the default).
   run(
       [&] {
         int team = 0;
 #ifdef AMPX_ONEDNN_HAVE_OPENMP
         if (omp_) {
-      // An empty region under the launch's setting: the team oneDNN's
-      // parallel() and the loops' runner get (both take the default).
 #pragma omp parallel
           {
 #pragma omp master

@@ -100,7 +100,7 @@ class Context {
   // The recurrent ops' runs (rnn_kernel.hpp) on oneDNN's RNN primitive and
   // on the reference loop, for debug_counters=1's note.
   void count_recurrent_run(bool primitive) noexcept {
-    if (quiet_.load(std::memory_order_relaxed) > 0) return;
+    if (!counting()) return;
     (primitive ? rnn_primitive_runs_ : rnn_loop_runs_).fetch_add(1, std::memory_order_relaxed);
   }
   uint64_t recurrent_primitive_runs() const noexcept { return rnn_primitive_runs_.load(); }
@@ -109,7 +109,7 @@ class Context {
   // (a reference kernel), for debug_counters=1's note: which of the two a
   // node's kernel is.
   void count_kernel_run(bool primitive) noexcept {
-    if (quiet_.load(std::memory_order_relaxed) > 0) return;
+    if (!counting()) return;
     (primitive ? primitive_runs_ : loop_runs_).fetch_add(1, std::memory_order_relaxed);
   }
   uint64_t primitive_runs() const noexcept { return primitive_runs_.load(); }
