@@ -403,6 +403,38 @@ TEST(TrainCli, EveryTrainingFlagChangesTheRun) {
   EXPECT_NE(weights(" --freeze 'conv1*'"), weights("")) << "--freeze";
 }
 
+// A run resumed from its checkpoints ends where the uninterrupted run does
+// when the automatic fallback is at work: the layers moved to f32 stay
+// there (metadata amp_fallback) and the fallback windows carry over
+// (fallback_windows), so a layer with two counted overflows before a
+// checkpoint moves at the same step after it. fc2's gradients overflow f16
+// at this fixed scale (two steps per epoch). A checkpoint of another seed
+// is refused.
+TEST(TrainCli, AResumedRunKeepsItsFallbacksAndTheirWindows) {
+  const fs::path ok = digits_like("fallback_resume", {1, 2, 3, 4, 5, 6, 7, 8});
+  const std::string args = kTrain +
+                           " --batch 4 --amp O2 --capability-blind --loss-scale "
+                           "fixed:65536 --auto-fallback --format json --data " +
+                           ok.string();
+  const fs::path straight = fresh_dir("fallback_straight"), split = fresh_dir("fallback_split");
+  const Result full = ampx(args + " --epochs 3 --checkpoint " + straight.string());
+  ASSERT_EQ(full.code, 0) << full.err;
+  const nlohmann::json fallbacks = done_record(full.out)["diagnostics"]["fallbacks"];
+  ASSERT_FALSE(fallbacks.empty()) << full.out;
+  std::string last_out;
+  for (int epochs = 1; epochs <= 3; ++epochs) {
+    const Result r = ampx(args + " --epochs " + std::to_string(epochs) + " --checkpoint " +
+                          split.string() + (epochs > 1 ? " --resume" : ""));
+    ASSERT_EQ(r.code, 0) << r.err;
+    last_out = r.out;
+  }
+  EXPECT_EQ(done_record(last_out)["diagnostics"]["fallbacks"], fallbacks);
+  EXPECT_TRUE(slurp(straight / "epoch-0003.ampxckpt") == slurp(split / "epoch-0003.ampxckpt"))
+      << "the resumed run ends with other weights";
+  expect_one_line_error(ampx(args + " --epochs 4 --seed 7 --resume --checkpoint " + split.string()),
+                        1, "epoch-0003.ampxckpt: the checkpoint was written with --seed 0");
+}
+
 TEST(TrainCli, BadDataIsOneLineNamingFileAndSample) {
   const fs::path out_of_range = digits_like("range", {1, 2, 10, 3});
   expect_one_line_error(ampx(kTrain + " --epochs 1 --data " + out_of_range.string()), 2,
