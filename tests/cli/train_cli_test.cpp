@@ -376,13 +376,12 @@ TEST(TrainCli, DtypeAutoTrainsInTheTypePlanChooses) {
 
 // Every optimizer and data flag reaches the step: a run with it ends in
 // another loss than the same run without it (the formulas are checked in
-// tests/train/trainer_options_test.cpp), and --freeze trains fewer weights.
+// tests/train/trainer_options_test.cpp); --freeze trains fewer weights,
+// --keep keeps that many checkpoints, --loss mse takes f32 targets.
 TEST(TrainCli, EveryTrainingFlagChangesTheRun) {
   const fs::path ok = digits_like("flags", {1, 2, 3, 4, 5, 6, 7, 8});
-  const std::string base = kTrain +
-                           " --epochs 2 --batch 4 --lr 0.1 --momentum 0.9 "
-                           "--format json --data " +
-                           ok.string();
+  const std::string base =
+      kTrain + " --epochs 2 --batch 4 --lr 0.1 --format json --data " + ok.string();
   const auto last_loss = [&](const std::string& extra) {
     const Result r = ampx(base + extra);
     EXPECT_EQ(r.code, 0) << extra << ": " << r.err;
@@ -392,15 +391,37 @@ TEST(TrainCli, EveryTrainingFlagChangesTheRun) {
   const nlohmann::json plain = last_loss("");
   ASSERT_TRUE(plain.is_number());
   EXPECT_EQ(last_loss(""), plain) << "the run is deterministic";
-  for (const char* flag :
-       {" --clip-grad-norm 0.001", " --nesterov", " --weight-decay 0.5", " --seed 2"})
-    EXPECT_NE(last_loss(flag), plain) << flag;
+  // Pairs of runs that differ in one flag only.
+  const std::pair<const char*, const char*> pairs[] = {
+      {"", " --clip-grad-norm 0.001"},
+      {"", " --momentum 0.9"},
+      {" --momentum 0.9", " --momentum 0.9 --nesterov"},
+      {"", " --weight-decay 0.5"},
+      {"", " --seed 2"},
+      {"", " --optimizer adam"},
+      {" --optimizer adam --weight-decay 0.5", " --optimizer adamw --weight-decay 0.5"}};
+  for (const auto& [a, b] : pairs)
+    EXPECT_NE(last_loss(b), a[0] ? last_loss(a) : plain) << "'" << a << "' against '" << b << "'";
   const auto weights = [&](const std::string& extra) {
     const Result r = ampx(kTrain + " --epochs 1 --batch 4 --data " + ok.string() + extra);
     EXPECT_EQ(r.code, 0) << r.err;
     return r.out.substr(0, r.out.find(" parameters)"));
   };
   EXPECT_NE(weights(" --freeze 'conv1*'"), weights("")) << "--freeze";
+  const fs::path kept = fresh_dir("flags_keep");
+  ASSERT_EQ(ampx(kTrain + " --epochs 3 --batch 4 --keep 1 --data " + ok.string() +
+                 " --checkpoint " + kept.string())
+                .code,
+            0);
+  EXPECT_FALSE(fs::exists(kept / "epoch-0002.ampxckpt"));
+  EXPECT_TRUE(fs::exists(kept / "epoch-0003.ampxckpt"));
+  // MSE against one-hot f32 targets [N, 10] (cross entropy refuses them).
+  const fs::path mse = digits_like("flags_mse", {1, 2, 3, 4, 5, 6, 7, 8});
+  std::vector<float> onehot(80, 0.0f);
+  for (int i = 0; i < 8; ++i) onehot[static_cast<size_t>(i * 10 + i + 1)] = 1.0f;
+  write_npy(mse / "labels.npy", "<f4", {8, 10}, onehot.data(), onehot.size() * 4);
+  const Result r = ampx(kTrain + " --epochs 1 --batch 4 --loss mse --data " + mse.string());
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 // A run resumed from its checkpoints ends where the uninterrupted run does
