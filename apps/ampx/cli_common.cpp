@@ -61,16 +61,19 @@ void PolicyOptions::add_to(CLI::App& cmd) {
       ->each([this](const std::string&) { black_list_set = true; });
   cmd.add_flag("--no-cost", no_cost,
                "no cost step: every node the device runs natively in 16-bit stays 16-bit");
-  cmd.add_flag("--no-tuned", no_tuned,
-               "plan afresh even where `ampx tune` stored a tuned plan for this model, device and "
-               "options");
-  cmd.add_option("--profile", profile,
-                 "plan from a stored profile (ampx db export) instead of the live device");
   cmd.add_option("--db", db,
                  "capability database with probe data (default: see docs/capability-db.md)");
   cmd.add_flag("--capability-blind", capability_blind,
                "plan as a policy-string framework would: 16-bit nodes run 16-bit on emulated "
                "kernels too (for comparisons; see docs/PLANNER.md)");
+}
+
+void PolicyOptions::add_stored_plan_sources_to(CLI::App& cmd) {
+  cmd.add_flag("--no-tuned", no_tuned,
+               "plan afresh even where `ampx tune` stored a tuned plan for this model, device and "
+               "options");
+  cmd.add_option("--profile", profile,
+                 "plan from a stored profile (ampx db export) instead of the live device");
 }
 
 AmpPolicy PolicyOptions::to_policy() const {

@@ -85,6 +85,11 @@ struct PolicyOptions {
   std::string db;         // --db PATH: the capability database for probe data
 
   void add_to(CLI::App& cmd);
+  // --no-tuned and --profile, for the commands that plan through plan_model
+  // (plan, run, export, tune). `train` plans its step through a Session,
+  // which neither applies tuned plans nor reads profiles: it does not
+  // offer them rather than ignore them.
+  void add_stored_plan_sources_to(CLI::App& cmd);
   // The planner options these flags ask for; `cost` from cost_model().
   ampx::PlanOptions plan_options(bool build_graph, capability::CostModel* cost) const {
     return {.build_graph = build_graph,

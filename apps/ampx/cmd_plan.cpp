@@ -53,6 +53,7 @@ Action add_plan_command(CLI::App& app, const GlobalOptions& global) {
   opts->model_args.add_to(*cmd);
   opts->devices.add_to(*cmd);
   opts->policy.add_to(*cmd);
+  opts->policy.add_stored_plan_sources_to(*cmd);
   add_format_option(*cmd, opts->format);
   return [&global, opts] { return run_plan(global, *opts); };
 }

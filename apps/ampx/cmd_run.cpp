@@ -302,6 +302,7 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
   opts->model_args.add_to(*cmd);
   opts->devices.add_to(*cmd);
   opts->policy.add_to(*cmd);
+  opts->policy.add_stored_plan_sources_to(*cmd);
   cmd->add_option("--iters", opts->iters, "timed runs")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();

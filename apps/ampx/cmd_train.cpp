@@ -56,7 +56,8 @@ struct TrainOptions {
   Format format = Format::kText;
 };
 
-// What a resumed run must share with the run that wrote the checkpoint.
+// What a resumed run must share with the run that wrote the checkpoint
+// (the 16-bit type as resolved: `--dtype auto` may pick another elsewhere).
 std::string options_json(const TrainOptions& o, const train::TrainerOptions& t) {
   const auto& op = t.graph.optimizer;
   return nlohmann::json{{"optimizer", train::optimizer_name(op.kind)},
@@ -67,7 +68,7 @@ std::string options_json(const TrainOptions& o, const train::TrainerOptions& t) 
                         {"batch", t.batch},
                         {"loss", o.loss},
                         {"amp", o.policy.amp},
-                        {"dtype", o.policy.dtype},
+                        {"dtype", dtype_name(t.policy.half)},
                         {"freeze", o.freeze}}
       .dump();
 }
@@ -164,7 +165,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   t.seed = o.seed;
   t.policy = o.policy.to_policy();
   t.capability_blind = o.policy.capability_blind;
-  t.eager = o.eager;
+  t.eager = o.eager;  // the Trainer refuses it (kEagerNotImplemented)
   t.graph.clip_grad_norm = o.clip_grad_norm;
   if (o.loss_scale != "auto") {
     try {
@@ -186,7 +187,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   so.excluded_plugins = global.excluded_plugins;
   for (const auto& d : global.plugin_dirs) so.plugin_dirs.emplace_back(d);
   so.use_costs = !o.policy.no_cost;
-  so.use_tuned = false;
+  so.use_tuned = false;  // `ampx tune` tunes inference plans, never a training step
   so.db_path = db_option(o.policy.db);
   so.threads = global.threads;
   so.trust_plugins = global.trust_plugins;
@@ -194,6 +195,12 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   ModelOptions mo = o.model_args.to_options();
   mo.batch_size = o.batch;  // a symbolic batch dimension trains at --batch
   const Graph forward = session.load(o.model, mo);
+  // `--dtype auto`: the 16-bit type the selected devices run natively for
+  // this model, as `ampx plan --dtype auto` resolves it (before the
+  // Trainer, whose default loss scale depends on it).
+  if (o.policy.dtype_auto())
+    o.policy.resolve_dtype(forward, t.policy, session.select_devices(forward).plan_devices());
+  const std::string half(dtype_name(t.policy.half));
 
   train::Dataset data = train::load_dataset(o.data);
   std::optional<train::Dataset> eval;
@@ -264,8 +271,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     std::cout << fmt::format(
         "training {} on {}: {} weights ({} parameters), amp {} {}, {} of {} nodes 16-bit, {} {}\n",
         forward.name, fmt::join(plan.devices, ","), trainer.training_graph().trainable,
-        trainer.training_graph().parameters, o.policy.amp, o.policy.dtype,
-        plan.summary.effective_16bit, plan.nodes.size(), o.optimizer, fmt::format("lr {}", o.lr));
+        trainer.training_graph().parameters, o.policy.amp,
+        o.policy.dtype_auto() ? half + " (--dtype auto)" : half, plan.summary.effective_16bit,
+        plan.nodes.size(), o.optimizer, fmt::format("lr {}", o.lr));
     std::cout << fmt::format("loss scale {}: {}\n", trainer.loss_scaler().options().str(),
                              trainer.loss_scale_reason());
   }
@@ -276,7 +284,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   if (!o.report.empty()) {
     std::string label = o.report_label;
     if (label.empty())
-      label = fmt::format("{} {}{}, loss scale {}{}", o.policy.amp, o.policy.dtype,
+      label = fmt::format("{} {}{}, loss scale {}{}", o.policy.amp, half,
                           o.policy.capability_blind ? " (capability-blind)" : "",
                           trainer.loss_scaler().options().str(),
                           o.auto_fallback ? ", auto-fallback" : "");
@@ -366,7 +374,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     const AmpPlan& plan = trainer.plan();
     nlohmann::json j{{"schema", "ampx.train/1"},   {"event", "done"},
                      {"model", forward.name},      {"devices", plan.devices},
-                     {"amp", o.policy.amp},        {"dtype", o.policy.dtype},
+                     {"amp", o.policy.amp},        {"dtype", half},
                      {"nodes", plan.nodes.size()}, {"nodes_16bit", plan.summary.effective_16bit},
                      {"epochs", trainer.epoch()},  {"steps", trainer.step()}};
     const train::LossScaleState& ls = trainer.loss_scaler().state();
@@ -474,8 +482,8 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
       ->check(kNonEmpty);
   cmd->add_option("--export", o->export_path, "write the trained model as ONNX")->check(kNonEmpty);
   cmd->add_flag("--eager", o->eager,
-                "dispatch the step node by node (a kernel prepared and a synchronise per node, no "
-                "fusion, no memory planning), as PyNative mode does; default: the compiled step");
+                "node-by-node dispatch as PyNative mode does: not implemented yet, refused (the "
+                "step is always compiled)");
   o->policy.add_to(*cmd);
   o->model_args.add_to(*cmd);
   add_format_option(*cmd, o->format);

@@ -113,6 +113,7 @@ Action add_tune_command(CLI::App& app, const GlobalOptions& global) {
   opts->model_args.add_to(*cmd);
   opts->devices.add_to(*cmd);
   opts->policy.add_to(*cmd);
+  opts->policy.add_stored_plan_sources_to(*cmd);
   cmd->add_option("--max-replans", opts->tune.max_replans, "measure/re-plan rounds at most")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();

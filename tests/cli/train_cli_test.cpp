@@ -311,6 +311,151 @@ TEST(TrainCli, ACheckpointOfAnotherRunIsRefused) {
       "epoch-0001.ampxckpt: truncated");
 }
 
+// The last record of a --format json run's output (the `done` record).
+nlohmann::json done_record(const std::string& out) {
+  std::string last = out.substr(0, out.find_last_not_of('\n') + 1);
+  return nlohmann::json::parse(last.substr(last.rfind('\n') + 1));
+}
+
+// Options that only exist to be refused, or not at all: --eager (no eager
+// dispatch yet; it used to run the compiled step), --profile and --no-tuned
+// (a training step is planned through the Session, which neither reads a
+// profile nor applies a tuned plan: they were accepted and ignored).
+TEST(TrainCli, EagerProfileAndNoTunedAreRefusedNotIgnored) {
+  const fs::path ok = digits_like("refused", {1, 2, 3, 4});
+  const std::string base = kTrain + " --epochs 1 --batch 2 --data " + ok.string();
+  expect_one_line_error(ampx(base + " --eager"), 2,
+                        "eager dispatch (--eager) is not implemented yet");
+  expect_one_line_error(ampx(base + " --profile /nonexistent.json"), 2, "--profile");
+  expect_one_line_error(ampx(base + " --no-tuned"), 2, "--no-tuned");
+  ASSERT_EQ(ampx(base).code, 0);
+}
+
+// --dtype auto trains in the 16-bit type `ampx plan --dtype auto` picks for
+// the same model and device (it used to train in f16 whatever the device):
+// test_native answering only bf16 natively, then only f16, and onednn:0
+// where it is built (bf16 on an AVX512-BF16 or AMX CPU, f16 elsewhere).
+// The loss scale follows the type: none for bf16, dynamic for f16 at O2.
+TEST(TrainCli, DtypeAutoTrainsInTheTypePlanChooses) {
+  const fs::path ok = digits_like("dtype_auto", {1, 2, 3, 4});
+  const auto check = [&](const std::string& device, const std::string& env,
+                         const std::string& want) {
+    SCOPED_TRACE(device + " " + env);
+    const Result plan = ampx(kTestDir + " plan builtin:digits-cnn --amp O2 --dtype auto --device " +
+                                 device + " --format json",
+                             env);
+    if (plan.code != 0 && plan.err.find("no device") != std::string::npos) return;
+    ASSERT_EQ(plan.code, 0) << plan.err;
+    const std::string chosen = nlohmann::json::parse(plan.out)["dtype_auto"]["chosen"];
+    if (!want.empty()) EXPECT_EQ(chosen, want);
+    const Result train =
+        ampx(kTestDir +
+                 " train builtin:digits-cnn --amp O2 --dtype auto --epochs 1 --batch 2 "
+                 "--format json --device " +
+                 device + " --data " + ok.string(),
+             env);
+    ASSERT_EQ(train.code, 0) << train.err;
+    const nlohmann::json done = done_record(train.out);
+    EXPECT_EQ(done["dtype"], chosen);
+    EXPECT_EQ(done["loss_scale"]["schedule"].get<std::string>().rfind("dynamic", 0) == 0,
+              chosen == "f16")
+        << done["loss_scale"];
+    const Result text =
+        ampx(kTestDir +
+                 " train builtin:digits-cnn --amp O2 --dtype auto --epochs 1 --batch 2 "
+                 "--device " +
+                 device + " --data " + ok.string(),
+             env);
+    ASSERT_EQ(text.code, 0) << text.err;
+    EXPECT_NE(text.out.find("amp O2 " + chosen + " (--dtype auto)"), std::string::npos) << text.out;
+  };
+  check("test_native:0", "AMPX_TEST_NATIVE_OPS='*' AMPX_TEST_NATIVE_DTYPES=bf16", "bf16");
+  check("test_native:0", "AMPX_TEST_NATIVE_OPS='*' AMPX_TEST_NATIVE_DTYPES=f16", "f16");
+  check("onednn:0", "", "");
+}
+
+// Every optimizer and data flag reaches the step: a run with it ends in
+// another loss than the same run without it (the formulas are checked in
+// tests/train/trainer_options_test.cpp); --freeze trains fewer weights,
+// --keep keeps that many checkpoints, --loss mse takes f32 targets.
+TEST(TrainCli, EveryTrainingFlagChangesTheRun) {
+  const fs::path ok = digits_like("flags", {1, 2, 3, 4, 5, 6, 7, 8});
+  const std::string base =
+      kTrain + " --epochs 2 --batch 4 --lr 0.1 --format json --data " + ok.string();
+  const auto last_loss = [&](const std::string& extra) {
+    const Result r = ampx(base + extra);
+    EXPECT_EQ(r.code, 0) << extra << ": " << r.err;
+    const auto records = epoch_records(r.out);
+    return records.empty() ? nlohmann::json() : records.back()["train_loss"];
+  };
+  const nlohmann::json plain = last_loss("");
+  ASSERT_TRUE(plain.is_number());
+  EXPECT_EQ(last_loss(""), plain) << "the run is deterministic";
+  // Pairs of runs that differ in one flag only.
+  const std::pair<const char*, const char*> pairs[] = {
+      {"", " --clip-grad-norm 0.001"},
+      {"", " --momentum 0.9"},
+      {" --momentum 0.9", " --momentum 0.9 --nesterov"},
+      {"", " --weight-decay 0.5"},
+      {"", " --seed 2"},
+      {"", " --optimizer adam"},
+      {" --optimizer adam --weight-decay 0.5", " --optimizer adamw --weight-decay 0.5"}};
+  for (const auto& [a, b] : pairs)
+    EXPECT_NE(last_loss(b), a[0] ? last_loss(a) : plain) << "'" << a << "' against '" << b << "'";
+  const auto weights = [&](const std::string& extra) {
+    const Result r = ampx(kTrain + " --epochs 1 --batch 4 --data " + ok.string() + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.out.substr(0, r.out.find(" parameters)"));
+  };
+  EXPECT_NE(weights(" --freeze 'conv1*'"), weights("")) << "--freeze";
+  const fs::path kept = fresh_dir("flags_keep");
+  ASSERT_EQ(ampx(kTrain + " --epochs 3 --batch 4 --keep 1 --data " + ok.string() +
+                 " --checkpoint " + kept.string())
+                .code,
+            0);
+  EXPECT_FALSE(fs::exists(kept / "epoch-0002.ampxckpt"));
+  EXPECT_TRUE(fs::exists(kept / "epoch-0003.ampxckpt"));
+  // MSE against one-hot f32 targets [N, 10] (cross entropy refuses them).
+  const fs::path mse = digits_like("flags_mse", {1, 2, 3, 4, 5, 6, 7, 8});
+  std::vector<float> onehot(80, 0.0f);
+  for (int i = 0; i < 8; ++i) onehot[static_cast<size_t>(i * 10 + i + 1)] = 1.0f;
+  write_npy(mse / "labels.npy", "<f4", {8, 10}, onehot.data(), onehot.size() * 4);
+  const Result r = ampx(kTrain + " --epochs 1 --batch 4 --loss mse --data " + mse.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// A run resumed from its checkpoints ends where the uninterrupted run does
+// when the automatic fallback is at work: the layers moved to f32 stay
+// there (metadata amp_fallback) and the fallback windows carry over
+// (fallback_windows), so a layer with two counted overflows before a
+// checkpoint moves at the same step after it. fc2's gradients overflow f16
+// at this fixed scale (two steps per epoch). A checkpoint of another seed
+// is refused.
+TEST(TrainCli, AResumedRunKeepsItsFallbacksAndTheirWindows) {
+  const fs::path ok = digits_like("fallback_resume", {1, 2, 3, 4, 5, 6, 7, 8});
+  const std::string args = kTrain +
+                           " --batch 4 --amp O2 --capability-blind --loss-scale "
+                           "fixed:65536 --auto-fallback --format json --data " +
+                           ok.string();
+  const fs::path straight = fresh_dir("fallback_straight"), split = fresh_dir("fallback_split");
+  const Result full = ampx(args + " --epochs 3 --checkpoint " + straight.string());
+  ASSERT_EQ(full.code, 0) << full.err;
+  const nlohmann::json fallbacks = done_record(full.out)["diagnostics"]["fallbacks"];
+  ASSERT_FALSE(fallbacks.empty()) << full.out;
+  std::string last_out;
+  for (int epochs = 1; epochs <= 3; ++epochs) {
+    const Result r = ampx(args + " --epochs " + std::to_string(epochs) + " --checkpoint " +
+                          split.string() + (epochs > 1 ? " --resume" : ""));
+    ASSERT_EQ(r.code, 0) << r.err;
+    last_out = r.out;
+  }
+  EXPECT_EQ(done_record(last_out)["diagnostics"]["fallbacks"], fallbacks);
+  EXPECT_TRUE(slurp(straight / "epoch-0003.ampxckpt") == slurp(split / "epoch-0003.ampxckpt"))
+      << "the resumed run ends with other weights";
+  expect_one_line_error(ampx(args + " --epochs 4 --seed 7 --resume --checkpoint " + split.string()),
+                        1, "epoch-0003.ampxckpt: the checkpoint was written with --seed 0");
+}
+
 TEST(TrainCli, BadDataIsOneLineNamingFileAndSample) {
   const fs::path out_of_range = digits_like("range", {1, 2, 10, 3});
   expect_one_line_error(ampx(kTrain + " --epochs 1 --data " + out_of_range.string()), 2,

@@ -88,7 +88,9 @@ TrainerOptions o2_blind(bool auto_fallback) {
   o.graph.optimizer.lr = 0.01;
   o.policy.level = AmpLevel::kO2;
   o.capability_blind = true;  // cpu_ref's f16 really rounds
-  o.overflow.diagnose = true;
+  // --auto-fallback implies the diagnostics (docs/TRAINING.md): asked for
+  // alone, so that the fallback tests fail when it stops implying them.
+  o.overflow.diagnose = !auto_fallback;
   o.overflow.auto_fallback = auto_fallback;
   return o;
 }
@@ -260,6 +262,26 @@ TEST(OverflowDiagnostics, BadFallbackOptionsAreOneLineErrors) {
     bad(o.overflow);
     EXPECT_THROW(Trainer(session, small_mlp(), o), std::invalid_argument);
   }
+}
+
+// Moving a layer to f32 re-plans and recompiles the step: the weights and
+// optimizer state trained so far carry over, bit for bit (a recompiled step
+// starting from the model's initial weights would still train, and the
+// fallback tests above would not notice).
+TEST(OverflowDiagnostics, MovingALayerToF32KeepsTheTrainedState) {
+  Session session(cpu_ref_only());
+  TrainerOptions o = sgd(16);
+  o.policy.level = AmpLevel::kO2;
+  o.capability_blind = true;
+  o.loss_scale = LossScaleOptions::none();  // no step skipped: the weights move
+  Trainer t(session, small_mlp(), o);
+  const auto initial = bytes_of(t.state());
+  t.train_epoch(synthetic(48, 12, 4, 5));
+  const auto trained = bytes_of(t.state());
+  ASSERT_NE(trained, initial);
+  t.set_fallbacks({{"fc1", "overflow", t.step(), "set by the test"}});
+  EXPECT_EQ(node_plan(t.plan(), "fc1").effective, DType::kF32);
+  EXPECT_EQ(bytes_of(t.state()), trained);
 }
 
 }  // namespace

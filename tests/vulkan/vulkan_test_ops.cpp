@@ -1353,20 +1353,32 @@ TEST(VulkanMasked, No8BitStorageMeansNoBoolTensors) {
 
 // Both GEMM/conv kernel families on one device: the tiled shared-memory
 // kernels GPUs get and the register-blocked ones CPU drivers get.
+// Each family is checked to be the one that runs: the answer names the
+// plan's shaders (the CPU family's end in "_cpu"), the plan kernel_prepare
+// builds. On lavapipe the blocked family is the default, so without that
+// check a broken switch would compare one family with itself.
 TEST(VulkanKernels, TiledAndBlockedGemmBothMatchCpuRef) {
   for (const char* kind : {"tiled", "blocked"}) {
     SCOPED_TRACE(kind);
     ScopedEnv k("AMPX_VULKAN_GEMM_KERNEL", kind);
     Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
     AMPX_SKIP_WITHOUT_VULKAN(vk);
+    const bool blocked = std::string(kind) == "blocked";
     for (const char* name :
          {"MatMul_2d", "MatMul_batch_broadcast", "MatMul_multi_tile", "MatMul_vec4_rows",
           "Gemm_trans_alpha_beta_bias", "Gemm_multi_tile_bias_row", "Gemm_vec4_transB_bias",
           "Conv2d_bias_stride_pad_dilation", "Conv2d_grouped_constant_weights", "Conv2d_multi_tile",
           "Conv2dGradWeight_grouped_strided_dilated", "Conv2dGradWeight_many_groups",
           "Conv2dGradWeight_5x5_taps", "ConvTranspose_stride_pad_outpad_group_bias",
-          "ConvTranspose_dilated_no_bias", "ConvTranspose_many_groups"})
+          "ConvTranspose_dilated_no_bias", "ConvTranspose_many_groups"}) {
+      Rng rng(17);
+      Case c;
+      find_case(name)(rng, F32, c);
+      const std::string note = vk.capability(c.nb).note;
+      EXPECT_EQ(note.find("_cpu.f32") != std::string::npos, blocked) << name << ": " << note;
+      EXPECT_NE(note.find(" ["), std::string::npos) << name << ": " << note;
       check_case(vk, ref, name, real_f16_answer(vk));
+    }
     expect_no_validation_errors(vk);
   }
 }

@@ -1,5 +1,9 @@
 #include "capability.hpp"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "ampx/opset/catalogue.hpp"
 #include "ampx/opset/validate.hpp"
 
@@ -15,6 +19,18 @@ std::string strip_where(std::string why) {
   const size_t cut = why.find("): ");
   if (why.rfind("node '", 0) == 0 && cut != std::string::npos) why.erase(0, cut + 3);
   return why;
+}
+
+// " [gemm_cpu.f32]": the shader variants the plan dispatches, in order and
+// once each, so that an answer says which kernel runs the node (the GEMM
+// family is chosen per device: PhysicalDevice::blocked_gemm).
+std::string shaders_of(const OpPlan& plan) {
+  std::vector<std::string> names;
+  for (const Dispatch& d : plan.dispatches)
+    if (std::find(names.begin(), names.end(), d.shader) == names.end()) names.push_back(d.shader);
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? " [" : ", ") + n;
+  return s.empty() ? s : s + "]";
 }
 
 bool has_f32(const NodeView& v) {
@@ -58,6 +74,7 @@ Answer answer_node(const ampx_node_desc& node, const PhysicalDevice& dev) {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = "f16 storage, f32 arithmetic: no shaderFloat16";
     }
+    a.note += shaders_of(plan);
   } catch (const Unsupported& e) {
     a.note = e.what();
   } catch (const std::exception& e) {

@@ -1,4 +1,3 @@
-#include <ampx/exec/eager_executor.hpp>
 #include <ampx/train/trainer.hpp>
 
 #include <spdlog/spdlog.h>
@@ -13,25 +12,17 @@
 
 namespace ampx::train {
 
-// One compiled (or eager) training step for one batch size.
+// One compiled training step for one batch size.
 struct Trainer::Program {
   TrainingGraph tg;
   AmpPlan plan;
   std::optional<CompiledModel> compiled;
-  std::unique_ptr<EagerExecutor> eager;
 
-  std::vector<HostTensor> run(std::span<const HostTensor> in) {
-    return eager ? eager->run(in) : compiled->run(in);
-  }
+  std::vector<HostTensor> run(std::span<const HostTensor> in) { return compiled->run(in); }
   void write_state(size_t i, std::span<const std::byte> bytes) {
-    if (eager)
-      eager->write_state(i, bytes);
-    else
-      compiled->executor().write_state(i, bytes);
+    compiled->executor().write_state(i, bytes);
   }
-  HostTensor read_state(size_t i) const {
-    return eager ? eager->read_state(i) : compiled->executor().read_state(i);
-  }
+  HostTensor read_state(size_t i) const { return compiled->executor().read_state(i); }
 };
 
 namespace {
@@ -67,6 +58,7 @@ HostTensor i64_scalar_tensor(const std::string& name, uint64_t value) {
 Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
     : session_(session), forward_(std::move(forward)), options_(std::move(options)) {
   if (options_.batch < 1) throw std::invalid_argument("batch size must be >= 1");
+  if (options_.eager) throw std::invalid_argument(kEagerNotImplemented);
   if (options_.loss_scale) {
     loss_scale_reason_ = "set by the caller";
   } else {
@@ -370,12 +362,10 @@ const AmpPlan& Trainer::plan() const {
 }
 
 const ExecutorStats* Trainer::step_stats() const {
-  const Program& p = *programs_.at(options_.batch);
-  return p.compiled ? &p.compiled->stats() : nullptr;
+  return &programs_.at(options_.batch)->compiled->stats();
 }
 
 RunProfile Trainer::profile_step(const Dataset& data) {
-  if (options_.eager) throw std::invalid_argument("profile_step: not in eager mode");
   if (data.size() < options_.batch)
     throw std::invalid_argument("profile_step: fewer samples than a batch");
   Program& p = activate(options_.batch);

@@ -32,6 +32,10 @@ struct Dataset {
   int64_t size() const { return inputs.type.shape.empty() ? 0 : inputs.type.shape[0]; }
 };
 
+// Trainer's refusal of TrainerOptions::eager, one line.
+inline constexpr const char* kEagerNotImplemented =
+    "eager dispatch (--eager) is not implemented yet: training runs the compiled step only";
+
 struct TrainerOptions {
   TrainingGraphOptions graph;
   AmpPolicy policy;
@@ -40,9 +44,10 @@ struct TrainerOptions {
   // Plan as a policy-string framework would (PlanOptions::capability_blind):
   // cpu_ref's emulated 16-bit then really rounds to 16-bit on any machine.
   bool capability_blind = false;
-  // PyNative-style dispatch (exec/eager_executor.hpp): the same plan, run
-  // node by node with a kernel prepared and a synchronise per node, no
-  // fusion and no memory planning. For comparing against the compiled step.
+  // PyNative-style dispatch, node by node: not implemented yet (it comes
+  // with one execution plan that a compiled and an eager executor both
+  // run). true: the Trainer refuses with kEagerNotImplemented rather than
+  // run the compiled step under the eager name.
   bool eager = false;
   // The loss-scale schedule; unset: the level's default
   // (LossScaleOptions::default_for). It also decides whether an overflowed
@@ -136,8 +141,7 @@ class Trainer {
   // precision, device and reason, backward and updates included.
   const AmpPlan& plan() const;
   const TrainingGraph& training_graph() const;
-  // The full-batch step's executor statistics (arena, weights, state bytes);
-  // null in eager mode, which plans no memory.
+  // The full-batch step's executor statistics (arena, weights, state bytes).
   const ExecutorStats* step_stats() const;
   // One training step on the first batch of `data`, profiled: every kernel
   // timed (it trains: the state moves on by one step).
