@@ -219,6 +219,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   train::Trainer trainer(session, forward, t);
   const std::string fingerprint = train::model_fingerprint(forward);
   const std::string opts = options_json(o, t);
+  // Made once the model and data are known good (nothing is left behind for
+  // a bad one), yet before the first epoch's work, not after it.
+  if (!o.checkpoint.empty()) train::make_checkpoint_dir(o.checkpoint);
   if (o.resume) {
     if (const auto latest = train::latest_checkpoint(o.checkpoint)) {
       train::Checkpoint c = train::read_checkpoint(*latest);
