@@ -432,7 +432,9 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
       ->take_all();
   cmd->add_option("--device", o->device,
                   "device list or auto (default: AMPX_DEVICES, else cpu_ref:0)");
-  cmd->add_option("--seed", o->seed, "data order and dropout masks")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "data order and dropout masks")
+      ->check(kUnsigned64)
+      ->capture_default_str();
   cmd->add_option("--checkpoint", o->checkpoint, "directory: a checkpoint after every epoch")
       ->check(kNonEmpty);
   cmd->add_option("--keep", o->keep, "checkpoints kept")
