@@ -10,6 +10,8 @@
 #include <ampx/plugins/plugin_host.hpp>
 #include <ampx/session/device_selection.hpp>
 
+#include <charconv>
+#include <filesystem>
 #include <memory>
 
 #include <CLI/CLI.hpp>
@@ -41,6 +43,31 @@ inline CLI::Validator one_of(std::vector<std::string> words) {
       },
       "{" + list + "}");
 }
+
+// For options that name a directory to search (--plugin-dir): it must
+// exist and be one; a typo would otherwise be searched silently.
+inline const CLI::Validator kExistingDirectory(
+    [](std::string& s) {
+      std::error_code ec;
+      if (std::filesystem::is_directory(s, ec)) return std::string();
+      if (!std::filesystem::exists(s, ec)) return "'" + s + "' does not exist";
+      return "'" + s + "' is not a directory";
+    },
+    "DIR");
+
+// For unsigned 64-bit options (--seed): digits only, at most 2^64 - 1.
+// CLI11's own parse saturates 18446744073709551616 to the maximum, and its
+// NonNegativeNumber prints the range of a double (300 digits).
+inline const CLI::Validator kUnsigned64(
+    [](std::string& s) {
+      uint64_t v = 0;
+      const char* end = s.data() + s.size();
+      const auto [at, ec] = std::from_chars(s.data(), end, v);
+      if (s.empty() || ec != std::errc() || at != end)
+        return "'" + s + "' is not an integer from 0 to 18446744073709551615";
+      return std::string();
+    },
+    "UINT64");
 
 // A bad argument: printed as one line, exit code 2.
 class UsageError : public std::invalid_argument {

@@ -310,7 +310,7 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "seed of the random inputs")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kUnsigned64)
       ->capture_default_str();
   cmd->add_option("--input", opts->inputs,
                   "NAME=FILE.npy: a graph input from a NumPy file (repeatable; the others are "

@@ -226,6 +226,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   train::Trainer trainer(session, forward, t);
   const std::string fingerprint = train::model_fingerprint(forward);
   const std::string opts = options_json(o, t);
+  // Made once the model and data are known good (nothing is left behind for
+  // a bad one), yet before the first epoch's work, not after it.
+  if (!o.checkpoint.empty()) train::make_checkpoint_dir(o.checkpoint);
   if (o.resume) {
     if (const auto latest = train::latest_checkpoint(o.checkpoint)) {
       train::Checkpoint c = train::read_checkpoint(*latest);
@@ -437,7 +440,9 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
       ->take_all();
   cmd->add_option("--device", o->device,
                   "device list or auto (default: AMPX_DEVICES, else cpu_ref:0)");
-  cmd->add_option("--seed", o->seed, "data order and dropout masks")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "data order and dropout masks")
+      ->check(kUnsigned64)
+      ->capture_default_str();
   cmd->add_option("--checkpoint", o->checkpoint, "directory: a checkpoint after every epoch")
       ->check(kNonEmpty);
   cmd->add_option("--keep", o->keep, "checkpoints kept")

@@ -128,7 +128,7 @@ Action add_tune_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--seed", opts->tune.seed, "seed of the random inputs")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kUnsigned64)
       ->capture_default_str();
   cmd->add_flag("--compare-blind", opts->tune.compare_capability_blind,
                 "also time the capability-blind plan in the verification rounds (for comparison; "

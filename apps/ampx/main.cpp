@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", global.verbose, "debug logging on stderr");
   app.add_option("--log-level", global.log_level, "trace, debug, info, warn (default), error, off");
   app.add_option("--plugin-dir", global.plugin_dirs, "extra plugin directory, searched first")
+      ->check(kExistingDirectory)
       ->take_all();
   app.add_option("--exclude-plugin", global.excluded_plugins,
                  "plugin name not to load at all, e.g. a misbehaving driver (repeatable; "

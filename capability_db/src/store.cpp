@@ -19,6 +19,8 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <system_error>
 #include <tuple>
@@ -33,6 +35,18 @@ using sqlite::Statement;
 using sqlite::Transaction;
 
 namespace {
+
+// One command opens the database read-only several times (device
+// selection, cost models, tuned plans): a database that cannot be read is
+// said once per process, not once per look.
+void warn_not_read_once(const fs::path& path, const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::error_code ec;  // an unresolvable path is keyed as given
+  const std::lock_guard lock(mutex);
+  if (warned.insert(fs::absolute(path, ec).lexically_normal().string()).second)
+    spdlog::warn("{}", message);
+}
 
 // Version 1. `seq` keeps each list in the order the probe produced it; the
 // support answer is stored by name so the file reads well in sqlite3.
@@ -454,17 +468,19 @@ std::optional<Store> Store::open_read_only(const fs::path& path) {
       std::tie(db->conn, v) = inspect_read_only(path, true);
     }
   } catch (const SqliteError& e) {
-    spdlog::warn("capability database '{}': {}; not read", path.string(), e.what());
+    warn_not_read_once(
+        path, fmt::format("capability database '{}': {}; not read", path.string(), e.what()));
     return std::nullopt;
   }
   if (v.kind == Verdict::kOk) return Store(path, std::move(db));
   if (v.kind != Verdict::kFresh)
-    spdlog::warn(
-        "capability database '{}': {}; not read (a command that writes to it, such as "
-        "ampx probe, {} it)",
-        path.string(),
-        v.kind == Verdict::kMigrate ? fmt::format("schema version {}", v.version) : v.why,
-        v.kind == Verdict::kMigrate ? "migrates" : "moves it aside and rebuilds");
+    warn_not_read_once(
+        path, fmt::format(
+                  "capability database '{}': {}; not read (a command that writes to it, such as "
+                  "ampx probe, {} it)",
+                  path.string(),
+                  v.kind == Verdict::kMigrate ? fmt::format("schema version {}", v.version) : v.why,
+                  v.kind == Verdict::kMigrate ? "migrates" : "moves it aside and rebuilds"));
   return std::nullopt;
 }
 

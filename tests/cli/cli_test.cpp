@@ -485,5 +485,44 @@ TEST(Cli, BadArgumentsGiveOneLineErrors) {
   std::remove(fifo.c_str());
 }
 
+// Issue 36: the numbers and names in messages are the right ones. A seed
+// is an unsigned 64-bit integer (CLI11 printed a double's 300-digit range
+// for -1 and saturated 2^64 to 2^64 - 1); '*' alone says why it is refused;
+// a plugin directory that is not one is an error, not silence.
+TEST(Cli, SeedsPatternsAndPluginDirsAreCheckedInPlainWords) {
+  for (const std::string cmd :
+       {"run builtin:mlp --seed -1", "run builtin:mlp --seed 18446744073709551616",
+        "tune builtin:mlp --seed 1e3", "train builtin:mlp --seed 0x10"}) {
+    const Result r = ampx(cmd);
+    expect_one_line_error(r, 2, "is not an integer from 0 to 18446744073709551615");
+    EXPECT_LT(r.err.size(), 160u) << r.err;
+  }
+  EXPECT_EQ(ampx("run builtin:mlp --iters 1 --warmup 0 --seed 18446744073709551615").code, 0);
+  expect_one_line_error(ampx("plan builtin:mlp --place '*=nodev:0'"), 2,
+                        "--place '*': '*' alone matches every node");
+  expect_one_line_error(ampx("plan builtin:mlp --keep-fp32 'a*b'"), 2,
+                        "'*' may only end the pattern");
+  expect_one_line_error(ampx("--plugin-dir /nonexistent devices"), 2,
+                        "--plugin-dir: '/nonexistent' does not exist");
+  expect_one_line_error(ampx("--plugin-dir /dev/null devices"), 2,
+                        "--plugin-dir: '/dev/null' is not a directory");
+}
+
+// Issue 36: a corrupt database was warned about three times in one command
+// (every read-only open); once is enough.
+TEST(Cli, ACorruptDatabaseIsWarnedAboutOnce) {
+  const std::string db =
+      testing::TempDir() + "ampx_cli_corrupt_" + std::to_string(::getpid()) + ".db";
+  std::ofstream(db, std::ios::binary) << std::string(4096, 'x');
+  const Result r = ampx("run builtin:mlp --iters 1 --warmup 0 --db " + db);
+  EXPECT_EQ(r.code, 0) << r.err;
+  size_t warnings = 0;
+  for (size_t at = r.err.find("capability database"); at != std::string::npos;
+       at = r.err.find("capability database", at + 1))
+    ++warnings;
+  EXPECT_EQ(warnings, 1u) << r.err;
+  std::remove(db.c_str());
+}
+
 }  // namespace
 }  // namespace ampx_cli_test

@@ -305,6 +305,14 @@ TEST(TrainCli, ACheckpointOfAnotherRunIsRefused) {
   expect_one_line_error(
       ampx(kTrain + " --data builtin:digits --epochs 2 --resume --checkpoint " + dir.string()), 1,
       "epoch-0001.ampxckpt: tensor");
+  // Issue 36: flipped bytes in a tensor's data (4 at a time) were read
+  // back as weights; the tensor's CRC-32 finds them.
+  std::string flipped = bytes;
+  for (size_t k = 0; k < 4; ++k) flipped[flipped.size() - 100 + k] ^= 0x5a;
+  std::ofstream(f, std::ios::binary | std::ios::trunc) << flipped;
+  expect_one_line_error(
+      ampx(kTrain + " --data builtin:digits --epochs 2 --resume --checkpoint " + dir.string()), 1,
+      "': its data does not match its checksum (the file is corrupt)");
   std::ofstream(f, std::ios::binary | std::ios::trunc) << "garbage";
   expect_one_line_error(
       ampx(kTrain + " --data builtin:digits --epochs 2 --resume --checkpoint " + dir.string()), 1,
@@ -474,6 +482,19 @@ TEST(TrainCli, BadDataIsOneLineNamingFileAndSample) {
                         "learning rate 0 must be a positive number");
   expect_one_line_error(ampx(kTrain + " --epochs 1 --optimizer lamb --data " + ok.string()), 2,
                         "'lamb' is not one of sgd, adam, adamw");
+}
+
+// Issue 36: a --checkpoint that is a dangling symbolic link leaked
+// "filesystem error: ... File exists", after the first epoch's work.
+TEST(TrainCli, ACheckpointDirectoryThatCannotBeOneIsRefusedFirst) {
+  const fs::path data = digits_like("dangling-data", {1, 2, 3, 4});
+  const fs::path link = fresh_dir("dangling") / "ckpt";
+  fs::create_symlink(link.parent_path() / "nowhere", link);
+  const Result r =
+      ampx(kTrain + " --epochs 1 --data " + data.string() + " --checkpoint " + link.string());
+  expect_one_line_error(r, 1, link.string() + ": a symbolic link to '");
+  EXPECT_THAT(r.err, ::testing::HasSubstr("which does not exist"));
+  EXPECT_THAT(r.out, ::testing::Not(::testing::HasSubstr("epoch")));
 }
 
 }  // namespace

@@ -186,4 +186,24 @@ TEST(FileError, ControlCharactersInAPathAreEscaped) {
   EXPECT_NE(e.find("a\\x0ab\\x1b[31mc: no such file"), std::string::npos) << e;
 }
 
+// Issue 36: a message quoted half a UTF-8 character ('\316' for the first
+// byte of 'Σ'); cuts keep whole characters and escaping names every byte
+// that is not part of one.
+TEST(FileError, MessagesHoldOnlyWholeUtf8Characters) {
+  EXPECT_EQ(ampx::fileio::utf8_char_size("\xce\xa3", 0), 2u);      // Σ
+  EXPECT_EQ(ampx::fileio::utf8_char_size("\xce", 0), 0u);          // its first half
+  EXPECT_EQ(ampx::fileio::utf8_char_size("\xa3", 0), 0u);          // its second half
+  EXPECT_EQ(ampx::fileio::utf8_char_size("\xed\xa0\x80", 0), 0u);  // a surrogate
+  EXPECT_EQ(ampx::fileio::utf8_char_size("\xf0\x9f\x98\x80", 0), 4u);
+  EXPECT_EQ(ampx::fileio::utf8_prefix("ab\xce\xa3", 3), "ab");
+  EXPECT_EQ(ampx::fileio::utf8_prefix("ab\xce\xa3", 4), "ab\xce\xa3");
+  EXPECT_EQ(ampx::fileio::utf8_prefix("ab", 20), "ab");
+  EXPECT_EQ(ampx::fileio::escape_control("a\xce\xa3"
+                                         "b"),
+            "a\xce\xa3"
+            "b");
+  EXPECT_EQ(ampx::fileio::escape_control("a\xce"), "a\\xce");
+  EXPECT_EQ(ampx::fileio::escape_control("\xa3\xce\xa3"), "\\xa3\xce\xa3");
+}
+
 }  // namespace

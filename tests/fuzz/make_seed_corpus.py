@@ -3,14 +3,19 @@
 #   OUT_DIR/onnx_import/*.onnx  the test models of tests/onnx/make_models.py and
 #                               one tiny valid model per importer op variant;
 #   OUT_DIR/npy/*.npy           small arrays of every dtype the .npy reader takes,
-#                               other format versions, and two it must reject.
+#                               other format versions, and two it must reject;
+#   OUT_DIR/checkpoint/*.ampxckpt  training checkpoints (safetensors' layout,
+#                               format ampx.checkpoint/2 with every tensor's
+#                               CRC-32), written as frontend/src/train/checkpoint.cpp does.
 # Valid, small inputs let the fuzzer reach deep into the importer at once
 # instead of first having to discover protobuf. Deterministic: rerunning gives
 # identical bytes. Rerun after adding an op to the importer
 # (frontend/src/onnx/onnx_ops.cpp) and add its seeds below.
 #
 # Usage: make_seed_corpus.py OUT_DIR   (with the venv of scripts/python-env.sh)
+import json
 import os
+import struct
 import sys
 import zlib
 
@@ -439,6 +444,58 @@ def npy_seeds():
     return out
 
 
+CKPT_META = {"format": "ampx.checkpoint/2", "epoch": "2", "step": "90", "seed": "5",
+             "model": "0123456789abcdef",
+             "options": json.dumps({"optimizer": "adam", "lr": 0.002, "batch": 32},
+                                   separators=(",", ":"))}
+CKPT_LOSS_SCALE = json.dumps({"schedule": "dynamic:16777216,2,2000", "scale": 32768.0,
+                              "good_steps": 17, "last_overflow_step": 9, "overflow_steps": 9,
+                              "steps": 26, "consecutive_overflows": 0}, separators=(",", ":"))
+
+
+def checkpoint_bytes(meta, tensors):
+    """A checkpoint as the C++ writer lays it out: the header length, the
+    compact JSON header padded with spaces to 8 bytes, the raw tensors.
+    tensors: (name, safetensors dtype, shape, little-endian bytes)."""
+    meta = dict(meta)
+    meta["crc32"] = json.dumps({n: f"{zlib.crc32(b):08x}" for n, _, _, b in tensors},
+                               separators=(",", ":"))
+    header = {"__metadata__": meta}
+    offset = 0
+    for name, dtype, shape, b in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(b)]}
+        offset += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    return struct.pack("<Q", len(h)) + h + b"".join(b for _, _, _, b in tensors)
+
+
+def checkpoint_seeds():
+    """(name, bytes): an Adam run's state, with the loss scale, with a
+    fallback, scalar and empty tensors of other dtypes, no tensors."""
+    w = np.array([[0.5, -1.25, 3.0], [0.0, 0.001, -7.5]], "<f4").tobytes()
+    adam = [("fc1.weight", "F32", [2, 3], w),
+            ("fc1.bias", "F32", [3], np.array([0.1, 0.2, 0.3], "<f4").tobytes()),
+            ("fc1.weight/adam_m", "F32", [2, 3], w), ("fc1.weight/adam_v", "F32", [2, 3], w),
+            ("steps", "I64", [1], np.array([90], "<i8").tobytes())]
+    scaled = dict(CKPT_META, loss_scale=CKPT_LOSS_SCALE)
+    fallback = dict(scaled)
+    fallback["amp_fallback"] = json.dumps(
+        [{"layer": "fc1", "cause": "overflow", "step": 3,
+          "detail": "named first at 3 overflowed steps in the last 200"}], separators=(",", ":"))
+    fallback["fallback_windows"] = json.dumps(
+        [{"layer": "fc1", "first": [1, 2], "underflow": [0.25, 0.5]}], separators=(",", ":"))
+    fallback["order"] = json.dumps([t[0] for t in adam], separators=(",", ":"))
+    odd = [("s", "F64", [], np.array(2.5, "<f8").tobytes()),
+           ("e", "F16", [0, 4], b""),
+           ("h", "BF16", [2], np.array([16256, 16384], "<u2").tobytes())]  # bf16 1 and 2
+    return [("adam-two-layers", checkpoint_bytes(CKPT_META, adam)),
+            ("adam-loss-scale", checkpoint_bytes(scaled, adam)),
+            ("adam-fallback", checkpoint_bytes(fallback, adam)),
+            ("scalar-and-empty", checkpoint_bytes(CKPT_META, odd)),
+            ("no-tensors", checkpoint_bytes(CKPT_META, []))]
+
+
 def fresh_dir(path, ext):
     """Make path, removing the seeds an earlier run left there."""
     os.makedirs(path, exist_ok=True)
@@ -452,8 +509,13 @@ def main():
         raise SystemExit("usage: make_seed_corpus.py OUT_DIR")
     onnx_dir = os.path.join(sys.argv[1], "onnx_import")
     npy_dir = os.path.join(sys.argv[1], "npy")
+    ckpt_dir = os.path.join(sys.argv[1], "checkpoint")
     fresh_dir(onnx_dir, ".onnx")
     fresh_dir(npy_dir, ".npy")
+    fresh_dir(ckpt_dir, ".ampxckpt")
+    for name, data in checkpoint_seeds():
+        with open(os.path.join(ckpt_dir, name + ".ampxckpt"), "wb") as f:
+            f.write(data)
     models = test_models() + op_seeds()
     names = [n for n, _ in models]
     if len(set(names)) != len(names):
@@ -467,7 +529,8 @@ def main():
         else:
             with open(path, "wb") as f:
                 np.lib.format.write_array(f, array, version=version, allow_pickle=False)
-    print(f"wrote {len(models)} ONNX seeds to {onnx_dir} and {len(npy_seeds())} .npy seeds to {npy_dir}")
+    print(f"wrote {len(models)} ONNX seeds to {onnx_dir}, {len(npy_seeds())} .npy seeds to {npy_dir} "
+          f"and {len(checkpoint_seeds())} checkpoints to {ckpt_dir}")
 
 
 if __name__ == "__main__":

@@ -342,7 +342,7 @@ TEST(OnnxImportHardening, HugeSlicePadAndReshapeValuesAreSafe) {
   // holds nothing, but the reference Pad builds an index table per
   // dimension, and planning spent minutes and gigabytes on it.
   expect_node_error(pad_model({-2, int64_t{1} << 56, 0, 0}), dir / "d2.onnx", "/pad", "Pad",
-                    "f32 [0x72057594037927942] is larger");
+                    "f32 [0x72057594037927942] holds no elements, but its other dimensions");
   expect_node_error(reshape_model({int64_t{1} << 62, int64_t{1} << 62, 1}), dir / "e.onnx",
                     "/reshape", "Reshape", "overflows int64");
   expect_node_error(reshape_model({-1, int64_t{1} << 62, int64_t{1} << 62}), dir / "f.onnx",
@@ -419,6 +419,90 @@ TEST(OnnxImportHardening, DecomposedOpsRefuseSizesThatDoNotDivide) {
   msg = error("GroupNormalization", [](auto* n) { ModelMaker::attr_int(n, "num_groups", 4); },
               {"scale", "bias"});
   EXPECT_TRUE(has(msg, "num_groups 4 does not divide the 6 channels")) << msg;
+}
+
+// Issue 36: ONNX graphs are in SSA form. A second node writing a value
+// replaced the first one's for every later reader, silently.
+TEST(OnnxImportHardening, TwoNodesWritingOneValueAreRefused) {
+  TempDir dir;
+  ModelMaker mm;
+  mm.input("x", {"2", "6"});
+  mm.node("Relu", {"x"}, {"h"}, "/a");
+  mm.node("Neg", {"x"}, {"h"}, "/b");
+  mm.node("Abs", {"h"}, {"y"}, "/c");
+  mm.output("y");
+  expect_node_error(mm, dir / "a.onnx", "/b", "Neg",
+                    "output 'h' is written twice: also by '/a' (Relu)");
+  ModelMaker input;
+  input.input("x", {"2", "6"});
+  input.node("Relu", {"x"}, {"x"}, "/a");
+  input.node("Abs", {"x"}, {"y"}, "/c");
+  input.output("y");
+  expect_node_error(input, dir / "b.onnx", "/a", "Relu",
+                    "output 'x' is written twice: also as a graph input");
+}
+
+// Issue 36: an axis listed twice lost one of its values (Resize) or was
+// accepted as one (Squeeze).
+TEST(OnnxImportHardening, RepeatedAxesAreRefused) {
+  TempDir dir;
+  {
+    ModelMaker mm;
+    mm.input("x", {"2", "1", "6"});
+    mm.init_i64("axes", {1, -2});
+    mm.node("Squeeze", {"x", "axes"}, {"y"}, "/sq");
+    mm.output("y");
+    expect_node_error(mm, dir / "a.onnx", "/sq", "Squeeze", "axes lists axis 1 twice");
+  }
+  {
+    ModelMaker mm(18);
+    mm.input("x", {"1", "3", "8", "8"});
+    mm.init_i64("sizes", {16, 16});
+    ModelMaker::attr_ints(mm.node("Resize", {"x", "", "", "sizes"}, {"y"}, "/up"), "axes", {2, 2});
+    mm.output("y");
+    expect_node_error(mm, dir / "b.onnx", "/up", "Resize", "axes lists axis 2 twice");
+  }
+}
+
+// Issue 36: CumSum's axis went through a double, so 2^63 - 1 printed as
+// -9223372036854775808 (an undefined cast); it is read as an integer.
+TEST(OnnxImportHardening, CumSumAxisIsAnInteger) {
+  TempDir dir;
+  ModelMaker mm;
+  mm.input("x", {"2", "6"});
+  mm.init_i64("axis", {kMax}, true);
+  mm.node("CumSum", {"x", "axis"}, {"y"}, "/cs");
+  mm.output("y");
+  const std::string msg = import_error(mm.save(dir / "a.onnx"));
+  EXPECT_TRUE(has(msg, "9223372036854775807")) << msg;
+  EXPECT_FALSE(has(msg, "-9223372036854775808")) << msg;
+  ModelMaker fl;
+  fl.input("x", {"2", "6"});
+  fl.init_scalar("axis", std::numeric_limits<float>::quiet_NaN());
+  fl.node("CumSum", {"x", "axis"}, {"y"}, "/cs");
+  fl.output("y");
+  expect_node_error(fl, dir / "b.onnx", "/cs", "CumSum", "must be an integer tensor, got f32");
+}
+
+// Issue 36: an empty tensor whose other dimensions are huge is refused,
+// but not as "larger than 16 GiB": it holds nothing.
+TEST(OnnxImportHardening, EmptyButHugeTensorsSaySo) {
+  TempDir dir;
+  expect_node_error(constant_of_shape_model({int64_t{1} << 62, 0}), dir / "a.onnx", "/fill",
+                    "ConstantOfShape", "f32 [4611686018427387904x0] holds no elements");
+}
+
+// Issue 36: the label quoted was the first byte of 'Σ' ('\316'), half a
+// UTF-8 character; the whole character is quoted.
+TEST(OnnxImportHardening, EinsumQuotesWholeCharacters) {
+  TempDir dir;
+  ModelMaker mm;
+  mm.input("a", {"2", "3"});
+  mm.input("b", {"3", "4"});
+  ModelMaker::attr_string(mm.node("Einsum", {"a", "b"}, {"y"}, "/e"), "equation",
+                          "i\xce\xa3,\xce\xa3k->ik");
+  mm.output("y");
+  expect_node_error(mm, dir / "a.onnx", "/e", "Einsum", "'\xce\xa3' is not a label");
 }
 
 }  // namespace

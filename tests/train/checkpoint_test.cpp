@@ -4,9 +4,11 @@
 #include <ampx/train/checkpoint.hpp>
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 using namespace ampx;
 using namespace ampx::train;
@@ -94,7 +96,7 @@ TEST(Checkpoint, TruncatedOrForeignFilesAreOneLineErrors) {
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes.substr(0, 20);
   EXPECT_NE(error_reading(file).find(": truncated"), std::string::npos) << error_reading(file);
   std::string foreign = bytes;
-  const auto at = foreign.find("ampx.checkpoint/1");
+  const auto at = foreign.find(kCheckpointFormat);
   foreign.replace(at, 4, "xxxx");
   std::ofstream(file, std::ios::binary | std::ios::trunc) << foreign;
   EXPECT_NE(error_reading(file).find("not an ampx checkpoint"), std::string::npos)
@@ -107,8 +109,9 @@ TEST(Checkpoint, TruncatedOrForeignFilesAreOneLineErrors) {
 TEST(Checkpoint, NonIntegerOffsetsAndShapesAreRefused) {
   const auto file = temp_file("float.ampxckpt");
   const std::string header =
-      R"({"__metadata__":{"format":"ampx.checkpoint/1","epoch":"1","step":"1","seed":"0",)"
-      R"("model":"m","options":"{}"},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,8.3e57]}})";
+      R"({"__metadata__":{"format":"ampx.checkpoint/2","epoch":"1","step":"1","seed":"0",)"
+      R"("model":"m","options":"{}","crc32":"{}"},)"
+      R"("w":{"dtype":"F32","shape":[1],"data_offsets":[0,8.3e57]}})";
   std::string bytes(8, '\0');
   for (int i = 0; i < 8; ++i)
     bytes[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
@@ -217,6 +220,141 @@ TEST(Checkpoint, KeepsTheLossScaleStateAndRefusesAMalformedOne) {
       with(R"(\"schedule\":)", R"(\"schedulx\":)").find("the loss-scale state has no schedule"),
       std::string::npos);
   std::filesystem::remove(file);
+}
+
+}  // namespace
+
+namespace {
+
+std::string bytes_of(const std::filesystem::path& file) {
+  std::ifstream f(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::filesystem::path& file, const std::string& bytes) {
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Where the tensors' data starts: after the length and the header.
+size_t data_start(const std::string& bytes) {
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
+  return 8 + static_cast<size_t>(n);
+}
+
+// Issue 36: 4 flipped bytes in tensor data were read back as weights. Every
+// byte of every tensor's data, flipped alone, is found, naming its tensor.
+TEST(Checkpoint, AFlippedByteInAnyTensorIsRefusedNamingIt) {
+  const auto file = temp_file("flip.ampxckpt");
+  const Checkpoint c = sample();
+  write_checkpoint(file, c);
+  const std::string good = bytes_of(file);
+  size_t at = data_start(good);
+  for (const HostTensor& t : c.state) {
+    for (size_t k = 0; k < t.data.size(); ++k) {
+      std::string bad = good;
+      bad[at + k] = static_cast<char>(bad[at + k] ^ 0x10);
+      write_bytes(file, bad);
+      const std::string e = error_reading(file);
+      EXPECT_NE(
+          e.find(file.string() + ": tensor '" + t.name + "': its data does not match its checksum"),
+          std::string::npos)
+          << e;
+    }
+    at += t.data.size();
+  }
+  EXPECT_EQ(at, good.size());
+  // The issue's four bytes at once.
+  std::string four = good;
+  for (size_t k = 0; k < 4; ++k) four[data_start(good) + k] = '\xff';
+  write_bytes(file, four);
+  EXPECT_NE(error_reading(file).find("tensor 'fc.weight': its data does not match"),
+            std::string::npos)
+      << error_reading(file);
+  std::filesystem::remove(file);
+}
+
+// Issue 36: a checkpoint of NaN weights resumed silently and wrote more of
+// them. The writer refuses it, writing nothing; a file that holds one
+// anyway (with a checksum that matches) is refused on reading, naming it.
+TEST(Checkpoint, NonFiniteStateIsNeitherWrittenNorRead) {
+  const auto file = temp_file("nan.ampxckpt");
+  std::filesystem::remove(file);
+  Checkpoint c = sample();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(c.state[3].data.data() + 8, &nan, 4);  // fc.weight/adam_m, element 2
+  try {
+    write_checkpoint(file, c);
+    FAIL() << "a NaN moment was written";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'fc.weight/adam_m' holds NaN (element 2 of 6)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(file));
+  // A file with an infinite weight and its matching CRC-32.
+  write_checkpoint(file, sample());
+  std::string bytes = bytes_of(file);
+  const float inf = std::numeric_limits<float>::infinity();
+  std::memcpy(bytes.data() + data_start(bytes) + 4, &inf, 4);  // fc.weight, element 1
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(bytes.data() + data_start(bytes)), 24);
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08lx", static_cast<unsigned long>(crc));
+  const std::string key = R"(\"fc.weight\":\")";
+  const size_t at = bytes.find(key);
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at + key.size(), 8, hex);
+  write_bytes(file, bytes);
+  EXPECT_NE(error_reading(file).find(file.string() + ": tensor 'fc.weight' holds infinity"),
+            std::string::npos)
+      << error_reading(file);
+  std::filesystem::remove(file);
+}
+
+// A version 1 file (no checksums) cannot be verified: refused, saying why.
+TEST(Checkpoint, AVersionOneFileIsRefusedSayingWhy) {
+  const auto file = temp_file("v1.ampxckpt");
+  write_checkpoint(file, sample());
+  std::string bytes = bytes_of(file);
+  bytes.replace(bytes.find(kCheckpointFormat), std::strlen(kCheckpointFormat), "ampx.checkpoint/1");
+  write_bytes(file, bytes);
+  EXPECT_NE(error_reading(file).find("written by an older ampx (format ampx.checkpoint/1, "
+                                     "without tensor checksums)"),
+            std::string::npos)
+      << error_reading(file);
+  std::filesystem::remove(file);
+}
+
+// Issue 36: `--checkpoint` naming a dangling link leaked "filesystem
+// error: ... File exists" after the first epoch.
+TEST(Checkpoint, TheDirectoryIsCheckedInOneLine) {
+  const auto link = temp_file("dangling");
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(temp_file("nowhere"), link);
+  const auto message = [](const std::filesystem::path& dir) -> std::string {
+    try {
+      make_checkpoint_dir(dir);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string e = message(link);
+  EXPECT_NE(e.find(link.string() + ": a symbolic link to '"), std::string::npos) << e;
+  EXPECT_NE(e.find("which does not exist"), std::string::npos) << e;
+  EXPECT_EQ(e.find("filesystem error"), std::string::npos) << e;
+  std::filesystem::remove(link);
+  const auto file = temp_file("a-file");
+  write_bytes(file, "x");
+  EXPECT_NE(message(file).find(": not a directory"), std::string::npos) << message(file);
+  EXPECT_NE(message(file / "sub").find("cannot create the checkpoint directory"), std::string::npos)
+      << message(file / "sub");
+  std::filesystem::remove(file);
+  const auto dir = temp_file("made") / "deeper";
+  EXPECT_EQ(message(dir), "no error");
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  std::filesystem::remove_all(dir.parent_path());
 }
 
 }  // namespace

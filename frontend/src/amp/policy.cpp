@@ -32,12 +32,19 @@ bool NodeOverride::matches(std::string_view node_name) const {
 }
 
 void validate_override_pattern(std::string_view pattern, std::string_view flag) {
-  const auto star = pattern.find('*');
-  if (pattern.empty() || pattern == "*" ||
-      (star != std::string_view::npos && star != pattern.size() - 1) ||
-      pattern.find_first_of(" \t,") != std::string_view::npos)
+  const auto refuse = [&](std::string_view why) {
     throw std::invalid_argument(std::string(flag) + " '" + std::string(pattern) +
-                                "': expected a node name or a name prefix ending in '*'");
+                                "': " + std::string(why));
+  };
+  const auto star = pattern.find('*');
+  if (pattern.empty()) refuse("expected a node name or a name prefix ending in '*'");
+  // A pattern for every node is a run-wide setting (--device, --amp), not
+  // a per-node one.
+  if (pattern == "*") refuse("'*' alone matches every node: give a name prefix before the '*'");
+  if (star != std::string_view::npos && star != pattern.size() - 1)
+    refuse("'*' may only end the pattern (a node name or a name prefix ending in '*')");
+  if (pattern.find_first_of(" \t,") != std::string_view::npos)
+    refuse("a node name pattern has no spaces or commas");
 }
 
 // MindSpore's O1 white list (docs/PLANNER.md): Conv2D(+Transpose), MatMul,

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "constant_folding.hpp"
 #include "decomposed_patterns.hpp"
@@ -521,6 +522,11 @@ void Importer::convert_nodes() {
 }
 
 void Importer::convert_graph_nodes(const onnx::GraphProto& g) {
+  // ONNX graphs are in SSA form: every name is written once. A second
+  // writer would silently replace the first one's value for later readers.
+  std::unordered_map<std::string, std::string> writer;  // value name -> what writes it
+  for (const auto& in : g.input()) writer.emplace(in.name(), "as a graph input");
+  for (const auto& t : g.initializer()) writer.emplace(t.name(), "as an initializer");
   for (const auto& n : g.node()) {
     node_ = &n;
     node_name_ = unique_node_name(n, stats_.onnx_nodes++);
@@ -530,6 +536,12 @@ void Importer::convert_graph_nodes(const onnx::GraphProto& g) {
     // Every op of the default domain has an output; a converter may read
     // the first one's name without asking.
     if (n.output_size() < 1) fail("has no outputs");
+    for (const auto& out : n.output()) {
+      if (out.empty()) continue;
+      const auto [it, fresh] =
+          writer.emplace(out, fmt::format("by '{}' ({})", node_name_, n.op_type()));
+      if (!fresh) fail(fmt::format("output '{}' is written twice: also {}", out, it->second));
+    }
     convert_node(n);
     for (int i = 0; i < n.output_size(); ++i)
       if (!n.output(i).empty() && !values_.contains(n.output(i)) && output_used(n, i))

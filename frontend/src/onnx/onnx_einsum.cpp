@@ -12,6 +12,7 @@
 // refused, as are shared labels of different sizes (no broadcasting of
 // labelled dims).
 #include <fmt/format.h>
+#include <ampx/fileio/file_error.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -151,9 +152,13 @@ void einsum(Importer& im, const onnx::NodeProto& n) {
     im.fail(fmt::format("equation '{}' has {} terms for {} inputs", eq, terms.size(), ins.size()));
   for (std::string t : terms) {
     for (size_t at; (at = t.find("...")) != std::string::npos;) t.erase(at, 3);
-    for (char ch : t)
-      if (!std::isalpha(static_cast<unsigned char>(ch)))
-        im.fail(fmt::format("equation '{}': '{}' is not a label", eq, ch));
+    for (size_t i = 0; i < t.size(); ++i)
+      if (!std::isalpha(static_cast<unsigned char>(t[i]))) {
+        // The whole character, not its first byte (half a UTF-8 character
+        // is not text); a byte that starts none is one byte.
+        const size_t len = std::max<size_t>(1, fileio::utf8_char_size(t, i));
+        im.fail(fmt::format("equation '{}': '{}' is not a label", eq, t.substr(i, len)));
+      }
   }
 
   // Label every operand, checking that shared labels have one size.

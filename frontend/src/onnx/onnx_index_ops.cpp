@@ -19,10 +19,14 @@ void mod(Importer& im, const onnx::NodeProto& n) {
 }
 
 void cum_sum(Importer& im, const onnx::NodeProto& n) {
-  const double axis = im.const_scalar(n, 1, "axis");
+  // ONNX's axis is an int32 or int64 tensor: read as integers (never
+  // through a double, which loses 2^63 - 1 and cannot hold NaN as an axis).
+  const auto axis = im.const_ints(n, 1, "axis");
+  if (axis.size() != 1)
+    im.fail(fmt::format("axis ('{}') must hold one value, it has {}", n.input(1), axis.size()));
   im.bind(n, 0,
           im.emit1("CumSum", {im.input(n, 0)},
-                   {{"axis", static_cast<int64_t>(axis)},
+                   {{"axis", axis[0]},
                     {"exclusive", im.attr_int_or(n, "exclusive", 0)},
                     {"reverse", im.attr_int_or(n, "reverse", 0)}}));
 }

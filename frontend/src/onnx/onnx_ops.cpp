@@ -31,6 +31,20 @@ int64_t norm_axis(I& im, int64_t axis, int64_t rank) {
   return a;
 }
 
+// norm_axis() of each of `axes`, refusing an axis listed twice (ONNX
+// requires them distinct; a repeat would silently lose one of its values).
+std::vector<int64_t> distinct_axes(I& im, std::span<const int64_t> axes, int64_t rank,
+                                   std::string_view what) {
+  std::vector<int64_t> out;
+  for (int64_t v : axes) {
+    const int64_t a = norm_axis(im, v, rank);
+    if (std::find(out.begin(), out.end(), a) != out.end())
+      im.fail(fmt::format("{} lists axis {} twice", what, a));
+    out.push_back(a);
+  }
+  return out;
+}
+
 // Every value of an INTS attribute (or kernel dims) at least `lo`.
 void require_at_least(I& im, const char* name, std::span<const int64_t> values, int64_t lo) {
   for (int64_t v : values)
@@ -524,8 +538,8 @@ void squeeze(I& im, const N& n) {
   const auto rank = static_cast<int64_t>(s.size());
   std::vector<bool> drop(s.size(), false);
   const auto axes = axes_of(im, n);
-  for (int64_t a : axes) {
-    const auto k = static_cast<size_t>(norm_axis(im, a, rank));
+  for (int64_t a : distinct_axes(im, axes, rank, "axes")) {
+    const auto k = static_cast<size_t>(a);
     if (s[k] != 1) im.fail(fmt::format("cannot squeeze axis {} of size {}", a, s[k]));
     drop[k] = true;
   }
@@ -542,11 +556,7 @@ void unsqueeze(I& im, const N& n) {
   const auto axes = axes_of(im, n);
   const auto out_rank = static_cast<int64_t>(s.size() + axes.size());
   std::vector<bool> ins(static_cast<size_t>(out_rank), false);
-  for (int64_t a : axes) {
-    const auto k = static_cast<size_t>(norm_axis(im, a, out_rank));
-    if (ins[k]) im.fail("axis listed twice");
-    ins[k] = true;
-  }
+  for (int64_t a : distinct_axes(im, axes, out_rank, "axes")) ins[static_cast<size_t>(a)] = true;
   std::vector<int64_t> out;
   size_t j = 0;
   for (size_t k = 0; k < ins.size(); ++k) out.push_back(ins[k] ? 1 : s[j++]);
@@ -573,13 +583,13 @@ void pad(I& im, const N& n) {
     pads = im.const_ints(n, 1, "pads");
   }
   if (!legacy && im.has_input(n, 3)) {  // opset 18 axes: pads for those axes only
-    const auto axes = im.const_ints(n, 3, "axes");
+    const auto axes = distinct_axes(im, im.const_ints(n, 3, "axes"), rank, "axes");
     if (pads.size() != 2 * axes.size())
       im.fail(fmt::format("pads has {} values, expected {} (two per axis)", pads.size(),
                           2 * axes.size()));
     std::vector<int64_t> full(static_cast<size_t>(2 * rank), 0);
     for (size_t i = 0; i < axes.size(); ++i) {
-      const auto a = static_cast<size_t>(norm_axis(im, axes[i], rank));
+      const auto a = static_cast<size_t>(axes[i]);
       full[a] = pads[i];
       full[a + static_cast<size_t>(rank)] = pads[i + axes.size()];
     }
@@ -707,10 +717,7 @@ void resize(I& im, const N& n) {
   // opset 18's axes: scales/sizes name those dimensions only.
   std::vector<int64_t> axes(static_cast<size_t>(rank));
   std::iota(axes.begin(), axes.end(), 0);
-  if (auto a = im.attr_ints(n, "axes")) {
-    axes.clear();
-    for (int64_t v : *a) axes.push_back(norm_axis(im, v, rank));
-  }
+  if (auto a = im.attr_ints(n, "axes")) axes = distinct_axes(im, *a, rank, "axes");
   std::vector<int64_t> given_sizes;
   std::vector<double> given_scales;
   if (im.has_input(n, 3)) given_sizes = im.const_ints(n, 3, "sizes");

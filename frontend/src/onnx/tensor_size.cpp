@@ -47,6 +47,11 @@ std::optional<std::string> tensor_size_problem(const TensorType& type, uint64_t 
   if (count >= 0 && static_cast<uint64_t>(count) <= limit / esize) return std::nullopt;
   for (int64_t d : type.shape)
     if (d < 0) return fmt::format("shape {} has a negative dimension", shape_str(type.shape));
+  if (std::find(type.shape.begin(), type.shape.end(), 0) != type.shape.end())
+    return fmt::format(
+        "{} {} holds no elements, but its other dimensions multiply past the {} a single tensor "
+        "may take (--max-tensor-bytes; kernels build tables over them)",
+        dtype_name(type.dtype), shape_str(type.shape), size_text(limit));
   return fmt::format("{} {} is larger than the {} a single tensor may take (--max-tensor-bytes)",
                      dtype_name(type.dtype), shape_str(type.shape), size_text(limit));
 }

@@ -1,7 +1,9 @@
 #include <ampx/fileio/atomic_write.hpp>
+#include <ampx/fileio/file_error.hpp>
 #include <ampx/fileio/regular_file.hpp>
 #include <ampx/train/checkpoint.hpp>
 
+#include <zlib.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <regex>
+#include <span>
 
 namespace ampx::train {
 namespace {
@@ -47,6 +50,27 @@ uint64_t fnv1a(std::string_view s, uint64_t h = 0xcbf29ce484222325ull) {
 
 const std::regex kFileName(R"(epoch-(\d{4,})\.ampxckpt)");
 
+// The tensor's CRC-32 as 8 lowercase hex digits (metadata "crc32").
+std::string crc32_hex(std::span<const std::byte> data) {
+  uLong crc = ::crc32_z(0L, Z_NULL, 0);
+  if (!data.empty()) crc = ::crc32_z(crc, reinterpret_cast<const Bytef*>(data.data()), data.size());
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08lx", static_cast<unsigned long>(crc & 0xffffffffUL));
+  return buf;
+}
+
+// "holds NaN (element 3 of 120)" for the first non-finite element of a
+// float tensor; nullopt when every element is finite (or it holds integers).
+std::optional<std::string> nonfinite_problem(const HostTensor& t) {
+  if (!is_float(t.type.dtype)) return std::nullopt;
+  const std::vector<double> x = to_doubles(t);
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!std::isfinite(x[i]))
+      return std::string("holds ") + (std::isnan(x[i]) ? "NaN" : "infinity") + " (element " +
+             std::to_string(i) + " of " + std::to_string(x.size()) + ")";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string model_fingerprint(const Graph& g) {
@@ -68,6 +92,13 @@ std::string model_fingerprint(const Graph& g) {
 }
 
 void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
+  // Weights or moments of NaN resume into NaN: refused before anything is
+  // written, so the last good checkpoints stay the newest.
+  for (const HostTensor& t : c.state)
+    if (const auto problem = nonfinite_problem(t))
+      throw std::runtime_error(fileio::printable_path(file) + ": tensor '" + t.name + "' " +
+                               *problem +
+                               ": the training diverged; the checkpoint was not written");
   nlohmann::ordered_json header;
   header["__metadata__"] = {
       {"format", kCheckpointFormat},
@@ -103,6 +134,10 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   nlohmann::ordered_json order = nlohmann::ordered_json::array();
   for (const HostTensor& t : c.state) order.push_back(t.name);
   header["__metadata__"]["order"] = order.dump();
+  // Every tensor's CRC-32: a flipped byte in the data is found on reading.
+  nlohmann::ordered_json crcs = nlohmann::ordered_json::object();
+  for (const HostTensor& t : c.state) crcs[t.name] = crc32_hex(t.data);
+  header["__metadata__"]["crc32"] = crcs.dump();
   uint64_t offset = 0;
   for (const HostTensor& t : c.state) {
     if (header.contains(t.name))
@@ -240,8 +275,17 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
     if (!m.is_object() || !m.contains("format") || !m["format"].is_string()) return false;
     return m["format"].get<std::string>() == kCheckpointFormat;
   };
-  if (!has_format())
+  if (!has_format()) {
+    const bool version1 =
+        header.is_object() && header.contains("__metadata__") &&
+        header["__metadata__"].is_object() &&
+        header["__metadata__"].value("format", nlohmann::json()) == "ampx.checkpoint/1";
+    if (version1)
+      throw bad(
+          "written by an older ampx (format ampx.checkpoint/1, without tensor checksums): it "
+          "cannot be verified; train again without --resume");
     throw bad(std::string("not an ampx checkpoint (expected format ") + kCheckpointFormat + ")");
+  }
   const auto& meta = header["__metadata__"];
   Checkpoint c;
   try {
@@ -257,6 +301,9 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
   if (meta.contains("amp_fallback")) read_fallbacks(meta["amp_fallback"], c, bad);
   if (meta.contains("fallback_windows")) read_fallback_windows(meta["fallback_windows"], c, bad);
   const uint64_t data_start = 8 + n, data_bytes = bytes.size() - data_start;
+  if (!meta.contains("crc32")) throw bad("the tensor checksums (metadata crc32) are missing");
+  const nlohmann::json crcs = parse_json_member(meta["crc32"], "the tensor checksums", bad);
+  if (!crcs.is_object()) throw bad("the tensor checksums are not a JSON object");
   // Tensors in file order (by offset), as written.
   std::vector<std::pair<uint64_t, HostTensor>> tensors;
   for (const auto& [name, entry] : header.items()) {
@@ -293,6 +340,14 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
       HostTensor t{name, {*dtype, shape}, std::vector<std::byte>(offs[1] - offs[0])};
       if (!t.data.empty())  // an empty tensor has no buffer to copy to
         std::memcpy(t.data.data(), bytes.data() + data_start + offs[0], t.data.size());
+      if (!crcs.contains(name) || !crcs[name].is_string())
+        throw bad("tensor '" + name + "' has no checksum");
+      if (crcs[name].get<std::string>() != crc32_hex(t.data))
+        throw bad("tensor '" + name +
+                  "': its data does not match its checksum (the file is corrupt)");
+      if (const auto problem = nonfinite_problem(t))
+        throw bad("tensor '" + name + "' " + *problem +
+                  ": the run that wrote it had diverged; resume from an earlier checkpoint");
       tensors.emplace_back(offs[0], std::move(t));
     } catch (const std::runtime_error&) {
       throw;
@@ -300,6 +355,8 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
       throw bad("tensor '" + name + "' has a malformed entry");
     }
   }
+  if (crcs.size() != tensors.size())
+    throw bad("the tensor checksums name a tensor the file does not hold");
   if (meta.contains("order")) {
     // The writer's order: every tensor named once.
     const nlohmann::json order = parse_json_member(meta["order"], "the tensor order", bad);
@@ -324,9 +381,24 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
   return c;
 }
 
+void make_checkpoint_dir(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  if (fs::is_symlink(fs::symlink_status(dir, ec)) && !fs::exists(dir, ec))
+    throw fileio::FileError(dir, "a symbolic link to '" +
+                                     fileio::printable_path(fs::read_symlink(dir, ec)) +
+                                     "', which does not exist");
+  if (fs::exists(dir, ec)) throw fileio::FileError(dir, "not a directory");
+  // std::filesystem's own message names the library's internals
+  // ("filesystem error: cannot create directories: ...").
+  if (!fs::create_directories(dir, ec) && ec)
+    throw fileio::FileError(dir, "cannot create the checkpoint directory (" + ec.message() + ")");
+}
+
 std::filesystem::path save_checkpoint(const std::filesystem::path& dir, const Checkpoint& c,
                                       int keep) {
-  std::filesystem::create_directories(dir);
+  make_checkpoint_dir(dir);
   char name[64];
   std::snprintf(name, sizeof name, "epoch-%04d.ampxckpt", c.epoch);
   const std::filesystem::path file = dir / name;

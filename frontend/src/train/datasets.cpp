@@ -1,4 +1,5 @@
 #include <ampx/exec/npy.hpp>
+#include <ampx/fileio/file_error.hpp>
 #include <ampx/fileio/regular_file.hpp>
 #include <ampx/train/datasets.hpp>
 
@@ -80,7 +81,8 @@ SplitDataset load_digits() {
       const double v = std::strtod(cell.c_str(), &end);
       if (end == cell.c_str()) {
         throw std::invalid_argument(path.string() + ": line " + std::to_string(row) + ": '" +
-                                    cell.substr(0, 20) + "' is not a number");
+                                    std::string(fileio::utf8_prefix(cell, 20)) +
+                                    "' is not a number");
       }
       values.push_back(v);
     }

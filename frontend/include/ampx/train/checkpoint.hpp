@@ -4,7 +4,8 @@
 // and the options the run was planned with. The file is safetensors'
 // layout, readable with NumPy alone: an 8-byte little-endian header length,
 // a JSON header (per tensor: dtype, shape, data_offsets; "__metadata__":
-// strings), then the raw little-endian tensors. Written atomically (a
+// strings, among them "crc32", every tensor's CRC-32 as zlib and Python's
+// zlib.crc32 compute it), then the raw little-endian tensors. Written atomically (a
 // temporary file, fsync, rename); the last `keep` are kept.
 #pragma once
 
@@ -19,7 +20,9 @@
 
 namespace ampx::train {
 
-inline constexpr const char* kCheckpointFormat = "ampx.checkpoint/1";
+// Version 2 added the tensors' CRC-32s (metadata "crc32"); a version 1
+// file is refused, saying so.
+inline constexpr const char* kCheckpointFormat = "ampx.checkpoint/2";
 
 struct Checkpoint {
   std::vector<HostTensor> state;  // in the training step's state order
@@ -44,13 +47,20 @@ struct Checkpoint {
 // constants, hashed: a checkpoint from another model does not match.
 std::string model_fingerprint(const Graph& forward);
 
-// "<dir>/epoch-0003.ampxckpt"; creates `dir`; removes all but the `keep`
+// Creates `dir` (and its parents) for checkpoints, or throws a one-line
+// fileio::FileError naming it: a dangling symbolic link, a file that is not
+// a directory, no permission. `ampx train` calls it before the first epoch.
+void make_checkpoint_dir(const std::filesystem::path& dir);
+
+// "<dir>/epoch-0003.ampxckpt"; creates `dir` (make_checkpoint_dir()); removes all but the `keep`
 // newest (keep >= 1). Returns the file written.
 std::filesystem::path save_checkpoint(const std::filesystem::path& dir, const Checkpoint& c,
                                       int keep = 3);
 void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c);
 // Throws std::runtime_error "FILE: <what is wrong>" for a truncated,
-// corrupt or foreign file.
+// corrupt or foreign file: a tensor whose data does not match its CRC-32,
+// or a float tensor holding NaN or infinity (named). write_checkpoint()
+// refuses such a tensor too, writing nothing.
 Checkpoint read_checkpoint(const std::filesystem::path& file);
 // The newest checkpoint in `dir`; nullopt when there is none.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& dir);
