@@ -247,6 +247,27 @@ def op_seeds():
                  node("Reshape", ["l", "shp"]), node("Reshape", ["zs", "shz"], ["z"])],
         inits=[w("s0", 2, 4, 4), i64("shp", [2, 4, 4]), i64("shz", [1, 2, 4, 4])],
         outputs=("y", "z"), opset=16)
+    # Loops nested past the unroll bound (4000 x 4000 iterations), refused
+    # before unrolling (issue 36: it ran until killed). (Ifs nested past
+    # protobuf's recursion limit cannot be built here: Python's protobuf
+    # refuses them too; onnx_loops_test.cpp builds one in C++.)
+    inner = helper.make_graph(
+        [node("Identity", ["c2"], ["c2_out"]), node("Mul", ["h2", "h2"], ["h2_out"])], "inner",
+        [helper.make_tensor_value_info("i2", I64, []), helper.make_tensor_value_info("c2", BOOL, []),
+         helper.make_tensor_value_info("h2", F, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("c2_out", BOOL, []),
+         helper.make_tensor_value_info("h2_out", F, [1, 2, 4, 4])])
+    outer = helper.make_graph(
+        [node("Identity", ["c"], ["c_out"]),
+         node("Loop", ["m", "t", "h"], ["h_out"], body=inner)], "outer",
+        [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c", BOOL, []),
+         helper.make_tensor_value_info("h", F, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("c_out", BOOL, []),
+         helper.make_tensor_value_info("h_out", F, [1, 2, 4, 4])])
+    add("Loop-nested-past-bound", [node("Loop", ["m", "t", "x"], ["l"], body=outer),
+                                   node("Reshape", ["l", "shp"])],
+        inits=[i64("m", 4000), numpy_helper.from_array(np.array(True), "t"),
+               i64("shp", [1, 2, 4, 4])], opset=16)
     add("Conv-1d", [node("Conv", ["a", "k"], pads=[1, 2], strides=[2])], [("a", F, [1, 2, 9])],
         [w("k", 3, 2, 4)])
     for op in ["ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"]:
