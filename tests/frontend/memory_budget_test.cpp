@@ -6,6 +6,7 @@
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/session.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -106,6 +107,20 @@ TEST(MemoryBudget, NeedsMatchWhatTheExecutorHolds) {
   EXPECT_EQ(needs[0].arena_bytes, exec.stats().arena_bytes);
   EXPECT_EQ(needs[0].constant_bytes, exec.stats().constant_bytes);
   EXPECT_EQ(needs[0].staging_bytes, 0u);
+}
+
+TEST(MemoryBudget, SessionCompileTakesTheLimit) {
+  const Graph g = make_builtin_model("mlp");
+  Session tight({.devices = "cpu_ref:0", .use_costs = false, .max_memory_bytes = 4096});
+  const AmpPlan plan = tight.plan(g, {});
+  try {
+    (void)tight.compile(plan);
+    ADD_FAILURE() << "not refused";
+  } catch (const MemoryError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("more than SessionOptions::max_memory_bytes allows (4.0 KiB)"));
+  }
+  Session roomy({.devices = "cpu_ref:0", .use_costs = false, .max_memory_bytes = kGiB});
+  EXPECT_NO_THROW((void)roomy.compile(roomy.plan(g, {})));
 }
 
 TEST(MemoryBudget, BytesText) {

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "constant_folding.hpp"
 #include "decomposed_patterns.hpp"
@@ -569,7 +570,10 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
     const onnx::NodeProto* node = im.node_;
     std::string name = im.node_name_, origin = im.origin_;
     int emitted = im.emitted_;
-    std::unordered_set<ValueId> fresh = im.fresh_;
+    // Moved, not copied: every node of the subgraph starts by clearing it,
+    // and a copy per inlined iteration made unrolling quadratic in the
+    // nodes the enclosing Loop had emitted so far.
+    std::unordered_set<ValueId> fresh = std::exchange(im.fresh_, {});
     std::string value_suffix = im.value_suffix_;
     ~Restore() {
       im.value_suffix_ = std::move(value_suffix);
