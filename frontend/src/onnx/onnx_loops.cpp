@@ -29,10 +29,9 @@ namespace {
 
 constexpr int64_t kMaxUnrolledIterations = 4096;
 // The nodes a model's Loops and Scans may unroll into, nested ones
-// multiplied out. Planning is linear in nodes and the executor's memory
-// planner is quadratic: 262,144 unrolled nodes took 10 s and 560 MB to plan
-// and did not finish running, while real models stay in the thousands
-// (docs/ONNX.md, "Control flow").
+// multiplied out. The executor's memory planner is quadratic in values: the
+// largest nested pair this allows already takes seconds to plan and run
+// (docs/benchmarks.md; docs/ONNX.md, "Control flow").
 constexpr int64_t kMaxUnrolledNodes = 100'000;
 // Node counts saturate here (nested trip counts multiply past int64).
 constexpr int64_t kSaturated = int64_t{1} << 60;
