@@ -100,4 +100,10 @@ TEST(MemoryCli, TuneAndReportTakeMaxMemory) {
   EXPECT_THAT(r.out, HasSubstr("more than --max-memory allows (4.0 KiB)"));
 }
 
+TEST(MemoryCli, TrainTakesMaxMemory) {
+  const auto r = ampx_cli_test::ampx(
+      "train builtin:digits-cnn --data builtin:digits --epochs 1 --max-memory 4K");
+  expect_one_line_error(r, 1, "more than --max-memory allows (4.0 KiB)");
+}
+
 }  // namespace

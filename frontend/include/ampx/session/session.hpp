@@ -51,6 +51,8 @@ struct SessionOptions {
   // figures), as `--max-memory` does; 0: no limit but each device's own
   // memory, which is always checked (exec/memory_budget.hpp).
   uint64_t max_memory_bytes = 0;
+  // Names that limit in the refusal (the CLI: "--max-memory").
+  std::string max_memory_origin = "SessionOptions::max_memory_bytes";
 };
 
 // A plan made ready to run: fused per device, kernels prepared, weights
