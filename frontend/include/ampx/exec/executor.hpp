@@ -1,7 +1,8 @@
 // Runs a planned graph on its devices. At construction: the plan laid out
 // without a device call and its memory checked (memory_budget.hpp), then
-// kernels prepared once, weights uploaded once to every device that reads them, nodes that
-// depend only on weights (the planner's weight Casts) evaluated once,
+// kernels prepared once, weights uploaded once to every device that reads
+// them, nodes that depend only on weights (the planner's weight Casts)
+// evaluated once,
 // intermediates placed in one arena per device by the lifetime-based memory
 // planner, and a copy step put before the first reader of every value that
 // crosses devices (the rule of plan_copies(): one per value and destination
