@@ -5,11 +5,13 @@
 #include <ampx/capability/profile_json.hpp>
 #include <ampx/capability/store.hpp>
 #include <ampx/exec/device_capabilities.hpp>
+#include <ampx/exec/npy.hpp>
 #include <ampx/tune/tuned_plan_key.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -43,6 +45,80 @@ ModelOptions ModelArgs::to_options() const {
     }
   }
   return o;
+}
+
+void InputArgs::add_to(CLI::App& cmd) {
+  cmd.add_option("--input", specs,
+                 "NAME=FILE.npy: a graph input from a NumPy file (repeatable; the others are "
+                 "seeded random)")
+      ->take_all();
+}
+
+std::vector<GivenInput> read_given_inputs(const InputArgs& args) {
+  std::vector<GivenInput> given;
+  for (const std::string& spec : args.specs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--input '" + spec + "': expected NAME=FILE.npy");
+    const std::string name = spec.substr(0, eq);
+    for (const GivenInput& g : given)
+      if (g.name == name) throw UsageError("--input: '" + name + "' is given twice");
+    HostTensor t = read_npy(spec.substr(eq + 1));
+    t.name = name;
+    given.push_back({spec, name, std::move(t)});
+  }
+  return given;
+}
+
+ModelOptions with_given_inputs(ModelOptions mo, std::string_view model,
+                               const std::vector<GivenInput>& given) {
+  if (model.starts_with("builtin:")) return mo;
+  for (const GivenInput& g : given) {
+    if (mo.input_shapes.emplace(g.name, g.tensor.type.shape).second)
+      mo.input_shape_origins[g.name] = "--input " + g.spec;
+    // A shape, axes or scales computed from an input at run time are
+    // evaluated from its array at import (the plan is built for them).
+    mo.input_values[g.name] = g.tensor;
+  }
+  return mo;
+}
+
+std::vector<HostTensor> make_inputs(const Graph& graph, uint64_t seed,
+                                    std::vector<GivenInput> given_inputs) {
+  auto inputs = random_inputs(graph, seed);
+  std::vector<bool> given(inputs.size(), false);
+  for (GivenInput& g : given_inputs) {
+    const std::string& name = g.name;
+    size_t i = 0;
+    while (i < inputs.size() && inputs[i].name != name) ++i;
+    if (i == inputs.size()) {
+      std::string known;
+      for (const auto& t : inputs) known += (known.empty() ? "" : ", ") + t.name;
+      throw UsageError("--input '" + g.spec + "': the model has no input '" + name +
+                       "' (inputs: " + known + ")");
+    }
+    HostTensor& t = g.tensor;
+    if (t.type.dtype != inputs[i].type.dtype || t.type.shape != inputs[i].type.shape)
+      throw UsageError(fmt::format("--input '{}': the file holds {}{}, input '{}' is {}{}", g.spec,
+                                   dtype_name(t.type.dtype), shape_str(t.type.shape), name,
+                                   dtype_name(inputs[i].type.dtype),
+                                   shape_str(inputs[i].type.shape)));
+    inputs[i] = std::move(t);
+    given[i] = true;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!given_inputs.empty() && !given[i])
+      spdlog::info("input '{}' not given: seeded random values", inputs[i].name);
+  return inputs;
+}
+
+void MemoryArgs::add_to(CLI::App& cmd) {
+  cmd.add_option("--max-memory", max_memory,
+                 "refuse a plan that needs more memory than SIZE (e.g. 8G, 512MiB) in all: every "
+                 "device's arena, weights and state, copies' staging and the input and output "
+                 "tensors; each device's own memory is always checked")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()));
 }
 
 void PolicyOptions::add_to(CLI::App& cmd) {

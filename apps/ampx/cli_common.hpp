@@ -5,6 +5,7 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/amp/policy.hpp>
 #include <ampx/capability/cost_model.hpp>
+#include <ampx/exec/memory_budget.hpp>
 #include <ampx/fileio/atomic_write.hpp>
 #include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
@@ -93,6 +94,42 @@ struct ModelArgs {
   uint64_t max_tensor_bytes = 0;  // 0: the default
   void add_to(CLI::App& cmd);
   ModelOptions to_options() const;  // UsageError on a malformed value
+};
+
+// `--input NAME=FILE.npy` (repeatable): a graph input from a NumPy file.
+// The arrays are read before the model: their shapes pin the model's
+// symbolic dimensions, and a shape, axes or scales the model computes from
+// an input are evaluated from its array at import (docs/ONNX.md).
+struct InputArgs {
+  std::vector<std::string> specs;
+  void add_to(CLI::App& cmd);
+};
+struct GivenInput {
+  std::string spec, name;
+  HostTensor tensor;
+};
+// Reads every array; UsageError for a malformed spec or a repeated name.
+std::vector<GivenInput> read_given_inputs(const InputArgs& args);
+// `options` plus the shape of every given array for an input --input-shape
+// does not name, and the arrays as input values (ONNX models; a built-in
+// model has fixed shapes, checked against the arrays in make_inputs).
+ModelOptions with_given_inputs(ModelOptions options, std::string_view model,
+                               const std::vector<GivenInput>& given);
+// Seeded random inputs, replaced by the given arrays, which must match the
+// graph input's dtype and shape exactly (UsageError naming the --input).
+std::vector<HostTensor> make_inputs(const Graph& graph, uint64_t seed,
+                                    std::vector<GivenInput> given);
+
+// `--max-memory SIZE`: what a plan that runs may take in all, devices and
+// host tensors together (exec/memory_budget.hpp); each device's own memory
+// is always checked.
+struct MemoryArgs {
+  uint64_t max_memory = 0;  // 0: no limit but the devices'
+  void add_to(CLI::App& cmd);
+  // `host_bytes`: host memory the command holds beside the plan.
+  MemoryLimit limit(uint64_t host_bytes = 0) const {
+    return {.max_bytes = max_memory, .origin = "--max-memory", .host_bytes = host_bytes};
+  }
 };
 
 // Options that turn into an AmpPolicy.

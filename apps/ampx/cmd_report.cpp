@@ -17,6 +17,8 @@ namespace {
 struct ReportOptions {
   std::vector<std::string> models;
   ModelArgs model_args;
+  InputArgs inputs;
+  MemoryArgs memory;
   std::vector<std::string> devices;
   std::vector<std::string> placements;
   std::string format = "text";
@@ -60,6 +62,8 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   settings.iters = opts.iters;
   settings.warmup = opts.warmup;
   settings.model_options = opts.model_args.to_options();
+  settings.given = read_given_inputs(opts.inputs);
+  settings.memory = opts.memory;
   settings.placements = opts.placements;
   settings.host = &host;
   settings.use_costs = !opts.no_cost;
@@ -115,6 +119,8 @@ Action add_report_command(CLI::App& app, const GlobalOptions& global) {
                   "builtin:cnn, builtin:mlp, builtin:encoder, FILE.onnx, ...")
       ->required();
   opts->model_args.add_to(*cmd);
+  opts->inputs.add_to(*cmd);
+  opts->memory.add_to(*cmd);
   cmd->add_option("--device", opts->devices, "device ids (repeatable; default: every device)")
       ->check(kNonEmpty)
       ->delimiter(',');

@@ -37,82 +37,13 @@ struct RunOptions {
   int warmup = 2;
   uint64_t seed = 1;
   bool no_fuse = false;
-  bool per_node = false;            // --per-node: profiled runs, a table per node and per op
-  std::string trace;                // --trace FILE: the profiled runs as Chrome trace events
-  std::vector<std::string> inputs;  // NAME=FILE.npy
-  std::string save_outputs;         // directory
+  bool per_node = false;     // --per-node: profiled runs, a table per node and per op
+  std::string trace;         // --trace FILE: the profiled runs as Chrome trace events
+  InputArgs inputs;          // --input NAME=FILE.npy
+  MemoryArgs memory;         // --max-memory
+  std::string save_outputs;  // directory
   Format format = Format::kText;
 };
-
-// The arrays of --input NAME=FILE.npy, read before the model: their shapes
-// pin the model's symbolic dimensions (ModelOptions::input_shapes).
-struct GivenInput {
-  std::string spec, name;
-  HostTensor tensor;
-};
-
-std::vector<GivenInput> read_given_inputs(const RunOptions& opts) {
-  std::vector<GivenInput> given;
-  for (const std::string& spec : opts.inputs) {
-    const auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      throw UsageError("--input '" + spec + "': expected NAME=FILE.npy");
-    const std::string name = spec.substr(0, eq);
-    for (const GivenInput& g : given)
-      if (g.name == name) throw UsageError("--input: '" + name + "' is given twice");
-    HostTensor t = read_npy(spec.substr(eq + 1));
-    t.name = name;
-    given.push_back({spec, name, std::move(t)});
-  }
-  return given;
-}
-
-// What --input-shape gives, plus the shape of every array --input gives
-// for an input --input-shape does not name (ONNX models; a built-in model
-// has fixed shapes, checked against the arrays in make_inputs).
-ModelOptions model_options(const RunOptions& opts, const std::vector<GivenInput>& given) {
-  ModelOptions mo = opts.model_args.to_options();
-  if (std::string_view(opts.model).starts_with("builtin:")) return mo;
-  for (const GivenInput& g : given) {
-    if (mo.input_shapes.emplace(g.name, g.tensor.type.shape).second)
-      mo.input_shape_origins[g.name] = "--input " + g.spec;
-    // A shape, axes or scales computed from an input at run time are
-    // evaluated from its array at import (the plan is built for them).
-    mo.input_values[g.name] = g.tensor;
-  }
-  return mo;
-}
-
-// Random inputs, replaced by the arrays given with --input, which must
-// match the graph input's dtype and shape exactly.
-std::vector<HostTensor> make_inputs(const Graph& graph, const RunOptions& opts,
-                                    std::vector<GivenInput> given_inputs) {
-  auto inputs = random_inputs(graph, opts.seed);
-  std::vector<bool> given(inputs.size(), false);
-  for (GivenInput& g : given_inputs) {
-    const std::string& name = g.name;
-    size_t i = 0;
-    while (i < inputs.size() && inputs[i].name != name) ++i;
-    if (i == inputs.size()) {
-      std::string known;
-      for (const auto& t : inputs) known += (known.empty() ? "" : ", ") + t.name;
-      throw UsageError("--input '" + g.spec + "': the model has no input '" + name +
-                       "' (inputs: " + known + ")");
-    }
-    HostTensor& t = g.tensor;
-    if (t.type.dtype != inputs[i].type.dtype || t.type.shape != inputs[i].type.shape)
-      throw UsageError(fmt::format("--input '{}': the file holds {}{}, input '{}' is {}{}", g.spec,
-                                   dtype_name(t.type.dtype), shape_str(t.type.shape), name,
-                                   dtype_name(inputs[i].type.dtype),
-                                   shape_str(inputs[i].type.shape)));
-    inputs[i] = std::move(t);
-    given[i] = true;
-  }
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!opts.inputs.empty() && !given[i])
-      spdlog::info("input '{}' not given: seeded random values", inputs[i].name);
-  return inputs;
-}
 
 // Output names become file names: anything but [A-Za-z0-9._-] turns into '_'
 // ("/encoder/out:0" -> "_encoder_out_0.npy").
@@ -153,8 +84,9 @@ std::string fused_str(const FusedGraph& fused) {
 int run_run(const GlobalOptions& global, const RunOptions& opts) {
   if (!opts.trace.empty()) check_trace_path(opts.trace);
   AmpPolicy policy = opts.policy.to_policy();
-  std::vector<GivenInput> given = read_given_inputs(opts);
-  const Graph graph = load_model(opts.model, model_options(opts, given));
+  std::vector<GivenInput> given = read_given_inputs(opts.inputs);
+  const Graph graph =
+      load_model(opts.model, with_given_inputs(opts.model_args.to_options(), opts.model, given));
   for (const std::string& name : graph.specialised_on)
     spdlog::info(
         "the graph is built for the value of input '{}' (a shape, axes, scales or k "
@@ -169,29 +101,50 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
       plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, true, true);
   const AmpPlan& plan = pm.plan;
   const auto& choice = pm.dtype_choice;
-  const auto inputs = make_inputs(graph, opts, std::move(given));
 
+  // The plan, then the reference (the same inputs through the f32 plan on
+  // cpu_ref, run after the plan's executor is gone, beside the inputs and
+  // both runs' outputs): each checked for memory before anything of it is
+  // allocated, both before the inputs are made. A plan larger than the
+  // machine is refused at once.
+  const uint64_t io_bytes = host_tensor_bytes(graph);
+  uint64_t output_bytes = 0;
+  for (ValueId v : graph.outputs()) output_bytes += graph.value(v).byte_size();
   FusionOptions fusion;
   if (opts.no_fuse) fusion = {.fold_batchnorm = false, .epilogues = false};
   const FusedGraph fused = fuse_placed(plan.graph, pm.caps(), fusion);
-  Executor exec(fused.graph, pm.runtime_devices());
-  for (int i = 0; i < opts.warmup; ++i) (void)exec.run(inputs);
+  auto exec =
+      std::make_unique<Executor>(fused.graph, pm.runtime_devices(), std::span<const StateBinding>{},
+                                 ExecutorOptions{.memory = opts.memory.limit(io_bytes)});
+  DeviceCapabilities ref_caps(*ref_device);
+  const AmpPlan ref_plan = plan_amp(graph, AmpPolicy{}, ref_caps);
+  const plugins::Device* ref_devices[] = {ref_device};
+  try {
+    check_memory(Executor::memory_needs(ref_plan.graph, ref_devices), ref_devices,
+                 opts.memory.limit(io_bytes + output_bytes));
+  } catch (const MemoryError& e) {
+    throw MemoryError(fmt::format("the reference run on {}: {}", kReferenceDevice, e.what()));
+  }
+  const auto inputs = make_inputs(graph, opts.seed, std::move(given));
+  for (int i = 0; i < opts.warmup; ++i) (void)exec->run(inputs);
   std::vector<double> times_ms, copy_ms;
   std::vector<HostTensor> outputs;
   for (int i = 0; i < opts.iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    outputs = exec.run(inputs);
+    outputs = exec->run(inputs);
     const auto t1 = std::chrono::steady_clock::now();
     times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    copy_ms.push_back(exec.stats().last_run_copy_us / 1000.0);
+    copy_ms.push_back(exec->stats().last_run_copy_us / 1000.0);
   }
   // Profiled runs come after the timed ones, so that their per-step waits
   // never enter the median above.
   std::vector<RunProfile> profiles;
   if (opts.per_node || !opts.trace.empty()) {
     profiles.resize(static_cast<size_t>(opts.iters));
-    for (RunProfile& p : profiles) (void)exec.run(inputs, p);
+    for (RunProfile& p : profiles) (void)exec->run(inputs, p);
   }
+  const ExecutorStats st = exec->stats();
+  exec.reset();
   std::vector<double> predicted;
   std::optional<ProfileSummary> per_node;
   if (!profiles.empty()) {
@@ -208,15 +161,12 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
           ? times_ms[times_ms.size() / 2]
           : 0.5 * (times_ms[times_ms.size() / 2 - 1] + times_ms[times_ms.size() / 2]);
 
-  // Reference: the same inputs through the f32 plan on cpu_ref.
-  DeviceCapabilities ref_caps(*ref_device);
-  const AmpPlan ref_plan = plan_amp(graph, AmpPolicy{}, ref_caps);
-  Executor ref_exec(ref_plan.graph, *ref_device);
+  Executor ref_exec(ref_plan.graph, *ref_device, {},
+                    {.memory = opts.memory.limit(io_bytes + output_bytes)});
   const auto ref_outputs = ref_exec.run(inputs);
 
   if (!opts.save_outputs.empty()) save_outputs(graph, outputs, opts.save_outputs);
 
-  const auto& st = exec.stats();
   if (opts.format == Format::kJson) {
     nlohmann::json outs = nlohmann::json::array();
     for (size_t i = 0; i < outputs.size(); ++i)
@@ -312,10 +262,8 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--seed", opts->seed, "seed of the random inputs")
       ->check(kUnsigned64)
       ->capture_default_str();
-  cmd->add_option("--input", opts->inputs,
-                  "NAME=FILE.npy: a graph input from a NumPy file (repeatable; the others are "
-                  "seeded random)")
-      ->take_all();
+  opts->inputs.add_to(*cmd);
+  opts->memory.add_to(*cmd);
   cmd->add_option("--save-outputs", opts->save_outputs,
                   "write every output to DIR/<output name>.npy");
   cmd->add_flag("--per-node", opts->per_node,

@@ -53,6 +53,7 @@ struct TrainOptions {
   std::string report;
   std::string report_label;
   ModelArgs model_args;
+  MemoryArgs memory;  // --max-memory: each compiled step (not --eager)
   Format format = Format::kText;
 };
 
@@ -191,6 +192,8 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   so.db_path = db_option(o.policy.db);
   so.threads = global.threads;
   so.trust_plugins = global.trust_plugins;
+  so.max_memory_bytes = o.memory.max_memory;
+  so.max_memory_origin = "--max-memory";
   Session session(so);
   ModelOptions mo = o.model_args.to_options();
   mo.batch_size = o.batch;  // a symbolic batch dimension trains at --batch
@@ -491,6 +494,7 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
                 "step is always compiled)");
   o->policy.add_to(*cmd);
   o->model_args.add_to(*cmd);
+  o->memory.add_to(*cmd);
   add_format_option(*cmd, o->format);
   return [&global, o] { return run_train(global, *o); };
 }

@@ -23,6 +23,8 @@ struct TuneCliOptions {
   std::string model;
   DeviceArgs devices;
   ModelArgs model_args;
+  InputArgs inputs;
+  MemoryArgs memory;
   PolicyOptions policy;
   TuneOptions tune;
   bool no_store = false;
@@ -72,11 +74,15 @@ int run_tune(const GlobalOptions& global, TuneCliOptions& opts) {
   if (!opts.policy.profile.empty())
     throw UsageError("tune: --profile cannot run; tune measures the live device");
   AmpPolicy policy = opts.policy.to_policy();
-  const Graph graph = load_model(opts.model, opts.model_args.to_options());
+  std::vector<GivenInput> given = read_given_inputs(opts.inputs);
+  const Graph graph =
+      load_model(opts.model, with_given_inputs(opts.model_args.to_options(), opts.model, given));
   const auto host = make_plugin_host(global);
   PolicyOptions po = opts.policy;
   po.no_tuned = true;  // the untuned plan is one of those compared
   const PlannedModel pm = plan_model(host, graph, opts.model, opts.devices, po, policy, true, true);
+  if (!given.empty()) opts.tune.inputs = make_inputs(graph, opts.tune.seed, std::move(given));
+  opts.tune.memory = opts.memory.limit();
   opts.tune.store = !opts.no_store;
   opts.tune.db_path = db_option(opts.policy.db);
   std::unique_ptr<ProgressBar> bar;
@@ -111,6 +117,8 @@ Action add_tune_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("MODEL", opts->model, "builtin:cnn, builtin:mlp, builtin:encoder or FILE.onnx")
       ->required();
   opts->model_args.add_to(*cmd);
+  opts->inputs.add_to(*cmd);
+  opts->memory.add_to(*cmd);
   opts->devices.add_to(*cmd);
   opts->policy.add_to(*cmd);
   opts->policy.add_stored_plan_sources_to(*cmd);

@@ -105,7 +105,8 @@ std::optional<DeviceSelection> tuning_selection(const Graph& g, const ReportDevi
 // afresh with the device's cost model.
 AmpPlan plan_level(const Graph& g, const std::string& model, const AmpPolicy& policy,
                    const ReportDevice& dev, const DeviceSelection* sel, bool build_graph,
-                   const ReportSettings& settings, LevelRow& row) {
+                   const ReportSettings& settings, const std::vector<HostTensor>& inputs,
+                   LevelRow& row) {
   const PlanOptions fresh{.build_graph = build_graph, .cost = dev.cost.get()};
   if (!sel) return plan_amp(g, policy, *dev.caps, fresh);
   const TunedPlanKey key = tuned_plan_key(g, policy, *sel, {});
@@ -114,6 +115,8 @@ AmpPlan plan_level(const Graph& g, const std::string& model, const AmpPolicy& po
     TuneOptions o = settings.tune_options;
     o.db_path = settings.db_path;
     o.store = true;
+    o.inputs = inputs;
+    o.memory = settings.memory.limit();
     (void)tune_plan(g, model, policy, *sel, {}, o);
     stored = find_tuned_plan(g, model, key, settings.db_path);
   }
@@ -139,7 +142,8 @@ struct Measured {
 Measured measure(const AmpPlan& plan, const ReportDevice& dev, const std::vector<HostTensor>& in,
                  const ReportSettings& s) {
   const FusedGraph fused = fuse_for_device(plan.graph, *dev.caps);
-  Executor exec(fused.graph, *dev.device);
+  Executor exec(fused.graph, *dev.device, {},
+                {.memory = s.memory.limit(host_tensor_bytes(plan.graph))});
   for (int i = 0; i < s.warmup; ++i) (void)exec.run(in);
   Measured m;
   std::vector<double> t;
@@ -216,12 +220,13 @@ capability::Report build_report(const std::vector<std::string>& models,
   const int total = static_cast<int>(models.size() * devices.size() * std::size(levels));
   int done = 0;
   for (const std::string& model : models) {
-    const Graph g = load_model(model, settings.model_options);
+    const Graph g =
+        load_model(model, with_given_inputs(settings.model_options, model, settings.given));
     capability::ModelReport mr;
     mr.model = model;
     mr.nodes = static_cast<int>(g.num_nodes());
     std::map<std::string, capability::CoverageRow> coverage;
-    const auto inputs = random_inputs(g, settings.seed);
+    const auto inputs = make_inputs(g, settings.seed, settings.given);
     for (const ReportDevice& dev : devices) {
       capability::DeviceSection sec;
       sec.device_id = dev.id;
@@ -252,7 +257,7 @@ capability::Report build_report(const std::vector<std::string>& models,
               level == AmpLevel::kO0
                   ? plan_amp(g, policy, *dev.caps, {.build_graph = can_run, .cost = dev.cost.get()})
                   : plan_level(g, model, policy, dev, tuning ? &*tuning : nullptr, can_run,
-                               settings, row);
+                               settings, inputs, row);
           const auto& s = plan.summary;
           row.intended_16bit = s.intended_16bit;
           row.effective_16bit = s.effective_16bit;

@@ -29,7 +29,9 @@ struct ReportSettings {
   int iters = 3;
   int warmup = 1;
   uint64_t seed = 1;
-  ModelOptions model_options;  // --input-shape for ONNX models
+  ModelOptions model_options;     // --input-shape for ONNX models
+  std::vector<GivenInput> given;  // --input: every model must have these inputs
+  MemoryArgs memory;              // --max-memory, for every measured plan
   // Device lists to plan each model across (docs/PLACEMENT.md), resolved
   // against `host` per model (`auto` ranks for the model).
   std::vector<std::string> placements;

@@ -252,6 +252,26 @@ def op_seeds():
                  node("Reshape", ["l", "shp"]), node("Reshape", ["zs", "shz"], ["z"])],
         inits=[w("s0", 2, 4, 4), i64("shp", [2, 4, 4]), i64("shz", [1, 2, 4, 4])],
         outputs=("y", "z"), opset=16)
+    # Loops nested past the unroll bound (4000 x 4000 iterations), refused
+    # before unrolling (issue 36: it ran until killed). Ifs nested past
+    # protobuf's recursion limit: raw_seeds().
+    inner = helper.make_graph(
+        [node("Identity", ["c2"], ["c2_out"]), node("Mul", ["h2", "h2"], ["h2_out"])], "inner",
+        [helper.make_tensor_value_info("i2", I64, []), helper.make_tensor_value_info("c2", BOOL, []),
+         helper.make_tensor_value_info("h2", F, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("c2_out", BOOL, []),
+         helper.make_tensor_value_info("h2_out", F, [1, 2, 4, 4])])
+    outer = helper.make_graph(
+        [node("Identity", ["c"], ["c_out"]),
+         node("Loop", ["m", "t", "h"], ["h_out"], body=inner)], "outer",
+        [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c", BOOL, []),
+         helper.make_tensor_value_info("h", F, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("c_out", BOOL, []),
+         helper.make_tensor_value_info("h_out", F, [1, 2, 4, 4])])
+    add("Loop-nested-past-bound", [node("Loop", ["m", "t", "x"], ["l"], body=outer),
+                                   node("Reshape", ["l", "shp"])],
+        inits=[i64("m", 4000), numpy_helper.from_array(np.array(True), "t"),
+               i64("shp", [1, 2, 4, 4])], opset=16)
     add("Conv-1d", [node("Conv", ["a", "k"], pads=[1, 2], strides=[2])], [("a", F, [1, 2, 9])],
         [w("k", 3, 2, 4)])
     for op in ["ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"]:
@@ -411,6 +431,49 @@ def op_seeds():
     return s
 
 
+def raw_seeds():
+    """Seeds Python's protobuf cannot build, written as wire bytes: Ifs nested
+    40 deep, past protobuf's recursion limit of 100 messages (issue 36: read
+    as a corrupt file before)."""
+    def varint(n):
+        out = bytearray()
+        while True:
+            b, n = n & 0x7F, n >> 7
+            out.append(b | (0x80 if n else 0))
+            if not n:
+                return bytes(out)
+
+    def fld(num, payload):  # a length-delimited field
+        return varint((num << 3) | 2) + varint(len(payload)) + payload
+
+    out_vi = helper.make_tensor_value_info("o", F, [1, 2, 4, 4]).SerializeToString()
+
+    def graph(nodes, name):  # GraphProto: node 1, name 2, output 12
+        return b"".join(fld(1, n) for n in nodes) + fld(2, name.encode()) + fld(12, out_vi)
+
+    def node(op, ins, outs, attrs=()):  # NodeProto: input 1, output 2, op_type 4, attribute 5
+        return (b"".join(fld(1, i.encode()) for i in ins) + b"".join(fld(2, o.encode()) for o in outs)
+                + fld(4, op.encode()) + b"".join(fld(5, a) for a in attrs))
+
+    def graph_attr(name, g):  # AttributeProto: name 1, g 6, type 20 = GRAPH (5)
+        return fld(1, name.encode()) + fld(6, g) + varint(20 << 3) + varint(5)
+
+    other = graph([node("Neg", ["x"], ["o"])], "other")
+    branch = graph([node("Relu", ["x"], ["o"])], "leaf")
+    for depth in range(40):
+        branch = graph([node("If", ["t"], ["o"], [graph_attr("then_branch", branch),
+                                                 graph_attr("else_branch", other)])], f"if{depth}")
+    top = helper.make_graph([], "g", [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
+                            [helper.make_tensor_value_info("y", F, [1, 2, 4, 4])],
+                            [numpy_helper.from_array(np.array(True), "t")])
+    top_bytes = top.SerializeToString() + fld(1, node("If", ["t"], ["y"], [
+        graph_attr("then_branch", branch), graph_attr("else_branch", other)]))
+    m = helper.make_model(helper.make_graph([], "g", [], []),
+                          opset_imports=[helper.make_opsetid("", 16)])
+    m.ClearField("graph")
+    return [("If-nested-past-protobuf-limit", m.SerializeToString() + fld(7, top_bytes))]
+
+
 def test_models():
     """The models of tests/onnx/make_models.py (their builders share one
     seeded RNG, so they are built in a fixed order)."""
@@ -517,11 +580,15 @@ def main():
         with open(os.path.join(ckpt_dir, name + ".ampxckpt"), "wb") as f:
             f.write(data)
     models = test_models() + op_seeds()
-    names = [n for n, _ in models]
+    raw = raw_seeds()
+    names = [n for n, _ in models + raw]
     if len(set(names)) != len(names):
         raise SystemExit("two seeds have the same name")
     for name, model in models:
         onnx.save(model, os.path.join(onnx_dir, name + ".onnx"))
+    for name, data in raw:
+        with open(os.path.join(onnx_dir, name + ".onnx"), "wb") as f:
+            f.write(data)
     for name, array, version in npy_seeds():
         path = os.path.join(npy_dir, name + ".npy")
         if version is None:
@@ -529,7 +596,7 @@ def main():
         else:
             with open(path, "wb") as f:
                 np.lib.format.write_array(f, array, version=version, allow_pickle=False)
-    print(f"wrote {len(models)} ONNX seeds to {onnx_dir}, {len(npy_seeds())} .npy seeds to {npy_dir} "
+    print(f"wrote {len(models) + len(raw)} ONNX seeds to {onnx_dir}, {len(npy_seeds())} .npy seeds to {npy_dir} "
           f"and {len(checkpoint_seeds())} checkpoints to {ckpt_dir}")
 
 

@@ -22,41 +22,62 @@ ampx_buffer_view make_view(ampx_buffer* buffer, uint64_t offset) {
 }  // namespace
 
 Executor::Executor(const Graph& graph, const plugins::Device& device,
-                   std::span<const StateBinding> state)
+                   std::span<const StateBinding> state, const ExecutorOptions& options)
     : graph_(graph), state_(state.begin(), state.end()) {
   const plugins::Device* one[] = {&device};
-  build(one, true);
+  layout(one, NodeDevices::kAllOnFirst);
+  check_memory(needs_, devices_, options.memory);
+  materialize();
 }
 
 Executor::Executor(const Graph& graph, std::span<const plugins::Device* const> devices,
-                   std::span<const StateBinding> state)
+                   std::span<const StateBinding> state, const ExecutorOptions& options)
     : graph_(graph), state_(state.begin(), state.end()) {
-  build(devices, false);
+  layout(devices, NodeDevices::kFromNodes);
+  check_memory(needs_, devices_, options.memory);
+  materialize();
 }
 
-void Executor::build(std::span<const plugins::Device* const> devices, bool ignore_node_devices) {
+Executor::Executor(LayoutOnly, const Graph& graph, std::span<const StateBinding> state)
+    : graph_(graph), state_(state.begin(), state.end()) {}
+
+std::vector<DeviceMemoryNeed> Executor::memory_needs(
+    const Graph& graph, std::span<const plugins::Device* const> devices,
+    std::span<const StateBinding> state) {
+  Executor e(LayoutOnly{}, graph, state);
+  e.layout(devices, devices.size() == 1 ? NodeDevices::kAllOnFirst : NodeDevices::kFromNodes);
+  return e.needs_;
+}
+
+int Executor::device_of(const Node& n) const {
+  if (node_devices_ == NodeDevices::kAllOnFirst) return 0;
+  if (n.device < 0 || static_cast<size_t>(n.device) >= devices_.size())
+    throw std::invalid_argument("node '" + n.name + "' is placed on device " +
+                                std::to_string(n.device) + ", but " +
+                                std::to_string(devices_.size()) + " device(s) were given");
+  return static_cast<int>(n.device);
+}
+
+void Executor::layout(std::span<const plugins::Device* const> devices, NodeDevices node_devices) {
   const Graph& graph = graph_;
   if (devices.empty()) throw std::invalid_argument("executor: no device");
   devices_.assign(devices.begin(), devices.end());
+  node_devices_ = node_devices;
   const size_t nd = devices_.size();
   const size_t nv = graph.num_values();
-  auto dev_of = [&](const Node& n) {
-    if (ignore_node_devices) return 0;
-    if (n.device < 0 || static_cast<size_t>(n.device) >= nd)
-      throw std::invalid_argument("node '" + n.name + "' is placed on device " +
-                                  std::to_string(n.device) + ", but " + std::to_string(nd) +
-                                  " device(s) were given");
-    return static_cast<int>(n.device);
-  };
+  const auto dev_of = [this](const Node& n) { return device_of(n); };
   static_buffers_.resize(nd);
   for (auto& per_value : static_buffers_) per_value.resize(nv);
   arena_offset_.assign(nd, std::vector<int64_t>(nv, -1));
   arenas_.resize(nd);
+  needs_.assign(nd, {});
+  arena_peak_.assign(nd, 0);
   home_.assign(nv, -1);
   alias_of_.assign(nv, kNone);
   stats_.kernels_per_device.assign(nd, 0);
   is_state_input_.assign(graph.inputs().size(), false);
   is_state_output_.assign(graph.outputs().size(), false);
+  std::vector<bool> state_value(nv, false);  // a state input: in a buffer of its own
   for (const StateBinding& b : state_) {
     if (b.input >= graph.inputs().size() || b.output >= graph.outputs().size() ||
         is_state_input_[b.input] || is_state_output_[b.output])
@@ -68,67 +89,53 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
       throw std::invalid_argument("executor: state '" + in.name +
                                   "' and its new value differ in type");
     is_state_input_[b.input] = is_state_output_[b.output] = true;
+    state_value[static_cast<size_t>(graph.inputs()[b.input])] = true;
   }
   const auto order = graph.topological_order();
 
   // Static values (constants, and what nodes fed only by them compute) are
   // put on every device that reads them, once: uploaded, or copied from a
-  // device that has them.
-  std::vector<bool> is_static(nv, false);
+  // device that has them (materialize() does it in this order).
+  is_static_.assign(nv, false);
   for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v)
-    is_static[static_cast<size_t>(v)] = graph.value(v).is_constant();
-  std::vector<std::byte> load_staging;
-  auto ensure_static = [&](ValueId v, int d) {
-    auto& slot = static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)];
-    if (slot) return;
-    const Value& val = graph.value(v);
-    slot = devices_[static_cast<size_t>(d)]->allocate(val.byte_size());
-    stats_.constant_bytes += val.byte_size();
-    if (val.is_constant()) {
-      devices_[static_cast<size_t>(d)]->copy_to_device(*slot, 0, *val.constant);
-      return;
-    }
-    copy_value(v, home_[static_cast<size_t>(v)], d, load_staging);
+    is_static_[static_cast<size_t>(v)] = graph.value(v).is_constant();
+  std::vector<std::vector<bool>> static_on(nd, std::vector<bool>(nv, false));
+  auto place_static = [&](ValueId v, int d) {
+    auto&& on = static_on[static_cast<size_t>(d)][static_cast<size_t>(v)];
+    if (on) return;
+    on = true;
+    needs_[static_cast<size_t>(d)].constant_bytes += graph.value(v).byte_size();
+    const int h = home_[static_cast<size_t>(v)];
+    if (!graph.value(v).is_constant() && h != d &&
+        devices_[static_cast<size_t>(h)]->plugin_name() !=
+            devices_[static_cast<size_t>(d)]->plugin_name())
+      needs_[static_cast<size_t>(d)].staging_bytes =
+          std::max(needs_[static_cast<size_t>(d)].staging_bytes, graph.value(v).byte_size());
   };
-
-  std::vector<NodeId> dynamic_nodes;
   for (NodeId id : order) {
     const Node& n = graph.node(id);
     bool all_static = !n.inputs.empty();
-    for (ValueId v : n.inputs) all_static = all_static && is_static[static_cast<size_t>(v)];
+    for (ValueId v : n.inputs) all_static = all_static && is_static_[static_cast<size_t>(v)];
     if (!all_static) {
-      dynamic_nodes.push_back(id);
+      dynamic_nodes_.push_back(id);
       continue;
     }
     const int d = dev_of(n);
-    const plugins::Device& device = *devices_[static_cast<size_t>(d)];
-    const LoweredNode lowered(graph, id);
-    plugins::Kernel kernel = device.prepare(lowered.desc());
-    std::vector<ampx_buffer_view> ins, outs;
-    for (ValueId v : n.inputs) {
-      ensure_static(v, d);
-      ins.push_back(
-          make_view(static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)]->handle(), 0));
-    }
+    for (ValueId v : n.inputs) place_static(v, d);
     for (ValueId v : n.outputs) {
-      plugins::Buffer buf = device.allocate(graph.value(v).byte_size());
-      outs.push_back(make_view(buf.handle(), 0));
-      stats_.constant_bytes += graph.value(v).byte_size();
-      static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)] = std::move(buf);
-      is_static[static_cast<size_t>(v)] = true;
+      is_static_[static_cast<size_t>(v)] = true;
       home_[static_cast<size_t>(v)] = d;
+      place_static(v, d);
     }
-    kernel.launch(ins, outs);
-    device.synchronize();
-    ++stats_.folded_nodes;
+    folded_nodes_.push_back(id);
   }
 
   // Homes of the dynamic values: the producer's device; a graph input's is
   // the device of its first reader (as plan_copies() has it).
-  for (NodeId id : dynamic_nodes) {
+  for (NodeId id : dynamic_nodes_) {
     const Node& n = graph.node(id);
     for (ValueId v : n.inputs)
-      if (home_[static_cast<size_t>(v)] < 0 && !is_static[static_cast<size_t>(v)])
+      if (home_[static_cast<size_t>(v)] < 0 && !is_static_[static_cast<size_t>(v)])
         home_[static_cast<size_t>(v)] = dev_of(n);
     for (ValueId v : n.outputs) home_[static_cast<size_t>(v)] = dev_of(n);
   }
@@ -138,12 +145,12 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
   // The steps: a copy before the first reader on each other device, then
   // the kernel.
   std::unordered_set<uint64_t> copied;
-  for (NodeId id : dynamic_nodes) {
+  for (NodeId id : dynamic_nodes_) {
     const Node& n = graph.node(id);
     const int d = dev_of(n);
     for (ValueId v : n.inputs) {
-      if (is_static[static_cast<size_t>(v)]) {
-        ensure_static(v, d);
+      if (is_static_[static_cast<size_t>(v)]) {
+        place_static(v, d);
         continue;
       }
       const int h = home_[static_cast<size_t>(v)];
@@ -156,31 +163,26 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
       copy.copy_from = h;
       if (devices_[static_cast<size_t>(h)]->plugin_name() !=
           devices_[static_cast<size_t>(d)]->plugin_name())
-        copy.staging.resize(graph.value(v).byte_size());
+        needs_[static_cast<size_t>(d)].staging_bytes += graph.value(v).byte_size();
       steps_.push_back(std::move(copy));
       ++stats_.copies;
       stats_.copy_bytes += graph.value(v).byte_size();
     }
     Step step;
     step.device = d;
-    step.copy_value = id;  // the node, until the kernels are prepared below
+    step.copy_value = id;  // the node, until the kernels are prepared in materialize()
     steps_.push_back(std::move(step));
   }
 
-  // State: each state input in a buffer of its own on its home device,
-  // zeros until written; each state output in place when it can be (an
-  // update writing its own state input after every other reader of it),
-  // else copied back after the run.
+  // State: each state input in a buffer of its own on its home device; each
+  // state output in place when it can be (an update writing its own state
+  // input after every other reader of it), else copied back after the run.
   state_copy_back_.assign(state_.size(), true);
   for (size_t i = 0; i < state_.size(); ++i) {
     const ValueId in = graph.inputs()[state_[i].input];
     const ValueId out = graph.outputs()[state_[i].output];
     const int h = home_[static_cast<size_t>(in)];
-    auto& slot = static_buffers_[static_cast<size_t>(h)][static_cast<size_t>(in)];
-    slot = devices_[static_cast<size_t>(h)]->allocate(graph.value(in).byte_size());
-    stats_.state_bytes += graph.value(in).byte_size();
-    devices_[static_cast<size_t>(h)]->copy_to_device(
-        *slot, 0, std::vector<std::byte>(graph.value(in).byte_size()));
+    needs_[static_cast<size_t>(h)].state_bytes += graph.value(in).byte_size();
     const NodeId p = graph.value(out).producer;
     if (p == kNone || dev_of(graph.node(p)) != h) continue;
     const Node& pn = graph.node(p);
@@ -230,19 +232,20 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
     }
     const Node& n = graph.node(static_cast<NodeId>(st.copy_value));
     for (ValueId v : n.inputs)
-      if (!is_static[static_cast<size_t>(v)]) last[key(v, st.device)] = si;
+      if (!is_static_[static_cast<size_t>(v)]) last[key(v, st.device)] = si;
     for (ValueId v : n.outputs) first[key(v, st.device)] = last[key(v, st.device)] = si;
   }
   const int end = static_cast<int>(steps_.size());
   for (ValueId v : graph.outputs())
-    if (!is_static[static_cast<size_t>(v)]) last[key(v, home_[static_cast<size_t>(v)])] = end;
+    if (!is_static_[static_cast<size_t>(v)]) last[key(v, home_[static_cast<size_t>(v)])] = end;
   for (size_t d = 0; d < nd; ++d) {
     std::vector<BufferRequest> requests;
     std::vector<ValueId> request_value;
     for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
+      const auto vi = static_cast<size_t>(v);
       const size_t k = key(v, static_cast<int>(d));
-      if (is_static[static_cast<size_t>(v)] || first[k] < 0 ||
-          static_buffers_[d][static_cast<size_t>(v)] || alias_of_[static_cast<size_t>(v)] != kNone)
+      if (is_static_[vi] || first[k] < 0 || (state_value[vi] && home_[vi] == static_cast<int>(d)) ||
+          alias_of_[vi] != kNone)
         continue;
       requests.push_back({graph.value(v).byte_size(), first[k], last[k]});
       request_value.push_back(v);
@@ -252,10 +255,73 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
     for (size_t i = 0; i < requests.size(); ++i)
       arena_offset_[d][static_cast<size_t>(request_value[i])] =
           static_cast<int64_t>(mem.offsets[i]);
+    arena_peak_[d] = std::max<uint64_t>(mem.peak_bytes, 1);
+    needs_[d].arena_bytes = arena_peak_[d];
     stats_.arena_bytes += mem.peak_bytes;
     stats_.no_reuse_bytes += mem.no_reuse_bytes;
-    arenas_[d] = devices_[d]->allocate(std::max<uint64_t>(mem.peak_bytes, 1));
   }
+}
+
+void Executor::materialize() {
+  const Graph& graph = graph_;
+  const size_t nv = graph.num_values();
+  std::vector<std::byte> load_staging;
+  auto ensure_static = [&](ValueId v, int d) {
+    auto& slot = static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)];
+    if (slot) return;
+    const Value& val = graph.value(v);
+    slot = devices_[static_cast<size_t>(d)]->allocate(val.byte_size());
+    stats_.constant_bytes += val.byte_size();
+    if (val.is_constant()) {
+      devices_[static_cast<size_t>(d)]->copy_to_device(*slot, 0, *val.constant);
+      return;
+    }
+    copy_value(v, home_[static_cast<size_t>(v)], d, load_staging);
+  };
+  for (NodeId id : folded_nodes_) {
+    const Node& n = graph.node(id);
+    const int d = device_of(n);
+    const plugins::Device& device = *devices_[static_cast<size_t>(d)];
+    const LoweredNode lowered(graph, id);
+    plugins::Kernel kernel = device.prepare(lowered.desc());
+    std::vector<ampx_buffer_view> ins, outs;
+    for (ValueId v : n.inputs) {
+      ensure_static(v, d);
+      ins.push_back(
+          make_view(static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)]->handle(), 0));
+    }
+    for (ValueId v : n.outputs) {
+      plugins::Buffer buf = device.allocate(graph.value(v).byte_size());
+      outs.push_back(make_view(buf.handle(), 0));
+      stats_.constant_bytes += graph.value(v).byte_size();
+      static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)] = std::move(buf);
+    }
+    kernel.launch(ins, outs);
+    device.synchronize();
+    ++stats_.folded_nodes;
+  }
+  for (Step& step : steps_) {
+    if (step.copy_from >= 0) {
+      if (devices_[static_cast<size_t>(step.copy_from)]->plugin_name() !=
+          devices_[static_cast<size_t>(step.device)]->plugin_name())
+        step.staging.resize(graph.value(step.copy_value).byte_size());
+      continue;
+    }
+    for (ValueId v : graph.node(static_cast<NodeId>(step.copy_value)).inputs)
+      if (is_static_[static_cast<size_t>(v)]) ensure_static(v, step.device);
+  }
+  for (size_t i = 0; i < state_.size(); ++i) {
+    const ValueId in = graph.inputs()[state_[i].input];
+    const int h = home_[static_cast<size_t>(in)];
+    auto& slot = static_buffers_[static_cast<size_t>(h)][static_cast<size_t>(in)];
+    slot = devices_[static_cast<size_t>(h)]->allocate(graph.value(in).byte_size());
+    stats_.state_bytes += graph.value(in).byte_size();
+    // Zeros until written.
+    devices_[static_cast<size_t>(h)]->copy_to_device(
+        *slot, 0, std::vector<std::byte>(graph.value(in).byte_size()));
+  }
+  for (size_t d = 0; d < devices_.size(); ++d)
+    if (arena_peak_[d]) arenas_[d] = devices_[d]->allocate(arena_peak_[d]);
 
   // Values computed at load (16-bit weight Casts, say) reach kernel_prepare
   // as constant data, exactly like the graph's own weights, so a backend can
@@ -269,7 +335,7 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
     const Node& n = graph.node(id);
     for (ValueId v : n.inputs) {
       const auto vi = static_cast<size_t>(v);
-      if (!is_static[vi] || graph.value(v).is_constant()) continue;
+      if (!is_static_[vi] || graph.value(v).is_constant()) continue;
       ++stats_.load_time_constant_inputs;
       if (!known[vi].empty()) continue;
       known[vi].resize(graph.value(v).byte_size());
@@ -288,8 +354,8 @@ void Executor::build(std::span<const plugins::Device* const> devices, bool ignor
   spdlog::debug(
       "executor on {} device(s): {} kernels, {} folded at load, {} copies ({} B) per "
       "run, arenas {} B (no reuse {} B)",
-      nd, stats_.kernels, stats_.folded_nodes, stats_.copies, stats_.copy_bytes, stats_.arena_bytes,
-      stats_.no_reuse_bytes);
+      devices_.size(), stats_.kernels, stats_.folded_nodes, stats_.copies, stats_.copy_bytes,
+      stats_.arena_bytes, stats_.no_reuse_bytes);
 }
 
 Executor::Location Executor::where(ValueId v, int d) const {

@@ -15,48 +15,51 @@ T load(const std::byte* p) {
   std::memcpy(&v, p, sizeof(T));
   return v;
 }
-}  // namespace
 
-std::vector<double> to_doubles(const HostTensor& t) {
+// Element at p of dtype dt, widened to double.
+double element_as_double(DType dt, const std::byte* p, const std::string& name) {
+  switch (dt) {
+    case DType::kF32:
+      return load<float>(p);
+    case DType::kF64:
+      return load<double>(p);
+    case DType::kF16:
+      return f16_bits_to_float(load<uint16_t>(p));
+    case DType::kBF16:
+      return bf16_bits_to_float(load<uint16_t>(p));
+    case DType::kI64:
+      return static_cast<double>(load<int64_t>(p));
+    case DType::kI32:
+      return load<int32_t>(p);
+    case DType::kI8:
+      return load<int8_t>(p);
+    case DType::kU8:
+    case DType::kBool:
+      return load<uint8_t>(p);
+    case DType::kInvalid:
+      break;
+  }
+  throw std::invalid_argument("tensor '" + name + "' has no dtype");
+}
+
+// The element count, checked against the bytes held.
+size_t checked_count(const HostTensor& t) {
   const size_t n = static_cast<size_t>(element_count(t.type.shape));
-  const size_t es = dtype_size(t.type.dtype);
-  if (t.data.size() != n * es)
+  if (t.data.size() != n * dtype_size(t.type.dtype))
     throw std::invalid_argument("tensor '" + t.name + "': " + std::to_string(t.data.size()) +
                                 " bytes for " + std::string(dtype_name(t.type.dtype)) +
                                 shape_str(t.type.shape));
+  return n;
+}
+
+}  // namespace
+
+std::vector<double> to_doubles(const HostTensor& t) {
+  const size_t n = checked_count(t);
+  const size_t es = dtype_size(t.type.dtype);
   std::vector<double> out(n);
   const std::byte* p = t.data.data();
-  for (size_t i = 0; i < n; ++i, p += es) {
-    switch (t.type.dtype) {
-      case DType::kF32:
-        out[i] = load<float>(p);
-        break;
-      case DType::kF64:
-        out[i] = load<double>(p);
-        break;
-      case DType::kF16:
-        out[i] = f16_bits_to_float(load<uint16_t>(p));
-        break;
-      case DType::kBF16:
-        out[i] = bf16_bits_to_float(load<uint16_t>(p));
-        break;
-      case DType::kI64:
-        out[i] = static_cast<double>(load<int64_t>(p));
-        break;
-      case DType::kI32:
-        out[i] = load<int32_t>(p);
-        break;
-      case DType::kI8:
-        out[i] = load<int8_t>(p);
-        break;
-      case DType::kU8:
-      case DType::kBool:
-        out[i] = load<uint8_t>(p);
-        break;
-      case DType::kInvalid:
-        throw std::invalid_argument("tensor '" + t.name + "' has no dtype");
-    }
-  }
+  for (size_t i = 0; i < n; ++i, p += es) out[i] = element_as_double(t.type.dtype, p, t.name);
   return out;
 }
 
@@ -116,19 +119,30 @@ std::vector<HostTensor> random_inputs(const Graph& graph, uint64_t seed) {
   return out;
 }
 
+// Element by element, without widening whole tensors (a 1 GiB f32 output
+// would take 2 GiB more as doubles, twice).
 double max_relative_error(const HostTensor& got, const HostTensor& ref) {
-  const auto g = to_doubles(got);
-  const auto r = to_doubles(ref);
-  if (g.size() != r.size())
-    throw std::invalid_argument("cannot compare '" + got.name + "': " + std::to_string(g.size()) +
-                                " vs " + std::to_string(r.size()) + " elements");
+  const size_t n = checked_count(got);
+  if (n != checked_count(ref))
+    throw std::invalid_argument("cannot compare '" + got.name + "': " + std::to_string(n) + " vs " +
+                                std::to_string(checked_count(ref)) + " elements");
+  const size_t gs = dtype_size(got.type.dtype), rs = dtype_size(ref.type.dtype);
   double max_err = 0, max_ref = 0;
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (!std::isfinite(g[i]) && std::isfinite(r[i])) return std::numeric_limits<double>::infinity();
-    max_err = std::max(max_err, std::abs(g[i] - r[i]));
-    max_ref = std::max(max_ref, std::abs(r[i]));
+  for (size_t i = 0; i < n; ++i) {
+    const double g = element_as_double(got.type.dtype, got.data.data() + i * gs, got.name);
+    const double r = element_as_double(ref.type.dtype, ref.data.data() + i * rs, ref.name);
+    if (!std::isfinite(g) && std::isfinite(r)) return std::numeric_limits<double>::infinity();
+    max_err = std::max(max_err, std::abs(g - r));
+    max_ref = std::max(max_ref, std::abs(r));
   }
   return max_ref > 0 ? max_err / max_ref : max_err;
+}
+
+uint64_t host_tensor_bytes(const Graph& graph) {
+  uint64_t bytes = 0;
+  for (ValueId v : graph.inputs()) bytes += graph.value(v).byte_size();
+  for (ValueId v : graph.outputs()) bytes += graph.value(v).byte_size();
+  return bytes;
 }
 
 }  // namespace ampx

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "constant_folding.hpp"
 #include "decomposed_patterns.hpp"
@@ -34,6 +36,10 @@ namespace {
 // guarantees nothing below 7 (docs/ONNX.md has the per-version forms).
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 26;
+// How deep a model that fails protobuf's recursion limit is parsed again,
+// only to tell that limit from a corrupt file: far below what the stack
+// holds (a few hundred bytes a level).
+constexpr int kDeepestParse = 2000;
 
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const char* name) {
   for (const auto& a : n.attribute())
@@ -109,11 +115,28 @@ void Importer::load() {
       fail(e.reason());
     }
   }();
-  google::protobuf::io::FileInputStream raw(file.fd());
-  google::protobuf::io::CodedInputStream coded(&raw);
-  coded.SetTotalBytesLimit(INT_MAX);
-  if (!model_.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+  const auto parse = [&](onnx::ModelProto& m, int recursion_limit) {
+    if (::lseek(file.fd(), 0, SEEK_SET) != 0) return false;
+    google::protobuf::io::FileInputStream raw(file.fd());
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT_MAX);
+    coded.SetRecursionLimit(recursion_limit);
+    return m.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  };
+  // protobuf's own bound on nested messages (each If branch or Loop body
+  // is three: attribute, graph, node) keeps the parser, and the importer
+  // that recurses with it, off the end of the stack. A model that parses
+  // only past it is told so, not called corrupt.
+  const int limit = google::protobuf::io::CodedInputStream::GetDefaultRecursionLimit();
+  if (!parse(model_, limit)) {
+    onnx::ModelProto deeper;
+    if (parse(deeper, kDeepestParse))
+      fail(fmt::format(
+          "the model nests messages deeper than protobuf's limit of {} (about {} nested If, "
+          "Loop or Scan subgraphs), which ampx keeps",
+          limit, limit / 3));
     fail("not a valid ONNX model (truncated or corrupt protobuf)");
+  }
   if (!model_.has_graph() || model_.ir_version() <= 0)
     fail("not an ONNX model (no graph or no ir_version; empty or another kind of file?)");
   stats_.producer = model_.producer_name();
@@ -559,7 +582,10 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
     const onnx::NodeProto* node = im.node_;
     std::string name = im.node_name_, origin = im.origin_;
     int emitted = im.emitted_;
-    std::unordered_set<ValueId> fresh = im.fresh_;
+    // Moved, not copied: every node of the subgraph starts by clearing it,
+    // and a copy per inlined iteration made unrolling quadratic in the
+    // nodes the enclosing Loop had emitted so far.
+    std::unordered_set<ValueId> fresh = std::exchange(im.fresh_, {});
     std::string value_suffix = im.value_suffix_;
     ~Restore() {
       im.value_suffix_ = std::move(value_suffix);

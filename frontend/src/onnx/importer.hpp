@@ -35,6 +35,13 @@ class Importer {
   // Whether a value of this ONNX name exists so far (an input, an
   // initializer, an earlier node's output).
   bool has_value(const std::string& name) const { return values_.contains(name); }
+  // The value of that name so far; kNone when there is none.
+  ValueId value_named(const std::string& name) const {
+    const auto it = values_.find(name);
+    return it == values_.end() ? kNone : it->second;
+  }
+  // IR nodes in the graph so far (the unroll bound counts them).
+  size_t node_count() const { return graph_.num_nodes(); }
   ValueId input(const onnx::NodeProto& n, int i) const;  // required
   const Value& value(ValueId v) const { return graph_.value(v); }
   const TensorType& type(ValueId v) const { return graph_.value(v).type; }

@@ -10,20 +10,143 @@
 // outputs; the scan outputs are stacked with Reshape and Concat. The
 // unrolled nodes are planned, placed and run like any others, so the body
 // gets the same AMP policy and capability questions as the main graph.
-// A condition computed at run time (a `while` loop), or a loop that would
-// unroll into more than kMaxUnrolledIterations iterations, is a one-line
-// error.
+// A condition computed at run time (a `while` loop), a loop that would
+// unroll into more than kMaxUnrolledIterations iterations, or a model whose
+// loops would unroll into more than kMaxUnrolledNodes nodes in all (nested
+// loops multiply), is a one-line error.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
+#include <vector>
 
 #include "onnx_ops.hpp"
+#include "tensor_proto.hpp"
 
 namespace ampx::onnx_io {
 namespace {
 
 constexpr int64_t kMaxUnrolledIterations = 4096;
+// The nodes a model's Loops and Scans may unroll into, nested ones
+// multiplied out. The executor's memory planner is quadratic in values: the
+// largest nested pair this allows already takes seconds to plan and run
+// (docs/benchmarks.md; docs/ONNX.md, "Control flow").
+constexpr int64_t kMaxUnrolledNodes = 100'000;
+// Node counts saturate here (nested trip counts multiply past int64).
+constexpr int64_t kSaturated = int64_t{1} << 60;
+
+int64_t capped_add(int64_t a, int64_t b) {
+  return std::min(kSaturated, a + b);  // both <= kSaturated: no overflow
+}
+int64_t capped_mul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kSaturated / b ? kSaturated : std::min(kSaturated, a * b);
+}
+std::string count_text(int64_t n) {
+  return n >= kSaturated ? fmt::format("more than {}", kSaturated) : fmt::format("{}", n);
+}
+
+// An integer scalar held by a TensorProto (an initializer or a Constant's
+// value), read only when it has one element.
+std::optional<int64_t> one_int(Importer& im, const onnx::TensorProto& t) {
+  int64_t count = 1;
+  for (int64_t d : t.dims()) count = d == 1 ? count : 0;
+  if (count != 1) return std::nullopt;
+  try {
+    const TensorData d = read_tensor(t, im.base_dir(), im.where_tensor(t.name()), 64);
+    if (d.type.dtype == DType::kI64 && d.bytes.size() == 8) {
+      int64_t v = 0;
+      std::memcpy(&v, d.bytes.data(), 8);
+      return v;
+    }
+    if (d.type.dtype == DType::kI32 && d.bytes.size() == 4) {
+      int32_t v = 0;
+      std::memcpy(&v, d.bytes.data(), 4);
+      return v;
+    }
+  } catch (const std::exception&) {  // a malformed tensor fails when it is converted
+  }
+  return std::nullopt;
+}
+
+// A nested Loop's trip count where it is known before anything is
+// converted: an initializer or a Constant node of an enclosing subgraph
+// (innermost first), or a value of the graph around the Loop being checked.
+std::optional<int64_t> static_trips(Importer& im, const std::string& name,
+                                    std::span<const onnx::GraphProto* const> scopes) {
+  if (name.empty()) return std::nullopt;
+  for (auto g = scopes.rbegin(); g != scopes.rend(); ++g) {
+    for (const auto& t : (*g)->initializer())
+      if (t.name() == name) return one_int(im, t);
+    for (const auto& n : (*g)->node()) {
+      if (n.op_type() != "Constant" || n.output_size() < 1 || n.output(0) != name) continue;
+      for (const auto& a : n.attribute())
+        if (a.name() == "value" && a.has_t()) return one_int(im, a.t());
+      return std::nullopt;
+    }
+  }
+  const ValueId v = im.value_named(name);
+  if (v == kNone || element_count(im.type(v).shape) != 1) return std::nullopt;
+  const ConstantData known = im.known_value(v);
+  if (!known) return std::nullopt;
+  if (im.type(v).dtype == DType::kI64 && known->size() == 8) {
+    int64_t m = 0;
+    std::memcpy(&m, known->data(), 8);
+    return m;
+  }
+  return std::nullopt;
+}
+
+// The nodes converting `g` adds at most, as far as is known before
+// converting it: a nested Loop counts its body times its trip count (1
+// where that is computed), an If both branches (a run-time condition
+// imports both), a Scan its body once (its length is a shape, known when
+// it is converted and checked then).
+int64_t unrolled_nodes(Importer& im, const onnx::GraphProto& g,
+                       std::vector<const onnx::GraphProto*>& scopes) {
+  scopes.push_back(&g);
+  int64_t total = 0;
+  for (const auto& n : g.node()) {
+    int64_t size = 1;
+    if (n.op_type() == "Loop" || n.op_type() == "Scan" || n.op_type() == "If") {
+      int64_t sub = 0;
+      for (const auto& a : n.attribute())
+        if (a.has_g()) sub = capped_add(sub, unrolled_nodes(im, a.g(), scopes));
+      int64_t trips = 1;
+      if (n.op_type() == "Loop" && n.input_size() > 0)
+        trips = std::max<int64_t>(1, static_trips(im, n.input(0), scopes).value_or(1));
+      size = capped_add(1, capped_mul(trips, sub));
+    }
+    total = capped_add(total, size);
+  }
+  scopes.pop_back();
+  return total;
+}
+
+// Before unrolling `count` iterations of `body`: the graph so far and what
+// the unrolled body adds must stay within kMaxUnrolledNodes.
+void check_unrolled_nodes(Importer& im, int64_t count, const onnx::GraphProto& body) {
+  std::vector<const onnx::GraphProto*> scopes;
+  const int64_t per_iteration = unrolled_nodes(im, body, scopes);
+  const int64_t adds = capped_mul(count, per_iteration);
+  const int64_t so_far = static_cast<int64_t>(im.node_count());
+  if (capped_add(so_far, adds) <= kMaxUnrolledNodes) return;
+  im.fail(fmt::format(
+      "{} iterations of a body of {} nodes (nested loops multiplied out) unroll into {} "
+      "nodes, beside the graph's {}; ampx unrolls loops at import, up to {} nodes in a model",
+      count, count_text(per_iteration), count_text(adds), so_far, kMaxUnrolledNodes));
+}
+
+// While unrolling: the nodes made so far, for loops whose sizes were not
+// known before (a nested trip count computed from the iteration).
+void check_nodes_so_far(Importer& im, int64_t iteration) {
+  if (static_cast<int64_t>(im.node_count()) > kMaxUnrolledNodes)
+    im.fail(fmt::format(
+        "unrolling made {} nodes by iteration {}; ampx unrolls loops at import, up to {} nodes "
+        "in a model",
+        im.node_count(), iteration, kMaxUnrolledNodes));
+}
 
 const onnx::GraphProto& body_of(Importer& im, const onnx::NodeProto& n) {
   for (const auto& a : n.attribute())
@@ -99,6 +222,7 @@ void loop_op(Importer& im, const onnx::NodeProto& n) {
     if (m.size() != 1) im.fail(fmt::format("M must hold one value, it has {}", m.size()));
     trips = std::max<int64_t>(m[0], 0);
     check_iterations(im, *trips, static_cast<size_t>(body.node_size()));
+    check_unrolled_nodes(im, *trips, body);
   }
   const bool has_cond = im.has_input(n, 1);
   ValueId cond = im.constant(TensorType{DType::kBool, {}}, {std::byte{1}});
@@ -118,6 +242,8 @@ void loop_op(Importer& im, const onnx::NodeProto& n) {
     if (trips && it >= *trips) break;
     if (has_cond && !*constant_bool(im, cond, "the condition")) break;
     check_iterations(im, it + 1, static_cast<size_t>(body.node_size()));
+    if (!trips) check_unrolled_nodes(im, 1, body);  // a loop run by its condition
+    check_nodes_so_far(im, it);
     std::vector<ValueId> ins{im.constant_i64(std::vector<int64_t>{it}, Shape{}), cond};
     ins.insert(ins.end(), state.begin(), state.end());
     const std::vector<ValueId> outs = im.inline_subgraph(
@@ -198,10 +324,12 @@ void scan_op(Importer& im, const onnx::NodeProto& n) {
   }
   if (length == 0) im.fail("the scan inputs have 0 steps; ampx has no empty tensors");
   check_iterations(im, length, static_cast<size_t>(body.node_size()));
+  check_unrolled_nodes(im, length, body);
   std::vector<ValueId> state;
   for (int64_t i = 0; i < states; ++i) state.push_back(im.input(n, static_cast<int>(i)));
   std::vector<std::vector<ValueId>> scanned(static_cast<size_t>(k));
   for (int64_t t = 0; t < length; ++t) {
+    check_nodes_so_far(im, t);
     std::vector<ValueId> ins = state;
     for (int64_t j = 0; j < m; ++j) {
       const int64_t step = in_dirs[static_cast<size_t>(j)] ? length - 1 - t : t;

@@ -73,7 +73,10 @@ CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion,
     caps.push_back(owned.back().get());
   }
   auto fused = std::make_unique<FusedGraph>(fuse_placed(plan.graph, caps, fusion));
-  auto executor = std::make_unique<Executor>(fused->graph, devices, state);
+  auto executor =
+      std::make_unique<Executor>(fused->graph, devices, state,
+                                 ExecutorOptions{.memory = {.max_bytes = options_.max_memory_bytes,
+                                                            .origin = options_.max_memory_origin}});
   return CompiledModel(std::move(fused), std::move(executor));
 }
 

@@ -37,7 +37,7 @@ struct Compiled {
   std::unique_ptr<Executor> exec;
 };
 
-Compiled compile(const AmpPlan& plan, const DeviceSelection& sel) {
+Compiled compile(const AmpPlan& plan, const DeviceSelection& sel, const MemoryLimit& memory) {
   std::vector<CapabilitySource*> caps;
   std::vector<const plugins::Device*> devices;
   for (const std::string& id : plan.devices) {
@@ -48,7 +48,8 @@ Compiled compile(const AmpPlan& plan, const DeviceSelection& sel) {
   }
   Compiled c;
   c.fused = std::make_unique<FusedGraph>(fuse_placed(plan.graph, caps));
-  c.exec = std::make_unique<Executor>(c.fused->graph, devices);
+  c.exec = std::make_unique<Executor>(c.fused->graph, devices, std::span<const StateBinding>{},
+                                      ExecutorOptions{.memory = memory});
   return c;
 }
 
@@ -233,11 +234,15 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
   auto plan_with = [&](const AmpPolicy& p, const std::vector<std::string>* tuned_f32) {
     return plan_amp(graph, p, devices, PlanOptions{.tuned_f32 = tuned_f32}, pins);
   };
-  const auto inputs = random_inputs(graph, o.seed);
+  MemoryLimit memory = o.memory;
+  memory.host_bytes = host_tensor_bytes(graph);
 
   // Before: the plan as `ampx plan` makes it today, priced without the
   // in-context measurements too (the prediction error before calibration).
+  // Its executor is checked for memory before the random inputs are made.
   AmpPlan untuned = plan_with(policy, nullptr);
+  Compiled first = compile(untuned, sel, memory);
+  const std::vector<HostTensor> inputs = o.inputs.empty() ? random_inputs(graph, o.seed) : o.inputs;
   {
     AmpPlan uncalibrated = untuned;
     std::vector<capability::CostModel*> inner;
@@ -245,7 +250,7 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
       inner.push_back(c ? c->inner() : nullptr);
     predict_plan(uncalibrated, inner);
     progress("measure the untuned plan");
-    Compiled c = compile(untuned, sel);
+    Compiled c = std::move(first);
     const Profiled prof = profile_plan(*c.exec, inputs, o);
     r.node_error_before = median_node_error(uncalibrated, c, prof.runs);
     r.e2e_error_before = uncalibrated.predicted_us;  // compared after verification
@@ -262,7 +267,7 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
     progress(p == &o0 ? "measure O0" : "measure every native node in 16-bit");
     if (std::find(measured.begin(), measured.end(), choices(*p)) != measured.end()) continue;
     measured.push_back(choices(*p));
-    Compiled c = compile(*p, sel);
+    Compiled c = compile(*p, sel, memory);
     record_runs(*p, c, profile_plan(*c.exec, inputs, o), plan_calibrations(*p, sel, cals), stamp);
   }
 
@@ -276,7 +281,7 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
       break;
     }
     last = choices(tuned);
-    Compiled c = compile(tuned, sel);
+    Compiled c = compile(tuned, sel, memory);
     record_runs(tuned, c, profile_plan(*c.exec, inputs, o), plan_calibrations(tuned, sel, cals),
                 stamp);
     tuned = plan_with(policy, nullptr);
@@ -305,6 +310,8 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
     blind = plan_amp(graph, policy, devices, PlanOptions{.capability_blind = true}, pins);
     cands.push_back({"blind", &blind, -1});
   }
+  // Held together through the rounds; each is checked for memory alone
+  // (exec/memory_budget.hpp), so up to four plans' arenas must fit at once.
   std::vector<Compiled> compiled;
   std::vector<std::string> compiled_keys;
   for (Candidate& cand : cands) {
@@ -315,7 +322,7 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
       continue;
     }
     cand.compiled = static_cast<int>(compiled.size());
-    compiled.push_back(compile(*cand.plan, sel));
+    compiled.push_back(compile(*cand.plan, sel, memory));
     compiled_keys.push_back(k);
   }
   std::vector<std::vector<double>> rounds(compiled.size());
@@ -386,7 +393,7 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
   done = total_steps - 1;
   progress("profile the kept plan");
   {
-    Compiled c = compile(applied, sel);
+    Compiled c = compile(applied, sel, memory);
     r.node_error_after = median_node_error(applied, c, profile_plan(*c.exec, inputs, o).runs);
   }
   const double kept_ms =

@@ -1,6 +1,8 @@
-// Runs a planned graph on its devices. At construction: kernels prepared
-// once, weights uploaded once to every device that reads them, nodes that
-// depend only on weights (the planner's weight Casts) evaluated once,
+// Runs a planned graph on its devices. At construction: the plan laid out
+// without a device call and its memory checked (memory_budget.hpp), then
+// kernels prepared once, weights uploaded once to every device that reads
+// them, nodes that depend only on weights (the planner's weight Casts)
+// evaluated once,
 // intermediates placed in one arena per device by the lifetime-based memory
 // planner, and a copy step put before the first reader of every value that
 // crosses devices (the rule of plan_copies(): one per value and destination
@@ -10,6 +12,7 @@
 #pragma once
 
 #include <ampx/exec/host_tensor.hpp>
+#include <ampx/exec/memory_budget.hpp>
 #include <ampx/exec/run_profile.hpp>
 #include <ampx/ir/graph.hpp>
 #include <ampx/plugins/buffer.hpp>
@@ -47,14 +50,26 @@ struct StateBinding {
   size_t output = 0;
 };
 
+struct ExecutorOptions {
+  // Checked before anything is allocated (memory_budget.hpp): the plan's
+  // memory against each device's and the host's, and against this limit;
+  // MemoryError when it does not fit.
+  MemoryLimit memory{};
+};
+
 class Executor {
  public:
   // Every node on `device` (Node::device is ignored).
   Executor(const Graph& graph, const plugins::Device& device,
-           std::span<const StateBinding> state = {});
+           std::span<const StateBinding> state = {}, const ExecutorOptions& options = {});
   // Node::device indexes `devices` (a plan's device list, resolved).
   Executor(const Graph& graph, std::span<const plugins::Device* const> devices,
-           std::span<const StateBinding> state = {});
+           std::span<const StateBinding> state = {}, const ExecutorOptions& options = {});
+  // What such an executor would hold on each device (by `devices` index),
+  // worked out without calling a device: the memory check's figures.
+  static std::vector<DeviceMemoryNeed> memory_needs(const Graph& graph,
+                                                    std::span<const plugins::Device* const> devices,
+                                                    std::span<const StateBinding> state = {});
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
@@ -98,7 +113,15 @@ class Executor {
     const plugins::Buffer* buffer = nullptr;
     uint64_t offset = 0;
   };
-  void build(std::span<const plugins::Device* const> devices, bool ignore_node_devices);
+  enum class NodeDevices { kFromNodes, kAllOnFirst };
+  struct LayoutOnly {};
+  Executor(LayoutOnly, const Graph& graph, std::span<const StateBinding> state);
+  // Where everything goes, without a device call: homes, steps, state
+  // aliasing, the arena plans and the memory each device needs.
+  void layout(std::span<const plugins::Device* const> devices, NodeDevices node_devices);
+  // Allocations, weight uploads, load-time folding, kernels.
+  void materialize();
+  int device_of(const Node& n) const;
   std::vector<HostTensor> run_steps(std::span<const HostTensor> inputs, RunProfile* profile);
   // What a profile says of step s (name, op, devices, dtype, shapes).
   StepTiming describe(const Step& s) const;
@@ -109,7 +132,13 @@ class Executor {
 
   const Graph& graph_;
   std::vector<const plugins::Device*> devices_;
-  std::vector<int> home_;  // per value: the device it is produced (or first read) on
+  NodeDevices node_devices_ = NodeDevices::kFromNodes;
+  std::vector<int> home_;                // per value: the device it is produced (or first read) on
+  std::vector<bool> is_static_;          // per value: known at load (weights, folded)
+  std::vector<NodeId> folded_nodes_;     // evaluated once at load, in order
+  std::vector<NodeId> dynamic_nodes_;    // one kernel step each, in order
+  std::vector<DeviceMemoryNeed> needs_;  // per device
+  std::vector<uint64_t> arena_peak_;     // per device; 0: no arena
   // Per device, per value.
   std::vector<std::vector<std::optional<plugins::Buffer>>> static_buffers_;
   std::vector<std::vector<int64_t>> arena_offset_;  // -1: not in that device's arena

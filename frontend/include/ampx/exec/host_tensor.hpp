@@ -25,6 +25,10 @@ std::vector<double> to_doubles(const HostTensor& t);
 // (never zeros), integers in [0, 8), booleans 0/1.
 std::vector<HostTensor> random_inputs(const Graph& graph, uint64_t seed);
 
+// What a run's HostTensors take in host memory: every graph input and
+// output once (the memory check's MemoryLimit::host_bytes).
+uint64_t host_tensor_bytes(const Graph& graph);
+
 // Normwise relative error: max_i |got_i - ref_i| / max_i |ref_i| (ref all
 // zero: the absolute error). NaN/inf in `got` where `ref` is finite gives inf.
 // Documented in docs/PLANNER.md; the same definition the tests use.

@@ -46,6 +46,13 @@ struct SessionOptions {
   // true: plugins load in-process at once, without the pre-flight child
   // (PluginHostOptions::preflight).
   bool trust_plugins = false;
+  // compile() refuses a plan needing more than this in all (every device's
+  // arena, weights and state, and the copies' staging; MemoryError with the
+  // figures), as `--max-memory` does; 0: no limit but each device's own
+  // memory, which is always checked (exec/memory_budget.hpp).
+  uint64_t max_memory_bytes = 0;
+  // Names that limit in the refusal (the CLI: "--max-memory").
+  std::string max_memory_origin = "SessionOptions::max_memory_bytes";
 };
 
 // A plan made ready to run: fused per device, kernels prepared, weights

@@ -8,6 +8,8 @@
 
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/fusion.hpp>
+#include <ampx/exec/host_tensor.hpp>
+#include <ampx/exec/memory_budget.hpp>
 #include <ampx/exec/run_profile.hpp>
 #include <ampx/session/device_selection.hpp>
 #include <ampx/tune/tuned_plan_key.hpp>
@@ -29,7 +31,13 @@ struct TuneOptions {
   int verify_rounds = 5;        // alternating rounds of tuned, O0 and untuned
   int verify_runs = 10;         // timed runs per plan per round (their median)
   uint64_t seed = 1;            // random inputs
-  bool store = true;            // write the calibration and the kept plan to the database
+  // Every graph input in order (`ampx tune --input`: a model built for its
+  // inputs' values runs on those values); empty: seeded random inputs.
+  std::vector<HostTensor> inputs{};
+  // Each plan's executor is checked against it before it is allocated
+  // (exec/memory_budget.hpp); host_bytes is set from the inputs and outputs.
+  MemoryLimit memory{};
+  bool store = true;  // write the calibration and the kept plan to the database
   // Also time the capability-blind plan of the same policy in the
   // verification rounds (label "blind"): what a policy-string framework
   // would run. Measured for comparison only, never kept.
