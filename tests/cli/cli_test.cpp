@@ -68,14 +68,15 @@ TEST(Cli, DevicesShowsSkippedPluginsWithReasons) {
 
 // Plugins that crash, call exit() or hang while loading, enumerating or
 // answering a capability query: `ampx devices` lists them as skipped with the
-// reason and goes on (the pre-flight child; the hang is excluded here only
-// for time: its 20 s timeout is tested in the plugin host tests).
+// reason and goes on (the pre-flight child; the hangs are excluded here only
+// for time: their 20 s timeout is tested in the plugin host tests).
 TEST(Cli, DevicesSurvivesPluginsThatCrashOrExit) {
   const std::string cache = (std::filesystem::temp_directory_path() /
                              ("ampx_cli_preflight_" + std::to_string(getpid()) + ".json"))
                                 .string();
   const auto r = ampx(std::string("--plugin-dir ") + AMPX_HOSTILE_PLUGIN_DIR +
-                          " --exclude-plugin hostile_hang_query devices --format json",
+                          " --exclude-plugin hostile_hang_query --exclude-plugin "
+                          "hostile_launch_hang devices --format json",
                       "AMPX_PREFLIGHT_CACHE='" + cache + "'");
   std::filesystem::remove(cache);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -84,8 +85,11 @@ TEST(Cli, DevicesSurvivesPluginsThatCrashOrExit) {
   for (const auto& s : j["skipped"])
     if (s["reason"].get<std::string>().find("pre-flight") != std::string::npos)
       skipped.insert(s["name"].get<std::string>());
-  for (const char* p : {"hostile_crash_entry", "hostile_exit_entry", "hostile_exit_create",
-                        "hostile_abort_create", "hostile_crash_devices", "hostile_crash_query"})
+  for (const char* p :
+       {"hostile_crash_entry", "hostile_exit_entry", "hostile_exit_create", "hostile_abort_create",
+        "hostile_crash_devices", "hostile_crash_query", "hostile_launch_crash",
+        "hostile_launch_oob_256", "hostile_launch_oob_16m", "hostile_throw_devices",
+        "hostile_throw_query"})
     EXPECT_TRUE(skipped.count(p)) << p << "\n" << r.out;
   bool cpu_ref = false;
   for (const auto& d : j["devices"]) cpu_ref = cpu_ref || d["id"] == "cpu_ref:0";
@@ -394,8 +398,9 @@ TEST(Cli, PluginsThatThrowAreSkippedAndNamed) {
   }
   const auto r = ampx(dir.plugin_dir() + "devices --format json", dir.env());
   ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = json::parse(r.out);
   std::map<std::string, std::string> skipped;
-  for (const auto& s : json::parse(r.out)["skipped"])
+  for (const auto& s : j["skipped"])
     skipped[s["name"].get<std::string>()] = s["reason"].get<std::string>();
   EXPECT_THAT(skipped["hostile_throw_devices"],
               HasSubstr("device_props(0) threw a C++ exception across the C ABI (device_props is "
@@ -412,13 +417,19 @@ TEST(Cli, RunSkipsPluginsWhoseKernelsCrashOrLie) {
       {"hostile_launch_crash", "hostile_launch_oob_256", "hostile_launch_oob_16m", "liar"});
   const auto run = ampx(dir.plugin_dir() + "run builtin:mlp --device auto", dir.env());
   EXPECT_EQ(run.code, 0) << run.out << run.err;
-  EXPECT_THAT(run.err, HasSubstr("hostile_launch_crash: crashed (SIGSEGV) in a smoke launch"));
-  EXPECT_THAT(run.err, HasSubstr("liar: failed a smoke launch"));
-  expect_one_line_error(
-      ampx(dir.plugin_dir() + "run builtin:mlp --device hostile_launch_oob_256:0", dir.env()), 2,
-      "unknown device 'hostile_launch_oob_256:0': plugin hostile_launch_oob_256 was skipped: "
-      "libampx_backend_hostile_launch_oob_256.so: failed a smoke launch: Relu f32 on device 0: "
-      "wrote outside its output");
+  EXPECT_THAT(run.err,
+              HasSubstr("libampx_backend_hostile_launch_crash.so: crashed (SIGSEGV) in a smoke "
+                        "launch (Relu f32 on device 0)"));
+  EXPECT_THAT(run.err, HasSubstr("libampx_backend_liar.so: failed a smoke launch: Relu f32 on "
+                                 "device 0: wrong results"));
+  const auto named =
+      ampx(dir.plugin_dir() + "run builtin:mlp --device hostile_launch_oob_256:0", dir.env());
+  EXPECT_EQ(named.code, 2);
+  EXPECT_THAT(named.err,
+              HasSubstr("ampx: error: --device 'hostile_launch_oob_256:0': unknown device "
+                        "'hostile_launch_oob_256:0': plugin hostile_launch_oob_256 was skipped: "
+                        "libampx_backend_hostile_launch_oob_256.so: failed a smoke launch: Relu f32 "
+                        "on device 0: wrote outside its output"));
 }
 
 TEST(Cli, PlanO2OnCpuRefIsNoNativeKernelOutsideTheBlackList) {

@@ -49,6 +49,10 @@ class PipeSink final : public Sink {
                  {"detail", c.detail},
                  {"since", c.since_minor}});
   }
+  void answered(ampx_support support, const std::string& note) override {
+    send(pipe_, {{"t", "answer"}, {"step", step_}, {"support", static_cast<int>(support)},
+                 {"note", note}});
+  }
 
  private:
   const ChildPipe& pipe_;
@@ -178,6 +182,7 @@ SessionResult run_session(const std::filesystem::path& file, const CheckOptions&
           list = steps(r.devices);
           r.cases.resize(list.size());
           r.case_failures.resize(list.size());
+          r.answers.assign(list.size(), {AMPX_SUPPORT_UNSUPPORTED, ""});
         }
         continue;
       }
@@ -189,6 +194,9 @@ SessionResult run_session(const std::filesystem::path& file, const CheckOptions&
       } else if (t == "abi") {
         r.abi.push_back({j.at("what").get<std::string>(), j.at("ok").get<bool>(),
                          j.at("detail").get<std::string>(), j.at("since").get<uint32_t>()});
+      } else if (t == "answer") {
+        r.answers[step] = {static_cast<ampx_support>(j.at("support").get<int>()),
+                           j.at("note").get<std::string>()};
       } else if (t == "case") {
         r.cases[step] = case_from_json(j);
       } else if (t == "end") {

@@ -23,6 +23,9 @@ class Sink {
   // reported under this name.
   virtual void begin(const std::string& what) = 0;
   virtual void add(AbiCheck check) = 0;
+  // A case's capability answer, sent before its kernel runs: a crash after
+  // it still reports what the plugin claimed.
+  virtual void answered(ampx_support support, const std::string& note) = 0;
 };
 
 // One call of the plugin's, made in a forked child (10 s at most,
@@ -88,7 +91,10 @@ struct SessionResult {
   ampx_accumulation f16_accumulation = AMPX_ACCUMULATE_F32;
   std::vector<AbiCheck> abi;                  // in step order
   std::vector<std::optional<CaseRun>> cases;  // per step; empty when none came
-  std::vector<std::string> case_failures;     // per step: how its child ended, when it did not report
+  // Per case step whose child ended without its result: how it ended, and
+  // the answer it had given (unsupported when none came).
+  std::vector<std::string> case_failures;
+  std::vector<std::pair<ampx_support, std::string>> answers;
 };
 
 // Loads the plugin in a child (the report's header), then runs steps()

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <tuple>
 
 namespace ampx::check {
 namespace {
@@ -193,6 +194,7 @@ CaseRun run_case(const LoadedPlugin& p, int32_t device, op_cases::Case& c, bool 
   const ampx_capability cap = ask(p, device, node);
   r.answer = cap.support;
   r.note = std::string(cap.note, strnlen(cap.note, sizeof cap.note));
+  out.answered(r.answer, r.note);
   if (r.answer == AMPX_SUPPORT_UNSUPPORTED) {
     out.begin("kernel_prepare");
     ampx_kernel* k = nullptr;
@@ -273,7 +275,8 @@ struct CaseRef {
 // The parent's half of a case: the plugin's run (or how its child ended)
 // against cpu_ref's.
 CaseResult judge_case(const LoadedPlugin& ref, const std::string& plugin, const CaseRef& cr,
-                      const std::optional<CaseRun>& run, const std::string& failure, bool perf,
+                      const std::optional<CaseRun>& run, const std::string& failure,
+                      const std::pair<ampx_support, std::string>& answer, bool perf,
                       opset::ComputeMode mode) {
   CaseResult r;
   r.device = plugin + ":" + std::to_string(cr.device);
@@ -284,6 +287,7 @@ CaseResult judge_case(const LoadedPlugin& ref, const std::string& plugin, const 
   if (!run) {
     r.verdict = Verdict::kFail;
     r.message = failure.empty() ? "no result" : failure;
+    std::tie(r.answer, r.note) = answer;
     return r;
   }
   r.answer = run->answer;
@@ -473,10 +477,8 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
   const std::vector<Step> steps = build_steps(s.devices, o, &cases);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (!cases[i]) continue;
-    const std::string failure = i < s.case_failures.size() ? s.case_failures[i] : "";
-    const std::optional<CaseRun> run = i < s.cases.size() ? s.cases[i] : std::nullopt;
-    report.cases.push_back(
-        judge_case(*ref, s.plugin, *cases[i], run, failure, o.perf, report.compute_mode));
+    report.cases.push_back(judge_case(*ref, s.plugin, *cases[i], s.cases[i], s.case_failures[i],
+                                      s.answers[i], o.perf, report.compute_mode));
   }
   // The peer last, in this process: its threads (OpenMP) must not exist
   // when the children above are forked.
