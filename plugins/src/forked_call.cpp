@@ -115,8 +115,7 @@ ForkOutcome run_forked(const std::function<void(const ChildPipe&)>& body,
   int status = 0;
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
-    const auto from =
-        options.deadline == ForkOptions::Deadline::kFromLastMessage ? last : start;
+    const auto from = options.deadline == ForkOptions::Deadline::kFromLastMessage ? last : start;
     const double left = options.timeout_s - std::chrono::duration<double>(now - from).count();
     if (left <= 0) {
       timed_out = true;

@@ -121,19 +121,24 @@ std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s
   const ampx_plugin_api& api = p.api();
   std::vector<ampx_tensor_desc> in_desc;
   for (const auto& dims : s.inputs)
-    in_desc.push_back({sizeof(ampx_tensor_desc), dt, static_cast<int32_t>(dims.size()),
-                       dims.data(), nullptr});
+    in_desc.push_back(
+        {sizeof(ampx_tensor_desc), dt, static_cast<int32_t>(dims.size()), dims.data(), nullptr});
   const ampx_tensor_desc out_desc{sizeof(ampx_tensor_desc), dt,
                                   static_cast<int32_t>(s.output.size()), s.output.data(), nullptr};
-  const ampx_node_desc node{sizeof(ampx_node_desc), s.op,      "preflight", in_desc.size(),
-                            in_desc.data(),         1,         &out_desc,   0,
+  const ampx_node_desc node{sizeof(ampx_node_desc),
+                            s.op,
+                            "preflight",
+                            in_desc.size(),
+                            in_desc.data(),
+                            1,
+                            &out_desc,
+                            0,
                             nullptr};
   const std::string what = fmt::format("{} {} on device {}", s.op, dtype_text(dt), device);
   ampx_capability cap{};
   cap.struct_size = sizeof cap;
-  if (failed(p, p.guarded("query_capability", [&] {
-        return api.query_capability(p.instance(), device, &node, &cap);
-      })))
+  if (failed(p, p.guarded("query_capability",
+                          [&] { return api.query_capability(p.instance(), device, &node, &cap); })))
     return "";
   if (cap.support != AMPX_SUPPORT_NATIVE) return "";
   stage("a smoke launch (" + what + ")");
@@ -169,9 +174,9 @@ std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s
   if (!add(std::vector<unsigned char>(out_bytes, 0))) return "";
   ampx_kernel* kernel = nullptr;
   // A failed prepare may leave anything in `kernel` (ABI 1.0): not kept.
-  if (failed(p, p.guarded("kernel_prepare", [&] {
-        return api.kernel_prepare(p.instance(), device, &node, &kernel);
-      })) ||
+  if (failed(p,
+             p.guarded("kernel_prepare",
+                       [&] { return api.kernel_prepare(p.instance(), device, &node, &kernel); })) ||
       kernel == nullptr)
     return "";
   h.kernel_ = kernel;
@@ -208,8 +213,8 @@ std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s
   const std::vector<double> w = values(dt, want.data(), out_n);
   const double error = opset::relative_error(g, w), tolerance = opset::tolerance(dt, mode);
   if (!(error <= tolerance))
-    return fmt::format("{}: wrong results (relative error {:.3g} above the tolerance {:.3g})",
-                       what, error, tolerance);
+    return fmt::format("{}: wrong results (relative error {:.3g} above the tolerance {:.3g})", what,
+                       error, tolerance);
   return "";
 }
 

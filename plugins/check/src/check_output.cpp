@@ -47,7 +47,11 @@ void print_check_text(std::ostream& out, const CheckReport& r, bool perf) {
     // A rule newer than the plugin's ABI: what it should do, not a failure.
     const std::string since =
         a.advice ? fmt::format("; not required before {}.{}", r.abi_major, a.since_minor) : "";
-    out << fmt::format("  {:<6}  {}{}\n", a.ok ? "ok" : a.advice ? "advice" : "FAIL", a.what,
+    out << fmt::format("  {:<6}  {}{}\n",
+                       a.ok       ? "ok"
+                       : a.advice ? "advice"
+                                  : "FAIL",
+                       a.what,
                        a.detail.empty() && since.empty() ? "" : " (" + a.detail + since + ")");
   }
   // One row per device x op x dtype: its worst case.
@@ -111,8 +115,8 @@ void print_check_text(std::ostream& out, const CheckReport& r, bool perf) {
       "{} ABI/error-path failures{}: {}\n",
       r.plugin.empty() ? r.file.filename().string() : r.plugin, r.devices,
       pass + fail + lies + unsupported, pass, fail, lies, unsupported, abi_fail,
-      advice > 0 ? fmt::format(", {} advice (rules newer than its ABI {}.{})", advice,
-                               r.abi_major, r.abi_minor)
+      advice > 0 ? fmt::format(", {} advice (rules newer than its ABI {}.{})", advice, r.abi_major,
+                               r.abi_minor)
                  : "",
       r.ok() ? "PASS" : "FAIL");
   if (r.devices == 0 && abi_fail == 0)

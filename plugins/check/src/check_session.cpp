@@ -50,8 +50,9 @@ class PipeSink final : public Sink {
                  {"since", c.since_minor}});
   }
   void answered(ampx_support support, const std::string& note) override {
-    send(pipe_, {{"t", "answer"}, {"step", step_}, {"support", static_cast<int>(support)},
-                 {"note", note}});
+    send(
+        pipe_,
+        {{"t", "answer"}, {"step", step_}, {"support", static_cast<int>(support)}, {"note", note}});
   }
 
  private:
@@ -61,7 +62,8 @@ class PipeSink final : public Sink {
 
 json case_json(size_t step, const CaseRun& r) {
   json outputs = json::array();
-  for (const auto& o : r.outputs) outputs.push_back(json::binary(std::vector<uint8_t>(o.begin(), o.end())));
+  for (const auto& o : r.outputs)
+    outputs.push_back(json::binary(std::vector<uint8_t>(o.begin(), o.end())));
   return {{"t", "case"},
           {"step", step},
           {"answer", static_cast<int>(r.answer)},
@@ -149,8 +151,8 @@ SessionResult run_session(const std::filesystem::path& file, const CheckOptions&
   fo.deadline = ForkOptions::Deadline::kFromLastMessage;
   fo.output = ForkOptions::Output::kStderr;  // a sanitizer's report stays visible
   for (bool first_child = true; first_child || next < list.size(); first_child = false) {
-    const ForkOutcome out = plugins::run_forked(
-        [&](const ChildPipe& pipe) { child(file, o, steps, next, pipe); }, fo);
+    const ForkOutcome out =
+        plugins::run_forked([&](const ChildPipe& pipe) { child(file, o, steps, next, pipe); }, fo);
     if (out.kind == ForkOutcome::Kind::kNotForked) {
       r.abi.push_back({"a child process for the checks", false, "fork failed"});
       return r;
@@ -226,18 +228,16 @@ SessionResult run_session(const std::filesystem::path& file, const CheckOptions&
       break;
     }
     // It died in step `current`, making `begun`.
-    const std::string where = begun.empty() || begun == list[current].what
-                                  ? std::string()
-                                  : " in " + begun;
+    const std::string where =
+        begun.empty() || begun == list[current].what ? std::string() : " in " + begun;
     if (list[current].is_case)
       r.case_failures[current] = how + where;
     else
       r.abi.push_back({begun.empty() ? list[current].what : begun, false, how});
     next = current + 1;
     if (out.kind == ForkOutcome::Kind::kTimedOut && ++hangs >= kMaxHangs) {
-      const std::string why =
-          "not run: the plugin hung " + std::to_string(hangs) + " times (the last in " +
-          list[current].what + ")";
+      const std::string why = "not run: the plugin hung " + std::to_string(hangs) +
+                              " times (the last in " + list[current].what + ")";
       for (size_t i = next; i < list.size(); ++i) {
         if (list[i].is_case)
           r.case_failures[i] = why;

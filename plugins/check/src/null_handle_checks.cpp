@@ -20,7 +20,8 @@ std::string outcome_in_child(const Call& call, ChildOutput output) {
       [&](const plugins::ChildPipe& pipe) { pipe.send(call() != nullptr ? "status" : "success"); },
       fo);
   if (o.kind == plugins::ForkOutcome::Kind::kNotForked) return "";  // make the call in-process only
-  if (o.returned() && !o.messages.empty()) return o.messages[0] == "success" ? "returned success" : "";
+  if (o.returned() && !o.messages.empty())
+    return o.messages[0] == "success" ? "returned success" : "";
   if (o.kind == plugins::ForkOutcome::Kind::kExited)
     return "crashed (exit status " + std::to_string(o.exit_status) +
            ": a sanitizer's report or the plugin's exit())";

@@ -440,9 +440,8 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
   if (!v.ok) return report;
 
   std::vector<std::optional<CaseRef>> cases;
-  const SessionResult s = run_session(file, o, [&](int32_t devices) {
-    return build_steps(devices, o, nullptr);
-  });
+  const SessionResult s =
+      run_session(file, o, [&](int32_t devices) { return build_steps(devices, o, nullptr); });
   report.plugin = s.plugin;
   report.version = s.version;
   report.abi_major = s.abi_major;

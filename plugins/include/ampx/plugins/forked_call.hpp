@@ -54,8 +54,8 @@ struct ForkOutcome {
   Kind kind = Kind::kNotForked;
   int signal = 0;
   int exit_status = 0;
-  double timeout_s = 0;  // the limit it ran under
-  double seconds = 0;    // wall time
+  double timeout_s = 0;               // the limit it ran under
+  double seconds = 0;                 // wall time
   std::vector<std::string> messages;  // those that arrived whole, in order
 
   bool returned() const noexcept { return kind == Kind::kReturned; }
