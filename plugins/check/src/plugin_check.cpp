@@ -292,6 +292,9 @@ CaseResult judge_case(const LoadedPlugin& ref, const std::string& plugin, const 
   }
   r.answer = run->answer;
   r.note = run->note;
+  // A step that threw reports no answer of its own: the one sent before.
+  if (run->outcome == CaseRun::Outcome::kError && run->answer == AMPX_SUPPORT_UNSUPPORTED)
+    std::tie(r.answer, r.note) = answer;
   switch (run->outcome) {
     case CaseRun::Outcome::kRefused:
       r.verdict = Verdict::kUnsupported;
