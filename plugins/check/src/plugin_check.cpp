@@ -233,17 +233,7 @@ CaseRun run_case(const LoadedPlugin& p, int32_t device, op_cases::Case& c, bool 
   };
   out.begin("kernel_launch");
   launch();
-  if (perf) {
-    std::vector<double> us;
-    for (int i = 0; i < 5; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      launch();
-      us.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(us.begin(), us.end());
-    r.us = us[us.size() / 2];
-  }
+  if (perf) r.us = median_launch_us(5, launch);
   out.begin("copy_to_host");
   for (size_t i = 0; i < outs.size(); ++i) {
     std::vector<unsigned char> all(guarded_size(bytes[i]));
