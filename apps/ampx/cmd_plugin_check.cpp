@@ -16,6 +16,7 @@ struct PluginCheckOptions {
   std::vector<std::string> ops;
   std::vector<std::string> dtypes;
   bool perf = false;
+  double timeout_s = 10;
   std::string compute_mode;  // empty: what the plugin declares
   Format format = Format::kText;
 };
@@ -37,6 +38,7 @@ int run_plugin_check(const GlobalOptions& global, const PluginCheckOptions& o) {
       throw UsageError("--dtype '" + d + "': expected f32, f16 or bf16");
   }
   co.perf = o.perf;
+  co.timeout_s = o.timeout_s;
   if (o.compute_mode == "f16-accumulate")
     co.compute_mode = opset::ComputeMode::kF16Accumulate;
   else if (o.compute_mode == "f32-accumulate")
@@ -74,6 +76,11 @@ Action add_plugin_check_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--dtype", opts->dtypes, "only this dtype: f32, f16, bf16 (repeatable)")
       ->take_all();
   cmd->add_flag("--perf", opts->perf, "time each case on the plugin and on cpu_ref");
+  cmd->add_option("--timeout", opts->timeout_s,
+                  "seconds a step may call into the plugin without progress before it is "
+                  "reported as hung (each step runs in a child process)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--compute-mode", opts->compute_mode,
                   "how the plugin accumulates f16: f32-accumulate (the op set's contract) or "
                   "f16-accumulate (the looser f16-accumulation tolerance); default: what the "

@@ -222,6 +222,9 @@ int run_probe_child(const GlobalOptions& global, const ChildCliOptions& opts) {
   // stdout is the parent's pipe: one line per message, flushed at once.
   try {
     plugins::PluginHostOptions ho;
+    // The parent pre-flighted the plugins (or was told to trust them), and
+    // this process is itself the probe's isolation.
+    ho.preflight = false;
     for (const auto& d : global.plugin_dirs) ho.extra_dirs.emplace_back(d);
     ho.log_level = static_cast<int>(spdlog::get_level());
     if (global.threads > 0) ho.default_plugin_options = "threads=" + std::to_string(global.threads);

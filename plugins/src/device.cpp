@@ -66,7 +66,11 @@ Capability Device::query(const ampx_node_desc& node) const {
   out.cost_us = -1.0;
   const std::string operation =
       fmt::format("query_capability({}, device {})", describe(node), index_);
-  plugin_->check(plugin_->api().query_capability(plugin_->instance(), index_, &node, &out),
+  plugin_->check(plugin_->guarded(operation,
+                                  [&] {
+                                    return plugin_->api().query_capability(plugin_->instance(),
+                                                                           index_, &node, &out);
+                                  }),
                  operation);
 
   const size_t size = detail::readable_size(out);
@@ -152,7 +156,11 @@ Kernel Device::prepare(const ampx_node_desc& node) const {
   std::string op_type = node.op_type;
   std::string node_name = node.name != nullptr ? node.name : "";
   ampx_kernel* handle = nullptr;
-  plugin_->check(plugin_->api().kernel_prepare(plugin_->instance(), index_, &node, &handle),
+  plugin_->check(plugin_->guarded(operation,
+                                  [&] {
+                                    return plugin_->api().kernel_prepare(plugin_->instance(),
+                                                                         index_, &node, &handle);
+                                  }),
                  operation);
   if (handle == nullptr) {
     throw PluginError(plugin_->name(), operation, AMPX_STATUS_INTERNAL,

@@ -148,7 +148,12 @@ std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   }
   const ampx_plugin_entry_fn entry =
       &library.get<const ampx_plugin_api*()>(AMPX_PLUGIN_ENTRY_SYMBOL);
-  const ampx_plugin_api* table = entry();
+  const ampx_plugin_api* table = nullptr;
+  try {
+    table = LoadedPlugin::guarded_call(file_name, AMPX_PLUGIN_ENTRY_SYMBOL, entry);
+  } catch (const PluginThrew& e) {
+    throw PluginLoadError(e.what());
+  }
   if (table == nullptr) throw fail(AMPX_PLUGIN_ENTRY_SYMBOL " returned NULL");
 
   // The version fields must be readable before anything else is believed.
@@ -240,7 +245,8 @@ void LoadedPlugin::create(const PluginCreateOptions& options) {
   args.options = options.options.empty() ? nullptr : options.options.c_str();
   ampx_plugin* instance = nullptr;
   // On failure `instance` is ignored: the ABI gives the host nothing to own.
-  check(api_.plugin_create(&args, &instance), "plugin_create");
+  check(guarded("plugin_create", [&] { return api_.plugin_create(&args, &instance); }),
+        "plugin_create");
   if (instance == nullptr) {
     throw PluginLoadError(file_name + ": plugin_create succeeded but returned no instance");
   }
@@ -249,7 +255,7 @@ void LoadedPlugin::create(const PluginCreateOptions& options) {
 
   ampx_plugin_info info{};
   info.struct_size = sizeof(info);
-  check(api_.plugin_info(instance_, &info), "plugin_info");
+  check(guarded("plugin_info", [&] { return api_.plugin_info(instance_, &info); }), "plugin_info");
   detail::clear_missing(info, detail::readable_size(info), &ampx_plugin_info::note,
                         &ampx_plugin_info::library);
   detail::terminate(info.note);
@@ -258,7 +264,8 @@ void LoadedPlugin::create(const PluginCreateOptions& options) {
   library_name_ = detail::fixed_string(info.library);
 
   int32_t count = 0;
-  check(api_.device_count(instance_, &count), "device_count");
+  check(guarded("device_count", [&] { return api_.device_count(instance_, &count); }),
+        "device_count");
   if (count < 0 || count > kMaxDevices) {
     throw PluginLoadError(fmt::format("{}: device_count returned {}", file_name, count));
   }
@@ -268,7 +275,9 @@ void LoadedPlugin::create(const PluginCreateOptions& options) {
   for (int32_t index = 0; index < count; ++index) {
     ampx_device_props props{};
     props.struct_size = sizeof(props);
-    check(api_.device_props(instance_, index, &props), fmt::format("device_props({})", index));
+    const std::string operation = fmt::format("device_props({})", index);
+    check(guarded(operation, [&] { return api_.device_props(instance_, index, &props); }),
+          operation);
     using P = ampx_device_props;
     detail::clear_missing(props, detail::readable_size(props), &P::name, &P::vendor,
                           &P::driver_version, &P::fingerprint, &P::memory_bytes, &P::type,

@@ -216,8 +216,13 @@ const Device& PluginHost::device(std::string_view id) const {
     available += d.id();
   }
   if (available.empty()) available = "none";
-  throw std::invalid_argument("unknown device '" + std::string(id) + "' (available: " + available +
-                              ")");
+  // A device of a plugin that was skipped: say why, not only that it is absent.
+  std::string why;
+  const std::string_view plugin = id.substr(0, id.find(':'));
+  for (const SkippedPlugin& s : skipped_)
+    if (s.name_hint == plugin) why = ": plugin " + s.name_hint + " was skipped: " + s.reason;
+  throw std::invalid_argument("unknown device '" + std::string(id) + "'" + why +
+                              " (available: " + available + ")");
 }
 
 }  // namespace ampx::plugins

@@ -3,14 +3,12 @@
 #include <ampx/backend_api.h>
 #include <ampx/fileio/atomic_write.hpp>
 #include <ampx/fileio/regular_file.hpp>
+#include <ampx/plugins/forked_call.hpp>
 #include <ampx/plugins/loaded_plugin.hpp>
-#include <ampx/plugins/signal_name.hpp>
 
-#include <fcntl.h>
-#include <signal.h>
+#include "smoke_launch.hpp"
+
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -23,7 +21,6 @@
 #include <fstream>
 #include <string_view>
 #include <system_error>
-#include <thread>
 
 namespace ampx::plugins {
 namespace {
@@ -31,12 +28,11 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// The stages the child reports, in order; the last one reached names where
-// a crash, hang or exit happened.
-constexpr const char* kStages[] = {"loading the library (ampx_plugin_entry)",
-                                   "plugin_create or device enumeration", "device enumeration",
-                                   "capability queries"};
-constexpr char kDone = 'k';
+// What the child sends: 's' + the stage it enters (the last one names where
+// a crash, hang or exit happened), 'x' + a C++ exception that crossed the
+// ABI, 'w' + what a smoke launch found wrong, kDone at the end.
+constexpr char kStage = 's', kThrew = 'x', kWrong = 'w', kDone = 'k';
+constexpr const char* kLoading = "loading the library (ampx_plugin_entry)";
 
 // Small nodes every device is asked about: what the planner asks first.
 void ask_capabilities(const LoadedPlugin& p, int32_t device) {
@@ -55,99 +51,74 @@ void ask_capabilities(const LoadedPlugin& p, int32_t device) {
     for (const ampx_node_desc& n : nodes) {
       ampx_capability cap{};
       cap.struct_size = sizeof cap;
-      (void)p.api().query_capability(p.instance(), device, &n, &cap);  // a status is fine
+      // A status is fine (the planner reports it); an exception is not.
+      if (ampx_status* s = p.guarded("query_capability", [&] {
+            return p.api().query_capability(p.instance(), device, &n, &cap);
+          }))
+        p.api().status_destroy(s);
     }
   }
 }
 
-[[noreturn]] void child(const fs::path& file, const std::string& options, int out) {
-  auto stage = [&](char c) { (void)!::write(out, &c, 1); };
-  // Nothing of the plugin's on the host's terminal.
-  if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) {
-    ::dup2(null, STDOUT_FILENO);
-    ::dup2(null, STDERR_FILENO);
-  }
-  // A crash must end the child by its signal: a sanitizer's (or the
-  // host's) handlers would report it and exit with a status instead.
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
+void child(const fs::path& file, const PreflightOptions& opts, const ChildPipe& pipe) {
+  const auto send = [&](char kind, const std::string& text) { pipe.send(kind + text); };
   try {
-    stage('0');
+    send(kStage, kLoading);
     auto plugin = LoadedPlugin::open(file);
-    stage('1');
+    send(kStage, "plugin_create or device enumeration");
     PluginCreateOptions co;
     co.log_level = 6;  // off: the child must not touch the host's logger
-    co.options = options;
+    co.options = opts.plugin_options;
     plugin->create(co);
-    stage('2');
+    send(kStage, "device enumeration");
     const auto& props = plugin->device_props();
-    stage('3');
+    send(kStage, "capability queries");
     for (size_t d = 0; d < props.size(); ++d) ask_capabilities(*plugin, static_cast<int32_t>(d));
-    (void)plugin.release();  // no plugin_destroy, no dlclose: _exit below
+    if (opts.smoke == PreflightOptions::Smoke::kLaunch) {
+      const std::string wrong =
+          detail::smoke_launch(*plugin, [&](const std::string& stage) { send(kStage, stage); });
+      if (!wrong.empty()) send(kWrong, wrong);
+    }
+    (void)plugin.release();  // no plugin_destroy, no dlclose: the child _exit()s
+  } catch (const PluginThrew& e) {
+    send(kThrew, e.operation() + " " + e.plugin_message());
   } catch (...) {
     // A reported error: the in-process load says what it is.
   }
-  stage(kDone);
-  ::_exit(0);
+  send(kDone, "");
 }
 
 PreflightVerdict run_child(const fs::path& file, const PreflightOptions& opts) {
+  ForkOptions fo;
+  fo.timeout_s = opts.timeout_s;
+  fo.output = ForkOptions::Output::kNothing;  // nothing of the plugin's on the host's terminal
+  const ForkOutcome out = run_forked([&](const ChildPipe& pipe) { child(file, opts, pipe); }, fo);
   PreflightVerdict v;
-  int fds[2];
-  if (::pipe(fds) != 0) {
-    spdlog::warn("pre-flight of {}: pipe: {}", file.string(), std::strerror(errno));
+  v.seconds = out.seconds;
+  if (out.kind == ForkOutcome::Kind::kNotForked) {
+    spdlog::warn("pre-flight of {}: no child process: {}", file.string(), std::strerror(errno));
     return v;
   }
-  const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    spdlog::warn("pre-flight of {}: fork: {}", file.string(), std::strerror(errno));
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return v;
+  std::string where = kLoading, threw, wrong;
+  bool done = false;
+  for (const std::string& m : out.messages) {
+    if (m.empty()) continue;
+    const std::string text = m.substr(1);
+    if (m[0] == kStage) where = text;
+    if (m[0] == kThrew) threw = text;
+    if (m[0] == kWrong) wrong = text;
+    if (m[0] == kDone) done = true;
   }
-  if (pid == 0) {
-    ::close(fds[0]);
-    child(file, opts.plugin_options, fds[1]);
-  }
-  ::close(fds[1]);
-  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  char last = 0;
-  int status = 0;
-  bool reaped = false, timed_out = false;
-  for (;;) {
-    char buf[16];
-    ssize_t n;
-    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) last = buf[n - 1];
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
-      reaped = true;
-      while ((n = ::read(fds[0], buf, sizeof buf)) > 0) last = buf[n - 1];
-      break;
-    }
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (elapsed > opts.timeout_s) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ::close(fds[0]);
-  v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string where =
-      last >= '0' && last <= '3' ? kStages[last - '0'] : std::string("loading the library");
-  if (timed_out) {
+  if (!out.returned() || !done) {
     v.ok = false;
-    v.reason = fmt::format("hung in {} (killed after {:.0f} s)", where, opts.timeout_s);
-  } else if (reaped && WIFSIGNALED(status)) {
+    v.reason = out.kind == ForkOutcome::Kind::kReturned ? "ended early" : out.describe();
+    v.reason += " in " + where;
+  } else if (!threw.empty()) {
     v.ok = false;
-    v.reason = fmt::format("crashed ({}) in {}", signal_name(WTERMSIG(status)), where);
-  } else if (last != kDone) {
+    v.reason = threw;  // "device_props(0) threw a C++ exception across the C ABI (...)"
+  } else if (!wrong.empty()) {
     v.ok = false;
-    v.reason = fmt::format("exited (status {}) in {}", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                           where);
+    v.reason = "failed a smoke launch: " + wrong;
   }
   return v;
 }
@@ -157,7 +128,9 @@ std::string cache_key(const fs::path& file) {
   const fs::path canonical = fs::weakly_canonical(file, ec);
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) return {};
-  return fmt::format("{}|{}|{}.{:09}|abi {}.{}", (ec ? file : canonical).string(),
+  // The checks' version: a verdict of fewer checks (before the smoke
+  // launch) is not reused.
+  return fmt::format("{}|{}|{}.{:09}|abi {}.{}|checks 2", (ec ? file : canonical).string(),
                      static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
                      static_cast<long long>(st.st_mtim.tv_nsec), AMPX_ABI_VERSION_MAJOR,
                      AMPX_ABI_VERSION_MINOR);

@@ -71,8 +71,10 @@ TEST(ProbeCli, CrashingPluginIsReportedAndOthersStillProbed) {
   const std::string db = (dir / "caps.db").string();
   const auto r = ampx(dir.path(),
                       kTestDir +
-                          " probe --quick --ops Relu --device test_native:0 --device "
-                          "cpu_ref:0 --db " +
+                          // The probe's own isolation under test: the pre-flight's
+                          // smoke launch would skip the plugin first.
+                          " --trust-plugins probe --quick --ops Relu --device test_native:0 "
+                          "--device cpu_ref:0 --db " +
                           db,
                       "AMPX_TEST_NATIVE_CRASH_IN_LAUNCH=1");
   EXPECT_EQ(r.code, 1);
@@ -88,8 +90,8 @@ TEST(ProbeCli, HangingPluginIsKilledAtTheTimeout) {
   const std::string db = (dir / "caps.db").string();
   const auto r = ampx(dir.path(),
                       kTestDir +
-                          " probe --quick --ops Relu --timeout 3 --device test_native:0 "
-                          "--format json --db " +
+                          " --trust-plugins probe --quick --ops Relu --timeout 3 --device "
+                          "test_native:0 --format json --db " +
                           db,
                       "AMPX_TEST_NATIVE_HANG_IN_LAUNCH=1");
   EXPECT_EQ(r.code, 1);

@@ -42,6 +42,18 @@ constexpr Expected kZoo[] = {
     {"hostile_crash_devices", "crashed (SIGSEGV)", "in plugin_create or device enumeration"},
     {"hostile_crash_query", "crashed (SIGSEGV)", "in capability queries"},
     {"hostile_hang_query", "hung", "in capability queries"},
+    // The smoke launch: kernels that would crash, hang or corrupt the host
+    // in-process. 16 MiB past the end crashes, or shows in the guard bytes.
+    {"hostile_launch_crash", "crashed (SIGSEGV)", "in a smoke launch (Relu f32 on device 0)"},
+    {"hostile_launch_hang", "hung", "in a smoke launch (Relu f32 on device 0)"},
+    {"hostile_launch_oob_256", "failed a smoke launch: Relu f32 on device 0",
+     "wrote outside its output (byte 1 after it changed)"},
+    {"hostile_launch_oob_16m", "smoke launch", "Relu f32 on device 0"},
+    // A lie (a native Relu off by one) is caught there too.
+    {"liar", "failed a smoke launch: Relu f32 on device 0", "wrong results"},
+    // C++ exceptions across the C ABI: named, with the call.
+    {"hostile_throw_devices", "threw a C++ exception across the C ABI", "device_props(0)"},
+    {"hostile_throw_query", "threw a C++ exception across the C ABI", "query_capability"},
 };
 
 class PreflightTest : public PluginHostTest {
@@ -88,6 +100,66 @@ TEST_F(PreflightTest, HostileZooIsSkippedWithTheReasonAndTheRestLoads) {
   }
   EXPECT_GE(first_s, 2.0);  // the hang waited for its timeout once
   EXPECT_LT(second_s, 2.0) << "cached verdicts must not wait for the timeout";
+}
+
+// Without the pre-flight, a plugin whose device query throws a C++
+// exception is skipped in-process with its name and the call; the others
+// load.
+TEST_F(PreflightTest, ATrustedPluginThatThrowsIsSkippedByName) {
+  TempDir dir;
+  fs::copy_file(hostile_dir() / "libampx_backend_hostile_throw_devices.so",
+                dir.path() / "libampx_backend_hostile_throw_devices.so");
+  fs::copy_file(test_plugin("c_relu"), dir.path() / "libampx_backend_c_relu.so");
+  PluginHostOptions o = only({dir.path()});
+  o.preflight = false;
+  const PluginHost h(o);
+  ASSERT_EQ(h.plugins().size(), 1u);
+  EXPECT_EQ(h.plugins()[0].name, "c_relu");
+  ASSERT_EQ(h.skipped().size(), 1u);
+  EXPECT_EQ(h.skipped()[0].name_hint, "hostile_throw_devices");
+  EXPECT_THAT(h.skipped()[0].reason,
+              HasSubstr("hostile_throw_devices: device_props(0): threw a C++ exception across the "
+                        "C ABI (device_props is not implemented)"));
+}
+
+// A trusted plugin whose capability query throws: the query is a
+// PluginError naming the plugin, never an exception the host does not know.
+TEST_F(PreflightTest, ATrustedQueryThatThrowsIsAPluginError) {
+  TempDir dir;
+  fs::copy_file(hostile_dir() / "libampx_backend_hostile_throw_query.so",
+                dir.path() / "libampx_backend_hostile_throw_query.so");
+  PluginHostOptions o = only({dir.path()});
+  o.preflight = false;
+  const PluginHost h(o);
+  ASSERT_EQ(h.devices().size(), 1u);
+  const int64_t dims[] = {2, 8};
+  const ampx_tensor_desc t{sizeof(ampx_tensor_desc), AMPX_DTYPE_F32, 2, dims, nullptr};
+  const ampx_node_desc relu{sizeof(ampx_node_desc), "Relu", "r", 1, &t, 1, &t, 0, nullptr};
+  try {
+    (void)h.devices()[0].query(relu);
+    FAIL() << "no error";
+  } catch (const PluginError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("hostile_throw_query: query_capability(Relu 'r', device 0): "
+                                    "threw a C++ exception across the C ABI"));
+  }
+}
+
+// A device of a plugin the pre-flight skipped: asking for it says why.
+TEST_F(PreflightTest, ASkippedPluginsDeviceSaysWhy) {
+  TempDir dir;
+  fs::copy_file(hostile_dir() / "libampx_backend_hostile_launch_crash.so",
+                dir.path() / "libampx_backend_hostile_launch_crash.so");
+  PluginHostOptions o = only({dir.path()});
+  o.preflight_cache = cache_.path() / "preflight.json";
+  const PluginHost h(o);
+  try {
+    (void)h.device("hostile_launch_crash:0");
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("unknown device 'hostile_launch_crash:0': plugin "
+                                    "hostile_launch_crash was skipped: "));
+    EXPECT_THAT(e.what(), HasSubstr("crashed (SIGSEGV) in a smoke launch"));
+  }
 }
 
 TEST_F(PreflightTest, AChangedFileIsCheckedAgain) {

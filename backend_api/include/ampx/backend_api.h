@@ -7,8 +7,9 @@
  * table's struct_size and the presence of every required member before it
  * calls anything else.
  *
- * Rules (modelled on OpenXLA's pjrt_c_api.h and ggml's backend vtables).
- * Every rule of the contract is written here; docs/PLUGINS.md explains them.
+ * Rules (modelled on OpenXLA's pjrt_c_api.h and ggml's backend vtables), all
+ * here and explained in docs/PLUGINS.md. A rule "since 1.x" binds plugins of
+ * abi_minor >= x (plugin-check reports an older one's miss as advice only).
  *
  *  - Plain C99. No C++ types and no exceptions cross this boundary.
  *  - Versions. The host accepts a table of the same major version and any
@@ -39,22 +40,21 @@
  *    bad arguments (NULL handles, out-of-range devices or byte ranges, wrong
  *    input counts) with AMPX_STATUS_INVALID_ARGUMENT, never by crashing, and
  *    an allocation it cannot make with AMPX_STATUS_OUT_OF_MEMORY, after which
- *    the device stays usable. A failed call that has an `out` handle
- *    parameter leaves it NULL (the host owns nothing). `ampx plugin-check`
- *    tests these.
+ *    the device stays usable. Since 1.3: a failed call that has an `out`
+ *    handle parameter leaves it NULL (the host owns nothing). `ampx
+ *    plugin-check` tests these.
  *  - Ownership: every pointer passed *into* a plugin is borrowed for the
  *    duration of the call only (unless documented otherwise). Handles returned
  *    through `out` parameters are owned by the host and released through the
  *    matching destroy/free function, each exactly once, all of them before
  *    plugin_destroy. The library is unloaded after plugin_destroy (a plugin
  *    whose threads outlive it links with -z nodelete).
- *  - Destroy and free functions (status_destroy, plugin_destroy, buffer_free,
- *    kernel_destroy) do nothing when given NULL. Destroying a handle a
- *    second time is the host's bug, which the host never commits; a plugin
- *    must still survive it while the handle's address has not been handed
- *    out again (keep the live handles in a set and ignore the unknown ones,
- *    as the SDK glue does), so that a host's bug costs a message, not a
- *    corrupted heap. `ampx plugin-check` tests both, each in a child process.
+ *  - Since 1.3: destroy and free functions (status_destroy, plugin_destroy,
+ *    buffer_free, kernel_destroy) do nothing given NULL. A second destroy of
+ *    a handle is the host's bug, which the host never commits; a plugin must
+ *    survive it while the address was not handed out again (keep the live
+ *    handles in a set, ignore others, as the SDK glue does): a host's bug
+ *    costs a message, not a heap. plugin-check tests both in child processes.
  *  - Threading: a plugin instance is used from one host thread at a time.
  *  - Options (ampx_plugin_create_args::options): "key=value;key=value". The
  *    host may send `threads=N` (ampx --threads N: threads per CPU backend) to
@@ -116,8 +116,8 @@ extern "C" {
 /* 1.1: kernel_launch_timed (device-side timing of one kernel).
  * 1.2: the extension chain (ampx_plugin_api::extensions) and its first type,
  *      AMPX_EXTENSION_OPTIONS.
- * 1.3: AMPX_EXTENSION_NUMERICS (the compute mode of f16 kernels); the rules
- *      for NULL and repeated destroys. */
+ * 1.3: AMPX_EXTENSION_NUMERICS (f16 kernels' compute mode); the rules for NULL
+ *      and repeated destroys and a failed call's NULL out handle. */
 #define AMPX_ABI_VERSION_MINOR 3
 
 /* The one exported symbol: `const ampx_plugin_api* ampx_plugin_entry(void);` */

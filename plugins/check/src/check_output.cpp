@@ -43,9 +43,17 @@ void print_check_text(std::ostream& out, const CheckReport& r, bool perf) {
                      : r.compute_mode_source == "command-line" ? "--compute-mode"
                                                                : "the op set's contract");
   out << "\nABI and error paths:\n";
-  for (const AbiCheck& a : r.abi)
-    out << fmt::format("  {:<4}  {}{}\n", a.ok ? "ok" : "FAIL", a.what,
-                       a.detail.empty() ? "" : " (" + a.detail + ")");
+  for (const AbiCheck& a : r.abi) {
+    // A rule newer than the plugin's ABI: what it should do, not a failure.
+    const std::string since =
+        a.advice ? fmt::format("; not required before {}.{}", r.abi_major, a.since_minor) : "";
+    out << fmt::format("  {:<6}  {}{}\n",
+                       a.ok       ? "ok"
+                       : a.advice ? "advice"
+                                  : "FAIL",
+                       a.what,
+                       a.detail.empty() && since.empty() ? "" : " (" + a.detail + since + ")");
+  }
   // One row per device x op x dtype: its worst case.
   std::map<std::tuple<std::string, std::string, ampx_dtype>, std::vector<const CaseResult*>> rows;
   for (const CaseResult& c : r.cases) rows[{c.device, c.op, c.dtype}].push_back(&c);
@@ -67,8 +75,11 @@ void print_check_text(std::ostream& out, const CheckReport& r, bool perf) {
                        cases.size(), ran ? fmt::format("{:.2e}", worst->error) : "-",
                        ran ? fmt::format("{:.1e}", worst->tolerance) : "-");
   }
-  int pass = 0, fail = 0, lies = 0, unsupported = 0, abi_fail = 0;
-  for (const AbiCheck& a : r.abi) abi_fail += a.ok ? 0 : 1;
+  int pass = 0, fail = 0, lies = 0, unsupported = 0, abi_fail = 0, advice = 0;
+  for (const AbiCheck& a : r.abi) {
+    abi_fail += !a.ok && !a.advice;
+    advice += a.advice;
+  }
   bool header = false;
   for (const CaseResult& c : r.cases) {
     pass += c.verdict == Verdict::kPass;
@@ -101,9 +112,12 @@ void print_check_text(std::ostream& out, const CheckReport& r, bool perf) {
   }
   out << fmt::format(
       "\nsummary: {}: {} device(s), {} case runs: {} passed, {} failed, {} lies, {} unsupported; "
-      "{} ABI/error-path failures: {}\n",
+      "{} ABI/error-path failures{}: {}\n",
       r.plugin.empty() ? r.file.filename().string() : r.plugin, r.devices,
       pass + fail + lies + unsupported, pass, fail, lies, unsupported, abi_fail,
+      advice > 0 ? fmt::format(", {} advice (rules newer than its ABI {}.{})", advice, r.abi_major,
+                               r.abi_minor)
+                 : "",
       r.ok() ? "PASS" : "FAIL");
   if (r.devices == 0 && abi_fail == 0)
     out << "  no devices here: no case ran (the plugin's note says why)\n";
@@ -111,8 +125,12 @@ void print_check_text(std::ostream& out, const CheckReport& r, bool perf) {
 
 std::string check_json(const CheckReport& r) {
   nlohmann::json abi = nlohmann::json::array(), cases = nlohmann::json::array();
-  for (const AbiCheck& a : r.abi)
-    abi.push_back({{"check", a.what}, {"ok", a.ok}, {"detail", a.detail}});
+  for (const AbiCheck& a : r.abi) {
+    nlohmann::json j{{"check", a.what}, {"ok", a.ok}, {"detail", a.detail}};
+    if (a.since_minor > 0) j["since"] = fmt::format("{}.{}", r.abi_major, a.since_minor);
+    if (a.advice) j["advice"] = true;
+    abi.push_back(std::move(j));
+  }
   for (const CaseResult& c : r.cases) {
     nlohmann::json j{{"device", c.device},
                      {"case", c.name},

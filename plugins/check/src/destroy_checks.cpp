@@ -19,7 +19,7 @@ struct Probe {
 
 }  // namespace
 
-void check_destroys(const plugins::LoadedPlugin& p, int32_t devices, std::vector<AbiCheck>& out) {
+void check_destroys(const plugins::LoadedPlugin& p, int32_t devices, Sink& out) {
   const ampx_plugin_api& api = p.api();
   ampx_plugin* const instance = p.instance();
   // f32 Relu of 2x3: a node every plugin that runs anything should prepare.
@@ -73,14 +73,18 @@ void check_destroys(const plugins::LoadedPlugin& p, int32_t devices, std::vector
                         return nullptr;
                       }});
   }
+  // Rules since ABI 1.3: an older plugin's failure is advice (the caller
+  // decides), and the probe is made only in a child, never here.
+  constexpr uint32_t since = kDestroyAndOutHandleRulesSince;
   for (const Probe& probe : probes) {
-    const std::string outcome = outcome_in_child(probe.call, /*quiet=*/true);
+    out.begin(probe.what);
+    const std::string outcome = outcome_in_child(probe.call, ChildOutput::kQuiet);
     if (outcome == "returned success")
-      out.push_back({probe.what, true, ""});
+      out.add({probe.what, true, "", since});
     else if (outcome.empty())
-      out.push_back({probe.what, true, "not run: " + probe.not_run});
+      out.add({probe.what, true, "not run: " + probe.not_run, since});
     else
-      out.push_back({probe.what, false, outcome});
+      out.add({probe.what, false, outcome, since});
   }
 }
 

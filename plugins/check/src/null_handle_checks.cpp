@@ -1,65 +1,37 @@
 // check_null_handles(): the header's rule that bad arguments get statuses,
 // never crashes, for NULL handles and arguments; each probe isolated in a
 // child process first.
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <ampx/plugins/forked_call.hpp>
 
-#include <ampx/plugins/signal_name.hpp>
-
-#include <chrono>
 #include <cstring>
 #include <functional>
 #include <string>
-#include <thread>
 
 #include "check_steps.hpp"
 
 namespace ampx::check {
-namespace {
 
-// The child's exit codes: unusual values, so that a sanitizer's report
-// (exit code 1 by default) or a plugin's exit() is not taken for either.
-constexpr int kReturnedStatus = 90, kReturnedSuccess = 91;
-
-}  // namespace
-
-std::string outcome_in_child(const Call& call, bool quiet) {
-  const pid_t pid = fork();
-  if (pid < 0) return "";  // cannot isolate: make the call in-process only
-  if (pid == 0) {
-    if (quiet) {
-      const int null_fd = open("/dev/null", O_WRONLY);
-      if (null_fd >= 0) dup2(null_fd, STDERR_FILENO);
-    }
-    // _exit: no atexit handlers, no leak report, nothing of the parent's
-    // state flushed twice.
-    _exit(call() != nullptr ? kReturnedStatus : kReturnedSuccess);
-  }
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0) return "";
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return "hung (killed after 10 s)";
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  if (WIFSIGNALED(status)) return "crashed (" + plugins::signal_name(WTERMSIG(status)) + ")";
-  if (WIFEXITED(status) && WEXITSTATUS(status) == kReturnedSuccess) return "returned success";
-  if (WIFEXITED(status) && WEXITSTATUS(status) == kReturnedStatus) return "";
-  return "crashed (exit status " + std::to_string(WEXITSTATUS(status)) +
-         ": a sanitizer's report or the plugin's exit())";
+std::string outcome_in_child(const Call& call, ChildOutput output) {
+  plugins::ForkOptions fo;
+  fo.timeout_s = 10;
+  fo.output = output == ChildOutput::kQuiet ? plugins::ForkOptions::Output::kNothing
+                                            : plugins::ForkOptions::Output::kStderr;
+  const plugins::ForkOutcome o = plugins::run_forked(
+      [&](const plugins::ChildPipe& pipe) { pipe.send(call() != nullptr ? "status" : "success"); },
+      fo);
+  if (o.kind == plugins::ForkOutcome::Kind::kNotForked) return "";  // make the call in-process only
+  if (o.returned() && !o.messages.empty())
+    return o.messages[0] == "success" ? "returned success" : "";
+  if (o.kind == plugins::ForkOutcome::Kind::kExited)
+    return "crashed (exit status " + std::to_string(o.exit_status) +
+           ": a sanitizer's report or the plugin's exit())";
+  return o.describe();
 }
 
-void check_null_handles(const plugins::LoadedPlugin& p, int32_t devices,
-                        std::vector<AbiCheck>& out) {
+void check_null_handles(const plugins::LoadedPlugin& p, int32_t devices, Sink& out) {
   const ampx_plugin_api& api = p.api();
   auto expect_status = [&](const std::string& what, const Call& call) {
+    out.begin(what);
     AbiCheck c{what, true, outcome_in_child(call)};
     if (!c.detail.empty()) {
       c.ok = false;
@@ -70,8 +42,9 @@ void check_null_handles(const plugins::LoadedPlugin& p, int32_t devices,
     } else {
       c = {what, false, "returned success"};
     }
-    out.push_back(std::move(c));
-    return out.back().ok;
+    const bool ok = c.ok;
+    out.add(std::move(c));
+    return ok;
   };
   unsigned char byte = 0;
   expect_status("copy_to_device to a NULL buffer",
@@ -86,8 +59,9 @@ void check_null_handles(const plugins::LoadedPlugin& p, int32_t devices,
         k = reinterpret_cast<ampx_kernel*>(&byte);  // not NULL: the plugin must clear it
         return api.kernel_prepare(p.instance(), 0, nullptr, &k);
       })) {
-    out.push_back({"kernel_prepare that failed left its out handle NULL", k == nullptr,
-                   k == nullptr ? "" : "the out handle was left as it was"});
+    out.add({"kernel_prepare that failed left its out handle NULL", k == nullptr,
+             k == nullptr ? "" : "the out handle was left as it was",
+             kDestroyAndOutHandleRulesSince});
   }
   if (k != nullptr && k != reinterpret_cast<ampx_kernel*>(&byte)) api.kernel_destroy(k);
   ampx_capability cap{};

@@ -1,6 +1,10 @@
 /*
  * c_relu: a small working C99 plugin with kernels, for the host's lifetime
  * tests. Two host-memory devices; one kernel: Relu on f32 (native).
+ * C_RELU_ABI_1_0 (c_relu_abi10): a vendor's plugin built against ABI 1.0,
+ * following 1.0's rules only: a 1.0 table (up to buffer_host_ptr), no live
+ * handle table (a second destroy frees twice) and a failed kernel_prepare
+ * leaves its out handle as it was (both rules came with 1.3).
  */
 #include "test_plugin.h"
 
@@ -96,7 +100,9 @@ static ampx_status* cr_prepare(ampx_plugin* plugin, int32_t device, const ampx_n
   ampx_kernel* kernel;
   ampx_status* status;
   if (out == NULL) return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "NULL out");
-  *out = NULL; /* a failed call leaves it NULL */
+#ifndef C_RELU_ABI_1_0
+  *out = NULL; /* a failed call leaves it NULL (since ABI 1.3) */
+#endif
   status = tp_check_device(plugin, device);
   if (status != NULL) return status;
   why_not = cr_why_not(node, &count);
@@ -105,7 +111,7 @@ static ampx_status* cr_prepare(ampx_plugin* plugin, int32_t device, const ampx_n
   if (kernel == NULL) return tp_status(AMPX_STATUS_OUT_OF_MEMORY, "out of memory");
   kernel->device = device;
   kernel->count = count;
-#ifndef C_RELU_CARELESS
+#if !defined(C_RELU_CARELESS) && !defined(C_RELU_ABI_1_0)
   if (!tp_live_add(kernel)) {
     free(kernel);
     return tp_status(AMPX_STATUS_OUT_OF_MEMORY, "too many live handles");
@@ -147,13 +153,14 @@ static ampx_status* cr_launch(ampx_kernel* kernel, const ampx_buffer_view* input
 }
 
 static void cr_kernel_destroy(ampx_kernel* kernel) {
-#ifdef C_RELU_CARELESS
+#if defined(C_RELU_CARELESS) || defined(C_RELU_ABI_1_0)
   free(kernel); /* no live-handle table: a second destroy frees twice */
 #else
   if (kernel != NULL && tp_live_remove(kernel)) free(kernel);
 #endif
 }
 
+#ifndef C_RELU_ABI_1_0
 /* ABI 1.2: the options it documents, behind an extension of a type no host
    knows (skipped), to test the chain walk. */
 static const ampx_option_desc cr_options[] = {
@@ -166,11 +173,18 @@ static const ampx_numerics_extension cr_numerics_ext = {
 static const ampx_options_extension cr_options_ext = {
     {sizeof(ampx_options_extension), AMPX_EXTENSION_OPTIONS, &cr_numerics_ext.base}, 2, cr_options};
 static const ampx_extension cr_unknown_ext = {sizeof(ampx_extension), 4242, &cr_options_ext.base};
+#endif
 
 static const ampx_plugin_api cr_table = {
+#ifdef C_RELU_ABI_1_0
+    .struct_size = AMPX_STRUCT_SIZE(ampx_plugin_api, buffer_host_ptr),
+    .abi_major = 1,
+    .abi_minor = 0,
+#else
     .struct_size = sizeof(ampx_plugin_api),
     .abi_major = AMPX_ABI_VERSION_MAJOR,
     .abi_minor = AMPX_ABI_VERSION_MINOR,
+#endif
     .plugin_name = C_RELU_NAME,
     .plugin_version = "1.0.0",
     .plugin_create = cr_create,
@@ -182,7 +196,9 @@ static const ampx_plugin_api cr_table = {
     .kernel_launch = cr_launch,
     .kernel_destroy = cr_kernel_destroy,
     .buffer_host_ptr = tp_buffer_host_ptr,
+#ifndef C_RELU_ABI_1_0
     .extensions = &cr_unknown_ext,
+#endif
     TP_STATUS_MEMBERS,
     TP_BUFFER_MEMBERS,
 };

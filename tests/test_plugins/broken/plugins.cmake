@@ -64,6 +64,16 @@ target_compile_definitions(ampx_backend_c_relu_careless PRIVATE C_RELU_CARELESS
                            C_RELU_NAME="c_relu_careless")
 list(APPEND _ampx_broken_targets ampx_backend_c_relu_careless)
 
+# A vendor's plugin built against ABI 1.0 that follows 1.0's rules only (no
+# survivable double destroys, no NULLed out handle on failure: 1.3's rules).
+# With the hostile zoo: only tests look there.
+ampx_add_plugin(c_relu_abi10 SOURCES ${src} OUTPUT_DIR ${AMPX_HOSTILE_PLUGIN_DIR})
+set_target_properties(ampx_backend_c_relu_abi10 PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
+target_include_directories(ampx_backend_c_relu_abi10 PRIVATE ${_ampx_broken_dir})
+target_compile_definitions(ampx_backend_c_relu_abi10 PRIVATE C_RELU_ABI_1_0 TP_ABI_1_0_DESTROYS
+                           C_RELU_NAME="c_relu_abi10")
+list(APPEND _ampx_broken_targets ampx_backend_c_relu_abi10)
+
 # tests/plugin_host depends on these (a sibling directory: a global property).
 set_property(GLOBAL APPEND PROPERTY AMPX_BROKEN_PLUGIN_TARGETS ${_ampx_broken_targets})
 unset(_ampx_broken_targets)

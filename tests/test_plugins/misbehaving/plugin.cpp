@@ -1,5 +1,5 @@
 // Plugins whose kernels misbehave where only a conformance run sees it
-// (`ampx plugin-check`), built from this file twice:
+// (`ampx plugin-check`), built from this file:
 //   liar:       answers `native` for every node the reference kernels run,
 //               in every dtype, and its Relu is off by one (a native answer
 //               with wrong results: reported as a lie);
@@ -9,9 +9,25 @@
 //   leaker:     the reference kernels, but every Relu kernel keeps 4 KiB that
 //               kernel_destroy never frees (LeakSanitizer reports it when
 //               plugin-check has unloaded the plugin, in a sanitizer build).
+// And the hostile zoo's kernels and C++ exceptions (HOSTILE_*), each of which
+// would take a host down that launched or asked it in-process:
+//   hostile_launch_crash:   every kernel launch raises SIGSEGV;
+//   hostile_launch_hang:    every kernel launch waits forever;
+//   hostile_launch_oob_256: every kernel writes 256 bytes past its output;
+//   hostile_launch_oob_16m: every kernel writes 16 MiB past its output;
+//   hostile_throw_devices:  device_props throws a C++ exception (through the
+//                           C ABI: the table's member is replaced);
+//   hostile_throw_query:    query_capability throws one.
+// The pre-flight's smoke launch and `ampx plugin-check` must each catch
+// them, name the plugin and go on.
+#include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstring>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 #include "ampx/backend_api.h"
@@ -37,8 +53,22 @@ class Misbehaving final : public CpuKernel {
 #endif
   }
   void run(std::span<const void* const> in, std::span<void* const> out) override {
+#if defined(HOSTILE_LAUNCH_CRASH)
+    std::raise(SIGSEGV);
+#elif defined(HOSTILE_LAUNCH_HANG)
+    for (;;) pause();
+#endif
     inner_->run(in, out);
-#if defined(MISBEHAVING_LEAKER)
+#if defined(HOSTILE_LAUNCH_OOB)
+    // The defect under test, on purpose: HOSTILE_LAUNCH_OOB bytes written
+    // from the end of the output on.
+    std::memset(static_cast<unsigned char*>(out[0]) + bytes_, 0x7f, HOSTILE_LAUNCH_OOB);
+    (void)dtype_;
+#elif defined(HOSTILE_LAUNCH_CRASH) || defined(HOSTILE_LAUNCH_HANG) || \
+    defined(HOSTILE_THROW_DEVICES) || defined(HOSTILE_THROW_QUERY)
+    (void)bytes_;
+    (void)dtype_;
+#elif defined(MISBEHAVING_LEAKER)
     (void)bytes_;
     (void)dtype_;
 #elif defined(MISBEHAVING_LIAR)
@@ -73,7 +103,9 @@ class Policy final : public CapabilityPolicy {
   }
   std::unique_ptr<CpuKernel> make_kernel(const ampx_node_desc& node) const override {
     auto k = ampx::reference::make_kernel(node);
-    if (std::string(node.op_type) != "Relu") return k;
+#if !defined(HOSTILE_LAUNCH_CRASH) && !defined(HOSTILE_LAUNCH_HANG) && !defined(HOSTILE_LAUNCH_OOB)
+    if (std::string(node.op_type) != "Relu") return k;  // only Relu misbehaves
+#endif
     return std::make_unique<Misbehaving>(std::move(k), node);
   }
 };
@@ -85,8 +117,31 @@ std::unique_ptr<CapabilityPolicy> make_policy(const ampx::plugin_support::Plugin
 constexpr ampx::host_plugin::HostPluginSpec kSpec{MISBEHAVING_NAME, "0.0.1", "reference kernels",
                                                   "Misbehaving CPU", &make_policy};
 
+#if defined(HOSTILE_THROW_DEVICES) || defined(HOSTILE_THROW_QUERY)
+// The defect under test, on purpose: a C++ exception out of a C entry point.
+ampx_status* throwing_device_props(ampx_plugin*, int32_t, ampx_device_props*) {
+  throw std::runtime_error("device_props is not implemented");
+}
+ampx_status* throwing_query(ampx_plugin*, int32_t, const ampx_node_desc*, ampx_capability*) {
+  throw std::runtime_error("query_capability is not implemented");
+}
+#endif
+
 }  // namespace
 
 extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
+#if defined(HOSTILE_THROW_DEVICES) || defined(HOSTILE_THROW_QUERY)
+  static const ampx_plugin_api table = [] {
+    ampx_plugin_api t = *ampx::host_plugin::host_plugin_entry<kSpec>();
+#if defined(HOSTILE_THROW_DEVICES)
+    t.device_props = throwing_device_props;
+#else
+    t.query_capability = throwing_query;
+#endif
+    return t;
+  }();
+  return &table;
+#else
   return ampx::host_plugin::host_plugin_entry<kSpec>();
+#endif
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ampx/backend_api.h>
+#include <ampx/plugins/status.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ampx::plugins {
@@ -98,6 +100,25 @@ class LoadedPlugin {
   template <class Describe>
   void check_lazily(ampx_status* status, Describe&& describe) const {
     if (status != nullptr) check(status, describe());
+  }
+
+  // Makes one call into the plugin: a C++ exception that crosses the C ABI
+  // (the header forbids it) is caught here and thrown as PluginThrew,
+  // naming this plugin and `operation`. Free on the normal path.
+  template <class Call>
+  decltype(auto) guarded(std::string_view operation, Call&& call) const {
+    return guarded_call(name_, operation, std::forward<Call>(call));
+  }
+  template <class Call>
+  static decltype(auto) guarded_call(std::string_view plugin, std::string_view operation,
+                                     Call&& call) {
+    try {
+      return call();
+    } catch (const std::exception& e) {
+      throw PluginThrew(std::string(plugin), std::string(operation), e.what());
+    } catch (...) {
+      throw PluginThrew(std::string(plugin), std::string(operation), "not a std::exception");
+    }
   }
 
  private:

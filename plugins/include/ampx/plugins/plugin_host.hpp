@@ -100,7 +100,8 @@ class PluginHost {
   // nullptr if absent.
   const Device* find_device(std::string_view id) const noexcept;
   // Throws std::invalid_argument
-  //   "unknown device 'x:0' (available: cpu_ref:0, ...)".
+  //   "unknown device 'x:0' (available: cpu_ref:0, ...)", with
+  //   ": plugin x was skipped: <reason>" after the id when it was.
   const Device& device(std::string_view id) const;
   // The directories searched, in order, duplicates removed.
   std::vector<std::filesystem::path> search_dirs() const { return search_dirs_; }

@@ -1,19 +1,27 @@
-// Pre-flight: a plugin's loading, device enumeration and first capability
-// queries, run first in a forked child, so that a plugin that crashes,
-// hangs or calls exit() there costs a skipped plugin with the reason, never
-// the host. Kernels still run in-process (`ampx plugin-check` is what
-// catches a kernel that corrupts memory).
+// Pre-flight: a plugin's loading, device enumeration, first capability
+// queries and a smoke launch, run first in a forked child
+// (ampx/plugins/forked_call.hpp), so that a plugin that crashes, hangs,
+// calls exit() or lets a C++ exception cross the C ABI there costs a skipped
+// plugin with the reason, never the host.
 //
 // The child loads the file (LoadedPlugin::open), creates the instance with
 // the host's options, reads every device's properties and asks every device
-// a few small capability queries (Relu, Add, MatMul in f32 and f16). It
-// reports each stage on a pipe and leaves with _exit(), running no
+// a few small capability queries (Relu, Add, MatMul in f32 and f16). Then
+// the smoke launch (src/smoke_launch.hpp): on every device, one small Relu,
+// Add and Gemm in each dtype the plugin answers `native` for them is
+// prepared, launched on buffers with guard bytes and checked against the
+// reference kernels; a kernel that crashes, hangs, writes outside its
+// output or gives wrong results fails the pre-flight. Kernels still run in
+// the host's process afterwards (as in ONNX Runtime and ggml: a healthy
+// plugin costs nothing per launch); `ampx plugin-check` checks every case.
+// The child reports each stage on a pipe and leaves with _exit(), running no
 // destructors. Errors the plugin reports properly (a status, a bad table)
 // are not the pre-flight's business: the in-process load reports them.
 //
 // Verdicts are cached in a JSON file (schema ampx.preflight/1), keyed by the
-// plugin file's canonical path, size, modification time and the host's ABI
-// version; a rebuilt or replaced plugin is checked again.
+// plugin file's canonical path, size, modification time, the host's ABI
+// version and the checks' version; a rebuilt or replaced plugin is checked
+// again.
 #pragma once
 
 #include <filesystem>
@@ -23,7 +31,11 @@ namespace ampx::plugins {
 
 struct PreflightVerdict {
   bool ok = true;
-  std::string reason;  // when not ok: "crashed (SIGSEGV) in plugin_create", ...
+  // When not ok: "crashed (SIGSEGV) in plugin_create or device enumeration",
+  // "hung (killed after 20 s) in a smoke launch (Gemm f16 on device 0)",
+  // "threw a C++ exception across the C ABI in device enumeration (...)",
+  // "failed a smoke launch: Relu f32 on device 0: wrong results (...)".
+  std::string reason;
   bool cached = false;
   double seconds = 0;  // of the child, 0 when cached
 };
@@ -32,6 +44,10 @@ struct PreflightOptions {
   double timeout_s = 20;        // per plugin file
   std::filesystem::path cache;  // empty: no cache
   std::string plugin_options;   // passed to plugin_create, as in-process
+  // kNone: no smoke launch (`ampx plugin-check` launches every case itself,
+  // each in a child).
+  enum class Smoke { kLaunch, kNone };
+  Smoke smoke = Smoke::kLaunch;
 };
 
 // The default cache file: $AMPX_PREFLIGHT_CACHE (empty: none), else

@@ -39,6 +39,16 @@ class PluginError : public std::runtime_error {
   std::shared_ptr<const Detail> detail_;
 };
 
+// A plugin let a C++ exception cross the C ABI (backend_api.h forbids it):
+// caught at the call, so that it costs that plugin, never the host. what():
+//   "<plugin>: <operation>: threw a C++ exception across the C ABI (<what>)"
+class PluginThrew : public PluginError {
+ public:
+  PluginThrew(std::string plugin, std::string operation, std::string what)
+      : PluginError(std::move(plugin), std::move(operation), AMPX_STATUS_INTERNAL,
+                    "threw a C++ exception across the C ABI (" + std::move(what) + ")") {}
+};
+
 // Owns one non-NULL `ampx_status*` returned by a plugin and releases it with
 // that plugin's status_destroy. A default or NULL Status means success.
 // `api` is borrowed: a Status must not outlive the plugin that produced it

@@ -13,8 +13,13 @@
 //     is reported as a lie;
 //   - with `perf`, each run case timed on the plugin, on cpu_ref and on the
 //     oneDNN plugin (the fast CPU peer) where it is installed.
-// The plugin runs in this process: run the check under AddressSanitizer to
-// catch kernels that write out of bounds.
+// The plugin never runs in this process: every step that calls into it runs
+// in a forked child (plugins::run_forked) that loads it afresh, reports each
+// result over a pipe and goes on with the next step; a step that crashes,
+// exits or hangs becomes a FAIL line naming the step and the signal, and a
+// fresh child goes on after it. Outputs lie between guard bytes, so a kernel
+// that writes outside them fails its case; run the check under
+// AddressSanitizer to catch the rest.
 #pragma once
 
 #include <ampx/backend_api.h>
@@ -40,6 +45,11 @@ struct CheckOptions {
   // numerics extension, ABI 1.3), else the op set's contract, f32-accumulate.
   std::optional<opset::ComputeMode> compute_mode;
   std::string plugin_options;  // passed to plugin_create
+  // Each step that calls into the plugin (loading, an error path, a case's
+  // prepare and launch) runs in a child process: one that makes no progress
+  // for this long is killed and reported as hung. The loading pre-flight
+  // gets twice as long.
+  double timeout_s = 10;
   // cpu_ref, the reference (empty: found in the default plugin directories).
   std::filesystem::path reference;
   // With perf: the oneDNN plugin, timed as the fast CPU peer (empty: next
@@ -52,6 +62,12 @@ struct AbiCheck {
   std::string what;
   bool ok = true;
   std::string detail;
+  // The ABI minor version that made this a rule (backend_api.h says which);
+  // 0: every version.
+  uint32_t since_minor = 0;
+  // Failed a rule newer than the ABI the plugin declares: reported as
+  // advice ("not required before 1.3"), not as a failure.
+  bool advice = false;
 };
 
 enum class Verdict {

@@ -62,6 +62,21 @@ class Handles {
   std::vector<ampx_kernel*> kernels_;
 };
 
+// The median microseconds of `launches` calls of `launch` (each a launch
+// and its synchronize).
+template <class Launch>
+double median_launch_us(int launches, Launch&& launch) {
+  std::vector<double> us;
+  for (int i = 0; i < launches; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    launch();
+    us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
 // `timed_launches` > 0: after the first launch, that many more are timed and
 // their median kept. Throws std::runtime_error naming the call that failed.
 inline NodeRun run_node(const ampx_plugin_api& api, ampx_plugin* plugin, int32_t device,
@@ -86,17 +101,7 @@ inline NodeRun run_node(const ampx_plugin_api& api, ampx_plugin* plugin, int32_t
     h.check(api.synchronize(plugin, device), "synchronize");
   };
   launch();
-  if (timed_launches > 0) {
-    std::vector<double> us;
-    for (int i = 0; i < timed_launches; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      launch();
-      us.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(us.begin(), us.end());
-    r.us = us[us.size() / 2];
-  }
+  if (timed_launches > 0) r.us = median_launch_us(timed_launches, launch);
   for (size_t i = 0; i < r.outputs.size(); ++i)
     h.check(
         api.copy_to_host(r.outputs[i].bytes.data(), out[i].buffer, 0, r.outputs[i].bytes.size()),
