@@ -65,6 +65,14 @@ dims_t pad_rank(const dims_t& dims, size_t rank) {
   return r;
 }
 
+dims_t elementwise_dims(const dims_t& dims) {
+  return pad_rank(dims, kMinElementwiseRank);
+}
+
+memory::desc elementwise_md(const ampx_tensor_desc& t) {
+  return dense_md(elementwise_dims(dims_of(t)), to_dnnl(t.dtype));
+}
+
 int64_t product(const dims_t& dims, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < dims.size() && i < to; ++i) p *= dims[i];

@@ -41,6 +41,17 @@ memory::desc dense_md(const dims_t& dims, memory::data_type dt);
 memory::desc dense_md(const ampx_tensor_desc& t);
 // dims with leading 1s up to `rank`.
 dims_t pad_rank(const dims_t& dims, size_t rank);
+// The rank every elementwise primitive (eltwise forward and backward,
+// binary, prelu) is given at least: oneDNN 2.6's reference eltwise, the one
+// implementation of an eltwise with a post-op (HardSigmoid's clip), writes
+// nothing at all for a rank-1 destination (the output kept whatever the
+// arena held), where [1, N] is right. Leading 1s change no byte.
+inline constexpr size_t kMinElementwiseRank = 2;
+// dims with leading 1s up to kMinElementwiseRank (a scalar becomes [1, 1]).
+dims_t elementwise_dims(const dims_t& dims);
+// dense_md() of a tensor read or written by an elementwise primitive: its
+// dims through elementwise_dims().
+memory::desc elementwise_md(const ampx_tensor_desc& t);
 int64_t product(const dims_t& dims, size_t from = 0, size_t to = SIZE_MAX);
 // Normalises a possibly negative axis against rank; throws NoPrimitive when
 // out of range (the frontend has verified it, so this is a guard).
