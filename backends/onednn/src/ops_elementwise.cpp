@@ -50,6 +50,15 @@ PrimitivePlan plan_eltwise(const NodeView& v, const dnnl::engine& eng) {
   return p;
 }
 
+bool binary_has_primitive(const NodeView& v) {
+  const std::string_view op = v.op_type();
+  const dims_t yd = dims_of(v.output(0));
+  const size_t rank = std::max(yd.size(), kMinElementwiseRank);
+  const dims_t yr = pad_rank(yd, rank);
+  if (pad_rank(dims_of(v.input(0)), rank) == yr) return true;
+  return pad_rank(dims_of(v.input(1)), rank) == yr && (op == "Add" || op == "Mul" || op == "Sub");
+}
+
 PrimitivePlan plan_binary(const NodeView& v, const dnnl::engine& eng) {
   const std::string_view op = v.op_type();
   const memory::data_type dt = to_dnnl(v.output(0).dtype);
