@@ -12,8 +12,8 @@ using dnnl::prop_kind;
 
 PrimitivePlan plan_eltwise(const NodeView& v, const dnnl::engine& eng) {
   const std::string_view op = v.op_type();
-  const memory::desc x_md = elementwise_md(v.input(0));
-  const memory::desc y_md = elementwise_md(v.output(0));
+  const memory::desc x_md = eltwise_md(v.input(0));
+  const memory::desc y_md = eltwise_md(v.output(0));
   algorithm alg = algorithm::eltwise_relu;
   float alpha = 0.0f, beta = 0.0f;
   if (op == "Relu") {

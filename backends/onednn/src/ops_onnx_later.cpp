@@ -96,7 +96,7 @@ PrimitivePlan plan_later_op(const NodeView& v, const dnnl::engine& eng) {
     const algorithm alg = op == "Round" ? algorithm::eltwise_round
                           : op == "Abs" ? algorithm::eltwise_abs
                                         : algorithm::eltwise_mish;
-    const memory::desc x_md = elementwise_md(x), y_md = elementwise_md(v.output(0));
+    const memory::desc x_md = eltwise_md(x), y_md = eltwise_md(v.output(0));
     auto make = [=](const memory::desc& src) -> dnnl::primitive_desc_base {
       return dnnl::eltwise_forward::primitive_desc(
           dnnl::eltwise_forward::desc(prop_kind::forward_inference, alg, src, 0.0f, 0.0f),

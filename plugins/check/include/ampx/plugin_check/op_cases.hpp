@@ -404,11 +404,12 @@ inline void add_recurrent_cases(std::map<std::string, Maker>& m) {
 }
 
 // The elementwise ops at the ranks backends flatten, pad or special-case:
-// a scalar (rank 0) and vectors (rank 1) of 3, 60 and 1001 elements (short,
-// under one 64-wide workgroup, odd and past every SIMD width), and for the
-// binary ops a scalar broadcast against a vector and against [2, 3, 5] on
-// either side. (oneDNN 2.6's reference eltwise wrote nothing for a rank-1
-// HardSigmoid, so its output kept whatever the buffer held.)
+// a scalar (rank 0), vectors (rank 1) of 3, 60 and 1001 elements (short,
+// under one 64-wide workgroup, odd and past every SIMD width) and rank 6,
+// and for the binary ops a scalar broadcast against a vector and against
+// [2, 3, 5] on either side. (oneDNN 2.6's reference eltwise wrote nothing
+// for a rank-1 HardSigmoid and the wrong elements for a rank-6 one, so its
+// output kept whatever the buffer held.)
 namespace rank_edges {
 
 inline constexpr ampx_dtype BOOL = AMPX_DTYPE_BOOL;
@@ -475,7 +476,8 @@ struct EdgeOp {
 };
 
 inline void add(std::map<std::string, Maker>& m) {
-  const std::vector<std::vector<int64_t>> unary_shapes = {{}, {3}, {60}, {1001}};
+  const std::vector<std::vector<int64_t>> unary_shapes = {
+      {}, {3}, {60}, {1001}, {2, 3, 1, 2, 3, 2}};
   const std::vector<EdgeOp> unaries = {
       {"Relu", "Relu", nullptr},
       {"Sigmoid", "Sigmoid", nullptr},
@@ -576,7 +578,8 @@ inline void add(std::map<std::string, Maker>& m) {
        [](NodeBuilder& b) { b.attr_float("min", -0.5).attr_float("max", 0.75); }},
   };
   for (const EdgeOp& e : grads)
-    for (const std::vector<int64_t>& d : {std::vector<int64_t>{}, std::vector<int64_t>{1001}})
+    for (const std::vector<int64_t>& d : {std::vector<int64_t>{}, std::vector<int64_t>{1001},
+                                          std::vector<int64_t>{2, 3, 1, 2, 3, 2}})
       m["Rank_" + e.name + "_" + shape_tag(d)] = grad_unary(e.op, d, e.attrs);
 }
 
