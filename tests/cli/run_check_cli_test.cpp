@@ -19,10 +19,31 @@ namespace ampx_cli_test {
 namespace {
 
 const std::string kData = std::string(AMPX_SOURCE_DIR) + "/tests/cli/data/";
-// The liar (tests/test_plugins/misbehaving): every node `native`, its Relu
-// off by one. Unfused, so that the Relu nodes stay its own.
-const std::string kLiar = std::string("--plugin-dir ") + AMPX_HOSTILE_PLUGIN_DIR +
-                          " run builtin:mlp --device liar:0 --no-fuse --iters 1 --warmup 0";
+// `run builtin:mlp` on the liar (tests/test_plugins/misbehaving): every node
+// `native`, its Relu off by one; unfused, so that the Relu nodes stay its
+// own. The liar alone is copied to a directory of its own: the hostile
+// plugins beside it would warn (and one hangs the pre-flight for 20 s).
+struct LiarDir {
+  std::filesystem::path dir;
+  LiarDir()
+      : dir(std::filesystem::path(testing::TempDir()) /
+            ("ampx_run_check_plugin_dir_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(
+        std::filesystem::path(AMPX_HOSTILE_PLUGIN_DIR) / "libampx_backend_liar.so",
+        dir / "libampx_backend_liar.so", std::filesystem::copy_options::overwrite_existing);
+  }
+  ~LiarDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+std::string liar_run() {
+  static const LiarDir liar;
+  return "--plugin-dir " + liar.dir.string() +
+         " run builtin:mlp --device liar:0 --no-fuse --iters 1 --warmup 0";
+}
 // onednn's runs leave OpenMP workers whose TLS LSan cannot read at exit
 // (tests/onnx/CMakeLists.txt).
 const std::string kOnednnEnv =
@@ -46,7 +67,7 @@ std::vector<float> npy_floats(const std::filesystem::path& file, size_t n) {
 
 TEST(RunCheck, OverToleranceIsOneLineAndExitOne) {
   const auto dir = temp_dir("liar");
-  const auto r = ampx(kLiar + " --save-outputs " + dir.string());
+  const auto r = ampx(liar_run() + " --save-outputs " + dir.string());
   expect_one_line_error(r, 1, "the check against cpu_ref:0 O0 f32 failed: output 'fc4'");
   EXPECT_THAT(r.err, HasSubstr("over the tolerance 1.0e-04 of a plan computing in f32"));
   // The report is whole, and the outputs are saved: the evidence.
@@ -55,7 +76,7 @@ TEST(RunCheck, OverToleranceIsOneLineAndExitOne) {
   EXPECT_TRUE(std::filesystem::exists(dir / "fc4.npy"));
   std::filesystem::remove_all(dir);
 
-  const auto j = ampx(kLiar + " --format json");
+  const auto j = ampx(liar_run() + " --format json");
   EXPECT_EQ(j.code, 1);
   EXPECT_EQ(std::count(j.err.begin(), j.err.end(), '\n'), 1) << j.err;
   const auto doc = json::parse(j.out);
@@ -68,11 +89,11 @@ TEST(RunCheck, OverToleranceIsOneLineAndExitOne) {
 }
 
 TEST(RunCheck, NoCheckSkipsTheReference) {
-  const auto r = ampx(kLiar + " --no-check");
+  const auto r = ampx(liar_run() + " --no-check");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("outputs (not checked: --no-check)"));
   EXPECT_THAT(r.out, Not(HasSubstr("max relative error")));
-  const auto j = ampx(kLiar + " --no-check --format json");
+  const auto j = ampx(liar_run() + " --no-check --format json");
   ASSERT_EQ(j.code, 0) << j.err;
   const auto doc = json::parse(j.out);
   EXPECT_EQ(doc["check"]["status"], "skipped");
