@@ -99,6 +99,10 @@ TEST(RunCheck, NoCheckSkipsTheReference) {
   EXPECT_EQ(doc["check"]["status"], "skipped");
   EXPECT_TRUE(doc["reference"].is_null());
   EXPECT_FALSE(doc["outputs"][0].contains("max_rel_error"));
+  // Without cpu_ref only --no-check runs.
+  EXPECT_EQ(ampx("--exclude-plugin cpu_ref " + liar_run() + " --no-check").code, 0);
+  expect_one_line_error(ampx("--exclude-plugin cpu_ref " + liar_run()), 1,
+                        "the reference device cpu_ref:0 is not available");
 }
 
 TEST(RunCheck, PassingRunsSayTheirTolerance) {
