@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,18 @@ std::filesystem::path temp_dir(const std::string& name) {
   return d;
 }
 
+// The document validates against docs/schemas/ampx.run-1.schema.json
+// (Python's jsonschema, as the report's).
+void expect_schema_valid(const std::string& document, const std::string& name) {
+  const auto file = std::filesystem::path(testing::TempDir()) /
+                    ("ampx_run_check_" + name + "_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << document;
+  const std::string cmd = "/usr/bin/python3 -m jsonschema -i '" + file.string() + "' '" +
+                          AMPX_SOURCE_DIR + "/docs/schemas/ampx.run-1.schema.json' 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << "schema validation failed: " << cmd;
+  std::filesystem::remove(file);
+}
+
 // The float32 values of a .npy file (little-endian '<f4'): its last bytes.
 std::vector<float> npy_floats(const std::filesystem::path& file, size_t n) {
   const std::string bytes = slurp(file);
@@ -79,6 +93,7 @@ TEST(RunCheck, OverToleranceIsOneLineAndExitOne) {
   const auto j = ampx(liar_run() + " --format json");
   EXPECT_EQ(j.code, 1);
   EXPECT_EQ(std::count(j.err.begin(), j.err.end(), '\n'), 1) << j.err;
+  expect_schema_valid(j.out, "failed");
   const auto doc = json::parse(j.out);
   EXPECT_EQ(doc["check"]["status"], "failed");
   EXPECT_EQ(doc["check"]["tolerance_dtype"], "f32");
@@ -95,6 +110,7 @@ TEST(RunCheck, NoCheckSkipsTheReference) {
   EXPECT_THAT(r.out, Not(HasSubstr("max relative error")));
   const auto j = ampx(liar_run() + " --no-check --format json");
   ASSERT_EQ(j.code, 0) << j.err;
+  expect_schema_valid(j.out, "skipped");
   const auto doc = json::parse(j.out);
   EXPECT_EQ(doc["check"]["status"], "skipped");
   EXPECT_TRUE(doc["reference"].is_null());
@@ -108,6 +124,7 @@ TEST(RunCheck, NoCheckSkipsTheReference) {
 TEST(RunCheck, PassingRunsSayTheirTolerance) {
   const auto r = ampx("run builtin:mlp --amp O0 --iters 1 --warmup 0 --format json");
   ASSERT_EQ(r.code, 0) << r.err;
+  expect_schema_valid(r.out, "passed");
   const auto doc = json::parse(r.out);
   EXPECT_EQ(doc["check"]["status"], "passed");
   EXPECT_EQ(doc["outputs"][0]["passed"], true);
