@@ -140,6 +140,28 @@ TEST(RunCheck, PassingRunsSayTheirTolerance) {
   EXPECT_EQ(hd["check"]["status"], "passed");
 }
 
+// An integer output is compared element by element: exact from an f32
+// plan; from an f16 one up to a tenth of its elements may differ (near ties
+// an f16 ArgMax reads as equal: tests/cli/data/make_data.py).
+TEST(RunCheck, IntegerOutputsCountTheElementsThatDiffer) {
+  const std::string model = "run " + kData + "argmax.onnx --iters 1 --warmup 0 --input x=" + kData;
+  const auto f32 = ampx(model + "argmax_ties3.npy --format json");
+  ASSERT_EQ(f32.code, 0) << f32.err;
+  auto doc = json::parse(f32.out);
+  EXPECT_EQ(doc["outputs"][0]["mismatches"], 0);
+  EXPECT_EQ(doc["outputs"][0]["allowed_mismatches"], 0);
+  const std::string f16 = " --amp O2 --capability-blind --format json";
+  const auto two = ampx(model + "argmax_ties2.npy" + f16);
+  ASSERT_EQ(two.code, 0) << two.err;
+  doc = json::parse(two.out);
+  EXPECT_EQ(doc["check"]["tolerance_dtype"], "f16");
+  EXPECT_EQ(doc["outputs"][0]["mismatches"], 2);
+  EXPECT_EQ(doc["outputs"][0]["allowed_mismatches"], 2);
+  const auto three = ampx(model + "argmax_ties3.npy" + f16);
+  expect_one_line_error(three, 1, "output 'y' (3 of its elements differ, 2 may)");
+  expect_schema_valid(three.out, "integer");
+}
+
 // ONNX's test_hardsigmoid_example on a rank-1 input: oneDNN 2.6's reference
 // eltwise (the one with HardSigmoid's clip post-op) wrote nothing there.
 TEST(RunCheck, HardSigmoidOnARank1InputOnOnednn) {
