@@ -122,9 +122,21 @@ double max_relative_error(const HostTensor& got, const HostTensor& ref) {
   if (g.size() != r.size())
     throw std::invalid_argument("cannot compare '" + got.name + "': " + std::to_string(g.size()) +
                                 " vs " + std::to_string(r.size()) + " elements");
+  constexpr double inf = std::numeric_limits<double>::infinity();
   double max_err = 0, max_ref = 0;
   for (size_t i = 0; i < g.size(); ++i) {
-    if (!std::isfinite(g[i]) && std::isfinite(r[i])) return std::numeric_limits<double>::infinity();
+    // Non-finite elements match only their like, and then add nothing (an
+    // infinite reference element must not make every error relative to it
+    // zero; a NaN must not drop out of the comparisons), as
+    // opset::relative_error().
+    if (std::isnan(g[i]) || std::isnan(r[i])) {
+      if (std::isnan(g[i]) != std::isnan(r[i])) return inf;
+      continue;
+    }
+    if (std::isinf(g[i]) || std::isinf(r[i])) {
+      if (g[i] != r[i]) return inf;
+      continue;
+    }
     max_err = std::max(max_err, std::abs(g[i] - r[i]));
     max_ref = std::max(max_ref, std::abs(r[i]));
   }
