@@ -1,7 +1,9 @@
 // `ampx run`: execute a plan, time it, and compare every output with the
-// f32 run on the reference backend.
+// f32 run on the reference backend (run_check.hpp): over the plan's
+// tolerance, one line on stderr and exit code 1.
 #include "commands.hpp"
 #include "plan_output.hpp"
+#include "run_check.hpp"
 #include "run_profile_output.hpp"
 
 #include <ampx/exec/device_capabilities.hpp>
@@ -37,6 +39,7 @@ struct RunOptions {
   int warmup = 2;
   uint64_t seed = 1;
   bool no_fuse = false;
+  bool no_check = false;     // --no-check: no reference run, no verdict
   bool per_node = false;     // --per-node: profiled runs, a table per node and per op
   std::string trace;         // --trace FILE: the profiled runs as Chrome trace events
   InputArgs inputs;          // --input NAME=FILE.npy
@@ -94,9 +97,9 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
         name);
   const auto host = make_plugin_host(global);
   const plugins::Device* ref_device = host.find_device(kReferenceDevice);
-  if (!ref_device)
+  if (!ref_device && !opts.no_check)
     throw std::runtime_error(std::string("the reference device ") + kReferenceDevice +
-                             " is not available (see `ampx devices`)");
+                             " is not available (see `ampx devices`; --no-check runs without it)");
   const PlannedModel pm =
       plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, true, true);
   const AmpPlan& plan = pm.plan;
@@ -116,14 +119,18 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   auto exec =
       std::make_unique<Executor>(fused.graph, pm.runtime_devices(), std::span<const StateBinding>{},
                                  ExecutorOptions{.memory = opts.memory.limit(io_bytes)});
-  DeviceCapabilities ref_caps(*ref_device);
-  const AmpPlan ref_plan = plan_amp(graph, AmpPolicy{}, ref_caps);
-  const plugins::Device* ref_devices[] = {ref_device};
-  try {
-    check_memory(Executor::memory_needs(ref_plan.graph, ref_devices), ref_devices,
-                 opts.memory.limit(io_bytes + output_bytes));
-  } catch (const MemoryError& e) {
-    throw MemoryError(fmt::format("the reference run on {}: {}", kReferenceDevice, e.what()));
+  std::optional<DeviceCapabilities> ref_caps;
+  std::optional<AmpPlan> ref_plan;
+  if (!opts.no_check) {
+    ref_caps.emplace(*ref_device);
+    ref_plan = plan_amp(graph, AmpPolicy{}, *ref_caps);
+    const plugins::Device* ref_devices[] = {ref_device};
+    try {
+      check_memory(Executor::memory_needs(ref_plan->graph, ref_devices), ref_devices,
+                   opts.memory.limit(io_bytes + output_bytes));
+    } catch (const MemoryError& e) {
+      throw MemoryError(fmt::format("the reference run on {}: {}", kReferenceDevice, e.what()));
+    }
   }
   const auto inputs = make_inputs(graph, opts.seed, std::move(given));
   for (int i = 0; i < opts.warmup; ++i) (void)exec->run(inputs);
@@ -161,19 +168,41 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
           ? times_ms[times_ms.size() / 2]
           : 0.5 * (times_ms[times_ms.size() / 2 - 1] + times_ms[times_ms.size() / 2]);
 
-  Executor ref_exec(ref_plan.graph, *ref_device, {},
-                    {.memory = opts.memory.limit(io_bytes + output_bytes)});
-  const auto ref_outputs = ref_exec.run(inputs);
+  // Reference: the same inputs through the f32 plan on cpu_ref.
+  std::optional<RunCheck> check;
+  if (ref_plan) {
+    Executor ref_exec(ref_plan->graph, *ref_device, {},
+                      {.memory = opts.memory.limit(io_bytes + output_bytes)});
+    check = check_run(graph, plan.graph, outputs, ref_exec.run(inputs));
+  }
+  const std::string reference = std::string(kReferenceDevice) + " O0 f32";
 
+  // Written whatever the verdict: a failing run's outputs are the evidence.
   if (!opts.save_outputs.empty()) save_outputs(graph, outputs, opts.save_outputs);
 
+  const int exit_code = !check || check->passed() ? 0 : 1;
   if (opts.format == Format::kJson) {
     nlohmann::json outs = nlohmann::json::array();
-    for (size_t i = 0; i < outputs.size(); ++i)
-      outs.push_back({{"name", graph.value(graph.outputs()[i]).name},
-                      {"dtype", std::string(dtype_name(outputs[i].type.dtype))},
-                      {"shape", outputs[i].type.shape},
-                      {"max_rel_error", max_relative_error(outputs[i], ref_outputs[i])}});
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      nlohmann::json o{{"name", graph.value(graph.outputs()[i]).name},
+                       {"dtype", std::string(dtype_name(outputs[i].type.dtype))},
+                       {"shape", outputs[i].type.shape}};
+      if (check) {
+        const OutputCheck& c = check->outputs[i];
+        o["max_rel_error"] = c.max_rel_error;
+        if (c.exact_kind) {
+          o["mismatches"] = c.mismatches;
+          o["allowed_mismatches"] = c.allowed_mismatches;
+        }
+        o["passed"] = c.passed;
+      }
+      outs.push_back(std::move(o));
+    }
+    nlohmann::json verdict{{"status", !check ? "skipped" : check->passed() ? "passed" : "failed"}};
+    if (check) {
+      verdict["tolerance"] = check->tolerance;
+      verdict["tolerance_dtype"] = std::string(dtype_name(check->tolerance_dtype));
+    }
     nlohmann::json j{{"schema", "ampx.run/1"},
                      {"model", opts.model},
                      {"device", plan.device_id},
@@ -183,7 +212,8 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
                      {"warmup", opts.warmup},
                      {"median_ms", median},
                      {"min_ms", times_ms.front()},
-                     {"reference", std::string(kReferenceDevice) + " O0 f32"},
+                     {"reference", check ? nlohmann::json(reference) : nlohmann::json()},
+                     {"check", std::move(verdict)},
                      {"memory",
                       {{"planned_peak_bytes", st.arena_bytes},
                        {"no_reuse_bytes", st.no_reuse_bytes},
@@ -204,7 +234,8 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
     if (per_node) j["per_node"] = per_node_to_json(*per_node, plan.devices);
     if (!opts.trace.empty()) j["trace"] = opts.trace;
     std::cout << j.dump(2) << "\n";
-    return 0;
+    if (exit_code != 0) std::cerr << "ampx: error: " << check->failure_line(reference) << "\n";
+    return exit_code;
   }
   const auto& s = plan.summary;
   std::cout << fmt::format("{}: {}\n", opts.model, plan_title(plan));
@@ -229,17 +260,35 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
       static_cast<double>(st.arena_bytes) / 1048576.0,
       static_cast<double>(st.no_reuse_bytes) / 1048576.0,
       static_cast<double>(st.constant_bytes) / 1048576.0);
-  std::cout << fmt::format("  outputs vs {} O0 f32:\n", kReferenceDevice);
-  for (size_t i = 0; i < outputs.size(); ++i)
-    std::cout << fmt::format("    {:<16} {}{}  max relative error {:.3e}\n",
-                             graph.value(graph.outputs()[i]).name,
+  if (check) {
+    std::cout << fmt::format("  outputs vs {} (tolerance {:.1e}: the plan computes in {}):\n",
+                             reference, check->tolerance, dtype_name(check->tolerance_dtype));
+  } else {
+    std::cout << "  outputs (not checked: --no-check):\n";
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string verdict;
+    if (check) {
+      const OutputCheck& c = check->outputs[i];
+      verdict = fmt::format("  max relative error {:.3e}", c.max_rel_error);
+      if (c.exact_kind)
+        verdict +=
+            fmt::format(", {} elements differ ({} allowed)", c.mismatches, c.allowed_mismatches);
+      if (!c.passed) verdict += "  OVER TOLERANCE";
+    }
+    std::cout << fmt::format("    {:<16} {}{}{}\n", graph.value(graph.outputs()[i]).name,
                              dtype_name(outputs[i].type.dtype), shape_str(outputs[i].type.shape),
-                             max_relative_error(outputs[i], ref_outputs[i]));
+                             verdict);
+  }
   if (per_node) print_per_node(std::cout, *per_node, plan.devices);
   if (!opts.trace.empty())
     std::cout << fmt::format("  trace: {} ({} profiled runs; Perfetto or chrome://tracing)\n",
                              opts.trace, profiles.size());
-  return 0;
+  if (exit_code != 0) {
+    std::cout.flush();
+    std::cerr << "ampx: error: " << check->failure_line(reference) << "\n";
+  }
+  return exit_code;
 }
 
 }  // namespace
@@ -272,6 +321,9 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--trace", opts->trace,
                   "also profile --iters runs and write them to FILE in the Chrome trace-event "
                   "format (Perfetto, chrome://tracing)");
+  cmd->add_flag("--no-check", opts->no_check,
+                "skip the reference run on cpu_ref:0 and its check (by default an output over the "
+                "plan's tolerance fails the run: one line on stderr, exit code 1)");
   cmd->add_flag("--no-fuse", opts->no_fuse,
                 "run the plan's nodes one kernel each (no BatchNorm folding, no epilogues)");
   add_format_option(*cmd, opts->format);

@@ -1,5 +1,6 @@
 // The ampx binary as a user runs it: outputs, JSON fields, and the one-line
 // errors and exit codes for bad arguments.
+#include <ampx/plugin_check/op_cases.hpp>
 #include <tolerances.hpp>
 
 #include "cli_support.hpp"
@@ -138,13 +139,23 @@ TEST(PluginCheck, ANativeAnswerWithWrongResultsIsALie) {
       ++passed;
     }
   }
-  EXPECT_EQ(lies, 9);  // three Relu cases x f32, f16, bf16
+  // Every Relu case of the catalogue (the rank edge cases included), in
+  // f32, f16 and bf16.
+  int relu_cases = 0;
+  for (const auto& [name, make] : ampx::check::op_cases::cases()) {
+    ampx::check::Rng rng(1);
+    ampx::check::op_cases::Case c;
+    make(rng, AMPX_DTYPE_F32, c);
+    relu_cases += c.nb.op_type() == "Relu" ? 1 : 0;
+  }
+  EXPECT_GE(relu_cases, 3);
+  EXPECT_EQ(lies, 3 * relu_cases);
   EXPECT_GT(passed, 100);
   const auto text = ampx(std::string("plugin-check ") + AMPX_HOSTILE_PLUGIN_DIR +
                          "/libampx_backend_liar.so --op Relu --dtype f32");
   EXPECT_EQ(text.code, 1);
   EXPECT_THAT(text.out, HasSubstr("LIE"));
-  EXPECT_THAT(text.out, HasSubstr("3 lies"));
+  EXPECT_THAT(text.out, HasSubstr(std::to_string(relu_cases) + " lies"));
 }
 
 // A kernel that writes past its output: the guard bytes after each output

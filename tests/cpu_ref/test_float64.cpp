@@ -75,6 +75,7 @@ TEST(Float64Mode, EveryCatalogueCaseAgreesWithItsF32Case) {
     const std::vector<Tensor> y64 = run_case(c64), y32 = run_case(c32);
     ASSERT_EQ(y64.size(), y32.size()) << name;
     bool any_differs = false, any_float = false;
+    size_t float_elements = 0;
     for (size_t k = 0; k < y64.size(); ++k) {
       const std::vector<double> a = y64[k].values(), b = y32[k].values();
       ASSERT_EQ(a.size(), b.size()) << name << " output " << k;
@@ -83,11 +84,15 @@ TEST(Float64Mode, EveryCatalogueCaseAgreesWithItsF32Case) {
         continue;
       }
       any_float = true;
+      float_elements += a.size();
       EXPECT_LE(relative_error(b, a), tolerance(F32))
           << name << " output " << k << ": the f32 result is not within tolerance of the f64 one";
       for (size_t i = 0; i < a.size(); ++i) any_differs = any_differs || a[i] != b[i];
     }
-    if (any_float && !exact_in_f32(op, name)) {
+    // A scalar or a few elements can round alike by chance (the sum of two
+    // f32 values is often exact; HardSigmoid clips them to 0 or 1): only
+    // the cases with some elements tell.
+    if (any_float && float_elements >= 8 && !exact_in_f32(op, name)) {
       EXPECT_TRUE(any_differs) << name << ": the f64 result equals the f32 one bit for bit "
                                << "(computed in f32?)";
     }

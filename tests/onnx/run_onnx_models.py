@@ -62,6 +62,36 @@ def compare(name, got, ref, tol):
     return None
 
 
+def run_ampx_json(cmd, amp):
+    """`ampx run ... --format json`: (document, None), or (None, (exit code,
+    stderr)). Above O0 a run whose own check against cpu_ref failed
+    (exit 1, check.status "failed": over the whole-model tolerance of its
+    16-bit dtype, opset/tolerances.hpp) still ran and saved its outputs: the
+    document, for the caller to judge against ONNX Runtime and to report the
+    verdict (check_verdict). At O0 a failed check is a failure."""
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    doc = None
+    if p.returncode in (0, 1):
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            doc = None
+    if p.returncode == 0 or (amp != "O0" and doc is not None
+                             and doc.get("check", {}).get("status") == "failed"):
+        return doc, None
+    return None, (p.returncode, p.stderr)
+
+
+def check_verdict(doc):
+    """A note for a run over its check's tolerance, else None."""
+    check = doc.get("check", {})
+    if check.get("status") != "failed":
+        return None
+    worst = max(o.get("max_rel_error", 0.0) for o in doc["outputs"])
+    return (f"ampx's check: {worst:.1e} over its {check['tolerance_dtype']} tolerance "
+            f"{check['tolerance']:.0e}")
+
+
 def shape_args(models_dir, name):
     args = []
     with open(os.path.join(models_dir, name + ".shapes")) as f:
@@ -90,11 +120,13 @@ def check_run(a, name, device, amp, notes):
     extra = ["--capability-blind"] if amp != "O0" else []
     cmd = [a.ampx, "run", model, "--device", device, "--amp", amp, "--iters", "1", "--warmup", "0",
            "--save-outputs", out, "--format", "json"] + extra + model_args(a.models, name)
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return [f"exit {p.returncode}: {p.stderr.strip()}"]
+    doc, error = run_ampx_json(cmd, amp)
+    if error:
+        return [f"exit {error[0]}: {error[1].strip()}"]
     problems = []
-    summary = json.loads(p.stdout)["summary"]
+    if check_verdict(doc):
+        notes.append(check_verdict(doc))
+    summary = doc["summary"]
     if "," in device:
         notes.append(f"fallbacks {summary['fallbacks']}, copies {summary['copies']}")
         limit = a.fallback_limits.get(name)

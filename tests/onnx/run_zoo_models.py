@@ -51,7 +51,7 @@ import onnx
 import onnxruntime as ort
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_onnx_models import TOL, compare, rel_error  # noqa: E402
+from run_onnx_models import TOL, check_verdict, compare, rel_error, run_ampx_json  # noqa: E402
 
 
 # --- inputs ----------------------------------------------------------------
@@ -281,12 +281,11 @@ def ampx_run(a, name, path, files, device, amp, ref, pairs):
     extra = ["--capability-blind"] if amp != "O0" else []
     cmd = [a.ampx, "run", path, "--device", device, "--amp", amp, "--iters", str(a.iters),
            "--warmup", "1", "--save-outputs", out, "--format", "json"] + extra + input_args(files)
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return [f"exit {p.returncode}: {one_line(p.stderr)}"], None
-    run = json.loads(p.stdout)
+    run, error = run_ampx_json(cmd, amp)
+    if error:
+        return [f"exit {error[0]}: {one_line(error[1])}"], None
     cell = {"fallbacks": run["summary"]["fallbacks"], "ms": run["median_ms"], "err": 0.0,
-            "map": None}
+            "map": None, "check": check_verdict(run)}
     problems = []
     got = {}
     for oname in ref:
@@ -326,7 +325,8 @@ def fmt_cell(cell):
     err = f"{cell['err']:.1e}"
     if cell["map"] is not None:
         err += f" (map {cell['map']:.1e})"
-    return f"{fb}, {err}, {cell['ms']:.1f} ms"
+    check = f"; {cell['check']}" if cell.get("check") else ""
+    return f"{fb}, {err}, {cell['ms']:.1f} ms{check}"
 
 
 # --- the OCR pair end to end -------------------------------------------------
@@ -493,9 +493,9 @@ def ampx_outputs(a, path, files, device, amp, out):
     extra = ["--capability-blind"] if amp != "O0" else []
     cmd = [a.ampx, "run", path, "--device", device, "--amp", amp, "--iters", "1",
            "--warmup", "0", "--save-outputs", out, "--format", "json"] + extra + input_args(files)
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return None, f"exit {p.returncode}: {one_line(p.stderr)}"
+    _, error = run_ampx_json(cmd, amp)
+    if error:
+        return None, f"exit {error[0]}: {one_line(error[1])}"
     return {f: np.load(os.path.join(out, f)) for f in os.listdir(out) if f.endswith(".npy")}, None
 
 

@@ -65,6 +65,15 @@ dims_t pad_rank(const dims_t& dims, size_t rank) {
   return r;
 }
 
+dims_t eltwise_dims(const dims_t& dims) {
+  if (dims.size() >= 2 && dims.size() <= 5) return dims;
+  return {1, product(dims)};
+}
+
+memory::desc eltwise_md(const ampx_tensor_desc& t) {
+  return dense_md(eltwise_dims(dims_of(t)), to_dnnl(t.dtype));
+}
+
 int64_t product(const dims_t& dims, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < dims.size() && i < to; ++i) p *= dims[i];

@@ -41,6 +41,21 @@ memory::desc dense_md(const dims_t& dims, memory::data_type dt);
 memory::desc dense_md(const ampx_tensor_desc& t);
 // dims with leading 1s up to `rank`.
 dims_t pad_rank(const dims_t& dims, size_t rank);
+// The dims an eltwise primitive (forward or backward: all its tensors of
+// one shape) is given. oneDNN 2.6's reference eltwise, the only
+// implementation of an eltwise with a post-op (HardSigmoid's clip), walks
+// MB x C x D x H x W: it writes nothing for a rank-1 destination and the
+// wrong elements above rank 5, so the output kept whatever the buffer held.
+// Rank 0, 1 and above 5 become [1, N] (the same bytes); ranks 2 to 5 stay
+// as they are, so that a producer's blocked layout can still be followed.
+dims_t eltwise_dims(const dims_t& dims);
+// dense_md() of a tensor of an eltwise primitive, its dims through
+// eltwise_dims().
+memory::desc eltwise_md(const ampx_tensor_desc& t);
+// The rank the broadcasting elementwise primitives (binary, prelu, the
+// variadic Sum and Mean) are given at least, with leading 1s: a scalar or a
+// vector is never handed to oneDNN as rank 0 or 1.
+inline constexpr size_t kMinElementwiseRank = 2;
 int64_t product(const dims_t& dims, size_t from = 0, size_t to = SIZE_MAX);
 // Normalises a possibly negative axis against rank; throws NoPrimitive when
 // out of range (the frontend has verified it, so this is a guard).

@@ -19,6 +19,11 @@ PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng);
 // Softmax
 PrimitivePlan plan_eltwise(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_binary(const NodeView& v, const dnnl::engine& eng);
+// Whether plan_binary() fits the node: oneDNN broadcasts only its second
+// operand, so A may broadcast only where swapping the operands is exact (Add
+// and Mul; Sub negated), and never both. The rest (a scalar over a tensor in
+// Div) runs on the loop.
+bool binary_has_primitive(const NodeView& v);
 PrimitivePlan plan_softmax(const NodeView& v, const dnnl::engine& eng);
 // ops_norm_pool.cpp
 PrimitivePlan plan_batchnorm(const NodeView& v, const dnnl::engine& eng);

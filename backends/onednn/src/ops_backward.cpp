@@ -54,8 +54,8 @@ EltwiseGrad eltwise_grad_of(const NodeView& v) {
 
 PrimitivePlan plan_eltwise_grad(const NodeView& v, const dnnl::engine& eng) {
   const EltwiseGrad g = eltwise_grad_of(v);
-  const memory::desc dy_md = dense_md(v.input(0)), t_md = dense_md(v.input(1));
-  const memory::desc dx_md = dense_md(v.output(0));
+  const memory::desc dy_md = eltwise_md(v.input(0)), t_md = eltwise_md(v.input(1));
+  const memory::desc dx_md = eltwise_md(v.output(0));
   // `data` (X or Y) decides the layout; dY and dX follow it, so a chain of
   // gradients of blocked activations stays blocked.
   auto make = [=](const memory::desc& data) -> dnnl::primitive_desc_base {

@@ -12,8 +12,8 @@ using dnnl::prop_kind;
 
 PrimitivePlan plan_eltwise(const NodeView& v, const dnnl::engine& eng) {
   const std::string_view op = v.op_type();
-  const memory::desc x_md = dense_md(v.input(0));
-  const memory::desc y_md = dense_md(v.output(0));
+  const memory::desc x_md = eltwise_md(v.input(0));
+  const memory::desc y_md = eltwise_md(v.output(0));
   algorithm alg = algorithm::eltwise_relu;
   float alpha = 0.0f, beta = 0.0f;
   if (op == "Relu") {
@@ -50,11 +50,20 @@ PrimitivePlan plan_eltwise(const NodeView& v, const dnnl::engine& eng) {
   return p;
 }
 
+bool binary_has_primitive(const NodeView& v) {
+  const std::string_view op = v.op_type();
+  const dims_t yd = dims_of(v.output(0));
+  const size_t rank = std::max(yd.size(), kMinElementwiseRank);
+  const dims_t yr = pad_rank(yd, rank);
+  if (pad_rank(dims_of(v.input(0)), rank) == yr) return true;
+  return pad_rank(dims_of(v.input(1)), rank) == yr && (op == "Add" || op == "Mul" || op == "Sub");
+}
+
 PrimitivePlan plan_binary(const NodeView& v, const dnnl::engine& eng) {
   const std::string_view op = v.op_type();
   const memory::data_type dt = to_dnnl(v.output(0).dtype);
   const dims_t yd = dims_of(v.output(0));
-  const size_t rank = std::max<size_t>(yd.size(), 1);
+  const size_t rank = std::max(yd.size(), kMinElementwiseRank);
   dims_t ad = pad_rank(dims_of(v.input(0)), rank), bd = pad_rank(dims_of(v.input(1)), rank);
   const dims_t yr = pad_rank(yd, rank);
   const bool commutative = op == "Add" || op == "Mul";

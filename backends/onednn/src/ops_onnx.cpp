@@ -94,8 +94,8 @@ bool onnx_op_has_primitive(const NodeView& v) {
 
 PrimitivePlan plan_onnx_eltwise(const NodeView& v, const dnnl::engine& eng) {
   const std::string_view op = v.op_type();
-  const memory::desc x_md = dense_md(v.input(0));
-  const memory::desc y_md = dense_md(v.output(0));
+  const memory::desc x_md = eltwise_md(v.input(0));
+  const memory::desc y_md = eltwise_md(v.output(0));
   algorithm alg = algorithm::eltwise_linear;
   float alpha = 0.0f, beta = 0.0f;
   dnnl::primitive_attr attr = plan_attr();
@@ -142,16 +142,16 @@ PrimitivePlan plan_onnx_eltwise(const NodeView& v, const dnnl::engine& eng) {
 
 PrimitivePlan plan_prelu(const NodeView& v, const dnnl::engine& eng) {
   const ampx_tensor_desc& x = v.input(0);
-  const memory::desc x_md = dense_md(x);
+  const size_t rank = std::max(static_cast<size_t>(x.rank), kMinElementwiseRank);
+  const memory::desc x_md = dense_md(pad_rank(dims_of(x), rank), to_dnnl(x.dtype));
   // The slope, right-aligned against X (NumPy rules): [C,1,1] -> [1,C,1,1].
-  const memory::desc w_md =
-      dense_md(pad_rank(dims_of(v.input(1)), static_cast<size_t>(x.rank)), to_dnnl(x.dtype));
+  const memory::desc w_md = dense_md(pad_rank(dims_of(v.input(1)), rank), to_dnnl(x.dtype));
   PrimitivePlan p;
   p.pd = dnnl::prelu_forward::primitive_desc(
       dnnl::prelu_forward::desc(prop_kind::forward_inference, x_md, w_md), plan_attr(), eng);
   p.args = {{DNNL_ARG_SRC, false, 0, x_md},
             {DNNL_ARG_WEIGHTS, false, 1, w_md},
-            {DNNL_ARG_DST, true, 0, dense_md(v.output(0))}};
+            {DNNL_ARG_DST, true, 0, x_md}};  // Y has X's shape
   return p;
 }
 

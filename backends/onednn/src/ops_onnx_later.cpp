@@ -57,7 +57,7 @@ bool is_float16_32(ampx_dtype dt) {
 // has it.
 std::vector<size_t> variadic_order(const NodeView& v) {
   const dims_t yd = dims_of(v.output(0));
-  const size_t rank = std::max<size_t>(yd.size(), 1);
+  const size_t rank = std::max(yd.size(), kMinElementwiseRank);
   const dims_t yr = pad_rank(yd, rank);
   std::vector<size_t> order(v.num_inputs());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -96,7 +96,7 @@ PrimitivePlan plan_later_op(const NodeView& v, const dnnl::engine& eng) {
     const algorithm alg = op == "Round" ? algorithm::eltwise_round
                           : op == "Abs" ? algorithm::eltwise_abs
                                         : algorithm::eltwise_mish;
-    const memory::desc x_md = dense_md(x), y_md = dense_md(v.output(0));
+    const memory::desc x_md = eltwise_md(x), y_md = eltwise_md(v.output(0));
     auto make = [=](const memory::desc& src) -> dnnl::primitive_desc_base {
       return dnnl::eltwise_forward::primitive_desc(
           dnnl::eltwise_forward::desc(prop_kind::forward_inference, alg, src, 0.0f, 0.0f),
@@ -125,7 +125,7 @@ PrimitivePlan plan_later_op(const NodeView& v, const dnnl::engine& eng) {
   // rounding on store.
   const std::vector<size_t> order = variadic_order(v);
   const dims_t yd = dims_of(v.output(0));
-  const size_t rank = std::max<size_t>(yd.size(), 1);
+  const size_t rank = std::max(yd.size(), kMinElementwiseRank);
   const memory::desc y_md = dense_md(pad_rank(yd, rank), dt);
   auto md_of = [&](size_t i) { return dense_md(pad_rank(dims_of(v.input(i)), rank), dt); };
   dnnl::primitive_attr attr = plan_attr();

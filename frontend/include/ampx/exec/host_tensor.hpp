@@ -29,8 +29,10 @@ std::vector<HostTensor> random_inputs(const Graph& graph, uint64_t seed);
 // output once (the memory check's MemoryLimit::host_bytes).
 uint64_t host_tensor_bytes(const Graph& graph);
 
-// Normwise relative error: max_i |got_i - ref_i| / max_i |ref_i| (ref all
-// zero: the absolute error). NaN/inf in `got` where `ref` is finite gives inf.
+// Normwise relative error: max_i |got_i - ref_i| / max_i |ref_i| over the
+// finite elements (ref all zero: the absolute error). A NaN or an infinity
+// matches only the same in `ref` (and then adds nothing); any other
+// mismatch of them gives inf.
 // Documented in docs/PLANNER.md; the same definition the tests use.
 double max_relative_error(const HostTensor& got, const HostTensor& ref);
 

@@ -7,6 +7,7 @@
 // for one backend is asked of every backend.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -401,6 +402,188 @@ inline void add_recurrent_cases(std::map<std::string, Maker>& m) {
   m["RNN_sigmoid_reverse"] =
       gru_rnn_case("RNN", "reverse", [](NodeBuilder& b) { b.attr_str("activations", "Sigmoid"); });
 }
+
+// The elementwise ops at the ranks backends flatten, pad or special-case:
+// a scalar (rank 0), vectors (rank 1) of 3, 60 and 1001 elements (short,
+// under one 64-wide workgroup, odd and past every SIMD width) and rank 6,
+// and for the binary ops a scalar broadcast against a vector and against
+// [2, 3, 5] on either side. (oneDNN 2.6's reference eltwise wrote nothing
+// for a rank-1 HardSigmoid and the wrong elements for a rank-6 one, so its
+// output kept whatever the buffer held.)
+namespace rank_edges {
+
+inline constexpr ampx_dtype BOOL = AMPX_DTYPE_BOOL;
+
+inline std::string shape_tag(const std::vector<int64_t>& dims) {
+  if (dims.empty()) return "0d";
+  std::string s = std::to_string(dims.size()) + "d";
+  if (dims.size() == 1) s += "_" + std::to_string(dims[0]);
+  return s;
+}
+
+// An input of `op` with these dims: in its domain (positive for Sqrt and
+// Log and Pow's base, bool for the logical ops), never zero.
+inline Tensor operand(Rng& r, const std::string& op, ampx_dtype dt, std::vector<int64_t> dims,
+                      size_t index) {
+  if (op == "Not" || op == "And" || op == "Or") {
+    std::vector<double> v(static_cast<size_t>(numel_of(dims)));
+    for (auto& b : v) b = r.coin() ? 1 : 0;
+    return Tensor::of(BOOL, std::move(dims), v);
+  }
+  const bool positive = op == "Sqrt" || op == "Log" || (op == "Pow" && index == 0);
+  Tensor t = rnd(r, dt, std::move(dims), index == 0 ? 3.0 : 2.0);
+  if (positive)
+    for (size_t i = 0; i < static_cast<size_t>(t.numel()); ++i) t.set(i, std::fabs(t.get(i)));
+  return t;
+}
+
+inline bool has_bool_result(const std::string& op) {
+  return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+         op == "GreaterOrEqual" || op == "Not" || op == "And" || op == "Or";
+}
+
+inline Maker unary_at(std::string op, std::vector<int64_t> dims,
+                      std::function<void(NodeBuilder&)> attrs) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    in(c, operand(r, op, dt, dims, 0));
+    c.nb.output(has_bool_result(op) ? BOOL : dt, dims);
+    if (attrs) attrs(c.nb);
+  };
+}
+
+// A binary op on a and b (broadcast to y); the comparisons with some ties.
+inline Maker binary_at(std::string op, std::vector<int64_t> a, std::vector<int64_t> b,
+                       std::vector<int64_t> y, std::function<void(NodeBuilder&)> attrs) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    Tensor ta = operand(r, op, dt, a, 0), tb = operand(r, op, dt, b, 1);
+    if (has_bool_result(op) && ta.dtype != BOOL) {
+      const size_t n = static_cast<size_t>(std::min(ta.numel(), tb.numel()));
+      for (size_t i = 0; i < n; i += 3) tb.set(i, ta.get(i));
+    }
+    in(c, std::move(ta));
+    in(c, std::move(tb));
+    c.nb.output(has_bool_result(op) ? BOOL : dt, y);
+    if (attrs) attrs(c.nb);
+  };
+}
+
+struct EdgeOp {
+  std::string name;  // the case name's stem
+  std::string op;
+  std::function<void(NodeBuilder&)> attrs;
+};
+
+inline void add(std::map<std::string, Maker>& m) {
+  const std::vector<std::vector<int64_t>> unary_shapes = {
+      {}, {3}, {60}, {1001}, {2, 3, 1, 2, 3, 2}};
+  const std::vector<EdgeOp> unaries = {
+      {"Relu", "Relu", nullptr},
+      {"Sigmoid", "Sigmoid", nullptr},
+      {"Tanh", "Tanh", nullptr},
+      {"Gelu_erf", "Gelu", nullptr},
+      {"Gelu_tanh", "Gelu", [](NodeBuilder& b) { b.attr_str("approximate", "tanh"); }},
+      {"Clip", "Clip", [](NodeBuilder& b) { b.attr_float("min", -0.3).attr_float("max", 0.5); }},
+      {"LeakyRelu", "LeakyRelu", [](NodeBuilder& b) { b.attr_float("alpha", 0.1); }},
+      {"HardSigmoid", "HardSigmoid",
+       [](NodeBuilder& b) { b.attr_float("alpha", 0.5).attr_float("beta", 0.6); }},
+      {"HardSwish", "HardSwish", nullptr},
+      {"Erf", "Erf", nullptr},
+      {"Exp", "Exp", nullptr},
+      {"Neg", "Neg", nullptr},
+      {"Reciprocal", "Reciprocal", nullptr},
+      {"Sqrt", "Sqrt", nullptr},
+      {"Log", "Log", nullptr},
+      {"Floor", "Floor", nullptr},
+      {"Ceil", "Ceil", nullptr},
+      {"Round", "Round", nullptr},
+      {"Abs", "Abs", nullptr},
+      {"Softplus", "Softplus", nullptr},
+      {"Mish", "Mish", nullptr},
+      {"Not", "Not", nullptr},
+  };
+  for (const EdgeOp& e : unaries)
+    for (const auto& d : unary_shapes)
+      m["Rank_" + e.name + "_" + shape_tag(d)] = unary_at(e.op, d, e.attrs);
+
+  struct Shapes {
+    const char* tag;
+    std::vector<int64_t> a, b, y;
+  };
+  const std::vector<Shapes> binary_shapes = {
+      {"0d", {}, {}, {}},
+      {"1d_1001", {1001}, {1001}, {1001}},
+      {"1d_60_by_0d", {60}, {}, {60}},
+      {"0d_by_1d_3", {}, {3}, {3}},
+      {"0d_by_3d", {}, {2, 3, 5}, {2, 3, 5}},
+      {"3d_by_0d", {2, 3, 5}, {}, {2, 3, 5}},
+  };
+  const std::vector<EdgeOp> binaries = {
+      {"Add", "Add", nullptr},
+      {"Sub", "Sub", nullptr},
+      {"Mul", "Mul", nullptr},
+      {"Div", "Div", nullptr},
+      {"Pow", "Pow", nullptr},
+      {"Mod_fmod", "Mod", [](NodeBuilder& b) { b.attr_int("fmod", 1); }},
+      {"Min", "Min", nullptr},
+      {"Max", "Max", nullptr},
+      {"Sum", "Sum", nullptr},
+      {"Mean", "Mean", nullptr},
+      {"Equal", "Equal", nullptr},
+      {"Less", "Less", nullptr},
+      {"Greater", "Greater", nullptr},
+      {"LessOrEqual", "LessOrEqual", nullptr},
+      {"GreaterOrEqual", "GreaterOrEqual", nullptr},
+      {"And", "And", nullptr},
+      {"Or", "Or", nullptr},
+  };
+  for (const EdgeOp& e : binaries)
+    for (const Shapes& s : binary_shapes)
+      m["Rank_" + e.name + "_" + s.tag] = binary_at(e.op, s.a, s.b, s.y, e.attrs);
+  // PRelu's slope broadcasts into X only.
+  for (const Shapes& s : binary_shapes)
+    if (s.y == s.a)
+      m["Rank_PRelu_" + std::string(s.tag)] = binary_at("PRelu", s.a, s.b, s.y, nullptr);
+  // Pow by a constant scalar (oneDNN's eltwise_pow, not its binary path).
+  m["Rank_Pow_constant_1d_1001"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("Pow", "n");
+    in(c, operand(r, "Pow", dt, {1001}, 0));
+    in(c, Tensor::of(dt, {}, {3.0}), true);
+    c.nb.output(dt, {1001});
+  };
+  // Where: a scalar condition, a vector one, and scalars broadcast into it.
+  m["Rank_Where_0d"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("Where", "n");
+    in(c, Tensor::of(BOOL, {}, {1}));
+    in(c, rnd(r, dt, {}));
+    in(c, rnd(r, dt, {}));
+    c.nb.output(dt, {});
+  };
+  m["Rank_Where_1d_1001_scalars"] = [](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder("Where", "n");
+    in(c, operand(r, "And", dt, {1001}, 0));
+    in(c, rnd(r, dt, {}));
+    in(c, rnd(r, dt, {1001}));
+    c.nb.output(dt, {1001});
+  };
+  // The elementwise gradients (dY, then X or Y) on a scalar and a vector.
+  const std::vector<EdgeOp> grads = {
+      {"ReluGrad", "ReluGrad", nullptr},
+      {"SigmoidGrad", "SigmoidGrad", nullptr},
+      {"TanhGrad", "TanhGrad", nullptr},
+      {"GeluGrad_erf", "GeluGrad", nullptr},
+      {"GeluGrad_tanh", "GeluGrad", [](NodeBuilder& b) { b.attr_str("approximate", "tanh"); }},
+      {"ClipGrad", "ClipGrad",
+       [](NodeBuilder& b) { b.attr_float("min", -0.5).attr_float("max", 0.75); }},
+  };
+  for (const EdgeOp& e : grads)
+    for (const std::vector<int64_t>& d : {std::vector<int64_t>{}, std::vector<int64_t>{1001},
+                                          std::vector<int64_t>{2, 3, 1, 2, 3, 2}})
+      m["Rank_" + e.name + "_" + shape_tag(d)] = grad_unary(e.op, d, e.attrs);
+}
+
+}  // namespace rank_edges
 
 inline const std::map<std::string, Maker>& cases() {
   static const std::map<std::string, Maker> all = [] {
@@ -1114,6 +1297,7 @@ inline const std::map<std::string, Maker>& cases() {
   };
     add_training_cases(m);
     add_recurrent_cases(m);
+    rank_edges::add(m);
     return m;
   }();
   return all;
