@@ -226,7 +226,12 @@ plugins::PluginHost make_plugin_host(const GlobalOptions& opts) {
   for (const auto& d : opts.plugin_dirs) ho.extra_dirs.emplace_back(d);
   ho.excluded_plugins = opts.excluded_plugins;
   ho.log_level = static_cast<int>(spdlog::get_level());
-  if (opts.threads > 0) ho.default_plugin_options = "threads=" + std::to_string(opts.threads);
+  // Options every plugin gets (each ignores the keys it does not document).
+  std::vector<std::string> options;
+  if (opts.threads > 0) options.push_back("threads=" + std::to_string(opts.threads));
+  if (opts.determinism == "fastest") options.emplace_back("deterministic=0");
+  for (const std::string& o : options)
+    ho.default_plugin_options += (ho.default_plugin_options.empty() ? "" : ";") + o;
   ho.preflight = !opts.trust_plugins;
   return plugins::PluginHost(std::move(ho));
 }

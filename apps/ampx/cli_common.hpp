@@ -85,6 +85,9 @@ struct GlobalOptions {
   std::vector<std::string> excluded_plugins;  // --exclude-plugin NAME (repeatable)
   int threads = 0;                            // 0: each plugin's default (all cores)
   bool trust_plugins = false;                 // --trust-plugins: no pre-flight child
+  // --determinism: "thread-count-free" (the default: docs/OPS.md's promise)
+  // or "fastest" (passed to plugins as deterministic=0)
+  std::string determinism = "thread-count-free";
 };
 
 // Options of a MODEL argument: `--input-shape NAME=DIMS`, repeatable, pins

@@ -41,6 +41,12 @@ int main(int argc, char** argv) {
   app.add_option("--threads", global.threads,
                  "threads per CPU backend (passed to plugins as threads=N; default: all cores)")
       ->check(CLI::Range(1, 4096));
+  app.add_option("--determinism", global.determinism,
+                 "thread-count-free (default): every node's bits are the same at any --threads, "
+                 "a threaded oneDNN kernel that breaks this runs on one thread; fastest: keep it "
+                 "threaded (deterministic=0 to plugins; docs/OPS.md, \"Determinism\")")
+      ->check(CLI::IsMember({"thread-count-free", "fastest"}))
+      ->capture_default_str();
 
   std::map<CLI::App*, Action> actions;
   auto add = [&](Action (*adder)(CLI::App&, const GlobalOptions&)) {

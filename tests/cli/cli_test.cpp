@@ -22,6 +22,7 @@
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace ampx_cli_test {
 namespace {
@@ -51,6 +52,19 @@ TEST(Cli, DevicesListsCpuRef) {
     }
   }
   EXPECT_THAT(ampx("devices").out, HasSubstr("option threads=1..4096: "));
+}
+
+// --determinism fastest reaches the CPU plugins (deterministic=0, which
+// onednn's note names); the default keeps the promise and says nothing.
+TEST(Cli, DeterminismFastestReachesThePlugins) {
+  const auto plain = ampx("devices");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  if (plain.out.find("onednn:0") == std::string::npos) GTEST_SKIP() << "no onednn plugin";
+  EXPECT_THAT(plain.out, Not(HasSubstr("determinism off")));
+  const auto fast = ampx("--determinism fastest --threads 3 devices");
+  ASSERT_EQ(fast.code, 0) << fast.err;
+  EXPECT_THAT(fast.out, HasSubstr("3 threads, blocked activations, determinism off"));
+  expect_one_line_error(ampx("--determinism sometimes devices"), 2, "--determinism");
 }
 
 TEST(Cli, DevicesShowsSkippedPluginsWithReasons) {

@@ -254,6 +254,9 @@ std::string OnednnPolicy::plugin_note() const {
   std::string note = "ISA " + ctx_->isa() + ", " + ctx_->runtime() + " runtime, " +
                      std::to_string(ctx_->threads()) + " threads, " +
                      (layouts.enabled() ? "blocked" : "plain") + " activations";
+  // The default (bits independent of the thread count) goes unsaid; its
+  // waiver is shown wherever the devices are (`ampx devices`).
+  if (ctx_->determinism() == Determinism::kFastest) note += ", determinism off";
   if (ctx_->debug_counters()) {
     const ReorderCounts c = layouts.counts();
     note += "; activation reorders: " + std::to_string(c.total()) + " (launch " +
