@@ -71,8 +71,6 @@ int run_tune(const GlobalOptions& global, TuneCliOptions& opts) {
   if (opts.policy.no_cost) throw UsageError("tune: --no-cost leaves nothing to tune");
   if (opts.policy.capability_blind)
     throw UsageError("tune: --capability-blind plans are not tuned");
-  if (!opts.policy.profile.empty())
-    throw UsageError("tune: --profile cannot run; tune measures the live device");
   AmpPolicy policy = opts.policy.to_policy();
   std::vector<GivenInput> given = read_given_inputs(opts.inputs);
   const Graph graph =
@@ -121,7 +119,8 @@ Action add_tune_command(CLI::App& app, const GlobalOptions& global) {
   opts->memory.add_to(*cmd);
   opts->devices.add_to(*cmd);
   opts->policy.add_to(*cmd);
-  opts->policy.add_stored_plan_sources_to(*cmd);
+  // No --profile (tune measures the live device) and no --no-tuned (tune
+  // always starts from the untuned plan): not offered rather than ignored.
   cmd->add_option("--max-replans", opts->tune.max_replans, "measure/re-plan rounds at most")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();

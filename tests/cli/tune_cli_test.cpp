@@ -122,6 +122,11 @@ TEST(TuneCli, BadArgumentsAreOneLineErrors) {
                         "--no-cost leaves nothing to tune");
   expect_one_line_error(ampx("tune builtin:cnn --amp O2 --rounds 1", db.env()), 2, "--rounds");
   expect_one_line_error(ampx("tune nothing.onnx --amp O2", db.env()), 2, "nothing.onnx");
+  // Options tune would ignore are not offered: it measures the live device
+  // and always starts from the untuned plan.
+  expect_one_line_error(ampx("tune builtin:cnn --amp O2 --no-tuned", db.env()), 2, "--no-tuned");
+  expect_one_line_error(ampx("tune builtin:cnn --amp O2 --profile p.json", db.env()), 2,
+                        "--profile");
 }
 
 TEST(TuneCli, NoStoreWritesNothing) {

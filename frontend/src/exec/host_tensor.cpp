@@ -1,5 +1,6 @@
 #include <ampx/exec/host_tensor.hpp>
 #include <ampx/half.hpp>
+#include <ampx/opset/tolerances.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -127,27 +128,18 @@ double max_relative_error(const HostTensor& got, const HostTensor& ref) {
     throw std::invalid_argument("cannot compare '" + got.name + "': " + std::to_string(n) + " vs " +
                                 std::to_string(checked_count(ref)) + " elements");
   const size_t gs = dtype_size(got.type.dtype), rs = dtype_size(ref.type.dtype);
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  double max_err = 0, max_ref = 0;
+  // Non-finite elements match only their like, and then add nothing (an
+  // infinite reference element must not make every error relative to it
+  // zero; a NaN must not drop out of the comparisons), as
+  // opset::relative_error(); only the all-zero reference differs (here the
+  // absolute error).
+  opset::RelativeErrorAccumulator acc;
   for (size_t i = 0; i < n; ++i) {
     const double g = element_as_double(got.type.dtype, got.data.data() + i * gs, got.name);
     const double r = element_as_double(ref.type.dtype, ref.data.data() + i * rs, ref.name);
-    // Non-finite elements match only their like, and then add nothing (an
-    // infinite reference element must not make every error relative to it
-    // zero; a NaN must not drop out of the comparisons), as
-    // opset::relative_error().
-    if (std::isnan(g) || std::isnan(r)) {
-      if (std::isnan(g) != std::isnan(r)) return inf;
-      continue;
-    }
-    if (std::isinf(g) || std::isinf(r)) {
-      if (g != r) return inf;
-      continue;
-    }
-    max_err = std::max(max_err, std::abs(g - r));
-    max_ref = std::max(max_ref, std::abs(r));
+    if (!acc.add(g, r)) return std::numeric_limits<double>::infinity();
   }
-  return max_ref > 0 ? max_err / max_ref : max_err;
+  return acc.max_ref() > 0 ? acc.max_err() / acc.max_ref() : acc.max_err();
 }
 
 uint64_t host_tensor_bytes(const Graph& graph) {

@@ -117,24 +117,33 @@ inline constexpr double kGradientCheckStep = 1e-5;
 // A NaN or infinity in `got` matches only the same NaN-ness / infinity in
 // `ref` (and then counts as no error); any other mismatch, including
 // different lengths, gives +inf.
+// relative_error() one element at a time, for callers that must not widen
+// whole tensors to double first (ampx run's check of a 1 GiB output).
+class RelativeErrorAccumulator {
+ public:
+  // Adds one element pair; false on a non-finite mismatch (the error is then
+  // +inf whatever follows).
+  bool add(double g, double r) {
+    if (std::isnan(g) || std::isnan(r)) return std::isnan(g) == std::isnan(r);
+    if (std::isinf(g) || std::isinf(r)) return g == r;
+    max_err_ = std::max(max_err_, std::fabs(g - r));
+    max_ref_ = std::max(max_ref_, std::fabs(r));
+    return true;
+  }
+  double max_err() const { return max_err_; }
+  double max_ref() const { return max_ref_; }
+
+ private:
+  double max_err_ = 0.0, max_ref_ = 0.0;
+};
+
 inline double relative_error(std::span<const double> got, std::span<const double> ref) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   if (got.size() != ref.size()) return inf;
-  double max_err = 0.0, max_ref = 0.0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double g = got[i], r = ref[i];
-    if (std::isnan(g) || std::isnan(r)) {
-      if (std::isnan(g) != std::isnan(r)) return inf;
-      continue;
-    }
-    if (std::isinf(g) || std::isinf(r)) {
-      if (g != r) return inf;
-      continue;
-    }
-    max_err = std::max(max_err, std::fabs(g - r));
-    max_ref = std::max(max_ref, std::fabs(r));
-  }
-  return max_err / std::max(max_ref, std::numeric_limits<double>::min());
+  RelativeErrorAccumulator acc;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!acc.add(got[i], ref[i])) return inf;
+  return acc.max_err() / std::max(acc.max_ref(), std::numeric_limits<double>::min());
 }
 
 }  // namespace ampx::opset
