@@ -48,6 +48,11 @@ inline Result ampx(const std::string& args, const std::string& env = "") {
 }
 
 inline const std::string kNative = "AMPX_TEST_NATIVE_OPS='*'";
+// For a command that runs onednn:0: LeakSanitizer's tracer faults on the
+// TLS of the OpenMP workers oneDNN leaves at exit (tests/onnx/CMakeLists.txt).
+// Harmless outside the sanitizer builds.
+inline const std::string kOnednnLsanEnv =
+    "LSAN_OPTIONS='use_tls=0:suppressions=" AMPX_SOURCE_DIR "/tests/lsan_suppressions.txt'";
 inline const std::string kTestDir = std::string("--plugin-dir ") + AMPX_TEST_PLUGIN_DIR;
 
 inline void expect_one_line_error(const Result& r, int code, const std::string& text) {

@@ -120,9 +120,7 @@ TEST(PluginCheck, InTreePluginsPass) {
     if (!std::filesystem::exists(file)) continue;  // not built here
     // LeakSanitizer's tracer faults on libgomp workers' TLS at exit
     // (tests/onnx/CMakeLists.txt): onednn's run leaves OpenMP workers.
-    const auto r = ampx("plugin-check " + file.string() + " --format json",
-                        "LSAN_OPTIONS='use_tls=0:suppressions=" AMPX_SOURCE_DIR
-                        "/tests/lsan_suppressions.txt'");
+    const auto r = ampx("plugin-check " + file.string() + " --format json", kOnednnLsanEnv);
     ASSERT_EQ(r.code, 0) << name << "\n" << r.out << r.err;
     const auto j = json::parse(r.out);
     EXPECT_EQ(j["schema"], "ampx.plugin_check/1");
@@ -381,10 +379,9 @@ TEST(PluginCheck, ComputeModeSetsTheTolerance) {
 // --perf times every run case on the plugin, on cpu_ref and, where it is
 // built, on the oneDNN plugin as the fast CPU peer (no timing is asserted).
 TEST(PluginCheck, PerfTimesThePeerToo) {
-  const auto r =
-      ampx(std::string("plugin-check ") + AMPX_PLUGIN_BUILD_DIR +
-               "/libampx_backend_cpu_ref.so --op Gemm --dtype f32 --perf --format json",
-           "LSAN_OPTIONS='use_tls=0:suppressions=" AMPX_SOURCE_DIR "/tests/lsan_suppressions.txt'");
+  const auto r = ampx(std::string("plugin-check ") + AMPX_PLUGIN_BUILD_DIR +
+                          "/libampx_backend_cpu_ref.so --op Gemm --dtype f32 --perf --format json",
+                      kOnednnLsanEnv);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const auto j = json::parse(r.out);
   const bool onednn = std::filesystem::exists(std::filesystem::path(AMPX_PLUGIN_BUILD_DIR) /
@@ -444,7 +441,9 @@ TEST(Cli, PluginsThatThrowAreSkippedAndNamed) {
 TEST(Cli, RunSkipsPluginsWhoseKernelsCrashOrLie) {
   const HostileDir dir(
       {"hostile_launch_crash", "hostile_launch_oob_256", "hostile_launch_oob_16m", "liar"});
-  const auto run = ampx(dir.plugin_dir() + "run builtin:mlp --device auto", dir.env());
+  // --device auto runs onednn:0 where it is built.
+  const auto run =
+      ampx(dir.plugin_dir() + "run builtin:mlp --device auto", dir.env() + " " + kOnednnLsanEnv);
   EXPECT_EQ(run.code, 0) << run.out << run.err;
   EXPECT_THAT(run.err,
               HasSubstr("libampx_backend_hostile_launch_crash.so: crashed (SIGSEGV) in a smoke "

@@ -49,10 +49,6 @@ std::string liar_run() {
   return "--trust-plugins --plugin-dir " + liar.dir.string() +
          " run builtin:mlp --device liar:0 --no-fuse --iters 1 --warmup 0";
 }
-// onednn's runs leave OpenMP workers whose TLS LSan cannot read at exit
-// (tests/onnx/CMakeLists.txt).
-const std::string kOnednnEnv =
-    "LSAN_OPTIONS='use_tls=0:suppressions=" AMPX_SOURCE_DIR "/tests/lsan_suppressions.txt'";
 
 std::filesystem::path temp_dir(const std::string& name) {
   const auto d = std::filesystem::path(testing::TempDir()) /
@@ -175,7 +171,7 @@ TEST(RunCheck, HardSigmoidOnARank1InputOnOnednn) {
   const auto r =
       ampx("run " + kData + "hardsigmoid_1d.onnx --amp O0 --device onednn:0 --input x=" + kData +
                "hardsigmoid_1d_x.npy --iters 2 --warmup 1 --save-outputs " + dir.string(),
-           kOnednnEnv);
+           kOnednnLsanEnv);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("max relative error 0.000e+00"));
   const std::vector<float> y = npy_floats(dir / "y.npy", 3);

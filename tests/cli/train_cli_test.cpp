@@ -379,7 +379,7 @@ TEST(TrainCli, DtypeAutoTrainsInTheTypePlanChooses) {
   };
   check("test_native:0", "AMPX_TEST_NATIVE_OPS='*' AMPX_TEST_NATIVE_DTYPES=bf16", "bf16");
   check("test_native:0", "AMPX_TEST_NATIVE_OPS='*' AMPX_TEST_NATIVE_DTYPES=f16", "f16");
-  check("onednn:0", "", "");
+  check("onednn:0", kOnednnLsanEnv, "");
 }
 
 // Every optimizer and data flag reaches the step: a run with it ends in
