@@ -2,6 +2,7 @@
 
 #include <ampx/half.hpp>
 #include <ampx/opset/tolerances.hpp>
+#include <ampx/plugin_support.hpp>
 #include <ampx/reference/kernels.hpp>
 
 #include <spdlog/fmt/fmt.h>
@@ -31,18 +32,9 @@ const std::vector<SmokeNode>& smoke_nodes() {
   return nodes;
 }
 
-const char* dtype_text(ampx_dtype dt) {
-  return dt == AMPX_DTYPE_F16 ? "f16" : dt == AMPX_DTYPE_BF16 ? "bf16" : "f32";
-}
-
-uint64_t element_size(ampx_dtype dt) {
-  return dt == AMPX_DTYPE_F32 ? 4 : 2;
-}
-
 uint64_t elements(const std::vector<int64_t>& dims) {
-  uint64_t n = 1;
-  for (int64_t d : dims) n *= static_cast<uint64_t>(d);
-  return n;
+  return static_cast<uint64_t>(
+      plugin_support::element_count(dims.data(), static_cast<int32_t>(dims.size())));
 }
 
 unsigned char pattern(uint64_t i) {
@@ -52,7 +44,7 @@ unsigned char pattern(uint64_t i) {
 // Small values exact in every dtype (multiples of 1/8 up to 5/8), of both
 // signs, different per tensor.
 std::vector<unsigned char> input_bytes(ampx_dtype dt, uint64_t n, int tensor) {
-  std::vector<unsigned char> out(n * element_size(dt));
+  std::vector<unsigned char> out(n * plugin_support::dtype_size(dt));
   for (uint64_t i = 0; i < n; ++i) {
     const float v = static_cast<float>(static_cast<int>((i * 7 + tensor * 3) % 11) - 5) * 0.125f;
     if (dt == AMPX_DTYPE_F32) {
@@ -134,7 +126,8 @@ std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s
                             &out_desc,
                             0,
                             nullptr};
-  const std::string what = fmt::format("{} {} on device {}", s.op, dtype_text(dt), device);
+  const std::string what =
+      fmt::format("{} {} on device {}", s.op, plugin_support::dtype_name(dt), device);
   ampx_capability cap{};
   cap.struct_size = sizeof cap;
   if (failed(p, p.guarded("query_capability",
@@ -170,7 +163,7 @@ std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s
   };
   for (size_t i = 0; i < s.inputs.size(); ++i)
     if (!add(input_bytes(dt, elements(s.inputs[i]), static_cast<int>(i)))) return "";
-  const uint64_t out_n = elements(s.output), out_bytes = out_n * element_size(dt);
+  const uint64_t out_n = elements(s.output), out_bytes = out_n * plugin_support::dtype_size(dt);
   if (!add(std::vector<unsigned char>(out_bytes, 0))) return "";
   ampx_kernel* kernel = nullptr;
   // A failed prepare may leave anything in `kernel` (ABI 1.0): not kept.

@@ -30,11 +30,10 @@ bool runs_as_loop(const NodeView& v) {
   if (op == "Erf" || op == "ArgMax" || op == "Split" || op == "Expand" || op == "Pad" ||
       op == "Where" || op == "Equal")
     return true;
-  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Neg") &&
-      !is_float16_32(v.output(0).dtype))
-    return true;
-  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && !binary_has_primitive(v))
-    return true;
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Neg") {
+    if (!is_float16_32(v.output(0).dtype)) return true;
+    if (op != "Neg" && !binary_has_primitive(v)) return true;
+  }
   if (op == "Pow" || op == "Resize" || op == "ConvTranspose") return !onnx_op_has_primitive(v);
   // A reduction that reduces nothing (every reduced axis of size 1, or a
   // rank-0 input: Silero VAD's ReduceMean of a squeezed scalar): oneDNN

@@ -55,6 +55,18 @@ size_t checked_count(const HostTensor& t) {
 
 }  // namespace
 
+std::optional<NonFiniteElement> first_nonfinite(const HostTensor& t) {
+  if (!is_float(t.type.dtype)) return std::nullopt;
+  const size_t n = checked_count(t);
+  const size_t es = dtype_size(t.type.dtype);
+  const std::byte* p = t.data.data();
+  for (size_t i = 0; i < n; ++i, p += es) {
+    const double x = element_as_double(t.type.dtype, p, t.name);
+    if (!std::isfinite(x)) return NonFiniteElement{i, std::isnan(x)};
+  }
+  return std::nullopt;
+}
+
 std::vector<double> to_doubles(const HostTensor& t) {
   const size_t n = checked_count(t);
   const size_t es = dtype_size(t.type.dtype);

@@ -62,13 +62,11 @@ std::string crc32_hex(std::span<const std::byte> data) {
 // "holds NaN (element 3 of 120)" for the first non-finite element of a
 // float tensor; nullopt when every element is finite (or it holds integers).
 std::optional<std::string> nonfinite_problem(const HostTensor& t) {
-  if (!is_float(t.type.dtype)) return std::nullopt;
-  const std::vector<double> x = to_doubles(t);
-  for (size_t i = 0; i < x.size(); ++i)
-    if (!std::isfinite(x[i]))
-      return std::string("holds ") + (std::isnan(x[i]) ? "NaN" : "infinity") + " (element " +
-             std::to_string(i) + " of " + std::to_string(x.size()) + ")";
-  return std::nullopt;
+  const auto bad = first_nonfinite(t);
+  if (!bad) return std::nullopt;
+  return std::string("holds ") + (bad->is_nan ? "NaN" : "infinity") + " (element " +
+         std::to_string(bad->index) + " of " +
+         std::to_string(t.data.size() / dtype_size(t.type.dtype)) + ")";
 }
 
 }  // namespace

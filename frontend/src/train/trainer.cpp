@@ -393,12 +393,12 @@ void check_dataset(const Dataset& data, const std::string& what, int64_t classes
                                      ? std::string("no")
                                      : std::to_string(data.labels.type.shape[0])) +
                                 " labels");
-  const std::vector<double> x = to_doubles(data.inputs);
-  const size_t row = n > 0 ? x.size() / static_cast<size_t>(n) : 0;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (!std::isfinite(x[i]))
-      throw std::invalid_argument(what + ": sample " + std::to_string(i / row) + " has a " +
-                                  (std::isnan(x[i]) ? "NaN" : "infinite") + " value");
+  if (const auto bad = first_nonfinite(data.inputs)) {
+    const size_t count = data.inputs.data.size() / dtype_size(data.inputs.type.dtype);
+    const size_t row = n > 0 ? count / static_cast<size_t>(n) : 0;
+    throw std::invalid_argument(what + ": sample " + std::to_string(bad->index / row) + " has a " +
+                                (bad->is_nan ? "NaN" : "infinite") + " value");
+  }
   if (classes > 0) {
     if (data.labels.type.dtype != DType::kI64)
       throw std::invalid_argument(what + ": labels must be i64, got " +

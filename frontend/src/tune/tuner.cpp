@@ -242,7 +242,10 @@ TuneResult tune_plan(const Graph& graph, const std::string& model_name, const Am
   // Its executor is checked for memory before the random inputs are made.
   AmpPlan untuned = plan_with(policy, nullptr);
   Compiled first = compile(untuned, sel, memory);
-  const std::vector<HostTensor> inputs = o.inputs.empty() ? random_inputs(graph, o.seed) : o.inputs;
+  // The given inputs by reference (they may be large), else random ones.
+  std::vector<HostTensor> drawn;
+  if (o.inputs.empty()) drawn = random_inputs(graph, o.seed);
+  const std::vector<HostTensor>& inputs = o.inputs.empty() ? drawn : o.inputs;
   {
     AmpPlan uncalibrated = untuned;
     std::vector<capability::CostModel*> inner;

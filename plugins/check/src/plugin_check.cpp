@@ -434,7 +434,7 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
 
   std::vector<std::optional<CaseRef>> cases;
   const SessionResult s =
-      run_session(file, o, [&](int32_t devices) { return build_steps(devices, o, nullptr); });
+      run_session(file, o, [&](int32_t devices) { return build_steps(devices, o, &cases); });
   report.plugin = s.plugin;
   report.version = s.version;
   report.abi_major = s.abi_major;
@@ -466,8 +466,7 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
     report.abi.push_back(std::move(a));
   }
 
-  const std::vector<Step> steps = build_steps(s.devices, o, &cases);
-  for (size_t i = 0; i < steps.size(); ++i) {
+  for (size_t i = 0; i < cases.size(); ++i) {
     if (!cases[i]) continue;
     report.cases.push_back(judge_case(*ref, s.plugin, *cases[i], s.cases[i], s.case_failures[i],
                                       s.answers[i], o.perf, report.compute_mode));
@@ -478,7 +477,7 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
     const std::unique_ptr<LoadedPlugin> peer = load_peer(o, s.plugin);
     if (peer) report.peer = peer->name();
     size_t at = 0;
-    for (size_t i = 0; i < steps.size(); ++i) {
+    for (size_t i = 0; i < cases.size(); ++i) {
       if (!cases[i]) continue;
       CaseResult& r = report.cases[at++];
       if (!peer || r.plugin_us < 0) continue;

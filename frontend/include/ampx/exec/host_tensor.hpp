@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +25,15 @@ std::vector<double> to_doubles(const HostTensor& t);
 // Seeded random inputs for every graph input: floats uniform in [-1, 1]
 // (never zeros), integers in [0, 8), booleans 0/1.
 std::vector<HostTensor> random_inputs(const Graph& graph, uint64_t seed);
+
+// The first NaN or infinite element of a float tensor, read element by
+// element (no widened copy of the tensor); nullopt when every element is
+// finite, or the tensor holds integers.
+struct NonFiniteElement {
+  size_t index = 0;
+  bool is_nan = false;
+};
+std::optional<NonFiniteElement> first_nonfinite(const HostTensor& t);
 
 // What a run's HostTensors take in host memory: every graph input and
 // output once (the memory check's MemoryLimit::host_bytes).

@@ -109,14 +109,6 @@ inline double model_tolerance(ampx_dtype dt) {
 inline constexpr double kGradientCheckTolerance = 1e-7;
 inline constexpr double kGradientCheckStep = 1e-5;
 
-// Normwise relative error
-//     max_i |got_i - ref_i| / max(max_i |ref_i|, tiny)
-// with tiny = the smallest normal double, so an all-zero reference demands
-// (nearly) exact zeros. Elementwise it tolerates more error on small elements
-// than on large ones, which is how rounding and accumulation errors behave.
-// A NaN or infinity in `got` matches only the same NaN-ness / infinity in
-// `ref` (and then counts as no error); any other mismatch, including
-// different lengths, gives +inf.
 // relative_error() one element at a time, for callers that must not widen
 // whole tensors to double first (ampx run's check of a 1 GiB output).
 class RelativeErrorAccumulator {
@@ -137,6 +129,14 @@ class RelativeErrorAccumulator {
   double max_err_ = 0.0, max_ref_ = 0.0;
 };
 
+// Normwise relative error
+//     max_i |got_i - ref_i| / max(max_i |ref_i|, tiny)
+// with tiny = the smallest normal double, so an all-zero reference demands
+// (nearly) exact zeros. Elementwise it tolerates more error on small elements
+// than on large ones, which is how rounding and accumulation errors behave.
+// A NaN or infinity in `got` matches only the same NaN-ness / infinity in
+// `ref` (and then counts as no error); any other mismatch, including
+// different lengths, gives +inf.
 inline double relative_error(std::span<const double> got, std::span<const double> ref) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   if (got.size() != ref.size()) return inf;
