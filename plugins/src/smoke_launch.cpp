@@ -1,5 +1,7 @@
 #include "smoke_launch.hpp"
 
+#include <ampx/plugins/guard_bytes.hpp>
+
 #include <ampx/half.hpp>
 #include <ampx/opset/tolerances.hpp>
 #include <ampx/plugin_support.hpp>
@@ -12,10 +14,6 @@
 
 namespace ampx::plugins::detail {
 namespace {
-
-// Pattern bytes around every tensor: a multiple of 64 (the host's view
-// alignment), and more than a kernel that miscounts a row or two overruns.
-constexpr uint64_t kGuard = 4096;
 
 struct SmokeNode {
   const char* op;
@@ -35,10 +33,6 @@ const std::vector<SmokeNode>& smoke_nodes() {
 uint64_t elements(const std::vector<int64_t>& dims) {
   return static_cast<uint64_t>(
       plugin_support::element_count(dims.data(), static_cast<int32_t>(dims.size())));
-}
-
-unsigned char pattern(uint64_t i) {
-  return static_cast<unsigned char>((i * 131 + 7) & 0xff);
 }
 
 // Small values exact in every dtype (multiples of 1/8 up to 5/8), of both
@@ -97,16 +91,6 @@ bool failed(const LoadedPlugin& p, ampx_status* s) {
   return true;
 }
 
-// The first byte of `got` outside [begin, end) that differs from the
-// pattern, as "byte N before|after it", or "".
-std::string guard_damage(const std::vector<unsigned char>& got, uint64_t begin, uint64_t end) {
-  for (uint64_t i = begin; i-- > 0;)
-    if (got[i] != pattern(i)) return fmt::format("byte {} before it changed", begin - i);
-  for (uint64_t i = end; i < got.size(); ++i)
-    if (got[i] != pattern(i)) return fmt::format("byte {} after it changed", i - end + 1);
-  return "";
-}
-
 std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s, ampx_dtype dt,
                        opset::ComputeMode mode,
                        const std::function<void(const std::string&)>& stage) {
@@ -143,9 +127,9 @@ std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s
   std::vector<ampx_buffer_view> views;
   std::vector<uint64_t> sizes;
   const auto add = [&](std::vector<unsigned char> bytes) -> bool {
-    const uint64_t size = kGuard + (bytes.size() + 63) / 64 * 64 + kGuard;
+    const uint64_t size = guarded_size(bytes.size());
     std::vector<unsigned char> all(size);
-    for (uint64_t i = 0; i < size; ++i) all[i] = pattern(i);
+    fill_guard(all);
     std::memcpy(all.data() + kGuard, bytes.data(), bytes.size());
     ampx_buffer* b = nullptr;
     if (failed(p, p.guarded("buffer_alloc",
@@ -191,8 +175,9 @@ std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s
       if (got != host[t]) return what + ": wrote into its input " + std::to_string(t);
       continue;
     }
-    const std::string damage = guard_damage(got, kGuard, kGuard + out_bytes);
-    if (!damage.empty()) return what + ": wrote outside its output (" + damage + ")";
+    if (const auto d = find_guard_damage(got, out_bytes))
+      return fmt::format("{}: wrote outside its output (byte {} {} it changed)", what, d->distance,
+                         d->side == GuardDamage::Side::kBefore ? "before" : "after");
     host[t] = std::move(got);
   }
 

@@ -7,6 +7,7 @@
 #include <ampx/plugin_check/run_node.hpp>
 #include <ampx/plugin_support.hpp>
 #include <ampx/plugins/discovery.hpp>
+#include <ampx/plugins/guard_bytes.hpp>
 #include <ampx/plugins/loaded_plugin.hpp>
 #include <ampx/plugins/preflight.hpp>
 #include <ampx/plugins/status.hpp>
@@ -26,6 +27,11 @@ namespace {
 namespace fs = std::filesystem;
 using opset::relative_error;
 using opset::tolerance;
+using plugins::fill_guard;
+using plugins::find_guard_damage;
+using plugins::GuardDamage;
+using plugins::guarded_size;
+using plugins::kGuard;
 using plugins::LoadedPlugin;
 using plugins::PreflightOptions;
 
@@ -170,19 +176,6 @@ double peer_time(const LoadedPlugin* peer, const ampx_node_desc& node,
   }
 }
 
-// Pattern bytes before and after each output: a multiple of 64 (the
-// host's view alignment) and more than a kernel that miscounts a row or two
-// overruns.
-constexpr uint64_t kGuard = 4096;
-
-unsigned char guard_byte(uint64_t i) {
-  return static_cast<unsigned char>((i * 131 + 7) & 0xff);
-}
-
-uint64_t guarded_size(uint64_t bytes) {
-  return kGuard + (bytes + 63) / 64 * 64 + kGuard;
-}
-
 // One case on the plugin, in the child: the answer, then prepare (which
 // must refuse an unsupported node) or a run whose outputs lie at offset
 // kGuard of buffers with pattern bytes around them.
@@ -219,7 +212,7 @@ CaseRun run_case(const LoadedPlugin& p, int32_t device, op_cases::Case& c, bool 
   for (size_t i = 0; i < node.num_outputs; ++i) {
     const uint64_t n = plugin_support::byte_size(node.outputs[i]);
     std::vector<unsigned char> pattern(guarded_size(n));
-    for (uint64_t j = 0; j < pattern.size(); ++j) pattern[j] = guard_byte(j);
+    fill_guard(pattern);
     ampx_buffer* b = h.alloc(device, pattern.size());
     h.check(api.copy_to_device(b, 0, pattern.data(), pattern.size()), "copy_to_device");
     outs.push_back({sizeof(ampx_buffer_view), b, kGuard});
@@ -238,14 +231,13 @@ CaseRun run_case(const LoadedPlugin& p, int32_t device, op_cases::Case& c, bool 
   for (size_t i = 0; i < outs.size(); ++i) {
     std::vector<unsigned char> all(guarded_size(bytes[i]));
     h.check(api.copy_to_host(all.data(), outs[i].buffer, 0, all.size()), "copy_to_host");
-    for (uint64_t j = 0; j < all.size(); ++j) {
-      if (j >= kGuard && j < kGuard + bytes[i]) continue;
-      if (all[j] == guard_byte(j)) continue;
+    if (const auto d = find_guard_damage(all, bytes[i])) {
       r.outcome = CaseRun::Outcome::kError;
-      r.message = j < kGuard ? "wrote before output " + std::to_string(i) + " (byte " +
-                                   std::to_string(kGuard - j) + " before it changed)"
-                             : "wrote past the end of output " + std::to_string(i) + " (byte " +
-                                   std::to_string(j - kGuard - bytes[i] + 1) + " after it changed)";
+      r.message = d->side == GuardDamage::Side::kBefore
+                      ? "wrote before output " + std::to_string(i) + " (byte " +
+                            std::to_string(d->distance) + " before it changed)"
+                      : "wrote past the end of output " + std::to_string(i) + " (byte " +
+                            std::to_string(d->distance) + " after it changed)";
       return r;
     }
     r.outputs.emplace_back(all.begin() + kGuard, all.begin() + kGuard + bytes[i]);
