@@ -9,20 +9,15 @@
 #include <cstring>
 #include <limits>
 
+#include <ampx/opset/dropout_draw.hpp>
+
 #include "common.hpp"
 #include "parallel.hpp"
 
 namespace ampx::reference::detail {
 
 bool dropout_keeps(uint64_t seed, uint64_t index, float ratio) {
-  // splitmix64 of (seed + (index + 1) * golden ratio): a counter-based
-  // generator, so any element can be drawn on its own, on any device.
-  uint64_t z = seed + (index + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  const float u = static_cast<float>(z >> 40) * 0x1p-24f;  // [0, 1), 24 bits
-  return u >= ratio;
+  return opset::dropout_draw(seed, index) >= ratio;
 }
 
 namespace {

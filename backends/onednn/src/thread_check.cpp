@@ -9,6 +9,7 @@
 #include "ampx/half.hpp"
 #include "ampx/host_plugin.hpp"
 #include "ampx/opset/catalogue.hpp"
+#include "ampx/opset/dropout_draw.hpp"
 
 namespace ampx::onednn {
 namespace {
@@ -22,14 +23,10 @@ Words words_for(uint64_t bytes) {
   return Words(static_cast<size_t>(bytes / 8 + 1));
 }
 
-// A draw in [0.5, 1.5) for element i of input `slot`: splitmix64's
-// finaliser, the same on every machine.
+// A draw in [0.5, 1.5) for element i of input `slot`: the op set's
+// dropout draw, the same on every machine.
 float draw(uint64_t slot, uint64_t i) {
-  uint64_t z = (slot << 40) + (i + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return 0.5f + static_cast<float>(z >> 40) * 0x1p-24f;
+  return 0.5f + opset::dropout_draw(slot << 40, i);
 }
 
 // Fills a float tensor with draws; false for other dtypes.
