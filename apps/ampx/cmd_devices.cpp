@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include <fmt/format.h>
+#include <ampx/opset/tolerances.hpp>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -27,7 +28,7 @@ struct DevicesOptions {
 
 // The compute mode of a plugin's f16 kernels, as plugin-check names it.
 const char* accumulation_name(const plugins::PluginRecord& p) {
-  return p.f16_accumulation == AMPX_ACCUMULATE_F16 ? "f16-accumulate" : "f32-accumulate";
+  return opset::compute_mode_name(opset::compute_mode_of(p.f16_accumulation));
 }
 
 int run_devices(const GlobalOptions& global, const DevicesOptions& opts) {

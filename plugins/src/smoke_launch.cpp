@@ -200,9 +200,7 @@ std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s
 
 std::string smoke_launch(const LoadedPlugin& p,
                          const std::function<void(const std::string&)>& stage) {
-  const opset::ComputeMode mode = p.f16_accumulation() == AMPX_ACCUMULATE_F16
-                                      ? opset::ComputeMode::kF16Accumulate
-                                      : opset::ComputeMode::kF32Accumulate;
+  const opset::ComputeMode mode = opset::compute_mode_of(p.f16_accumulation());
   const auto devices = static_cast<int32_t>(p.device_props().size());
   for (int32_t d = 0; d < devices; ++d)
     for (ampx_dtype dt : {AMPX_DTYPE_F32, AMPX_DTYPE_F16, AMPX_DTYPE_BF16})

@@ -441,9 +441,7 @@ CheckReport check_plugin(const fs::path& file, const CheckOptions& o) {
     report.compute_mode = *o.compute_mode;
     report.compute_mode_source = "command-line";
   } else if (s.declares_numerics) {
-    report.compute_mode = s.f16_accumulation == AMPX_ACCUMULATE_F16
-                              ? opset::ComputeMode::kF16Accumulate
-                              : opset::ComputeMode::kF32Accumulate;
+    report.compute_mode = opset::compute_mode_of(s.f16_accumulation);
     report.compute_mode_source = "plugin";
   }
   report.abi.push_back({"entry symbol, ABI version, table size and required members", true,

@@ -33,6 +33,12 @@ inline const char* compute_mode_name(ComputeMode m) {
   return m == ComputeMode::kF16Accumulate ? "f16-accumulate" : "f32-accumulate";
 }
 
+// The compute mode a plugin declares for its f16 kernels (its numerics).
+inline ComputeMode compute_mode_of(ampx_accumulation f16_accumulation) {
+  return f16_accumulation == AMPX_ACCUMULATE_F16 ? ComputeMode::kF16Accumulate
+                                                 : ComputeMode::kF32Accumulate;
+}
+
 // Max allowed relative_error() of a kernel output against its f64 reference.
 inline double tolerance(ampx_dtype dt, ComputeMode mode = ComputeMode::kF32Accumulate) {
   if (dt == AMPX_DTYPE_F16 && mode == ComputeMode::kF16Accumulate) {
