@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "onnx_ops.hpp"
@@ -47,6 +48,22 @@ std::string count_text(int64_t n) {
   return n >= kSaturated ? fmt::format("more than {}", kSaturated) : fmt::format("{}", n);
 }
 
+// The bytes of one i64 or i32 element as an integer; nullopt for other
+// dtypes or sizes.
+std::optional<int64_t> int_scalar(DType dtype, std::span<const std::byte> bytes) {
+  if (dtype == DType::kI64 && bytes.size() == 8) {
+    int64_t v = 0;
+    std::memcpy(&v, bytes.data(), 8);
+    return v;
+  }
+  if (dtype == DType::kI32 && bytes.size() == 4) {
+    int32_t v = 0;
+    std::memcpy(&v, bytes.data(), 4);
+    return v;
+  }
+  return std::nullopt;
+}
+
 // An integer scalar held by a TensorProto (an initializer or a Constant's
 // value), read only when it has one element.
 std::optional<int64_t> one_int(Importer& im, const onnx::TensorProto& t) {
@@ -55,16 +72,7 @@ std::optional<int64_t> one_int(Importer& im, const onnx::TensorProto& t) {
   if (count != 1) return std::nullopt;
   try {
     const TensorData d = read_tensor(t, im.base_dir(), im.where_tensor(t.name()), 64);
-    if (d.type.dtype == DType::kI64 && d.bytes.size() == 8) {
-      int64_t v = 0;
-      std::memcpy(&v, d.bytes.data(), 8);
-      return v;
-    }
-    if (d.type.dtype == DType::kI32 && d.bytes.size() == 4) {
-      int32_t v = 0;
-      std::memcpy(&v, d.bytes.data(), 4);
-      return v;
-    }
+    return int_scalar(d.type.dtype, d.bytes);
   } catch (const std::exception&) {  // a malformed tensor fails when it is converted
   }
   return std::nullopt;
@@ -90,12 +98,7 @@ std::optional<int64_t> static_trips(Importer& im, const std::string& name,
   if (v == kNone || element_count(im.type(v).shape) != 1) return std::nullopt;
   const ConstantData known = im.known_value(v);
   if (!known) return std::nullopt;
-  if (im.type(v).dtype == DType::kI64 && known->size() == 8) {
-    int64_t m = 0;
-    std::memcpy(&m, known->data(), 8);
-    return m;
-  }
-  return std::nullopt;
+  return int_scalar(im.type(v).dtype, *known);
 }
 
 // The nodes converting `g` adds at most, as far as is known before
