@@ -15,6 +15,10 @@ bool same_tensor(const memory::desc& a, const memory::desc& b) {
   return a.dims() == b.dims() && a.data_type() == b.data_type();
 }
 
+bool plain_layout(const memory::desc& md) {
+  return md == memory::desc(md.dims(), md.data_type(), dense_strides(md.dims()));
+}
+
 }  // namespace
 
 PrimitiveKernel::PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePlan& plan,
@@ -167,6 +171,10 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
   const bool blocked = layouts.enabled();
   pre_.clear();
   post_.clear();
+  // Round trips (LayoutStore::round_trip_source): whether a plain input was
+  // a blocked value, handed on to the plain outputs.
+  bool from_blocked = false;
+  plain_outputs_.clear();
   for (Slot& s : p.slots) {
     const bool reordered = s.want_md != s.user_md;
     if (!s.output) {
@@ -192,9 +200,12 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
         layouts.before_read(ptr, s.bytes);
       }
       s.user.set_data_handle(ptr);
+      const bool source = blocked && layouts.round_trip_source(ptr, s.bytes);
+      from_blocked = from_blocked || source;
       if (reordered) {
         pre_.push_back({&s.convert, s.user, s.staged});
         layouts.count_launch_reorder();
+        if (source && !plain_layout(s.want_md)) layouts.count_round_trip();
       }
       p.args[s.dnnl_arg] = reordered ? s.staged : s.user;
     } else {
@@ -205,7 +216,10 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
         continue;
       }
       // A staged output's other copies are the glue's business (after the run).
-      if (!staged) layouts.before_write(ptr, s.bytes);
+      if (!staged) {
+        layouts.before_write(ptr, s.bytes);
+        plain_outputs_.emplace_back(ptr, s.bytes);
+      }
       s.user.set_data_handle(ptr);
       if (reordered) {
         post_.push_back({&s.convert, s.staged, s.user});
@@ -214,6 +228,8 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
       p.args[s.dnnl_arg] = reordered ? s.staged : s.user;
     }
   }
+  if (from_blocked)
+    for (const auto& [ptr, bytes] : plain_outputs_) layouts.mark_round_trip_source(ptr, bytes);
   if (p.scratch_bytes > 0) p.scratch.set_data_handle(ctx_->scratchpad(p.scratch_bytes));
   ctx_->launch(
       [&] {

@@ -100,6 +100,7 @@ class PrimitiveKernel final : public host_plugin::HostCopyKernel {
   std::unique_ptr<Prepared> main_;
   std::vector<std::pair<memory::desc, std::unique_ptr<Prepared>>> variants_;
   std::vector<Conversion> pre_, post_;  // per launch, kept for their capacity
+  std::vector<std::pair<void*, uint64_t>> plain_outputs_;  // per launch, likewise
   // PrimitivePlan::then_add, prepared, and its constant operand.
   dnnl::primitive then_;
   dnnl::memory then_operand_;
