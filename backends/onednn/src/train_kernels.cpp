@@ -427,46 +427,76 @@ MaxPoolGradPds maxpool_grad_pds(const ps::NodeView& v, const dnnl::engine& eng) 
   return p;
 }
 
+struct MaxPoolGradVariant {
+  Step fwd, bwd;
+  Port x, dy, dx;
+  dnnl::memory y, ws;
+};
+
 // dX of a max pool: oneDNN's backward routes each window's dY to the cell
 // recorded in the forward's workspace (the first maximum), so the forward
 // runs again here, in forward_training, only for that workspace; its output
-// is discarded.
-class MaxPoolGradKernel final : public MultiStepKernel {
+// is discarded. In the layout of X's shadow where it has one (the ReLU
+// before the pool), so that dX reaches the ReLU's backward in it.
+class MaxPoolGradKernel final : public LayoutFollowingKernel<MaxPoolGradVariant> {
  public:
   MaxPoolGradKernel(std::shared_ptr<Context> ctx, const ps::NodeView& v, int threads)
-      : MultiStepKernel(std::move(ctx), v, threads) {
-    const MaxPoolGradPds p = maxpool_grad_pds(v, eng());
-    fwd_ = step(p.fwd);
-    bwd_ = step(p.bwd);
-    x_ = in_port(1, dense_md(v.input(1)), p.fwd.src_desc());
-    dy_ = in_port(0, dense_md(v.input(0)), p.bwd.diff_dst_desc());
-    dx_ = out_port(0, dense_md(v.output(0)), p.bwd.diff_src_desc());
-    y_ = dnnl::memory(p.fwd.dst_desc(), eng());
-    ws_ = dnnl::memory(p.fwd.workspace_desc(), eng());
+      : LayoutFollowingKernel(std::move(ctx), v, threads),
+        x_md_(dense_md(v.input(1))),
+        y_md_(dense_md(v.input(0))),
+        geometry_(pool_grad_geometry(v, dims_of(v.input(1)), dims_of(v.input(0)))),
+        plain_pds_(maxpool_grad_pds(v, eng())) {
+    init(x_md_);
   }
 
  private:
+  std::unique_ptr<MaxPoolGradVariant> make_variant(const memory::desc& data,
+                                                   int threads) override {
+    MaxPoolGradPds p = plain_pds_;
+    if (data != x_md_) {
+      const memory::desc y = same_layout(data, y_md_.dims());
+      p.fwd = pool_grad_forward_pd(geometry_, data, y, eng());
+      p.bwd = pool_grad_backward_pd(geometry_, p.fwd, data, y, eng());
+      if (is_reference_impl(p.fwd) || is_reference_impl(p.bwd)) return nullptr;
+    }
+    auto v = std::make_unique<MaxPoolGradVariant>();
+    ctx().run(
+        [&] {
+          v->fwd = step(p.fwd, threads);
+          v->bwd = step(p.bwd, threads);
+          v->x = in_port(1, x_md_, p.fwd.src_desc());
+          v->dy = in_port(0, y_md_, p.bwd.diff_dst_desc());
+          v->dx = out_port(0, x_md_, p.bwd.diff_src_desc());
+          v->y = dnnl::memory(p.fwd.dst_desc(), eng());
+          v->ws = dnnl::memory(p.fwd.workspace_desc(), eng());
+        },
+        threads);
+    return v;
+  }
   void bind(std::span<const void* const> in, std::span<void* const> out,
             std::span<const bool> staged, Binding& b) override {
-    x_.bind_in(in[1], b);
-    dy_.bind_in(in[0], b);
-    dx_.bind_out(out[0], staged[0], b);
+    v_ = &follow(in, {1});
+    v_->x.bind_in(in[1], b);
+    v_->dy.bind_in(in[0], b);
+    v_->dx.bind_out(out[0], staged[0], b);
   }
   void launch(dnnl::stream& s, void* scratch, std::span<const void* const>,
               std::span<void* const>) override {
-    fwd_.execute(s, {{DNNL_ARG_SRC, x_.in(s)}, {DNNL_ARG_DST, y_}, {DNNL_ARG_WORKSPACE, ws_}},
-                 scratch);
-    bwd_.execute(s,
-                 {{DNNL_ARG_DIFF_DST, dy_.in(s)},
-                  {DNNL_ARG_WORKSPACE, ws_},
-                  {DNNL_ARG_DIFF_SRC, dx_.out()}},
-                 scratch);
-    dx_.flush(s);
+    MaxPoolGradVariant& v = *v_;
+    v.fwd.execute(s, {{DNNL_ARG_SRC, v.x.in(s)}, {DNNL_ARG_DST, v.y}, {DNNL_ARG_WORKSPACE, v.ws}},
+                  scratch);
+    v.bwd.execute(s,
+                  {{DNNL_ARG_DIFF_DST, v.dy.in(s)},
+                   {DNNL_ARG_WORKSPACE, v.ws},
+                   {DNNL_ARG_DIFF_SRC, v.dx.out()}},
+                  scratch);
+    v.dx.flush(s);
   }
 
-  Step fwd_, bwd_;
-  Port x_, dy_, dx_;
-  dnnl::memory y_, ws_;
+  memory::desc x_md_, y_md_;
+  PoolGradGeometry geometry_;
+  MaxPoolGradPds plain_pds_;
+  MaxPoolGradVariant* v_ = nullptr;
 };
 
 // ---------------------------------------------------------- BatchNormTraining
