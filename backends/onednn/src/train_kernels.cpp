@@ -450,8 +450,7 @@ class MaxPoolGradKernel final : public LayoutFollowingKernel<MaxPoolGradVariant>
   }
 
  private:
-  std::unique_ptr<MaxPoolGradVariant> make_variant(const memory::desc& data,
-                                                   int threads) override {
+  std::unique_ptr<MaxPoolGradVariant> make_variant(const memory::desc& data, int threads) override {
     MaxPoolGradPds p = plain_pds_;
     if (data != x_md_) {
       const memory::desc y = same_layout(data, y_md_.dims());
@@ -506,8 +505,7 @@ dnnl::batch_normalization_forward::primitive_desc bn_training_pd(const memory::d
                                                                  const dnnl::engine& eng,
                                                                  float eps) {
   return dnnl::batch_normalization_forward::primitive_desc(
-      dnnl::batch_normalization_forward::desc(prop_kind::forward_training, data, eps,
-                                              kScaleShift),
+      dnnl::batch_normalization_forward::desc(prop_kind::forward_training, data, eps, kScaleShift),
       plan_attr(), eng);
 }
 
@@ -536,8 +534,7 @@ class BatchNormTrainingKernel final : public LayoutFollowingKernel<BnTrainingVar
   }
 
  private:
-  std::unique_ptr<BnTrainingVariant> make_variant(const memory::desc& data,
-                                                  int threads) override {
+  std::unique_ptr<BnTrainingVariant> make_variant(const memory::desc& data, int threads) override {
     auto v = std::make_unique<BnTrainingVariant>();
     ctx().run(
         [&] {
@@ -614,8 +611,7 @@ struct BatchNormGradPds {
 BatchNormGradPds bn_grad_pds(const memory::desc& data, const dnnl::engine& eng) {
   BatchNormGradPds p{bn_training_pd(data, eng, 0.0f), {}};
   p.bwd = dnnl::batch_normalization_backward::primitive_desc(
-      dnnl::batch_normalization_backward::desc(prop_kind::backward, data, data, 0.0f,
-                                               kScaleShift),
+      dnnl::batch_normalization_backward::desc(prop_kind::backward, data, data, 0.0f, kScaleShift),
       plan_attr(), eng, p.fwd);
   return p;
 }
@@ -868,8 +864,8 @@ PrimitivePlan plan_multi_primitive_training_op(const ps::NodeView& v, const dnnl
     const MaxPoolGradPds q = maxpool_grad_pds(v, eng);
     p.pd = decisive(q.fwd, q.bwd);
   } else if (op == "BatchNormTraining") {
-    p.pd = bn_training_pd(dense_md(v.input(0)), eng,
-                          static_cast<float>(v.get_float("epsilon", 1e-5)));
+    p.pd =
+        bn_training_pd(dense_md(v.input(0)), eng, static_cast<float>(v.get_float("epsilon", 1e-5)));
   } else if (op == "BatchNormGrad") {
     const BatchNormGradPds q = bn_grad_pds(bn_grad_data(v), eng);
     p.pd = q.bwd;
