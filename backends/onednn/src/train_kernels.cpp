@@ -333,6 +333,8 @@ class LayoutFollowingKernel : public MultiStepKernel {
           v = checked(std::move(v), md);
       } catch (const dnnl::error&) {
         v.reset();
+      } catch (const NoPrimitive&) {  // same_layout(): a layout it does not know
+        v.reset();
       }
     }
     variants_.emplace_back(md, std::move(v));
@@ -451,16 +453,21 @@ class MaxPoolGradKernel final : public LayoutFollowingKernel<MaxPoolGradVariant>
 
  private:
   std::unique_ptr<MaxPoolGradVariant> make_variant(const memory::desc& data, int threads) override {
-    MaxPoolGradPds p = plain_pds_;
-    if (data != x_md_) {
-      const memory::desc y = same_layout(data, y_md_.dims());
-      p.fwd = pool_grad_forward_pd(geometry_, data, y, eng());
-      p.bwd = pool_grad_backward_pd(geometry_, p.fwd, data, y, eng());
-      if (is_reference_impl(p.fwd) || is_reference_impl(p.bwd)) return nullptr;
-    }
     auto v = std::make_unique<MaxPoolGradVariant>();
+    // The descriptors too under `threads`: oneDNN's jit pooling fixes its
+    // work split when the descriptor is made.
     ctx().run(
         [&] {
+          MaxPoolGradPds p = plain_pds_;
+          if (data != x_md_) {
+            const memory::desc y = same_layout(data, y_md_.dims());
+            p.fwd = pool_grad_forward_pd(geometry_, data, y, eng());
+            p.bwd = pool_grad_backward_pd(geometry_, p.fwd, data, y, eng());
+            if (is_reference_impl(p.fwd) || is_reference_impl(p.bwd)) {
+              v.reset();
+              return;
+            }
+          }
           v->fwd = step(p.fwd, threads);
           v->bwd = step(p.bwd, threads);
           v->x = in_port(1, x_md_, p.fwd.src_desc());
