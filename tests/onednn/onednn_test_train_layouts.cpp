@@ -303,11 +303,11 @@ TEST(OnednnBlockedBatchNorm, SameBitsAtEveryThreadCount) {
   const auto want = c1.read();
   for (const Plugin* p : {&two, &three}) {
     BnChain c(*p, AMPX_DTYPE_F32, x, 32);
-    const long long checked = note_number(*p, "checked ");
+    const long long checked = note_number(*p, "checked "), pinned = note_number(*p, "pinned ");
     c.run();
-    std::cout << "[ threads  ] blocked BatchNorm variants checked: "
-              << note_number(*p, "checked ") - checked << ", " << plugin_note(*p).substr(0, 40)
-              << "\n";
+    std::cout << "[ threads  ] blocked BatchNorm variants at " << plugin_note(*p).substr(0, 40)
+              << "...: checked " << note_number(*p, "checked ") - checked << ", pinned "
+              << note_number(*p, "pinned ") - pinned << "\n";
     EXPECT_GE(note_number(*p, "checked "), checked + 2) << plugin_note(*p);
     const auto got = c.read();
     for (int i = 0; i < BnChain::kOutputs; ++i) {
