@@ -54,13 +54,11 @@ class Port {
       : ctx_(&ctx),
         want_(want == memory::desc() ? user : want),
         bytes_(bytes),
-        user_(user, ctx.engine(), DNNL_MEMORY_NONE),
-        output_(output) {
+        user_(user, ctx.engine(), DNNL_MEMORY_NONE) {
     if (want_ == user) return;
     staged_ = dnnl::memory(want_, ctx.engine());  // library-allocated, kept between runs
     convert_ = output ? dnnl::reorder(staged_, user_) : dnnl::reorder(user_, staged_);
   }
-  const memory::desc& want() const noexcept { return want_; }
 
   // Before the launch, outside the stream's run: where the primitive's
   // memory comes from.
@@ -137,7 +135,6 @@ class Port {
   dnnl::reorder convert_;
   memory::desc shadow_md_;  // the layout from_shadow_ was made for
   dnnl::reorder from_shadow_;
-  bool output_ = false;
   // This launch's binding.
   dnnl::memory from_, mem_;
   dnnl::reorder* pending_ = nullptr;
