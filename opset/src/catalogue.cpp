@@ -8,11 +8,14 @@ constexpr AttrDef kConvAttrs[] = {
     {"dilations", AMPX_ATTR_INTS, false},       {"group", AMPX_ATTR_INT, false},
     {"activation", AMPX_ATTR_STRING, false},    {"activation_alpha", AMPX_ATTR_FLOAT, false},
     {"activation_beta", AMPX_ATTR_FLOAT, false}};
-constexpr AttrDef kGemmAttrs[] = {
-    {"alpha", AMPX_ATTR_FLOAT, false},          {"beta", AMPX_ATTR_FLOAT, false},
-    {"transA", AMPX_ATTR_INT, false},           {"transB", AMPX_ATTR_INT, false},
-    {"activation", AMPX_ATTR_STRING, false},    {"activation_alpha", AMPX_ATTR_FLOAT, false},
-    {"activation_beta", AMPX_ATTR_FLOAT, false}};
+constexpr AttrDef kGemmAttrs[] = {{"alpha", AMPX_ATTR_FLOAT, false},
+                                  {"beta", AMPX_ATTR_FLOAT, false},
+                                  {"transA", AMPX_ATTR_INT, false},
+                                  {"transB", AMPX_ATTR_INT, false},
+                                  {"activation", AMPX_ATTR_STRING, false},
+                                  {"activation_alpha", AMPX_ATTR_FLOAT, false},
+                                  {"activation_beta", AMPX_ATTR_FLOAT, false},
+                                  {"bias_gradient", AMPX_ATTR_INT, false}};
 // The fused epilogue of a contraction (docs/OPS.md, "Fused epilogues").
 constexpr AttrDef kMatMulAttrs[] = {{"activation", AMPX_ATTR_STRING, false},
                                     {"activation_alpha", AMPX_ATTR_FLOAT, false},
@@ -80,11 +83,10 @@ constexpr AttrDef kResizeAttrs[] = {{"sizes", AMPX_ATTR_INTS, true},
                                     {"nearest_mode", AMPX_ATTR_STRING, false}};
 
 // Training ops (docs/OPS.md, "Training ops").
-constexpr AttrDef kConvGradWeightAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
-                                            {"strides", AMPX_ATTR_INTS, false},
-                                            {"pads", AMPX_ATTR_INTS, false},
-                                            {"dilations", AMPX_ATTR_INTS, false},
-                                            {"group", AMPX_ATTR_INT, false}};
+constexpr AttrDef kConvGradWeightAttrs[] = {
+    {"kernel_shape", AMPX_ATTR_INTS, true}, {"strides", AMPX_ATTR_INTS, false},
+    {"pads", AMPX_ATTR_INTS, false},        {"dilations", AMPX_ATTR_INTS, false},
+    {"group", AMPX_ATTR_INT, false},        {"bias_gradient", AMPX_ATTR_INT, false}};
 constexpr AttrDef kAvgPoolGradAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
                                          {"strides", AMPX_ATTR_INTS, false},
                                          {"pads", AMPX_ATTR_INTS, false},

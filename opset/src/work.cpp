@@ -47,7 +47,9 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
     } else if (op == "Gemm" && n_in >= 2 && v.input(0).rank == 2) {
       const ampx_tensor_desc& a = v.input(0);
       const int64_t k = v.get_int("transA", 0) ? a.dims[0] : a.dims[1];
-      w.flops = 2 * out_elems * static_cast<double>(k) + out_elems;
+      const double y = product(v.output(0), 0);
+      w.flops = 2 * y * static_cast<double>(k) + y;
+      if (v.num_outputs() > 1) w.flops += product(a, 0);  // bias_gradient: a sum over A
     } else if ((op == "LSTM" || op == "GRU" || op == "RNN") && n_in >= 3 && v.input(0).rank == 3 &&
                v.input(1).rank == 3) {
       // X·W and H·R for every step, direction and gate: T·N·D·G·(I + H).
@@ -56,8 +58,10 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
                 product(v.input(1), 0) / std::max<double>(1, static_cast<double>(x.dims[2])) *
                 static_cast<double>(x.dims[2] + r.dims[2]);
     } else if (op == "Conv2dGradWeight" && n_in >= 2 && v.input(0).rank == 4) {
-      w.flops = 2 * out_elems * product(v.input(0), 0) /
+      // dW's multiply-adds, and one add per dY element for the optional dB.
+      w.flops = 2 * product(v.output(0), 0) * product(v.input(0), 0) /
                 std::max(1.0, static_cast<double>(v.input(0).dims[1]));
+      if (v.num_outputs() > 1) w.flops += product(v.input(0), 0);
     } else if (op == "MaxPool" || op == "AveragePool" || op == "MaxPoolGrad" ||
                op == "AveragePoolGrad") {
       double k = 1;
