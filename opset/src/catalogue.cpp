@@ -8,14 +8,11 @@ constexpr AttrDef kConvAttrs[] = {
     {"dilations", AMPX_ATTR_INTS, false},       {"group", AMPX_ATTR_INT, false},
     {"activation", AMPX_ATTR_STRING, false},    {"activation_alpha", AMPX_ATTR_FLOAT, false},
     {"activation_beta", AMPX_ATTR_FLOAT, false}};
-constexpr AttrDef kGemmAttrs[] = {{"alpha", AMPX_ATTR_FLOAT, false},
-                                  {"beta", AMPX_ATTR_FLOAT, false},
-                                  {"transA", AMPX_ATTR_INT, false},
-                                  {"transB", AMPX_ATTR_INT, false},
-                                  {"activation", AMPX_ATTR_STRING, false},
-                                  {"activation_alpha", AMPX_ATTR_FLOAT, false},
-                                  {"activation_beta", AMPX_ATTR_FLOAT, false},
-                                  {"bias_gradient", AMPX_ATTR_INT, false}};
+constexpr AttrDef kGemmAttrs[] = {
+    {"alpha", AMPX_ATTR_FLOAT, false},          {"beta", AMPX_ATTR_FLOAT, false},
+    {"transA", AMPX_ATTR_INT, false},           {"transB", AMPX_ATTR_INT, false},
+    {"activation", AMPX_ATTR_STRING, false},    {"activation_alpha", AMPX_ATTR_FLOAT, false},
+    {"activation_beta", AMPX_ATTR_FLOAT, false}};
 // The fused epilogue of a contraction (docs/OPS.md, "Fused epilogues").
 constexpr AttrDef kMatMulAttrs[] = {{"activation", AMPX_ATTR_STRING, false},
                                     {"activation_alpha", AMPX_ATTR_FLOAT, false},

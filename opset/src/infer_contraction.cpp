@@ -93,17 +93,7 @@ Outputs infer_contraction(const Node& c, std::string_view op) {
                      "x" + std::to_string(nn) + "]");
     }
     check_activation(c);
-    // bias_gradient = 1: the weight-gradient form dW = dY^T·X (A = dY,
-    // B = X) adds dB [M], the sum of dY over its rows: a dense layer's
-    // bias gradient, made in the same pass (fusion.cpp merges it).
-    const int64_t bias = c.v.get_int("bias_gradient", 0);
-    AMPX_CHECK(bias == 0 || bias == 1,
-               "attribute 'bias_gradient' = " + std::to_string(bias) + " must be 0 or 1");
-    if (bias == 0) return std::vector<TensorSpec>{{x.dtype, {m, nn}}};
-    AMPX_CHECK(n == 2 && ta && !tb && c.v.get_float("alpha", 1.0) == 1.0 &&
-                   c.v.get_string("activation", "none") == "none",
-               "bias_gradient needs transA = 1, transB = 0, alpha = 1, no C and no activation");
-    return std::vector<TensorSpec>{{x.dtype, {m, nn}}, {x.dtype, {m}}};
+    return std::vector<TensorSpec>{{x.dtype, {m, nn}}};
   }
   if (op == "ConvTranspose") {
     const auto& w = in[1];

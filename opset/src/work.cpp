@@ -47,9 +47,7 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
     } else if (op == "Gemm" && n_in >= 2 && v.input(0).rank == 2) {
       const ampx_tensor_desc& a = v.input(0);
       const int64_t k = v.get_int("transA", 0) ? a.dims[0] : a.dims[1];
-      const double y = product(v.output(0), 0);
-      w.flops = 2 * y * static_cast<double>(k) + y;
-      if (v.num_outputs() > 1) w.flops += product(a, 0);  // bias_gradient: a sum over A
+      w.flops = 2 * out_elems * static_cast<double>(k) + out_elems;
     } else if ((op == "LSTM" || op == "GRU" || op == "RNN") && n_in >= 3 && v.input(0).rank == 3 &&
                v.input(1).rank == 3) {
       // X·W and H·R for every step, direction and gate: T·N·D·G·(I + H).

@@ -221,15 +221,6 @@ class GemmKernel final : public CpuKernel {
       std::fill_n(g.C, g.M * g.N, T(0));
     }
     gemm(g, max_threads());
-    // bias_gradient: out[1][m] = the sum over k of op(A)[m, k], in double.
-    if (out.size() > 1) {
-      auto* db = static_cast<T*>(out[1]);
-      for (int64_t i = 0; i < g.M; ++i) {
-        double acc = 0.0;
-        for (int64_t k = 0; k < g.K; ++k) acc += static_cast<double>(g.A[i * g.rsA + k * g.csA]);
-        db[i] = static_cast<T>(acc);
-      }
-    }
   }
 
  private:
@@ -361,8 +352,7 @@ std::unique_ptr<CpuKernel> make_matmul(Ctx& c) {
 }
 
 std::unique_ptr<CpuKernel> make_gemm(Ctx& c) {
-  const bool bias_gradient = c.v.get_int("bias_gradient", 0) != 0;
-  c.arity(2, 3, bias_gradient ? 2 : 1);
+  c.arity(2, 3, 1);
   c.rank(c.in[0], "input A", 2);
   c.rank(c.in[1], "input B", 2);
   const int64_t ta = c.v.get_int("transA", 0), tb = c.v.get_int("transB", 0);
@@ -401,7 +391,6 @@ std::unique_ptr<CpuKernel> make_gemm(Ctx& c) {
     ccs = full[1] == 1 ? 0 : 1;
   }
   c.dims(c.out[0], "output", {g.M, g.N});
-  if (bias_gradient) c.dims(c.out[1], "bias gradient", {g.M});
   return with_activation(typed<GemmKernel>(c, g, c.in.size() == 3, crs, ccs), c);
 }
 

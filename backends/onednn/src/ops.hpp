@@ -58,16 +58,12 @@ PrimitivePlan plan_later_op(const NodeView& v, const dnnl::engine& eng);
 // ops_backward.cpp: the training ops that are one backward primitive each:
 // ReluGrad, SigmoidGrad, TanhGrad, GeluGrad, ClipGrad (eltwise_backward),
 // SoftmaxGrad (softmax_backward), Conv2dGradWeight
-// (convolution_backward_weights), AveragePoolGrad (pooling_v2_backward), and
-// Gemm's bias_gradient form (inner_product_backward_weights). The
+// (convolution_backward_weights), AveragePoolGrad (pooling_v2_backward). The
 // others (MaxPoolGrad, BatchNormTraining, BatchNormGrad, LayerNormGrad) take
 // several steps: train_kernels.hpp.
 PrimitivePlan plan_eltwise_grad(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_softmax_grad(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_conv_grad_weight(const NodeView& v, const dnnl::engine& eng);
-// Gemm with bias_gradient (dW = dY^T·X and dB = the sum of dY's rows,
-// docs/OPS.md) on inner_product_backward_weights, whose diff_bias is dB.
-PrimitivePlan plan_gemm_grad_weight(const NodeView& v, const dnnl::engine& eng);
 PrimitivePlan plan_avgpool_grad(const NodeView& v, const dnnl::engine& eng);
 
 // The window geometry of MaxPoolGrad / AveragePoolGrad (X [N,C,H,W] dims

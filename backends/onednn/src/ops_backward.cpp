@@ -1,9 +1,8 @@
 // The training ops that are one oneDNN backward primitive each (docs/OPS.md
 // "Training ops"): ReluGrad, SigmoidGrad, TanhGrad, GeluGrad, ClipGrad
 // (eltwise_backward), SoftmaxGrad (softmax_backward), Conv2dGradWeight
-// (convolution_backward_weights, with diff_bias for bias_gradient), Gemm's
-// bias_gradient form (inner_product_backward_weights) and AveragePoolGrad
-// (pooling_v2_backward).
+// (convolution_backward_weights, with diff_bias for bias_gradient) and
+// AveragePoolGrad (pooling_v2_backward).
 // oneDNN's backward descriptors need a forward primitive descriptor as a
 // hint: one is made here with prop_kind::forward_training and dropped.
 #include <cmath>
@@ -139,33 +138,6 @@ PrimitivePlan plan_conv_grad_weight(const NodeView& v, const dnnl::engine& eng) 
             {DNNL_ARG_SRC, false, 1, dense_md(x)},
             {DNNL_ARG_DIFF_WEIGHTS, true, 0, dense_md(w_dims, dt)}};
   if (v.num_outputs() > 1) p.args.push_back({DNNL_ARG_DIFF_BIAS, true, 1, dense_md(v.output(1))});
-  return p;
-}
-
-PrimitivePlan plan_gemm_grad_weight(const NodeView& v, const dnnl::engine& eng) {
-  // A = dY [MB, OC], B = X [MB, IC] -> dW [OC, IC], dB [OC] (opset: transA
-  // = 1, transB = 0, alpha = 1, no C): the inner product's backward
-  // weights, whose weights are [OC, IC] as dW is.
-  const ampx_tensor_desc &dy = v.input(0), &x = v.input(1), &dw = v.output(0);
-  const memory::data_type dt = to_dnnl(x.dtype);
-  const dims_t xd = dims_of(x), dyd = dims_of(dy), dwd = dims_of(dw);
-  // As the convolution's: oneDNN picks the layouts, the kernel reorders.
-  const memory::desc x_any(xd, dt, memory::format_tag::any);
-  const memory::desc w_any(dwd, dt, memory::format_tag::any);
-  const memory::desc y_any(dyd, dt, memory::format_tag::any);
-  const memory::desc b_md = dense_md(v.output(1));
-  const dnnl::inner_product_forward::primitive_desc hint(
-      dnnl::inner_product_forward::desc(prop_kind::forward_training, x_any, w_any, b_md, y_any),
-      plan_attr(), eng);
-  PrimitivePlan p;
-  p.pd = dnnl::inner_product_backward_weights::primitive_desc(
-      dnnl::inner_product_backward_weights::desc(x_any, w_any, b_md, y_any), plan_attr(), eng,
-      hint);
-  // A batch sum, as the convolution's: thread_check.hpp checks its bits.
-  p.args = {{DNNL_ARG_DIFF_DST, false, 0, dense_md(dy)},
-            {DNNL_ARG_SRC, false, 1, dense_md(x)},
-            {DNNL_ARG_DIFF_WEIGHTS, true, 0, dense_md(dw)},
-            {DNNL_ARG_DIFF_BIAS, true, 1, b_md}};
   return p;
 }
 

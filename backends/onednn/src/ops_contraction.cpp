@@ -233,7 +233,6 @@ PrimitivePlan plan_gemm_as(const NodeView& v, const dnnl::engine& eng, bool allo
 // bias shapes (a full [M,N] one goes to ref:any), so when that lands on a
 // reference implementation the binary post-op form is tried too.
 PrimitivePlan plan_gemm(const NodeView& v, const dnnl::engine& eng) {
-  if (v.get_int("bias_gradient", 0) != 0) return plan_gemm_grad_weight(v, eng);
   PrimitivePlan p = plan_gemm_as(v, eng, true);
   if (v.num_inputs() > 2 && is_reference_impl(p.pd)) {
     try {

@@ -75,10 +75,9 @@ class Fuser {
     for (NodeId id : order) {
       if (absorbed_[static_cast<size_t>(id)]) continue;
       const OpType op = work_.node(id).op;
-      // A weight gradient whose bias sum it takes has nothing else to fuse.
-      auto group = fuse_bias_gradient(id);
-      if (!group)
-        group = is_contraction(op) || op == OpType::kBatchNorm ? fuse_from(id) : fuse_hardswish(id);
+      auto group = op == OpType::kConv2dGradWeight                  ? fuse_bias_gradient(id)
+                   : is_contraction(op) || op == OpType::kBatchNorm ? fuse_from(id)
+                                                                    : fuse_hardswish(id);
       if (group) groups.push_back(std::move(*group));
     }
     return {emit(order), std::move(groups)};
@@ -311,82 +310,50 @@ class Fuser {
     return FusedGroup{g.name, {m.name}};
   }
 
-  // Autodiff's weight and bias gradients of a biased layer
-  // (grad_rules_nn.cpp) read the same dY: Conv2dGradWeight(dY, X) beside
-  // ReduceSum(dY, axes {0, 2, 3}), and a dense layer's Gemm(dY, X, transA
-  // = 1) beside ReduceSum(dY, axes {0}, keepdims 1) -> Reshape [M] (sum_to).
-  // The sum becomes the weight gradient's second output (bias_gradient,
-  // docs/OPS.md): the backward-weights primitive sums dY in the pass that
-  // reads it for dW. The sum must give dY's dtype and [M] on the same
-  // device; a Cast between them (dY 16-bit, the black-listed ReduceSum
-  // f32) means another dY, and nothing is fused.
-  static bool is_weight_gradient(const Node& n) {
-    if (n.outputs.size() != 1 || n.inputs.size() != 2) return false;
-    if (n.op == OpType::kConv2dGradWeight) return true;
-    return n.op == OpType::kGemm && attr_int(n.attrs, "transA", 0) == 1 &&
-           attr_int(n.attrs, "transB", 0) == 0 && attr_float(n.attrs, "alpha", 1.0) == 1.0 &&
-           attr_string(n.attrs, "activation", "none") == "none";
-  }
-
-  struct BiasSum {
-    std::vector<NodeId> nodes;  // the ReduceSum, and its Reshape if any
-    ValueId out;
-  };
-  // ReduceSum(dy over `axes`) giving `want` (keepdims 0), or keepdims 1
-  // followed by a Reshape (its sole consumer) to `want`.
-  std::optional<BiasSum> bias_sum(ValueId dy, const std::vector<int64_t>& axes,
-                                  const TensorType& want, const Node& at) const {
-    const auto rank = static_cast<int64_t>(work_.value(dy).type.shape.size());
+  // Autodiff's gradients of a biased convolution (grad_rules_nn.cpp) read
+  // the same dY: Conv2dGradWeight(dY, X) and ReduceSum(dY, axes {0, 2, 3},
+  // keepdims 0). The sum becomes the weight gradient's second output
+  // (bias_gradient, docs/OPS.md): the backward-weights primitive sums dY in
+  // the pass that reads it for dW. The sum must give dY's dtype and [M] on
+  // the same device; a Cast between them (dY 16-bit, the black-listed
+  // ReduceSum f32) means another dY, and nothing is fused. A dense layer's
+  // bias gradient stays a ReduceSum (backends/onednn/README.md says why).
+  std::optional<FusedGroup> fuse_bias_gradient(NodeId id) {
+    const Node& gw = work_.node(id);
+    if (!options_.bias_gradients || gw.outputs.size() != 1 || gw.inputs.size() != 2)
+      return std::nullopt;
+    const ValueId dy = gw.inputs[0];
+    const TensorType& dyt = work_.value(dy).type;
+    if (dyt.shape.size() != 4) return std::nullopt;
+    const TensorType want{dyt.dtype, {dyt.shape[1]}};
+    NodeId reduce = kNone;
     for (NodeId c : consumers_[static_cast<size_t>(dy)]) {
       const Node& r = work_.node(c);
       if (r.op != OpType::kReduceSum || r.inputs.size() != 1 || absorbed_[static_cast<size_t>(c)] ||
-          device_of(r) != device_of(at))
+          device_of(r) != device_of(gw) || attr_int(r.attrs, "keepdims", 1) != 0 ||
+          work_.value(r.outputs[0]).type != want)
         continue;
-      std::vector<int64_t> got = attr_ints(r.attrs, "axes", {});
-      for (int64_t& a : got)
-        if (a < 0) a += rank;
-      std::sort(got.begin(), got.end());
-      if (got != axes) continue;
-      const ValueId sum = r.outputs[0];
-      if (attr_int(r.attrs, "keepdims", 1) == 0) {
-        if (work_.value(sum).type == want) return BiasSum{{c}, sum};
-        continue;
+      std::vector<int64_t> axes = attr_ints(r.attrs, "axes", {});
+      for (int64_t& a : axes)
+        if (a < 0) a += 4;
+      std::sort(axes.begin(), axes.end());
+      if (axes == std::vector<int64_t>{0, 2, 3}) {
+        reduce = c;
+        break;
       }
-      const NodeId reshape = sole_consumer_here(sum, r);
-      if (reshape == kNone || work_.node(reshape).op != OpType::kReshape ||
-          work_.node(reshape).inputs.size() != 1 ||
-          work_.value(work_.node(reshape).outputs[0]).type != want)
-        continue;
-      return BiasSum{{c, reshape}, work_.node(reshape).outputs[0]};
     }
-    return std::nullopt;
-  }
-
-  std::optional<FusedGroup> fuse_bias_gradient(NodeId id) {
-    const Node& gw = work_.node(id);
-    if (!options_.bias_gradients || !is_weight_gradient(gw)) return std::nullopt;
-    const ValueId dy = gw.inputs[0];
-    const TensorType& dyt = work_.value(dy).type;
-    const bool conv = gw.op == OpType::kConv2dGradWeight;
-    if (dyt.shape.size() != (conv ? 4u : 2u)) return std::nullopt;
-    const TensorType want{dyt.dtype, {dyt.shape[1]}};
-    const auto sum =
-        bias_sum(dy, conv ? std::vector<int64_t>{0, 2, 3} : std::vector<int64_t>{0}, want, gw);
     // X computed from dB (not in an autodiff graph, but a graph may say so)
     // would make the fused node its own producer.
-    if (!sum || depends_on(gw.inputs[1], sum->nodes[0])) return std::nullopt;
+    if (reduce == kNone || depends_on(gw.inputs[1], reduce)) return std::nullopt;
     const int base = rank_of(ask(gw));
     Node next = gw;
     next.attrs["bias_gradient"] = int64_t{1};
-    next.outputs.push_back(sum->out);
+    next.outputs.push_back(work_.node(reduce).outputs[0]);
     if (base == 0 || rank_of(ask(next)) < base) return std::nullopt;
-    FusedGroup group{gw.name, {}};
-    for (NodeId n : sum->nodes) {
-      absorbed_[static_cast<size_t>(n)] = true;
-      group.absorbed.push_back(work_.node(n).name);
-    }
+    absorbed_[static_cast<size_t>(reduce)] = true;
     spdlog::debug("fusion: {}: the bias gradient {} comes from the weight gradient's kernel",
-                  gw.name, work_.value(sum->out).name);
+                  gw.name, work_.node(reduce).name);
+    FusedGroup group{gw.name, {work_.node(reduce).name}};
     replaced_[static_cast<size_t>(id)] = std::move(next);
     return group;
   }

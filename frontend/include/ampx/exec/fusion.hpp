@@ -16,12 +16,10 @@
 //    into the convolution's;
 //  - Conv2d kernel taps that never touch the input (a dilation as large as
 //    the input) are cropped (conv_dead_taps.hpp).
-//  - in a training step, the bias gradient's sum of dY beside the weight
-//    gradient reading the same dY (ReduceSum over N, H, W beside
-//    Conv2dGradWeight; ReduceSum over rows, and its Reshape, beside the
-//    dense layer's Gemm(dY, X, transA = 1)) becomes the weight gradient's
-//    second output (bias_gradient): the backward-weights primitive computes
-//    it in its own pass.
+//  - in a training step, ReduceSum(dY over N, H, W) beside
+//    Conv2dGradWeight(dY, X) becomes the weight gradient's second output
+//    (bias_gradient): the backward-weights primitive computes the bias
+//    gradient in its own pass.
 // A step is taken only where the plan allows it (the intermediate value has
 // one consumer, is not a graph output, and producer and consumer share one
 // dtype, i.e. no Cast between them) and where the device answers the fused
