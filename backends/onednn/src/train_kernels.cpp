@@ -9,6 +9,7 @@
 
 #include "ampx/half.hpp"
 #include "ops.hpp"
+#include "reorder_tally.hpp"
 
 namespace ampx::onednn {
 
@@ -42,7 +43,7 @@ class Port {
   dnnl::memory in(const void* p, dnnl::stream& s) {
     user_.set_data_handle(const_cast<void*>(p));
     if (!staged_) return user_;
-    reorder_.execute(s, user_, staged_);
+    execute_reorder(reorder_, s, user_, staged_);
     return staged_;
   }
   // The memory the primitive writes for the output at p; flush() moves it
@@ -52,7 +53,7 @@ class Port {
     return staged_ ? staged_ : user_;
   }
   void flush(dnnl::stream& s) {
-    if (output_ && staged_) reorder_.execute(s, staged_, user_);
+    if (output_ && staged_) execute_reorder(reorder_, s, staged_, user_);
   }
 
  private:
@@ -124,6 +125,7 @@ void store(void* p, ampx_dtype dt, int64_t i, float f) {
 // one scratchpad for all steps, and oneDNN errors named after the node.
 class MultiStepKernel : public reference::CpuKernel {
  public:
+  std::string implementation() const final { return impl_; }
   void run(std::span<const void* const> in, std::span<void* const> out) final {
     try {
       ctx_->launch(
@@ -148,6 +150,7 @@ class MultiStepKernel : public reference::CpuKernel {
     Step st;
     ctx_->run([&] { st = Step(pd, ctx_->engine()); }, threads_);
     scratch_bytes_ = std::max(scratch_bytes_, st.scratch_bytes());
+    impl_ += (impl_.empty() ? "" : " + ") + describe_impl(pd);
     return st;
   }
   const dnnl::engine& eng() const { return ctx_->engine(); }
@@ -159,6 +162,7 @@ class MultiStepKernel : public reference::CpuKernel {
   int threads_;
   std::string where_;
   size_t scratch_bytes_ = 0;
+  std::string impl_;  // the steps' describe_impl(), joined by " + "
 };
 
 // ---------------------------------------------------------------- MaxPoolGrad
