@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "context.hpp"
+#include "reorder_tally.hpp"
 
 namespace ampx::onednn {
 
@@ -69,10 +70,7 @@ void LayoutStore::for_overlapping(uintptr_t p, uint64_t bytes, Fn&& fn) {
 }
 
 void LayoutStore::materialise(Shadow& s) {
-  ctx_.run([&] {
-    s.to_plain.execute(ctx_.stream(), s.blocked, s.plain);
-    ctx_.stream().wait();
-  });
+  ctx_.run([&] { execute_reorder(s.to_plain, ctx_.stream(), s.blocked, s.plain); });
   s.plain_stale = false;
   materialised_ += 1;
   const auto lo = reinterpret_cast<uintptr_t>(s.plain.get_data_handle());
@@ -126,10 +124,7 @@ void LayoutStore::write_back_pending(uintptr_t lo, uintptr_t hi) {
     // buffer: the covered ones hold other values now.
     scratch_.resize(p.s.bytes);
     dnnl::memory image(p.s.plain.get_desc(), ctx_.engine(), scratch_.data());
-    ctx_.run([&] {
-      p.s.to_plain.execute(ctx_.stream(), p.s.blocked, image);
-      ctx_.stream().wait();
-    });
+    ctx_.run([&] { execute_reorder(p.s.to_plain, ctx_.stream(), p.s.blocked, image); });
     materialised_ += 1;
     auto* base = reinterpret_cast<unsigned char*>(p.start);
     for (const Interval& v : left)

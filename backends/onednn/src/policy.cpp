@@ -10,6 +10,7 @@
 #include "ops.hpp"
 #include "pool_kernel.hpp"
 #include "primitive_kernel.hpp"
+#include "reorder_tally.hpp"
 #include "rnn_kernel.hpp"
 #include "thread_check.hpp"
 #include "train_kernels.hpp"
@@ -247,6 +248,10 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
     if (opset::is_training_op(v.op_type()) || opset::is_reference_only(v.op_type())) return loop;
     throw ps::StatusError(AMPX_STATUS_INTERNAL, v.where() + ": oneDNN: " + e.what());
   }
+}
+
+host_plugin::ConversionTotals OnednnPolicy::conversions() const {
+  return thread_reorder_totals();
 }
 
 std::string OnednnPolicy::plugin_note() const {

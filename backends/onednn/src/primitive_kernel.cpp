@@ -2,6 +2,7 @@
 
 #include "ampx/opset/work.hpp"
 #include "ampx/reference/kernels.hpp"
+#include "reorder_tally.hpp"
 
 #include <utility>
 
@@ -46,6 +47,7 @@ PrimitiveKernel::PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePl
             dnnl::reorder(user, then_operand_).execute(ctx_->stream(), user, then_operand_);
             ctx_->stream().wait();
             then_ = dnnl::primitive(plan.then_add->get());
+            then_impl_ = describe_impl(*plan.then_add);
           },
           threads_);
     }
@@ -59,6 +61,7 @@ std::unique_ptr<PrimitiveKernel::Prepared> PrimitiveKernel::prepare(
   const dnnl::engine& eng = ctx_->engine();
   auto p = std::make_unique<Prepared>();
   p->prim = dnnl::primitive(pd.get());
+  p->impl = describe_impl(pd);
   const memory::desc scratch_md = pd.scratchpad_desc();
   p->scratch_bytes = scratch_md.get_size();
   if (p->scratch_bytes > 0) {
@@ -235,20 +238,26 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
   if (from_blocked)
     for (const auto& [ptr, bytes] : plain_outputs_) layouts.mark_round_trip_source(ptr, bytes);
   if (p.scratch_bytes > 0) p.scratch.set_data_handle(ctx_->scratchpad(p.scratch_bytes));
+  last_ = &p;
   ctx_->launch(
       [&] {
         dnnl::stream& st = ctx_->stream();
-        for (Conversion& c : pre_) c.reorder->execute(st, c.from, c.to);
+        for (Conversion& c : pre_) execute_reorder(*c.reorder, st, c.from, c.to);
         p.prim.execute(st, p.args);
         if (then_) {
           const dnnl::memory& y = p.args.at(DNNL_ARG_DST);
           then_.execute(st,
                         {{DNNL_ARG_SRC_0, y}, {DNNL_ARG_SRC_1, then_operand_}, {DNNL_ARG_DST, y}});
         }
-        for (Conversion& c : post_) c.reorder->execute(st, c.from, c.to);
+        for (Conversion& c : post_) execute_reorder(*c.reorder, st, c.from, c.to);
         st.wait();
       },
       threads_);
+}
+
+std::string PrimitiveKernel::implementation() const {
+  const std::string& impl = (last_ ? *last_ : *main_).impl;
+  return then_ ? impl + " + " + then_impl_ : impl;
 }
 
 int PrimitiveKernel::threads_for(const Context& ctx, const ampx_node_desc& node) {

@@ -10,7 +10,9 @@
 #include "ampx/half.hpp"
 #include "ampx/host_plugin.hpp"
 #include "layout_store.hpp"
+#include "reorder_tally.hpp"
 #include "ops.hpp"
+#include "reorder_tally.hpp"
 
 namespace ampx::onednn {
 
@@ -119,12 +121,12 @@ class Port {
   }
   // In the launch: an input's memory, reordered now where bind_in said so.
   dnnl::memory in(dnnl::stream& s) {
-    if (pending_) pending_->execute(s, from_, mem_);
+    if (pending_) execute_reorder(*pending_, s, from_, mem_);
     return mem_;
   }
   dnnl::memory out() const { return mem_; }
   void flush(dnnl::stream& s) {
-    if (flush_) convert_.execute(s, staged_, user_);
+    if (flush_) execute_reorder(convert_, s, staged_, user_);
   }
 
  private:
@@ -207,6 +209,7 @@ void store(void* p, ampx_dtype dt, int64_t i, float f) {
 // steps.
 class MultiStepKernel : public host_plugin::HostCopyKernel {
  public:
+  std::string implementation() const final { return impl_; }
   void run_tracked(std::span<const void* const> in, std::span<void* const> out,
                    std::span<const bool> staged) final {
     try {
@@ -244,6 +247,7 @@ class MultiStepKernel : public host_plugin::HostCopyKernel {
     Step st;
     ctx_->run([&] { st = Step(pd, ctx_->engine()); }, threads > 0 ? threads : threads_);
     scratch_bytes_ = std::max(scratch_bytes_, st.scratch_bytes());
+    impl_ += (impl_.empty() ? "" : " + ") + describe_impl(pd);
     return st;
   }
   // A Port of node input / output i.
@@ -277,6 +281,7 @@ class MultiStepKernel : public host_plugin::HostCopyKernel {
   int threads_;
   std::string where_;
   size_t scratch_bytes_ = 0;
+  std::string impl_;  // the steps' describe_impl(), joined by " + "
 };
 
 // A kernel whose primitives run in the layout of a producer's blocked
