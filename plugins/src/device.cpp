@@ -175,4 +175,8 @@ void Device::synchronize() const {
                         [&] { return fmt::format("synchronize(device {})", index_); });
 }
 
+std::string Device::plugin_note() const {
+  return plugin_->current_note();
+}
+
 }  // namespace ampx::plugins

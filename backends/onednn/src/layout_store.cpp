@@ -70,6 +70,7 @@ void LayoutStore::for_overlapping(uintptr_t p, uint64_t bytes, Fn&& fn) {
 
 void LayoutStore::materialise(Shadow& s) {
   ctx_.run([&] {
+    ctx_.count_executed(s.to_plain);
     s.to_plain.execute(ctx_.stream(), s.blocked, s.plain);
     ctx_.stream().wait();
   });
@@ -124,6 +125,7 @@ void LayoutStore::write_back_pending(uintptr_t lo, uintptr_t hi) {
     scratch_.resize(p.s.bytes);
     dnnl::memory image(p.s.plain.get_desc(), ctx_.engine(), scratch_.data());
     ctx_.run([&] {
+      ctx_.count_executed(p.s.to_plain);
       p.s.to_plain.execute(ctx_.stream(), p.s.blocked, image);
       ctx_.stream().wait();
     });

@@ -24,6 +24,18 @@ const normalization_flags kScaleShift =
 
 // ------------------------------------------------------------ building blocks
 
+// A launch's stream, and the context that counts what it executes
+// (Context::count_executed, debug_counters=1).
+struct Exec {
+  dnnl::stream& stream;
+  Context& ctx;
+  void run(const dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args) {
+    ctx.count_executed(p);
+    p.execute(stream, args);
+  }
+  void wait() { stream.wait(); }
+};
+
 // One node tensor as one primitive argument: the buffer itself when the
 // primitive takes plain row-major in the node's dtype, else a staged memory
 // in the primitive's layout and dtype, reordered in before the primitive
@@ -39,10 +51,10 @@ class Port {
   }
   // The memory the primitive reads: an input's bytes at p, reordered now
   // when the primitive wants them in another layout or dtype.
-  dnnl::memory in(const void* p, dnnl::stream& s) {
+  dnnl::memory in(const void* p, Exec& s) {
     user_.set_data_handle(const_cast<void*>(p));
     if (!staged_) return user_;
-    reorder_.execute(s, user_, staged_);
+    s.run(reorder_, {{DNNL_ARG_FROM, user_}, {DNNL_ARG_TO, staged_}});
     return staged_;
   }
   // The memory the primitive writes for the output at p; flush() moves it
@@ -51,8 +63,8 @@ class Port {
     user_.set_data_handle(p);
     return staged_ ? staged_ : user_;
   }
-  void flush(dnnl::stream& s) {
-    if (output_ && staged_) reorder_.execute(s, staged_, user_);
+  void flush(Exec& s) {
+    if (output_ && staged_) s.run(reorder_, {{DNNL_ARG_FROM, staged_}, {DNNL_ARG_TO, user_}});
   }
 
  private:
@@ -72,12 +84,12 @@ class Step {
     if (bytes_ > 0) scratch_ = dnnl::memory(md, eng, DNNL_MEMORY_NONE);
   }
   size_t scratch_bytes() const noexcept { return bytes_; }
-  void execute(dnnl::stream& s, std::unordered_map<int, dnnl::memory> args, void* scratch) {
+  void execute(Exec& s, std::unordered_map<int, dnnl::memory> args, void* scratch) {
     if (bytes_ > 0) {
       scratch_.set_data_handle(scratch);
       args.emplace(DNNL_ARG_SCRATCHPAD, scratch_);
     }
-    prim_.execute(s, args);
+    s.run(prim_, args);
   }
 
  private:
@@ -128,7 +140,7 @@ class MultiStepKernel : public reference::CpuKernel {
     try {
       ctx_->launch(
           [&] {
-            dnnl::stream& s = ctx_->stream();
+            Exec s{ctx_->stream(), *ctx_};
             void* scratch = scratch_bytes_ ? ctx_->scratchpad(scratch_bytes_) : nullptr;
             launch(s, scratch, in, out);
             s.wait();
@@ -151,7 +163,7 @@ class MultiStepKernel : public reference::CpuKernel {
     return st;
   }
   const dnnl::engine& eng() const { return ctx_->engine(); }
-  virtual void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
+  virtual void launch(Exec& s, void* scratch, std::span<const void* const> in,
                       std::span<void* const> out) = 0;
 
  private:
@@ -212,7 +224,7 @@ class MaxPoolGradKernel final : public MultiStepKernel {
   }
 
  private:
-  void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
+  void launch(Exec& s, void* scratch, std::span<const void* const> in,
               std::span<void* const> out) override {
     fwd_.execute(s,
                  {{DNNL_ARG_SRC, x_.in(in[1], s)}, {DNNL_ARG_DST, y_}, {DNNL_ARG_WORKSPACE, ws_}},
@@ -263,7 +275,7 @@ class BatchNormTrainingKernel final : public MultiStepKernel {
   }
 
  private:
-  void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
+  void launch(Exec& s, void* scratch, std::span<const void* const> in,
               std::span<void* const> out) override {
     fwd_.execute(s,
                  {{DNNL_ARG_SRC, x_.in(in[0], s)},
@@ -334,7 +346,7 @@ class BatchNormGradKernel final : public MultiStepKernel {
   }
 
  private:
-  void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
+  void launch(Exec& s, void* scratch, std::span<const void* const> in,
               std::span<void* const> out) override {
     auto* mean = static_cast<float*>(mean_.get_data_handle());
     auto* var = static_cast<float*>(var_.get_data_handle());
@@ -430,7 +442,7 @@ class LayerNormGradKernel final : public MultiStepKernel {
   }
 
  private:
-  void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
+  void launch(Exec& s, void* scratch, std::span<const void* const> in,
               std::span<void* const> out) override {
     const dnnl::memory scale = scale_.in(in[2], s);
     fwd_.execute(s,

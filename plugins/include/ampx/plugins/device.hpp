@@ -62,6 +62,10 @@ class Device {
   // Waits for all work launched on this device.
   void synchronize() const;
 
+  // Its plugin's plugin_info note now (LoadedPlugin::current_note): the
+  // counters a plugin reports there with its debug options.
+  std::string plugin_note() const;
+
  private:
   friend class PluginHost;
   Device(std::shared_ptr<const LoadedPlugin> plugin, int32_t index, const ampx_device_props& props);
