@@ -281,7 +281,11 @@ std::string OnednnPolicy::plugin_note() const {
             ", loop " + std::to_string(ctx_->recurrent_loop_runs());
     note += "; kernel runs: primitive " + std::to_string(ctx_->primitive_runs()) + ", loop " +
             std::to_string(ctx_->loop_runs());
-    note += "; reference launches " + std::to_string(ctx_->reference_launches());
+    // Only when there are any: the note holds 255 bytes, and a hot path
+    // should have none (the loops run what oneDNN has only a reference
+    // implementation for).
+    if (ctx_->reference_launches() > 0)
+      note += "; reference launches " + std::to_string(ctx_->reference_launches());
     // The note holds 255 bytes: these two short, at the end.
     note += ctx_->determinism() == Determinism::kFastest
                 ? std::string("; unchecked")
