@@ -31,7 +31,8 @@ struct Options {
   // plain NCHW and back around every primitive, as before.
   bool blocked_activations = true;
   // debug_counters=1: plugin_info.note also reports the per-launch
-  // activation reorders so far (tests, benchmark).
+  // activation reorders, kernel runs and reference launches so far (tests,
+  // benchmark).
   bool debug_counters = false;
   // deterministic=0|1: 1 (default) keeps docs/OPS.md's promise that a
   // node's bits do not depend on the thread count (thread_check.hpp); 0
@@ -50,7 +51,8 @@ inline constexpr plugin_support::OptionSpec kOptions[] = {
     {"blocked_activations", "0|1",
      "1 (default): activations stay in the blocked layout oneDNN chose between its nodes"},
     {"debug_counters", "0|1",
-     "1: plugin_info.note also counts activation reorders, kernel runs and launch threads"},
+     "1: plugin_info.note also counts activation reorders, kernel runs, reference launches and "
+     "launch threads"},
     {"deterministic", "0|1",
      "1 (default): bits independent of the thread count (a threaded primitive that differs "
      "from its one-thread run at prepare runs on one thread); 0: threaded primitives unchecked"},

@@ -11,7 +11,6 @@
 #endif
 
 #include "dnnl_util.hpp"
-#include "primitive_kernel.hpp"
 
 namespace ampx::onednn {
 namespace {
