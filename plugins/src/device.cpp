@@ -176,7 +176,11 @@ void Device::synchronize() const {
 }
 
 std::string Device::plugin_note() const {
-  return plugin_->current_note();
+  ampx_plugin_info info{};
+  info.struct_size = sizeof info;
+  plugin_->check_lazily(plugin_->api().plugin_info(plugin_->instance(), &info),
+                        [] { return std::string("plugin_info"); });
+  return info.note;
 }
 
 }  // namespace ampx::plugins

@@ -235,16 +235,6 @@ std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   return plugin;
 }
 
-std::string LoadedPlugin::current_note() const {
-  ampx_plugin_info info{};
-  info.struct_size = sizeof(info);
-  check(guarded("plugin_info", [&] { return api_.plugin_info(instance_, &info); }), "plugin_info");
-  detail::clear_missing(info, detail::readable_size(info), &ampx_plugin_info::note,
-                        &ampx_plugin_info::library);
-  detail::terminate(info.note);
-  return detail::fixed_string(info.note);
-}
-
 void LoadedPlugin::create(const PluginCreateOptions& options) {
   if (instance_ != nullptr) throw std::logic_error("LoadedPlugin::create called twice");
   const std::string file_name = file_.filename().string();

@@ -62,8 +62,9 @@ class Device {
   // Waits for all work launched on this device.
   void synchronize() const;
 
-  // Its plugin's plugin_info note now (LoadedPlugin::current_note): the
-  // counters a plugin reports there with its debug options.
+  // plugin_info's note as the plugin answers it now (PluginRecord::note is
+  // the one at load): a plugin may report counters there (the oneDNN
+  // plugin's debug_counters=1), which tests read after a run.
   std::string plugin_note() const;
 
  private:

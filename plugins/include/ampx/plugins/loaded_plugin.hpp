@@ -84,9 +84,6 @@ class LoadedPlugin {
 
   // From plugin_info (after create()).
   const std::string& note() const noexcept { return note_; }
-  // plugin_info's note as the plugin reports it now (a plugin's debug
-  // counters, e.g. onednn's debug_counters=1); note() is the one at create().
-  std::string current_note() const;
   const std::string& library() const noexcept { return library_name_; }
   // One entry per device (after create()), host-sized, struct_size set to
   // sizeof(ampx_device_props), members the plugin did not report zeroed,
