@@ -22,6 +22,10 @@
 // Usage: ampx_onednn_bench [--reps N] [--layouts-only (table 1b alone)]
 //                          [--recurrent-only (table 4 alone)]
 //                          [--determinism-only (table 5 alone)]
+//                          [--reduction-only (table 6 alone)]
+//  6. ReduceSum 32x64x16x16 -> 1x64x1x1 f32 (a convolution's bias
+//     gradient): oneDNN's reduction primitive (`ref:any` for these axes)
+//     against the plugin's vectorised loop (reduce_loop.hpp) that runs it.
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
@@ -52,6 +56,7 @@
 
 #include "context.hpp"
 #include "ops.hpp"
+#include "reduce_loop.hpp"
 
 using namespace ampx;
 
@@ -321,13 +326,15 @@ Graph lstm_graph(int64_t T, int64_t N, int64_t I, int64_t H, double clip) {
 
 int main(int argc, char** argv) {
   int reps = 30;
-  bool layouts_only = false, recurrent_only = false, determinism_only = false;
+  bool layouts_only = false, recurrent_only = false, determinism_only = false,
+       reduction_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--reps" && i + 1 < argc)
       reps = std::max(1, std::atoi(argv[i + 1]));
     if (std::string(argv[i]) == "--layouts-only") layouts_only = true;
     if (std::string(argv[i]) == "--recurrent-only") recurrent_only = true;
     if (std::string(argv[i]) == "--determinism-only") determinism_only = true;
+    if (std::string(argv[i]) == "--reduction-only") reduction_only = true;
   }
 
   plugins::PluginHostOptions opts;
@@ -474,6 +481,59 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // 6. The bias gradient's reduction: oneDNN's primitive against the loop,
+  // both called directly (no executor), at the machine's thread count and
+  // at one.
+  auto reduction = [&] {
+    fmt::print("\n### 6. ReduceSum 32x64x16x16 -> 1x64x1x1 f32 (a conv bias gradient)\n\n");
+    fmt::print("| threads | oneDNN reduction primitive | vectorised loop | primitive / loop |\n");
+    fmt::print("|---|---|---|---|\n");
+    GraphBuilder b("reduce");
+    const ValueId x = b.input("x", DType::kF32, {32, 64, 16, 16});
+    b.output(b.add(OpType::kReduceSum, "db", {x},
+                   {{"axes", std::vector<int64_t>{0, 2, 3}}, {"keepdims", int64_t{1}}}));
+    const Graph g = std::move(b).build();
+    const LoweredNode node(g, 0);
+    const plugin_support::NodeView v(node.desc());
+    std::vector<float> src(32 * 64 * 16 * 16), dst(64);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i % 17) * 0.25f;
+    for (const unsigned threads : {cores, 1u}) {
+      onednn::Options o;
+      o.threads = static_cast<int>(threads);
+      auto c = std::make_shared<onednn::Context>(o);
+      using dnnl::memory;
+      const memory::desc xs({32, 64, 16, 16}, memory::data_type::f32, memory::format_tag::abcd);
+      const memory::desc ys({1, 64, 1, 1}, memory::data_type::f32, memory::format_tag::abcd);
+      dnnl::reduction prim;
+      std::string impl;
+      c->run([&] {
+        const dnnl::reduction::primitive_desc pd(
+            dnnl::reduction::desc(dnnl::algorithm::reduction_sum, xs, ys, 0.0f, 0.0f), c->engine());
+        impl = pd.impl_info_str();
+        prim = dnnl::reduction(pd);
+      });
+      memory xm(xs, c->engine(), src.data()), ym(ys, c->engine(), dst.data());
+      onednn::ReduceLoopKernel loop(c, v, static_cast<int>(threads));
+      const void* in[] = {src.data()};
+      void* out[] = {dst.data()};
+      const auto t =
+          interleaved({[&] {
+                         c->run([&] {
+                           prim.execute(c->stream(), {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, ym}});
+                           c->stream().wait();
+                         });
+                       },
+                       [&] { loop.run(in, out); }},
+                      reps);
+      fmt::print("| {} | {:.3f} ms (`{}`) | {:.3f} ms | {:.1f} |\n", threads, t[0], impl, t[1],
+                 t[0] / t[1]);
+    }
+  };
+  if (reduction_only) {
+    reduction();
+    return 0;
+  }
+
   // 1. Executor overhead.
   fmt::print("### 1. Executor overhead (O0 f32, fused plan)\n\n");
   fmt::print("| model | ampx on onednn:0 | same primitives, direct loop | overhead |\n");
@@ -496,6 +556,7 @@ int main(int argc, char** argv) {
 
   layouts();
   determinism();
+  reduction();
 
   // 2. O0, effective O2 (--dtype auto), capability-blind O2 (f16).
   fmt::print("\n### 2. O0 vs effective O2 vs capability-blind O2 on onednn:0\n\n");

@@ -2,6 +2,8 @@
 
 #include "ampx/plugin_support.hpp"
 
+#include "dnnl_util.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
@@ -133,6 +135,11 @@ void Context::launch(const std::function<void()>& fn, int threads) {
         fn();
       },
       threads);
+}
+
+void Context::count_executed(const dnnl::primitive& p) noexcept {
+  if (!debug_counters_ || !counting()) return;
+  if (is_reference_impl(p)) reference_launches_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void* Context::scratchpad(size_t bytes) {

@@ -31,7 +31,8 @@ struct Options {
   // plain NCHW and back around every primitive, as before.
   bool blocked_activations = true;
   // debug_counters=1: plugin_info.note also reports the per-launch
-  // activation reorders so far (tests, benchmark).
+  // activation reorders, kernel runs and reference launches so far (tests,
+  // benchmark).
   bool debug_counters = false;
   // deterministic=0|1: 1 (default) keeps docs/OPS.md's promise that a
   // node's bits do not depend on the thread count (thread_check.hpp); 0
@@ -50,7 +51,8 @@ inline constexpr plugin_support::OptionSpec kOptions[] = {
     {"blocked_activations", "0|1",
      "1 (default): activations stay in the blocked layout oneDNN chose between its nodes"},
     {"debug_counters", "0|1",
-     "1: plugin_info.note also counts activation reorders, kernel runs and launch threads"},
+     "1: plugin_info.note also counts activation reorders, kernel runs, reference launches and "
+     "launch threads"},
     {"deterministic", "0|1",
      "1 (default): bits independent of the thread count (a threaded primitive that differs "
      "from its one-thread run at prepare runs on one thread); 0: threaded primitives unchecked"},
@@ -114,6 +116,12 @@ class Context {
   }
   uint64_t primitive_runs() const noexcept { return primitive_runs_.load(); }
   uint64_t loop_runs() const noexcept { return loop_runs_.load(); }
+  // With debug_counters=1, every primitive a launch executes (the kernel's
+  // own, its reorders, the layout store's write-backs) passes through here,
+  // and those that are a reference implementation (is_reference_impl) are
+  // counted: a hot path should execute none (the loops run those nodes).
+  void count_executed(const dnnl::primitive& p) noexcept;
+  uint64_t reference_launches() const noexcept { return reference_launches_.load(); }
   // The OpenMP team size of the last counted launch (launch()), with
   // debug_counters=1; 0 before any, or without the OpenMP runtime.
   int last_launch_threads() const noexcept { return last_launch_threads_.load(); }
@@ -153,6 +161,7 @@ class Context {
   std::string isa_, version_, runtime_;
   std::atomic<uint64_t> rnn_primitive_runs_{0}, rnn_loop_runs_{0};
   std::atomic<uint64_t> primitive_runs_{0}, loop_runs_{0};
+  std::atomic<uint64_t> reference_launches_{0};
   std::atomic<uint64_t> checked_{0}, pinned_{0};
   std::atomic<int> last_launch_threads_{0};
   std::atomic<int> quiet_{0};

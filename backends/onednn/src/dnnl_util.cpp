@@ -3,6 +3,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include <span>
+#include <string_view>
 
 namespace ampx::onednn {
 
@@ -90,15 +91,40 @@ int normalize_axis(int64_t axis, int64_t rank) {
   return static_cast<int>(axis);
 }
 
-bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
-  const std::string impl = pd.impl_info_str();
+namespace {
+
+bool is_reference_name(std::string_view impl) {
   // Most "simple" implementations are generic C++ loops (the "simple:any"
   // reorder, the plain-layout poolings), but simple_layer_normalization is
   // oneDNN's optimised path: it runs jit statistics and data kernels (it is
   // the only CPU layer norm).
-  if (impl.rfind("simple_layer_normalization", 0) == 0) return false;
-  return impl.rfind("ref", 0) == 0 || impl.find("ref:") != std::string::npos ||
-         impl.find("simple") != std::string::npos;
+  if (impl.starts_with("simple_layer_normalization")) return false;
+  return impl.starts_with("ref") || impl.find("ref:") != std::string_view::npos ||
+         impl.find("simple") != std::string_view::npos;
+}
+
+}  // namespace
+
+bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
+  // oneDNN 2.6's CPU RNN calls itself "ref:any", but it is the gemm-based
+  // implementation (jit sgemm for the gates, jit cell kernels): the
+  // optimised path (README, "Recurrent ops").
+  if (pd.get_kind() == dnnl::primitive::kind::rnn) return false;
+  return is_reference_name(pd.impl_info_str());
+}
+
+bool is_reference_impl(const dnnl::primitive& p) noexcept {
+  if (!p) return false;
+  const_dnnl_primitive_desc_t pd = nullptr;
+  dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+  const char* impl = nullptr;
+  if (dnnl_primitive_get_primitive_desc(p.get(), &pd) != dnnl_success ||
+      dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind) != dnnl_success ||
+      kind == dnnl_rnn ||
+      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+      impl == nullptr)
+    return false;
+  return is_reference_name(impl);
 }
 
 dnnl::primitive_attr plan_attr() {

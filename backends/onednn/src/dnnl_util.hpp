@@ -107,6 +107,9 @@ dnnl::primitive_attr plan_attr();
 // "simple:any" pooling, "ref_int8:any", ...), i.e. no optimised kernel for
 // these dtypes and layouts on this CPU.
 bool is_reference_impl(const dnnl::primitive_desc_base& pd);
+// The same test for a created primitive (its descriptor's impl_info_str()):
+// what a launch executed, for debug_counters=1 (Context::count_executed).
+bool is_reference_impl(const dnnl::primitive& p) noexcept;
 
 // The primitive kind, its propagation kind where it has one, and oneDNN's
 // implementation name, for kernel reports (profiles):

@@ -70,7 +70,10 @@ void LayoutStore::for_overlapping(uintptr_t p, uint64_t bytes, Fn&& fn) {
 }
 
 void LayoutStore::materialise(Shadow& s) {
-  ctx_.run([&] { execute_reorder(s.to_plain, ctx_.stream(), s.blocked, s.plain); });
+  ctx_.run([&] {
+    ctx_.count_executed(s.to_plain);
+    execute_reorder(s.to_plain, ctx_.stream(), s.blocked, s.plain);
+  });
   s.plain_stale = false;
   materialised_ += 1;
   const auto lo = reinterpret_cast<uintptr_t>(s.plain.get_data_handle());
@@ -124,7 +127,10 @@ void LayoutStore::write_back_pending(uintptr_t lo, uintptr_t hi) {
     // buffer: the covered ones hold other values now.
     scratch_.resize(p.s.bytes);
     dnnl::memory image(p.s.plain.get_desc(), ctx_.engine(), scratch_.data());
-    ctx_.run([&] { execute_reorder(p.s.to_plain, ctx_.stream(), p.s.blocked, image); });
+    ctx_.run([&] {
+    ctx_.count_executed(p.s.to_plain);
+    execute_reorder(p.s.to_plain, ctx_.stream(), p.s.blocked, image);
+  });
     materialised_ += 1;
     auto* base = reinterpret_cast<unsigned char*>(p.start);
     for (const Interval& v : left)

@@ -11,6 +11,7 @@
 #include "pool_kernel.hpp"
 #include "primitive_kernel.hpp"
 #include "reorder_tally.hpp"
+#include "reduce_loop.hpp"
 #include "rnn_kernel.hpp"
 #include "thread_check.hpp"
 #include "train_kernels.hpp"
@@ -158,6 +159,18 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
       a.reference_kernel = true;
       return a;
     }
+    if (is_reference_impl(plan.pd) && reduce_loop_fits(v)) {
+      // ReduceSum / ReduceMean over axes oneDNN's jit reduction does not
+      // take (anything but trailing ones: the bias gradients of a training
+      // step): its ref:any is slow, the plugin's loop is not
+      // (reduce_loop.hpp). f32 native, 16-bit widened as the loops.
+      a.support = uses16 ? AMPX_SUPPORT_EMULATED : AMPX_SUPPORT_NATIVE;
+      a.note = what + ": oneDNN has " + impl + " only on " + ctx_->isa() +
+               "; vectorised loop instead" + (uses16 ? ", 16-bit widened" : "");
+      a.cost_us = host_plugin::cost_hint_us(node, kFastFlops, uses16);
+      a.reference_kernel = true;
+      return a;
+    }
     if (is_reference_impl(plan.pd)) {
       a.support = AMPX_SUPPORT_EMULATED;
       a.note = what + ": " + impl + " only on " + ctx_->isa();
@@ -191,7 +204,8 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   // This is what a capability-blind O2 plan gets on this CPU.
   if (a.support == AMPX_SUPPORT_UNSUPPORTED && uses16 && reference::can_run(node, nullptr)) {
     a.support = AMPX_SUPPORT_EMULATED;
-    a.note += "; emulated by the reference kernels (f32 compute)";
+    a.note += reduce_loop_fits(v) ? "; vectorised loop, 16-bit widened"
+                                  : "; emulated by the reference kernels (f32 compute)";
     a.cost_us = host_plugin::cost_hint_us(node, kSlowFlops, true);
     a.reference_kernel = true;
   }
@@ -219,6 +233,8 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
           ctx_, v, std::make_unique<LoopKernel>(ctx_, reference::make_kernel(node)), threads);
     });
   }
+  if (a.reference_kernel && reduce_loop_fits(v))
+    return std::make_unique<ReduceLoopKernel>(ctx_, v, PrimitiveKernel::threads_for(*ctx_, node));
   if (a.reference_kernel) return loop;
   try {
     // oneDNN fixes a primitive's thread count when it is created: under the
@@ -271,6 +287,11 @@ std::string OnednnPolicy::plugin_note() const {
             ", loop " + std::to_string(ctx_->recurrent_loop_runs());
     note += "; kernel runs: primitive " + std::to_string(ctx_->primitive_runs()) + ", loop " +
             std::to_string(ctx_->loop_runs());
+    // Only when there are any: the note holds 255 bytes, and a hot path
+    // should have none (the loops run what oneDNN has only a reference
+    // implementation for).
+    if (ctx_->reference_launches() > 0)
+      note += "; reference launches " + std::to_string(ctx_->reference_launches());
     // The note holds 255 bytes: these two short, at the end.
     note += ctx_->determinism() == Determinism::kFastest
                 ? std::string("; unchecked")

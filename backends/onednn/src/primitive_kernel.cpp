@@ -242,14 +242,22 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
   ctx_->launch(
       [&] {
         dnnl::stream& st = ctx_->stream();
-        for (Conversion& c : pre_) execute_reorder(*c.reorder, st, c.from, c.to);
+        for (Conversion& c : pre_) {
+          ctx_->count_executed(*c.reorder);
+          execute_reorder(*c.reorder, st, c.from, c.to);
+        }
+        ctx_->count_executed(p.prim);
         p.prim.execute(st, p.args);
         if (then_) {
           const dnnl::memory& y = p.args.at(DNNL_ARG_DST);
+          ctx_->count_executed(then_);
           then_.execute(st,
                         {{DNNL_ARG_SRC_0, y}, {DNNL_ARG_SRC_1, then_operand_}, {DNNL_ARG_DST, y}});
         }
-        for (Conversion& c : post_) execute_reorder(*c.reorder, st, c.from, c.to);
+        for (Conversion& c : post_) {
+          ctx_->count_executed(*c.reorder);
+          execute_reorder(*c.reorder, st, c.from, c.to);
+        }
         st.wait();
       },
       threads_);

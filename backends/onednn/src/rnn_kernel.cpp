@@ -294,6 +294,7 @@ class RecurrentKernel final : public reference::CpuKernel {
               yc_.set_data_handle(out[2]);
             }
             if (scratch_bytes_ > 0) scratch_.set_data_handle(ctx_->scratchpad(scratch_bytes_));
+            ctx_->count_executed(prim_);
             prim_.execute(ctx_->stream(), args_);
             ctx_->stream().wait();
           },
@@ -366,6 +367,7 @@ class RecurrentKernel final : public reference::CpuKernel {
       from = pack.data();
     }
     user.set_data_handle(const_cast<void*>(from));
+    ctx_->count_executed(reorder);
     reorder.execute(s, user, want);
   }
 

@@ -11,6 +11,11 @@ plugins::PluginHostOptions host_options(const SessionOptions& o) {
   ho.extra_dirs = o.plugin_dirs;
   ho.excluded_plugins = o.excluded_plugins;
   if (o.threads > 0) ho.default_plugin_options = "threads=" + std::to_string(o.threads);
+  // A plugin's own entry replaces the default options: threads first, then
+  // its keys.
+  for (const auto& [name, value] : o.plugin_options)
+    ho.plugin_options[name] =
+        ho.default_plugin_options + (ho.default_plugin_options.empty() ? "" : ";") + value;
   ho.preflight = !o.trust_plugins;
   return ho;
 }

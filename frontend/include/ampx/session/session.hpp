@@ -19,6 +19,7 @@
 #include <ampx/tune/tuner.hpp>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -43,6 +44,9 @@ struct SessionOptions {
   bool use_tuned = true;
   std::optional<std::string> db_path{};
   int threads = 0;  // per CPU plugin; 0: the plugin's default
+  // Per plugin name: "key=value;..." for plugin_create, ahead of `threads`
+  // (PluginHostOptions::plugin_options), e.g. {"onednn", "debug_counters=1"}.
+  std::map<std::string, std::string, std::less<>> plugin_options{};
   // true: plugins load in-process at once, without the pre-flight child
   // (PluginHostOptions::preflight).
   bool trust_plugins = false;
