@@ -35,6 +35,10 @@ namespace {
 // A piece of a block in the one-pass form: a multiple of 8 (the partial
 // sums' stride), small enough that G, W and the states stay in L1.
 constexpr int64_t kPiece = 2048;
+// A piece of another length would regroup the partial sums: a norm that
+// differs from UpdateGuard's in the last bits of its f64 sum, which the
+// f32 stats and clipping factor usually round away, so no test sees it.
+static_assert(kPiece % 8 == 0 && kGuardBlock % kPiece == 0);
 
 class MultiUpdateKernel final : public CpuKernel {
  public:
