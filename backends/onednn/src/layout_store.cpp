@@ -75,6 +75,9 @@ void LayoutStore::materialise(Shadow& s) {
   });
   s.plain_stale = false;
   materialised_ += 1;
+  const auto lo = reinterpret_cast<uintptr_t>(s.plain.get_data_handle());
+  forget_from_blocked(lo, lo + s.bytes);
+  from_blocked_.emplace(lo, lo + s.bytes);
 }
 
 bool LayoutStore::overwrite(Map::iterator it, uintptr_t lo, uintptr_t hi) {
@@ -145,9 +148,35 @@ void LayoutStore::before_read(const void* p, uint64_t bytes) {
   if (!pending_.empty() && bytes) write_back_pending(lo, lo + bytes);
 }
 
+void LayoutStore::forget_from_blocked(uintptr_t lo, uintptr_t hi) {
+  if (from_blocked_.empty() || lo >= hi) return;
+  auto it = from_blocked_.upper_bound(lo);
+  if (it != from_blocked_.begin() && std::prev(it)->second > lo) it = std::prev(it);
+  while (it != from_blocked_.end() && it->first < hi) it = from_blocked_.erase(it);
+}
+
+bool LayoutStore::round_trip_source(const void* p, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  const auto lo = reinterpret_cast<uintptr_t>(p);
+  const auto it = from_blocked_.find(lo);
+  return it != from_blocked_.end() && it->second == lo + bytes;
+}
+
+void LayoutStore::mark_round_trip_source(const void* p, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  const auto lo = reinterpret_cast<uintptr_t>(p);
+  forget_from_blocked(lo, lo + bytes);
+  from_blocked_.emplace(lo, lo + bytes);
+}
+
+void LayoutStore::count_round_trip() noexcept {
+  if (ctx_.counting()) round_trips_ += 1;
+}
+
 void LayoutStore::before_write(const void* p, uint64_t bytes) {
   std::lock_guard lock(mu_);
   const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  forget_from_blocked(lo, hi);
   for_overlapping(lo, bytes, [&](Map::iterator it) { overwrite(it, lo, hi); });
   if (!pending_.empty() && bytes) cover_pending(lo, hi);
 }
@@ -157,6 +186,7 @@ void LayoutStore::released(const void* p, uint64_t bytes) {
   const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
   // Only whole buffers are freed, and shadows lie inside one buffer.
   shadows_.erase(shadows_.lower_bound(lo), shadows_.lower_bound(hi));
+  forget_from_blocked(lo, hi);
   std::erase_if(pending_, [&](const Pending& x) { return lo <= x.start && x.start < hi; });
 }
 
@@ -175,6 +205,7 @@ dnnl::memory LayoutStore::produce(void* p, uint64_t bytes, const dnnl::memory::d
                                   const dnnl::memory::desc& want) {
   std::lock_guard lock(mu_);
   const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  forget_from_blocked(lo, hi);
   // The new value overwrites whatever lay in its range: other shadows there
   // are dropped (or become pending), so shadows stay disjoint.
   for_overlapping(lo, bytes, [&](Map::iterator it) {

@@ -260,7 +260,8 @@ std::string OnednnPolicy::plugin_note() const {
   if (ctx_->debug_counters()) {
     const ReorderCounts c = layouts.counts();
     note += "; activation reorders: " + std::to_string(c.total()) + " (launch " +
-            std::to_string(c.launch) + ", materialised " + std::to_string(c.materialised) + ")";
+            std::to_string(c.launch) + ", materialised " + std::to_string(c.materialised) +
+            ", round trips " + std::to_string(c.round_trips) + ")";
     note += "; recurrent runs: primitive " + std::to_string(ctx_->recurrent_primitive_runs()) +
             ", loop " + std::to_string(ctx_->recurrent_loop_runs());
     note += "; kernel runs: primitive " + std::to_string(ctx_->primitive_runs()) + ", loop " +

@@ -99,7 +99,8 @@ class PrimitiveKernel final : public host_plugin::HostCopyKernel {
   std::unordered_map<int, dnnl::memory> constants_;  // reordered at prepare, by DNNL_ARG
   std::unique_ptr<Prepared> main_;
   std::vector<std::pair<memory::desc, std::unique_ptr<Prepared>>> variants_;
-  std::vector<Conversion> pre_, post_;  // per launch, kept for their capacity
+  std::vector<Conversion> pre_, post_;                     // per launch, kept for their capacity
+  std::vector<std::pair<void*, uint64_t>> plain_outputs_;  // per launch, likewise
   // PrimitivePlan::then_add, prepared, and its constant operand.
   dnnl::primitive then_;
   dnnl::memory then_operand_;
