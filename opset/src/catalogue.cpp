@@ -104,6 +104,17 @@ constexpr AttrDef kSgdAttrs[] = {{"momentum", AMPX_ATTR_FLOAT, false},
                                  {"weight_decay", AMPX_ATTR_FLOAT, false}};
 constexpr AttrDef kUpdateGuardAttrs[] = {{"clip_norm", AMPX_ATTR_FLOAT, false},
                                          {"skip_nonfinite", AMPX_ATTR_INT, false}};
+// The fused updates (opset/multi_update.hpp): the per-tensor update's
+// attributes, UpdateGuard's, and which weight each 16-bit copy belongs to.
+constexpr AttrDef kMultiSgdAttrs[] = {
+    {"momentum", AMPX_ATTR_FLOAT, false},     {"nesterov", AMPX_ATTR_INT, false},
+    {"weight_decay", AMPX_ATTR_FLOAT, false}, {"clip_norm", AMPX_ATTR_FLOAT, false},
+    {"skip_nonfinite", AMPX_ATTR_INT, false}, {"copies", AMPX_ATTR_INTS, false}};
+constexpr AttrDef kMultiAdamAttrs[] = {
+    {"beta1", AMPX_ATTR_FLOAT, false},        {"beta2", AMPX_ATTR_FLOAT, false},
+    {"epsilon", AMPX_ATTR_FLOAT, false},      {"weight_decay", AMPX_ATTR_FLOAT, false},
+    {"decoupled", AMPX_ATTR_INT, false},      {"clip_norm", AMPX_ATTR_FLOAT, false},
+    {"skip_nonfinite", AMPX_ATTR_INT, false}, {"copies", AMPX_ATTR_INTS, false}};
 constexpr AttrDef kTensorStatsAttrs[] = {{"tiny", AMPX_ATTR_FLOAT, false}};
 constexpr AttrDef kAdamAttrs[] = {{"beta1", AMPX_ATTR_FLOAT, false},
                                   {"beta2", AMPX_ATTR_FLOAT, false},
@@ -234,6 +245,10 @@ constexpr OpDef kOps[] = {
     {"AdamUpdate", 5, 5, kAdamAttrs, R::kCompute},
     {"UpdateGuard", 2, -1, kUpdateGuardAttrs, R::kCompute},
     {"TensorStats", 1, -1, kTensorStatsAttrs, R::kCast},
+    // f32 master weights and state, 16-bit copies: each operand's dtype is
+    // fixed by its role (infer_training.cpp), hence kCast's rule.
+    {"MultiSgdUpdate", 3, -1, kMultiSgdAttrs, R::kCast},
+    {"MultiAdamUpdate", 5, -1, kMultiAdamAttrs, R::kCast},
 };
 
 }  // namespace

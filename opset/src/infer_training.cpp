@@ -4,6 +4,7 @@
 // gradient has the shape the forward op would have produced.
 #include <cmath>
 
+#include "ampx/opset/multi_update.hpp"
 #include "infer_common.hpp"
 
 namespace ampx::opset::detail {
@@ -201,6 +202,61 @@ Outputs infer_training(const Node& c, std::string_view op) {
     AMPX_CHECK(c.v.get_float("clip_norm", 0.0f) >= 0.0f, "clip_norm must be >= 0 (0: no clipping)");
     (void)flag_attr(c, "skip_nonfinite");
     return std::vector<TensorSpec>{in[0], {in[0].dtype, Dims{2}}};
+  }
+  if (is_multi_update(op)) {  // opset/multi_update.hpp
+    const bool adam = op == "MultiAdamUpdate";
+    const float momentum = adam ? 0.0f : c.v.get_float("momentum", 0.0f);
+    const Dims copies = c.v.get_ints("copies");
+    const auto l = multi_update_layout(op, in.size(), momentum > 0.0f, copies.size());
+    AMPX_CHECK(l.has_value(), std::to_string(in.size()) +
+                                  " inputs do not make hyper, W1..Wn, G1..Gn" +
+                                  (adam              ? ", M1..Mn, V1..Vn"
+                                   : momentum > 0.0f ? ", M1..Mn"
+                                                     : "") +
+                                  " and " + std::to_string(copies.size()) + " copies");
+    const size_t hyper = adam ? 5 : 3;
+    AMPX_CHECK(in[0].dtype == AMPX_DTYPE_F32 && in[0].dims == Dims{static_cast<int64_t>(hyper)},
+               "hyper must be f32 [" + std::to_string(hyper) + "], got " + dtype_name(in[0].dtype) +
+                   " " + dims_str(in[0].dims));
+    for (size_t i = 0; i < l->weights; ++i) {
+      const TensorSpec& w = in[l->w_in(i)];
+      AMPX_CHECK(w.dtype == AMPX_DTYPE_F32, "weight " + std::to_string(i) + " is " +
+                                                dtype_name(w.dtype) +
+                                                ": master weights and their state are f32");
+      AMPX_CHECK(in[l->g_in(i)] == w, "gradient " + std::to_string(i) +
+                                          " must be f32 like its weight " + dims_str(w.dims));
+      for (size_t s = 0; s < l->states; ++s)
+        AMPX_CHECK(in[l->state_in(s, i)] == w, "state " + std::to_string(s) + " of weight " +
+                                                   std::to_string(i) + " must be f32 " +
+                                                   dims_str(w.dims));
+    }
+    for (size_t j = 0; j < l->copies; ++j) {
+      AMPX_CHECK(copies[j] >= 0 && static_cast<size_t>(copies[j]) < l->weights,
+                 "copy " + std::to_string(j) + " names weight " + std::to_string(copies[j]) +
+                     ", outside [0, " + std::to_string(l->weights) + ")");
+      const TensorSpec& cp = in[l->copy_in(j)];
+      AMPX_CHECK((cp.dtype == AMPX_DTYPE_F16 || cp.dtype == AMPX_DTYPE_BF16) &&
+                     cp.dims == in[l->w_in(static_cast<size_t>(copies[j]))].dims,
+                 "copy " + std::to_string(j) + " must be f16 or bf16 shaped like its weight, got " +
+                     dtype_name(cp.dtype) + " " + dims_str(cp.dims));
+    }
+    if (adam) {
+      (void)unit_interval_attr(c, "beta1", 0.9f);
+      (void)unit_interval_attr(c, "beta2", 0.999f);
+      AMPX_CHECK(c.v.get_float("epsilon", 1e-8f) > 0.0f, "epsilon must be > 0");
+      (void)flag_attr(c, "decoupled");
+    } else {
+      AMPX_CHECK(momentum >= 0.0f && momentum < 1.0f, "momentum must be in [0, 1)");
+      const bool nesterov = flag_attr(c, "nesterov");
+      AMPX_CHECK(!nesterov || momentum > 0.0f, "nesterov needs a momentum > 0");
+    }
+    AMPX_CHECK(c.v.get_float("weight_decay", 0.0f) >= 0.0f, "weight_decay must be >= 0");
+    AMPX_CHECK(c.v.get_float("clip_norm", 0.0f) >= 0.0f, "clip_norm must be >= 0 (0: no clipping)");
+    (void)flag_attr(c, "skip_nonfinite");
+    std::vector<TensorSpec> out{in[0], {AMPX_DTYPE_F32, Dims{2}}};
+    for (size_t i = 2; i < l->num_outputs(); ++i)
+      out.push_back(in[static_cast<size_t>(l->in_place_input(i))]);
+    return out;
   }
   if (op == "TensorStats") {  // X1..Xn (each its own float dtype) -> stats f32 [n, 3]
     for (const TensorSpec& x : in) require_float(c, x, "input");

@@ -72,6 +72,8 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
                op == "SoftmaxCrossEntropyGrad" || op == "AdamUpdate" || op == "SgdUpdate" ||
                op == "Softplus" || op == "Mish") {
       w.flops = 10 * out_elems;
+    } else if (op == "MultiSgdUpdate" || op == "MultiAdamUpdate") {
+      w.flops = 10 * in_elems;         // the guard's test and square, the update, a copy
     } else if (op == "UpdateGuard") {  // a finite test and a square per gradient element
       w.flops = 3 * (in_elems - product(v.input(0), 0));
     } else if (op == "TensorStats") {  // a finite test, an abs, a max and two compares

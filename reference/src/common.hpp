@@ -188,6 +188,7 @@ std::unique_ptr<CpuKernel> make_softmax_cross_entropy_grad(Ctx&);
 std::unique_ptr<CpuKernel> make_sgd_update(Ctx&);
 std::unique_ptr<CpuKernel> make_adam_update(Ctx&);
 std::unique_ptr<CpuKernel> make_update_guard(Ctx&);
+std::unique_ptr<CpuKernel> make_multi_update(Ctx&);  // MultiSgdUpdate, MultiAdamUpdate
 std::unique_ptr<CpuKernel> make_tensor_stats(Ctx&);
 // Whether DropoutTraining keeps element `index` (docs/OPS.md: its mask is
 // 1 / (1 - ratio), else 0).

@@ -276,6 +276,8 @@ constexpr OpEntry kOps[] = {
     {"SgdUpdate", make_sgd_update},
     {"AdamUpdate", make_adam_update},
     {"UpdateGuard", make_update_guard},
+    {"MultiSgdUpdate", make_multi_update},
+    {"MultiAdamUpdate", make_multi_update},
     {"TensorStats", make_tensor_stats},
 };
 

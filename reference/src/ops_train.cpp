@@ -13,6 +13,7 @@
 
 #include "common.hpp"
 #include "parallel.hpp"
+#include "update_math.hpp"
 
 namespace ampx::reference::detail {
 
@@ -124,13 +125,12 @@ class SoftmaxCrossEntropyGradKernel final : public CpuKernel {
 // hyper: lr, grad_scale, apply (0: leave every output equal to its input).
 class SgdUpdateKernel final : public CpuKernel {
  public:
-  SgdUpdateKernel(int64_t n, float momentum, bool nesterov, float wd)
-      : n_(n), mu_(momentum), nesterov_(nesterov), wd_(wd) {}
+  SgdUpdateKernel(int64_t n, SgdParams p) : n_(n), p_(p) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const auto* w = static_cast<const float*>(in[0]);
     const auto* g = static_cast<const float*>(in[1]);
     const auto* h = static_cast<const float*>(in[2]);
-    const float* m = mu_ > 0.0f ? static_cast<const float*>(in[3]) : nullptr;
+    const float* m = p_.momentum > 0.0f ? static_cast<const float*>(in[3]) : nullptr;
     auto* w_out = static_cast<float*>(out[0]);
     float* m_out = m ? static_cast<float*>(out[1]) : nullptr;
     const float lr = h[0], scale = h[1];
@@ -140,17 +140,7 @@ class SgdUpdateKernel final : public CpuKernel {
       return;
     }
     parallel_for(n_, threads_for(4.0 * static_cast<double>(n_)), [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const float wi = w[i];
-        const float gi = g[i] * scale + wd_ * wi;
-        float d = gi;
-        if (m) {
-          const float mi = mu_ * m[i] + gi;
-          m_out[i] = mi;
-          d = nesterov_ ? gi + mu_ * mi : mi;
-        }
-        w_out[i] = wi - lr * d;
-      }
+      sgd_range(p_, lr, scale, w, g, m, w_out, m_out, i0, i1);
     });
   }
 
@@ -159,17 +149,13 @@ class SgdUpdateKernel final : public CpuKernel {
     if (src != dst) std::memcpy(dst, src, static_cast<size_t>(n_) * sizeof(float));
   }
   int64_t n_;
-  float mu_;
-  bool nesterov_;
-  float wd_;
+  SgdParams p_;
 };
 
 // hyper: lr, grad_scale, apply, bias_correction1, bias_correction2 (1 - beta^t).
-// PyTorch's formula: W -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
 class AdamUpdateKernel final : public CpuKernel {
  public:
-  AdamUpdateKernel(int64_t n, float b1, float b2, float eps, float wd, bool decoupled)
-      : n_(n), b1_(b1), b2_(b2), eps_(eps), wd_(wd), decoupled_(decoupled) {}
+  AdamUpdateKernel(int64_t n, AdamParams p) : n_(n), p_(p) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const auto* w = static_cast<const float*>(in[0]);
     const auto* g = static_cast<const float*>(in[1]);
@@ -179,7 +165,6 @@ class AdamUpdateKernel final : public CpuKernel {
     auto* w_out = static_cast<float*>(out[0]);
     auto* m_out = static_cast<float*>(out[1]);
     auto* v_out = static_cast<float*>(out[2]);
-    const float lr = h[0], scale = h[1];
     if (h[2] == 0.0f) {
       const auto bytes = static_cast<size_t>(n_) * sizeof(float);
       if (w != w_out) std::memcpy(w_out, w, bytes);
@@ -187,26 +172,15 @@ class AdamUpdateKernel final : public CpuKernel {
       if (v != v_out) std::memcpy(v_out, v, bytes);
       return;
     }
-    const float step = lr / h[3], inv_sqrt_bc2 = 1.0f / std::sqrt(h[4]);
-    const float decay = decoupled_ ? 1.0f - lr * wd_ : 1.0f;
+    const AdamStep step(p_, h);
     parallel_for(n_, threads_for(10.0 * static_cast<double>(n_)), [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const float wi = w[i];
-        float gi = g[i] * scale;
-        if (!decoupled_) gi += wd_ * wi;
-        const float mi = b1_ * m[i] + (1.0f - b1_) * gi;
-        const float vi = b2_ * v[i] + (1.0f - b2_) * gi * gi;
-        m_out[i] = mi;
-        v_out[i] = vi;
-        w_out[i] = wi * decay - step * mi / (std::sqrt(vi) * inv_sqrt_bc2 + eps_);
-      }
+      adam_range(p_, step, w, g, m, v, w_out, m_out, v_out, i0, i1);
     });
   }
 
  private:
   int64_t n_;
-  float b1_, b2_, eps_, wd_;
-  bool decoupled_;
+  AdamParams p_;
 };
 
 }  // namespace
@@ -223,18 +197,24 @@ std::unique_ptr<CpuKernel> make_softmax_cross_entropy_grad(Ctx& c) {
   return typed<SoftmaxCrossEntropyGradKernel>(c, c.in[1].dims[0], c.in[1].dims[1], c.v.where());
 }
 
+SgdParams sgd_params(const Ctx& c) {
+  return {static_cast<float>(c.v.get_float("momentum", 0.0)), c.v.get_int("nesterov", 0) != 0,
+          static_cast<float>(c.v.get_float("weight_decay", 0.0))};
+}
+
+AdamParams adam_params(const Ctx& c) {
+  return {static_cast<float>(c.v.get_float("beta1", 0.9)),
+          static_cast<float>(c.v.get_float("beta2", 0.999)),
+          static_cast<float>(c.v.get_float("epsilon", 1e-8)),
+          static_cast<float>(c.v.get_float("weight_decay", 0.0)), c.v.get_int("decoupled", 0) != 0};
+}
+
 std::unique_ptr<CpuKernel> make_sgd_update(Ctx& c) {
-  return std::make_unique<SgdUpdateKernel>(
-      c.in[0].numel, static_cast<float>(c.v.get_float("momentum", 0.0)),
-      c.v.get_int("nesterov", 0) != 0, static_cast<float>(c.v.get_float("weight_decay", 0.0)));
+  return std::make_unique<SgdUpdateKernel>(c.in[0].numel, sgd_params(c));
 }
 
 std::unique_ptr<CpuKernel> make_adam_update(Ctx& c) {
-  return std::make_unique<AdamUpdateKernel>(
-      c.in[0].numel, static_cast<float>(c.v.get_float("beta1", 0.9)),
-      static_cast<float>(c.v.get_float("beta2", 0.999)),
-      static_cast<float>(c.v.get_float("epsilon", 1e-8)),
-      static_cast<float>(c.v.get_float("weight_decay", 0.0)), c.v.get_int("decoupled", 0) != 0);
+  return std::make_unique<AdamUpdateKernel>(c.in[0].numel, adam_params(c));
 }
 
 }  // namespace ampx::reference::detail

@@ -188,7 +188,7 @@ void Executor::layout(std::span<const plugins::Device* const> devices, NodeDevic
     const Node& pn = graph.node(p);
     const auto slot_out = static_cast<size_t>(std::find(pn.outputs.begin(), pn.outputs.end(), out) -
                                               pn.outputs.begin());
-    const int alias_in = in_place_input(pn.op, slot_out);
+    const int alias_in = in_place_input(pn.op, slot_out, pn.inputs.size(), pn.attrs);
     if (alias_in < 0 || pn.inputs[static_cast<size_t>(alias_in)] != in) continue;
     // Every other reader of the state input must have run before the update.
     size_t update_step = 0;

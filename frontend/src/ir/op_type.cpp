@@ -1,5 +1,7 @@
+#include <ampx/ir/attr_access.hpp>
 #include <ampx/ir/op_type.hpp>
 #include <ampx/opset/catalogue.hpp>
+#include <ampx/opset/multi_update.hpp>
 
 #include <array>
 
@@ -142,6 +144,8 @@ constexpr std::array<OpSchema, kOpTypeCount> kSchemas{{
     {OpType::kAdamUpdate, "AdamUpdate", A::kBlack},
     {OpType::kUpdateGuard, "UpdateGuard", A::kBlack},
     {OpType::kTensorStats, "TensorStats", A::kBlack},
+    {OpType::kMultiSgdUpdate, "MultiSgdUpdate", A::kBlack},
+    {OpType::kMultiAdamUpdate, "MultiAdamUpdate", A::kBlack},
 }};
 
 constexpr bool schemas_in_enum_order() {
@@ -175,6 +179,19 @@ std::optional<OpType> parse_op(std::string_view name) {
   for (const auto& s : kSchemas)
     if (s.name == name) return s.op;
   return std::nullopt;
+}
+
+int in_place_input(OpType op, size_t output, size_t num_inputs, const AttrMap& attrs) {
+  if (op == OpType::kSgdUpdate) return output == 0 ? 0 : output == 1 ? 3 : -1;
+  if (op == OpType::kAdamUpdate)
+    return output == 0 ? 0 : output <= 2 ? static_cast<int>(output) + 1 : -1;
+  if (op == OpType::kMultiSgdUpdate || op == OpType::kMultiAdamUpdate) {
+    const auto l = opset::multi_update_layout(op_name(op), num_inputs,
+                                              attr_float(attrs, "momentum", 0.0) > 0.0,
+                                              attr_ints(attrs, "copies", {}).size());
+    return l ? l->in_place_input(output) : -1;
+  }
+  return -1;
 }
 
 }  // namespace ampx

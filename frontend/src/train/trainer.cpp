@@ -1,3 +1,5 @@
+#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/train/fused_update.hpp>
 #include <ampx/train/trainer.hpp>
 #include <ampx/tune/tuner.hpp>
 
@@ -18,10 +20,16 @@ struct Trainer::Program {
   TrainingGraph tg;
   AmpPlan plan;
   std::optional<CompiledModel> compiled;
+  // The fused optimizer's 16-bit weight copies: state after tg.state's,
+  // derived from the weights (written whenever a weight is), never read back.
+  std::vector<WeightCopy> copies;
 
   std::vector<HostTensor> run(std::span<const HostTensor> in) { return compiled->run(in); }
   void write_state(size_t i, std::span<const std::byte> bytes) {
     compiled->executor().write_state(i, bytes);
+    for (size_t j = 0; j < copies.size(); ++j)
+      if (copies[j].weight_input == tg.state[i].binding.input)
+        compiled->executor().write_state(tg.state.size() + j, copy_bytes(copies[j].dtype, bytes));
   }
   HostTensor read_state(size_t i) const { return compiled->executor().read_state(i); }
 };
@@ -135,12 +143,34 @@ Trainer::Program& Trainer::program(int64_t batch) {
                           {.build_graph = true, .capability_blind = options_.capability_blind});
   std::vector<StateBinding> bindings;
   for (const StateEntry& e : p->tg.state) bindings.push_back(e.binding);
-  p->compiled.emplace(session_.compile(p->plan, {}, bindings));
+  std::string optimizer = "per-tensor updates";
+  if (options_.update_lowering == TrainerOptions::UpdateLowering::kFused) {
+    // The optimizer as one pass where the updates' device answers for it
+    // (train/fused_update.hpp); otherwise the planned per-tensor nodes.
+    std::vector<DeviceCapabilities> caps;
+    caps.reserve(p->plan.devices.size());
+    for (const std::string& id : p->plan.devices) caps.emplace_back(session_.host().device(id));
+    std::vector<CapabilitySource*> sources;
+    for (DeviceCapabilities& c : caps) sources.push_back(&c);
+    LoweredUpdates lowered = fuse_updates(p->plan.graph, sources);
+    if (lowered.fused) {
+      AmpPlan step = p->plan;
+      step.graph = std::move(lowered.graph);
+      for (const WeightCopy& c : lowered.copies) bindings.push_back(c.binding);
+      p->copies = std::move(lowered.copies);
+      p->compiled.emplace(session_.compile(step, {}, bindings));
+      optimizer = "one fused optimizer pass writing " + std::to_string(p->copies.size()) +
+                  " 16-bit weight copies";
+    } else {
+      optimizer += " (" + lowered.reason + ")";
+    }
+  }
+  if (!p->compiled) p->compiled.emplace(session_.compile(p->plan, {}, bindings));
   spdlog::info(
-      "training step for batch {}: {} nodes ({} 16-bit), {} state tensors ({} in place), "
+      "training step for batch {}: {} nodes ({} 16-bit), {} state tensors ({} in place), {}, "
       "planned and compiled in {:.0f} ms",
       batch, p->plan.graph.num_nodes(), p->plan.summary.effective_16bit, p->tg.state.size(),
-      p->compiled->executor().state_in_place(),
+      p->compiled->executor().state_in_place(), optimizer,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   slot = std::move(p);
   return *slot;
@@ -375,6 +405,10 @@ const AmpPlan& Trainer::plan() const {
 
 const ExecutorStats* Trainer::step_stats() const {
   return &programs_.at(options_.batch)->compiled->stats();
+}
+
+const Graph& Trainer::step_graph() const {
+  return programs_.at(options_.batch)->compiled->fused().graph;
 }
 
 RunProfile Trainer::profile_step(const Dataset& data) {

@@ -118,8 +118,13 @@ enum class OpType {
   kAdamUpdate,
   kUpdateGuard,
   kTensorStats,
+  // The fused optimizer pass (opset/multi_update.hpp): never in a graph the
+  // planner sees, made from the per-tensor updates after planning
+  // (train/fused_update.hpp).
+  kMultiSgdUpdate,
+  kMultiAdamUpdate,
 };
-inline constexpr int kOpTypeCount = static_cast<int>(OpType::kTensorStats) + 1;
+inline constexpr int kOpTypeCount = static_cast<int>(OpType::kMultiAdamUpdate) + 1;
 
 // How MindSpore 2.x's `auto` level treats an op (docs/PLANNER.md).
 enum class AutoClass {
@@ -147,7 +152,8 @@ bool is_data_movement(OpType op);
 // The optimizer updates: they read and write the f32 master weights and
 // optimizer state, and run in f32 at every amp level.
 inline bool is_optimizer_update(OpType op) {
-  return op == OpType::kSgdUpdate || op == OpType::kAdamUpdate;
+  return op == OpType::kSgdUpdate || op == OpType::kAdamUpdate || op == OpType::kMultiSgdUpdate ||
+         op == OpType::kMultiAdamUpdate;
 }
 // The ops that read the f32 gradients the updates read and decide the
 // updates' hyper (UpdateGuard: finite check, clipping): f32 at every level
@@ -157,11 +163,7 @@ inline bool is_master_weight_op(OpType op) {
 }
 // The input whose buffer an update's output may be written in (docs/OPS.md,
 // "In place"): W -> W', M -> M', V -> V'. -1 for other ops and outputs.
-inline int in_place_input(OpType op, size_t output) {
-  if (op == OpType::kSgdUpdate) return output == 0 ? 0 : output == 1 ? 3 : -1;
-  if (op == OpType::kAdamUpdate)
-    return output == 0 ? 0 : output <= 2 ? static_cast<int>(output) + 1 : -1;
-  return -1;
-}
+// The fused updates' layout depends on their operand count and attributes.
+int in_place_input(OpType op, size_t output, size_t num_inputs, const AttrMap& attrs);
 
 }  // namespace ampx

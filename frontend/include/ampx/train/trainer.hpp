@@ -58,6 +58,12 @@ struct TrainerOptions {
   // Per-layer overflow diagnostics and the automatic FP32 fallback
   // (docs/TRAINING.md, "Overflow diagnostics").
   OverflowOptions overflow;
+  // The optimizer as one fused pass where the updates' device runs it
+  // (train/fused_update.hpp, docs/TRAINING.md): the guard and every update
+  // in one node that also writes the forward's 16-bit weight copies.
+  // kPerTensor keeps one node per weight and a Cast per 16-bit weight (the
+  // same bits, slower; for comparisons).
+  enum class UpdateLowering { kFused, kPerTensor } update_lowering = UpdateLowering::kFused;
 };
 
 // One step as the loss-scale schedule saw it.
@@ -156,6 +162,9 @@ class Trainer {
   const TrainingGraph& training_graph() const;
   // The full-batch step's executor statistics (arena, weights, state bytes).
   const ExecutorStats* step_stats() const;
+  // The full-batch step as it runs: the plan's graph after the optimizer's
+  // lowering (train/fused_update.hpp) and fusion.
+  const Graph& step_graph() const;
   // One training step on the first batch of `data`, profiled: every kernel
   // timed (it trains: the state moves on by one step).
   RunProfile profile_step(const Dataset& data);
