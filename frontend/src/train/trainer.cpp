@@ -66,6 +66,13 @@ Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
                                                         &loss_scale_reason_);
   }
   scaler_ = LossScaler(*options_.loss_scale);
+  // Every reader of a shared initializer trains its own copy: the step,
+  // the evaluation, the checkpoints and the trained model all see them.
+  UntiedModel untied = untie_shared_state(forward_, options_.graph);
+  forward_ = std::move(untied.graph);
+  shared_copies_ = std::move(untied.copies);
+  for (const std::string& line : describe_shared_copies(shared_copies_))
+    spdlog::info("shared initializer {}: each reader trains its own", line);
   options_.graph.skip_nonfinite = options_.loss_scale->skip_nonfinite;
   options_.overflow.validate();
   options_.overflow.diagnose = options_.overflow.diagnose || options_.overflow.auto_fallback;
@@ -197,8 +204,9 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     const std::vector<HostTensor> in = step_inputs(p, data, rows);
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<HostTensor> out = p.run(in);
-    run_ms +=
+    const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    run_ms += ms;
     const auto loss = static_cast<double>(scalar_of(out.at(0)));
     // A step whose forward overflowed has no loss to average.
     if (std::isfinite(loss)) {
@@ -208,7 +216,7 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     float guard[2];
     std::memcpy(guard, out.at(2).data.data(), sizeof guard);
     const StepRecord rec{step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f,
-                         static_cast<double>(guard[1])};
+                         static_cast<double>(guard[1]), ms};
     r.records.push_back(rec);
     if (p.tg.overflow_output != SIZE_MAX && diagnostics_) {
       const HostTensor& stats = out.at(p.tg.overflow_output);
