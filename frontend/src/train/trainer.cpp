@@ -215,8 +215,8 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     }
     float guard[2];
     std::memcpy(guard, out.at(2).data.data(), sizeof guard);
-    const StepRecord rec{step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f,
-                         static_cast<double>(guard[1]), ms};
+    const StepRecord rec{
+        step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f, static_cast<double>(guard[1]), ms};
     r.records.push_back(rec);
     if (p.tg.overflow_output != SIZE_MAX && diagnostics_) {
       const HostTensor& stats = out.at(p.tg.overflow_output);
