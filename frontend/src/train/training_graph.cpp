@@ -220,7 +220,8 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   // copy first (untie_shared_state).
   std::vector<int> readers(nv, 0);
   for (const Node& n : f.nodes())
-    for (ValueId v : n.inputs) ++readers[static_cast<size_t>(v)];
+    for (ValueId v : n.inputs)
+      if (v >= 0) ++readers[static_cast<size_t>(v)];
   for (const Node& n : f.nodes()) {
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const std::optional<StateRole> r = state_role_of_use(f, n, i, options);
