@@ -3,8 +3,11 @@
 // (docs/TRAINING.md).
 #include "commands.hpp"
 #include "progress_bar.hpp"
+#include "run_profile_output.hpp"
 #include "train_report.hpp"
 
+#include <ampx/exec/run_profile.hpp>
+#include <ampx/fileio/atomic_write.hpp>
 #include <ampx/onnx/onnx_export.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/train/checkpoint.hpp>
@@ -21,6 +24,9 @@
 
 namespace ampx::cli {
 namespace {
+
+constexpr int64_t kNoProfileStep = -1;
+constexpr int64_t kDefaultProfileStep = 3;  // after two warm-up steps
 
 struct TrainOptions {
   std::string model;
@@ -55,6 +61,10 @@ struct TrainOptions {
   std::string report_label;
   ModelArgs model_args;
   MemoryArgs memory;  // --max-memory: each compiled step (not --eager)
+  // --profile-step N / --trace FILE: one step of the run profiled
+  // (kNoProfileStep: not asked; with --trace alone, kDefaultProfileStep).
+  int64_t profile_step = kNoProfileStep;
+  std::string trace;
   Format format = Format::kText;
 };
 
@@ -149,6 +159,25 @@ void print_layer_summary(const train::OverflowDiagnostics& d) {
   if (layers.size() > shown) std::cout << fmt::format("  ... {} more\n", layers.size() - shown);
 }
 
+// The profiled step (--profile-step, --trace): the per-node table, as
+// `ampx run --per-node` prints it.
+void print_profiled_step(const train::ProfiledStep& p, const std::string& trace) {
+  std::cout << fmt::format("profile of step {} (epoch {}, {} samples):\n", p.step, p.epoch, p.rows);
+  print_per_node(std::cout, summarize_profiles({p.profile}, p.predicted), p.devices);
+  if (!trace.empty())
+    std::cout << fmt::format("  trace: {} (Perfetto or chrome://tracing)\n", trace);
+}
+
+nlohmann::json profiled_step_json(const train::ProfiledStep& p) {
+  return {{"schema", "ampx.train/1"},
+          {"event", "profile"},
+          {"step", p.step},
+          {"epoch", p.epoch},
+          {"rows", p.rows},
+          {"devices", p.devices},
+          {"per_node", per_node_to_json(summarize_profiles({p.profile}, p.predicted), p.devices)}};
+}
+
 int run_train(const GlobalOptions& global, TrainOptions o) {
   train::TrainerOptions t;
   t.graph.optimizer.kind = train::parse_optimizer(o.optimizer);
@@ -183,6 +212,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   t.overflow.fallback_underflow = o.fallback_underflow;
   if (o.resume && o.checkpoint.empty()) throw UsageError("--resume needs --checkpoint DIR");
   if (!o.report.empty()) check_report_path(o.report);
+  if (o.profile_step != kNoProfileStep && o.profile_step < 1)
+    throw UsageError(fmt::format("--profile-step {}: steps count from 1", o.profile_step));
+  if (!o.trace.empty()) check_trace_path(o.trace);
 
   SessionOptions so;
   so.devices = o.device;
@@ -226,6 +258,11 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   };
   check_data(data, o.data);
   if (eval) check_data(*eval, o.eval.empty() ? o.data + " (test split)" : o.eval);
+  // Steps of the whole run (a resumed one included), for --profile-step.
+  const int64_t run_steps = o.epochs * ((data.size() + o.batch - 1) / o.batch);
+  if (o.profile_step > run_steps)
+    throw UsageError(fmt::format("--profile-step {}: the run has {} steps ({} epochs of {})",
+                                 o.profile_step, run_steps, o.epochs, run_steps / o.epochs));
 
   train::Trainer trainer(session, forward, t);
   const std::string fingerprint = train::model_fingerprint(forward);
@@ -270,6 +307,16 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     } else {
       spdlog::info("--resume: no checkpoint in {} yet, starting afresh", o.checkpoint);
     }
+  }
+  if (o.profile_step != kNoProfileStep || !o.trace.empty()) {
+    const int64_t step =
+        o.profile_step != kNoProfileStep
+            ? o.profile_step
+            : std::min(run_steps, std::max(kDefaultProfileStep, trainer.step() + 1));
+    if (step <= trainer.step())
+      throw UsageError(fmt::format("--profile-step {}: the resumed run starts at step {}", step,
+                                   trainer.step() + 1));
+    trainer.profile_at_step(step);
   }
   // The first plan; an automatic fallback replaces it (trainer.plan()).
   const AmpPlan first_plan = trainer.plan();
@@ -383,6 +430,15 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       print_overflows(r);
     }
   }
+  if (const std::optional<train::ProfiledStep>& p = trainer.profiled_step()) {
+    if (!o.trace.empty())
+      fileio::write_file_atomically(o.trace,
+                                    chrome_trace_json({p->profile}, p->devices, p->predicted));
+    if (o.format == Format::kJson)
+      std::cout << profiled_step_json(*p).dump() << std::endl;
+    else
+      print_profiled_step(*p, o.trace);
+  }
   if (!o.export_path.empty()) {
     onnx_io::ExportOptions eo;
     eo.doc = "trained by ampx train (" + std::to_string(trainer.epoch()) + " epochs)";
@@ -416,6 +472,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
                           {"fallbacks", fallbacks}};
     }
     if (!o.export_path.empty()) j["exported"] = o.export_path;
+    if (!o.trace.empty() && trainer.profiled_step()) j["trace"] = o.trace;
     j["shared_copies"] = nlohmann::json::array();
     for (const train::SharedStateCopy& c : trainer.shared_copies())
       j["shared_copies"].push_back({{"value", c.value},
@@ -513,6 +570,14 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--eager", o->eager,
                 "node-by-node dispatch as PyNative mode does: not implemented yet, refused (the "
                 "step is always compiled)");
+  cmd->add_option("--profile-step", o->profile_step,
+                  "profile step N of the run (counted from 1, the steps before it warming up): "
+                  "every node's time, the kernel it ran on and the reorders it caused, as "
+                  "`ampx run --per-node` shows them");
+  cmd->add_option("--trace", o->trace,
+                  "write the profiled step (--profile-step, default 3 or the last) to FILE in the "
+                  "Chrome trace-event format")
+      ->check(kNonEmpty);
   o->policy.add_to(*cmd);
   o->model_args.add_to(*cmd);
   o->memory.add_to(*cmd);

@@ -46,23 +46,28 @@ void check_trace_path(const std::string& path) {
 void print_per_node(std::ostream& out, const ProfileSummary& s,
                     const std::vector<std::string>& device_ids) {
   out << fmt::format("  per node (median of the profiled runs; timing: {}):\n", s.method);
-  out << fmt::format("    {:<28} {:<12} {:<18} {:<5} {:>12} {:>12} {:>8}\n", "node", "op", "device",
-                     "dtype", "predicted us", "measured us", "error");
+  out << fmt::format("    {:<28} {:<23} {:<12} {:<5} {:>12} {:>12} {:>8} {:>8} {:>10}  {}\n",
+                     "node", "op", "device", "dtype", "predicted us", "measured us", "error",
+                     "reorders", "reorder us", "implementation");
   for (const StepSummary& st : s.steps) {
     const std::string err =
         st.predicted_us < 0
             ? "-"
             : fmt::format("{:+.0f}%", 100 * prediction_error(st.predicted_us, st.step.us));
-    out << fmt::format("    {:<28} {:<12} {:<18} {:<5} {:>12} {:>12.1f} {:>8}\n", st.step.name,
-                       st.step.op, device_of(st.step, device_ids), st.step.dtype,
-                       us_cell(st.predicted_us), st.step.us, err);
+    const bool reported = !st.step.implementation.empty();
+    out << fmt::format(
+        "    {:<28} {:<23} {:<12} {:<5} {:>12} {:>12.1f} {:>8} {:>8} {:>10}  {}\n", st.step.name,
+        st.step.op, device_of(st.step, device_ids), st.step.dtype, us_cell(st.predicted_us),
+        st.step.us, err, reported ? std::to_string(st.step.reorders) : "-",
+        reported ? us_cell(st.step.reorder_us) : "-", reported ? st.step.implementation : "-");
   }
   out << "  per op:\n";
-  out << fmt::format("    {:<16} {:>6} {:>12} {:>12}\n", "op", "steps", "predicted us",
-                     "measured us");
+  out << fmt::format("    {:<23} {:>6} {:>12} {:>12} {:>8} {:>10}\n", "op", "steps", "predicted us",
+                     "measured us", "reorders", "reorder us");
   for (const OpSummary& op : s.ops)
-    out << fmt::format("    {:<16} {:>6} {:>12} {:>12.1f}\n", op.op, op.steps,
-                       op.predicted_steps ? us_cell(op.predicted_us) : "-", op.us);
+    out << fmt::format("    {:<23} {:>6} {:>12} {:>12.1f} {:>8} {:>10.1f}\n", op.op, op.steps,
+                       op.predicted_steps ? us_cell(op.predicted_us) : "-", op.us, op.reorders,
+                       op.reorder_us);
   out << fmt::format("  profiled run total: median {:.3f} ms (each step waited for)\n",
                      s.median_total_us / 1000.0);
 }
@@ -80,6 +85,12 @@ nlohmann::json per_node_to_json(const ProfileSummary& s,
                      {"min_us", st.min_us},
                      {"max_us", st.max_us},
                      {"timing", timing_method_name(st.step.method)}};
+    if (!st.step.implementation.empty()) {
+      j["implementation"] = st.step.implementation;
+      j["reorders"] = st.step.reorders;
+      j["reorder_us"] = st.step.reorder_us;
+      j["casts"] = st.step.casts;
+    }
     if (st.predicted_us >= 0) {
       j["predicted_us"] = st.predicted_us;
       j["error"] = prediction_error(st.predicted_us, st.step.us);
@@ -88,7 +99,11 @@ nlohmann::json per_node_to_json(const ProfileSummary& s,
   }
   nlohmann::json ops = nlohmann::json::array();
   for (const OpSummary& op : s.ops) {
-    nlohmann::json j{{"op", op.op}, {"steps", op.steps}, {"measured_us", op.us}};
+    nlohmann::json j{{"op", op.op},
+                     {"steps", op.steps},
+                     {"measured_us", op.us},
+                     {"reorders", op.reorders},
+                     {"reorder_us", op.reorder_us}};
     if (op.predicted_steps) j["predicted_us"] = op.predicted_us;
     ops.push_back(std::move(j));
   }

@@ -80,11 +80,10 @@ constexpr AttrDef kResizeAttrs[] = {{"sizes", AMPX_ATTR_INTS, true},
                                     {"nearest_mode", AMPX_ATTR_STRING, false}};
 
 // Training ops (docs/OPS.md, "Training ops").
-constexpr AttrDef kConvGradWeightAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
-                                            {"strides", AMPX_ATTR_INTS, false},
-                                            {"pads", AMPX_ATTR_INTS, false},
-                                            {"dilations", AMPX_ATTR_INTS, false},
-                                            {"group", AMPX_ATTR_INT, false}};
+constexpr AttrDef kConvGradWeightAttrs[] = {
+    {"kernel_shape", AMPX_ATTR_INTS, true}, {"strides", AMPX_ATTR_INTS, false},
+    {"pads", AMPX_ATTR_INTS, false},        {"dilations", AMPX_ATTR_INTS, false},
+    {"group", AMPX_ATTR_INT, false},        {"bias_gradient", AMPX_ATTR_INT, false}};
 constexpr AttrDef kAvgPoolGradAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
                                          {"strides", AMPX_ATTR_INTS, false},
                                          {"pads", AMPX_ATTR_INTS, false},

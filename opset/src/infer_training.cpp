@@ -105,7 +105,15 @@ Outputs infer_training(const Node& c, std::string_view op) {
     AMPX_CHECK(oh == dy[2] && ow == dy[3], "gradient " + dims_str(dy) +
                                                " does not match the convolution's output [" +
                                                std::to_string(oh) + "x" + std::to_string(ow) + "]");
-    return std::vector<TensorSpec>{{in[0].dtype, {dy[1], x[1] / g, k[0], k[1]}}};
+    std::vector<TensorSpec> out{{in[0].dtype, {dy[1], x[1] / g, k[0], k[1]}}};
+    // bias_gradient = 1 adds dB [M], the sum of dY over N, OH, OW: the
+    // ReduceSum a biased convolution's gradient needs, made in the same pass
+    // (fusion.cpp merges it).
+    const int64_t bias = c.v.get_int("bias_gradient", 0);
+    AMPX_CHECK(bias == 0 || bias == 1,
+               "attribute 'bias_gradient' = " + std::to_string(bias) + " must be 0 or 1");
+    if (bias == 1) out.push_back({in[0].dtype, {dy[1]}});
+    return out;
   }
   if (op == "MaxPoolGrad") {  // dY, X -> dX
     require_same_dtype(c, in);

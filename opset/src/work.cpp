@@ -56,8 +56,10 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
                 product(v.input(1), 0) / std::max<double>(1, static_cast<double>(x.dims[2])) *
                 static_cast<double>(x.dims[2] + r.dims[2]);
     } else if (op == "Conv2dGradWeight" && n_in >= 2 && v.input(0).rank == 4) {
-      w.flops = 2 * out_elems * product(v.input(0), 0) /
+      // dW's multiply-adds, and one add per dY element for the optional dB.
+      w.flops = 2 * product(v.output(0), 0) * product(v.input(0), 0) /
                 std::max(1.0, static_cast<double>(v.input(0).dims[1]));
+      if (v.num_outputs() > 1) w.flops += product(v.input(0), 0);
     } else if (op == "MaxPool" || op == "AveragePool" || op == "MaxPoolGrad" ||
                op == "AveragePoolGrad") {
       double k = 1;

@@ -175,4 +175,12 @@ void Device::synchronize() const {
                         [&] { return fmt::format("synchronize(device {})", index_); });
 }
 
+std::string Device::plugin_note() const {
+  ampx_plugin_info info{};
+  info.struct_size = sizeof info;
+  plugin_->check_lazily(plugin_->api().plugin_info(plugin_->instance(), &info),
+                        [] { return std::string("plugin_info"); });
+  return info.note;
+}
+
 }  // namespace ampx::plugins

@@ -119,4 +119,21 @@ Kernel::Timing Kernel::launch_timed(std::span<const ampx_buffer_view> inputs,
   return {us, TimingMethod::kHost};
 }
 
+std::optional<Kernel::Report> Kernel::report() const {
+  if (handle_ == nullptr) throw std::logic_error("report of an empty Kernel");
+  const LoadedPlugin::KernelReportFn fn = plugin_->kernel_report();
+  if (fn == nullptr) return std::nullopt;
+  ampx_kernel_report r{};
+  r.struct_size = sizeof r;
+  plugin_->check(plugin_->guarded("kernel_report", [&] { return fn(handle_, &r); }),
+                 fmt::format("kernel_report({} '{}', device {})", op_type_, node_name_, device_));
+  // The plugin wrote at most its own size; what lies beyond stayed zero.
+  r.implementation[sizeof r.implementation - 1] = '\0';
+  std::string impl = r.implementation;
+  // It goes into tables and JSON: printable ASCII only.
+  for (char& c : impl)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return Report{std::move(impl), r.reorders, r.reorder_us, r.casts, r.cast_us};
+}
+
 }  // namespace ampx::plugins

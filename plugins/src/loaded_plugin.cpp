@@ -76,10 +76,12 @@ void LoadedPlugin::destroy_instance() noexcept {
 }
 
 // What a plugin declares in its extension chain (backend_api.h,
-// "Extensions"): the options it documents (1.2) and how its f16 kernels
-// accumulate (1.3). Unknown types are skipped, a malformed chain is an error.
+// "Extensions"): the options it documents (1.2), how its f16 kernels
+// accumulate (1.3) and its kernels' reports (1.4). Unknown types are
+// skipped, a malformed chain is an error.
 void read_extensions(const ampx_extension* ext, std::vector<PluginOption>& out,
-                     std::optional<ampx_accumulation>& f16_accumulation) {
+                     std::optional<ampx_accumulation>& f16_accumulation,
+                     LoadedPlugin::KernelReportFn& kernel_report) {
   const auto text = [](const char* s) { return s ? printable(s, 256) : std::string(); };
   for (int n = 0; ext != nullptr; ext = ext->next, ++n) {
     if (n >= AMPX_EXTENSION_CHAIN_MAX)
@@ -99,6 +101,13 @@ void read_extensions(const ampx_extension* ext, std::vector<PluginOption>& out,
         throw std::invalid_argument(
             fmt::format("numerics extension: unknown f16_accumulation {}", num->f16_accumulation));
       f16_accumulation = static_cast<ampx_accumulation>(num->f16_accumulation);
+      continue;
+    }
+    if (ext->type == AMPX_EXTENSION_KERNEL_INFO) {
+      const auto* info = reinterpret_cast<const ampx_kernel_info_extension*>(ext);
+      if (detail::has_member(*info, info->base.struct_size,
+                             &ampx_kernel_info_extension::kernel_report))
+        kernel_report = info->kernel_report;
       continue;
     }
     if (ext->type != AMPX_EXTENSION_OPTIONS) continue;
@@ -220,7 +229,8 @@ std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   plugin->name_ = api.plugin_name;
   plugin->version_ = printable(api.plugin_version, kMaxVersionLength);
   try {
-    read_extensions(api.extensions, plugin->options_, plugin->declared_f16_accumulation_);
+    read_extensions(api.extensions, plugin->options_, plugin->declared_f16_accumulation_,
+                    plugin->kernel_report_);
   } catch (const std::invalid_argument& e) {
     throw fail(e.what());
   }

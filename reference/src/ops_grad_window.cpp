@@ -19,6 +19,8 @@ namespace {
 // --------------------------------------------------------- Conv2d weight
 
 // dW_g [Mg, Cg*kH*kW] += dY_g [Mg, OH*OW] * col(X_g)^T, image by image.
+// With bias_gradient (a second output), dB[m] = the sum of dY[:, m, :, :],
+// accumulated in double over images then pixels, a fixed order.
 template <class T>
 class Conv2dGradWeightKernel final : public CpuKernel {
  public:
@@ -50,9 +52,26 @@ class Conv2dGradWeightKernel final : public CpuKernel {
         gemm(ga, threads);
       }
     }
+    if (out.size() > 1) bias_gradient(dy, static_cast<T*>(out[1]));
   }
 
  private:
+  void bias_gradient(const T* dy, T* db) const {
+    const ConvShape& s = s_;
+    const int64_t ohw = s.OH * s.OW;
+    parallel_for(s.M, threads_for(static_cast<double>(s.N) * s.M * ohw),
+                 [&](int64_t m0, int64_t m1) {
+                   for (int64_t m = m0; m < m1; ++m) {
+                     double acc = 0.0;
+                     for (int64_t n = 0; n < s.N; ++n) {
+                       const T* p = dy + (n * s.M + m) * ohw;
+                       for (int64_t i = 0; i < ohw; ++i) acc += static_cast<double>(p[i]);
+                     }
+                     db[m] = static_cast<T>(acc);
+                   }
+                 });
+  }
+
   ConvShape s_;
   std::vector<T> col_;
 };

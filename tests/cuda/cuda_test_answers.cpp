@@ -189,6 +189,15 @@ TEST(CudaAnswers, TrainingOps) {
     EXPECT_NE(a.note.find("cuDNN"), std::string::npos) << a.note;
   }
   EXPECT_EQ(ask(dw, 90, without).support, AMPX_SUPPORT_EMULATED);
+  // With its bias gradient as a second output (the host's fusion asks this
+  // form): no kernel writes dB here, so unsupported, saying why, and the
+  // host keeps the ReduceSum.
+  dw.output(F16, {6}).attr_int("bias_gradient", 1);
+  for (const cuda::CudnnLibrary* lib : {&with, &without}) {
+    const cuda::Answer a = ask(dw, 90, *lib);
+    EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED) << a.note;
+    EXPECT_NE(a.note.find("bias_gradient"), std::string::npos) << a.note;
+  }
 }
 
 TEST(CudaAnswers, OptionsAndAllocatorRounding) {

@@ -410,3 +410,86 @@ TEST(Fusion, RewritesKeepOutputsOnCpuRef) {
 INSTANTIATE_TEST_SUITE_P(Builtin, FusedModel, ::testing::Values("cnn", "mlp", "encoder"));
 
 }  // namespace
+
+namespace {
+
+// A biased convolution's weight and bias gradients as autodiff writes them
+// (grad_rules_nn.cpp): Conv2dGradWeight(dY, X) and ReduceSum(dY) beside it.
+// `axes` and `keepdims` of the sum as given; with `cast`, dY is f16 and the
+// sum reads an f32 Cast of it (the planner's black-listed ReduceSum).
+Graph conv_gradients(std::vector<int64_t> axes = {0, 2, 3}, int64_t keepdims = 0,
+                     bool cast = false) {
+  GraphBuilder b("g");
+  const DType dt = cast ? DType::kF16 : DType::kF32;
+  const ValueId dy = b.input("dy", dt, {2, 5, 4, 4});
+  const ValueId x = b.input("x", dt, {2, 3, 4, 4});
+  b.output(b.add(
+      OpType::kConv2dGradWeight, "dw", {dy, x},
+      {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  const ValueId in =
+      cast ? b.add(OpType::kCast, "cast", {dy}, {{"to", static_cast<int64_t>(DType::kF32)}}) : dy;
+  b.output(b.add(OpType::kReduceSum, "db", {in}, {{"axes", axes}, {"keepdims", keepdims}}));
+  return std::move(b).build();
+}
+
+bool has_bias_gradient(const ampx_node_desc& n) {
+  for (size_t i = 0; i < n.num_attrs; ++i)
+    if (std::string(n.attrs[i].name) == "bias_gradient") return true;
+  return false;
+}
+
+TEST(Fusion, TheConvolutionsBiasGradientComesFromItsWeightGradient) {
+  RuleCaps caps;
+  const FusedGraph f = fuse_for_device(conv_gradients(), caps);
+  ASSERT_EQ(f.groups.size(), 1u);
+  EXPECT_EQ(f.groups[0].node, "dw");
+  EXPECT_EQ(f.groups[0].absorbed, std::vector<std::string>{"db"});
+  ASSERT_EQ(f.graph.num_nodes(), 1u);
+  const Node& n = f.graph.node(0);
+  EXPECT_EQ(n.op, OpType::kConv2dGradWeight);
+  EXPECT_EQ(attr_int(n.attrs, "bias_gradient", 0), 1);
+  ASSERT_EQ(n.outputs.size(), 2u);
+  EXPECT_EQ(f.graph.outputs()[1], n.outputs[1]);  // the sum's output, its name kept
+  EXPECT_EQ(f.graph.value(n.outputs[1]).name,
+            conv_gradients().value(conv_gradients().outputs()[1]).name);
+  // Negative axes are the same axes.
+  EXPECT_EQ(fuse_for_device(conv_gradients({-1, 0, -2}), caps).groups.size(), 1u);
+}
+
+TEST(Fusion, OnlyTheExactBiasSumIsMerged) {
+  RuleCaps caps;
+  EXPECT_TRUE(fuse_for_device(conv_gradients({0, 2}), caps).groups.empty());
+  EXPECT_TRUE(fuse_for_device(conv_gradients({0, 2, 3}, 1), caps).groups.empty());  // [1,M,1,1]
+  EXPECT_TRUE(fuse_for_device(conv_gradients({0, 2, 3}, 0, true), caps).groups.empty());  // Cast
+  EXPECT_TRUE(fuse_for_device(conv_gradients(), caps, {.bias_gradients = false}).groups.empty());
+  // A device that does not answer the fused node (Vulkan, CUDA) keeps both.
+  RuleCaps refuses([](const ampx_node_desc& n) {
+    return has_bias_gradient(n) ? AMPX_SUPPORT_UNSUPPORTED : AMPX_SUPPORT_NATIVE;
+  });
+  EXPECT_TRUE(fuse_for_device(conv_gradients(), refuses).groups.empty());
+  // Nor across a device boundary.
+  Graph placed = conv_gradients();
+  placed.node(1).device = 1;
+  RuleCaps a, b;
+  CapabilitySource* two[] = {&a, &b};
+  EXPECT_TRUE(fuse_placed(placed, two).groups.empty());
+  placed.node(1).device = 0;
+  EXPECT_EQ(fuse_placed(placed, two).groups.size(), 1u);
+}
+
+TEST(Fusion, TheFusedBiasGradientComputesTheReduceSumOnCpuRef) {
+  const auto host = host_with_cpu_ref();
+  const auto& dev = host.device("cpu_ref:0");
+  DeviceCapabilities caps(dev);
+  const Graph g = conv_gradients();
+  const FusedGraph f = fuse_for_device(g, caps);
+  ASSERT_EQ(f.groups.size(), 1u);
+  const auto inputs = random_inputs(g, 9);
+  const auto want = Executor(g, dev).run(inputs);
+  const auto got = Executor(f.graph, dev).run(inputs);
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_LT(max_relative_error(got[i], want[i]), ampx::test::model_tolerance(AMPX_DTYPE_F32));
+}
+
+}  // namespace

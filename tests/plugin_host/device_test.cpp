@@ -180,6 +180,8 @@ TEST_F(DeviceTest, ReluKernelRuns) {
   EXPECT_GE(t.us, 0.0);
   device.copy_to_host(std::as_writable_bytes(std::span<float>(y)), arena, 6 * sizeof(float));
   EXPECT_EQ(y, (std::vector<float>{0.0f, 0.0f, 2.0f, 0.0f, 3.5f, 0.0f}));
+  // Nor a kernel-info extension (ABI 1.4, optional): no report, no error.
+  EXPECT_FALSE(kernel.report().has_value());
 }
 
 TEST_F(DeviceTest, ReluQueryExplainsWhatItCannotDo) {

@@ -1,10 +1,14 @@
 // Every gradient rule against central finite differences on cpu_ref in
 // float64, with random inputs and odd shapes (tolerance:
 // opset::kGradientCheckTolerance); and that the check fails a wrong rule.
+#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/exec/fusion.hpp>
+
 #include <tolerances.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iomanip>
 #include <sstream>
@@ -303,6 +307,43 @@ TEST(GradientCheck, RunsInFloat64Only) {
     return b.add(OpType::kCast, "f64_to_f64", {x}, {{"to", static_cast<int64_t>(kGradCheckDtype)}});
   };
   EXPECT_THROW(gradient_check(host.device("cpu_ref:0"), cast), GraphError);
+}
+
+// The fused bias gradient (fusion.cpp: autodiff's ReduceSum of dY becomes
+// Conv2dGradWeight's bias_gradient output) is still the gradient: the
+// gradient graph fused for cpu_ref, every gradient against central
+// differences; with the fusion turned off the check sees the same graph it
+// always did (one absorbed node against none).
+TEST(GradientCheck, TheFusedBiasGradientMatchesCentralDifferences) {
+  const auto host = make_cpu_ref_host();
+  const plugins::Device& dev = host.device("cpu_ref:0");
+  DeviceCapabilities caps(dev);
+  const RuleCase conv = cases().front();  // Conv2dGroupedStridedDilated, with a bias
+  ASSERT_EQ(conv.name, "Conv2dGroupedStridedDilated");
+  for (const bool on : {true, false}) {
+    SCOPED_TRACE(on ? "fused" : "unfused");
+    int absorbed = -1;
+    const GradTamper fuse = [&](Graph& g, std::vector<ValueId>& grads) {
+      std::vector<std::string> names;
+      for (ValueId v : grads) names.push_back(g.value(v).name);
+      FusedGraph f = fuse_for_device(
+          g, caps, {.fold_batchnorm = false, .epilogues = false, .bias_gradients = on});
+      absorbed = f.absorbed_nodes();
+      g = std::move(f.graph);
+      for (size_t k = 0; k < grads.size(); ++k) {
+        const auto values = g.values();
+        const auto it = std::find_if(values.begin(), values.end(),
+                                     [&](const Value& v) { return v.name == names[k]; });
+        ASSERT_NE(it, values.end()) << names[k];
+        grads[k] = static_cast<ValueId>(it - values.begin());
+      }
+    };
+    const auto results = gradient_check(dev, conv.build, 7, fuse);
+    EXPECT_EQ(absorbed, on ? 1 : 0);
+    ASSERT_EQ(results.size(), 3u);
+    for (const auto& r : results)
+      EXPECT_LE(r.error, opset::kGradientCheckTolerance) << "d(loss)/d(" << r.input << ")";
+  }
 }
 
 }  // namespace

@@ -1181,6 +1181,15 @@ TEST(VulkanEpilogue, ActivationAndMatMulBiasAreUnsupported) {
   mm.input(AMPX_DTYPE_F32, {4, 5}).input(AMPX_DTYPE_F32, {5, 6}).input(AMPX_DTYPE_F32, {6});
   mm.output(AMPX_DTYPE_F32, {4, 6});
   EXPECT_EQ(vk.capability(mm).support, AMPX_SUPPORT_UNSUPPORTED);
+  // The weight gradient with its bias gradient (bias_gradient): the shader
+  // writes dW only, so the host keeps the ReduceSum.
+  NodeBuilder dw("Conv2dGradWeight", "dw");
+  dw.input(AMPX_DTYPE_F32, {2, 6, 8, 8}).input(AMPX_DTYPE_F32, {2, 4, 8, 8});
+  dw.output(AMPX_DTYPE_F32, {6, 4, 3, 3}).output(AMPX_DTYPE_F32, {6});
+  dw.attr_ints("kernel_shape", {3, 3}).attr_ints("pads", {1, 1, 1, 1}).attr_int("bias_gradient", 1);
+  const auto b = vk.capability(dw);
+  EXPECT_EQ(b.support, AMPX_SUPPORT_UNSUPPORTED);
+  EXPECT_NE(std::string(b.note).find("bias_gradient"), std::string::npos) << b.note;
 }
 
 // ScatterND's reductions on f32 (cpu_ref has them on f32, i64 and i32, not

@@ -237,6 +237,7 @@ void HostPlugin::Kernel::launch(std::span<const BufferView> ins, std::span<const
     return reinterpret_cast<uintptr_t>(v.buffer->data.get() + v.offset);
   };
   const auto ptr = [](const BufferView& v) { return v.buffer->data.get() + v.offset; };
+  const ConversionTotals before = policy_.conversions();
   // Kernels want element-aligned pointers and outputs apart from inputs;
   // anything else goes through 8-byte aligned staging copies.
   const ps::Staging staged = ps::plan_staging(ins, outs, address);
@@ -281,6 +282,13 @@ void HostPlugin::Kernel::launch(std::span<const BufferView> ins, std::span<const
     policy_.before_write(ptr(outs[i]), outs[i].bytes);
     std::memcpy(ptr(outs[i]), out_ptrs_[i], outs[i].bytes);
   }
+  const ConversionTotals after = policy_.conversions();
+  last_ = {after.reorders - before.reorders, after.reorder_us - before.reorder_us,
+           after.casts - before.casts, after.cast_us - before.cast_us};
+}
+
+ps::KernelReport HostPlugin::Kernel::report() const {
+  return {kernel_->implementation(), last_.reorders, last_.reorder_us, last_.casts, last_.cast_us};
 }
 
 }  // namespace ampx::host_plugin

@@ -101,6 +101,19 @@
  *    each output once), the op set's own contract. bf16 kernels are always
  *    held to f32 accumulation. `ampx plugin-check` holds a plugin to the bar
  *    it declares, and reports a `native` answer that misses it as a lie.
+ *  - Kernel reports (since 1.4, optional). A plugin may publish an
+ *    AMPX_EXTENSION_KERNEL_INFO extension whose kernel_report() says what a
+ *    prepared kernel runs on (its implementation, e.g. a library's primitive
+ *    and implementation name, or "loop: reference kernel") and what its last
+ *    launch did besides the kernel itself (layout and dtype conversions:
+ *    count and time), so that a profile attributes them to the node that
+ *    caused them. The host calls it only when it profiles a run, after a
+ *    launch has finished (kernel_launch_timed, or kernel_launch then
+ *    synchronize), never on the normal path; a plugin may therefore keep
+ *    its per-launch figures cheaply (counters and a clock around each
+ *    conversion). The struct is one the plugin fills (see struct_size).
+ *    Without the extension (a 1.3 plugin) the host shows no implementation
+ *    and no conversions.
  */
 #ifndef AMPX_BACKEND_API_H_
 #define AMPX_BACKEND_API_H_
@@ -117,8 +130,10 @@ extern "C" {
  * 1.2: the extension chain (ampx_plugin_api::extensions) and its first type,
  *      AMPX_EXTENSION_OPTIONS.
  * 1.3: AMPX_EXTENSION_NUMERICS (f16 kernels' compute mode); the rules for NULL
- *      and repeated destroys and a failed call's NULL out handle. */
-#define AMPX_ABI_VERSION_MINOR 3
+ *      and repeated destroys and a failed call's NULL out handle.
+ * 1.4: AMPX_EXTENSION_KERNEL_INFO (a kernel's implementation and its last
+ *      launch's conversions, for profiles). */
+#define AMPX_ABI_VERSION_MINOR 4
 
 /* The one exported symbol: `const ampx_plugin_api* ampx_plugin_entry(void);` */
 #define AMPX_PLUGIN_ENTRY_SYMBOL "ampx_plugin_entry"
@@ -282,7 +297,9 @@ typedef enum ampx_extension_type {
   /* ampx_options_extension: the option keys the plugin documents. */
   AMPX_EXTENSION_OPTIONS = 1,
   /* ampx_numerics_extension (since 1.3): how the plugin computes on 16-bit data. */
-  AMPX_EXTENSION_NUMERICS = 2
+  AMPX_EXTENSION_NUMERICS = 2,
+  /* ampx_kernel_info_extension (since 1.4): what a kernel runs on, for profiles. */
+  AMPX_EXTENSION_KERNEL_INFO = 3
 } ampx_extension_type;
 
 #define AMPX_EXTENSION_CHAIN_MAX 64
@@ -318,6 +335,33 @@ typedef struct ampx_numerics_extension {
   ampx_extension base;      /* type AMPX_EXTENSION_NUMERICS */
   int32_t f16_accumulation; /* ampx_accumulation of every f16 kernel of the plugin */
 } ampx_numerics_extension;
+
+/* Since 1.4. What a prepared kernel runs on and what its last launch did
+ * besides the kernel itself (see "Kernel reports" above). Filled by the
+ * plugin: the host zero-fills it and presets struct_size. */
+typedef struct ampx_kernel_report {
+  size_t struct_size;
+  /* NUL-terminated, e.g. "convolution_backward_weights jit:avx2",
+   * "loop: reference kernel"; empty when the plugin cannot say. For a kernel
+   * that chooses among implementations per launch: the last launch's. */
+  char implementation[128];
+  /* Conversions the last launch ran around the kernel: reorders between
+   * layouts (or dtypes) of its inputs and outputs, and write-backs of other
+   * values' copies it had to read in another layout. 0 before any launch. */
+  uint64_t reorders;
+  double reorder_us; /* their time, microseconds */
+  /* Of `reorders`, those that also changed the dtype (a Cast done inside
+   * the conversion), and their time (part of reorder_us). */
+  uint64_t casts;
+  double cast_us;
+} ampx_kernel_report;
+
+typedef struct ampx_kernel_info_extension {
+  ampx_extension base; /* type AMPX_EXTENSION_KERNEL_INFO */
+  /* Fills *out for `kernel` (a handle of this plugin). Cheap: no launch, no
+   * wait. NULL kernel or out: AMPX_STATUS_INVALID_ARGUMENT. */
+  ampx_status* (*kernel_report)(ampx_kernel* kernel, ampx_kernel_report* out);
+} ampx_kernel_info_extension;
 
 /* ------------------------------------------------------------ the table */
 
@@ -416,6 +460,9 @@ typedef struct ampx_plugin_api {
 #define AMPX_OPTIONS_EXTENSION_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_options_extension, options)
 #define AMPX_NUMERICS_EXTENSION_STRUCT_SIZE \
   AMPX_STRUCT_SIZE(ampx_numerics_extension, f16_accumulation)
+#define AMPX_KERNEL_REPORT_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_kernel_report, cast_us)
+#define AMPX_KERNEL_INFO_EXTENSION_STRUCT_SIZE \
+  AMPX_STRUCT_SIZE(ampx_kernel_info_extension, kernel_report)
 
 /* The smallest table a v1 host accepts: everything up to and including
  * `synchronize`. */

@@ -20,7 +20,8 @@
 //     kOptions are read by Impl, others are ignored with a debug log;
 //   - prefix errors from prepare and launch with the node ("node 'x' (Op):");
 //   - publish kOptions as the AMPX_EXTENSION_OPTIONS extension (ABI 1.2)
-//     and the compute mode as AMPX_EXTENSION_NUMERICS (ABI 1.3);
+//     and the compute mode as AMPX_EXTENSION_NUMERICS (ABI 1.3), and, when
+//     Impl's kernels report themselves, AMPX_EXTENSION_KERNEL_INFO (ABI 1.4);
 //   - keep the live plugin, buffer, kernel and status handles, so that NULL
 //     and a second destroy of one are ignored (backend_api.h).
 //
@@ -46,6 +47,7 @@
 // and optionally
 //   static constexpr ampx_accumulation kF16Accumulation;  // default AMPX_ACCUMULATE_F32
 //   double launch_timed(ins, outs);   // -> kernel_launch_timed (device us)
+//   KernelReport report() const;      // -> AMPX_EXTENSION_KERNEL_INFO (ABI 1.4)
 //   void release(Buffer&) noexcept;   // Impl: called before a buffer is freed
 //   void* host_ptr(Buffer&) noexcept; // Impl: -> buffer_host_ptr
 // The glue has checked every device index, range and view before these run:
@@ -199,6 +201,17 @@ struct Capability {
   ampx_support support = AMPX_SUPPORT_UNSUPPORTED;
   double cost_us = -1;  // < 0: no estimate
   std::string note;     // truncated to ampx_capability::note
+};
+
+// A kernel's report (ABI 1.4 kernel_report's out-struct, as a value): what
+// it runs on and what its last launch did besides it (backend_api.h,
+// "Kernel reports").
+struct KernelReport {
+  std::string implementation;  // truncated to ampx_kernel_report::implementation
+  uint64_t reorders = 0;
+  double reorder_us = 0;
+  uint64_t casts = 0;  // of `reorders`, those that changed the dtype
+  double cast_us = 0;
 };
 
 // ----------------------------------------------------------- the handles
@@ -384,6 +397,11 @@ concept HasHostPtr = requires(Impl& impl, typename Impl::Buffer& b) {
 };
 
 template <class Impl>
+concept HasKernelReport = requires(const typename Impl::Kernel& k) {
+  { k.report() } -> std::convertible_to<KernelReport>;
+};
+
+template <class Impl>
 concept DeclaresAccumulation = requires {
   { Impl::kF16Accumulation } -> std::convertible_to<ampx_accumulation>;
 };
@@ -399,6 +417,32 @@ const ampx_extension* numerics_extension(const ampx_extension* next) noexcept {
           return static_cast<int32_t>(AMPX_ACCUMULATE_F32);
       }()};
   return &ext.base;
+}
+
+// The kernel-info extension (ABI 1.4): Impl's kernels' reports.
+template <class Impl>
+const ampx_extension* kernel_info_extension(const ampx_extension* next) noexcept {
+  if constexpr (HasKernelReport<Impl>) {
+    static const ampx_kernel_info_extension ext{
+        {sizeof(ampx_kernel_info_extension), AMPX_EXTENSION_KERNEL_INFO, next},
+        [](ampx_kernel* kernel, ampx_kernel_report* out) {
+          return guard([&] {
+            if (!kernel || !out) invalid("kernel_report: NULL argument");
+            const auto& k = *reinterpret_cast<const KernelHandle<Impl>*>(kernel);
+            const KernelReport r = k.kernel->report();
+            ampx_kernel_report rep{};
+            copy_cstr(rep.implementation, r.implementation);
+            rep.reorders = r.reorders;
+            rep.reorder_us = r.reorder_us;
+            rep.casts = r.casts;
+            rep.cast_us = r.cast_us;
+            write_out_struct(out, rep);
+          });
+        }};
+    return &ext.base;
+  } else {
+    return next;
+  }
 }
 
 // The options extension for Impl::kOptions: static, built once.
@@ -594,7 +638,7 @@ ampx_plugin_api make_table() noexcept {
       });
     };
   }
-  api.extensions = numerics_extension<Impl>(options_extension<Impl>());
+  api.extensions = kernel_info_extension<Impl>(numerics_extension<Impl>(options_extension<Impl>()));
   return api;
 }
 

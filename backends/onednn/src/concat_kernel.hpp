@@ -29,6 +29,7 @@ class ConcatKernel final : public host_plugin::HostCopyKernel {
 
   void run_tracked(std::span<const void* const> inputs, std::span<void* const> outputs,
                    std::span<const bool> staged_output) override;
+  std::string implementation() const override { return "loop: chunk copies"; }
 
  private:
   // The blocked layout every input's shadow is in, when there is one the

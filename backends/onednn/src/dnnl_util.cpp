@@ -1,5 +1,7 @@
 #include "dnnl_util.hpp"
 
+#include <oneapi/dnnl/dnnl_debug.h>
+
 #include <span>
 
 namespace ampx::onednn {
@@ -125,6 +127,25 @@ memory::desc same_layout(const memory::desc& layout, const dims_t& dims) {
         return memory::desc(dims, layout.data_type(), t);
   }
   throw NoPrimitive("no layout like the source's");
+}
+
+}  // namespace ampx::onednn
+
+namespace ampx::onednn {
+
+std::string describe_impl(const dnnl::primitive_desc_base& pd) {
+  std::string kind = dnnl_prim_kind2str(static_cast<dnnl_primitive_kind_t>(pd.get_kind()));
+  dnnl_prop_kind_t prop = dnnl_prop_kind_undef;
+  // Kinds without a propagation kind (reorder, binary, sum ...) answer
+  // unimplemented: the kind alone.
+  if (dnnl_primitive_desc_query(pd.get(), dnnl_query_prop_kind, 0, &prop) == dnnl_success &&
+      prop != dnnl_prop_kind_undef) {
+    // Inference and scoring are one forward pass; training keeps its name
+    // (batch normalization and pooling do more work in it).
+    kind += prop == dnnl_forward_inference ? std::string("_forward")
+                                           : "_" + std::string(dnnl_prop_kind2str(prop));
+  }
+  return kind + " " + pd.impl_info_str();
 }
 
 }  // namespace ampx::onednn

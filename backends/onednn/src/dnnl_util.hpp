@@ -108,4 +108,10 @@ dnnl::primitive_attr plan_attr();
 // these dtypes and layouts on this CPU.
 bool is_reference_impl(const dnnl::primitive_desc_base& pd);
 
+// The primitive kind, its propagation kind where it has one, and oneDNN's
+// implementation name, for kernel reports (profiles):
+// "convolution_backward_weights jit:avx2", "reduction ref:any",
+// "batch_normalization_forward_training bnorm_jit:avx2".
+std::string describe_impl(const dnnl::primitive_desc_base& pd);
+
 }  // namespace ampx::onednn

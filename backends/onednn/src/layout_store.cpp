@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "context.hpp"
+#include "reorder_tally.hpp"
 
 namespace ampx::onednn {
 
@@ -69,12 +70,12 @@ void LayoutStore::for_overlapping(uintptr_t p, uint64_t bytes, Fn&& fn) {
 }
 
 void LayoutStore::materialise(Shadow& s) {
-  ctx_.run([&] {
-    s.to_plain.execute(ctx_.stream(), s.blocked, s.plain);
-    ctx_.stream().wait();
-  });
+  ctx_.run([&] { execute_reorder(s.to_plain, ctx_.stream(), s.blocked, s.plain); });
   s.plain_stale = false;
   materialised_ += 1;
+  const auto lo = reinterpret_cast<uintptr_t>(s.plain.get_data_handle());
+  forget_from_blocked(lo, lo + s.bytes);
+  from_blocked_.emplace(lo, lo + s.bytes);
 }
 
 bool LayoutStore::overwrite(Map::iterator it, uintptr_t lo, uintptr_t hi) {
@@ -123,10 +124,7 @@ void LayoutStore::write_back_pending(uintptr_t lo, uintptr_t hi) {
     // buffer: the covered ones hold other values now.
     scratch_.resize(p.s.bytes);
     dnnl::memory image(p.s.plain.get_desc(), ctx_.engine(), scratch_.data());
-    ctx_.run([&] {
-      p.s.to_plain.execute(ctx_.stream(), p.s.blocked, image);
-      ctx_.stream().wait();
-    });
+    ctx_.run([&] { execute_reorder(p.s.to_plain, ctx_.stream(), p.s.blocked, image); });
     materialised_ += 1;
     auto* base = reinterpret_cast<unsigned char*>(p.start);
     for (const Interval& v : left)
@@ -145,9 +143,35 @@ void LayoutStore::before_read(const void* p, uint64_t bytes) {
   if (!pending_.empty() && bytes) write_back_pending(lo, lo + bytes);
 }
 
+void LayoutStore::forget_from_blocked(uintptr_t lo, uintptr_t hi) {
+  if (from_blocked_.empty() || lo >= hi) return;
+  auto it = from_blocked_.upper_bound(lo);
+  if (it != from_blocked_.begin() && std::prev(it)->second > lo) it = std::prev(it);
+  while (it != from_blocked_.end() && it->first < hi) it = from_blocked_.erase(it);
+}
+
+bool LayoutStore::round_trip_source(const void* p, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  const auto lo = reinterpret_cast<uintptr_t>(p);
+  const auto it = from_blocked_.find(lo);
+  return it != from_blocked_.end() && it->second == lo + bytes;
+}
+
+void LayoutStore::mark_round_trip_source(const void* p, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  const auto lo = reinterpret_cast<uintptr_t>(p);
+  forget_from_blocked(lo, lo + bytes);
+  from_blocked_.emplace(lo, lo + bytes);
+}
+
+void LayoutStore::count_round_trip() noexcept {
+  if (ctx_.counting()) round_trips_ += 1;
+}
+
 void LayoutStore::before_write(const void* p, uint64_t bytes) {
   std::lock_guard lock(mu_);
   const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  forget_from_blocked(lo, hi);
   for_overlapping(lo, bytes, [&](Map::iterator it) { overwrite(it, lo, hi); });
   if (!pending_.empty() && bytes) cover_pending(lo, hi);
 }
@@ -157,6 +181,7 @@ void LayoutStore::released(const void* p, uint64_t bytes) {
   const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
   // Only whole buffers are freed, and shadows lie inside one buffer.
   shadows_.erase(shadows_.lower_bound(lo), shadows_.lower_bound(hi));
+  forget_from_blocked(lo, hi);
   std::erase_if(pending_, [&](const Pending& x) { return lo <= x.start && x.start < hi; });
 }
 
@@ -175,6 +200,7 @@ dnnl::memory LayoutStore::produce(void* p, uint64_t bytes, const dnnl::memory::d
                                   const dnnl::memory::desc& want) {
   std::lock_guard lock(mu_);
   const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  forget_from_blocked(lo, hi);
   // The new value overwrites whatever lay in its range: other shadows there
   // are dropped (or become pending), so shadows stay disjoint.
   for_overlapping(lo, bytes, [&](Map::iterator it) {

@@ -48,6 +48,10 @@ class Context;
 struct ReorderCounts {
   uint64_t launch = 0;        // plain <-> primitive layout around a primitive
   uint64_t materialised = 0;  // a stale plain tensor written from its shadow
+  // Of `launch`: plain -> blocked reorders of a value that was blocked
+  // before (see LayoutStore::round_trip_source): a primitive's blocked
+  // value went to plain and back between two primitives.
+  uint64_t round_trips = 0;
   uint64_t total() const noexcept { return launch + materialised; }
 };
 
@@ -76,7 +80,20 @@ class LayoutStore {
 
   // Not while the context is uncounted (Context::Uncounted).
   void count_launch_reorder() noexcept;
-  ReorderCounts counts() const noexcept { return {launch_.load(), materialised_.load()}; }
+  ReorderCounts counts() const noexcept {
+    return {launch_.load(), materialised_.load(), round_trips_.load()};
+  }
+
+  // Round trips (issue 37: no value goes to plain and back between two
+  // primitives). The plain bytes of [p, p + bytes) are "of a blocked value"
+  // when they were written back from a shadow (materialised), or written
+  // plain by a primitive that read such bytes (a plain BatchNorm between a
+  // blocked convolution and the ReLU after it). Any other write (a loop, a
+  // copy from the host, a shadow produced there) ends it. A primitive
+  // reordering such bytes into a blocked layout counts a round trip.
+  bool round_trip_source(const void* p, uint64_t bytes);
+  void mark_round_trip_source(const void* p, uint64_t bytes);
+  void count_round_trip() noexcept;
 
  private:
   struct Shadow {
@@ -120,7 +137,11 @@ class LayoutStore {
   Map shadows_;
   std::vector<Pending> pending_;
   std::vector<unsigned char> scratch_;  // a pending shadow's plain image
-  std::atomic<uint64_t> launch_{0}, materialised_{0};
+  // Ranges whose plain bytes are of a blocked value (round_trip_source),
+  // start -> end; disjoint.
+  std::map<uintptr_t, uintptr_t> from_blocked_;
+  void forget_from_blocked(uintptr_t lo, uintptr_t hi);
+  std::atomic<uint64_t> launch_{0}, materialised_{0}, round_trips_{0};
 };
 
 }  // namespace ampx::onednn

@@ -1,7 +1,8 @@
 // The training ops that are one oneDNN backward primitive each (docs/OPS.md
 // "Training ops"): ReluGrad, SigmoidGrad, TanhGrad, GeluGrad, ClipGrad
 // (eltwise_backward), SoftmaxGrad (softmax_backward), Conv2dGradWeight
-// (convolution_backward_weights) and AveragePoolGrad (pooling_v2_backward).
+// (convolution_backward_weights, with diff_bias for bias_gradient) and
+// AveragePoolGrad (pooling_v2_backward).
 // oneDNN's backward descriptors need a forward primitive descriptor as a
 // hint: one is made here with prop_kind::forward_training and dropped.
 #include <cmath>
@@ -108,20 +109,35 @@ PrimitivePlan plan_conv_grad_weight(const NodeView& v, const dnnl::engine& eng) 
   const memory::desc y_any(dyd, dt, memory::format_tag::any);
   const dims_t s{strides[0], strides[1]}, d{dil[0] - 1, dil[1] - 1};
   const dims_t pl{pads[0], pads[1]}, pr{pads[2], pads[3]};
-  const dnnl::convolution_forward::primitive_desc hint(
-      dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                      x_any, w_any, y_any, s, d, pl, pr),
-      plan_attr(), eng);
   PrimitivePlan p;
-  p.pd = dnnl::convolution_backward_weights::primitive_desc(
-      dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x_any, w_any, y_any,
-                                               s, d, pl, pr),
-      plan_attr(), eng, hint);
+  if (v.num_outputs() > 1) {
+    // bias_gradient: the primitive's diff_bias is dB, summed in the same
+    // pass over dY as dW (docs/OPS.md), in dY's dtype.
+    const memory::desc b_md = dense_md(v.output(1));
+    const dnnl::convolution_forward::primitive_desc hint(
+        dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
+                                        x_any, w_any, b_md, y_any, s, d, pl, pr),
+        plan_attr(), eng);
+    p.pd = dnnl::convolution_backward_weights::primitive_desc(
+        dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x_any, w_any, b_md,
+                                                 y_any, s, d, pl, pr),
+        plan_attr(), eng, hint);
+  } else {
+    const dnnl::convolution_forward::primitive_desc hint(
+        dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
+                                        x_any, w_any, y_any, s, d, pl, pr),
+        plan_attr(), eng);
+    p.pd = dnnl::convolution_backward_weights::primitive_desc(
+        dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, x_any, w_any, y_any,
+                                                 s, d, pl, pr),
+        plan_attr(), eng, hint);
+  }
   // Its batch sum may be split over threads (the im2col GEMM below AVX2,
   // the AVX-512 jit kernel): thread_check.hpp keeps docs/OPS.md's promise.
   p.args = {{DNNL_ARG_DIFF_DST, false, 0, dense_md(dy)},
             {DNNL_ARG_SRC, false, 1, dense_md(x)},
             {DNNL_ARG_DIFF_WEIGHTS, true, 0, dense_md(w_dims, dt)}};
+  if (v.num_outputs() > 1) p.args.push_back({DNNL_ARG_DIFF_BIAS, true, 1, dense_md(v.output(1))});
   return p;
 }
 

@@ -38,6 +38,18 @@ PrimitivePlan plan_cast(const NodeView& v, const dnnl::engine& eng) {
   PrimitivePlan p;
   p.pd = dnnl::reorder::primitive_desc(eng, x_md, eng, y_md, plan_attr());
   p.args = {{DNNL_ARG_FROM, false, 0, x_md}, {DNNL_ARG_TO, true, 0, y_md}};
+  // A reorder changes dtype and layout at once: a Cast of a blocked shadow
+  // (a bf16 convolution's output before a BatchNorm the black list keeps
+  // f32, and that BatchNorm's output after it) writes the other dtype in the
+  // same blocked layout, one reorder where a write-back to plain and the
+  // Cast were two, and the consumer takes the shadow as it is.
+  const memory::data_type y_dt = y_md.data_type();
+  p.relayout = [=](const memory::desc& src) -> dnnl::primitive_desc_base {
+    const memory::desc like = same_layout(src, src.dims());
+    memory::desc dst = like;
+    dst.data.data_type = static_cast<dnnl_data_type_t>(y_dt);
+    return dnnl::reorder::primitive_desc(eng, src, eng, dst, plan_attr());
+  };
   return p;
 }
 

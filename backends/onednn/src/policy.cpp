@@ -10,6 +10,7 @@
 #include "ops.hpp"
 #include "pool_kernel.hpp"
 #include "primitive_kernel.hpp"
+#include "reorder_tally.hpp"
 #include "rnn_kernel.hpp"
 #include "thread_check.hpp"
 #include "train_kernels.hpp"
@@ -249,6 +250,10 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
   }
 }
 
+host_plugin::ConversionTotals OnednnPolicy::conversions() const {
+  return thread_reorder_totals();
+}
+
 std::string OnednnPolicy::plugin_note() const {
   LayoutStore& layouts = ctx_->layouts();
   std::string note = "ISA " + ctx_->isa() + ", " + ctx_->runtime() + " runtime, " +
@@ -260,7 +265,8 @@ std::string OnednnPolicy::plugin_note() const {
   if (ctx_->debug_counters()) {
     const ReorderCounts c = layouts.counts();
     note += "; activation reorders: " + std::to_string(c.total()) + " (launch " +
-            std::to_string(c.launch) + ", materialised " + std::to_string(c.materialised) + ")";
+            std::to_string(c.launch) + ", materialised " + std::to_string(c.materialised) +
+            ", round trips " + std::to_string(c.round_trips) + ")";
     note += "; recurrent runs: primitive " + std::to_string(ctx_->recurrent_primitive_runs()) +
             ", loop " + std::to_string(ctx_->recurrent_loop_runs());
     note += "; kernel runs: primitive " + std::to_string(ctx_->primitive_runs()) + ", loop " +

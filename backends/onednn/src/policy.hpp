@@ -51,6 +51,8 @@ class OnednnPolicy final : public host_plugin::CapabilityPolicy {
   void released(const unsigned char* p, uint64_t bytes) const override {
     ctx_->layouts().released(p, bytes);
   }
+  // Every reorder the plugin ran on this thread (reorder_tally.hpp).
+  host_plugin::ConversionTotals conversions() const override;
   // With blocked activations a buffer's bytes may be stale: no host pointer.
   bool host_pointers() const override { return !ctx_->layouts().enabled(); }
 

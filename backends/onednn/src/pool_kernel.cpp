@@ -147,6 +147,7 @@ void BlockedPoolKernel::run_tracked(std::span<const void* const> inputs,
                                     std::span<void* const> outputs,
                                     std::span<const bool> staged_output) {
   LayoutStore& layouts = ctx_->layouts();
+  last_ran_loop_ = true;
   if (f32_ && layouts.enabled() && !staged_output[0] && out_bytes_ > 0) {
     if (const dnnl::memory cur = layouts.current(inputs[0], in_bytes_)) {
       const memory::desc md = cur.get_desc();
@@ -178,7 +179,13 @@ void BlockedPoolKernel::run_tracked(std::span<const void* const> inputs,
       }
     }
   }
+  last_ran_loop_ = false;
   primitive_->run_tracked(inputs, outputs, staged_output);
+}
+
+std::string BlockedPoolKernel::implementation() const {
+  if (!last_ran_loop_) return primitive_->implementation();
+  return std::string("loop: blocked ") + (g_.max ? "max" : "average") + " pooling";
 }
 
 }  // namespace ampx::onednn

@@ -47,10 +47,13 @@ class BlockedPoolKernel final : public host_plugin::HostCopyKernel {
 
   void run_tracked(std::span<const void* const> inputs, std::span<void* const> outputs,
                    std::span<const bool> staged_output) override;
+  // The last run's: the blocked loop, or the primitive's.
+  std::string implementation() const override;
 
  private:
   std::shared_ptr<Context> ctx_;
   std::unique_ptr<host_plugin::HostCopyKernel> primitive_;
+  bool last_ran_loop_ = false;
   PoolGeometry g_;
   bool f32_;
   int threads_;

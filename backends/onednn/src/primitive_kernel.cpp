@@ -2,6 +2,7 @@
 
 #include "ampx/opset/work.hpp"
 #include "ampx/reference/kernels.hpp"
+#include "reorder_tally.hpp"
 
 #include <utility>
 
@@ -13,6 +14,10 @@ namespace {
 
 bool same_tensor(const memory::desc& a, const memory::desc& b) {
   return a.dims() == b.dims() && a.data_type() == b.data_type();
+}
+
+bool plain_layout(const memory::desc& md) {
+  return md == memory::desc(md.dims(), md.data_type(), dense_strides(md.dims()));
 }
 
 }  // namespace
@@ -42,6 +47,7 @@ PrimitiveKernel::PrimitiveKernel(std::shared_ptr<Context> ctx, const PrimitivePl
             dnnl::reorder(user, then_operand_).execute(ctx_->stream(), user, then_operand_);
             ctx_->stream().wait();
             then_ = dnnl::primitive(plan.then_add->get());
+            then_impl_ = describe_impl(*plan.then_add);
           },
           threads_);
     }
@@ -55,6 +61,7 @@ std::unique_ptr<PrimitiveKernel::Prepared> PrimitiveKernel::prepare(
   const dnnl::engine& eng = ctx_->engine();
   auto p = std::make_unique<Prepared>();
   p->prim = dnnl::primitive(pd.get());
+  p->impl = describe_impl(pd);
   const memory::desc scratch_md = pd.scratchpad_desc();
   p->scratch_bytes = scratch_md.get_size();
   if (p->scratch_bytes > 0) {
@@ -167,6 +174,10 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
   const bool blocked = layouts.enabled();
   pre_.clear();
   post_.clear();
+  // Round trips (LayoutStore::round_trip_source): whether a plain input was
+  // a blocked value, handed on to the plain outputs.
+  bool from_blocked = false;
+  plain_outputs_.clear();
   for (Slot& s : p.slots) {
     const bool reordered = s.want_md != s.user_md;
     if (!s.output) {
@@ -181,7 +192,11 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
         if (cur && reordered && same_tensor(cur_md, s.want_md)) {
           // One reorder from the shadow instead of two through plain.
           if (s.shadow_md != cur_md) {
-            s.from_shadow = dnnl::reorder(cur, s.staged);
+            // Under the launch's thread count, as every primitive: made
+            // under the caller's default, it ran a 2-thread region in a
+            // threads=1 plugin (14 ms for a 2 MiB nhwc -> nChw16c reorder
+            // on a loaded 2-core machine, 0.2 ms at one thread).
+            ctx_->run([&] { s.from_shadow = dnnl::reorder(cur, s.staged); }, threads_);
             s.shadow_md = cur_md;
           }
           pre_.push_back({&s.from_shadow, cur, s.staged});
@@ -192,9 +207,12 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
         layouts.before_read(ptr, s.bytes);
       }
       s.user.set_data_handle(ptr);
+      const bool source = blocked && layouts.round_trip_source(ptr, s.bytes);
+      from_blocked = from_blocked || source;
       if (reordered) {
         pre_.push_back({&s.convert, s.user, s.staged});
         layouts.count_launch_reorder();
+        if (source && !plain_layout(s.want_md)) layouts.count_round_trip();
       }
       p.args[s.dnnl_arg] = reordered ? s.staged : s.user;
     } else {
@@ -205,7 +223,10 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
         continue;
       }
       // A staged output's other copies are the glue's business (after the run).
-      if (!staged) layouts.before_write(ptr, s.bytes);
+      if (!staged) {
+        layouts.before_write(ptr, s.bytes);
+        plain_outputs_.emplace_back(ptr, s.bytes);
+      }
       s.user.set_data_handle(ptr);
       if (reordered) {
         post_.push_back({&s.convert, s.staged, s.user});
@@ -214,21 +235,29 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
       p.args[s.dnnl_arg] = reordered ? s.staged : s.user;
     }
   }
+  if (from_blocked)
+    for (const auto& [ptr, bytes] : plain_outputs_) layouts.mark_round_trip_source(ptr, bytes);
   if (p.scratch_bytes > 0) p.scratch.set_data_handle(ctx_->scratchpad(p.scratch_bytes));
+  last_ = &p;
   ctx_->launch(
       [&] {
         dnnl::stream& st = ctx_->stream();
-        for (Conversion& c : pre_) c.reorder->execute(st, c.from, c.to);
+        for (Conversion& c : pre_) execute_reorder(*c.reorder, st, c.from, c.to);
         p.prim.execute(st, p.args);
         if (then_) {
           const dnnl::memory& y = p.args.at(DNNL_ARG_DST);
           then_.execute(st,
                         {{DNNL_ARG_SRC_0, y}, {DNNL_ARG_SRC_1, then_operand_}, {DNNL_ARG_DST, y}});
         }
-        for (Conversion& c : post_) c.reorder->execute(st, c.from, c.to);
+        for (Conversion& c : post_) execute_reorder(*c.reorder, st, c.from, c.to);
         st.wait();
       },
       threads_);
+}
+
+std::string PrimitiveKernel::implementation() const {
+  const std::string& impl = (last_ ? *last_ : *main_).impl;
+  return then_ ? impl + " + " + then_impl_ : impl;
 }
 
 int PrimitiveKernel::threads_for(const Context& ctx, const ampx_node_desc& node) {

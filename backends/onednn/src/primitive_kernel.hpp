@@ -47,6 +47,9 @@ class PrimitiveKernel final : public host_plugin::HostCopyKernel {
 
   void run_tracked(std::span<const void* const> inputs, std::span<void* const> outputs,
                    std::span<const bool> staged_output) override;
+  // The last launch's primitive (a variant's, when one ran), and the in-place
+  // add after it: "convolution_forward jit:avx2 + binary_add jit:uni".
+  std::string implementation() const override;
 
  private:
   // One non-constant argument of a primitive.
@@ -72,6 +75,7 @@ class PrimitiveKernel final : public host_plugin::HostCopyKernel {
     std::vector<Slot> slots;
     size_t scratch_bytes = 0;
     dnnl::memory scratch;  // the Context's scratchpad, handle set per launch
+    std::string impl;      // describe_impl(pd)
   };
   struct Conversion {
     dnnl::reorder* reorder;
@@ -98,11 +102,14 @@ class PrimitiveKernel final : public host_plugin::HostCopyKernel {
   std::function<dnnl::primitive_desc_base(const memory::desc&)> relayout_;
   std::unordered_map<int, dnnl::memory> constants_;  // reordered at prepare, by DNNL_ARG
   std::unique_ptr<Prepared> main_;
+  const Prepared* last_ = nullptr;  // the last launch's: main_ or a variant
   std::vector<std::pair<memory::desc, std::unique_ptr<Prepared>>> variants_;
-  std::vector<Conversion> pre_, post_;  // per launch, kept for their capacity
+  std::vector<Conversion> pre_, post_;                     // per launch, kept for their capacity
+  std::vector<std::pair<void*, uint64_t>> plain_outputs_;  // per launch, likewise
   // PrimitivePlan::then_add, prepared, and its constant operand.
   dnnl::primitive then_;
   dnnl::memory then_operand_;
+  std::string then_impl_;
 };
 
 }  // namespace ampx::onednn

@@ -259,6 +259,7 @@ class RecurrentKernel final : public reference::CpuKernel {
         [&] {
           // oneDNN fixes a primitive's threads at creation (PrimitiveKernel).
           prim_ = dnnl::primitive(p.pd.get());
+          impl_ = describe_impl(p.pd);
           w_reorder_ = dnnl::reorder(w_user_, w_);
           r_reorder_ = dnnl::reorder(r_user_, r_);
           convert(wc, rc, bc, pc);
@@ -267,13 +268,18 @@ class RecurrentKernel final : public reference::CpuKernel {
         threads_);
   }
 
+  std::string implementation() const override {
+    return last_ran_loop_ ? loop_->implementation() : impl_;
+  }
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     if (g_.lens_slot >= 0 &&
         !full_lengths(in[static_cast<size_t>(g_.lens_slot)], lens_dtype_, g_.N, g_.T)) {
       loop_->run(in, out);
       ctx_->count_recurrent_run(false);
+      last_ran_loop_ = true;
       return;
     }
+    last_ran_loop_ = false;
     try {
       ctx_->launch(
           [&] {
@@ -368,6 +374,8 @@ class RecurrentKernel final : public reference::CpuKernel {
   Geometry g_;
   int threads_;
   std::string where_;
+  std::string impl_;            // describe_impl() of the primitive
+  bool last_ran_loop_ = false;  // the last run had shorter sequences: the loop
   size_t esize_;
   ampx_dtype lens_dtype_ = AMPX_DTYPE_I64;
   bool w_per_run_ = true, r_per_run_ = true, b_per_run_ = true, p_per_run_ = false;

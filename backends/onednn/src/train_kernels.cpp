@@ -8,7 +8,11 @@
 #include <vector>
 
 #include "ampx/half.hpp"
+#include "ampx/host_plugin.hpp"
+#include "layout_store.hpp"
+#include "reorder_tally.hpp"
 #include "ops.hpp"
+#include "reorder_tally.hpp"
 
 namespace ampx::onednn {
 
@@ -24,41 +28,119 @@ const normalization_flags kScaleShift =
 
 // ------------------------------------------------------------ building blocks
 
-// One node tensor as one primitive argument: the buffer itself when the
-// primitive takes plain row-major in the node's dtype, else a staged memory
-// in the primitive's layout and dtype, reordered in before the primitive
-// (inputs) or out after it (outputs).
+bool plain_layout(const memory::desc& md) {
+  return md == memory::desc(md.dims(), md.data_type(), dense_strides(md.dims()));
+}
+
+// What a kernel's ports found while binding one launch: whether a plain
+// input held a value that was blocked (LayoutStore::round_trip_source), and
+// the outputs written plain, which then hold one too.
+struct Binding {
+  bool from_blocked = false;
+  std::vector<std::pair<void*, uint64_t>> plain_outputs;
+};
+
+// One node tensor as one primitive argument `want` (layout and dtype),
+// through the layout store (layout_store.hpp), as PrimitiveKernel's slots:
+// an input whose current shadow is in `want` is used as it is; one whose
+// shadow is in another layout of the same tensor is reordered straight from
+// it; otherwise the plain bytes (written back first) are reordered in where
+// `want` differs. An output in a non-plain layout becomes the tensor's
+// shadow (the plain bytes go stale) unless it is staged; else it is
+// reordered out to the plain bytes after the primitive.
 class Port {
  public:
   Port() = default;
-  Port(const memory::desc& user, const memory::desc& want, const dnnl::engine& eng, bool output)
-      : user_(user, eng, DNNL_MEMORY_NONE), output_(output) {
-    if (want == memory::desc() || want == user) return;
-    staged_ = dnnl::memory(want, eng);  // library-allocated, kept between runs
-    reorder_ = output ? dnnl::reorder(staged_, user_) : dnnl::reorder(user_, staged_);
+  Port(Context& ctx, const memory::desc& user, const memory::desc& want, uint64_t bytes,
+       bool output)
+      : ctx_(&ctx),
+        want_(want == memory::desc() ? user : want),
+        bytes_(bytes),
+        user_(user, ctx.engine(), DNNL_MEMORY_NONE) {
+    if (want_ == user) return;
+    staged_ = dnnl::memory(want_, ctx.engine());  // library-allocated, kept between runs
+    convert_ = output ? dnnl::reorder(staged_, user_) : dnnl::reorder(user_, staged_);
   }
-  // The memory the primitive reads: an input's bytes at p, reordered now
-  // when the primitive wants them in another layout or dtype.
-  dnnl::memory in(const void* p, dnnl::stream& s) {
+
+  // Before the launch, outside the stream's run: where the primitive's
+  // memory comes from.
+  void bind_in(const void* p, Binding& b) {
+    LayoutStore& ls = ctx_->layouts();
+    pending_ = nullptr;
+    if (ls.enabled()) {
+      const dnnl::memory cur = ls.current(p, bytes_);
+      if (cur) {
+        const memory::desc md = cur.get_desc();
+        if (md == want_) {  // the producer's layout: no reorder
+          mem_ = cur;
+          return;
+        }
+        if (staged_ && md.dims() == want_.dims()) {  // one reorder from the shadow
+          if (md != shadow_md_) {
+            ctx_->run([&] { from_shadow_ = dnnl::reorder(cur, staged_); });
+            shadow_md_ = md;
+          }
+          from_ = cur;
+          pending_ = &from_shadow_;
+          mem_ = staged_;
+          ls.count_launch_reorder();
+          return;
+        }
+      }
+    }
+    ls.before_read(p, bytes_);
     user_.set_data_handle(const_cast<void*>(p));
-    if (!staged_) return user_;
-    reorder_.execute(s, user_, staged_);
-    return staged_;
+    const bool source = ls.enabled() && ls.round_trip_source(p, bytes_);
+    b.from_blocked = b.from_blocked || source;
+    mem_ = user_;
+    if (!staged_) return;
+    from_ = user_;
+    pending_ = &convert_;
+    mem_ = staged_;
+    ls.count_launch_reorder();
+    if (source && !plain_layout(want_)) ls.count_round_trip();
   }
-  // The memory the primitive writes for the output at p; flush() moves it
-  // there after the primitive.
-  dnnl::memory out(void* p) {
+  void bind_out(void* p, bool staged, Binding& b) {
+    LayoutStore& ls = ctx_->layouts();
+    flush_ = false;
+    if (ls.enabled() && staged_ && !staged && !plain_layout(want_)) {
+      mem_ = ls.produce(p, bytes_, user_.get_desc(), want_);
+      return;
+    }
+    // A staged output's other copies are the glue's business (after the run).
+    if (!staged) {
+      ls.before_write(p, bytes_);
+      b.plain_outputs.emplace_back(p, bytes_);
+    }
     user_.set_data_handle(p);
-    return staged_ ? staged_ : user_;
+    mem_ = staged_ ? staged_ : user_;
+    if (staged_) {
+      flush_ = true;
+      ls.count_launch_reorder();
+    }
   }
+  // In the launch: an input's memory, reordered now where bind_in said so.
+  dnnl::memory in(dnnl::stream& s) {
+    if (pending_) execute_reorder(*pending_, s, from_, mem_);
+    return mem_;
+  }
+  dnnl::memory out() const { return mem_; }
   void flush(dnnl::stream& s) {
-    if (output_ && staged_) reorder_.execute(s, staged_, user_);
+    if (flush_) execute_reorder(convert_, s, staged_, user_);
   }
 
  private:
+  Context* ctx_ = nullptr;
+  memory::desc want_;
+  uint64_t bytes_ = 0;
   dnnl::memory user_, staged_;
-  dnnl::reorder reorder_;
-  bool output_ = false;
+  dnnl::reorder convert_;
+  memory::desc shadow_md_;  // the layout from_shadow_ was made for
+  dnnl::reorder from_shadow_;
+  // This launch's binding.
+  dnnl::memory from_, mem_;
+  dnnl::reorder* pending_ = nullptr;
+  bool flush_ = false;
 };
 
 // A primitive of a multi-step kernel and its scratchpad argument (the
@@ -121,11 +203,21 @@ void store(void* p, ampx_dtype dt, int64_t i, float f) {
 }
 
 // The base of the kernels below: the context, the launch's thread count,
-// one scratchpad for all steps, and oneDNN errors named after the node.
-class MultiStepKernel : public reference::CpuKernel {
+// one scratchpad for all steps, and oneDNN errors named after the node. A
+// tracked kernel (host_plugin::HostCopyKernel): bind() settles every node
+// tensor with the layout store before the launch (Port), launch() runs the
+// steps.
+class MultiStepKernel : public host_plugin::HostCopyKernel {
  public:
-  void run(std::span<const void* const> in, std::span<void* const> out) final {
+  std::string implementation() const final { return impl_; }
+  void run_tracked(std::span<const void* const> in, std::span<void* const> out,
+                   std::span<const bool> staged) final {
     try {
+      Binding b;
+      bind(in, out, staged, b);
+      if (b.from_blocked)
+        for (const auto& [p, bytes] : b.plain_outputs)
+          ctx_->layouts().mark_round_trip_source(p, bytes);
       ctx_->launch(
           [&] {
             dnnl::stream& s = ctx_->stream();
@@ -141,24 +233,170 @@ class MultiStepKernel : public reference::CpuKernel {
 
  protected:
   MultiStepKernel(std::shared_ptr<Context> ctx, const ps::NodeView& v, int threads)
-      : ctx_(std::move(ctx)), threads_(threads), where_(v.where()) {}
-  // Creates the primitive under the launch's thread count (oneDNN fixes it
-  // at creation, see PrimitiveKernel) and sizes the shared scratchpad.
-  Step step(const dnnl::primitive_desc_base& pd) {
+      : ctx_(std::move(ctx)), threads_(threads), where_(v.where()) {
+    for (size_t i = 0; i < v.num_inputs(); ++i) {
+      in_bytes_.push_back(ps::byte_size(v.input(i)));
+      in_dtypes_.push_back(v.input(i).dtype);
+    }
+    for (size_t i = 0; i < v.num_outputs(); ++i) out_bytes_.push_back(ps::byte_size(v.output(i)));
+  }
+  // Creates the primitive under `threads` (the launch's count unless given:
+  // oneDNN fixes it at creation, see PrimitiveKernel) and sizes the shared
+  // scratchpad.
+  Step step(const dnnl::primitive_desc_base& pd, int threads = 0) {
     Step st;
-    ctx_->run([&] { st = Step(pd, ctx_->engine()); }, threads_);
+    ctx_->run([&] { st = Step(pd, ctx_->engine()); }, threads > 0 ? threads : threads_);
     scratch_bytes_ = std::max(scratch_bytes_, st.scratch_bytes());
+    impl_ += (impl_.empty() ? "" : " + ") + describe_impl(pd);
     return st;
   }
+  // A Port of node input / output i.
+  Port in_port(size_t i, const memory::desc& user, const memory::desc& want) {
+    return Port(*ctx_, user, want, in_bytes_[i], false);
+  }
+  Port out_port(size_t i, const memory::desc& user, const memory::desc& want) {
+    return Port(*ctx_, user, want, out_bytes_[i], true);
+  }
+  // Node tensors the kernel reads or writes on the host, as plain bytes.
+  void host_read(std::span<const void* const> in, size_t i) {
+    ctx_->layouts().before_read(in[i], in_bytes_[i]);
+  }
+  void host_write(std::span<void* const> out, std::span<const bool> staged, size_t i) {
+    if (!staged[i]) ctx_->layouts().before_write(out[i], out_bytes_[i]);
+  }
+  Context& ctx() { return *ctx_; }
   const dnnl::engine& eng() const { return ctx_->engine(); }
+  int threads() const noexcept { return threads_; }
+  const std::string& where() const noexcept { return where_; }
+  virtual void bind(std::span<const void* const> in, std::span<void* const> out,
+                    std::span<const bool> staged, Binding& b) = 0;
   virtual void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
                       std::span<void* const> out) = 0;
+
+  std::vector<uint64_t> in_bytes_, out_bytes_;
+  std::vector<ampx_dtype> in_dtypes_;
 
  private:
   std::shared_ptr<Context> ctx_;
   int threads_;
   std::string where_;
   size_t scratch_bytes_ = 0;
+  std::string impl_;  // the steps' describe_impl(), joined by " + "
+};
+
+// A kernel whose primitives run in the layout of a producer's blocked
+// shadow (the convolution before a BatchNorm): a variant V of its steps and
+// ports per layout, made on first sight of it (none for a layout oneDNN has
+// only a reference implementation for, or padded to more than twice the
+// tensor), `plain_` otherwise. A variant made at more than one thread is
+// checked as make_thread_count_free() checks a kernel at prepare (its bits
+// at one thread, on drawn inputs; thread_check.hpp), so that following a
+// layout never gives up docs/OPS.md's thread-count promise.
+template <typename V>
+class LayoutFollowingKernel : public MultiStepKernel {
+ protected:
+  using MultiStepKernel::MultiStepKernel;
+  // The variant for node tensors in `data` (dims and dtype of the node's
+  // activation); nullptr where the primitive is a reference one. Throws
+  // dnnl::error.
+  virtual std::unique_ptr<V> make_variant(const memory::desc& data, int threads) = 0;
+
+  void init(const memory::desc& plain) {
+    plain_md_ = plain;
+    plain_ = make_variant(plain, threads());
+    if (!plain_) throw dnnl::error(dnnl_unimplemented, "no primitive in the plain layout");
+  }
+  // The variant following the shadow of node input i, if any.
+  V& follow(std::span<const void* const> in, std::initializer_list<size_t> sources) {
+    if (checking_) return *checking_;
+    LayoutStore& ls = ctx().layouts();
+    if (!ls.enabled()) return *plain_;
+    for (size_t i : sources) {
+      const dnnl::memory cur = ls.current(in[i], in_bytes_[i]);
+      if (!cur) continue;
+      const memory::desc md = cur.get_desc();
+      if (md == plain_md_ || md.dims() != plain_md_.dims() ||
+          md.data_type() != plain_md_.data_type())
+        continue;
+      if (V* v = variant_for(md)) return *v;
+    }
+    return *plain_;
+  }
+
+ private:
+  V* variant_for(const memory::desc& md) {
+    for (auto& [m, v] : variants_)
+      if (m == md) return v.get();
+    std::unique_ptr<V> v;
+    if (md.get_size() <= 2 * plain_md_.get_size()) {
+      try {
+        v = make_variant(md, threads());
+        if (v && threads() > 1 && ctx().determinism() == Determinism::kThreadCountFree)
+          v = checked(std::move(v), md);
+      } catch (const dnnl::error&) {
+        v.reset();
+      } catch (const NoPrimitive&) {  // same_layout(): a layout it does not know
+        v.reset();
+      }
+    }
+    variants_.emplace_back(md, std::move(v));
+    return variants_.back().second.get();
+  }
+
+  // The threaded variant if its bits equal its one-thread build's on drawn
+  // inputs (floats in [0.5, 1.5), as thread_check.cpp), else the latter.
+  std::unique_ptr<V> checked(std::unique_ptr<V> many, const memory::desc& md) {
+    std::unique_ptr<V> one = make_variant(md, 1);
+    if (!one) return many;
+    std::vector<std::vector<std::byte>> store;
+    std::vector<const void*> in;
+    std::vector<void*> out[2];
+    uint64_t state = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < in_bytes_.size(); ++i) {
+      auto& w = store.emplace_back(in_bytes_[i] + 8);
+      const size_t n = in_bytes_[i] / ps::dtype_size(in_dtypes_[i]);
+      for (size_t k = 0; k < n; ++k) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        const float f = 0.5f + static_cast<float>(state >> 40) / static_cast<float>(1ull << 24);
+        store_at(w.data(), in_dtypes_[i], k, f);
+      }
+      in.push_back(w.data());
+    }
+    for (auto& o : out)
+      for (uint64_t bytes : out_bytes_) o.push_back(store.emplace_back(bytes + 8).data());
+    std::vector<unsigned char> all_staged(out_bytes_.size() + 1, 1);
+    const std::span<const bool> staged(reinterpret_cast<const bool*>(all_staged.data()),
+                                       out_bytes_.size());
+    {
+      const Context::Uncounted quiet(ctx());  // these runs are not the node's
+      checking_ = many.get();
+      run_tracked(in, out[0], staged);
+      checking_ = one.get();
+      run_tracked(in, out[1], staged);
+      checking_ = nullptr;
+    }
+    if (ctx().selfcheck_perturb() && !out_bytes_.empty() && out_bytes_[0] > 0)
+      *static_cast<unsigned char*>(out[0][0]) ^= 1;
+    bool differs = false;
+    for (size_t i = 0; i < out_bytes_.size(); ++i)
+      differs = differs || std::memcmp(out[0][i], out[1][i], out_bytes_[i]) != 0;
+    ctx().count_thread_check(differs);
+    if (!differs) return many;
+    ps::plugin_log(ctx().log_level(), ps::LogLevel::info, "onednn",
+                   where() + ": on one thread in a producer's blocked layout: its bits at " +
+                       std::to_string(threads()) + " threads differ from one thread's");
+    return one;
+  }
+  static void store_at(void* p, ampx_dtype dt, size_t i, float f) {
+    if (dt == AMPX_DTYPE_F32) static_cast<float*>(p)[i] = f;
+    if (dt == AMPX_DTYPE_BF16) static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(f);
+    if (dt == AMPX_DTYPE_F16) static_cast<uint16_t*>(p)[i] = float_to_f16_bits(f);
+  }
+
+  memory::desc plain_md_;
+  std::unique_ptr<V> plain_;
+  std::vector<std::pair<memory::desc, std::unique_ptr<V>>> variants_;
+  V* checking_ = nullptr;  // the variant a check's run takes
 };
 
 // ---------------------------------------------------------------- MaxPoolGrad
@@ -193,90 +431,164 @@ MaxPoolGradPds maxpool_grad_pds(const ps::NodeView& v, const dnnl::engine& eng) 
   return p;
 }
 
+struct MaxPoolGradVariant {
+  Step fwd, bwd;
+  Port x, dy, dx;
+  dnnl::memory y, ws;
+};
+
 // dX of a max pool: oneDNN's backward routes each window's dY to the cell
 // recorded in the forward's workspace (the first maximum), so the forward
 // runs again here, in forward_training, only for that workspace; its output
-// is discarded.
-class MaxPoolGradKernel final : public MultiStepKernel {
+// is discarded. In the layout of X's shadow where it has one (the ReLU
+// before the pool), so that dX reaches the ReLU's backward in it.
+class MaxPoolGradKernel final : public LayoutFollowingKernel<MaxPoolGradVariant> {
  public:
   MaxPoolGradKernel(std::shared_ptr<Context> ctx, const ps::NodeView& v, int threads)
-      : MultiStepKernel(std::move(ctx), v, threads) {
-    const MaxPoolGradPds p = maxpool_grad_pds(v, eng());
-    fwd_ = step(p.fwd);
-    bwd_ = step(p.bwd);
-    x_ = Port(dense_md(v.input(1)), p.fwd.src_desc(), eng(), false);
-    dy_ = Port(dense_md(v.input(0)), p.bwd.diff_dst_desc(), eng(), false);
-    dx_ = Port(dense_md(v.output(0)), p.bwd.diff_src_desc(), eng(), true);
-    y_ = dnnl::memory(p.fwd.dst_desc(), eng());
-    ws_ = dnnl::memory(p.fwd.workspace_desc(), eng());
+      : LayoutFollowingKernel(std::move(ctx), v, threads),
+        x_md_(dense_md(v.input(1))),
+        y_md_(dense_md(v.input(0))),
+        geometry_(pool_grad_geometry(v, dims_of(v.input(1)), dims_of(v.input(0)))),
+        plain_pds_(maxpool_grad_pds(v, eng())) {
+    init(x_md_);
   }
 
  private:
-  void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
-              std::span<void* const> out) override {
-    fwd_.execute(s,
-                 {{DNNL_ARG_SRC, x_.in(in[1], s)}, {DNNL_ARG_DST, y_}, {DNNL_ARG_WORKSPACE, ws_}},
-                 scratch);
-    bwd_.execute(s,
-                 {{DNNL_ARG_DIFF_DST, dy_.in(in[0], s)},
-                  {DNNL_ARG_WORKSPACE, ws_},
-                  {DNNL_ARG_DIFF_SRC, dx_.out(out[0])}},
-                 scratch);
-    dx_.flush(s);
+  std::unique_ptr<MaxPoolGradVariant> make_variant(const memory::desc& data, int threads) override {
+    auto v = std::make_unique<MaxPoolGradVariant>();
+    // The descriptors too under `threads`: oneDNN's jit pooling fixes its
+    // work split when the descriptor is made.
+    ctx().run(
+        [&] {
+          MaxPoolGradPds p = plain_pds_;
+          if (data != x_md_) {
+            const memory::desc y = same_layout(data, y_md_.dims());
+            p.fwd = pool_grad_forward_pd(geometry_, data, y, eng());
+            p.bwd = pool_grad_backward_pd(geometry_, p.fwd, data, y, eng());
+            if (is_reference_impl(p.fwd) || is_reference_impl(p.bwd)) {
+              v.reset();
+              return;
+            }
+          }
+          v->fwd = step(p.fwd, threads);
+          v->bwd = step(p.bwd, threads);
+          v->x = in_port(1, x_md_, p.fwd.src_desc());
+          v->dy = in_port(0, y_md_, p.bwd.diff_dst_desc());
+          v->dx = out_port(0, x_md_, p.bwd.diff_src_desc());
+          v->y = dnnl::memory(p.fwd.dst_desc(), eng());
+          v->ws = dnnl::memory(p.fwd.workspace_desc(), eng());
+        },
+        threads);
+    return v;
+  }
+  void bind(std::span<const void* const> in, std::span<void* const> out,
+            std::span<const bool> staged, Binding& b) override {
+    v_ = &follow(in, {1});
+    v_->x.bind_in(in[1], b);
+    v_->dy.bind_in(in[0], b);
+    v_->dx.bind_out(out[0], staged[0], b);
+  }
+  void launch(dnnl::stream& s, void* scratch, std::span<const void* const>,
+              std::span<void* const>) override {
+    MaxPoolGradVariant& v = *v_;
+    v.fwd.execute(s, {{DNNL_ARG_SRC, v.x.in(s)}, {DNNL_ARG_DST, v.y}, {DNNL_ARG_WORKSPACE, v.ws}},
+                  scratch);
+    v.bwd.execute(s,
+                  {{DNNL_ARG_DIFF_DST, v.dy.in(s)},
+                   {DNNL_ARG_WORKSPACE, v.ws},
+                   {DNNL_ARG_DIFF_SRC, v.dx.out()}},
+                  scratch);
+    v.dx.flush(s);
   }
 
-  Step fwd_, bwd_;
-  Port x_, dy_, dx_;
-  dnnl::memory y_, ws_;
+  memory::desc x_md_, y_md_;
+  PoolGradGeometry geometry_;
+  MaxPoolGradPds plain_pds_;
+  MaxPoolGradVariant* v_ = nullptr;
 };
 
 // ---------------------------------------------------------- BatchNormTraining
 
-dnnl::batch_normalization_forward::primitive_desc bn_training_pd(const ps::NodeView& v,
+// `data`: X's (and Y's) descriptor, plain or a producer's blocked layout.
+dnnl::batch_normalization_forward::primitive_desc bn_training_pd(const memory::desc& data,
                                                                  const dnnl::engine& eng,
                                                                  float eps) {
   return dnnl::batch_normalization_forward::primitive_desc(
-      dnnl::batch_normalization_forward::desc(prop_kind::forward_training, dense_md(v.input(0)),
-                                              eps, kScaleShift),
+      dnnl::batch_normalization_forward::desc(prop_kind::forward_training, data, eps, kScaleShift),
       plan_attr(), eng);
 }
 
-// Y from the primitive (batch statistics); the outputs oneDNN does not
-// produce (running statistics with momentum, ONNX's convention, and invstd)
-// from its f32 batch mean and population variance, per channel.
-class BatchNormTrainingKernel final : public MultiStepKernel {
+struct BnTrainingVariant {
+  Step fwd;
+  Port x, scale, shift, y;
+  dnnl::memory mean, var;
+};
+
+// Y from the primitive (batch statistics), in the layout of X's shadow
+// where it has one; the outputs oneDNN does not produce (running statistics
+// with momentum, ONNX's convention, and invstd) from its f32 batch mean and
+// population variance, per channel.
+class BatchNormTrainingKernel final : public LayoutFollowingKernel<BnTrainingVariant> {
  public:
   BatchNormTrainingKernel(std::shared_ptr<Context> ctx, const ps::NodeView& v, int threads)
-      : MultiStepKernel(std::move(ctx), v, threads),
+      : LayoutFollowingKernel(std::move(ctx), v, threads),
         dt_(v.output(1).dtype),
         channels_(v.input(0).dims[1]),
         eps_(static_cast<float>(v.get_float("epsilon", 1e-5))),
-        momentum_(static_cast<float>(v.get_float("momentum", 0.9))) {
-    const auto pd = bn_training_pd(v, eng(), eps_);
-    fwd_ = step(pd);
-    x_ = Port(dense_md(v.input(0)), pd.src_desc(), eng(), false);
-    scale_ = Port(dense_md(v.input(1)), arg_md(pd, DNNL_ARG_SCALE), eng(), false);
-    shift_ = Port(dense_md(v.input(2)), arg_md(pd, DNNL_ARG_SHIFT), eng(), false);
-    y_ = Port(dense_md(v.output(0)), pd.dst_desc(), eng(), true);
-    mean_ = dnnl::memory(pd.mean_desc(), eng());
-    var_ = dnnl::memory(pd.variance_desc(), eng());
+        momentum_(static_cast<float>(v.get_float("momentum", 0.9))),
+        x_md_(dense_md(v.input(0))),
+        scale_md_(dense_md(v.input(1))),
+        shift_md_(dense_md(v.input(2))) {
+    init(x_md_);
   }
 
  private:
+  std::unique_ptr<BnTrainingVariant> make_variant(const memory::desc& data, int threads) override {
+    auto v = std::make_unique<BnTrainingVariant>();
+    ctx().run(
+        [&] {
+          const auto pd = bn_training_pd(data, eng(), eps_);
+          if (data != x_md_ && is_reference_impl(pd)) {
+            v.reset();
+            return;
+          }
+          v->fwd = step(pd, threads);
+          v->x = in_port(0, x_md_, pd.src_desc());
+          v->scale = in_port(1, scale_md_, arg_md(pd, DNNL_ARG_SCALE));
+          v->shift = in_port(2, shift_md_, arg_md(pd, DNNL_ARG_SHIFT));
+          v->y = out_port(0, x_md_, pd.dst_desc());
+          v->mean = dnnl::memory(pd.mean_desc(), eng());
+          v->var = dnnl::memory(pd.variance_desc(), eng());
+        },
+        threads);
+    return v;
+  }
+  void bind(std::span<const void* const> in, std::span<void* const> out,
+            std::span<const bool> staged, Binding& b) override {
+    v_ = &follow(in, {0});
+    v_->x.bind_in(in[0], b);
+    v_->scale.bind_in(in[1], b);
+    v_->shift.bind_in(in[2], b);
+    host_read(in, 3);
+    host_read(in, 4);
+    v_->y.bind_out(out[0], staged[0], b);
+    for (size_t i = 1; i < 5; ++i) host_write(out, staged, i);
+  }
   void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
               std::span<void* const> out) override {
-    fwd_.execute(s,
-                 {{DNNL_ARG_SRC, x_.in(in[0], s)},
-                  {DNNL_ARG_SCALE, scale_.in(in[1], s)},
-                  {DNNL_ARG_SHIFT, shift_.in(in[2], s)},
-                  {DNNL_ARG_MEAN, mean_},
-                  {DNNL_ARG_VARIANCE, var_},
-                  {DNNL_ARG_DST, y_.out(out[0])}},
-                 scratch);
-    y_.flush(s);
+    BnTrainingVariant& v = *v_;
+    v.fwd.execute(s,
+                  {{DNNL_ARG_SRC, v.x.in(s)},
+                   {DNNL_ARG_SCALE, v.scale.in(s)},
+                   {DNNL_ARG_SHIFT, v.shift.in(s)},
+                   {DNNL_ARG_MEAN, v.mean},
+                   {DNNL_ARG_VARIANCE, v.var},
+                   {DNNL_ARG_DST, v.y.out()}},
+                  scratch);
+    v.y.flush(s);
     s.wait();  // the statistics are read on the host next
-    const auto* mean = static_cast<const float*>(mean_.get_data_handle());
-    const auto* var = static_cast<const float*>(var_.get_data_handle());
+    const auto* mean = static_cast<const float*>(v.mean.get_data_handle());
+    const auto* var = static_cast<const float*>(v.var.get_data_handle());
     for (int64_t c = 0; c < channels_; ++c) {
       const float rm = load(in[3], dt_, c), rv = load(in[4], dt_, c);
       store(out[1], dt_, c, momentum_ * rm + (1.0f - momentum_) * mean[c]);
@@ -291,9 +603,8 @@ class BatchNormTrainingKernel final : public MultiStepKernel {
   ampx_dtype dt_;
   int64_t channels_;
   float eps_, momentum_;
-  Step fwd_;
-  Port x_, scale_, shift_, y_;
-  dnnl::memory mean_, var_;
+  memory::desc x_md_, scale_md_, shift_md_;
+  BnTrainingVariant* v_ = nullptr;
 };
 
 // -------------------------------------------------------------- BatchNormGrad
@@ -304,66 +615,106 @@ struct BatchNormGradPds {
 };
 
 // The op takes saved invstd where oneDNN takes a variance and adds its
-// epsilon: with epsilon 0 the variance 1/invstd^2 gives back invstd.
-BatchNormGradPds bn_grad_pds(const ps::NodeView& v, const dnnl::engine& eng) {
-  BatchNormGradPds p{bn_training_pd(v, eng, 0.0f), {}};
-  const memory::desc dy_md = dense_md(v.input(0)), x_md = dense_md(v.input(1));
+// epsilon: with epsilon 0 the variance 1/invstd^2 gives back invstd. dY,
+// X and dX in `data`: plain, or a producer's blocked layout.
+BatchNormGradPds bn_grad_pds(const memory::desc& data, const dnnl::engine& eng) {
+  BatchNormGradPds p{bn_training_pd(data, eng, 0.0f), {}};
   p.bwd = dnnl::batch_normalization_backward::primitive_desc(
-      dnnl::batch_normalization_backward::desc(prop_kind::backward, dy_md, x_md, 0.0f, kScaleShift),
+      dnnl::batch_normalization_backward::desc(prop_kind::backward, data, data, 0.0f, kScaleShift),
       plan_attr(), eng, p.fwd);
   return p;
 }
 
-class BatchNormGradKernel final : public MultiStepKernel {
+memory::desc bn_grad_data(const ps::NodeView& v) {
+  return dense_md(v.input(1));
+}
+
+struct BnGradVariant {
+  Step bwd;
+  Port dy, x, scale, dx, dscale, dshift;
+  dnnl::memory mean, var, zero_shift;
+};
+
+class BatchNormGradKernel final : public LayoutFollowingKernel<BnGradVariant> {
  public:
   BatchNormGradKernel(std::shared_ptr<Context> ctx, const ps::NodeView& v, int threads)
-      : MultiStepKernel(std::move(ctx), v, threads),
+      : LayoutFollowingKernel(std::move(ctx), v, threads),
         dt_(v.input(3).dtype),
-        channels_(v.input(1).dims[1]) {
-    const BatchNormGradPds p = bn_grad_pds(v, eng());
-    bwd_ = step(p.bwd);
-    dy_ = Port(dense_md(v.input(0)), p.bwd.diff_dst_desc(), eng(), false);
-    x_ = Port(dense_md(v.input(1)), p.bwd.src_desc(), eng(), false);
-    scale_ = Port(dense_md(v.input(2)), arg_md(p.bwd, DNNL_ARG_SCALE), eng(), false);
-    dx_ = Port(dense_md(v.output(0)), p.bwd.diff_src_desc(), eng(), true);
-    dscale_ = Port(dense_md(v.output(1)), arg_md(p.bwd, DNNL_ARG_DIFF_SCALE), eng(), true);
-    dshift_ = Port(dense_md(v.output(2)), arg_md(p.bwd, DNNL_ARG_DIFF_SHIFT), eng(), true);
-    mean_ = dnnl::memory(arg_md(p.bwd, DNNL_ARG_MEAN), eng());
-    var_ = dnnl::memory(arg_md(p.bwd, DNNL_ARG_VARIANCE), eng());
-    zero_shift_ = zero_memory(arg_md(p.bwd, DNNL_ARG_SHIFT), eng());
+        channels_(v.input(1).dims[1]),
+        data_md_(bn_grad_data(v)),
+        scale_md_(dense_md(v.input(2))),
+        dscale_md_(dense_md(v.output(1))),
+        dshift_md_(dense_md(v.output(2))) {
+    init(data_md_);
   }
 
  private:
+  std::unique_ptr<BnGradVariant> make_variant(const memory::desc& data, int threads) override {
+    auto v = std::make_unique<BnGradVariant>();
+    ctx().run(
+        [&] {
+          const BatchNormGradPds p = bn_grad_pds(data, eng());
+          if (data != data_md_ && is_reference_impl(p.bwd)) {
+            v.reset();
+            return;
+          }
+          v->bwd = step(p.bwd, threads);
+          v->dy = in_port(0, data_md_, p.bwd.diff_dst_desc());
+          v->x = in_port(1, data_md_, p.bwd.src_desc());
+          v->scale = in_port(2, scale_md_, arg_md(p.bwd, DNNL_ARG_SCALE));
+          v->dx = out_port(0, data_md_, p.bwd.diff_src_desc());
+          v->dscale = out_port(1, dscale_md_, arg_md(p.bwd, DNNL_ARG_DIFF_SCALE));
+          v->dshift = out_port(2, dshift_md_, arg_md(p.bwd, DNNL_ARG_DIFF_SHIFT));
+          v->mean = dnnl::memory(arg_md(p.bwd, DNNL_ARG_MEAN), eng());
+          v->var = dnnl::memory(arg_md(p.bwd, DNNL_ARG_VARIANCE), eng());
+          v->zero_shift = zero_memory(arg_md(p.bwd, DNNL_ARG_SHIFT), eng());
+        },
+        threads);
+    return v;
+  }
+  // X's layout is the forward's (its producer's); dY follows it.
+  void bind(std::span<const void* const> in, std::span<void* const> out,
+            std::span<const bool> staged, Binding& b) override {
+    v_ = &follow(in, {1, 0});
+    v_->dy.bind_in(in[0], b);
+    v_->x.bind_in(in[1], b);
+    v_->scale.bind_in(in[2], b);
+    host_read(in, 3);
+    host_read(in, 4);
+    v_->dx.bind_out(out[0], staged[0], b);
+    v_->dscale.bind_out(out[1], staged[1], b);
+    v_->dshift.bind_out(out[2], staged[2], b);
+  }
   void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
-              std::span<void* const> out) override {
-    auto* mean = static_cast<float*>(mean_.get_data_handle());
-    auto* var = static_cast<float*>(var_.get_data_handle());
+              std::span<void* const>) override {
+    BnGradVariant& v = *v_;
+    auto* mean = static_cast<float*>(v.mean.get_data_handle());
+    auto* var = static_cast<float*>(v.var.get_data_handle());
     for (int64_t c = 0; c < channels_; ++c) {
       mean[c] = load(in[3], dt_, c);
       const double is = load(in[4], dt_, c);
       var[c] = static_cast<float>(1.0 / (is * is));
     }
-    bwd_.execute(s,
-                 {{DNNL_ARG_DIFF_DST, dy_.in(in[0], s)},
-                  {DNNL_ARG_SRC, x_.in(in[1], s)},
-                  {DNNL_ARG_SCALE, scale_.in(in[2], s)},
-                  {DNNL_ARG_SHIFT, zero_shift_},
-                  {DNNL_ARG_MEAN, mean_},
-                  {DNNL_ARG_VARIANCE, var_},
-                  {DNNL_ARG_DIFF_SRC, dx_.out(out[0])},
-                  {DNNL_ARG_DIFF_SCALE, dscale_.out(out[1])},
-                  {DNNL_ARG_DIFF_SHIFT, dshift_.out(out[2])}},
-                 scratch);
-    dx_.flush(s);
-    dscale_.flush(s);
-    dshift_.flush(s);
+    v.bwd.execute(s,
+                  {{DNNL_ARG_DIFF_DST, v.dy.in(s)},
+                   {DNNL_ARG_SRC, v.x.in(s)},
+                   {DNNL_ARG_SCALE, v.scale.in(s)},
+                   {DNNL_ARG_SHIFT, v.zero_shift},
+                   {DNNL_ARG_MEAN, v.mean},
+                   {DNNL_ARG_VARIANCE, v.var},
+                   {DNNL_ARG_DIFF_SRC, v.dx.out()},
+                   {DNNL_ARG_DIFF_SCALE, v.dscale.out()},
+                   {DNNL_ARG_DIFF_SHIFT, v.dshift.out()}},
+                  scratch);
+    v.dx.flush(s);
+    v.dscale.flush(s);
+    v.dshift.flush(s);
   }
 
   ampx_dtype dt_;
   int64_t channels_;
-  Step bwd_;
-  Port dy_, x_, scale_, dx_, dscale_, dshift_;
-  dnnl::memory mean_, var_, zero_shift_;
+  memory::desc data_md_, scale_md_, dscale_md_, dshift_md_;
+  BnGradVariant* v_ = nullptr;
 };
 
 // -------------------------------------------------------------- LayerNormGrad
@@ -416,12 +767,12 @@ class LayerNormGradKernel final : public MultiStepKernel {
     eps_ = p.eps;
     fwd_ = step(p.fwd);
     bwd_ = step(p.bwd);
-    x_ = Port(p.data, p.fwd.src_desc(), eng(), false);
+    x_ = in_port(1, p.data, p.fwd.src_desc());
     // The backward reads X again: the same bytes, its own staging if any.
-    xb_ = Port(p.data, p.bwd.src_desc(), eng(), false);
-    dy_ = Port(p.data, p.bwd.diff_dst_desc(), eng(), false);
-    scale_ = Port(p.vec, arg_md(p.bwd, DNNL_ARG_SCALE), eng(), false);
-    dx_ = Port(p.data, p.bwd.diff_src_desc(), eng(), true);
+    xb_ = in_port(1, p.data, p.bwd.src_desc());
+    dy_ = in_port(0, p.data, p.bwd.diff_dst_desc());
+    scale_ = in_port(2, p.vec, arg_md(p.bwd, DNNL_ARG_SCALE));
+    dx_ = out_port(0, p.data, p.bwd.diff_src_desc());
     y_ = dnnl::memory(p.fwd.dst_desc(), eng());
     mean_ = dnnl::memory(p.fwd.mean_desc(), eng());
     var_ = dnnl::memory(p.fwd.variance_desc(), eng());
@@ -430,23 +781,36 @@ class LayerNormGradKernel final : public MultiStepKernel {
   }
 
  private:
+  // dY and X are read on the host too (parameter_grads), as plain bytes.
+  void bind(std::span<const void* const> in, std::span<void* const> out,
+            std::span<const bool> staged, Binding& b) override {
+    host_read(in, 0);
+    host_read(in, 1);
+    x_.bind_in(in[1], b);
+    xb_.bind_in(in[1], b);
+    dy_.bind_in(in[0], b);
+    scale_.bind_in(in[2], b);
+    dx_.bind_out(out[0], staged[0], b);
+    host_write(out, staged, 1);
+    host_write(out, staged, 2);
+  }
   void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
               std::span<void* const> out) override {
-    const dnnl::memory scale = scale_.in(in[2], s);
+    const dnnl::memory scale = scale_.in(s);
     fwd_.execute(s,
-                 {{DNNL_ARG_SRC, x_.in(in[1], s)},
+                 {{DNNL_ARG_SRC, x_.in(s)},
                   {DNNL_ARG_SCALE, scale},
                   {DNNL_ARG_DST, y_},
                   {DNNL_ARG_MEAN, mean_},
                   {DNNL_ARG_VARIANCE, var_}},
                  scratch);
     bwd_.execute(s,
-                 {{DNNL_ARG_SRC, xb_.in(in[1], s)},
-                  {DNNL_ARG_DIFF_DST, dy_.in(in[0], s)},
+                 {{DNNL_ARG_SRC, xb_.in(s)},
+                  {DNNL_ARG_DIFF_DST, dy_.in(s)},
                   {DNNL_ARG_SCALE, scale},
                   {DNNL_ARG_MEAN, mean_},
                   {DNNL_ARG_VARIANCE, var_},
-                  {DNNL_ARG_DIFF_SRC, dx_.out(out[0])},
+                  {DNNL_ARG_DIFF_SRC, dx_.out()},
                   {DNNL_ARG_DIFF_SCALE, discarded_dscale_}},
                  scratch);
     dx_.flush(s);
@@ -509,9 +873,10 @@ PrimitivePlan plan_multi_primitive_training_op(const ps::NodeView& v, const dnnl
     const MaxPoolGradPds q = maxpool_grad_pds(v, eng);
     p.pd = decisive(q.fwd, q.bwd);
   } else if (op == "BatchNormTraining") {
-    p.pd = bn_training_pd(v, eng, static_cast<float>(v.get_float("epsilon", 1e-5)));
+    p.pd =
+        bn_training_pd(dense_md(v.input(0)), eng, static_cast<float>(v.get_float("epsilon", 1e-5)));
   } else if (op == "BatchNormGrad") {
-    const BatchNormGradPds q = bn_grad_pds(v, eng);
+    const BatchNormGradPds q = bn_grad_pds(bn_grad_data(v), eng);
     p.pd = q.bwd;
   } else if (op == "LayerNormGrad") {
     const LayerNormGradPds q = ln_grad_pds(v, eng);

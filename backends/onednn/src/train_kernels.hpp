@@ -13,10 +13,16 @@
 //                      row statistics the op recomputes from X), then
 //                      layer_normalization_backward
 //
-// These kernels are plain CpuKernels: the host glue makes every input's
-// plain bytes current before the run and invalidates the outputs' shadows
-// (layout_store.hpp), so they read and write plain row-major buffers and
-// reorder to and from the primitives' layouts themselves.
+// These kernels are tracked (host_plugin::HostCopyKernel): each node tensor
+// goes through the layout store (layout_store.hpp) as PrimitiveKernel's do.
+// An input whose shadow is in the primitive's layout is read as it is, one
+// in another blocked layout is reordered from it, else the plain bytes
+// (written back first); a blocked output becomes the tensor's shadow.
+// BatchNormTraining, BatchNormGrad and MaxPoolGrad run in the layout of X's
+// shadow (the producer's: nChw16c, nChw8c, nhwc), a variant of their
+// primitives per layout made on first sight and checked for the thread
+// count as at prepare (thread_check.hpp); tensors they read or write on the
+// host (statistics, LayerNormGrad's parameter gradients) are plain.
 #pragma once
 
 #include <memory>

@@ -88,6 +88,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     throw Unsupported("no fused MatMul bias in the Vulkan kernels");
   if (op == "Conv2d" && v.num_inputs() > 3)
     throw Unsupported("no fused Conv2d residual in the Vulkan kernels");
+  if (op == "Conv2dGradWeight" && v.num_outputs() > 1)
+    throw Unsupported("no fused bias gradient (bias_gradient) in the Vulkan kernels");
   // Float ops: the float dtype is the output's, except ArgMax's and
   // ArgMin's (i64 out).
   const ampx_dtype dt = op == "ArgMax" || op == "ArgMin" ? v.input(0).dtype : v.output(0).dtype;

@@ -518,6 +518,13 @@ std::vector<HostTensor> Executor::run_steps(std::span<const HostTensor> inputs,
       const plugins::Kernel::Timing timing = s.kernel->launch_timed(s.inputs, s.outputs);
       t.us = timing.us;
       t.method = timing.method;
+      // After the launch has finished: what it ran on, and what it reordered.
+      if (const std::optional<plugins::Kernel::Report> r = s.kernel->report()) {
+        t.implementation = r->implementation;
+        t.reorders = r->reorders;
+        t.reorder_us = r->reorder_us;
+        t.casts = r->casts;
+      }
       profile->steps.push_back(std::move(t));
       continue;
     }

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -74,8 +75,9 @@ class Fuser {
     for (NodeId id : order) {
       if (absorbed_[static_cast<size_t>(id)]) continue;
       const OpType op = work_.node(id).op;
-      auto group =
-          is_contraction(op) || op == OpType::kBatchNorm ? fuse_from(id) : fuse_hardswish(id);
+      auto group = op == OpType::kConv2dGradWeight                  ? fuse_bias_gradient(id)
+                   : is_contraction(op) || op == OpType::kBatchNorm ? fuse_from(id)
+                                                                    : fuse_hardswish(id);
       if (group) groups.push_back(std::move(*group));
     }
     return {emit(order), std::move(groups)};
@@ -306,6 +308,69 @@ class Fuser {
     absorbed_[static_cast<size_t>(mul)] = true;
     replaced_[static_cast<size_t>(id)] = std::move(next);
     return FusedGroup{g.name, {m.name}};
+  }
+
+  // Autodiff's gradients of a biased convolution (grad_rules_nn.cpp) read
+  // the same dY: Conv2dGradWeight(dY, X) and ReduceSum(dY, axes {0, 2, 3},
+  // keepdims 0). The sum becomes the weight gradient's second output
+  // (bias_gradient, docs/OPS.md): the backward-weights primitive sums dY in
+  // the pass that reads it for dW. The sum must give dY's dtype and [M] on
+  // the same device; a Cast between them (dY 16-bit, the black-listed
+  // ReduceSum f32) means another dY, and nothing is fused. A dense layer's
+  // bias gradient stays a ReduceSum (backends/onednn/README.md says why).
+  std::optional<FusedGroup> fuse_bias_gradient(NodeId id) {
+    const Node& gw = work_.node(id);
+    if (!options_.bias_gradients || gw.outputs.size() != 1 || gw.inputs.size() != 2)
+      return std::nullopt;
+    const ValueId dy = gw.inputs[0];
+    const TensorType& dyt = work_.value(dy).type;
+    if (dyt.shape.size() != 4) return std::nullopt;
+    const TensorType want{dyt.dtype, {dyt.shape[1]}};
+    NodeId reduce = kNone;
+    for (NodeId c : consumers_[static_cast<size_t>(dy)]) {
+      const Node& r = work_.node(c);
+      if (r.op != OpType::kReduceSum || r.inputs.size() != 1 || absorbed_[static_cast<size_t>(c)] ||
+          device_of(r) != device_of(gw) || attr_int(r.attrs, "keepdims", 1) != 0 ||
+          work_.value(r.outputs[0]).type != want)
+        continue;
+      std::vector<int64_t> axes = attr_ints(r.attrs, "axes", {});
+      for (int64_t& a : axes)
+        if (a < 0) a += 4;
+      std::sort(axes.begin(), axes.end());
+      if (axes == std::vector<int64_t>{0, 2, 3}) {
+        reduce = c;
+        break;
+      }
+    }
+    // X computed from dB (not in an autodiff graph, but a graph may say so)
+    // would make the fused node its own producer.
+    if (reduce == kNone || depends_on(gw.inputs[1], reduce)) return std::nullopt;
+    const int base = rank_of(ask(gw));
+    Node next = gw;
+    next.attrs["bias_gradient"] = int64_t{1};
+    next.outputs.push_back(work_.node(reduce).outputs[0]);
+    if (base == 0 || rank_of(ask(next)) < base) return std::nullopt;
+    absorbed_[static_cast<size_t>(reduce)] = true;
+    spdlog::debug("fusion: {}: the bias gradient {} comes from the weight gradient's kernel",
+                  gw.name, work_.node(reduce).name);
+    FusedGroup group{gw.name, {work_.node(reduce).name}};
+    replaced_[static_cast<size_t>(id)] = std::move(next);
+    return group;
+  }
+
+  // Whether computing v needs node n.
+  bool depends_on(ValueId v, NodeId n) const {
+    std::vector<bool> seen(work_.num_nodes(), false);
+    std::vector<ValueId> todo{v};
+    while (!todo.empty()) {
+      const NodeId p = work_.value(todo.back()).producer;
+      todo.pop_back();
+      if (p == kNone || seen[static_cast<size_t>(p)]) continue;
+      if (p == n) return true;
+      seen[static_cast<size_t>(p)] = true;
+      for (ValueId in : work_.node(p).inputs) todo.push_back(in);
+    }
+    return false;
   }
 
   // Pad (constant zeros, spatial dimensions only) -> Conv2d, the Pad's only

@@ -45,6 +45,9 @@ ProfileSummary summarize_profiles(const std::vector<RunProfile>& runs,
     StepSummary st;
     st.step = runs.front().steps[i];
     st.step.us = median_of(us);
+    std::vector<double> reorder_us;
+    for (const RunProfile& r : runs) reorder_us.push_back(r.steps[i].reorder_us);
+    st.step.reorder_us = median_of(reorder_us);
     st.min_us = *std::min_element(us.begin(), us.end());
     st.max_us = *std::max_element(us.begin(), us.end());
     st.predicted_us = predicted_at(predicted_per_step, i);
@@ -56,6 +59,8 @@ ProfileSummary summarize_profiles(const std::vector<RunProfile>& runs,
     op.op = st.step.op;
     ++op.steps;
     op.us += st.step.us;
+    op.reorders += st.step.reorders;
+    op.reorder_us += st.step.reorder_us;
     if (st.predicted_us >= 0) {
       op.predicted_us += st.predicted_us;
       ++op.predicted_steps;
@@ -104,6 +109,12 @@ std::string chrome_trace_json(const std::vector<RunProfile>& runs,
                           {"timing", timing_method_name(s.method)},
                           {"run", r}};
       if (copy) args["from_device"] = device_name(s.copy_from);
+      if (!s.implementation.empty()) {
+        args["implementation"] = s.implementation;
+        args["reorders"] = s.reorders;
+        args["reorder_us"] = s.reorder_us;
+        args["casts"] = s.casts;
+      }
       const double predicted = predicted_at(predicted_per_step, i);
       if (predicted >= 0) args["predicted_us"] = predicted;
       events.push_back({{"name", copy ? "copy " + s.name : s.name},

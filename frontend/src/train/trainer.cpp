@@ -1,4 +1,5 @@
 #include <ampx/train/trainer.hpp>
+#include <ampx/tune/tuner.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -196,17 +197,29 @@ EpochResult Trainer::train_epoch(const Dataset& data,
   EpochResult r;
   r.epoch = epoch_ + 1;
   double loss_sum = 0, run_ms = 0;
-  int64_t loss_samples = 0;
+  int64_t loss_samples = 0, timed_steps = 0, timed_samples = 0;
   for (int64_t k = 0; k < steps; ++k) {
     const int64_t start = k * b, count = std::min(b, n - start);
     Program& p = activate(count);
     const std::span<const int64_t> rows(order.data() + start, static_cast<size_t>(count));
     const std::vector<HostTensor> in = step_inputs(p, data, rows);
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<HostTensor> out = p.run(in);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    run_ms += ms;
+    std::vector<HostTensor> out;
+    // The step's run time; NaN for the profiled step (not a timed one).
+    double ms = std::numeric_limits<double>::quiet_NaN();
+    if (step_ + 1 == profile_at_) {
+      // The profiled step: each kernel waited for, so not a timed one.
+      ProfiledStep ps{step_ + 1, epoch_ + 1, count, {}, {}, p.plan.devices};
+      out = p.compiled->run(in, ps.profile);
+      ps.predicted = step_predictions(p.plan, p.compiled->fused(), ps.profile);
+      profiled_ = std::move(ps);
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      out = p.run(in);
+      ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      run_ms += ms;
+      ++timed_steps;
+      timed_samples += count;
+    }
     const auto loss = static_cast<double>(scalar_of(out.at(0)));
     // A step whose forward overflowed has no loss to average.
     if (std::isfinite(loss)) {
@@ -248,8 +261,8 @@ EpochResult Trainer::train_epoch(const Dataset& data,
   r.steps = steps;
   r.loss = loss_samples > 0 ? loss_sum / static_cast<double>(loss_samples)
                             : std::numeric_limits<double>::quiet_NaN();
-  r.step_ms = run_ms / static_cast<double>(steps);
-  r.samples_per_s = run_ms > 0 ? static_cast<double>(n) / (run_ms / 1000.0) : 0.0;
+  r.step_ms = timed_steps > 0 ? run_ms / static_cast<double>(timed_steps) : 0.0;
+  r.samples_per_s = run_ms > 0 ? static_cast<double>(timed_samples) / (run_ms / 1000.0) : 0.0;
   r.loss_scale = scaler_.scale();
   return r;
 }
@@ -384,6 +397,16 @@ RunProfile Trainer::profile_step(const Dataset& data) {
   p.compiled->run(in, profile);
   ++step_;
   return profile;
+}
+
+void Trainer::profile_at_step(int64_t step) {
+  if (step < 1) throw std::invalid_argument("the profiled step must be 1 or later");
+  if (step <= step_)
+    throw std::invalid_argument("step " + std::to_string(step) +
+                                " has run already (the run is at step " + std::to_string(step_) +
+                                ")");
+  profile_at_ = step;
+  profiled_.reset();
 }
 
 const TrainingGraph& Trainer::training_graph() const {

@@ -50,6 +50,14 @@ struct CapabilityAnswer {
   bool reference_kernel = false;
 };
 
+// Running totals of conversions (CapabilityPolicy::conversions).
+struct ConversionTotals {
+  uint64_t reorders = 0;
+  double reorder_us = 0;
+  uint64_t casts = 0;  // of `reorders`, those that changed the dtype
+  double cast_us = 0;
+};
+
 class CapabilityPolicy {
  public:
   virtual ~CapabilityPolicy() = default;
@@ -98,6 +106,13 @@ class CapabilityPolicy {
     (void)p;
     (void)bytes;
   }
+  // Conversions the policy's kernels and hooks ran so far on the calling
+  // thread (backends/onednn: its reorders), as running totals. The glue
+  // takes the difference around each launch, which becomes the kernel's
+  // report of its last launch (ABI 1.4, backend_api.h "Kernel reports"), so
+  // a conversion a hook runs for a launch counts for its node. Default:
+  // none.
+  virtual ConversionTotals conversions() const { return {}; }
   // buffer_host_ptr hands out buffer addresses: false when the plugin keeps
   // other copies, since reads and writes through such a pointer would bypass
   // the hooks above (the ABI lets buffer_host_ptr answer NULL).
@@ -173,11 +188,15 @@ class HostPlugin {
    public:
     Kernel(std::unique_ptr<CpuKernel> kernel, const CapabilityPolicy& policy);
     void launch(std::span<const BufferView> ins, std::span<const BufferView> outs);
+    // The kernel's implementation (CpuKernel::implementation) and the
+    // conversions of its last launch.
+    plugin_support::KernelReport report() const;
 
    private:
     std::unique_ptr<CpuKernel> kernel_;
     const CapabilityPolicy& policy_;
     HostCopyKernel* tracked_;  // kernel_, when it keeps other copies coherent itself
+    ConversionTotals last_;    // the last launch's share of policy_.conversions()
     // Per-launch scratch, kept between launches.
     std::vector<const void*> in_ptrs_;
     std::vector<void*> out_ptrs_;

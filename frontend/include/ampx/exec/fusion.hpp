@@ -16,6 +16,10 @@
 //    into the convolution's;
 //  - Conv2d kernel taps that never touch the input (a dilation as large as
 //    the input) are cropped (conv_dead_taps.hpp).
+//  - in a training step, ReduceSum(dY over N, H, W) beside
+//    Conv2dGradWeight(dY, X) becomes the weight gradient's second output
+//    (bias_gradient): the backward-weights primitive computes the bias
+//    gradient in its own pass.
 // A step is taken only where the plan allows it (the intermediate value has
 // one consumer, is not a graph output, and producer and consumer share one
 // dtype, i.e. no Cast between them) and where the device answers the fused
@@ -34,7 +38,8 @@ namespace ampx {
 
 struct FusionOptions {
   bool fold_batchnorm = true;
-  bool epilogues = true;  // bias and activation epilogues
+  bool epilogues = true;       // bias and activation epilogues
+  bool bias_gradients = true;  // dB from the weight gradient's kernel
 };
 
 // One fused node: the surviving node's name and the nodes it absorbed.

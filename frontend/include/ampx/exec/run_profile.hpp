@@ -23,6 +23,16 @@ struct StepTiming {
   double start_us = 0;  // host clock, since the run began
   double us = 0;        // measured: device time where the device reports it, else host
   plugins::Kernel::TimingMethod method = plugins::Kernel::TimingMethod::kHost;
+  // From the plugin's kernel report (ABI 1.4), empty / 0 without one and
+  // for copies: what the node ran on ("convolution_forward jit:avx2",
+  // "loop: reference kernel"), and the conversions its launch ran besides
+  // the kernel (reorders between layouts, write-backs of values it read in
+  // another layout), their time included in `us`; `casts` of them also
+  // changed the dtype.
+  std::string implementation;
+  uint64_t reorders = 0;
+  double reorder_us = 0;
+  uint64_t casts = 0;
 };
 
 // One profiled run: every step is run to completion before the next, so
@@ -34,7 +44,8 @@ struct RunProfile {
 
 // The same step over several runs: the median of its times.
 struct StepSummary {
-  StepTiming step;           // from the first run; `us` is the median
+  // From the first run; `us` and `reorder_us` are the medians.
+  StepTiming step;
   double predicted_us = -1;  // from the plan, < 0 when it has none
   double min_us = 0, max_us = 0;
 };
@@ -44,6 +55,8 @@ struct OpSummary {
   double us = 0;            // sum of the steps' medians
   double predicted_us = 0;  // sum of the predictions that exist
   int predicted_steps = 0;
+  uint64_t reorders = 0;  // of the first run's steps
+  double reorder_us = 0;  // sum of the steps' medians
 };
 struct ProfileSummary {
   std::vector<StepSummary> steps;  // run order
@@ -66,8 +79,9 @@ ProfileSummary summarize_profiles(const std::vector<RunProfile>& runs,
 // The Chrome trace-event format (a JSON object with "traceEvents"): one
 // complete event ("ph": "X") per step of every run, runs one after another
 // on the time axis, one track per device and one for copies. Each event's
-// args carry node, op, device, dtype, shapes, predicted and measured time
-// and the timing method.
+// args carry node, op, device, dtype, shapes, predicted and measured time,
+// the timing method and, where the plugin reports them, the implementation
+// and the reorders (count, us) and casts among them.
 std::string chrome_trace_json(const std::vector<RunProfile>& runs,
                               const std::vector<std::string>& device_ids,
                               const std::vector<double>& predicted_per_step);

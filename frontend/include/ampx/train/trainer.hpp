@@ -23,6 +23,8 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace ampx::train {
 
@@ -66,7 +68,9 @@ struct StepRecord {
   double scale = 1;      // the loss scale the step ran with
   bool finite = true;    // all gradients finite (else: skipped, unless loss scale none)
   double grad_norm = 0;  // of the unscaled gradients; +inf when not finite
-  double run_ms = 0;     // wall time of the compiled step's run (EpochResult::step_ms's terms)
+  // Wall time of the compiled step's run (EpochResult::step_ms's terms);
+  // NaN for the profiled step, which is not timed.
+  double run_ms = 0;
 };
 
 struct EpochResult {
@@ -85,6 +89,17 @@ struct EpochResult {
   std::vector<OverflowEvent> overflows;
   std::vector<FallbackRecord> fallbacks;
   double replan_ms = 0;
+};
+
+// One step of a run, profiled (Trainer::profile_at_step): every kernel,
+// Cast and copy timed, each waited for, with what it ran on.
+struct ProfiledStep {
+  int64_t step = 0;  // counted from 1 over the whole run
+  int epoch = 0;     // counted from 1
+  int64_t rows = 0;  // samples in its batch
+  RunProfile profile;
+  std::vector<double> predicted;     // per profiled step: the plan's (step_predictions), -1: none
+  std::vector<std::string> devices;  // the plan's devices, as StepTiming::device indexes them
 };
 
 // The run stopped itself: LossScaler::given_up() (docs/TRAINING.md).
@@ -152,6 +167,14 @@ class Trainer {
   // One training step on the first batch of `data`, profiled: every kernel
   // timed (it trains: the state moves on by one step).
   RunProfile profile_step(const Dataset& data);
+  // Profiles the run's step `step` (counted from 1 over the whole run, as
+  // step()) when train_epoch reaches it: that step runs like the others, on
+  // its batch, but through the executor's profiled run, and profiled_step()
+  // holds it afterwards. Its wall time, whose kernels each waited for the
+  // one before, is left out of the epoch's step_ms and samples/s. Throws
+  // std::invalid_argument for a step < 1 or one already run.
+  void profile_at_step(int64_t step);
+  const std::optional<ProfiledStep>& profiled_step() const { return profiled_; }
   const TrainerOptions& options() const { return options_; }
   // The loss-scale schedule and its state (kept in checkpoints), and why
   // the schedule is what it is ("dynamic loss scaling, MindSpore's O2
@@ -207,6 +230,8 @@ class Trainer {
   std::string stop_message(double last_loss) const;
   int epoch_ = 0;
   int64_t step_ = 0;
+  int64_t profile_at_ = 0;  // profile_at_step(); 0: none
+  std::optional<ProfiledStep> profiled_;
 };
 
 // Dataset checks shared by the CLI and the Trainer: matching counts, labels

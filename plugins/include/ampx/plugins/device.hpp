@@ -62,6 +62,11 @@ class Device {
   // Waits for all work launched on this device.
   void synchronize() const;
 
+  // plugin_info's note as the plugin answers it now (PluginRecord::note is
+  // the one at load): a plugin may report counters there (the oneDNN
+  // plugin's debug_counters=1), which tests read after a run.
+  std::string plugin_note() const;
+
  private:
   friend class PluginHost;
   Device(std::shared_ptr<const LoadedPlugin> plugin, int32_t index, const ampx_device_props& props);

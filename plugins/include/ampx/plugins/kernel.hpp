@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -56,6 +57,19 @@ class Kernel {
   // and not counted. Same checks and errors as launch().
   Timing launch_timed(std::span<const ampx_buffer_view> inputs,
                       std::span<const ampx_buffer_view> outputs);
+
+  // What the kernel runs on and what its last launch did besides it (ABI
+  // 1.4 kernel reports, backend_api.h): after a launch has finished (a
+  // profiled run). Empty when the plugin has no kernel-info extension (a
+  // 1.3 plugin); a plugin error throws PluginError.
+  struct Report {
+    std::string implementation;  // e.g. "convolution_forward jit:avx2"; may be empty
+    uint64_t reorders = 0;       // conversions around the kernel, last launch
+    double reorder_us = 0;
+    uint64_t casts = 0;  // of `reorders`, those that changed the dtype
+    double cast_us = 0;
+  };
+  std::optional<Report> report() const;
 
   // Destroys the kernel now; the Kernel becomes empty.
   void reset() noexcept;

@@ -76,6 +76,9 @@ class LoadedPlugin {
     return declared_f16_accumulation_.value_or(AMPX_ACCUMULATE_F32);
   }
   bool declares_numerics() const noexcept { return declared_f16_accumulation_.has_value(); }
+  // Its kernels' reports (ABI 1.4 kernel-info extension), or NULL.
+  using KernelReportFn = ampx_status* (*)(ampx_kernel*, ampx_kernel_report*);
+  KernelReportFn kernel_report() const noexcept { return kernel_report_; }
 
   // The host's copy of the table, host-sized: members beyond the plugin's
   // struct_size are NULL, so optional members may simply be tested.
@@ -137,6 +140,7 @@ class LoadedPlugin {
   std::string version_;
   std::vector<PluginOption> options_;
   std::optional<ampx_accumulation> declared_f16_accumulation_;
+  KernelReportFn kernel_report_ = nullptr;
   ampx_plugin* instance_ = nullptr;
   std::string note_;
   std::string library_name_;

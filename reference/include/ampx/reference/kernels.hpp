@@ -48,6 +48,11 @@ class CpuKernel {
   // std::invalid_argument for data-dependent errors (a Gather index out of
   // range).
   virtual void run(std::span<const void* const> inputs, std::span<void* const> outputs) = 0;
+  // What runs the node, for profiles (ABI 1.4 kernel reports): these
+  // kernels are loops; a kernel on a library names its primitive and
+  // implementation ("convolution_forward jit:avx2"). For a kernel that
+  // chooses per run: the last run's.
+  virtual std::string implementation() const { return "loop: reference kernel"; }
 };
 
 // Thrown by make_kernel when the node is well formed but has no kernel here
