@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <map>
 
 namespace ampx::cli {
 namespace {
@@ -329,6 +330,17 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         plan.nodes.size(), o.optimizer, fmt::format("lr {}", o.lr));
     std::cout << fmt::format("loss scale {}: {}\n", trainer.loss_scaler().options().str(),
                              trainer.loss_scale_reason());
+    if (!trainer.shared_copies().empty()) {
+      std::map<std::string, int> per_value;  // shared initializer -> copies made
+      std::vector<std::string> order;
+      for (const train::SharedStateCopy& c : trainer.shared_copies())
+        if (per_value[c.value]++ == 0) order.push_back(c.value);
+      std::vector<std::string> items;
+      for (const std::string& v : order) items.push_back(fmt::format("'{}' {}", v, per_value[v]));
+      std::cout << fmt::format(
+          "shared initializers, each reader given its own copy ('<value>@<node>'): {}\n",
+          fmt::join(items, ", "));
+    }
   }
   const bool scaler_skips = trainer.loss_scaler().options().skip_nonfinite;
   // The curves report: this run under its label, written after every epoch
@@ -388,6 +400,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         j["eval_loss"] = ev->loss;
         if (classes > 0) j["eval_accuracy"] = ev->accuracy;
       }
+      // Each step's run, for a median (bench/train_vs_torch.py).
+      j["step_times_ms"] = nlohmann::json::array();
+      for (const train::StepRecord& rec : r.records) j["step_times_ms"].push_back(rec.run_ms);
       if (!saved.empty()) j["checkpoint"] = saved;
       j["loss_scale"] = r.loss_scale;
       j["overflow_steps"] = r.overflow_steps;
@@ -458,6 +473,12 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     }
     if (!o.export_path.empty()) j["exported"] = o.export_path;
     if (!o.trace.empty() && trainer.profiled_step()) j["trace"] = o.trace;
+    j["shared_copies"] = nlohmann::json::array();
+    for (const train::SharedStateCopy& c : trainer.shared_copies())
+      j["shared_copies"].push_back({{"value", c.value},
+                                    {"node", c.node},
+                                    {"role", train::state_role_name(c.role)},
+                                    {"copy", c.copy}});
     std::cout << j.dump() << std::endl;
   } else if (const train::OverflowDiagnostics* d = trainer.overflow_diagnostics()) {
     print_layer_summary(*d);

@@ -75,6 +75,13 @@ Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
                                                         &loss_scale_reason_);
   }
   scaler_ = LossScaler(*options_.loss_scale);
+  // Every reader of a shared initializer trains its own copy: the step,
+  // the evaluation, the checkpoints and the trained model all see them.
+  UntiedModel untied = untie_shared_state(forward_, options_.graph);
+  forward_ = std::move(untied.graph);
+  shared_copies_ = std::move(untied.copies);
+  for (const std::string& line : describe_shared_copies(shared_copies_))
+    spdlog::info("shared initializer {}: each reader trains its own", line);
   options_.graph.skip_nonfinite = options_.loss_scale->skip_nonfinite;
   options_.overflow.validate();
   options_.overflow.diagnose = options_.overflow.diagnose || options_.overflow.auto_fallback;
@@ -227,6 +234,8 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     const std::span<const int64_t> rows(order.data() + start, static_cast<size_t>(count));
     const std::vector<HostTensor> in = step_inputs(p, data, rows);
     std::vector<HostTensor> out;
+    // The step's run time; NaN for the profiled step (not a timed one).
+    double ms = std::numeric_limits<double>::quiet_NaN();
     if (step_ + 1 == profile_at_) {
       // The profiled step: each kernel waited for, so not a timed one.
       ProfiledStep ps{step_ + 1, epoch_ + 1, count, {}, {}, p.plan.devices};
@@ -236,8 +245,8 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     } else {
       const auto t0 = std::chrono::steady_clock::now();
       out = p.run(in);
-      run_ms +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      run_ms += ms;
       ++timed_steps;
       timed_samples += count;
     }
@@ -249,8 +258,8 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     }
     float guard[2];
     std::memcpy(guard, out.at(2).data.data(), sizeof guard);
-    const StepRecord rec{step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f,
-                         static_cast<double>(guard[1])};
+    const StepRecord rec{
+        step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f, static_cast<double>(guard[1]), ms};
     r.records.push_back(rec);
     if (p.tg.overflow_output != SIZE_MAX && diagnostics_) {
       const HostTensor& stats = out.at(p.tg.overflow_output);

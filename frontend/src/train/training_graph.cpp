@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace ampx::train {
@@ -191,6 +192,20 @@ bool add_overflow_probe(TrainingGraph& tg, const std::vector<NodeId>& forward_no
 
 }  // namespace
 
+// --- Shared initializers (issue 37): the role one operand gives its value.
+std::optional<StateRole> state_role_of_use(const Graph& g, const Node& n, size_t slot,
+                                           const TrainingGraphOptions& options) {
+  const Value& val = g.value(n.inputs.at(slot));
+  if (!val.is_constant() || !is_float(val.type.dtype)) return std::nullopt;
+  if (n.op == OpType::kBatchNorm && (slot == 3 || slot == 4))
+    return slot == 3 ? StateRole::kRunningMean : StateRole::kRunningVar;
+  if ((is_parameter_slot(n.op, slot) || element_count(val.type.shape) > 1) &&
+      val.type.dtype == DType::kF32 && !frozen(options.freeze, val.name))
+    return StateRole::kWeight;
+  return std::nullopt;
+}
+// --- end of shared initializers
+
 TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& options) {
   options.optimizer.validate();
   if (!(options.clip_grad_norm >= 0) || !std::isfinite(options.clip_grad_norm))
@@ -200,22 +215,27 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
 
   // What each constant is: a trainable weight, a running statistic, or fixed.
   std::vector<int> role(nv, -1);
-  std::map<ValueId, int> uses;
+  // A running statistic is its BatchNorm's alone: shared (an exporter
+  // merges equal initializers), the Trainer has given each reader its own
+  // copy first (untie_shared_state).
+  std::vector<int> readers(nv, 0);
+  for (const Node& n : f.nodes())
+    for (ValueId v : n.inputs)
+      if (v >= 0) ++readers[static_cast<size_t>(v)];
   for (const Node& n : f.nodes()) {
     for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const ValueId v = n.inputs[i];
-      const Value& val = f.value(v);
-      if (!val.is_constant() || !is_float(val.type.dtype)) continue;
-      if (n.op == OpType::kBatchNorm && (i == 3 || i == 4)) {
-        if (++uses[v] > 1)
-          throw std::invalid_argument("value '" + val.name +
-                                      "' is the running statistic of two BatchNorm nodes");
-        role[static_cast<size_t>(v)] =
-            static_cast<int>(i == 3 ? StateRole::kRunningMean : StateRole::kRunningVar);
-      } else if (role[static_cast<size_t>(v)] < 0 &&
-                 (is_parameter_slot(n.op, i) || element_count(val.type.shape) > 1) &&
-                 val.type.dtype == DType::kF32 && !frozen(options.freeze, val.name)) {
-        role[static_cast<size_t>(v)] = static_cast<int>(StateRole::kWeight);
+      const std::optional<StateRole> r = state_role_of_use(f, n, i, options);
+      if (!r) continue;
+      const auto v = static_cast<size_t>(n.inputs[i]);
+      if (*r != StateRole::kWeight) {
+        if (readers[v] > 1)
+          throw std::invalid_argument("value '" + f.value(n.inputs[i]).name +
+                                      "' is a running statistic of node '" + n.name +
+                                      "' and is read elsewhere too (untie_shared_state gives "
+                                      "each reader its own copy)");
+        role[v] = static_cast<int>(*r);
+      } else if (role[v] < 0) {
+        role[v] = static_cast<int>(StateRole::kWeight);
       }
     }
   }

@@ -15,6 +15,7 @@
 #include <ampx/session/session.hpp>
 #include <ampx/train/loss_scale.hpp>
 #include <ampx/train/overflow_diagnostics.hpp>
+#include <ampx/train/shared_state.hpp>
 #include <ampx/train/training_graph.hpp>
 
 #include <functional>
@@ -73,6 +74,9 @@ struct StepRecord {
   double scale = 1;      // the loss scale the step ran with
   bool finite = true;    // all gradients finite (else: skipped, unless loss scale none)
   double grad_norm = 0;  // of the unscaled gradients; +inf when not finite
+  // Wall time of the compiled step's run (EpochResult::step_ms's terms);
+  // NaN for the profiled step, which is not timed.
+  double run_ms = 0;
 };
 
 struct EpochResult {
@@ -154,8 +158,12 @@ class Trainer {
     epoch_ = epoch;
     step_ = step;
   }
-  // The forward model with the trained weights and statistics.
+  // The forward model with the trained weights and statistics (each
+  // shared initializer's copies as initializers of their own).
   Graph trained_model() const;
+  // The operands given their own copy of a shared initializer
+  // (untie_shared_state; empty when nothing was shared).
+  const std::vector<SharedStateCopy>& shared_copies() const { return shared_copies_; }
   // The plan of the full-batch step: every node's intended and effective
   // precision, device and reason, backward and updates included.
   const AmpPlan& plan() const;
@@ -218,6 +226,7 @@ class Trainer {
   std::string loss_scale_reason_;
   std::optional<OverflowDiagnostics> diagnostics_;
   std::vector<FallbackRecord> fallbacks_;
+  std::vector<SharedStateCopy> shared_copies_;
   // Drops every compiled step and compiles the current batch's again under
   // the current policy, with the state carried over; returns the time.
   double replan();

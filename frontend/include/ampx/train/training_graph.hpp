@@ -9,6 +9,7 @@
 #include <ampx/exec/host_tensor.hpp>
 #include <ampx/ir/graph.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,14 +100,22 @@ struct TrainingGraph {
   size_t overflow_output = SIZE_MAX;
 };
 
+// The state an operand makes of its value: kRunningMean/kRunningVar for a
+// BatchNorm's mean and variance, kWeight for a float constant that is a
+// parameter of the node (below) and not frozen, nothing for the rest.
+std::optional<StateRole> state_role_of_use(const Graph& g, const Node& n, size_t slot,
+                                           const TrainingGraphOptions& options);
+
 // Builds the step for `forward` (weights as constants; its first output is
 // the prediction). The trainable weights are its float constants that are a
 // parameter of a node (a Conv2d/Gemm/MatMul/norm/PRelu operand, or any
 // operand with more than one element) and not frozen; a BatchNorm's mean
 // and variance become running statistics. Throws GraphError naming the
 // node when a trainable weight's path to the loss has no gradient rule,
-// and std::invalid_argument for bad options or a model with nothing to
-// train.
+// and std::invalid_argument for bad options, a model with nothing to train,
+// or a running statistic read by another operand too (the Trainer unties
+// such values first: train/shared_state.hpp). A weight read by several
+// operands is one tied weight here, its gradients summed.
 TrainingGraph build_training_graph(const Graph& forward, const TrainingGraphOptions& options);
 
 // The hyper input of one step (t counts from 1): SGD lr, grad_scale, apply;
