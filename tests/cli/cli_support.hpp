@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace ampx_cli_test {
 
@@ -20,6 +22,32 @@ struct Result {
   int code = -1;
   std::string out, err;
 };
+
+// A fresh, empty directory for one test's files (this process's own).
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  const std::filesystem::path d = std::filesystem::temp_directory_path() /
+                                  ("ampx_cli_" + std::to_string(::getpid()) + "_" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// A version 1.0 .npy file.
+inline void write_npy(const std::filesystem::path& p, const std::string& descr,
+                      const std::vector<int64_t>& shape, const void* data, size_t bytes) {
+  std::string dims;
+  for (int64_t d : shape) dims += std::to_string(d) + ", ";
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::ofstream f(p, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t n = static_cast<uint16_t>(header.size());
+  f.write(reinterpret_cast<const char*>(&n), 2);
+  f << header;
+  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+}
 
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream f(p);

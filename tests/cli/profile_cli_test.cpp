@@ -25,31 +25,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("ampx_profile_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-// A version 1.0 .npy file.
-void write_npy(const fs::path& p, const std::string& descr, const std::vector<int64_t>& shape,
-               const void* data, size_t bytes) {
-  std::string dims;
-  for (int64_t d : shape) dims += std::to_string(d) + ", ";
-  std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
-  header.append(64 - (10 + header.size() + 1) % 64, ' ');
-  header += '\n';
-  std::ofstream f(p, std::ios::binary);
-  f.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t n = static_cast<uint16_t>(header.size());
-  f.write(reinterpret_cast<const char*>(&n), 2);
-  f << header;
-  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-}
-
 // 8 samples shaped for builtin:cnn ([3, 32, 32], 10 classes): with --batch
 // 4, two steps an epoch.
 fs::path cnn_data() {

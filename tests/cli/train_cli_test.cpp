@@ -24,31 +24,6 @@ bool have_digits() {
       env && *env ? env : "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz");
 }
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("ampx_train_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-// A version 1.0 .npy file.
-void write_npy(const fs::path& p, const std::string& descr, const std::vector<int64_t>& shape,
-               const void* data, size_t bytes) {
-  std::string dims;
-  for (int64_t d : shape) dims += std::to_string(d) + ", ";
-  std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
-  header.append(64 - (10 + header.size() + 1) % 64, ' ');
-  header += '\n';
-  std::ofstream f(p, std::ios::binary);
-  f.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t n = static_cast<uint16_t>(header.size());
-  f.write(reinterpret_cast<const char*>(&n), 2);
-  f << header;
-  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-}
-
 // 40 samples of 64 features for builtin:mlp-sized... a [N, 1, 8, 8] set for
 // digits-cnn, with the given labels and one optional NaN.
 fs::path digits_like(const std::string& name, std::vector<int64_t> labels, bool nan = false,

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cifar_cnn.hpp"
 #include "onednn_harness.hpp"
 #include "op_cases.hpp"
 
@@ -28,26 +29,6 @@ using namespace op_cases;
 using train::Dataset;
 using train::Trainer;
 using train::TrainerOptions;
-
-// The CIFAR-shaped CNN (MindSpore's tutorial at 32x32) with
-// BatchNorm kept: conv3x3 3->32 (no bias), BN, ReLU, max pool 2; conv3x3
-// 32->64 (no bias), BN, ReLU, max pool 2; flatten, dense 512, ReLU, dense 10.
-Graph cifar_cnn() {
-  GraphBuilder b("cifar-cnn", 11);
-  ValueId x = b.input("input", DType::kF32, {32, 3, 32, 32});
-  const AttrMap pool{{"kernel_shape", std::vector<int64_t>{2, 2}},
-                     {"strides", std::vector<int64_t>{2, 2}}};
-  x = b.conv2d("conv1", x, 32, 3, 1, 1, 1, false);
-  x = b.unary(OpType::kRelu, "relu1", b.batch_norm("bn1", x));
-  x = b.add(OpType::kMaxPool, "pool1", {x}, pool);
-  x = b.conv2d("conv2", x, 64, 3, 1, 1, 1, false);
-  x = b.unary(OpType::kRelu, "relu2", b.batch_norm("bn2", x));
-  x = b.add(OpType::kMaxPool, "pool2", {x}, pool);
-  x = b.add(OpType::kFlatten, "flatten", {x}, {{"axis", int64_t{1}}});
-  x = b.unary(OpType::kRelu, "relu3", b.dense("fc1", x, 512));
-  b.output(b.dense("fc2", x, 10));
-  return std::move(b).build();
-}
 
 // n random samples of `sample` shape with random labels in [0, classes).
 Dataset random_data(int64_t n, const std::vector<int64_t>& sample, int64_t classes) {

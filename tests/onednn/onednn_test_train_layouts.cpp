@@ -21,6 +21,7 @@
 
 #include <tolerances.hpp>
 
+#include "cifar_cnn.hpp"
 #include "onednn_harness.hpp"
 
 namespace ampx::test {
@@ -46,30 +47,6 @@ StepCounts counts(const plugins::Device& d) {
         << note;
   }
   return c;
-}
-
-// The MindSpore tutorial's CNN at 32x32 (issue 37): conv3x3 3->32 (no bias),
-// BatchNorm, ReLU, max pool 2; conv3x3 32->64 (no bias), BatchNorm, ReLU,
-// max pool 2; flatten, dense 512, ReLU, dense 10; batch 32.
-Graph cifar_cnn() {
-  GraphBuilder b("cifar-cnn", 0xc1fa);
-  ValueId x = b.input("input", DType::kF32, {32, 3, 32, 32});
-  const AttrMap pool{{"kernel_shape", std::vector<int64_t>{2, 2}},
-                     {"strides", std::vector<int64_t>{2, 2}}};
-  x = b.conv2d("conv1", x, 32, 3, 1, 1, 1, false);
-  x = b.batch_norm("bn1", x);
-  x = b.unary(OpType::kRelu, "relu1", x);
-  x = b.add(OpType::kMaxPool, "pool1", {x}, pool);
-  x = b.conv2d("conv2", x, 64, 3, 1, 1, 1, false);
-  x = b.batch_norm("bn2", x);
-  x = b.unary(OpType::kRelu, "relu2", x);
-  x = b.add(OpType::kMaxPool, "pool2", {x}, pool);
-  x = b.add(OpType::kFlatten, "flatten", {x}, {{"axis", int64_t{1}}});
-  x = b.dense("fc1", x, 512);
-  x = b.unary(OpType::kRelu, "relu3", x);
-  x = b.dense("fc2", x, 10);
-  b.output(x);
-  return std::move(b).build();
 }
 
 // Per step (the second of two: the first makes the variants), for `policy`.

@@ -13,6 +13,8 @@
 
 #include <node_builder.hpp>
 
+#include "reference_kernel_fixtures.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,17 +32,7 @@ namespace {
 
 constexpr ampx_dtype F32 = AMPX_DTYPE_F32;
 
-std::vector<float> randoms(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-void run(NodeBuilder& b, std::vector<const void*> in, std::vector<void*> out) {
-  reference::make_kernel(b.desc())->run(in, out);
-}
+using namespace test::reference_kernels;
 
 // One configuration of the optimizer and the guard.
 struct Config {

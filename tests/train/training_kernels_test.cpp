@@ -4,7 +4,9 @@
 #include <ampx/reference/kernels.hpp>
 
 #include <node_builder.hpp>
+
 #include <tolerances.hpp>
+#include "reference_kernel_fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,18 +19,7 @@ using test::NodeBuilder;
 
 namespace {
 
-std::vector<float> randoms(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-void run(NodeBuilder& b, std::vector<const void*> in, std::vector<void*> out) {
-  auto k = reference::make_kernel(b.desc());
-  k->run(in, out);
-}
+using namespace test::reference_kernels;
 
 NodeBuilder adam_node(int64_t n, bool decoupled, double wd) {
   NodeBuilder b("AdamUpdate", "adam");

@@ -128,9 +128,9 @@ void LayoutStore::write_back_pending(uintptr_t lo, uintptr_t hi) {
     scratch_.resize(p.s.bytes);
     dnnl::memory image(p.s.plain.get_desc(), ctx_.engine(), scratch_.data());
     ctx_.run([&] {
-    ctx_.count_executed(p.s.to_plain);
-    execute_reorder(p.s.to_plain, ctx_.stream(), p.s.blocked, image);
-  });
+      ctx_.count_executed(p.s.to_plain);
+      execute_reorder(p.s.to_plain, ctx_.stream(), p.s.blocked, image);
+    });
     materialised_ += 1;
     auto* base = reinterpret_cast<unsigned char*>(p.start);
     for (const Interval& v : left)

@@ -10,7 +10,6 @@
 #include "ampx/half.hpp"
 #include "ampx/host_plugin.hpp"
 #include "layout_store.hpp"
-#include "reorder_tally.hpp"
 #include "ops.hpp"
 #include "reorder_tally.hpp"
 
