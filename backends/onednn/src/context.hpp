@@ -12,6 +12,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "ampx/host_plugin.hpp"
 #include "ampx/plugin_glue.hpp"
 #include "layout_store.hpp"
 
@@ -87,6 +88,8 @@ class Context {
 
   int threads() const noexcept { return threads_; }
   LayoutStore& layouts() noexcept { return *layouts_; }
+  // Every reorder the plugin ran around its kernels (reorder_tally.hpp).
+  host_plugin::ConversionTotals& reorder_totals() noexcept { return reorder_totals_; }
   bool debug_counters() const noexcept { return debug_counters_; }
   Determinism determinism() const noexcept { return determinism_; }
   bool selfcheck_perturb() const noexcept { return selfcheck_perturb_; }
@@ -162,6 +165,7 @@ class Context {
   std::atomic<uint64_t> rnn_primitive_runs_{0}, rnn_loop_runs_{0};
   std::atomic<uint64_t> primitive_runs_{0}, loop_runs_{0};
   std::atomic<uint64_t> reference_launches_{0};
+  host_plugin::ConversionTotals reorder_totals_;
   std::atomic<uint64_t> checked_{0}, pinned_{0};
   std::atomic<int> last_launch_threads_{0};
   std::atomic<int> quiet_{0};

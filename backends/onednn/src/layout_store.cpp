@@ -72,7 +72,7 @@ void LayoutStore::for_overlapping(uintptr_t p, uint64_t bytes, Fn&& fn) {
 void LayoutStore::materialise(Shadow& s) {
   ctx_.run([&] {
     ctx_.count_executed(s.to_plain);
-    execute_reorder(s.to_plain, ctx_.stream(), s.blocked, s.plain);
+    execute_reorder(ctx_.reorder_totals(), s.to_plain, ctx_.stream(), s.blocked, s.plain);
   });
   s.plain_stale = false;
   materialised_ += 1;
@@ -129,7 +129,7 @@ void LayoutStore::write_back_pending(uintptr_t lo, uintptr_t hi) {
     dnnl::memory image(p.s.plain.get_desc(), ctx_.engine(), scratch_.data());
     ctx_.run([&] {
       ctx_.count_executed(p.s.to_plain);
-      execute_reorder(p.s.to_plain, ctx_.stream(), p.s.blocked, image);
+      execute_reorder(ctx_.reorder_totals(), p.s.to_plain, ctx_.stream(), p.s.blocked, image);
     });
     materialised_ += 1;
     auto* base = reinterpret_cast<unsigned char*>(p.start);

@@ -10,7 +10,6 @@
 #include "ops.hpp"
 #include "pool_kernel.hpp"
 #include "primitive_kernel.hpp"
-#include "reorder_tally.hpp"
 #include "reduce_loop.hpp"
 #include "rnn_kernel.hpp"
 #include "thread_check.hpp"
@@ -267,7 +266,7 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
 }
 
 host_plugin::ConversionTotals OnednnPolicy::conversions() const {
-  return thread_reorder_totals();
+  return ctx_->reorder_totals();
 }
 
 std::string OnednnPolicy::plugin_note() const {

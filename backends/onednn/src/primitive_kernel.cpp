@@ -244,7 +244,7 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
         dnnl::stream& st = ctx_->stream();
         for (Conversion& c : pre_) {
           ctx_->count_executed(*c.reorder);
-          execute_reorder(*c.reorder, st, c.from, c.to);
+          execute_reorder(ctx_->reorder_totals(), *c.reorder, st, c.from, c.to);
         }
         ctx_->count_executed(p.prim);
         p.prim.execute(st, p.args);
@@ -256,7 +256,7 @@ void PrimitiveKernel::launch(Prepared& p, std::span<const void* const> inputs,
         }
         for (Conversion& c : post_) {
           ctx_->count_executed(*c.reorder);
-          execute_reorder(*c.reorder, st, c.from, c.to);
+          execute_reorder(ctx_->reorder_totals(), *c.reorder, st, c.from, c.to);
         }
         st.wait();
       },

@@ -122,7 +122,7 @@ class Port {
   dnnl::memory in(dnnl::stream& s) {
     if (pending_) {
       ctx_->count_executed(*pending_);
-      execute_reorder(*pending_, s, from_, mem_);
+      execute_reorder(ctx_->reorder_totals(), *pending_, s, from_, mem_);
     }
     return mem_;
   }
@@ -130,7 +130,7 @@ class Port {
   void flush(dnnl::stream& s) {
     if (!flush_) return;
     ctx_->count_executed(convert_);
-    execute_reorder(convert_, s, staged_, user_);
+    execute_reorder(ctx_->reorder_totals(), convert_, s, staged_, user_);
   }
 
  private:
