@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ampx/reference/kernels.hpp"
@@ -51,6 +52,7 @@ class ReduceLoopKernel final : public reference::CpuKernel {
   // has accepted it). `threads`: the launch's count (small work: one).
   ReduceLoopKernel(std::shared_ptr<Context> ctx, const plugin_support::NodeView& v, int threads);
   void run(std::span<const void* const> in, std::span<void* const> out) override;
+  std::string implementation() const override { return "loop: vectorised reduction"; }
 
  private:
   void run_inner_reduced(const void* x, void* y) const;
