@@ -19,29 +19,14 @@
 #include <set>
 
 #include "bench_timing.hpp"
+#include "synthetic_dataset.hpp"
 
 using namespace ampx;
 using namespace ampx::train;
 
 namespace {
 
-Dataset synthetic(int64_t n, const Shape& sample, int64_t classes) {
-  std::mt19937_64 rng(1);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  Shape shape{n};
-  shape.insert(shape.end(), sample.begin(), sample.end());
-  Dataset d;
-  d.inputs = {"input",
-              {DType::kF32, shape},
-              std::vector<std::byte>(static_cast<size_t>(element_count(shape)) * 4)};
-  d.labels = {"labels", {DType::kI64, {n}}, std::vector<std::byte>(static_cast<size_t>(n) * 8)};
-  auto* x = reinterpret_cast<float*>(d.inputs.data.data());
-  for (int64_t i = 0; i < element_count(shape); ++i) x[i] = u(rng);
-  auto* y = reinterpret_cast<int64_t*>(d.labels.data.data());
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = static_cast<int64_t>(rng() % static_cast<uint64_t>(classes));
-  return d;
-}
+using bench::synthetic;
 
 // The optimizer's kernels in a profiled step: the guard, the updates, the
 // weights' Casts (named "<weight>.to_<dtype>" by the planner), the fused node.
