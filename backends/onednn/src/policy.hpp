@@ -22,7 +22,10 @@
 
 namespace ampx::onednn {
 
-inline constexpr const char* kPluginVersion = "0.1.0";
+// Part of the device fingerprint: a change of what the plugin answers (0.2.0:
+// ReduceSum/ReduceMean on the reduction loop, `native` where oneDNN has
+// only ref:any) must not reuse a capability database's older answers.
+inline constexpr const char* kPluginVersion = "0.2.0";
 
 class OnednnPolicy final : public host_plugin::CapabilityPolicy {
  public:
