@@ -4,6 +4,10 @@
 namespace ampx {
 
 int64_t element_count(const Shape& shape) {
+  // An empty tensor may have other dimensions whose product overflows (a
+  // .npy file may say [147, 2^62, 0]): zero first, never multiplied.
+  for (int64_t d : shape)
+    if (d == 0) return 0;
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
