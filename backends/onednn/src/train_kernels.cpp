@@ -215,7 +215,7 @@ void store(void* p, ampx_dtype dt, int64_t i, float f) {
 // steps.
 class MultiStepKernel : public host_plugin::HostCopyKernel {
  public:
-  std::string implementation() const final { return impl_; }
+  std::string implementation() const override { return impl_; }
   void run_tracked(std::span<const void* const> in, std::span<void* const> out,
                    std::span<const bool> staged) final {
     try {
@@ -274,6 +274,8 @@ class MultiStepKernel : public host_plugin::HostCopyKernel {
   const dnnl::engine& eng() const { return ctx_->engine(); }
   int threads() const noexcept { return threads_; }
   const std::string& where() const noexcept { return where_; }
+  // The names step() has joined since the last call, and a fresh start.
+  std::string take_implementation() { return std::exchange(impl_, {}); }
   virtual void bind(std::span<const void* const> in, std::span<void* const> out,
                     std::span<const bool> staged, Binding& b) = 0;
   virtual void launch(dnnl::stream& s, void* scratch, std::span<const void* const> in,
@@ -309,12 +311,24 @@ class LayoutFollowingKernel : public MultiStepKernel {
 
   void init(const memory::desc& plain) {
     plain_md_ = plain;
-    plain_ = make_variant(plain, threads());
+    plain_ = make_named(plain, threads());
     if (!plain_) throw dnnl::error(dnnl_unimplemented, "no primitive in the plain layout");
+  }
+  // The primitives of the variant the last launch ran (before any: the
+  // plain one's), not those of every variant made so far.
+  std::string implementation() const final {
+    const auto it = names_.find(ran_ ? ran_ : plain_.get());
+    return it == names_.end() ? std::string() : it->second;
   }
   // The variant following the shadow of node input i, if any.
   V& follow(std::span<const void* const> in, std::initializer_list<size_t> sources) {
     if (checking_) return *checking_;
+    ran_ = &select(in, sources);
+    return *ran_;
+  }
+
+ private:
+  V& select(std::span<const void* const> in, std::initializer_list<size_t> sources) {
     LayoutStore& ls = ctx().layouts();
     if (!ls.enabled()) return *plain_;
     for (size_t i : sources) {
@@ -328,15 +342,22 @@ class LayoutFollowingKernel : public MultiStepKernel {
     }
     return *plain_;
   }
+  // make_variant(), its steps' names kept for implementation().
+  std::unique_ptr<V> make_named(const memory::desc& md, int threads) {
+    (void)take_implementation();
+    std::unique_ptr<V> v = make_variant(md, threads);
+    std::string name = take_implementation();
+    if (v) names_[v.get()] = std::move(name);
+    return v;
+  }
 
- private:
   V* variant_for(const memory::desc& md) {
     for (auto& [m, v] : variants_)
       if (m == md) return v.get();
     std::unique_ptr<V> v;
     if (md.get_size() <= 2 * plain_md_.get_size()) {
       try {
-        v = make_variant(md, threads());
+        v = make_named(md, threads());
         if (v && threads() > 1 && ctx().determinism() == Determinism::kThreadCountFree)
           v = checked(std::move(v), md);
       } catch (const dnnl::error&) {
@@ -352,7 +373,7 @@ class LayoutFollowingKernel : public MultiStepKernel {
   // The threaded variant if its bits equal its one-thread build's on drawn
   // inputs (floats in [0.5, 1.5), as thread_check.cpp), else the latter.
   std::unique_ptr<V> checked(std::unique_ptr<V> many, const memory::desc& md) {
-    std::unique_ptr<V> one = make_variant(md, 1);
+    std::unique_ptr<V> one = make_named(md, 1);
     if (!one) return many;
     std::vector<std::vector<std::byte>> store;
     std::vector<const void*> in;
@@ -403,6 +424,8 @@ class LayoutFollowingKernel : public MultiStepKernel {
   std::unique_ptr<V> plain_;
   std::vector<std::pair<memory::desc, std::unique_ptr<V>>> variants_;
   V* checking_ = nullptr;  // the variant a check's run takes
+  V* ran_ = nullptr;       // the variant the last launch took
+  std::unordered_map<const V*, std::string> names_;
 };
 
 // ---------------------------------------------------------------- MaxPoolGrad
