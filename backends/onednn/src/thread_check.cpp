@@ -23,35 +23,6 @@ Words words_for(uint64_t bytes) {
   return Words(static_cast<size_t>(bytes / 8 + 1));
 }
 
-// A draw in [0.5, 1.5) for element i of input `slot`: the op set's
-// dropout draw, the same on every machine.
-float draw(uint64_t slot, uint64_t i) {
-  return 0.5f + opset::dropout_draw(slot << 40, i);
-}
-
-// Fills a float tensor with draws; false for other dtypes.
-bool fill(const ampx_tensor_desc& t, uint64_t slot, void* p) {
-  const uint64_t n = ps::element_count(t);
-  switch (t.dtype) {
-    case AMPX_DTYPE_F32:
-      for (uint64_t i = 0; i < n; ++i) static_cast<float*>(p)[i] = draw(slot, i);
-      return true;
-    case AMPX_DTYPE_F64:
-      for (uint64_t i = 0; i < n; ++i) static_cast<double*>(p)[i] = draw(slot, i);
-      return true;
-    case AMPX_DTYPE_F16:
-      for (uint64_t i = 0; i < n; ++i)
-        static_cast<uint16_t*>(p)[i] = float_to_f16_bits(draw(slot, i));
-      return true;
-    case AMPX_DTYPE_BF16:
-      for (uint64_t i = 0; i < n; ++i)
-        static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(draw(slot, i));
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The node's inputs (drawn, or its constants) and room for two runs'
 // outputs.
 struct CheckData {
@@ -77,6 +48,39 @@ void run_once(reference::CpuKernel& k, const CheckData& d, std::span<void* const
 
 }  // namespace
 
+bool fill_drawn(ampx_dtype dtype, uint64_t n, uint64_t slot, void* p) {
+  // A draw in [0.5, 1.5) for element i: the op set's dropout draw, the same
+  // on every machine.
+  const auto draw = [slot](uint64_t i) { return 0.5f + opset::dropout_draw(slot << 40, i); };
+  switch (dtype) {
+    case AMPX_DTYPE_F32:
+      for (uint64_t i = 0; i < n; ++i) static_cast<float*>(p)[i] = draw(i);
+      return true;
+    case AMPX_DTYPE_F64:
+      for (uint64_t i = 0; i < n; ++i) static_cast<double*>(p)[i] = draw(i);
+      return true;
+    case AMPX_DTYPE_F16:
+      for (uint64_t i = 0; i < n; ++i) static_cast<uint16_t*>(p)[i] = float_to_f16_bits(draw(i));
+      return true;
+    case AMPX_DTYPE_BF16:
+      for (uint64_t i = 0; i < n; ++i) static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(draw(i));
+      return true;
+    default:
+      return false;
+  }
+}
+
+int first_differing_output(Context& ctx, std::span<void* const> many, std::span<void* const> one,
+                           std::span<const uint64_t> bytes) {
+  if (ctx.selfcheck_perturb() && !bytes.empty() && bytes[0] > 0)
+    *static_cast<unsigned char*>(many[0]) ^= 1;
+  int differs = -1;
+  for (size_t i = 0; i < bytes.size() && differs < 0; ++i)
+    if (std::memcmp(many[i], one[i], bytes[i]) != 0) differs = static_cast<int>(i);
+  ctx.count_thread_check(differs >= 0);
+  return differs;
+}
+
 std::unique_ptr<reference::CpuKernel> make_thread_count_free(Context& ctx, const ps::NodeView& v,
                                                              int threads, const KernelMaker& make) {
   if (threads <= 1 || ctx.determinism() == Determinism::kFastest ||
@@ -94,7 +98,7 @@ std::unique_ptr<reference::CpuKernel> make_thread_count_free(Context& ctx, const
       continue;
     }
     Words& w = d.storage.emplace_back(words_for(ps::byte_size(t)));
-    if (!fill(t, i, w.data())) {
+    if (!fill_drawn(t.dtype, ps::element_count(t), i, w.data())) {
       ctx.count_thread_check(true);
       log("on one thread: input " + std::to_string(i) + " (" + ps::dtype_name(t.dtype) +
           ") picks the kernel's path at run time, so no drawn input can check its bits at " +
@@ -115,21 +119,20 @@ std::unique_ptr<reference::CpuKernel> make_thread_count_free(Context& ctx, const
     const Context::Uncounted quiet(ctx);  // these runs are not the node's
     run_once(*many, d, d.out[0]);
     run_once(*one, d, d.out[1]);
-    if (ctx.selfcheck_perturb() && d.out_bytes[0] > 0)
-      *static_cast<unsigned char*>(d.out[0][0]) ^= 1;
-    for (size_t i = 0; i < d.out_bytes.size() && differs.empty(); ++i) {
-      if (std::memcmp(d.out[0][i], d.out[1][i], d.out_bytes[i]) != 0)
-        differs = "output " + std::to_string(i) + "'s bits at " + std::to_string(threads) +
-                  " threads differ from one thread's";
-    }
   } catch (const std::exception& e) {
     // A drawn input the node rejects (a data-dependent error): no verdict,
     // so the kernel that needs none.
     differs = std::string("the check's run failed (") + e.what() + ")";
+    ctx.count_thread_check(true);
+  }
+  if (differs.empty()) {
+    const int i = first_differing_output(ctx, d.out[0], d.out[1], d.out_bytes);
+    if (i >= 0)
+      differs = "output " + std::to_string(i) + "'s bits at " + std::to_string(threads) +
+                " threads differ from one thread's";
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  ctx.count_thread_check(!differs.empty());
   if (differs.empty()) return many;
   log("on one thread: " + differs + " (checked in " + std::to_string(ms) + " ms)");
   return one;

@@ -25,8 +25,10 @@
 // thread and one at the kernel's count, once per prepared kernel.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 
 #include "ampx/reference/kernels.hpp"
 #include "context.hpp"
@@ -44,5 +46,18 @@ using KernelMaker = std::function<std::unique_ptr<reference::CpuKernel>(int thre
 std::unique_ptr<reference::CpuKernel> make_thread_count_free(Context& ctx,
                                                              const plugin_support::NodeView& v,
                                                              int threads, const KernelMaker& make);
+
+// The check's parts, for a kernel that builds its threaded and one-thread
+// versions itself (train_kernels.cpp: a variant per producer layout).
+//
+// Fills n elements of a float dtype with the check's draws for input
+// `slot`, in [0.5, 1.5); false for other dtypes.
+bool fill_drawn(ampx_dtype dtype, uint64_t n, uint64_t slot, void* p);
+// The first output whose bits differ between the two runs (`many`, `one`:
+// each output's buffer, `bytes` its size), or -1; selfcheck_perturb=1
+// flips a bit of `many`'s first output first. Counts the check
+// (Context::count_thread_check).
+int first_differing_output(Context& ctx, std::span<void* const> many, std::span<void* const> one,
+                           std::span<const uint64_t> bytes);
 
 }  // namespace ampx::onednn

@@ -12,6 +12,7 @@
 #include "layout_store.hpp"
 #include "ops.hpp"
 #include "reorder_tally.hpp"
+#include "thread_check.hpp"
 
 namespace ampx::onednn {
 
@@ -371,22 +372,16 @@ class LayoutFollowingKernel : public MultiStepKernel {
   }
 
   // The threaded variant if its bits equal its one-thread build's on drawn
-  // inputs (floats in [0.5, 1.5), as thread_check.cpp), else the latter.
+  // inputs (thread_check.hpp's draws and comparison), else the latter.
   std::unique_ptr<V> checked(std::unique_ptr<V> many, const memory::desc& md) {
     std::unique_ptr<V> one = make_named(md, 1);
     if (!one) return many;
     std::vector<std::vector<std::byte>> store;
     std::vector<const void*> in;
     std::vector<void*> out[2];
-    uint64_t state = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < in_bytes_.size(); ++i) {
       auto& w = store.emplace_back(in_bytes_[i] + 8);
-      const size_t n = in_bytes_[i] / ps::dtype_size(in_dtypes_[i]);
-      for (size_t k = 0; k < n; ++k) {
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        const float f = 0.5f + static_cast<float>(state >> 40) / static_cast<float>(1ull << 24);
-        store_at(w.data(), in_dtypes_[i], k, f);
-      }
+      (void)fill_drawn(in_dtypes_[i], in_bytes_[i] / ps::dtype_size(in_dtypes_[i]), i, w.data());
       in.push_back(w.data());
     }
     for (auto& o : out)
@@ -402,22 +397,11 @@ class LayoutFollowingKernel : public MultiStepKernel {
       run_tracked(in, out[1], staged);
       checking_ = nullptr;
     }
-    if (ctx().selfcheck_perturb() && !out_bytes_.empty() && out_bytes_[0] > 0)
-      *static_cast<unsigned char*>(out[0][0]) ^= 1;
-    bool differs = false;
-    for (size_t i = 0; i < out_bytes_.size(); ++i)
-      differs = differs || std::memcmp(out[0][i], out[1][i], out_bytes_[i]) != 0;
-    ctx().count_thread_check(differs);
-    if (!differs) return many;
+    if (first_differing_output(ctx(), out[0], out[1], out_bytes_) < 0) return many;
     ps::plugin_log(ctx().log_level(), ps::LogLevel::info, "onednn",
                    where() + ": on one thread in a producer's blocked layout: its bits at " +
                        std::to_string(threads()) + " threads differ from one thread's");
     return one;
-  }
-  static void store_at(void* p, ampx_dtype dt, size_t i, float f) {
-    if (dt == AMPX_DTYPE_F32) static_cast<float*>(p)[i] = f;
-    if (dt == AMPX_DTYPE_BF16) static_cast<uint16_t*>(p)[i] = float_to_bf16_bits(f);
-    if (dt == AMPX_DTYPE_F16) static_cast<uint16_t*>(p)[i] = float_to_f16_bits(f);
   }
 
   memory::desc plain_md_;
