@@ -68,23 +68,6 @@ struct TrainOptions {
   Format format = Format::kText;
 };
 
-// What a resumed run must share with the run that wrote the checkpoint
-// (the 16-bit type as resolved: `--dtype auto` may pick another elsewhere).
-std::string options_json(const TrainOptions& o, const train::TrainerOptions& t) {
-  const auto& op = t.graph.optimizer;
-  return nlohmann::json{{"optimizer", train::optimizer_name(op.kind)},
-                        {"lr", op.lr},
-                        {"momentum", op.momentum},
-                        {"nesterov", op.nesterov},
-                        {"weight_decay", op.weight_decay},
-                        {"batch", t.batch},
-                        {"loss", o.loss},
-                        {"amp", o.policy.amp},
-                        {"dtype", dtype_name(t.policy.half)},
-                        {"freeze", o.freeze}}
-      .dump();
-}
-
 nlohmann::json event_json(const train::OverflowEvent& e) {
   return {{"step", e.step},
           {"layer", e.layer},
@@ -265,44 +248,22 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
                                  o.profile_step, run_steps, o.epochs, run_steps / o.epochs));
 
   train::Trainer trainer(session, forward, t);
-  const std::string fingerprint = train::model_fingerprint(forward);
-  const std::string opts = options_json(o, t);
   // Made once the model and data are known good (nothing is left behind for
   // a bad one), yet before the first epoch's work, not after it.
   if (!o.checkpoint.empty()) train::make_checkpoint_dir(o.checkpoint);
   if (o.resume) {
     if (const auto latest = train::latest_checkpoint(o.checkpoint)) {
-      train::Checkpoint c = train::read_checkpoint(*latest);
-      if (c.model != fingerprint)
-        throw std::runtime_error(latest->string() + ": the checkpoint is of another model");
-      if (c.options != opts)
-        throw std::runtime_error(latest->string() +
-                                 ": the checkpoint was written with other options (" + c.options +
-                                 ")");
-      if (c.seed != o.seed)
-        throw std::runtime_error(latest->string() + ": the checkpoint was written with --seed " +
-                                 std::to_string(c.seed));
+      const train::Checkpoint c = train::read_checkpoint(*latest);
       try {
-        // The layers moved to f32 stay there: the step is planned again
-        // before the state goes in.
-        trainer.set_fallbacks(c.fallbacks);
-        trainer.set_fallback_windows(c.fallback_windows);
-        trainer.set_state(c.state);
+        trainer.restore(c, o.reset_loss_scale ? train::Trainer::LossScaleOnRestore::kStartAfresh
+                                              : train::Trainer::LossScaleOnRestore::kResume);
       } catch (const std::invalid_argument& e) {
         throw std::runtime_error(latest->string() + ": " + e.what());
       }
-      trainer.set_progress(c.epoch, c.step);
-      const std::string schedule = trainer.loss_scaler().options().str();
-      if (o.reset_loss_scale) {
+      if (o.reset_loss_scale)
         spdlog::info("--reset-loss-scale: {} starts afresh (the checkpoint had {}, scale {})",
-                     schedule, c.loss_scale_schedule, c.loss_scale.scale);
-      } else if (c.loss_scale_schedule != schedule) {
-        throw std::runtime_error(latest->string() + ": the checkpoint's loss scale is " +
-                                 c.loss_scale_schedule + ", this run's " + schedule +
-                                 " (--reset-loss-scale starts the new schedule afresh)");
-      } else {
-        trainer.set_loss_scale_state(c.loss_scale);
-      }
+                     trainer.loss_scaler().options().str(), c.loss_scale_schedule,
+                     c.loss_scale.scale);
       spdlog::info("resumed from {} (epoch {}, step {})", latest->string(), c.epoch, c.step);
     } else {
       spdlog::info("--resume: no checkpoint in {} yet, starting afresh", o.checkpoint);
@@ -383,13 +344,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     }
     std::string saved;
     if (!o.checkpoint.empty()) {
-      train::Checkpoint c{trainer.state(), trainer.epoch(), trainer.step(),
-                          o.seed,          fingerprint,     opts};
-      c.loss_scale_schedule = trainer.loss_scaler().options().str();
-      c.loss_scale = trainer.loss_scaler().state();
-      c.fallbacks = trainer.fallbacks();
-      c.fallback_windows = trainer.fallback_windows();
-      saved = train::save_checkpoint(o.checkpoint, c, o.keep).string();
+      saved = train::save_checkpoint(o.checkpoint, trainer.checkpoint(), o.keep).string();
     }
     if (o.format == Format::kJson) {
       nlohmann::json j{{"schema", "ampx.train/1"}, {"event", "epoch"},

@@ -216,7 +216,8 @@ TEST(OverflowDiagnostics, TheFallbackIsKeptInCheckpointsAndReplanned) {
 }
 
 // A resumed run moves the layer at the step the uninterrupted run does:
-// the windows travel with the checkpoint (here by hand, as the CLI does).
+// the windows travel with the checkpoint (Trainer::checkpoint() and
+// restore(), through a file, as the CLI does).
 TEST(OverflowDiagnostics, AResumedRunFallsBackAtTheSameStep) {
   Session session(cpu_ref_only());
   const Dataset data = synthetic(64, {1, 8, 8}, 10, 4);  // 2 steps an epoch
@@ -229,11 +230,7 @@ TEST(OverflowDiagnostics, AResumedRunFallsBackAtTheSameStep) {
 
   Trainer first(session, hot_cnn(session, 1e5), o);
   first.train_epoch(data);
-  Checkpoint c;
-  c.state = first.state();
-  c.loss_scale = first.loss_scaler().state();
-  c.fallbacks = first.fallbacks();
-  c.fallback_windows = first.fallback_windows();
+  const Checkpoint c = first.checkpoint();
   ASSERT_EQ(c.fallback_windows.size(), 1u);
   EXPECT_EQ(c.fallback_windows[0].first, (std::vector<int64_t>{1, 2}));
   const auto file = std::filesystem::temp_directory_path() / "ampx-windows.ampxckpt";
@@ -243,11 +240,8 @@ TEST(OverflowDiagnostics, AResumedRunFallsBackAtTheSameStep) {
   EXPECT_EQ(back.fallback_windows, c.fallback_windows);
 
   Trainer resumed(session, hot_cnn(session, 1e5), o);
-  resumed.set_fallbacks(back.fallbacks);
-  resumed.set_fallback_windows(back.fallback_windows);
-  resumed.set_state(back.state);
-  resumed.set_progress(1, 2);
-  resumed.set_loss_scale_state(back.loss_scale);
+  resumed.restore(back);
+  EXPECT_EQ(resumed.step(), 2);
   for (int e = 1; e < 3; ++e) resumed.train_epoch(data);
   EXPECT_EQ(resumed.fallbacks(), whole.fallbacks());
   EXPECT_EQ(bytes_of(resumed.state()), bytes_of(whole.state()));

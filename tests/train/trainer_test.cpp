@@ -2,6 +2,7 @@
 // resuming from saved state reproduces the uninterrupted run bit for bit,
 // and state stays on the device (updated in place).
 #include <ampx/ir/builder.hpp>
+#include <ampx/train/checkpoint.hpp>
 #include <ampx/train/datasets.hpp>
 #include <ampx/train/trainer.hpp>
 
@@ -9,7 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "train_fixtures.hpp"
@@ -33,10 +37,11 @@ TEST(Trainer, DigitsCnnReachesNinetySevenPercentAtO0) {
 
 class Optimizer : public ::testing::TestWithParam<OptimizerKind> {};
 
-// Two epochs straight against one epoch, the state handed to a new trainer,
-// and a second epoch: the same bytes (Adam's moments and step count, the
-// dropout masks and the data order included). 100 samples in batches of 16
-// end with a partial batch of 4.
+// Two epochs straight against one epoch, its checkpoint restored into a new
+// trainer (Trainer::checkpoint(), restore()), and a second epoch: the same
+// bytes (Adam's moments and step count, the dropout masks and the data
+// order included). 100 samples in batches of 16 end with a partial batch
+// of 4.
 TEST_P(Optimizer, ResumingFromStateReproducesTheRunBitForBit) {
   const Dataset data = synthetic(100, 12, 4, 5);
   Session session(cpu_ref_only());
@@ -56,8 +61,7 @@ TEST_P(Optimizer, ResumingFromStateReproducesTheRunBitForBit) {
   a.train_epoch(data);
   const std::vector<HostTensor> saved = a.state();
   Trainer resumed(session, small_mlp(), o);
-  resumed.set_state(saved);
-  resumed.set_progress(a.epoch(), a.step());
+  resumed.restore(a.checkpoint());
   resumed.train_epoch(data);
   EXPECT_EQ(bytes_of(resumed.state()), bytes_of(straight.state()));
   EXPECT_NE(bytes_of(saved), bytes_of(straight.state()));
@@ -67,6 +71,106 @@ INSTANTIATE_TEST_SUITE_P(Kinds, Optimizer,
                          ::testing::Values(OptimizerKind::kSgd, OptimizerKind::kAdam,
                                            OptimizerKind::kAdamW),
                          [](const auto& info) { return std::string(optimizer_name(info.param)); });
+
+// The whole run goes through a checkpoint file and back: a run of two
+// epochs against one epoch, Trainer::checkpoint() written, read back and
+// restore()d into a new trainer, and a second epoch. The two final
+// checkpoints are the same file byte for byte: state, progress, seed,
+// options and the dynamic loss scale's state (its window is short enough
+// that the scale grows within the run, so a restore that dropped it would
+// show).
+TEST(Trainer, ACheckpointRestoredThroughAFileContinuesTheRunByteForByte) {
+  const Dataset data = synthetic(100, 12, 4, 5);
+  Session session(cpu_ref_only());
+  TrainerOptions o = sgd(16);
+  o.loss_scale = LossScaleOptions::parse("dynamic:1024,2,3");
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ampx_trainer_restore_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  Trainer straight(session, small_mlp(), o);
+  straight.train_epoch(data);
+  straight.train_epoch(data);
+  const auto whole = save_checkpoint(dir / "straight", straight.checkpoint());
+
+  Trainer first(session, small_mlp(), o);
+  first.train_epoch(data);
+  ASSERT_GT(first.loss_scaler().scale(), 1024.0) << "the scale must have grown to test its state";
+  const Checkpoint back = read_checkpoint(save_checkpoint(dir / "split", first.checkpoint()));
+  Trainer resumed(session, small_mlp(), o);
+  resumed.restore(back);
+  EXPECT_EQ(resumed.epoch(), 1);
+  EXPECT_EQ(resumed.step(), 7);
+  EXPECT_EQ(resumed.loss_scaler().state().scale, first.loss_scaler().state().scale);
+  resumed.train_epoch(data);
+  const auto split = save_checkpoint(dir / "split", resumed.checkpoint());
+  const auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  EXPECT_TRUE(slurp(whole) == slurp(split)) << "the resumed run ends elsewhere";
+  std::filesystem::remove_all(dir);
+}
+
+// restore() refuses a checkpoint of another run in one line and changes
+// nothing: another model, other options, another seed, another loss-scale
+// schedule (unless asked to start it afresh), a fallback layer the model
+// lacks, state that does not fit.
+TEST(Trainer, RestoreRefusesAnotherRunChangingNothing) {
+  const Dataset data = synthetic(32, 12, 4, 5);
+  Session session(cpu_ref_only());
+  const TrainerOptions o = sgd(16);
+  Trainer source(session, small_mlp(), o);
+  source.train_epoch(data);
+  const Checkpoint good = source.checkpoint();
+  Trainer t(session, small_mlp(), o);
+  const auto before = bytes_of(t.state());
+  const auto refused = [&](const Checkpoint& c, const std::string& what,
+                           Trainer::LossScaleOnRestore ls = Trainer::LossScaleOnRestore::kResume) {
+    try {
+      t.restore(c, ls);
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(bytes_of(t.state()), before) << what;
+    EXPECT_EQ(t.step(), 0) << what;
+    EXPECT_TRUE(t.fallbacks().empty()) << what;
+  };
+  Checkpoint c = good;
+  c.model = "another";
+  refused(c, "the checkpoint is of another model");
+  c = good;
+  TrainerOptions other = o;
+  other.graph.optimizer.lr = 0.1;
+  c.options = Trainer(session, small_mlp(), other).run_options();
+  refused(c, "the checkpoint was written with other options ({");
+  c = good;
+  c.seed = 4;
+  refused(c, "the checkpoint was written with --seed 4");
+  c = good;
+  c.loss_scale_schedule = "fixed:256";
+  refused(c, "the checkpoint's loss scale is fixed:256, this run's none");
+  c.fallbacks = {{"fc9", "overflow", 1, ""}};
+  refused(c, "fallback layer 'fc9' is not a node of model 'small-mlp'",
+          Trainer::LossScaleOnRestore::kStartAfresh);
+  c = good;
+  c.state.pop_back();
+  refused(c, "the state has 7 tensors, the training step 8");
+  c.fallbacks = {{"fc1", "overflow", 1, ""}};  // checked before the layer moves
+  refused(c, "the state has 7 tensors, the training step 8");
+  c = good;
+  c.state[1].name = "fc1.bias.renamed";
+  refused(c, "state tensor 1 is 'fc1.bias.renamed'");
+  // Another schedule started afresh: the state and progress are taken up,
+  // the scaler is this run's own.
+  c = good;
+  c.loss_scale_schedule = "fixed:256";
+  c.loss_scale.scale = 256;
+  t.restore(c, Trainer::LossScaleOnRestore::kStartAfresh);
+  EXPECT_EQ(bytes_of(t.state()), bytes_of(source.state()));
+  EXPECT_EQ(t.step(), source.step());
+  EXPECT_EQ(t.loss_scaler().scale(), 1.0);
+}
 
 TEST(Trainer, LearnsASyntheticProblemAndUpdatesWeightsInPlace) {
   const Dataset data = synthetic(400, 12, 4, 9);

@@ -4,6 +4,7 @@
 #include <ampx/tune/tuner.hpp>
 
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -75,6 +76,8 @@ Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
                                                         &loss_scale_reason_);
   }
   scaler_ = LossScaler(*options_.loss_scale);
+  // The model as given: a checkpoint names it so, whatever untying does.
+  model_fingerprint_ = train::model_fingerprint(forward_);
   // Every reader of a shared initializer trains its own copy: the step,
   // the evaluation, the checkpoints and the trained model all see them.
   UntiedModel untied = untie_shared_state(forward_, options_.graph);
@@ -120,16 +123,20 @@ double Trainer::replan() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void Trainer::set_fallbacks(std::vector<FallbackRecord> records) {
-  std::vector<std::string> names;
+void Trainer::check_fallback_layers(const std::vector<FallbackRecord>& records) const {
   for (const FallbackRecord& r : records) {
     bool found = false;
     for (const Node& n : forward_.nodes()) found = found || n.name == r.layer;
     if (!found)
       throw std::invalid_argument("fallback layer '" + r.layer + "' is not a node of model '" +
                                   forward_.name + "'");
-    names.push_back(r.layer);
   }
+}
+
+void Trainer::set_fallbacks(std::vector<FallbackRecord> records) {
+  check_fallback_layers(records);
+  std::vector<std::string> names;
+  for (const FallbackRecord& r : records) names.push_back(r.layer);
   if (records == fallbacks_) return;
   fallbacks_ = std::move(records);
   options_.policy.overflow_fallback = std::move(names);
@@ -200,19 +207,29 @@ Trainer::Program& Trainer::activate(int64_t batch) {
 
 std::vector<HostTensor> Trainer::step_inputs(const Program& p, const Dataset& data,
                                              std::span<const int64_t> rows) const {
-  std::vector<HostTensor> in;
-  in.push_back(gather_rows(data.inputs, rows));
-  in.back().name = p.tg.step.value(p.tg.step.inputs()[0]).name;
-  in.push_back(gather_rows(data.labels, rows));
-  in.back().name = "labels";
-  in.push_back(hyper_tensor(options_.graph.optimizer, step_ + 1, 1.0 / scaler_.scale()));
-  in.push_back(loss_scale_tensor(scaler_.scale()));
+  const TrainingGraph& tg = p.tg;
+  if (tg.input_count(TrainingInput::kData) != 1)
+    throw std::invalid_argument("model '" + forward_.name + "' has " +
+                                std::to_string(tg.input_count(TrainingInput::kData)) +
+                                " inputs: the trainer feeds one, the samples");
+  std::vector<HostTensor> in(tg.data_inputs);
+  // Each tensor goes to its slot's position, under the step's name for it.
+  const auto put = [&](TrainingInput slot, size_t k, HostTensor t) {
+    const size_t i = tg.input(slot, k);
+    t.name = tg.step.value(tg.step.inputs()[i]).name;
+    in[i] = std::move(t);
+  };
+  put(TrainingInput::kData, 0, gather_rows(data.inputs, rows));
+  put(TrainingInput::kLabels, 0, gather_rows(data.labels, rows));
+  put(TrainingInput::kHyper, 0,
+      hyper_tensor(options_.graph.optimizer, step_ + 1, 1.0 / scaler_.scale()));
+  put(TrainingInput::kLossScale, 0, loss_scale_tensor(scaler_.scale()));
   // Each Dropout's seed follows from (seed, step, node): a resumed run draws
   // the same masks.
-  for (size_t d = 0; d < p.tg.dropout_nodes.size(); ++d)
-    in.push_back(i64_scalar_tensor(
-        "dropout_seed/" + p.tg.dropout_nodes[d],
-        splitmix64(options_.seed ^ splitmix64(static_cast<uint64_t>(step_) * 1024 + d))));
+  for (size_t d = 0; d < tg.input_count(TrainingInput::kDropoutSeed); ++d)
+    put(TrainingInput::kDropoutSeed, d,
+        i64_scalar_tensor(
+            "", splitmix64(options_.seed ^ splitmix64(static_cast<uint64_t>(step_) * 1024 + d))));
   return in;
 }
 
@@ -250,19 +267,19 @@ EpochResult Trainer::train_epoch(const Dataset& data,
       ++timed_steps;
       timed_samples += count;
     }
-    const auto loss = static_cast<double>(scalar_of(out.at(0)));
+    const auto loss = static_cast<double>(scalar_of(out.at(p.tg.output(TrainingOutput::kLoss))));
     // A step whose forward overflowed has no loss to average.
     if (std::isfinite(loss)) {
       loss_sum += loss * static_cast<double>(count);
       loss_samples += count;
     }
     float guard[2];
-    std::memcpy(guard, out.at(2).data.data(), sizeof guard);
+    std::memcpy(guard, out.at(p.tg.output(TrainingOutput::kGuard)).data.data(), sizeof guard);
     const StepRecord rec{
         step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f, static_cast<double>(guard[1]), ms};
     r.records.push_back(rec);
-    if (p.tg.overflow_output != SIZE_MAX && diagnostics_) {
-      const HostTensor& stats = out.at(p.tg.overflow_output);
+    if (p.tg.has_output(TrainingOutput::kOverflow) && diagnostics_) {
+      const HostTensor& stats = out.at(p.tg.output(TrainingOutput::kOverflow));
       std::vector<float> rows(stats.data.size() / sizeof(float));
       std::memcpy(rows.data(), stats.data.data(), rows.size() * sizeof(float));
       const bool can_back_off =
@@ -388,7 +405,7 @@ std::vector<HostTensor> Trainer::state() const {
   return out;
 }
 
-void Trainer::set_state(const std::vector<HostTensor>& state) {
+void Trainer::check_state(const std::vector<HostTensor>& state) const {
   const auto& entries = active_->tg.state;
   if (state.size() != entries.size())
     throw std::invalid_argument("the state has " + std::to_string(state.size()) +
@@ -400,8 +417,71 @@ void Trainer::set_state(const std::vector<HostTensor>& state) {
       throw std::invalid_argument("state tensor " + std::to_string(i) + " is '" + state[i].name +
                                   "' " + shape_str(state[i].type.shape) + ", expected '" +
                                   entries[i].name + "' " + shape_str(want.shape));
-    active_->write_state(i, state[i].data);
   }
+}
+
+void Trainer::set_state(const std::vector<HostTensor>& state) {
+  check_state(state);
+  for (size_t i = 0; i < state.size(); ++i) active_->write_state(i, state[i].data);
+}
+
+std::string Trainer::run_options() const {
+  // The keys and their spelling are those of every checkpoint written so
+  // far: a resume compares this text with the checkpoint's.
+  const OptimizerOptions& op = options_.graph.optimizer;
+  return nlohmann::json{{"optimizer", optimizer_name(op.kind)},
+                        {"lr", op.lr},
+                        {"momentum", op.momentum},
+                        {"nesterov", op.nesterov},
+                        {"weight_decay", op.weight_decay},
+                        {"batch", options_.batch},
+                        {"loss", options_.graph.loss == LossKind::kMse ? "mse" : "cross-entropy"},
+                        {"amp", amp_level_name(options_.policy.level)},
+                        {"dtype", dtype_name(options_.policy.half)},
+                        {"freeze", options_.graph.freeze}}
+      .dump();
+}
+
+Checkpoint Trainer::checkpoint() const {
+  Checkpoint c;
+  c.state = state();
+  c.epoch = epoch_;
+  c.step = step_;
+  c.seed = options_.seed;
+  c.model = model_fingerprint_;
+  c.options = run_options();
+  c.loss_scale_schedule = scaler_.options().str();
+  c.loss_scale = scaler_.state();
+  c.fallbacks = fallbacks_;
+  c.fallback_windows = fallback_windows();
+  return c;
+}
+
+void Trainer::restore(const Checkpoint& c, LossScaleOnRestore loss_scale) {
+  // Everything is checked before anything changes. The texts name the
+  // CLI's flags: `ampx train --resume` is where a user meets them.
+  if (c.model != model_fingerprint_)
+    throw std::invalid_argument("the checkpoint is of another model");
+  if (const std::string mine = run_options(); c.options != mine)
+    throw std::invalid_argument("the checkpoint was written with other options (" + c.options +
+                                ")");
+  if (c.seed != options_.seed)
+    throw std::invalid_argument("the checkpoint was written with --seed " + std::to_string(c.seed));
+  const std::string schedule = scaler_.options().str();
+  if (loss_scale == LossScaleOnRestore::kResume && c.loss_scale_schedule != schedule)
+    throw std::invalid_argument("the checkpoint's loss scale is " + c.loss_scale_schedule +
+                                ", this run's " + schedule +
+                                " (--reset-loss-scale starts the new schedule afresh)");
+  check_fallback_layers(c.fallbacks);
+  check_state(c.state);  // a fallback re-plans precisions, never the state's types
+  // The layers moved to f32 stay there: the step is planned again before
+  // the state goes in.
+  set_fallbacks(c.fallbacks);
+  if (diagnostics_) diagnostics_->set_windows(c.fallback_windows);
+  set_state(c.state);
+  epoch_ = c.epoch;
+  step_ = c.step;
+  if (loss_scale == LossScaleOnRestore::kResume) scaler_.set_state(c.loss_scale);
 }
 
 Graph Trainer::trained_model() const {

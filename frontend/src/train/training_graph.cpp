@@ -72,6 +72,60 @@ std::string_view probe_kind_name(OverflowProbe::Kind kind) {
   return kind == OverflowProbe::Kind::kActivation ? "activation" : "gradient";
 }
 
+std::string_view training_input_name(TrainingInput slot) {
+  switch (slot) {
+    case TrainingInput::kData:
+      return "data";
+    case TrainingInput::kLabels:
+      return "labels";
+    case TrainingInput::kHyper:
+      return "hyper";
+    case TrainingInput::kLossScale:
+      return "loss_scale";
+    case TrainingInput::kDropoutSeed:
+      return "dropout_seed";
+  }
+  return "?";
+}
+
+std::string_view training_output_name(TrainingOutput slot) {
+  switch (slot) {
+    case TrainingOutput::kLoss:
+      return "loss";
+    case TrainingOutput::kPrediction:
+      return "prediction";
+    case TrainingOutput::kGuard:
+      return "guard";
+    case TrainingOutput::kOverflow:
+      return "overflow";
+  }
+  return "?";
+}
+
+size_t TrainingGraph::input_count(TrainingInput slot) const {
+  return input_slots.at(static_cast<size_t>(slot)).count;
+}
+
+size_t TrainingGraph::input(TrainingInput slot, size_t k) const {
+  const SlotRange& r = input_slots.at(static_cast<size_t>(slot));
+  if (k >= r.count)
+    throw std::out_of_range("the training step has " + std::to_string(r.count) + " '" +
+                            std::string(training_input_name(slot)) + "' inputs, not a number " +
+                            std::to_string(k + 1));
+  return r.first + k;
+}
+
+bool TrainingGraph::has_output(TrainingOutput slot) const {
+  return output_slots.at(static_cast<size_t>(slot)).count > 0;
+}
+
+size_t TrainingGraph::output(TrainingOutput slot) const {
+  if (!has_output(slot))
+    throw std::out_of_range("the training step has no '" + std::string(training_output_name(slot)) +
+                            "' output");
+  return output_slots.at(static_cast<size_t>(slot)).first;
+}
+
 namespace {
 
 // Operand slots that hold a layer's parameters.
@@ -161,9 +215,12 @@ bool only_selects(OpType op, OverflowProbe::Kind kind) {
 // gradient a layer's backward produced in backward order, each value once.
 // Data movement is left out: it copies what its producer already showed;
 // so are the selections of only_selects(), whose producer showed it too.
-bool add_overflow_probe(TrainingGraph& tg, const std::vector<NodeId>& forward_nodes,
-                        const std::vector<GradientContribution>& contributions,
-                        double underflow_below) {
+// Returns its stats (the step's overflow output), nullopt when nothing is
+// probed.
+std::optional<ValueId> add_overflow_probe(TrainingGraph& tg,
+                                          const std::vector<NodeId>& forward_nodes,
+                                          const std::vector<GradientContribution>& contributions,
+                                          double underflow_below) {
   Graph& s = tg.step;
   std::vector<ValueId> probed;
   std::vector<bool> seen(s.num_values(), false);
@@ -182,12 +239,11 @@ bool add_overflow_probe(TrainingGraph& tg, const std::vector<NodeId>& forward_no
   }
   for (const GradientContribution& c : contributions)
     probe(s.node(c.forward), c.grad, OverflowProbe::Kind::kGradient, c.input);
-  if (probed.empty()) return false;
+  if (probed.empty()) return std::nullopt;
   const auto rows = static_cast<int64_t>(probed.size());
   const NodeId stats = s.add_node("overflow_probe", OpType::kTensorStats, std::move(probed),
                                   {{DType::kF32, {rows, 3}}}, {{"tiny", underflow_below}});
-  s.add_output(s.node(stats).outputs[0]);
-  return true;
+  return s.node(stats).outputs[0];
 }
 
 }  // namespace
@@ -244,8 +300,16 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   Graph& s = tg.step;
   s.name = f.name + ".train";
   std::vector<ValueId> map(nv, kNone);
+  // Each slot's positions, recorded as its inputs are added (a slot's
+  // inputs are added one after the other).
+  auto add_slot_input = [&](TrainingInput slot, const std::string& name, const TensorType& type) {
+    SlotRange& r = tg.input_slots[static_cast<size_t>(slot)];
+    if (r.count++ == 0) r.first = s.inputs().size();
+    return s.add_input(name, type);
+  };
   for (ValueId v : f.inputs())
-    map[static_cast<size_t>(v)] = s.add_input(f.value(v).name, f.value(v).type);
+    map[static_cast<size_t>(v)] =
+        add_slot_input(TrainingInput::kData, f.value(v).name, f.value(v).type);
 
   const Value& pred_value = f.value(f.outputs()[0]);
   if (!is_float(pred_value.type.dtype))
@@ -259,15 +323,18 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
                                   shape_str(pred_value.type.shape));
     label_type = {DType::kI64, {pred_value.type.shape[0]}};
   }
-  const ValueId labels = s.add_input("labels", label_type);
+  const ValueId labels = add_slot_input(TrainingInput::kLabels, "labels", label_type);
   const bool adam = options.optimizer.kind != OptimizerKind::kSgd;
-  const ValueId hyper_in = s.add_input("hyper", {DType::kF32, {adam ? 5 : 3}});
-  const ValueId loss_scale = s.add_input("loss_scale", {DType::kF32, {}});
+  const ValueId hyper_in =
+      add_slot_input(TrainingInput::kHyper, "hyper", {DType::kF32, {adam ? 5 : 3}});
+  const ValueId loss_scale =
+      add_slot_input(TrainingInput::kLossScale, "loss_scale", {DType::kF32, {}});
   std::map<NodeId, ValueId> seeds;
   for (NodeId id : f.topological_order()) {
     const Node& n = f.node(id);
     if (n.op != OpType::kDropout) continue;
-    seeds[id] = s.add_input("dropout_seed/" + n.name, {DType::kI64, {1}});
+    seeds[id] =
+        add_slot_input(TrainingInput::kDropoutSeed, "dropout_seed/" + n.name, {DType::kI64, {1}});
     tg.dropout_nodes.push_back(n.name);
   }
   tg.data_inputs = s.inputs().size();
@@ -414,12 +481,18 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
     new_state.emplace_back(st, s.node(u).outputs[0]);
   }
 
-  s.add_output(loss);
-  s.add_output(pred);
-  s.add_output(guard_stats);
-  if (options.diagnose_overflow &&
-      add_overflow_probe(tg, forward_nodes, contributions, options.underflow_below))
-    tg.overflow_output = s.outputs().size() - 1;
+  auto add_slot_output = [&](TrainingOutput slot, ValueId v) {
+    s.add_output(v);
+    tg.output_slots[static_cast<size_t>(slot)] = {s.outputs().size() - 1, 1};
+  };
+  add_slot_output(TrainingOutput::kLoss, loss);
+  add_slot_output(TrainingOutput::kPrediction, pred);
+  add_slot_output(TrainingOutput::kGuard, guard_stats);
+  if (options.diagnose_overflow) {
+    if (const std::optional<ValueId> stats =
+            add_overflow_probe(tg, forward_nodes, contributions, options.underflow_below))
+      add_slot_output(TrainingOutput::kOverflow, *stats);
+  }
   std::vector<ValueId> state_out(tg.state.size(), kNone);
   for (const auto& [st, v] : new_state) state_out[st] = v;
   for (size_t st = 0; st < tg.state.size(); ++st) {

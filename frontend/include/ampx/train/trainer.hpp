@@ -13,6 +13,7 @@
 
 #include <ampx/amp/planner.hpp>
 #include <ampx/session/session.hpp>
+#include <ampx/train/checkpoint.hpp>
 #include <ampx/train/loss_scale.hpp>
 #include <ampx/train/overflow_diagnostics.hpp>
 #include <ampx/train/shared_state.hpp>
@@ -150,14 +151,41 @@ class Trainer {
   // Every state tensor (weights, running statistics, optimizer moments),
   // named as in TrainingGraph::state.
   std::vector<HostTensor> state() const;
+  // Throws std::invalid_argument naming the first tensor whose name or type
+  // is not the step's, writing nothing.
   void set_state(const std::vector<HostTensor>& state);
   // Progress counters, kept in checkpoints.
   int epoch() const { return epoch_; }
   int64_t step() const { return step_; }
-  void set_progress(int epoch, int64_t step) {
-    epoch_ = epoch;
-    step_ = step;
-  }
+
+  // Resume (docs/TRAINING.md, "Checkpoints"). checkpoint() is the run as it
+  // stands: every state tensor, the epoch and step, the seed, the model's
+  // fingerprint, run_options(), the loss-scale schedule and where it
+  // stands, and the automatic fallback's layers and windows. A later run
+  // of the same model, options and seed restore()s it and continues as
+  // the uninterrupted run would, bit for bit on cpu_ref.
+  Checkpoint checkpoint() const;
+  // What restore() does with the checkpoint's loss-scale state: take it up
+  // (a checkpoint of another schedule is refused), or start this run's
+  // schedule afresh (`ampx train --reset-loss-scale`).
+  enum class LossScaleOnRestore { kResume, kStartAfresh };
+  // Checks `c` first, changing nothing when it throws std::invalid_argument
+  // in one line: another model, other options, another seed, another
+  // loss-scale schedule (kResume), a fallback layer that is not a node of
+  // the model, or state that does not fit the step. Then the layers it
+  // moved to f32 are planned f32 again (the step re-planned before the
+  // state goes in), and the fallback windows, state, progress and (kResume)
+  // loss-scale state are taken up.
+  void restore(const Checkpoint& c, LossScaleOnRestore loss_scale = LossScaleOnRestore::kResume);
+  // What a resumed run must share with the run that wrote the checkpoint,
+  // as JSON text (Checkpoint::options): optimizer, lr, momentum, nesterov,
+  // weight decay, batch, loss, amp level, the 16-bit type as resolved
+  // (`--dtype auto` may pick another elsewhere) and the frozen weights.
+  std::string run_options() const;
+  // model_fingerprint() of the forward graph as given (before each reader
+  // of a shared initializer got its own copy).
+  const std::string& model_fingerprint() const { return model_fingerprint_; }
+
   // The forward model with the trained weights and statistics (each
   // shared initializer's copies as initializers of their own).
   Graph trained_model() const;
@@ -189,7 +217,6 @@ class Trainer {
   // the schedule is what it is ("dynamic loss scaling, MindSpore's O2
   // default ...", or "set by the caller").
   const LossScaler& loss_scaler() const { return scaler_; }
-  void set_loss_scale_state(const LossScaleState& state) { scaler_.set_state(state); }
   const std::string& loss_scale_reason() const { return loss_scale_reason_; }
   // The overflow diagnostics (null unless options.overflow asks for them),
   // and the layers moved to f32 so far (kept in checkpoints).
@@ -202,12 +229,9 @@ class Trainer {
   // naming a layer that is not a node of the model.
   void set_fallbacks(std::vector<FallbackRecord> records);
   // The fallback's windows (kept in checkpoints; empty without the
-  // diagnostics), and setting them back on resume (ignored without them).
+  // diagnostics).
   std::vector<FallbackWindow> fallback_windows() const {
     return diagnostics_ ? diagnostics_->windows() : std::vector<FallbackWindow>{};
-  }
-  void set_fallback_windows(const std::vector<FallbackWindow>& windows) {
-    if (diagnostics_) diagnostics_->set_windows(windows);
   }
 
  private:
@@ -227,6 +251,12 @@ class Trainer {
   std::optional<OverflowDiagnostics> diagnostics_;
   std::vector<FallbackRecord> fallbacks_;
   std::vector<SharedStateCopy> shared_copies_;
+  std::string model_fingerprint_;
+  // std::invalid_argument naming the first record whose layer is not a
+  // node of the model.
+  void check_fallback_layers(const std::vector<FallbackRecord>& records) const;
+  // std::invalid_argument naming the first tensor that does not fit the step.
+  void check_state(const std::vector<HostTensor>& state) const;
   // Drops every compiled step and compiles the current batch's again under
   // the current policy, with the state carried over; returns the time.
   double replan();

@@ -9,6 +9,7 @@
 #include <ampx/exec/host_tensor.hpp>
 #include <ampx/ir/graph.hpp>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,17 +77,45 @@ struct StateEntry {
   HostTensor initial;    // the model's value, or zeros
 };
 
+// The step's inputs other than the state, by what they carry. Their
+// positions in TrainingGraph::step are resolved once, when the step is built
+// (TrainingGraph::input()), so that no user indexes the step by a number.
+enum class TrainingInput {
+  kData,         // the model's inputs (the Trainer feeds the first: a batch of samples)
+  kLabels,       // "labels": i64 [N] for cross entropy, the prediction's type for MSE
+  kHyper,        // "hyper": f32, the optimizer's per-step scalars (docs/OPS.md)
+  kLossScale,    // "loss_scale": f32 [], the backward pass's seed
+  kDropoutSeed,  // "dropout_seed/<node>": i64 [1], one per Dropout (dropout_nodes' order)
+};
+inline constexpr size_t kTrainingInputs = 5;
+// The step's outputs other than the state.
+enum class TrainingOutput {
+  kLoss,        // "loss": f32 [], unscaled
+  kPrediction,  // the model's first output
+  kGuard,       // UpdateGuard's stats [2]: all gradients finite 1/0, their unscaled global norm
+  kOverflow,    // with diagnose_overflow: TensorStats [probes, 3] (OverflowProbe's rows)
+};
+inline constexpr size_t kTrainingOutputs = 4;
+// "data", "labels", "hyper", "loss_scale", "dropout_seed"; "loss",
+// "prediction", "guard", "overflow".
+std::string_view training_input_name(TrainingInput slot);
+std::string_view training_output_name(TrainingOutput slot);
+
+// Where one slot sits in the step: `count` consecutive positions from
+// `first` (the model's inputs; one seed per Dropout, none without one; no
+// overflow output without the diagnostics; one for the rest).
+struct SlotRange {
+  size_t first = 0;
+  size_t count = 0;
+};
+
 struct TrainingGraph {
-  // Inputs, in order: the model's inputs, "labels" (i64 [N] for cross
-  // entropy, the prediction's type for MSE), "hyper" (f32, the optimizer's
-  // per-step scalars: docs/OPS.md), "loss_scale" (f32 [], the backward
-  // pass's seed: the gradients come out multiplied by it, and hyper's
-  // grad_scale divides it out), one "dropout_seed/<node>" (i64 [1]) per
-  // Dropout, then the state inputs. Outputs: "loss" (f32 [], unscaled), the
-  // model's first output (the prediction), "guard" (UpdateGuard's stats
-  // [2]: all gradients finite 1/0, their unscaled global norm), with
-  // diagnose_overflow "overflow" (TensorStats [probes, 3]), then the state
-  // outputs. Every update reads the hyper that UpdateGuard wrote.
+  // Inputs, in order: the model's inputs, labels, hyper, loss_scale, the
+  // dropout seeds (TrainingInput), then the state inputs. Outputs: loss,
+  // the prediction, guard, with diagnose_overflow the overflow stats
+  // (TrainingOutput), then the state outputs. Every update reads the hyper
+  // that UpdateGuard wrote. Read the positions through input() and
+  // output(), never as numbers.
   Graph step;
   std::vector<StateEntry> state;
   size_t data_inputs = 0;                  // inputs before the state
@@ -94,10 +123,22 @@ struct TrainingGraph {
   int trainable = 0;                       // weights trained
   int64_t parameters = 0;                  // their elements
   // diagnose_overflow: the probed tensors, activations in forward order
-  // then gradients in backward order (the order the step computes them),
-  // and the index of the "overflow" output.
+  // then gradients in backward order (the order the step computes them):
+  // the rows of output(TrainingOutput::kOverflow).
   std::vector<OverflowProbe> probes;
-  size_t overflow_output = SIZE_MAX;
+  // Each slot's place, indexed by the enums (build_training_graph fills
+  // them; input() and output() read them).
+  std::array<SlotRange, kTrainingInputs> input_slots{};
+  std::array<SlotRange, kTrainingOutputs> output_slots{};
+
+  // The position in step.inputs() of `slot`'s k-th tensor. Throws
+  // std::out_of_range naming the slot when it has no k-th.
+  size_t input(TrainingInput slot, size_t k = 0) const;
+  size_t input_count(TrainingInput slot) const;
+  // The position in step.outputs() of `slot`. Throws std::out_of_range
+  // naming the slot when the step has none (overflow without diagnostics).
+  size_t output(TrainingOutput slot) const;
+  bool has_output(TrainingOutput slot) const;
 };
 
 // The state an operand makes of its value: kRunningMean/kRunningVar for a
