@@ -8,7 +8,9 @@
 // with the probe against without. Modes alternate round by round on the same machine; the medians
 // over rounds are reported, with the spread. There is no eager mode: the
 // trainer refuses TrainerOptions::eager until eager dispatch exists (the
-// "eager O0" rows this printed before ran the compiled step).
+// "eager O0" rows this printed before ran the compiled step). Eager against
+// compiled against compiled with AMP, per device, in fresh processes:
+// bench/train_vs_torch.py --table seeds.
 //
 // Usage: ampx_train_bench [--rounds R] [--device ID ...]
 #include <ampx/ir/builder.hpp>

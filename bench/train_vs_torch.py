@@ -47,6 +47,25 @@ Usage: python3 bench/train_vs_torch.py [--ampx build/release/apps/ampx]
          [--determinism thread-count-free|fastest] [--format md|json] [--out FILE]
 e.g. `--models cifar --rounds 3` takes a few minutes.
 Prints a Markdown table (docs/benchmarks.md, "Training against PyTorch").
+
+`--table seeds` measures instead the seeds' comparison (one article: 0.15 s
+a step eager, 0.09 s compiled, 0.045 s compiled with AMP), ampx against
+itself, per device: `ampx train --eager` (O0), the compiled step (O0) and
+the compiled step with AMP (`--amp O2 --dtype auto`: the 16-bit type the
+device runs natively, none where it has none). Models: digits
+(builtin:digits-cnn on builtin:digits, no torch needed), cifar and resnet18
+(the modules above, exported with BatchNorm kept, random data). Devices
+(`--devices`, comma-separated; `onednn:0/avx2` is onednn:0 under
+ONEDNN_MAX_CPU_ISA=AVX2; a device this build does not list is reported as
+absent): by default cpu_ref:0 (digits only: its reference kernels take
+minutes a ResNet-18 step), onednn:0, onednn:0/avx2 and vulkan:0 (digits and
+cifar: lavapipe computes on the CPU, far slower than oneDNN). An eager run
+that `ampx train` refuses is reported as "refused" (eager dispatch before it
+exists). Each round runs the three modes on one device in turn, each in a
+fresh process; the step times are `step_times_ms`, as above.
+
+  python3 bench/train_vs_torch.py --table seeds [--models digits,cifar,resnet18]
+         [--devices cpu_ref:0,onednn:0,onednn:0/avx2,vulkan:0] [--rounds 3] [--steps S]
 """
 import argparse
 import datetime
@@ -70,6 +89,16 @@ MODELS = {
     "resnet18": ((3, 224, 224), 1000, 8, 6),
 }
 MODES = ["ampx-O0", "ampx-O2-f16", "ampx-O2-bf16", "torch-fp32", "torch-bf16"]
+# --table seeds: the modes (the flags each adds to `ampx train`), and the
+# devices each model runs on by default.
+SEED_MODES = {"eager": ["--amp", "O0", "--eager"], "compiled": ["--amp", "O0"],
+              "compiled-amp": ["--amp", "O2", "--dtype", "auto"]}
+SEED_DEVICES = {"digits": ["cpu_ref:0", "onednn:0", "onednn:0/avx2", "vulkan:0"],
+                "cifar": ["onednn:0", "onednn:0/avx2", "vulkan:0"],
+                "resnet18": ["onednn:0", "onednn:0/avx2"]}
+# `ampx train --eager`'s refusal while eager dispatch does not exist
+# (train/trainer.hpp, kEagerNotImplemented).
+EAGER_REFUSED = "eager dispatch (--eager) is not implemented yet"
 ROUND_ORDER = ["ampx-O0", "torch-fp32", "ampx-O2-f16", "torch-bf16", "ampx-O2-bf16"]
 LR, MOMENTUM = 0.01, 0.9
 
@@ -191,24 +220,33 @@ def torch_worker(a):
 # --- One round of each side --------------------------------------------------
 
 
-def isa_env(a):
+def isa_env(a, isa=None):
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
-    if a.isa == "avx2":
+    if (isa or a.isa) == "avx2":
         env["ONEDNN_MAX_CPU_ISA"] = "AVX2"
         env["ATEN_CPU_CAPABILITY"] = "avx2"
     return env
 
 
+def npy_data(data):
+    return os.path.join(data, "inputs.npy") + "," + os.path.join(data, "labels.npy")
+
+
 def run_ampx(a, mode, model_path, data, batch):
     amp, _, dtype = mode.partition("-")[2].partition("-")
+    flags = ["--amp", amp] + (["--dtype", dtype] if dtype else [])
+    return ampx_train(a, model_path, npy_data(data), batch, "onednn:0", flags, isa_env(a))
+
+
+def ampx_train(a, model_path, data, batch, device, flags, env):
+    """One `ampx train` epoch in a fresh process: its step times after the
+    warm-up, and the step plan's node counts; {"error": last line} if it
+    fails."""
     cmd = [a.ampx, "--threads", str(a.threads), "--determinism", a.determinism,
-           "train", model_path, "--device", "onednn:0", "--data",
-           os.path.join(data, "inputs.npy") + "," + os.path.join(data, "labels.npy"),
+           "train", model_path, "--device", device, "--data", data,
            "--batch", str(batch), "--epochs", "1", "--optimizer", "sgd", "--lr", str(LR),
-           "--momentum", str(MOMENTUM), "--amp", amp, "--format", "json"]
-    if dtype:
-        cmd += ["--dtype", dtype]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=isa_env(a))
+           "--momentum", str(MOMENTUM), "--format", "json"] + flags
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return {"error": r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed"}
     lines = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
@@ -245,16 +283,20 @@ def machine(a):
         for d in json.loads(r.stdout)["devices"]:
             if d["id"] == "onednn:0":
                 isa = d["fingerprint"].split("/")[3]
-    cap = subprocess.run([sys.executable, "-c",
-                          "import torch; print(torch.backends.cpu.get_cpu_capability())"],
-                         capture_output=True, text=True, env=isa_env(a)).stdout.strip()
-    import torch
-    import torchvision
     version = subprocess.run([a.ampx, "--version"], capture_output=True, text=True).stdout.strip()
-    return {"cpu": cpu, "cores": os.cpu_count(), "onednn_isa": isa, "torch_capability": cap,
-            "torch": torch.__version__, "torchvision": torchvision.__version__,
-            "ampx": version, "threads": a.threads, "isa": a.isa,
-            "determinism": a.determinism, "load_before": os.getloadavg()[0]}
+    out = {"cpu": cpu, "cores": os.cpu_count(), "onednn_isa": isa, "ampx": version,
+           "threads": a.threads, "isa": a.isa, "determinism": a.determinism,
+           "load_before": os.getloadavg()[0]}
+    try:
+        import torch
+        import torchvision
+    except ImportError:  # --table seeds on builtin models only
+        return out
+    out["torch_capability"] = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+        capture_output=True, text=True, env=isa_env(a)).stdout.strip()
+    out.update(torch=torch.__version__, torchvision=torchvision.__version__)
+    return out
 
 
 # --- Report ---------------------------------------------------------------------
@@ -339,6 +381,122 @@ def markdown(results, m):
     return "\n".join(lines)
 
 
+# --- --table seeds: eager, compiled, compiled with AMP, per device -------------
+
+
+def listed_devices(a, isa):
+    r = subprocess.run([a.ampx, "devices", "--format", "json"], capture_output=True, text=True,
+                       env=isa_env(a, isa))
+    return {d["id"]: d for d in json.loads(r.stdout)["devices"]} if r.returncode == 0 else {}
+
+
+def seed_cell(s):
+    if not s:
+        return "—"
+    if "refused" in s:
+        return "refused"
+    if "error" in s:
+        return "fails: " + s["error"][:80]
+    text = f"{s['median_ms']:.1f} ({s['min_ms']:.1f}–{s['max_ms']:.1f})"
+    if "nodes_16bit" in s:
+        text += f", {s['nodes_16bit']}/{s['nodes']} 16-bit"
+    return text
+
+
+def seeds_markdown(results, m):
+    lines = [f"Machine: {m['cpu']}, {m['cores']} cores; oneDNN ISA natively `{m['onednn_isa']}`; "
+             f"{m['ampx']}; {m['threads']} threads; ampx --determinism {m['determinism']}; load "
+             f"average {m['load_before']:.1f} at the start.",
+             "",
+             "Each cell: median step in ms over the rounds (the range of the round medians); "
+             "with AMP, the 16-bit nodes of the step plan. Ratios: the median of the per-round "
+             "ratios (each round's runs adjacent in time). The seeds' article: 150 ms eager, "
+             "90 ms compiled (0.60x), 45 ms compiled with AMP (0.50x of compiled).",
+             "",
+             "| model | device | eager (O0) | compiled (O0) | compiled + AMP (O2, --dtype auto) "
+             "| compiled / eager | AMP / compiled |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        c = r["modes"]
+        if "absent" in r:
+            lines.append(f"| {r['model']} (batch {r['batch']}) | {r['device']} | "
+                         f"not listed by this build ({r['absent']}) | | | | |")
+            continue
+        lines.append(f"| {r['model']} (batch {r['batch']}) | {r['device']} | " +
+                     " | ".join(seed_cell(c.get(k)) for k in SEED_MODES) + " | " +
+                     ratio_cell(r["ratios"]["compiled/eager"]) + " | " +
+                     ratio_cell(r["ratios"]["compiled-amp/compiled"]) + " |")
+    return "\n".join(lines)
+
+
+def seeds_main(a):
+    models = a.models.split(",")
+    for v in models:
+        if v not in MODELS:
+            sys.exit(f"train_vs_torch: --models: unknown '{v}' (expected one of "
+                     f"{', '.join(MODELS)})")
+    # digits is builtin:digits-cnn on builtin:digits: torch only for the others.
+    if any(name != "digits" for name in models):
+        ensure_torch_env()
+    if not os.access(a.ampx, os.X_OK):
+        sys.exit(f"train_vs_torch: --ampx {a.ampx} is not an executable (build target ampx)")
+    work = a.work or tempfile.mkdtemp(prefix="ampx_train_seeds_")
+    m = machine(a)
+    listed = {isa: listed_devices(a, isa) for isa in ("native", "avx2")}
+    results = []
+    for name in models:
+        shape, _, batch, default_steps = MODELS[name]
+        steps = a.steps or default_steps
+        if name == "digits":
+            model, data = "builtin:digits-cnn", "builtin:digits"
+        else:
+            d = os.path.join(work, name + "-data")
+            os.makedirs(d, exist_ok=True)
+            write_data(name, (a.warmup + steps) * batch, d)
+            model, data = os.path.join(work, f"{name}-kept.onnx"), npy_data(d)
+            export(name, "kept", model)
+        devices = a.devices.split(",") if a.devices else SEED_DEVICES[name]
+        for spec in devices:
+            device, _, isa = spec.partition("/")
+            isa = isa or "native"
+            res = {"model": name, "device": spec, "batch": batch, "steps": steps,
+                   "warmup": a.warmup, "modes": {}, "ratios": {}}
+            results.append(res)
+            if device not in listed.get(isa, {}):
+                res["absent"] = f"{device} under --isa {isa}"
+                print(f"train_vs_torch: {name} on {spec}: not listed, skipped", file=sys.stderr)
+                continue
+            rounds = {k: [] for k in SEED_MODES}
+            for rnd in range(a.rounds):
+                for mode, flags in SEED_MODES.items():
+                    r = ampx_train(a, model, data, batch, device, flags, isa_env(a, isa))
+                    if mode == "eager" and EAGER_REFUSED in r.get("error", ""):
+                        r = {"refused": r["error"]}
+                    rounds[mode].append(r)
+                    med = statistics.median(r["steps_ms"]) if r.get("steps_ms") else None
+                    print(f"train_vs_torch: {name} on {spec} round {rnd + 1} {mode}: "
+                          + (f"{med:.1f} ms" if med else
+                             ("refused" if "refused" in r else r.get("error", "?"))),
+                          file=sys.stderr)
+            for mode, rs in rounds.items():
+                res["modes"][mode] = ({"refused": rs[0]["refused"]} if rs and "refused" in rs[0]
+                                      else summary(rs))
+            timed = [r for rs in rounds.values() for r in rs if r.get("steps_ms")]
+            if timed:  # builtin:digits: its epoch's steps, whatever --steps says
+                res["steps"] = len(timed[0]["steps_ms"])
+            res["ratios"] = {"compiled/eager": paired_ratios(rounds["compiled"], rounds["eager"]),
+                             "compiled-amp/compiled": paired_ratios(rounds["compiled-amp"],
+                                                                    rounds["compiled"])}
+    m["load_after"] = os.getloadavg()[0]
+    report = {"table": "seeds", "machine": m, "date": datetime.date.today().isoformat(),
+              "rounds": a.rounds, "results": results}
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(report, f, indent=1)
+    print(json.dumps(report, indent=1) if a.format == "json" else seeds_markdown(results, m))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ampx", default=os.path.join(REPO, "build", "release", "apps", "ampx"))
@@ -355,6 +513,10 @@ def main():
     ap.add_argument("--format", choices=["md", "json"], default="md")
     ap.add_argument("--out", help="also write the JSON results here")
     ap.add_argument("--work", help="keep models and data here (default: a temporary directory)")
+    ap.add_argument("--table", choices=["torch", "seeds"], default="torch",
+                    help="torch: ampx against PyTorch (above); seeds: eager against compiled "
+                         "against compiled with AMP, per device")
+    ap.add_argument("--devices", help="--table seeds: the devices (default: per model, above)")
     # The torch round's worker (internal).
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -363,6 +525,8 @@ def main():
     if a.worker:
         a.warmup = 0
         return torch_worker(a)
+    if a.table == "seeds":
+        return seeds_main(a)
     ensure_torch_env()
     for flag, value, allowed in (("--models", a.models, MODELS), ("--modes", a.modes, MODES),
                                  ("--forms", a.forms, ("kept", "folded"))):
