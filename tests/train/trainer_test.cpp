@@ -111,6 +111,20 @@ TEST(Trainer, ACheckpointRestoredThroughAFileContinuesTheRunByteForByte) {
   std::filesystem::remove_all(dir);
 }
 
+// The options text is what every checkpoint written so far holds (keys,
+// order, spelling): a resume compares it byte for byte, so a change here
+// would refuse every older checkpoint.
+TEST(Trainer, RunOptionsAreTheTextOlderCheckpointsHold) {
+  Session session(cpu_ref_only());
+  TrainerOptions o = sgd(16);
+  o.graph.freeze = {"fc2.*"};
+  o.policy.level = AmpLevel::kO2;
+  o.policy.half = DType::kBF16;
+  EXPECT_EQ(Trainer(session, small_mlp(), o).run_options(),
+            R"({"amp":"O2","batch":16,"dtype":"bf16","freeze":["fc2.*"],"loss":"cross-entropy",)"
+            R"("lr":0.05,"momentum":0.9,"nesterov":false,"optimizer":"sgd","weight_decay":0.0})");
+}
+
 // restore() refuses a checkpoint of another run in one line and changes
 // nothing: another model, other options, another seed, another loss-scale
 // schedule (unless asked to start it afresh), a fallback layer the model

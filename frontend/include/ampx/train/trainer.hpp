@@ -9,6 +9,7 @@
 //     auto ev = trainer.evaluate(test_set);
 //   }
 //   ampx::Graph trained = trainer.trained_model();
+//   save_checkpoint(dir, trainer.checkpoint());  // later: restore(read_checkpoint(file))
 #pragma once
 
 #include <ampx/amp/planner.hpp>
