@@ -22,7 +22,7 @@ std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType hal
   std::vector<int> cand(g.num_nodes(), P::kFixedF32);  // label per source node
   std::vector<NodeId> cand_node;
   PrecisionCutProblem problem;
-  LoweredNode lowered;
+  QueryLowering lowered;
   const std::vector<bool> at_load = load_time_nodes(g);
   std::vector<bool> float_node(g.num_nodes(), false);
   for (const NodePlan& np : first.nodes) {
@@ -105,6 +105,7 @@ std::vector<bool> tuned_demotions(const Graph& g, const std::vector<std::string>
 
 void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs) {
   LoweredNode lowered;
+  std::vector<DType> ins, outs;
   const Graph& pg = plan.graph;
   const std::vector<bool> at_load = load_time_nodes(pg);
   std::unordered_map<std::string_view, size_t> by_name, cast_by_name;
@@ -118,7 +119,8 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
     const Node& n = pg.node(id);
     capability::CostModel* cost = costs[static_cast<size_t>(n.device)];
     if (!cost) continue;
-    std::vector<DType> ins, outs;
+    ins.clear();
+    outs.clear();
     for (ValueId v : n.inputs) ins.push_back(pg.value(v).type.dtype);
     for (ValueId v : n.outputs) outs.push_back(pg.value(v).type.dtype);
     lowered.assign(pg, n, ins, outs, false);
