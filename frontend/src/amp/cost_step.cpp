@@ -123,7 +123,8 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
       for (size_t i = 0; i < plan.nodes.size(); ++i) by_name.emplace(plan.nodes[i].name, i);
       for (size_t i = 0; i < plan.casts.size(); ++i) cast_by_name.emplace(plan.casts[i].name, i);
     }
-    if (auto it = by_name.find(name); it != by_name.end()) return {&plan.nodes[it->second], nullptr};
+    if (auto it = by_name.find(name); it != by_name.end())
+      return {&plan.nodes[it->second], nullptr};
     if (auto c = cast_by_name.find(name); c != cast_by_name.end())
       return {nullptr, &plan.casts[c->second]};
     return {nullptr, nullptr};
