@@ -1,12 +1,19 @@
 // Planner throughput on synthetic graphs of 1k, 10k and 100k nodes: nodes
 // planned per second. Planning must be linear; docs/benchmarks.md has results.
 #include <ampx/amp/planner.hpp>
+#include <ampx/capability/calibration.hpp>
+#include <ampx/capability/store.hpp>
 #include <ampx/exec/device_capabilities.hpp>
+#include <ampx/exec/node_desc.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/tune/tuned_plan_key.hpp>
 
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -48,7 +55,10 @@ class TableDevice final : public CapabilitySource {
   std::string device_id() const override { return id_; }
   Answer query(const ampx_node_desc& node) override {
     if (missing_ == node.op_type) return {AMPX_SUPPORT_UNSUPPORTED, -1, ""};
-    return {AMPX_SUPPORT_NATIVE, 1.0, ""};
+    // A cost hint that makes 16-bit pay (f32 twice as slow), so the cost
+    // step keeps the plan's 16-bit nodes.
+    const bool f32 = node.num_outputs > 0 && node.outputs[0].dtype == AMPX_DTYPE_F32;
+    return {AMPX_SUPPORT_NATIVE, f32 ? 2.0 : 1.0, ""};
   }
 
  private:
@@ -144,6 +154,94 @@ void BM_Place3Devices_WithGraph(benchmark::State& state) {
   BM_Place3Devices(state, true);
 }
 
+// What Session::plan does on top of plan_amp (plan_on_selection): the
+// tuned-plan key (the graph's content hash) looked up in a capability
+// database (one that holds no tuned plan for it), then a cost-aware plan
+// (PlanOptions::cost: the cost step's minimum cut and the predictions)
+// whose cost models prefer in-context measurements, as after `ampx tune`:
+// a calibration holding the graph's node signatures in f32 and 16-bit,
+// over the device's cost hints.
+class SessionLikeDevices {
+ public:
+  SessionLikeDevices(const Graph& g, std::vector<PlanDevice> devices) : devices_(devices) {
+    for (PlanDevice& d : devices_) {
+      capability::Calibration calibration;
+      const double samples[] = {1.0};
+      LoweredNode lowered;
+      for (const Node& n : g.nodes())
+        for (DType d16 : {DType::kF32, DType::kF16}) {
+          std::vector<DType> ins, outs;
+          ins.assign(n.inputs.size(), d16);
+          outs.assign(n.outputs.size(), d16);
+          lowered.assign(g, n, ins, outs, false);
+          if (calibration.size() < 64) calibration.record(lowered.desc(), samples, "2026-12-05");
+        }
+      costs_.push_back(std::make_unique<capability::CalibratedCostModel>(
+          std::move(calibration), capability::make_hint_cost_model(*d.caps)));
+      d.cost = costs_.back().get();
+    }
+  }
+  std::span<const PlanDevice> devices() const { return devices_; }
+
+ private:
+  std::vector<PlanDevice> devices_;
+  std::vector<std::unique_ptr<capability::CalibratedCostModel>> costs_;
+};
+
+// A capability database of its own (removed at exit), holding no tuned plan.
+const std::string& empty_db() {
+  struct Db {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("ampx_planner_bench_" + std::to_string(::getpid()) + ".db");
+    Db() { capability::Store::open(path); }
+    ~Db() { std::filesystem::remove(path); }
+  };
+  static const Db db;
+  static const std::string path = db.path.string();
+  return path;
+}
+
+AmpPlan plan_as_session(const Graph& g, const AmpPolicy& policy,
+                        std::span<const PlanDevice> devices, const std::string& fingerprints) {
+  TunedPlanKey key;
+  key.model_hash = graph_content_hash(g);
+  key.devices = fingerprints;
+  key.options = "amp=O2;dtype=f16";
+  if (find_tuned_plan(g, g.name, key, empty_db()))
+    throw std::logic_error("the benchmark's database holds a tuned plan");
+  return plan_amp(g, policy, devices, PlanOptions{});
+}
+
+void BM_SessionPlan_1Device(benchmark::State& state) {
+  const Graph& g = graph_of(state.range(0));
+  NativeEverywhere caps;
+  const SessionLikeDevices devices(g, {{&caps, nullptr, false}});
+  AmpPolicy policy;
+  policy.level = AmpLevel::kO2;
+  time_plans(state, g, [&] { return plan_as_session(g, policy, devices.devices(), "fp0"); });
+}
+
+void BM_SessionPlan_3Devices(benchmark::State& state) {
+  const Graph& g = graph_of(state.range(0));
+  TableDevice a("a:0", "LayerNorm"), b("b:0", "Relu"), c("c:0", "");
+  const SessionLikeDevices devices(
+      g, {{&a, nullptr, false}, {&b, nullptr, false}, {&c, nullptr, true}});
+  AmpPolicy policy;
+  policy.level = AmpLevel::kO2;
+  time_plans(state, g,
+             [&] { return plan_as_session(g, policy, devices.devices(), "fp0,fp1,fp2"); });
+}
+
+BENCHMARK(BM_SessionPlan_1Device)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SessionPlan_3Devices)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Place3Devices_Decisions)
     ->Arg(1000)
     ->Arg(10000)

@@ -22,7 +22,7 @@ std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType hal
   std::vector<int> cand(g.num_nodes(), P::kFixedF32);  // label per source node
   std::vector<NodeId> cand_node;
   PrecisionCutProblem problem;
-  LoweredNode lowered;
+  QueryLowering lowered;
   const std::vector<bool> at_load = load_time_nodes(g);
   std::vector<bool> float_node(g.num_nodes(), false);
   for (const NodePlan& np : first.nodes) {
@@ -105,20 +105,41 @@ std::vector<bool> tuned_demotions(const Graph& g, const std::vector<std::string>
 
 void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs) {
   LoweredNode lowered;
+  std::vector<DType> ins, outs;
   const Graph& pg = plan.graph;
   const std::vector<bool> at_load = load_time_nodes(pg);
+  // The planner adds each source node's Casts and then the node, so one
+  // cursor over plan.nodes and one over plan.casts find every planned node
+  // by name in order; only a graph in another order needs an index of all
+  // names (built on the first miss).
+  size_t next_node = 0, next_cast = 0;
   std::unordered_map<std::string_view, size_t> by_name, cast_by_name;
-  for (size_t i = 0; i < plan.nodes.size(); ++i) by_name.emplace(plan.nodes[i].name, i);
-  for (size_t i = 0; i < plan.casts.size(); ++i) cast_by_name.emplace(plan.casts[i].name, i);
+  auto locate = [&](const std::string& name) -> std::pair<NodePlan*, CastRecord*> {
+    if (next_node < plan.nodes.size() && plan.nodes[next_node].name == name)
+      return {&plan.nodes[next_node++], nullptr};
+    if (next_cast < plan.casts.size() && plan.casts[next_cast].name == name)
+      return {nullptr, &plan.casts[next_cast++]};
+    if (by_name.empty() && cast_by_name.empty()) {
+      for (size_t i = 0; i < plan.nodes.size(); ++i) by_name.emplace(plan.nodes[i].name, i);
+      for (size_t i = 0; i < plan.casts.size(); ++i) cast_by_name.emplace(plan.casts[i].name, i);
+    }
+    if (auto it = by_name.find(name); it != by_name.end())
+      return {&plan.nodes[it->second], nullptr};
+    if (auto c = cast_by_name.find(name); c != cast_by_name.end())
+      return {nullptr, &plan.casts[c->second]};
+    return {nullptr, nullptr};
+  };
   double total = 0;
   int known = 0;
   plan.predicted_measured = plan.predicted_probe = plan.predicted_hint = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(pg.num_nodes()); ++id) {
-    if (at_load[static_cast<size_t>(id)]) continue;
     const Node& n = pg.node(id);
+    const auto [node_plan, cast_record] = locate(n.name);
+    if (at_load[static_cast<size_t>(id)]) continue;
     capability::CostModel* cost = costs[static_cast<size_t>(n.device)];
     if (!cost) continue;
-    std::vector<DType> ins, outs;
+    ins.clear();
+    outs.clear();
     for (ValueId v : n.inputs) ins.push_back(pg.value(v).type.dtype);
     for (ValueId v : n.outputs) outs.push_back(pg.value(v).type.dtype);
     lowered.assign(pg, n, ins, outs, false);
@@ -129,12 +150,12 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
     plan.predicted_measured += e.origin == capability::CostOrigin::kMeasured ? 1 : 0;
     plan.predicted_probe += e.origin == capability::CostOrigin::kProbe ? 1 : 0;
     plan.predicted_hint += e.origin == capability::CostOrigin::kHint ? 1 : 0;
-    if (auto it = by_name.find(n.name); it != by_name.end()) {
-      plan.nodes[it->second].predicted_us = t;
-      plan.nodes[it->second].cost_origin = e.origin;
-    } else if (auto c = cast_by_name.find(n.name); c != cast_by_name.end()) {
-      plan.casts[c->second].predicted_us = t;
-      plan.casts[c->second].cost_origin = e.origin;
+    if (node_plan) {
+      node_plan->predicted_us = t;
+      node_plan->cost_origin = e.origin;
+    } else if (cast_record) {
+      cast_record->predicted_us = t;
+      cast_record->cost_origin = e.origin;
     }
   }
   // A device's per-run cost beyond its nodes, where it was measured.

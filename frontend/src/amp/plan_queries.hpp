@@ -5,16 +5,22 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/node_desc.hpp>
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace ampx::planner_detail {
 
-// Capability answers memoised by node signature (op, dtypes, shapes,
-// attributes; never the name): a plugin answers for a node instance, so two
-// nodes with one signature get one answer, and large graphs of repeated
-// blocks cost one plugin call per distinct signature.
+// The node signature a device's answer and a cost model's prediction
+// depend on, as bytes: op, dtypes, shapes, attributes; never the name (nor
+// constant bytes, which the planner does not attach). Written into `key`
+// (cleared first), so a reused key allocates nothing.
+void signature_key(const ampx_node_desc& d, std::string& key);
+
+// Capability answers memoised by node signature: a plugin answers for a
+// node instance, so two nodes with one signature get one answer, and large
+// graphs of repeated blocks cost one plugin call per distinct signature.
 class MemoizedQuery {
  public:
   explicit MemoizedQuery(CapabilitySource& source) : source_(source) {}
@@ -22,11 +28,43 @@ class MemoizedQuery {
   CapabilitySource::Answer operator()(const ampx_node_desc& d);
 
  private:
-  void append(const void* p, size_t n) { key_.append(static_cast<const char*>(p), n); }
-
   CapabilitySource& source_;
   std::string key_;  // reused: a hit allocates nothing
   std::unordered_map<std::string, CapabilitySource::Answer> cache_;
+};
+
+// A cost model's predictions memoised by node signature for one planning
+// call, as MemoizedQuery does for answers: a calibrated model builds a text
+// signature per prediction, and a plan asks for each node several times
+// (the cost step, its explanations, the predictions), each Cast of each
+// value twice. The model does not change while a plan is made. Everything
+// else is passed through.
+class MemoizedCost final : public capability::CostModel {
+ public:
+  explicit MemoizedCost(capability::CostModel& inner) : inner_(inner) {}
+
+  double node_us(const ampx_node_desc& node) override;
+  capability::CostEstimate estimate(const ampx_node_desc& node) override;
+  std::optional<double> run_overhead_us(const ampx_node_desc& run) override {
+    return inner_.run_overhead_us(run);
+  }
+  std::string source() const override { return inner_.source(); }
+  bool measured() const override { return inner_.measured(); }
+  double copy_us(uint64_t bytes, bool to_device) override {
+    return inner_.copy_us(bytes, to_device);
+  }
+
+ private:
+  // node_us and estimate are kept apart: the model answers each itself.
+  struct Entry {
+    std::optional<double> us;
+    std::optional<capability::CostEstimate> estimate;
+  };
+  Entry& entry(const ampx_node_desc& node);
+
+  capability::CostModel& inner_;
+  std::string key_;
+  std::unordered_map<std::string, Entry> cache_;
 };
 
 inline bool touches_float(const Graph& g, const Node& n) {
@@ -47,22 +85,41 @@ inline void dtypes_as(const Graph& g, const Node& n, DType d, std::vector<DType>
   for (ValueId v : n.outputs) outs.push_back(conv(g.value(v).type.dtype));
 }
 
-// The node with every float tensor in dtype `d` (other tensors as in the
-// source graph), lowered for a cost query.
-inline double node_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g,
+// Lowers nodes for queries. Its buffers are reused, so lowering a node
+// again allocates nothing (a plan lowers each node several times).
+class QueryLowering {
+ public:
+  // Node n with every float tensor in dtype `d` (other tensors as in the
+  // source graph).
+  const ampx_node_desc& node_as(const Graph& g, const Node& n, DType d) {
+    dtypes_as(g, n, d, ins_, outs_);
+    lowered_.assign(g, n, ins_, outs_, false);
+    return lowered_.desc();
+  }
+  // A Cast of value v from `from` to `to`.
+  const ampx_node_desc& cast_of(const Graph& g, ValueId v, DType from, DType to) {
+    cast_.inputs[0] = cast_.outputs[0] = v;
+    cast_.attrs.begin()->second = static_cast<int64_t>(to);
+    const DType in[] = {from}, out[] = {to};
+    lowered_.assign(g, cast_, in, out, false);
+    return lowered_.desc();
+  }
+
+ private:
+  LoweredNode lowered_;
+  std::vector<DType> ins_, outs_;
+  Node cast_{"cast", OpType::kCast, {kNone}, {kNone}, {{"to", int64_t{0}}}, {}, {}};
+};
+
+// Predicted time of node n with every float tensor in dtype `d`.
+inline double node_time(capability::CostModel& cost, QueryLowering& lowering, const Graph& g,
                         const Node& n, DType d) {
-  std::vector<DType> ins, outs;
-  dtypes_as(g, n, d, ins, outs);
-  lowered.assign(g, n, ins, outs, false);
-  return cost.node_us(lowered.desc());
+  return cost.node_us(lowering.node_as(g, n, d));
 }
 
-inline double cast_time(capability::CostModel& cost, LoweredNode& lowered, const Graph& g,
+inline double cast_time(capability::CostModel& cost, QueryLowering& lowering, const Graph& g,
                         ValueId v, DType from, DType to) {
-  const Node cast{"cast", OpType::kCast, {v}, {v}, {{"to", static_cast<int64_t>(to)}}, {}, {}};
-  const DType in[] = {from}, out[] = {to};
-  lowered.assign(g, cast, in, out, false);
-  return cost.node_us(lowered.desc());
+  return cost.node_us(lowering.cast_of(g, v, from, to));
 }
 
 inline bool runs(ampx_support s) {

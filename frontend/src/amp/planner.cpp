@@ -314,12 +314,15 @@ namespace {
 
 using namespace planner_detail;
 
-AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy,
-                        std::span<const PlanDevice> devices, const PlanOptions& options,
-                        std::span<const DevicePin> pins) {
+AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy, std::span<const PlanDevice> given,
+                        const PlanOptions& options, std::span<const DevicePin> pins) {
+  // Each device's cost model memoised for this call (plan_queries.hpp).
+  std::vector<PlanDevice> devices(given.begin(), given.end());
+  std::deque<MemoizedCost> memo;
   std::vector<capability::CostModel*> costs;
   bool any_cost = false;
-  for (const PlanDevice& d : devices) {
+  for (PlanDevice& d : devices) {
+    if (d.cost) d.cost = &memo.emplace_back(*d.cost);
     costs.push_back(d.cost);
     any_cost = any_cost || d.cost;
   }
@@ -358,7 +361,7 @@ AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy,
   predict_placed(plan, costs);
   // The times the cost step compared, for explanations.
   if (!demoted.empty()) {
-    LoweredNode lowered;
+    QueryLowering lowered;
     for (NodePlan& np : plan.nodes) {
       if (!np.is_float_node || np.support_16bit != AMPX_SUPPORT_NATIVE) continue;
       if (!is_16bit_float(np.intended)) continue;
@@ -376,14 +379,18 @@ AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy,
 }  // namespace
 
 void predict_plan(AmpPlan& plan, capability::CostModel& cost) {
-  std::vector<capability::CostModel*> costs(std::max<size_t>(plan.devices.size(), 1), &cost);
+  MemoizedCost memo(cost);
+  std::vector<capability::CostModel*> costs(std::max<size_t>(plan.devices.size(), 1), &memo);
   predict_placed(plan, costs);
 }
 
 void predict_plan(AmpPlan& plan, std::span<capability::CostModel* const> costs) {
   if (costs.size() != plan.devices.size())
     throw std::invalid_argument("predict_plan: one cost model per plan device");
-  predict_placed(plan, costs);
+  std::deque<MemoizedCost> memo;
+  std::vector<capability::CostModel*> memoised;
+  for (capability::CostModel* c : costs) memoised.push_back(c ? &memo.emplace_back(*c) : nullptr);
+  predict_placed(plan, memoised);
 }
 
 AmpPlan plan_amp(const Graph& g, const AmpPolicy& policy, CapabilitySource& device,

@@ -59,7 +59,7 @@ CapabilitySource::Answer PlanningContext::ask(int k, const Node& n, DType d) {
 
 double PlanningContext::cost_on(int k, const Node& n, DType d) {
   const PlanDevice& dev = devices_[static_cast<size_t>(k)];
-  double t = dev.cost ? node_time(*dev.cost, lowered_, g_, n, d) : ask(k, n, d).cost_us;
+  double t = dev.cost ? node_time(*dev.cost, cost_lowering_, g_, n, d) : ask(k, n, d).cost_us;
   if (t < 0) return -1.0;
   for (ValueId v : n.inputs) {
     const Value& val = g_.value(v);
@@ -69,7 +69,7 @@ double PlanningContext::cost_on(int k, const Node& n, DType d) {
       t += copy_cost_us(static_cast<uint64_t>(element_count(val.type.shape)) * dtype_size(d),
                         devices_[static_cast<size_t>(home)].cost, dev.cost);
     if (rw_.home_dtype(v) != d && dev.cost) {
-      const double c = cast_time(*dev.cost, lowered_, g_, v, rw_.home_dtype(v), d);
+      const double c = cast_time(*dev.cost, cost_lowering_, g_, v, rw_.home_dtype(v), d);
       if (c > 0) t += c;
     }
   }

@@ -68,6 +68,7 @@ class PlanningContext {
   std::vector<MemoizedQuery> queries_;
   LoweredNode lowered_;
   std::vector<DType> ins_, outs_;
+  QueryLowering cost_lowering_;
   // Home device of each source value: its producer's; -1 for graph inputs
   // and constants (uploaded where they are read).
   std::vector<int> value_device_;

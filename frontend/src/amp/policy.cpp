@@ -100,13 +100,19 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
     return r;
   }
   const size_t op_index = static_cast<size_t>(n.op);
+  if (!forward_names_collected_) {
+    for (const Node& m : g.nodes())
+      if (!m.grad_of.empty()) want16_by_node_.try_emplace(m.grad_of);
+    forward_names_collected_ = true;
+  }
   // A backward node intends what its forward node intends, as the backward
   // of a Cast-wrapped op does in MindSpore; only an override of its own
   // name, or a list naming its own op, decides otherwise.
-  const auto forward = n.grad_of.empty() ? want16_by_node_.end() : want16_by_node_.find(n.grad_of);
+  auto forward = n.grad_of.empty() ? want16_by_node_.end() : want16_by_node_.find(n.grad_of);
+  if (forward != want16_by_node_.end() && !forward->second) forward = want16_by_node_.end();
   const bool listed = (custom_white_ && white_[op_index]) || (custom_black_ && black_[op_index]);
   if (forward != want16_by_node_.end() && !listed) {
-    r.want16 = forward->second;
+    r.want16 = *forward->second;
     r.reason = IntentReason::kFollowsForward;
   } else
     switch (policy_.level) {
@@ -193,7 +199,9 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
     r.want16 = false;
     r.reason = IntentReason::kOverflowFallback;
   }
-  if (n.grad_of.empty()) want16_by_node_[n.name] = r.want16;
+  if (n.grad_of.empty() && !want16_by_node_.empty())
+    if (const auto it = want16_by_node_.find(n.name); it != want16_by_node_.end())
+      it->second = r.want16;
   return r;
 }
 

@@ -44,7 +44,7 @@ void LoweredNode::assign(const Graph& graph, const Node& node, std::span<const D
   for (size_t i = 0; i < node.outputs.size(); ++i)
     outputs_.push_back(tensor_desc(graph.value(node.outputs[i]), output_dtypes[i], false));
 
-  attrs_ = to_c_attrs(node.attrs);
+  to_c_attrs(node.attrs, attrs_);
   desc_ = {};
   desc_.struct_size = sizeof(ampx_node_desc);
   desc_.op_type = op_name(node.op).data();  // schema names are NUL-terminated literals

@@ -24,6 +24,12 @@ const char* attr_kind_name(AttrKind k) {
 
 std::vector<ampx_attr> to_c_attrs(const AttrMap& attrs) {
   std::vector<ampx_attr> out;
+  to_c_attrs(attrs, out);
+  return out;
+}
+
+void to_c_attrs(const AttrMap& attrs, std::vector<ampx_attr>& out) {
+  out.clear();
   out.reserve(attrs.size());
   for (const auto& [key, value] : attrs) {
     ampx_attr a{};
@@ -54,7 +60,6 @@ std::vector<ampx_attr> to_c_attrs(const AttrMap& attrs) {
         value);
     out.push_back(a);
   }
-  return out;
 }
 
 namespace {

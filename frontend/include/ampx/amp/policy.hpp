@@ -85,7 +85,8 @@ class PolicyStep {
     bool want16 = false;
     IntentReason reason = IntentReason::kLevelO0;
   };
-  // Node `n` of `g` (a float node other than Cast); `home_dtype(v)` is the
+  // Node `n` of `g` (a float node other than Cast; one graph per
+  // PolicyStep, nodes in topological order); `home_dtype(v)` is the
   // dtype value v has in the plan so far, which `auto` and data movement
   // follow.
   Intent intend(const Graph& g, const Node& n, const std::function<DType(ValueId)>& home_dtype);
@@ -99,8 +100,12 @@ class PolicyStep {
   bool custom_white_, custom_black_;
   OpSet white_{}, black_{};
   std::vector<bool> override_used_;
-  // Forward nodes' intents by name, for their backward nodes.
-  std::unordered_map<std::string, bool> want16_by_node_;
+  // The intents of the forward nodes a backward node names (Node::grad_of),
+  // by name, for those backward nodes; none in a forward-only graph, so an
+  // inference plan stores nothing per node. Keys view the graph's names,
+  // collected on the first call; empty until their node is planned.
+  std::unordered_map<std::string_view, std::optional<bool>> want16_by_node_;
+  bool forward_names_collected_ = false;
   std::unordered_map<std::string, bool> fallback_;  // name -> used
 };
 

@@ -27,5 +27,8 @@ using AttrMap = std::map<std::string, Attribute, std::less<>>;
 // The attributes as the C ABI's ampx_attr array, in map order. The entries
 // point into `attrs`, which must outlive them.
 std::vector<ampx_attr> to_c_attrs(const AttrMap& attrs);
+// The same into `out` (cleared first), reusing its capacity: the planner
+// lowers every node several times.
+void to_c_attrs(const AttrMap& attrs, std::vector<ampx_attr>& out);
 
 }  // namespace ampx

@@ -1,0 +1,153 @@
+// Planning is linear in the graph's size, checked by counting rather than
+// timing (docs/benchmarks.md has the times): on graphs of repeated blocks
+// of 1k and 10k nodes, the devices and the cost models are asked the same
+// number of times (answers and predictions are memoised per node
+// signature, so a graph of repeated blocks asks each distinct node once),
+// and the planner allocates the same heap bytes per node (a buffer the size
+// of the graph made per node, the usual way planning turns quadratic, would
+// make it ten times as many). Its own executable: it counts allocations by
+// replacing the global operator new.
+#include <ampx/amp/planner.hpp>
+#include <ampx/capability/cost_model.hpp>
+#include <ampx/ir/builder.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<uint64_t> g_bytes{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) g_bytes.fetch_add(n, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+
+using namespace ampx;
+
+namespace {
+
+// The planner benchmark's graph (bench/planner_bench.cpp): residual blocks
+// MatMul -> Add -> Relu, a LayerNorm (black-listed at O2) every fifth
+// block, so the plan has Casts.
+Graph blocks(int64_t target_nodes) {
+  GraphBuilder b("blocks", 1);
+  ValueId x = b.input("x", DType::kF32, {8, 16});
+  const ValueId w = b.random_weight("w", {16, 16}, 0.1f);
+  int64_t nodes = 0;
+  for (int64_t i = 0; nodes < target_nodes; ++i) {
+    std::string p = "b";
+    p += std::to_string(i);
+    const ValueId h = b.add(OpType::kMatMul, p + ".mm", {x, w});
+    const ValueId r = b.add(OpType::kAdd, p + ".add", {h, x});
+    x = b.unary(OpType::kRelu, p + ".relu", r);
+    nodes += 3;
+    if (i % 5 == 4) {
+      x = b.layer_norm(p + ".ln", x);
+      ++nodes;
+    }
+  }
+  b.output(x);
+  return std::move(b).build();
+}
+
+// Native everywhere except `missing`; counts the questions.
+class CountingDevice final : public CapabilitySource {
+ public:
+  CountingDevice(std::string id, std::string missing)
+      : id_(std::move(id)), missing_(std::move(missing)) {}
+  int queries = 0;
+  std::string device_id() const override { return id_; }
+  Answer query(const ampx_node_desc& node) override {
+    ++queries;
+    if (missing_ == node.op_type) return {AMPX_SUPPORT_UNSUPPORTED, -1, ""};
+    return {AMPX_SUPPORT_NATIVE, 1.0, ""};
+  }
+
+ private:
+  std::string id_, missing_;
+};
+
+// f32 twice as slow as 16-bit; counts the predictions asked for.
+class CountingCost final : public capability::CostModel {
+ public:
+  int calls = 0;
+  double node_us(const ampx_node_desc& node) override {
+    ++calls;
+    return node.num_outputs > 0 && node.outputs[0].dtype == AMPX_DTYPE_F32 ? 2.0 : 1.0;
+  }
+  capability::CostEstimate estimate(const ampx_node_desc& node) override {
+    return {node_us(node), capability::CostOrigin::kMeasured};
+  }
+  std::string source() const override { return "counting"; }
+  bool measured() const override { return true; }
+};
+
+struct Work {
+  int queries = 0;      // capability questions, all devices
+  int predictions = 0;  // cost model calls, all devices
+  double bytes_per_node = 0;
+  int casts = 0;
+  size_t nodes = 0;
+};
+
+// One cost-aware O2 plan of `g` on the first `n_devices` of: a device
+// lacking LayerNorm, one lacking Relu, and the fallback that runs all.
+Work plan_counting(const Graph& g, int n_devices) {
+  CountingDevice a("a:0", n_devices > 1 ? "LayerNorm" : ""), b("b:0", "Relu"), c("c:0", "");
+  CountingCost ca, cb, cc;
+  std::vector<PlanDevice> devices = {{&a, &ca, false}, {&b, &cb, false}, {&c, &cc, true}};
+  devices.resize(static_cast<size_t>(n_devices));
+  AmpPolicy policy;
+  policy.level = AmpLevel::kO2;
+  g_bytes = 0;
+  g_counting = true;
+  AmpPlan plan = plan_amp(g, policy, devices, PlanOptions{});
+  g_counting = false;
+  Work w;
+  w.queries = a.queries + b.queries + c.queries;
+  w.predictions = ca.calls + cb.calls + cc.calls;
+  w.bytes_per_node = static_cast<double>(g_bytes.load()) / static_cast<double>(g.num_nodes());
+  w.casts = plan.summary.casts;
+  w.nodes = plan.nodes.size();
+  return w;
+}
+
+void expect_linear(int n_devices) {
+  const Graph small = blocks(1000), large = blocks(10000);
+  const Work s = plan_counting(small, n_devices), l = plan_counting(large, n_devices);
+  ASSERT_EQ(s.nodes, small.num_nodes());
+  ASSERT_EQ(l.nodes, large.num_nodes());
+  // The plans are of the sizes the graphs are (Casts around each LayerNorm).
+  EXPECT_GT(l.casts, 9 * s.casts);
+  EXPECT_GT(s.queries, 0);
+  EXPECT_GT(s.predictions, 0);
+  EXPECT_EQ(l.queries, s.queries) << "capability questions grew with the graph";
+  EXPECT_EQ(l.predictions, s.predictions) << "cost predictions grew with the graph";
+  EXPECT_GT(s.bytes_per_node, 0);
+  EXPECT_LT(l.bytes_per_node, 1.25 * s.bytes_per_node)
+      << "heap bytes per node: " << s.bytes_per_node << " at " << small.num_nodes() << " nodes, "
+      << l.bytes_per_node << " at " << large.num_nodes();
+}
+
+TEST(PlannerScaling, OneDeviceAsksAndAllocatesTheSamePerNodeAt1kAnd10kNodes) {
+  expect_linear(1);
+}
+
+TEST(PlannerScaling, ThreeDevicesAskAndAllocateTheSamePerNodeAt1kAnd10kNodes) {
+  expect_linear(3);
+}
+
+}  // namespace
