@@ -32,8 +32,8 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   opts.devices.apply_to(so);
   opts.policy.apply_to(so);
   Session session(std::move(so));
-  const PlannedModel pm = session.plan(
-      graph, opts.policy.plan_request(opts.model, opts.devices, PlanPurpose::kExport));
+  const PlannedModel pm =
+      session.plan(graph, opts.policy.plan_request(opts.model, opts.devices, PlanPurpose::kExport));
   const AmpPlan& plan = pm.plan;
   const AmpPolicy& policy = pm.policy;
   const auto& choice = pm.dtype_choice;

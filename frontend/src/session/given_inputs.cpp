@@ -32,14 +32,14 @@ std::vector<HostTensor> make_inputs(const Graph& graph, uint64_t seed,
       std::string known;
       for (const auto& t : inputs) known += (known.empty() ? "" : ", ") + t.name;
       throw std::invalid_argument("--input '" + g.spec + "': the model has no input '" + name +
-                       "' (inputs: " + known + ")");
+                                  "' (inputs: " + known + ")");
     }
     HostTensor& t = g.tensor;
     if (t.type.dtype != inputs[i].type.dtype || t.type.shape != inputs[i].type.shape)
-      throw std::invalid_argument(fmt::format("--input '{}': the file holds {}{}, input '{}' is {}{}", g.spec,
-                                   dtype_name(t.type.dtype), shape_str(t.type.shape), name,
-                                   dtype_name(inputs[i].type.dtype),
-                                   shape_str(inputs[i].type.shape)));
+      throw std::invalid_argument(
+          fmt::format("--input '{}': the file holds {}{}, input '{}' is {}{}", g.spec,
+                      dtype_name(t.type.dtype), shape_str(t.type.shape), name,
+                      dtype_name(inputs[i].type.dtype), shape_str(inputs[i].type.shape)));
     inputs[i] = std::move(t);
     given[i] = true;
   }

@@ -25,7 +25,8 @@ PlanningDevice from_profile(capability::DeviceProfile p, const PlanRequest& r) {
   d.name = p.device_name;
   d.source = "profile " + profile_origin(r);
   auto caps = std::make_shared<capability::ProfileCapabilities>(p);
-  if (r.costs == CostUse::kModel) d.cost = capability::make_profile_cost_model(std::move(p), nullptr);
+  if (r.costs == CostUse::kModel)
+    d.cost = capability::make_profile_cost_model(std::move(p), nullptr);
   d.caps = std::move(caps);
   return d;
 }
@@ -135,8 +136,8 @@ PlannedModel Session::plan(const Graph& graph, const PlanRequest& r) {
     return pm;
   }
   // `auto` ranks the devices for the graph at hand: chosen again for each.
-  if (!selection_ || spec == "auto" || selection_spec_ != spec || selection_fallback_ != r.fallback ||
-      selection_costs_ != r.costs) {
+  if (!selection_ || spec == "auto" || selection_spec_ != spec ||
+      selection_fallback_ != r.fallback || selection_costs_ != r.costs) {
     select_devices(graph, spec, r.fallback, r.costs);
     for (const std::string& line : selection_->ranking) spdlog::info("--device auto: {}", line);
   }
@@ -177,7 +178,8 @@ std::vector<PlanningDevice> Session::report_devices(const ReportRequest& r) cons
     for (const std::string& id : r.devices)
       devices.push_back(r.profile ? profile_device(pr, id) : live(id));
   } else if (r.profile) {
-    for (auto& p : capability::load_profile_file(*r.profile)) devices.push_back(from_profile(p, pr));
+    for (auto& p : capability::load_profile_file(*r.profile))
+      devices.push_back(from_profile(p, pr));
   } else {
     for (const auto& d : host_.devices()) devices.push_back(live(d.id()));
     if (devices.empty()) throw std::runtime_error("no devices found (see `ampx devices`)");

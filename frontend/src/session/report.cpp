@@ -120,8 +120,7 @@ std::optional<DeviceSelection> tuning_selection(const Graph& g, const ReportDevi
 // afresh with the device's cost model.
 AmpPlan plan_level(const Graph& g, const std::string& model, const AmpPolicy& policy,
                    const ReportDevice& dev, const DeviceSelection* sel, bool build_graph,
-                   const ReportContext& ctx, const std::vector<HostTensor>& inputs,
-                   LevelRow& row) {
+                   const ReportContext& ctx, const std::vector<HostTensor>& inputs, LevelRow& row) {
   const PlanOptions fresh{.build_graph = build_graph, .cost = dev.cost.get()};
   if (!sel) return plan_amp(g, policy, *dev.caps, fresh);
   const TunedPlanKey key = tuned_plan_key(g, policy, *sel, {});
@@ -157,7 +156,8 @@ struct Measured {
 Measured measure(const AmpPlan& plan, const ReportDevice& dev, const std::vector<HostTensor>& in,
                  const ReportContext& ctx) {
   const FusedGraph fused = fuse_for_device(plan.graph, *dev.caps);
-  Executor exec(fused.graph, *dev.device, {}, {.memory = ctx.memory(host_tensor_bytes(plan.graph))});
+  Executor exec(fused.graph, *dev.device, {},
+                {.memory = ctx.memory(host_tensor_bytes(plan.graph))});
   for (int i = 0; i < ctx.request.warmup; ++i) (void)exec.run(in);
   Measured m;
   std::vector<double> t;
@@ -273,8 +273,8 @@ capability::Report Session::report(std::span<const std::string> models,
           const AmpPlan plan =
               level == AmpLevel::kO0
                   ? plan_amp(g, policy, *dev.caps, {.build_graph = can_run, .cost = dev.cost.get()})
-                  : plan_level(g, model, policy, dev, tuning ? &*tuning : nullptr, can_run,
-                               ctx, inputs, row);
+                  : plan_level(g, model, policy, dev, tuning ? &*tuning : nullptr, can_run, ctx,
+                               inputs, row);
           const auto& s = plan.summary;
           row.intended_16bit = s.intended_16bit;
           row.effective_16bit = s.effective_16bit;

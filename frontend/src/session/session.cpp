@@ -81,8 +81,8 @@ TuneResult Session::tune(const Graph& graph, const PlannedModel& untuned, TuneOp
   if (untuned.profiled)
     throw std::invalid_argument("Session::tune: a plan from a stored profile cannot be measured");
   if (!options.db_path) options.db_path = options_.db_path;
-  return tune_plan(graph, untuned.model_key,
-                   untuned.policy, untuned.selection, untuned.pins, options);
+  return tune_plan(graph, untuned.model_key, untuned.policy, untuned.selection, untuned.pins,
+                   options);
 }
 
 std::optional<HalfChoice> Session::resolve_half(const Graph& graph, AmpPolicy& policy,

@@ -42,7 +42,7 @@ struct ReportRequest {
   int iters = 3;
   int warmup = 1;
   uint64_t seed = 1;
-  ModelOptions model_options{};   // input shapes for ONNX models
+  ModelOptions model_options{};     // input shapes for ONNX models
   std::vector<GivenInput> given{};  // every model must have these inputs
   MemoryLimit memory{};             // for every measured plan
   // Device lists to plan each model across (docs/PLACEMENT.md), resolved

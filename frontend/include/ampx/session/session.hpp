@@ -11,11 +11,11 @@
 #pragma once
 
 #include <ampx/amp/planner.hpp>
+#include <ampx/capability/report.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
-#include <ampx/capability/report.hpp>
 #include <ampx/session/compiled_model.hpp>
 #include <ampx/session/device_selection.hpp>
 #include <ampx/session/plan_request.hpp>
