@@ -68,16 +68,22 @@ TEST_F(SessionPipeline, DtypeAutoIsResolvedByTheSession) {
 TEST_F(SessionPipeline, RequestNamesItsDevicesAndFallback) {
   Session session(native_options());
   const Graph g = session.load("builtin:mlp");
+  // The session's list, with the reference as the last resort.
+  const PlannedModel first = session.plan(g, o2(PlanPurpose::kInspect));
+  ASSERT_EQ(first.selection.devices.size(), 2u);
+  EXPECT_EQ(first.selection.devices.front().device->id(), "test_native:0");
+  // Another list in the request: selected anew, not the session's reused.
   PlanRequest r = o2(PlanPurpose::kInspect);
   r.devices = "cpu_ref:0";
-  r.fallback = Fallback::kRefuse;
-  const PlannedModel pm = session.plan(g, r);
-  ASSERT_EQ(pm.selection.devices.size(), 1u);
-  EXPECT_EQ(pm.plan.device_id, "cpu_ref:0");
-  // The session's own list again, with the reference as the last resort.
-  const PlannedModel back = session.plan(g, o2(PlanPurpose::kInspect));
-  EXPECT_EQ(back.selection.devices.size(), 2u);
-  EXPECT_EQ(back.selection.devices.front().device->id(), "test_native:0");
+  const PlannedModel listed = session.plan(g, r);
+  ASSERT_EQ(listed.selection.devices.size(), 1u);
+  EXPECT_EQ(listed.plan.device_id, "cpu_ref:0");
+  // No fallback: only the listed device, even where it is not the reference.
+  PlanRequest alone = o2(PlanPurpose::kInspect);
+  alone.fallback = Fallback::kRefuse;
+  const PlannedModel refused = session.plan(g, alone);
+  ASSERT_EQ(refused.selection.devices.size(), 1u);
+  EXPECT_EQ(refused.plan.device_id, "test_native:0");
 }
 
 TEST_F(SessionPipeline, BadPinsAndProfilesAreOneLineErrors) {
