@@ -1,12 +1,7 @@
 #include "cli_common.hpp"
 
 #include <unistd.h>
-#include <ampx/capability/profile_capabilities.hpp>
-#include <ampx/capability/profile_json.hpp>
-#include <ampx/capability/store.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/npy.hpp>
-#include <ampx/tune/tuned_plan_key.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -68,48 +63,6 @@ std::vector<GivenInput> read_given_inputs(const InputArgs& args) {
     given.push_back({spec, name, std::move(t)});
   }
   return given;
-}
-
-ModelOptions with_given_inputs(ModelOptions mo, std::string_view model,
-                               const std::vector<GivenInput>& given) {
-  if (model.starts_with("builtin:")) return mo;
-  for (const GivenInput& g : given) {
-    if (mo.input_shapes.emplace(g.name, g.tensor.type.shape).second)
-      mo.input_shape_origins[g.name] = "--input " + g.spec;
-    // A shape, axes or scales computed from an input at run time are
-    // evaluated from its array at import (the plan is built for them).
-    mo.input_values[g.name] = g.tensor;
-  }
-  return mo;
-}
-
-std::vector<HostTensor> make_inputs(const Graph& graph, uint64_t seed,
-                                    std::vector<GivenInput> given_inputs) {
-  auto inputs = random_inputs(graph, seed);
-  std::vector<bool> given(inputs.size(), false);
-  for (GivenInput& g : given_inputs) {
-    const std::string& name = g.name;
-    size_t i = 0;
-    while (i < inputs.size() && inputs[i].name != name) ++i;
-    if (i == inputs.size()) {
-      std::string known;
-      for (const auto& t : inputs) known += (known.empty() ? "" : ", ") + t.name;
-      throw UsageError("--input '" + g.spec + "': the model has no input '" + name +
-                       "' (inputs: " + known + ")");
-    }
-    HostTensor& t = g.tensor;
-    if (t.type.dtype != inputs[i].type.dtype || t.type.shape != inputs[i].type.shape)
-      throw UsageError(fmt::format("--input '{}': the file holds {}{}, input '{}' is {}{}", g.spec,
-                                   dtype_name(t.type.dtype), shape_str(t.type.shape), name,
-                                   dtype_name(inputs[i].type.dtype),
-                                   shape_str(inputs[i].type.shape)));
-    inputs[i] = std::move(t);
-    given[i] = true;
-  }
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!given_inputs.empty() && !given[i])
-      spdlog::info("input '{}' not given: seeded random values", inputs[i].name);
-  return inputs;
 }
 
 void MemoryArgs::add_to(CLI::App& cmd) {
@@ -178,23 +131,36 @@ AmpPolicy PolicyOptions::to_policy() const {
   return p;
 }
 
-std::optional<HalfChoice> PolicyOptions::resolve_dtype(const Graph& graph, AmpPolicy& policy,
-                                                       CapabilitySource& device) const {
-  const PlanDevice one[] = {{&device, nullptr, false}};
-  return resolve_dtype(graph, policy, one);
+void PolicyOptions::apply_to(SessionOptions& options) const {
+  options.db_path = db_option(db);
+  options.use_costs = !no_cost;
+  options.use_tuned = !no_tuned;
 }
 
-std::optional<HalfChoice> PolicyOptions::resolve_dtype(const Graph& graph, AmpPolicy& policy,
-                                                       std::span<const PlanDevice> devices) const {
-  if (!dtype_auto()) return std::nullopt;
-  const HalfChoice c = choose_half_dtype(graph, policy, devices);
-  policy.half = c.half;
-  std::string ids;
-  for (const PlanDevice& d : devices) ids += (ids.empty() ? "" : ",") + d.caps->device_id();
-  spdlog::info("--dtype auto on {}: {} ({} nodes effectively f16, {} effectively bf16{})", ids,
-               dtype_name(c.half), c.f16_effective, c.bf16_effective,
-               c.any_native ? "" : "; no native 16-bit kernel: the plan stays f32");
-  return c;
+PlanRequest PolicyOptions::plan_request(const std::string& model, const DeviceArgs& devices,
+                                        PlanPurpose purpose) const {
+  PlanRequest r;
+  r.policy = to_policy();
+  r.half = half();
+  for (const std::string& spec : devices.place) {
+    const auto eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--place '" + spec + "': expected PATTERN=DEVICE, e.g. 'head*=cpu_ref:0'");
+    try {
+      validate_override_pattern(spec.substr(0, eq), "--place");
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    r.pins.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+  }
+  if (!profile.empty()) r.profile = std::filesystem::path(profile);
+  r.tuned = no_tuned ? TunedPlans::kIgnore : TunedPlans::kUse;
+  r.capabilities = capability_blind ? CapabilityUse::kBlind : CapabilityUse::kAware;
+  r.costs = no_cost ? CostUse::kNone : CostUse::kModel;
+  r.fallback = devices.no_fallback ? Fallback::kRefuse : Fallback::kToReference;
+  r.purpose = purpose;
+  r.model_key = model;
+  return r;
 }
 
 void add_format_option(CLI::App& cmd, Format& format) {
@@ -221,19 +187,16 @@ void setup_logging(const GlobalOptions& opts) {
   }
 }
 
-plugins::PluginHost make_plugin_host(const GlobalOptions& opts) {
-  plugins::PluginHostOptions ho;
-  for (const auto& d : opts.plugin_dirs) ho.extra_dirs.emplace_back(d);
-  ho.excluded_plugins = opts.excluded_plugins;
-  ho.log_level = static_cast<int>(spdlog::get_level());
-  // Options every plugin gets (each ignores the keys it does not document).
-  std::vector<std::string> options;
-  if (opts.threads > 0) options.push_back("threads=" + std::to_string(opts.threads));
-  if (opts.determinism == "fastest") options.emplace_back("deterministic=0");
-  for (const std::string& o : options)
-    ho.default_plugin_options += (ho.default_plugin_options.empty() ? "" : ";") + o;
-  ho.preflight = !opts.trust_plugins;
-  return plugins::PluginHost(std::move(ho));
+SessionOptions session_options(const GlobalOptions& opts) {
+  SessionOptions so;
+  for (const auto& d : opts.plugin_dirs) so.plugin_dirs.emplace_back(d);
+  so.excluded_plugins = opts.excluded_plugins;
+  so.threads = opts.threads;
+  so.determinism =
+      opts.determinism == "fastest" ? Determinism::kFastest : Determinism::kThreadCountFree;
+  so.trust_plugins = opts.trust_plugins;
+  so.log_level = static_cast<int>(spdlog::get_level());
+  return so;
 }
 
 const plugins::Device& find_device(const plugins::PluginHost& host, const std::string& id) {
@@ -242,62 +205,6 @@ const plugins::Device& find_device(const plugins::PluginHost& host, const std::s
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--device: ") + e.what());
   }
-}
-
-namespace {
-
-PlanningDevice from_profile(capability::DeviceProfile p, const PolicyOptions& po) {
-  PlanningDevice d;
-  d.id = p.device_id.empty() ? p.fingerprint : p.device_id;
-  d.name = p.device_name;
-  d.source = "profile " + po.profile;
-  auto caps = std::make_shared<capability::ProfileCapabilities>(p);
-  if (!po.no_cost) d.cost = capability::make_profile_cost_model(std::move(p), nullptr);
-  d.caps = std::move(caps);
-  return d;
-}
-
-}  // namespace
-
-std::vector<PlanningDevice> profile_devices(const PolicyOptions& po) {
-  std::vector<PlanningDevice> out;
-  for (auto& p : capability::load_profile_file(po.profile)) out.push_back(from_profile(p, po));
-  return out;
-}
-
-PlanningDevice planning_device(const plugins::PluginHost& host, const std::string& id,
-                               const PolicyOptions& po, bool need_live) {
-  if (!po.profile.empty()) {
-    const auto profiles = capability::load_profile_file(po.profile);
-    auto sel = capability::select_profile(profiles, id);
-    if (!sel) {
-      std::string have;
-      for (const auto& p : profiles) have += (have.empty() ? "" : ", ") + p.device_id;
-      throw UsageError("--profile " + po.profile + ": no device '" + id + "' (it has: " + have +
-                       ")");
-    }
-    PlanningDevice d = from_profile(*sel, po);
-    d.device = host.find_device(id);
-    if (need_live) {
-      // Running needs the device itself; the profile then only prices.
-      const plugins::Device& live = find_device(host, id);
-      d.device = &live;
-      d.caps = std::make_shared<DeviceCapabilities>(live);
-      if (!po.no_cost)
-        d.cost =
-            capability::make_profile_cost_model(*sel, capability::make_hint_cost_model(*d.caps));
-    }
-    return d;
-  }
-  const plugins::Device& live = find_device(host, id);
-  PlanningDevice d;
-  d.id = live.id();
-  d.name = live.props().name;
-  d.source = "device";
-  d.device = &live;
-  d.caps = std::make_shared<DeviceCapabilities>(live);
-  if (!po.no_cost) d.cost = live_cost_model(live, *d.caps, db_option(po.db));
-  return d;
 }
 
 void DeviceArgs::add_to(CLI::App& cmd) {
@@ -311,92 +218,6 @@ void DeviceArgs::add_to(CLI::App& cmd) {
   cmd.add_option("--place", place,
                  "PATTERN=DEVICE: run the nodes a name or prefix* matches on DEVICE (repeatable)")
       ->take_all();
-}
-
-std::vector<CapabilitySource*> PlannedModel::caps() const {
-  std::vector<CapabilitySource*> out;
-  if (profiled) {
-    out.push_back(profiled->caps.get());
-    return out;
-  }
-  for (const auto& d : selection.devices) out.push_back(d.caps.get());
-  return out;
-}
-
-std::vector<const plugins::Device*> PlannedModel::runtime_devices() const {
-  if (profiled) return {profiled->device};
-  return selection.runtime_devices();
-}
-
-namespace {
-
-void warn_fallbacks(const AmpPlan& plan) {
-  if (plan.summary.fallbacks == 0) return;
-  std::string list;
-  int shown = 0;
-  for (const NodePlan& n : plan.nodes) {
-    if (n.placement != PlacementReason::kFallback) continue;
-    if (++shown > 5) continue;
-    list += (list.empty() ? "" : ", ") + fmt::format("'{}' ({}) on {} [{}]", n.name, op_name(n.op),
-                                                     plan.devices[n.device], n.placement_note);
-  }
-  if (shown > 5) list += fmt::format(", and {} more", shown - 5);
-  spdlog::warn("{} of {} nodes fall back from their first-choice device: {}", shown,
-               plan.nodes.size(), list);
-}
-
-}  // namespace
-
-PlannedModel plan_model(const plugins::PluginHost& host, const Graph& graph,
-                        const std::string& model, const DeviceArgs& devices,
-                        const PolicyOptions& po, AmpPolicy& policy, bool build_graph,
-                        bool need_live) {
-  PlannedModel pm;
-  std::vector<std::pair<std::string, std::string>> pins;
-  for (const std::string& spec : devices.place) {
-    const auto eq = spec.rfind('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      throw UsageError("--place '" + spec + "': expected PATTERN=DEVICE, e.g. 'head*=cpu_ref:0'");
-    try {
-      validate_override_pattern(spec.substr(0, eq), "--place");
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-    pins.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
-  }
-  if (!po.profile.empty()) {
-    // A stored profile describes one device: no placement across devices.
-    const std::string id = devices.device.empty() ? std::string(kFallbackDevice) : devices.device;
-    if (id == "auto" || id.find(',') != std::string::npos || !pins.empty())
-      throw UsageError("--profile plans for one device: give --device ID, without --place");
-    pm.profiled = planning_device(host, id, po, need_live);
-    CapabilitySource& caps = *pm.profiled->caps;
-    pm.dtype_choice = po.resolve_dtype(graph, policy, caps);
-    pm.plan = plan_amp(graph, policy, caps, po.plan_options(build_graph, pm.profiled->cost.get()));
-    return pm;
-  }
-  try {
-    pm.selection = select_devices(host, graph,
-                                  {.spec = devices.device,
-                                   .fallback = !devices.no_fallback,
-                                   .use_costs = !po.no_cost,
-                                   .db_path = db_option(po.db)});
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  for (const std::string& line : pm.selection.ranking) spdlog::info("--device auto: {}", line);
-  const auto plan_devices = pm.selection.plan_devices();
-  pm.dtype_choice = po.resolve_dtype(graph, policy, plan_devices);
-  try {
-    pm.pins = pm.selection.pins(pins);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  pm.plan = plan_on_selection(graph, model, policy, pm.selection, pm.pins,
-                              po.plan_options(build_graph, nullptr), !po.no_tuned && !po.no_cost,
-                              db_option(po.db));
-  warn_fallbacks(pm.plan);
-  return pm;
 }
 
 }  // namespace ampx::cli

@@ -1,15 +1,14 @@
-// Pieces every ampx subcommand shares: the amp-policy options, output format,
-// plugin host creation and logging.
+// Pieces every ampx subcommand shares: argument parsing (the amp-policy,
+// device and model options, turned into SessionOptions and a PlanRequest),
+// output format and logging. The work itself is the Session's.
 #pragma once
 
-#include <ampx/amp/planner.hpp>
 #include <ampx/amp/policy.hpp>
-#include <ampx/capability/cost_model.hpp>
 #include <ampx/exec/memory_budget.hpp>
 #include <ampx/fileio/atomic_write.hpp>
 #include <ampx/models/load_model.hpp>
-#include <ampx/plugins/plugin_host.hpp>
-#include <ampx/session/device_selection.hpp>
+#include <ampx/session/given_inputs.hpp>
+#include <ampx/session/session.hpp>
 
 #include <charconv>
 #include <filesystem>
@@ -107,21 +106,9 @@ struct InputArgs {
   std::vector<std::string> specs;
   void add_to(CLI::App& cmd);
 };
-struct GivenInput {
-  std::string spec, name;
-  HostTensor tensor;
-};
-// Reads every array; UsageError for a malformed spec or a repeated name.
+// Reads every array; UsageError for a malformed spec or a repeated name
+// (with_given_inputs and make_inputs: ampx/session/given_inputs.hpp).
 std::vector<GivenInput> read_given_inputs(const InputArgs& args);
-// `options` plus the shape of every given array for an input --input-shape
-// does not name, and the arrays as input values (ONNX models; a built-in
-// model has fixed shapes, checked against the arrays in make_inputs).
-ModelOptions with_given_inputs(ModelOptions options, std::string_view model,
-                               const std::vector<GivenInput>& given);
-// Seeded random inputs, replaced by the given arrays, which must match the
-// graph input's dtype and shape exactly (UsageError naming the --input).
-std::vector<HostTensor> make_inputs(const Graph& graph, uint64_t seed,
-                                    std::vector<GivenInput> given);
 
 // `--max-memory SIZE`: what a plan that runs may take in all, devices and
 // host tensors together (exec/memory_budget.hpp); each device's own memory
@@ -135,7 +122,9 @@ struct MemoryArgs {
   }
 };
 
-// Options that turn into an AmpPolicy.
+struct DeviceArgs;
+
+// Options that turn into an AmpPolicy and a PlanRequest.
 struct PolicyOptions {
   std::string amp = "O0";
   std::string dtype = "f16";
@@ -152,64 +141,35 @@ struct PolicyOptions {
   std::string db;         // --db PATH: the capability database for probe data
 
   void add_to(CLI::App& cmd);
-  // --no-tuned and --profile, for the commands that plan through plan_model
-  // (plan, run, export, tune). `train` plans its step through a Session,
-  // which neither applies tuned plans nor reads profiles: it does not
-  // offer them rather than ignore them.
+  // --no-tuned and --profile, for the commands that plan through
+  // Session::plan (plan, run, export). `train` plans its step through the
+  // Trainer, which neither applies tuned plans nor reads profiles: it does
+  // not offer them rather than ignore them.
   void add_stored_plan_sources_to(CLI::App& cmd);
-  // The planner options these flags ask for; `cost` from cost_model().
-  ampx::PlanOptions plan_options(bool build_graph, capability::CostModel* cost) const {
-    return {.build_graph = build_graph,
-            .capability_blind = capability_blind,
-            .cost = no_cost ? nullptr : cost};
-  }
 
   // Throws UsageError naming the bad argument. With `--dtype auto` the
-  // policy holds f16 until resolve_dtype() has seen the device.
+  // policy holds f16 (HalfDType::kAuto in the request resolves it).
   AmpPolicy to_policy() const;
   bool dtype_auto() const { return dtype == "auto"; }
-  // Applies `--dtype auto` for `device`; logs the choice. Returns it (or
-  // nullopt when the dtype was given).
-  std::optional<HalfChoice> resolve_dtype(const Graph& graph, AmpPolicy& policy,
-                                          CapabilitySource& device) const;
-  // Across the devices of a multi-device plan (placement decides which
-  // device's answers count for a node).
-  std::optional<HalfChoice> resolve_dtype(const Graph& graph, AmpPolicy& policy,
-                                          std::span<const PlanDevice> devices) const;
+  HalfDType half() const { return dtype_auto() ? HalfDType::kAuto : HalfDType::kPolicy; }
+  // --db, --no-cost and --no-tuned, the session's.
+  void apply_to(SessionOptions& options) const;
+  // Everything a plan of MODEL depends on: these flags, and the --place
+  // pins and --no-fallback of `devices` (UsageError for a malformed pin).
+  PlanRequest plan_request(const std::string& model, const DeviceArgs& devices,
+                           PlanPurpose purpose) const;
 };
 
 void add_format_option(CLI::App& cmd, Format& format);
-// Writes `content` to `path` through a temporary file in the same directory
-// and a rename, so readers never see half a file; throws a one-line
-// std::runtime_error naming the path.
 void setup_logging(const GlobalOptions& opts);
-plugins::PluginHost make_plugin_host(const GlobalOptions& opts);
+// The Session's options the global flags set (plugin directories and
+// exclusions, threads, determinism, trust, the log level plugins get).
+SessionOptions session_options(const GlobalOptions& opts);
 // `--db PATH` as capability::resolve_db_path takes it: nullopt when not given.
 inline std::optional<std::string> db_option(const std::string& db) {
   return db.empty() ? std::nullopt : std::optional<std::string>(db);
 }
 const plugins::Device& find_device(const plugins::PluginHost& host, const std::string& id);
-
-// A device to plan for: a live one, or one described by a stored profile
-// (--profile), which can be planned and reported but not run.
-struct PlanningDevice {
-  std::string id;
-  std::string name;
-  std::string source;                       // "device" or "profile FILE"
-  const plugins::Device* device = nullptr;  // live device, if present here
-  std::shared_ptr<CapabilitySource> caps;
-  std::shared_ptr<capability::CostModel> cost;  // null with --no-cost
-};
-
-// Device `id` as the policy options say: with --profile, its entry in that
-// file (answers and costs from it; `need_live` additionally requires the
-// device here, for running); else the live device, with costs from its
-// probe data in the capability database when there is any (else the
-// plugin's hints, and the plan says so).
-PlanningDevice planning_device(const plugins::PluginHost& host, const std::string& id,
-                               const PolicyOptions& po, bool need_live);
-// Every device of the --profile file.
-std::vector<PlanningDevice> profile_devices(const PolicyOptions& po);
 
 // `--device LIST|auto`, `--no-fallback`, `--place PATTERN=DEVICE`: the
 // devices a plan or run uses (docs/PLACEMENT.md).
@@ -218,30 +178,11 @@ struct DeviceArgs {
   bool no_fallback = false;
   std::vector<std::string> place;  // PATTERN=DEVICE
   void add_to(CLI::App& cmd);
+  // --device and --no-fallback, the session's.
+  void apply_to(SessionOptions& options) const {
+    options.devices = device;
+    options.fallback = !no_fallback;
+  }
 };
-
-// A model planned on the devices the arguments name: with --profile, the one
-// device of the profile (a list is a usage error); else the live selection.
-struct PlannedModel {
-  DeviceSelection selection;               // live devices (empty with --profile)
-  std::optional<PlanningDevice> profiled;  // --profile
-  std::optional<HalfChoice> dtype_choice;  // --dtype auto
-  AmpPlan plan;
-  std::vector<DevicePin> pins;  // --place, resolved against the selection
-  // Capability sources and devices by AmpPlan::devices index.
-  std::vector<CapabilitySource*> caps() const;
-  std::vector<const plugins::Device*> runtime_devices() const;
-};
-// `need_live`: the plan will run, so --profile only prices. `build_graph`:
-// keep AmpPlan::graph. The policy's dtype is resolved in place (--dtype
-// auto asks the first listed device). Logs the `auto` ranking (info) and a
-// warning naming the nodes that fall back. A tuned plan stored for this
-// model (`model`: the MODEL argument), devices and options is applied
-// unless --no-tuned, --no-cost, --capability-blind or --profile; the plan
-// says so (AmpPlan::tuned).
-PlannedModel plan_model(const plugins::PluginHost& host, const Graph& graph,
-                        const std::string& model, const DeviceArgs& devices,
-                        const PolicyOptions& po, AmpPolicy& policy, bool build_graph,
-                        bool need_live);
 
 }  // namespace ampx::cli

@@ -32,7 +32,8 @@ const char* accumulation_name(const plugins::PluginRecord& p) {
 }
 
 int run_devices(const GlobalOptions& global, const DevicesOptions& opts) {
-  const auto host = make_plugin_host(global);
+  const Session session(session_options(global));
+  const plugins::PluginHost& host = session.host();
   if (opts.format == Format::kJson) {
     nlohmann::json j{{"schema", "ampx.devices/1"}};
     j["search_dirs"] = nlohmann::json::array();

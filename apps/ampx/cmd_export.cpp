@@ -4,8 +4,8 @@
 #include "commands.hpp"
 #include "plan_output.hpp"
 
-#include <ampx/models/load_model.hpp>
 #include <ampx/onnx/onnx_export.hpp>
+#include <ampx/session/session.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,12 +26,16 @@ struct ExportOptions {
 };
 
 int run_export(const GlobalOptions& global, const ExportOptions& opts) {
-  AmpPolicy policy = opts.policy.to_policy();
+  (void)opts.policy.to_policy();  // a bad flag fails before the model loads
   const Graph graph = load_model(opts.model, opts.model_args.to_options());
-  const auto host = make_plugin_host(global);
+  SessionOptions so = session_options(global);
+  opts.devices.apply_to(so);
+  opts.policy.apply_to(so);
+  Session session(std::move(so));
   const PlannedModel pm =
-      plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, true, false);
+      session.plan(graph, opts.policy.plan_request(opts.model, opts.devices, PlanPurpose::kExport));
   const AmpPlan& plan = pm.plan;
+  const AmpPolicy& policy = pm.policy;
   const auto& choice = pm.dtype_choice;
 
   onnx_io::ExportOptions eo;

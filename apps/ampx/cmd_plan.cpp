@@ -3,8 +3,7 @@
 #include "commands.hpp"
 #include "plan_output.hpp"
 
-#include <ampx/exec/device_capabilities.hpp>
-#include <ampx/models/load_model.hpp>
+#include <ampx/session/session.hpp>
 
 #include <iostream>
 #include <memory>
@@ -21,11 +20,14 @@ struct PlanOptions {
 };
 
 int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
-  AmpPolicy policy = opts.policy.to_policy();
+  (void)opts.policy.to_policy();  // a bad flag fails before the model loads
   const Graph graph = load_model(opts.model, opts.model_args.to_options());
-  const auto host = make_plugin_host(global);
-  const PlannedModel pm =
-      plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, false, false);
+  SessionOptions so = session_options(global);
+  opts.devices.apply_to(so);
+  opts.policy.apply_to(so);
+  Session session(std::move(so));
+  const PlannedModel pm = session.plan(
+      graph, opts.policy.plan_request(opts.model, opts.devices, PlanPurpose::kInspect));
   const AmpPlan& plan = pm.plan;
   const auto& choice = pm.dtype_choice;
   if (opts.format == Format::kJson) {

@@ -166,7 +166,8 @@ int run_probe(const GlobalOptions& global, const ProbeCliOptions& opts) {
   std::vector<std::pair<std::string, std::string>> todo;  // device id, plugin
   std::set<std::string> plugin_names;
   {
-    const auto host = make_plugin_host(global);
+    const Session session(session_options(global));
+    const plugins::PluginHost& host = session.host();
     for (const auto& p : host.plugins()) plugin_names.insert(p.name);
     for (const auto& s : host.skipped()) plugin_names.insert(s.name_hint);
     if (opts.devices.empty())
@@ -221,15 +222,16 @@ int run_probe(const GlobalOptions& global, const ProbeCliOptions& opts) {
 int run_probe_child(const GlobalOptions& global, const ChildCliOptions& opts) {
   // stdout is the parent's pipe: one line per message, flushed at once.
   try {
-    plugins::PluginHostOptions ho;
+    SessionOptions so;
     // The parent pre-flighted the plugins (or was told to trust them), and
     // this process is itself the probe's isolation.
-    ho.preflight = false;
-    for (const auto& d : global.plugin_dirs) ho.extra_dirs.emplace_back(d);
-    ho.log_level = static_cast<int>(spdlog::get_level());
-    if (global.threads > 0) ho.default_plugin_options = "threads=" + std::to_string(global.threads);
-    ho.excluded_plugins = split_csv(opts.exclude_plugins);
-    const plugins::PluginHost host(std::move(ho));
+    so.trust_plugins = true;
+    for (const auto& d : global.plugin_dirs) so.plugin_dirs.emplace_back(d);
+    so.log_level = static_cast<int>(spdlog::get_level());
+    so.threads = global.threads;
+    so.excluded_plugins = split_csv(opts.exclude_plugins);
+    const Session session(std::move(so));
+    const plugins::PluginHost& host = session.host();
     const auto& device = find_device(host, opts.device);
     std::string version;
     for (const auto& p : host.plugins())

@@ -3,7 +3,8 @@
 // text, Markdown, JSON or one HTML file.
 #include "commands.hpp"
 #include "progress_bar.hpp"
-#include "report_builder.hpp"
+
+#include <ampx/session/session.hpp>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -37,57 +38,34 @@ struct ReportOptions {
 int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   if (opts.dtype != "auto" && opts.dtype != "f16" && opts.dtype != "bf16")
     throw UsageError("--dtype '" + opts.dtype + "': expected f16, bf16 or auto");
-  const auto host = make_plugin_host(global);
-  PolicyOptions po;  // only the device-related options matter here
-  po.no_cost = opts.no_cost;
-  po.profile = opts.profile;
-  po.db = opts.db;
-  std::vector<PlanningDevice> devices;
-  if (!opts.devices.empty()) {
-    for (const auto& id : opts.devices) devices.push_back(planning_device(host, id, po, false));
-  } else if (!opts.profile.empty()) {
-    devices = profile_devices(po);
-  } else {
-    for (const auto& d : host.devices())
-      devices.push_back(planning_device(host, d.id(), po, false));
-    if (devices.empty()) throw std::runtime_error("no devices found (see `ampx devices`)");
-  }
-  // A device known only from a profile is planned and predicted, not run.
-  if (!opts.profile.empty())
-    for (auto& d : devices) d.device = nullptr;
-
-  ReportSettings settings;
-  settings.dtype = opts.dtype;
-  settings.run = !opts.no_run;
-  settings.iters = opts.iters;
-  settings.warmup = opts.warmup;
-  settings.model_options = opts.model_args.to_options();
-  settings.given = read_given_inputs(opts.inputs);
-  settings.memory = opts.memory;
-  settings.placements = opts.placements;
-  settings.host = &host;
-  settings.use_costs = !opts.no_cost;
+  ReportRequest request;
+  request.devices = opts.devices;
+  if (!opts.profile.empty()) request.profile = opts.profile;
+  request.half = opts.dtype == "auto" ? HalfDType::kAuto : HalfDType::kPolicy;
+  request.half_type = opts.dtype == "bf16" ? DType::kBF16 : DType::kF16;
+  request.runs = opts.no_run ? ReportRuns::kPredictOnly : ReportRuns::kMeasure;
+  request.iters = opts.iters;
+  request.warmup = opts.warmup;
+  request.model_options = opts.model_args.to_options();
+  request.given = read_given_inputs(opts.inputs);
+  request.memory = opts.memory.limit();
+  request.placements = opts.placements;
+  request.costs = opts.no_cost ? CostUse::kNone : CostUse::kModel;
   if (opts.tune && opts.no_tuned)
     throw UsageError("report: --tune and --no-tuned exclude each other");
-  settings.use_tuned = !opts.no_tuned;
-  settings.tune = opts.tune;
-  settings.db_path = db_option(opts.db);
-  if (!opts.placements.empty() && !opts.profile.empty())
-    throw UsageError("--placement plans live devices: it cannot be combined with --profile");
-  for (const std::string& spec : opts.placements) {
-    if (spec == "auto") continue;
-    try {
-      for (const std::string& id : parse_device_list(spec)) (void)host.device(id);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError("--placement '" + spec + "': " + e.what());
-    }
-  }
+  request.tuning = opts.tune       ? ReportTuning::kTuneMissing
+                   : opts.no_tuned ? ReportTuning::kIgnore
+                                   : ReportTuning::kUse;
+  SessionOptions so = session_options(global);
+  so.db_path = db_option(opts.db);
+  so.use_costs = !opts.no_cost;
+  Session session(std::move(so));
   ProgressBar bar("report");
-  settings.progress = [&](int done, int total, const std::string& what) {
+  request.progress = [&](int done, int total, const std::string& what) {
     bar.update(done, total, what);
     spdlog::debug("report: {}/{} {}", done, total, what);
   };
-  const capability::Report report = build_report(opts.models, devices, settings);
+  const capability::Report report = session.report(opts.models, request);
   bar.finish("done");
 
   std::string text;

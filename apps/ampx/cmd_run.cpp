@@ -1,17 +1,14 @@
 // `ampx run`: execute a plan, time it, and compare every output with the
-// f32 run on the reference backend (run_check.hpp): over the plan's
-// tolerance, one line on stderr and exit code 1.
+// f32 run on the reference backend (CompiledModel::verify_against_reference,
+// session/run_check.hpp): over the plan's tolerance, one line on stderr and
+// exit code 1.
 #include "commands.hpp"
 #include "plan_output.hpp"
-#include "run_check.hpp"
 #include "run_profile_output.hpp"
 
-#include <ampx/exec/device_capabilities.hpp>
-#include <ampx/exec/executor.hpp>
-#include <ampx/exec/fusion.hpp>
 #include <ampx/exec/npy.hpp>
 #include <ampx/fileio/atomic_write.hpp>
-#include <ampx/models/load_model.hpp>
+#include <ampx/session/session.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -28,8 +25,6 @@
 namespace ampx::cli {
 namespace {
 
-constexpr const char* kReferenceDevice = "cpu_ref:0";
-
 struct RunOptions {
   std::string model;
   DeviceArgs devices;
@@ -39,6 +34,7 @@ struct RunOptions {
   int warmup = 2;
   uint64_t seed = 1;
   bool no_fuse = false;
+  bool eager = false;        // --eager: ExecutionMode::kEager
   bool no_check = false;     // --no-check: no reference run, no verdict
   bool per_node = false;     // --per-node: profiled runs, a table per node and per op
   std::string trace;         // --trace FILE: the profiled runs as Chrome trace events
@@ -86,7 +82,7 @@ std::string fused_str(const FusedGraph& fused) {
 
 int run_run(const GlobalOptions& global, const RunOptions& opts) {
   if (!opts.trace.empty()) check_trace_path(opts.trace);
-  AmpPolicy policy = opts.policy.to_policy();
+  (void)opts.policy.to_policy();  // a bad flag fails before the model loads
   std::vector<GivenInput> given = read_given_inputs(opts.inputs);
   const Graph graph =
       load_model(opts.model, with_given_inputs(opts.model_args.to_options(), opts.model, given));
@@ -95,63 +91,50 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
         "the graph is built for the value of input '{}' (a shape, axes, scales or k "
         "computed from it): another value needs another run",
         name);
-  const auto host = make_plugin_host(global);
-  const plugins::Device* ref_device = host.find_device(kReferenceDevice);
-  if (!ref_device && !opts.no_check)
-    throw std::runtime_error(std::string("the reference device ") + kReferenceDevice +
+  SessionOptions so = session_options(global);
+  opts.devices.apply_to(so);
+  opts.policy.apply_to(so);
+  Session session(std::move(so));
+  if (!opts.no_check && !session.host().find_device(kFallbackDevice))
+    throw std::runtime_error(std::string("the reference device ") + std::string(kFallbackDevice) +
                              " is not available (see `ampx devices`; --no-check runs without it)");
   const PlannedModel pm =
-      plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, true, true);
+      session.plan(graph, opts.policy.plan_request(opts.model, opts.devices, PlanPurpose::kRun));
   const AmpPlan& plan = pm.plan;
+  const AmpPolicy& policy = pm.policy;
   const auto& choice = pm.dtype_choice;
 
   // The plan, then the reference (the same inputs through the f32 plan on
-  // cpu_ref, run after the plan's executor is gone, beside the inputs and
-  // both runs' outputs): each checked for memory before anything of it is
-  // allocated, both before the inputs are made. A plan larger than the
+  // cpu_ref, run after the plan's executor is released, beside the inputs
+  // and both runs' outputs): each checked for memory before anything of it
+  // is allocated, both before the inputs are made. A plan larger than the
   // machine is refused at once.
-  const uint64_t io_bytes = host_tensor_bytes(graph);
-  uint64_t output_bytes = 0;
-  for (ValueId v : graph.outputs()) output_bytes += graph.value(v).byte_size();
-  FusionOptions fusion;
-  if (opts.no_fuse) fusion = {.fold_batchnorm = false, .epilogues = false};
-  const FusedGraph fused = fuse_placed(plan.graph, pm.caps(), fusion);
-  auto exec =
-      std::make_unique<Executor>(fused.graph, pm.runtime_devices(), std::span<const StateBinding>{},
-                                 ExecutorOptions{.memory = opts.memory.limit(io_bytes)});
-  std::optional<DeviceCapabilities> ref_caps;
-  std::optional<AmpPlan> ref_plan;
-  if (!opts.no_check) {
-    ref_caps.emplace(*ref_device);
-    ref_plan = plan_amp(graph, AmpPolicy{}, *ref_caps);
-    const plugins::Device* ref_devices[] = {ref_device};
-    try {
-      check_memory(Executor::memory_needs(ref_plan->graph, ref_devices), ref_devices,
-                   opts.memory.limit(io_bytes + output_bytes));
-    } catch (const MemoryError& e) {
-      throw MemoryError(fmt::format("the reference run on {}: {}", kReferenceDevice, e.what()));
-    }
-  }
+  CompileOptions co{.memory = opts.memory.limit(host_tensor_bytes(graph)),
+                    .mode = opts.eager ? ExecutionMode::kEager : ExecutionMode::kCompiled,
+                    .reference = opts.no_check ? ReferenceCheck::kNone : ReferenceCheck::kPrepare};
+  if (opts.no_fuse) co.fusion = {.fold_batchnorm = false, .epilogues = false};
+  CompiledModel model = session.compile(pm, co);
+  const FusedGraph& fused = model.fused();
   const auto inputs = make_inputs(graph, opts.seed, std::move(given));
-  for (int i = 0; i < opts.warmup; ++i) (void)exec->run(inputs);
+  for (int i = 0; i < opts.warmup; ++i) (void)model.run(inputs);
   std::vector<double> times_ms, copy_ms;
   std::vector<HostTensor> outputs;
   for (int i = 0; i < opts.iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    outputs = exec->run(inputs);
+    outputs = model.run(inputs);
     const auto t1 = std::chrono::steady_clock::now();
     times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    copy_ms.push_back(exec->stats().last_run_copy_us / 1000.0);
+    copy_ms.push_back(model.stats().last_run_copy_us / 1000.0);
   }
   // Profiled runs come after the timed ones, so that their per-step waits
   // never enter the median above.
   std::vector<RunProfile> profiles;
   if (opts.per_node || !opts.trace.empty()) {
     profiles.resize(static_cast<size_t>(opts.iters));
-    for (RunProfile& p : profiles) (void)exec->run(inputs, p);
+    for (RunProfile& p : profiles) (void)model.run(inputs, p);
   }
-  const ExecutorStats st = exec->stats();
-  exec.reset();
+  const ExecutorStats st = model.stats();
+  model.release();
   std::vector<double> predicted;
   std::optional<ProfileSummary> per_node;
   if (!profiles.empty()) {
@@ -170,12 +153,8 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
 
   // Reference: the same inputs through the f32 plan on cpu_ref.
   std::optional<RunCheck> check;
-  if (ref_plan) {
-    Executor ref_exec(ref_plan->graph, *ref_device, {},
-                      {.memory = opts.memory.limit(io_bytes + output_bytes)});
-    check = check_run(graph, plan.graph, outputs, ref_exec.run(inputs));
-  }
-  const std::string reference = std::string(kReferenceDevice) + " O0 f32";
+  if (!opts.no_check) check = model.verify_against_reference(inputs, outputs);
+  const std::string reference = std::string(kFallbackDevice) + " O0 f32";
 
   // Written whatever the verdict: a failing run's outputs are the evidence.
   if (!opts.save_outputs.empty()) save_outputs(graph, outputs, opts.save_outputs);
@@ -326,6 +305,9 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
                 "plan's tolerance fails the run: one line on stderr, exit code 1)");
   cmd->add_flag("--no-fuse", opts->no_fuse,
                 "run the plan's nodes one kernel each (no BatchNorm folding, no epilogues)");
+  cmd->add_flag("--eager", opts->eager,
+                "run eagerly: each node prepared and run on its own at every run, no fusion, no "
+                "arena (ExecutionMode::kEager)");
   add_format_option(*cmd, opts->format);
   return [&global, opts] { return run_run(global, *opts); };
 }

@@ -3,8 +3,8 @@
 #include "commands.hpp"
 #include "plan_output.hpp"
 
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/models/builtin_models.hpp>
+#include <ampx/session/session.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -25,7 +25,8 @@ int run_summary(const GlobalOptions& global, const SummaryOptions& opts) {
   PolicyOptions po;
   po.dtype = opts.dtype;
   AmpPolicy base = po.to_policy();
-  const auto host = make_plugin_host(global);
+  Session session(session_options(global));
+  const plugins::PluginHost& host = session.host();
   if (host.devices().empty()) throw std::runtime_error("no devices found (see `ampx devices`)");
   nlohmann::json rows = nlohmann::json::array();
   if (opts.format == Format::kText)
@@ -35,7 +36,6 @@ int run_summary(const GlobalOptions& global, const SummaryOptions& opts) {
   for (auto model : builtin_model_names()) {
     const Graph graph = make_builtin_model(model);
     for (const auto& device : host.devices()) {
-      DeviceCapabilities caps(device);
       for (AmpLevel level : {AmpLevel::kO0, AmpLevel::kO1, AmpLevel::kO2, AmpLevel::kO3}) {
         AmpPolicy policy = base;
         policy.level = level;
@@ -43,10 +43,18 @@ int run_summary(const GlobalOptions& global, const SummaryOptions& opts) {
                            {"device", device.id()},
                            {"amp", std::string(amp_level_name(level))}};
         try {
-          po.resolve_dtype(graph, policy, caps);
+          // That device alone, without the cost step or tuned plans: what
+          // the amp level means there.
+          const PlannedModel pm = session.plan(graph, {.devices = device.id(),
+                                                       .policy = policy,
+                                                       .half = po.half(),
+                                                       .tuned = TunedPlans::kIgnore,
+                                                       .costs = CostUse::kNone,
+                                                       .fallback = Fallback::kRefuse,
+                                                       .purpose = PlanPurpose::kInspect});
+          policy = pm.policy;
           row["dtype"] = std::string(dtype_name(policy.half));
-          const AmpPlan plan =
-              plan_amp(graph, policy, caps, ampx::PlanOptions{.build_graph = false});
+          const AmpPlan& plan = pm.plan;
           const auto& s = plan.summary;
           row["summary"] = summary_to_json(s);
           if (opts.format == Format::kText)

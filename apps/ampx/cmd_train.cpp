@@ -199,15 +199,10 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     throw UsageError(fmt::format("--profile-step {}: steps count from 1", o.profile_step));
   if (!o.trace.empty()) check_trace_path(o.trace);
 
-  SessionOptions so;
+  SessionOptions so = session_options(global);
   so.devices = o.device;
-  so.excluded_plugins = global.excluded_plugins;
-  for (const auto& d : global.plugin_dirs) so.plugin_dirs.emplace_back(d);
-  so.use_costs = !o.policy.no_cost;
+  o.policy.apply_to(so);
   so.use_tuned = false;  // `ampx tune` tunes inference plans, never a training step
-  so.db_path = db_option(o.policy.db);
-  so.threads = global.threads;
-  so.trust_plugins = global.trust_plugins;
   so.max_memory_bytes = o.memory.max_memory;
   so.max_memory_origin = "--max-memory";
   Session session(so);
@@ -217,8 +212,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   // `--dtype auto`: the 16-bit type the selected devices run natively for
   // this model, as `ampx plan --dtype auto` resolves it (before the
   // Trainer, whose default loss scale depends on it).
-  if (o.policy.dtype_auto())
-    o.policy.resolve_dtype(forward, t.policy, session.select_devices(forward).plan_devices());
+  (void)session.resolve_half(forward, t.policy, o.policy.half());
   const std::string half(dtype_name(t.policy.half));
 
   train::Dataset data = train::load_dataset(o.data);
@@ -247,7 +241,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     throw UsageError(fmt::format("--profile-step {}: the run has {} steps ({} epochs of {})",
                                  o.profile_step, run_steps, o.epochs, run_steps / o.epochs));
 
-  train::Trainer trainer(session, forward, t);
+  train::Trainer trainer = session.train(forward, t);
   // Made once the model and data are known good (nothing is left behind for
   // a bad one), yet before the first epoch's work, not after it.
   if (!o.checkpoint.empty()) train::make_checkpoint_dir(o.checkpoint);

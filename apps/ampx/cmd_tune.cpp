@@ -1,14 +1,12 @@
 // `ampx tune`: measure, re-plan from the measurements, verify against O0 in
 // alternation, keep the plan that is not slower (docs/TUNING.md). The work
-// itself is tune_plan() (Session::tune runs the same); this file parses and
-// prints.
+// itself is Session::tune; this file parses and prints.
 #include "commands.hpp"
 #include "plan_output.hpp"
 #include "progress_bar.hpp"
 
 #include <ampx/capability/store.hpp>
-#include <ampx/models/load_model.hpp>
-#include <ampx/tune/tuner.hpp>
+#include <ampx/session/session.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -71,14 +69,17 @@ int run_tune(const GlobalOptions& global, TuneCliOptions& opts) {
   if (opts.policy.no_cost) throw UsageError("tune: --no-cost leaves nothing to tune");
   if (opts.policy.capability_blind)
     throw UsageError("tune: --capability-blind plans are not tuned");
-  AmpPolicy policy = opts.policy.to_policy();
+  (void)opts.policy.to_policy();  // a bad flag fails before the model loads
   std::vector<GivenInput> given = read_given_inputs(opts.inputs);
   const Graph graph =
       load_model(opts.model, with_given_inputs(opts.model_args.to_options(), opts.model, given));
-  const auto host = make_plugin_host(global);
-  PolicyOptions po = opts.policy;
-  po.no_tuned = true;  // the untuned plan is one of those compared
-  const PlannedModel pm = plan_model(host, graph, opts.model, opts.devices, po, policy, true, true);
+  SessionOptions so = session_options(global);
+  opts.devices.apply_to(so);
+  opts.policy.apply_to(so);
+  Session session(std::move(so));
+  PlanRequest request = opts.policy.plan_request(opts.model, opts.devices, PlanPurpose::kRun);
+  request.tuned = TunedPlans::kIgnore;  // the untuned plan is one of those compared
+  const PlannedModel pm = session.plan(graph, request);
   if (!given.empty()) opts.tune.inputs = make_inputs(graph, opts.tune.seed, std::move(given));
   opts.tune.memory = opts.memory.limit();
   opts.tune.store = !opts.no_store;
@@ -90,7 +91,7 @@ int run_tune(const GlobalOptions& global, TuneCliOptions& opts) {
       bar->update(static_cast<int>(f * 100), 100, std::string(what));
     };
   }
-  const TuneResult r = tune_plan(graph, opts.model, policy, pm.selection, pm.pins, opts.tune);
+  const TuneResult r = session.tune(graph, pm, opts.tune);
   if (bar) bar->finish(r.kept);
   const std::string db = capability::resolve_db_path(opts.tune.db_path).string();
   if (opts.format == Format::kJson) {

@@ -1,5 +1,6 @@
 // docs/SESSION.md's example, built as ampx_session_example and run by the
-// test suite: load a model, select devices, plan at O2, compile, run, and
+// test suite: load a model, select devices, plan at O2 with the 16-bit type
+// the devices run natively, compile, run, check against the reference, and
 // print where every node went.
 //   ampx_session_example [MODEL] [DEVICES]   (default: builtin:cnn, AMPX_DEVICES or cpu_ref:0)
 #include <ampx/session/session.hpp>
@@ -21,22 +22,35 @@ int main(int argc, char** argv) {
     const ampx::DeviceSelection& selection = session.select_devices(graph);
     for (const auto& line : selection.ranking) std::printf("auto: %s\n", line.c_str());
 
-    // 4. Precision and placement, decided together.
-    ampx::AmpPolicy policy;
-    policy.level = ampx::AmpLevel::kO2;
-    const ampx::AmpPlan plan = session.plan(graph, policy);
+    // 4. Precision and placement, decided together: one PlanRequest holds
+    //    everything the plan depends on (policy, dtype or auto, pins, a
+    //    stored profile, tuned plans, fallback, cost step).
+    ampx::PlanRequest request;
+    request.policy.level = ampx::AmpLevel::kO2;
+    request.half = ampx::HalfDType::kAuto;
+    const ampx::PlannedModel planned = session.plan(graph, request);
+    const ampx::AmpPlan& plan = planned.plan;
+    std::printf("16-bit type: %s\n", std::string(ampx::dtype_name(planned.policy.half)).c_str());
     for (const ampx::NodePlan& n : plan.nodes)
       std::printf("%-20s %-5s on %-14s %s\n", n.name.c_str(),
                   std::string(ampx::dtype_name(n.effective)).c_str(),
                   plan.devices[static_cast<size_t>(n.device)].c_str(), n.placement_text().c_str());
 
-    // 5. Compile (fusion per device, kernels, weights) and run.
-    ampx::CompiledModel model = session.compile(plan);
-    const auto outputs = model.run(ampx::random_inputs(graph, 1));
+    // 5. Compile (fusion per device, kernels, weights) and run; then the
+    //    check `ampx run` prints: every output against the O0 f32 run on
+    //    cpu_ref:0, within the tolerance of the plan's lowest precision.
+    ampx::CompiledModel model =
+        session.compile(planned, {.reference = ampx::ReferenceCheck::kPrepare});
+    const auto inputs = ampx::random_inputs(graph, 1);
+    const auto outputs = model.run(inputs);
     std::printf("%zu output(s); %d fallbacks; %d copies (%llu bytes) per run\n", outputs.size(),
                 plan.summary.fallbacks, model.stats().copies,
                 static_cast<unsigned long long>(model.stats().copy_bytes));
-    return 0;
+    model.release();  // the plan's memory back before the reference runs
+    const ampx::RunCheck check = model.verify_against_reference(inputs, outputs);
+    std::printf("check: %s (tolerance %.1e)\n", check.passed() ? "passed" : "FAILED",
+                check.tolerance);
+    return check.passed() ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -112,7 +112,7 @@ TEST(MemoryBudget, NeedsMatchWhatTheExecutorHolds) {
 TEST(MemoryBudget, SessionCompileTakesTheLimit) {
   const Graph g = make_builtin_model("mlp");
   Session tight({.devices = "cpu_ref:0", .use_costs = false, .max_memory_bytes = 4096});
-  const AmpPlan plan = tight.plan(g, {});
+  const AmpPlan plan = tight.plan(g, AmpPolicy{});
   try {
     (void)tight.compile(plan);
     ADD_FAILURE() << "not refused";
@@ -120,7 +120,7 @@ TEST(MemoryBudget, SessionCompileTakesTheLimit) {
     EXPECT_THAT(e.what(), HasSubstr("more than SessionOptions::max_memory_bytes allows (4.0 KiB)"));
   }
   Session roomy({.devices = "cpu_ref:0", .use_costs = false, .max_memory_bytes = kGiB});
-  EXPECT_NO_THROW((void)roomy.compile(roomy.plan(g, {})));
+  EXPECT_NO_THROW((void)roomy.compile(roomy.plan(g, AmpPolicy{})));
 }
 
 TEST(MemoryBudget, BytesText) {

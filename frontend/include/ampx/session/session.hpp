@@ -1,20 +1,26 @@
-// The C++ entry point that mirrors the CLI: load plugins (minus excluded
-// ones) -> load a model -> choose devices -> plan (precision and placement)
-// -> compile (fusion, executor) -> run. docs/SESSION.md has an example.
+// The one pipeline, which the CLI is a shell around: load plugins (minus
+// excluded ones) -> load a model -> choose devices -> plan (precision and
+// placement) -> compile (fusion, executor) -> run; and tune, report and
+// train on the same plugins. docs/SESSION.md has an example.
 //
 //   ampx::Session session({.devices = "vulkan:0,onednn:0"});
 //   ampx::Graph graph = session.load("model.onnx");
-//   ampx::AmpPlan plan = session.plan(graph, {.level = ampx::AmpLevel::kO2});
-//   ampx::CompiledModel model = session.compile(plan);
+//   ampx::PlannedModel planned = session.plan(graph, {.policy = {.level = ampx::AmpLevel::kO2}});
+//   ampx::CompiledModel model = session.compile(planned);
 //   auto outputs = model.run(inputs);
 #pragma once
 
 #include <ampx/amp/planner.hpp>
+#include <ampx/capability/report.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/compiled_model.hpp>
 #include <ampx/session/device_selection.hpp>
+#include <ampx/session/plan_request.hpp>
+#include <ampx/session/planned_model.hpp>
+#include <ampx/session/report_request.hpp>
 #include <ampx/session/shape_cached_model.hpp>
 #include <ampx/tune/tuner.hpp>
 
@@ -27,6 +33,16 @@
 #include <vector>
 
 namespace ampx {
+
+namespace train {
+class Trainer;
+struct TrainerOptions;
+}  // namespace train
+
+// `--determinism`: kThreadCountFree (the default, docs/OPS.md's promise:
+// every node's bits are the same at any thread count) or kFastest (passed
+// to every plugin as deterministic=0).
+enum class Determinism { kThreadCountFree, kFastest };
 
 struct SessionOptions {
   // Device list in preference order, or "auto"; empty: AMPX_DEVICES, else
@@ -47,6 +63,10 @@ struct SessionOptions {
   // Per plugin name: "key=value;..." for plugin_create, ahead of `threads`
   // (PluginHostOptions::plugin_options), e.g. {"onednn", "debug_counters=1"}.
   std::map<std::string, std::string, std::less<>> plugin_options{};
+  Determinism determinism = Determinism::kThreadCountFree;
+  // The host log level plugins get (0 = trace .. 6 = off); nullopt: the
+  // process's spdlog level when the Session is made.
+  std::optional<int> log_level{};
   // true: plugins load in-process at once, without the pre-flight child
   // (PluginHostOptions::preflight).
   bool trust_plugins = false;
@@ -57,30 +77,6 @@ struct SessionOptions {
   uint64_t max_memory_bytes = 0;
   // Names that limit in the refusal (the CLI: "--max-memory").
   std::string max_memory_origin = "SessionOptions::max_memory_bytes";
-};
-
-// A plan made ready to run: fused per device, kernels prepared, weights
-// uploaded. Keeps its graph; the Session (its plugins) must outlive it.
-class CompiledModel {
- public:
-  std::vector<HostTensor> run(std::span<const HostTensor> inputs) { return executor_->run(inputs); }
-  // A profiled run (`ampx run --per-node/--trace`): every kernel and copy
-  // timed, see exec/run_profile.hpp for the summary and the trace file.
-  std::vector<HostTensor> run(std::span<const HostTensor> inputs, RunProfile& profile) {
-    return executor_->run(inputs, profile);
-  }
-  const ExecutorStats& stats() const { return executor_->stats(); }
-  const FusedGraph& fused() const { return *fused_; }
-  // The executor itself: its device-resident state (training), profiles.
-  Executor& executor() { return *executor_; }
-  const Executor& executor() const { return *executor_; }
-
- private:
-  friend class Session;
-  CompiledModel(std::unique_ptr<FusedGraph> fused, std::unique_ptr<Executor> executor)
-      : fused_(std::move(fused)), executor_(std::move(executor)) {}
-  std::unique_ptr<FusedGraph> fused_;  // heap: the executor refers to its graph
-  std::unique_ptr<Executor> executor_;
 };
 
 class Session {
@@ -95,7 +91,20 @@ class Session {
   const DeviceSelection& select_devices(const Graph& graph);
   const DeviceSelection& selection() const;
 
-  // Precision and placement for every node (docs/PLACEMENT.md). `pins`:
+  // Precision and placement for every node (docs/PLACEMENT.md), with what
+  // it was planned with: the one planning path of the CLI's plan, run,
+  // export and tune. Selects the devices (again when the request's fallback
+  // or cost step differs from the selection made); logs the `auto` ranking
+  // (info), the `--dtype auto` choice (info) and the nodes that fall back
+  // (warning). A stored profile (PlanRequest::profile) plans for its one
+  // device. std::invalid_argument for a bad pin, device or profile entry.
+  PlannedModel plan(const Graph& graph, const PlanRequest& request);
+  // Fusion (never across devices) and an executor over the planned
+  // devices (PlanPurpose::kRun); the reference too with
+  // CompileOptions::reference.
+  CompiledModel compile(const PlannedModel& planned, const CompileOptions& options = {}) const;
+  // The plan alone, with the session's defaults for what PlanRequest
+  // names (the Trainer and ShapeCachedModel plan this way). `pins`:
   // pattern (name or prefix*) -> device id of the selection.
   AmpPlan plan(const Graph& graph, const AmpPolicy& policy, const PlanOptions& options = {},
                std::span<const std::pair<std::string, std::string>> pins = {});
@@ -104,11 +113,30 @@ class Session {
   // the session's database).
   TuneResult tune(const Graph& graph, const AmpPolicy& policy, TuneOptions options = {},
                   std::span<const std::pair<std::string, std::string>> pins = {});
+  // The same, from an untuned plan of this session (PlanRequest::tuned
+  // kIgnore: the untuned plan is one of those compared); live devices only.
+  TuneResult tune(const Graph& graph, const PlannedModel& untuned, TuneOptions options = {});
+  // `ampx report`: every model on every requested device at each amp
+  // level (report_request.hpp); the result renders as text, Markdown,
+  // JSON or HTML (capability/report.hpp).
+  capability::Report report(std::span<const std::string> models, const ReportRequest& request);
+  // `--dtype auto` (HalfDType::kAuto): sets policy.half to the 16-bit type
+  // the selected devices run natively for `graph` (choose_half_dtype) and
+  // logs the choice; nullopt and no change for kPolicy.
+  std::optional<HalfChoice> resolve_half(const Graph& graph, AmpPolicy& policy, HalfDType half);
+  // `ampx train`: a Trainer of `forward` on this session's devices; with
+  // HalfDType::kAuto the 16-bit type is resolved first (it sets the
+  // default loss scale). Include <ampx/train/trainer.hpp> to use it.
+  train::Trainer train(Graph forward, train::TrainerOptions options,
+                       HalfDType half = HalfDType::kPolicy);
   // Fusion (never across devices) and an executor over the plan's devices;
   // `state`: the graph inputs and outputs that stay on the device between
   // runs (a training step's weights, see exec/executor.hpp).
   CompiledModel compile(const AmpPlan& plan, const FusionOptions& fusion = {},
                         std::span<const StateBinding> state = {}) const;
+  // The devices of a live plan's AmpPlan::devices (std::invalid_argument
+  // naming an unknown one).
+  const plugins::Device& device(std::string_view id) const { return host_.device(id); }
   // An ONNX model planned for the shapes it is run with, its compiled
   // plans cached by input shapes (shape_cached_model.hpp). The session
   // must outlive it; its device selection is made at the first run.
@@ -116,9 +144,27 @@ class Session {
                                      ShapeCacheOptions cache = {});
 
  private:
+  const DeviceSelection& select_devices(const Graph& graph, const std::string& spec,
+                                        Fallback fallback, CostUse costs);
+  // `--dtype auto` across `devices` (logs the choice); nullopt for kPolicy.
+  std::optional<HalfChoice> resolve_half(const Graph& graph, AmpPolicy& policy, HalfDType half,
+                                         std::span<const PlanDevice> devices) const;
+  PlanningDevice profile_device(const PlanRequest& request, const std::string& id) const;
+  // ReportRequest::devices (or every device), live or from the profile;
+  // the placement lists checked against the plugins.
+  std::vector<PlanningDevice> report_devices(const ReportRequest& request) const;
+  CompiledModel compile_graph(const Graph& graph, std::span<const CapabilitySource* const> caps,
+                              std::span<const plugins::Device* const> devices,
+                              const CompileOptions& options) const;
+
   SessionOptions options_;
   plugins::PluginHost host_;
   std::optional<DeviceSelection> selection_;
+  // What selection_ was made with (plan(graph, request) makes it again for
+  // another device list, fallback or cost step).
+  std::string selection_spec_;
+  Fallback selection_fallback_ = Fallback::kToReference;
+  CostUse selection_costs_ = CostUse::kModel;
 };
 
 }  // namespace ampx

@@ -1,4 +1,6 @@
-#include "report_builder.hpp"
+// Session::report: what each amp level means for models on devices
+// (report_request.hpp; rendered by capability/report.hpp).
+#include <ampx/session/session.hpp>
 
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/executor.hpp>
@@ -15,10 +17,11 @@
 #include <map>
 #include <thread>
 
-namespace ampx::cli {
+namespace ampx {
 
 namespace {
 
+using ReportDevice = PlanningDevice;
 using capability::CoverageCell;
 using capability::LevelRow;
 
@@ -38,6 +41,18 @@ std::string cpu_model() {
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
   return "unknown CPU";
 }
+
+// What the steps below share: the session's plugins and database, the request.
+struct ReportContext {
+  const plugins::PluginHost& host;
+  const ReportRequest& request;
+  const std::optional<std::string>& db_path;
+  MemoryLimit memory(uint64_t host_bytes) const {
+    MemoryLimit m = request.memory;
+    m.host_bytes += host_bytes;
+    return m;
+  }
+};
 
 double median_ms(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -87,13 +102,13 @@ void add_coverage(const Graph& g, const ReportDevice& dev,
 // one per device and model so that what one level's tuning measured prices
 // the next; nullopt where the report plans afresh only.
 std::optional<DeviceSelection> tuning_selection(const Graph& g, const ReportDevice& dev,
-                                                const ReportSettings& settings) {
-  if (!settings.use_tuned || !settings.use_costs || !dev.device || !settings.host)
+                                                const ReportContext& ctx) {
+  if (ctx.request.tuning == ReportTuning::kIgnore || ctx.request.costs == CostUse::kNone ||
+      !dev.device)
     return std::nullopt;
   try {
     return select_devices(
-        *settings.host, g,
-        {.spec = dev.id, .fallback = true, .use_costs = true, .db_path = settings.db_path});
+        ctx.host, g, {.spec = dev.id, .fallback = true, .use_costs = true, .db_path = ctx.db_path});
   } catch (const std::exception& e) {
     spdlog::warn("report: no tuned plans for {}: {}", dev.id, e.what());
     return std::nullopt;
@@ -101,24 +116,23 @@ std::optional<DeviceSelection> tuning_selection(const Graph& g, const ReportDevi
 }
 
 // A level's plan on one device: the stored tuned plan for it where one
-// matches (tuned on the spot first with settings.tune), else planned
+// matches (tuned on the spot first with ReportTuning::kTuneMissing), else planned
 // afresh with the device's cost model.
 AmpPlan plan_level(const Graph& g, const std::string& model, const AmpPolicy& policy,
                    const ReportDevice& dev, const DeviceSelection* sel, bool build_graph,
-                   const ReportSettings& settings, const std::vector<HostTensor>& inputs,
-                   LevelRow& row) {
+                   const ReportContext& ctx, const std::vector<HostTensor>& inputs, LevelRow& row) {
   const PlanOptions fresh{.build_graph = build_graph, .cost = dev.cost.get()};
   if (!sel) return plan_amp(g, policy, *dev.caps, fresh);
   const TunedPlanKey key = tuned_plan_key(g, policy, *sel, {});
-  std::optional<StoredTuning> stored = find_tuned_plan(g, model, key, settings.db_path);
-  if (!stored && settings.tune) {
-    TuneOptions o = settings.tune_options;
-    o.db_path = settings.db_path;
+  std::optional<StoredTuning> stored = find_tuned_plan(g, model, key, ctx.db_path);
+  if (!stored && ctx.request.tuning == ReportTuning::kTuneMissing) {
+    TuneOptions o = ctx.request.tune_options;
+    o.db_path = ctx.db_path;
     o.store = true;
     o.inputs = inputs;
-    o.memory = settings.memory.limit();
+    o.memory = ctx.memory(0);
     (void)tune_plan(g, model, policy, *sel, {}, o);
-    stored = find_tuned_plan(g, model, key, settings.db_path);
+    stored = find_tuned_plan(g, model, key, ctx.db_path);
   }
   if (!stored) return plan_amp(g, policy, *dev.caps, fresh);
   // The selection's cost model holds what tuning just measured.
@@ -140,14 +154,14 @@ struct Measured {
 };
 
 Measured measure(const AmpPlan& plan, const ReportDevice& dev, const std::vector<HostTensor>& in,
-                 const ReportSettings& s) {
+                 const ReportContext& ctx) {
   const FusedGraph fused = fuse_for_device(plan.graph, *dev.caps);
   Executor exec(fused.graph, *dev.device, {},
-                {.memory = s.memory.limit(host_tensor_bytes(plan.graph))});
-  for (int i = 0; i < s.warmup; ++i) (void)exec.run(in);
+                {.memory = ctx.memory(host_tensor_bytes(plan.graph))});
+  for (int i = 0; i < ctx.request.warmup; ++i) (void)exec.run(in);
   Measured m;
   std::vector<double> t;
-  for (int i = 0; i < s.iters; ++i) {
+  for (int i = 0; i < ctx.request.iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     m.outputs = exec.run(in);
     t.push_back(
@@ -161,15 +175,20 @@ Measured measure(const AmpPlan& plan, const ReportDevice& dev, const std::vector
 
 namespace {
 
+DType report_half(const ReportRequest& r, const Graph& g, const AmpPolicy& policy,
+                  std::span<const PlanDevice> devices) {
+  return r.half == HalfDType::kAuto ? choose_half_dtype(g, policy, devices).half : r.half_type;
+}
+
 capability::PlacementSection placement_section(const Graph& g, const std::string& spec,
-                                               const ReportSettings& settings) {
+                                               const ReportContext& ctx) {
   capability::PlacementSection sec;
   sec.spec = spec;
-  const DeviceSelection sel = select_devices(*settings.host, g,
+  const DeviceSelection sel = select_devices(ctx.host, g,
                                              {.spec = spec,
                                               .fallback = true,
-                                              .use_costs = settings.use_costs,
-                                              .db_path = settings.db_path});
+                                              .use_costs = ctx.request.costs == CostUse::kModel,
+                                              .db_path = ctx.db_path});
   for (const auto& d : sel.devices) sec.devices.push_back(d.device->id());
   const auto devices = sel.plan_devices();
   for (AmpLevel level : {AmpLevel::kO0, AmpLevel::kO1, AmpLevel::kO2, AmpLevel::kO3}) {
@@ -178,9 +197,7 @@ capability::PlacementSection placement_section(const Graph& g, const std::string
     try {
       AmpPolicy policy;
       policy.level = level;
-      policy.half = settings.dtype == "auto"   ? choose_half_dtype(g, policy, devices).half
-                    : settings.dtype == "bf16" ? DType::kBF16
-                                               : DType::kF16;
+      policy.half = report_half(ctx.request, g, policy, devices);
       row.dtype = std::string(dtype_name(policy.half));
       const AmpPlan plan = plan_amp(g, policy, devices, {.build_graph = false});
       const auto& s = plan.summary;
@@ -208,14 +225,16 @@ capability::PlacementSection placement_section(const Graph& g, const std::string
 
 }  // namespace
 
-capability::Report build_report(const std::vector<std::string>& models,
-                                const std::vector<ReportDevice>& devices,
-                                const ReportSettings& settings) {
+capability::Report Session::report(std::span<const std::string> models,
+                                   const ReportRequest& settings) {
+  // The devices first: a bad id or profile fails before any work.
+  const std::vector<ReportDevice> devices = report_devices(settings);
+  const ReportContext ctx{host_, settings, options_.db_path};
   capability::Report report;
   report.generated_at = utc_now();
   report.host = cpu_model() + ", " +
                 std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
-  report.ran = settings.run;
+  report.ran = settings.runs == ReportRuns::kMeasure;
   const AmpLevel levels[] = {AmpLevel::kO0, AmpLevel::kO1, AmpLevel::kO2, AmpLevel::kO3};
   const int total = static_cast<int>(models.size() * devices.size() * std::size(levels));
   int done = 0;
@@ -234,8 +253,8 @@ capability::Report build_report(const std::vector<std::string>& models,
       sec.source = dev.source;
       sec.cost_source = dev.cost ? dev.cost->source() : "none (--no-cost)";
       add_coverage(g, dev, coverage);
-      const bool can_run = settings.run && dev.device;
-      const std::optional<DeviceSelection> tuning = tuning_selection(g, dev, settings);
+      const bool can_run = settings.runs == ReportRuns::kMeasure && dev.device;
+      const std::optional<DeviceSelection> tuning = tuning_selection(g, dev, ctx);
       std::optional<Measured> o0;
       for (AmpLevel level : levels) {
         if (settings.progress)
@@ -247,17 +266,15 @@ capability::Report build_report(const std::vector<std::string>& models,
         try {
           AmpPolicy policy;
           policy.level = level;
-          if (settings.dtype == "auto") {
-            policy.half = choose_half_dtype(g, policy, *dev.caps).half;
-          } else {
-            policy.half = settings.dtype == "bf16" ? DType::kBF16 : DType::kF16;
-          }
+          policy.half = settings.half == HalfDType::kAuto
+                            ? choose_half_dtype(g, policy, *dev.caps).half
+                            : settings.half_type;
           row.dtype = std::string(dtype_name(policy.half));
           const AmpPlan plan =
               level == AmpLevel::kO0
                   ? plan_amp(g, policy, *dev.caps, {.build_graph = can_run, .cost = dev.cost.get()})
-                  : plan_level(g, model, policy, dev, tuning ? &*tuning : nullptr, can_run,
-                               settings, inputs, row);
+                  : plan_level(g, model, policy, dev, tuning ? &*tuning : nullptr, can_run, ctx,
+                               inputs, row);
           const auto& s = plan.summary;
           row.intended_16bit = s.intended_16bit;
           row.effective_16bit = s.effective_16bit;
@@ -266,7 +283,7 @@ capability::Report build_report(const std::vector<std::string>& models,
           row.casts = s.casts - s.casts_on_constants;
           row.predicted_ms = plan.predicted_us >= 0 ? plan.predicted_us / 1000.0 : -1;
           if (can_run) {
-            Measured m = measure(plan, dev, inputs, settings);
+            Measured m = measure(plan, dev, inputs, ctx);
             row.measured_ms = m.ms;
             if (level == AmpLevel::kO0) o0 = std::move(m);
             if (o0) {
@@ -287,7 +304,7 @@ capability::Report build_report(const std::vector<std::string>& models,
       mr.devices.push_back(std::move(sec));
     }
     for (const std::string& spec : settings.placements)
-      mr.placements.push_back(placement_section(g, spec, settings));
+      mr.placements.push_back(placement_section(g, spec, ctx));
     for (auto& [op, row] : coverage) {
       row.nodes = 0;
       for (const Node& n : g.nodes()) {
@@ -306,4 +323,4 @@ capability::Report build_report(const std::vector<std::string>& models,
   return report;
 }
 
-}  // namespace ampx::cli
+}  // namespace ampx

@@ -1,7 +1,7 @@
-// `ampx run`'s check: each output of the plan against the same inputs run
-// through the O0 f32 plan on cpu_ref:0, judged by the op set's whole-model
-// tolerance of the lowest precision the plan computes in (docs/PLANNER.md,
-// "The run check").
+// `ampx run`'s check (CompiledModel::verify_against_reference): each output
+// of the plan against the same inputs run through the O0 f32 plan on
+// cpu_ref:0, judged by the op set's whole-model tolerance of the lowest
+// precision the plan computes in (docs/PLANNER.md, "The run check").
 #pragma once
 
 #include <ampx/exec/host_tensor.hpp>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace ampx::cli {
+namespace ampx {
 
 struct OutputCheck {
   std::string name;
@@ -39,10 +39,15 @@ struct RunCheck {
 // bf16 if any value is bf16, else f16 if any is f16, else f32.
 DType lowest_precision(const Graph& plan_graph);
 
-// `outputs` of the plan against `reference` (the O0 f32 run on cpu_ref), in
-// the order of `model`'s outputs.
+// `outputs` of the plan against `reference` (the O0 f32 run on cpu_ref),
+// named by `output_names` (the model's outputs, in order), judged by the
+// tolerance of `tolerance_dtype` (lowest_precision of the plan's graph).
+RunCheck check_run(const std::vector<std::string>& output_names, DType tolerance_dtype,
+                   const std::vector<HostTensor>& outputs,
+                   const std::vector<HostTensor>& reference);
+// The same, the names from `model` and the dtype from `plan_graph`.
 RunCheck check_run(const Graph& model, const Graph& plan_graph,
                    const std::vector<HostTensor>& outputs,
                    const std::vector<HostTensor>& reference);
 
-}  // namespace ampx::cli
+}  // namespace ampx

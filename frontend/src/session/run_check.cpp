@@ -1,4 +1,4 @@
-#include "run_check.hpp"
+#include <ampx/session/run_check.hpp>
 
 #include <ampx/opset/tolerances.hpp>
 
@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace ampx::cli {
+namespace ampx {
 
 bool RunCheck::passed() const {
   return std::all_of(outputs.begin(), outputs.end(), [](const OutputCheck& o) { return o.passed; });
@@ -39,12 +39,20 @@ DType lowest_precision(const Graph& plan_graph) {
 RunCheck check_run(const Graph& model, const Graph& plan_graph,
                    const std::vector<HostTensor>& outputs,
                    const std::vector<HostTensor>& reference) {
+  std::vector<std::string> names;
+  for (ValueId v : model.outputs()) names.push_back(model.value(v).name);
+  return check_run(names, lowest_precision(plan_graph), outputs, reference);
+}
+
+RunCheck check_run(const std::vector<std::string>& output_names, DType tolerance_dtype,
+                   const std::vector<HostTensor>& outputs,
+                   const std::vector<HostTensor>& reference) {
   RunCheck c;
-  c.tolerance_dtype = lowest_precision(plan_graph);
+  c.tolerance_dtype = tolerance_dtype;
   c.tolerance = opset::model_tolerance(to_c(c.tolerance_dtype));
   for (size_t i = 0; i < outputs.size(); ++i) {
     OutputCheck o;
-    o.name = model.value(model.outputs()[i]).name;
+    o.name = output_names.at(i);
     o.max_rel_error = max_relative_error(outputs[i], reference[i]);
     if (is_float(outputs[i].type.dtype)) {
       // NaN fails too (a comparison with NaN is false).
@@ -66,4 +74,4 @@ RunCheck check_run(const Graph& model, const Graph& plan_graph,
   return c;
 }
 
-}  // namespace ampx::cli
+}  // namespace ampx
