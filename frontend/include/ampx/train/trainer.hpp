@@ -35,10 +35,6 @@ struct Dataset {
   int64_t size() const { return inputs.type.shape.empty() ? 0 : inputs.type.shape[0]; }
 };
 
-// Trainer's refusal of TrainerOptions::eager, one line.
-inline constexpr const char* kEagerNotImplemented =
-    "eager dispatch (--eager) is not implemented yet: training runs the compiled step only";
-
 struct TrainerOptions {
   TrainingGraphOptions graph;
   AmpPolicy policy;
@@ -47,10 +43,11 @@ struct TrainerOptions {
   // Plan as a policy-string framework would (PlanOptions::capability_blind):
   // cpu_ref's emulated 16-bit then really rounds to 16-bit on any machine.
   bool capability_blind = false;
-  // PyNative-style dispatch, node by node: not implemented yet (it comes
-  // with one execution plan that a compiled and an eager executor both
-  // run). true: the Trainer refuses with kEagerNotImplemented rather than
-  // run the compiled step under the eager name.
+  // PyNative-style dispatch (exec/eager_executor.hpp): the planned step,
+  // unfused, run node by node, each kernel prepared and given buffers of its
+  // own at every step, the state kept on the device between steps. The
+  // update is always per tensor (update_lowering's fused pass is a
+  // compiler's), and ExecutorOptions' memory limit is not applied.
   bool eager = false;
   // The loss-scale schedule; unset: the level's default
   // (LossScaleOptions::default_for). It also decides whether an overflowed
