@@ -4,6 +4,8 @@
 #include "plan_output.hpp"
 
 #include <ampx/exec/device_capabilities.hpp>
+#include <ampx/exec/fusion.hpp>
+#include <ampx/exec/lower.hpp>
 #include <ampx/models/load_model.hpp>
 
 #include <iostream>
@@ -18,15 +20,21 @@ struct PlanOptions {
   ModelArgs model_args;
   PolicyOptions policy;
   Format format = Format::kText;
+  bool lowered = false;  // --lowered: the ExecutionPlan `ampx run` executes
 };
 
 int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   AmpPolicy policy = opts.policy.to_policy();
   const Graph graph = load_model(opts.model, opts.model_args.to_options());
   const auto host = make_plugin_host(global);
-  const PlannedModel pm =
-      plan_model(host, graph, opts.model, opts.devices, opts.policy, policy, false, false);
+  const PlannedModel pm = plan_model(host, graph, opts.model, opts.devices, opts.policy, policy,
+                                     opts.lowered, opts.lowered);
   const AmpPlan& plan = pm.plan;
+  if (opts.lowered) {
+    const FusedGraph fused = fuse_placed(plan.graph, pm.caps());
+    std::cout << to_text(lower(fused.graph, lowering_devices(pm.runtime_devices())));
+    return 0;
+  }
   const auto& choice = pm.dtype_choice;
   if (opts.format == Format::kJson) {
     auto j = plan_to_json(plan, opts.model);
@@ -55,6 +63,9 @@ Action add_plan_command(CLI::App& app, const GlobalOptions& global) {
   opts->policy.add_to(*cmd);
   opts->policy.add_stored_plan_sources_to(*cmd);
   add_format_option(*cmd, opts->format);
+  cmd->add_flag("--lowered", opts->lowered,
+                "print the execution plan `ampx run` executes (fused steps, copies, arena "
+                "offsets, state) instead of the precision plan");
   return [&global, opts] { return run_plan(global, *opts); };
 }
 

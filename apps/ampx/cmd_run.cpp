@@ -9,6 +9,7 @@
 #include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
+#include <ampx/exec/lower.hpp>
 #include <ampx/exec/npy.hpp>
 #include <ampx/fileio/atomic_write.hpp>
 #include <ampx/models/load_model.hpp>
@@ -39,6 +40,7 @@ struct RunOptions {
   int warmup = 2;
   uint64_t seed = 1;
   bool no_fuse = false;
+  bool eager = false;        // --eager: the EagerExecutor, node by node (implies --no-fuse)
   bool no_check = false;     // --no-check: no reference run, no verdict
   bool per_node = false;     // --per-node: profiled runs, a table per node and per op
   std::string trace;         // --trace FILE: the profiled runs as Chrome trace events
@@ -114,11 +116,12 @@ int run_run(const GlobalOptions& global, const RunOptions& opts) {
   uint64_t output_bytes = 0;
   for (ValueId v : graph.outputs()) output_bytes += graph.value(v).byte_size();
   FusionOptions fusion;
-  if (opts.no_fuse) fusion = {.fold_batchnorm = false, .epilogues = false};
+  if (opts.no_fuse || opts.eager) fusion = {.fold_batchnorm = false, .epilogues = false};
   const FusedGraph fused = fuse_placed(plan.graph, pm.caps(), fusion);
-  auto exec =
-      std::make_unique<Executor>(fused.graph, pm.runtime_devices(), std::span<const StateBinding>{},
-                                 ExecutorOptions{.memory = opts.memory.limit(io_bytes)});
+  std::unique_ptr<PlanExecutor> exec =
+      make_executor(lower(fused.graph, lowering_devices(pm.runtime_devices())),
+                    opts.eager ? ExecutionMode::kEager : ExecutionMode::kCompiled,
+                    pm.runtime_devices(), ExecutorOptions{.memory = opts.memory.limit(io_bytes)});
   std::optional<DeviceCapabilities> ref_caps;
   std::optional<AmpPlan> ref_plan;
   if (!opts.no_check) {
@@ -324,6 +327,9 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--no-check", opts->no_check,
                 "skip the reference run on cpu_ref:0 and its check (by default an output over the "
                 "plan's tolerance fails the run: one line on stderr, exit code 1)");
+  cmd->add_flag("--eager", opts->eager,
+                "run node by node as PyNative mode does: no fusion, no arena, each kernel "
+                "prepared and given buffers of its own at every run");
   cmd->add_flag("--no-fuse", opts->no_fuse,
                 "run the plan's nodes one kernel each (no BatchNorm folding, no epilogues)");
   add_format_option(*cmd, opts->format);

@@ -107,6 +107,9 @@ EagerExecutor::EagerExecutor(ExecutionPlan plan, std::span<const plugins::Device
     if (const auto* k = std::get_if<KernelStep>(&s))
       ++stats_.kernels_per_device[static_cast<size_t>(k->device)];
   for (int n : stats_.kernels_per_device) stats_.kernels += n;
+  // A run's buffers all live until it ends: its peak is their sum.
+  for (const DeviceMemoryNeed& m : needs_) stats_.arena_bytes += m.arena_bytes;
+  stats_.no_reuse_bytes = stats_.arena_bytes;
 }
 
 // One run's buffers: per device, by ValueId.
