@@ -334,9 +334,10 @@ TEST(TrainCli, EagerTrainsLikeTheCompiledStep) {
   const std::string base =
       kTrain + " --amp O0 --epochs 2 --batch 4 --format json --data " + data.string();
   const Result compiled = ampx(base);
-  const Result eager = ampx(base + " --eager");
+  const Result eager = ampx("--log-level info " + base + " --eager");
   ASSERT_EQ(compiled.code, 0) << compiled.err;
   ASSERT_EQ(eager.code, 0) << eager.err;
+  EXPECT_THAT(eager.err, ::testing::HasSubstr("(eager: node by node)"));
   const std::vector<double> want = epoch_losses(compiled.out), got = epoch_losses(eager.out);
   ASSERT_EQ(want.size(), 2u) << compiled.out;
   ASSERT_EQ(got.size(), want.size()) << eager.out;

@@ -102,6 +102,8 @@ TEST_P(EagerTraining, MatchesTheCompiledStepAndKeepsItsState) {
     Trainer t(session, small_mlp(), o);
     std::vector<double> losses;
     for (int e = 0; e < 3; ++e) losses.push_back(t.train_epoch(data).loss);
+    // Eager launches every planned node (nothing fused or folded).
+    EXPECT_EQ(t.step_stats()->kernels == static_cast<int>(t.plan().graph.num_nodes()), eager);
     return std::pair{losses, t.state()};
   };
   const auto [compiled_losses, compiled_state] = run(false);
