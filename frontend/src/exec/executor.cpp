@@ -1,6 +1,5 @@
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/lower.hpp>
-#include <ampx/exec/memory_planner.hpp>
 #include <ampx/exec/node_desc.hpp>
 
 #include <spdlog/spdlog.h>
@@ -9,7 +8,6 @@
 #include <array>
 #include <chrono>
 #include <stdexcept>
-#include <unordered_set>
 
 namespace ampx {
 
