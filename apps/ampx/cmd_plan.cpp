@@ -17,6 +17,7 @@ struct PlanOptions {
   ModelArgs model_args;
   PolicyOptions policy;
   Format format = Format::kText;
+  bool lowered = false;  // --lowered: the ExecutionPlan `ampx run` executes
 };
 
 int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
@@ -26,9 +27,15 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   opts.devices.apply_to(so);
   opts.policy.apply_to(so);
   Session session(std::move(so));
+  // --lowered lowers what `ampx run` would run: a plan made to run.
   const PlannedModel pm = session.plan(
-      graph, opts.policy.plan_request(opts.model, opts.devices, PlanPurpose::kInspect));
+      graph, opts.policy.plan_request(opts.model, opts.devices,
+                                      opts.lowered ? PlanPurpose::kRun : PlanPurpose::kInspect));
   const AmpPlan& plan = pm.plan;
+  if (opts.lowered) {
+    std::cout << to_text(session.lower(pm).plan);
+    return 0;
+  }
   const auto& choice = pm.dtype_choice;
   if (opts.format == Format::kJson) {
     auto j = plan_to_json(plan, opts.model);
@@ -57,6 +64,9 @@ Action add_plan_command(CLI::App& app, const GlobalOptions& global) {
   opts->policy.add_to(*cmd);
   opts->policy.add_stored_plan_sources_to(*cmd);
   add_format_option(*cmd, opts->format);
+  cmd->add_flag("--lowered", opts->lowered,
+                "print the execution plan `ampx run` executes (fused steps, copies, arena "
+                "offsets, state) instead of the precision plan");
   return [&global, opts] { return run_plan(global, *opts); };
 }
 

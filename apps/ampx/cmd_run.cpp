@@ -303,11 +303,11 @@ Action add_run_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--no-check", opts->no_check,
                 "skip the reference run on cpu_ref:0 and its check (by default an output over the "
                 "plan's tolerance fails the run: one line on stderr, exit code 1)");
+  cmd->add_flag("--eager", opts->eager,
+                "run node by node as PyNative mode does: no fusion, no arena, each kernel "
+                "prepared and given buffers of its own at every run");
   cmd->add_flag("--no-fuse", opts->no_fuse,
                 "run the plan's nodes one kernel each (no BatchNorm folding, no epilogues)");
-  cmd->add_flag("--eager", opts->eager,
-                "run eagerly: each node prepared and run on its own at every run, no fusion, no "
-                "arena (ExecutionMode::kEager)");
   add_format_option(*cmd, opts->format);
   return [&global, opts] { return run_run(global, *opts); };
 }

@@ -179,7 +179,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   t.seed = o.seed;
   t.policy = o.policy.to_policy();
   t.capability_blind = o.policy.capability_blind;
-  t.eager = o.eager;  // the Trainer refuses it (kEagerNotImplemented)
+  t.eager = o.eager;
   t.graph.clip_grad_norm = o.clip_grad_norm;
   if (o.loss_scale != "auto") {
     try {
@@ -517,8 +517,8 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
       ->check(kNonEmpty);
   cmd->add_option("--export", o->export_path, "write the trained model as ONNX")->check(kNonEmpty);
   cmd->add_flag("--eager", o->eager,
-                "node-by-node dispatch as PyNative mode does: not implemented yet, refused (the "
-                "step is always compiled)");
+                "node-by-node dispatch as PyNative mode does: the step unfused, each kernel "
+                "prepared and given buffers of its own at every step");
   cmd->add_option("--profile-step", o->profile_step,
                   "profile step N of the run (counted from 1, the steps before it warming up): "
                   "every node's time, the kernel it ran on and the reorders it caused, as "

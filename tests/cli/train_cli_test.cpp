@@ -11,11 +11,14 @@
 #include <sstream>
 #include <thread>
 
+#include <tolerances.hpp>
 #include "cli_support.hpp"
 
 using namespace ampx_cli_test;
 namespace fs = std::filesystem;
 
+// Inside ampx_cli_test: its ampx() hides the ampx namespace of tolerances.hpp.
+namespace ampx_cli_test {
 namespace {
 
 bool have_digits() {
@@ -300,18 +303,47 @@ nlohmann::json done_record(const std::string& out) {
   return nlohmann::json::parse(last.substr(last.rfind('\n') + 1));
 }
 
-// Options that only exist to be refused, or not at all: --eager (no eager
-// dispatch yet; it used to run the compiled step), --profile and --no-tuned
-// (a training step is planned through the Session, which neither reads a
-// profile nor applies a tuned plan: they were accepted and ignored).
-TEST(TrainCli, EagerProfileAndNoTunedAreRefusedNotIgnored) {
+// Options that only exist to be refused, not ignored: --profile and
+// --no-tuned (a training step is planned through the Session, which neither
+// reads a profile nor applies a tuned plan: they were accepted and ignored).
+TEST(TrainCli, ProfileAndNoTunedAreRefusedNotIgnored) {
   const fs::path ok = digits_like("refused", {1, 2, 3, 4});
   const std::string base = kTrain + " --epochs 1 --batch 2 --data " + ok.string();
-  expect_one_line_error(ampx(base + " --eager"), 2,
-                        "eager dispatch (--eager) is not implemented yet");
   expect_one_line_error(ampx(base + " --profile /nonexistent.json"), 2, "--profile");
   expect_one_line_error(ampx(base + " --no-tuned"), 2, "--no-tuned");
   ASSERT_EQ(ampx(base).code, 0);
+}
+
+// The training losses of every epoch of a --format json run.
+std::vector<double> epoch_losses(const std::string& out) {
+  std::vector<double> losses;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.contains("train_loss") && j.contains("epoch")) losses.push_back(j["train_loss"]);
+  }
+  return losses;
+}
+
+// --eager (node by node: it used to be refused, and before that ran the
+// compiled step under its name) trains, and like the compiled step: the
+// same epoch losses within an f32 model's tolerance.
+TEST(TrainCli, EagerTrainsLikeTheCompiledStep) {
+  const fs::path data = digits_like("eager", {1, 2, 3, 4, 5, 6, 7, 8});
+  const std::string base =
+      kTrain + " --amp O0 --epochs 2 --batch 4 --format json --data " + data.string();
+  const Result compiled = ampx(base);
+  const Result eager = ampx("--log-level info " + base + " --eager");
+  ASSERT_EQ(compiled.code, 0) << compiled.err;
+  ASSERT_EQ(eager.code, 0) << eager.err;
+  EXPECT_THAT(eager.err, ::testing::HasSubstr("(eager: node by node)"));
+  const std::vector<double> want = epoch_losses(compiled.out), got = epoch_losses(eager.out);
+  ASSERT_EQ(want.size(), 2u) << compiled.out;
+  ASSERT_EQ(got.size(), want.size()) << eager.out;
+  for (size_t e = 0; e < got.size(); ++e)
+    EXPECT_NEAR(got[e], want[e], ampx::test::model_tolerance(AMPX_DTYPE_F32) * std::abs(want[e]))
+        << "epoch " << e + 1;
 }
 
 // --dtype auto trains in the 16-bit type `ampx plan --dtype auto` picks for
@@ -473,3 +505,4 @@ TEST(TrainCli, ACheckpointDirectoryThatCannotBeOneIsRefusedFirst) {
 }
 
 }  // namespace
+}  // namespace ampx_cli_test

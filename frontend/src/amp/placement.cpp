@@ -1,6 +1,6 @@
 #include <ampx/amp/placement.hpp>
 
-#include <unordered_set>
+#include <ampx/exec/load_time.hpp>
 
 namespace ampx {
 
@@ -11,33 +11,14 @@ bool DevicePin::matches(std::string_view node_name) const {
 }
 
 std::vector<CopyRecord> plan_copies(const Graph& placed) {
-  const auto order = placed.topological_order();
-  // Values known at load: constants and what nodes fed only by them compute.
-  std::vector<bool> static_value(placed.num_values(), false);
-  for (ValueId v = 0; v < static_cast<ValueId>(placed.num_values()); ++v)
-    static_value[static_cast<size_t>(v)] = placed.value(v).is_constant();
-  std::vector<int> home(placed.num_values(), -1);
+  // The executor's rule (exec/load_time.hpp), so the plan prices the copies
+  // a run makes.
+  std::vector<int> node_device(placed.num_nodes());
+  for (NodeId id = 0; id < static_cast<NodeId>(placed.num_nodes()); ++id)
+    node_device[static_cast<size_t>(id)] = placed.node(id).device;
   std::vector<CopyRecord> copies;
-  std::unordered_set<uint64_t> made;  // (value << 32) | destination device
-  for (NodeId id : order) {
-    const Node& n = placed.node(id);
-    bool at_load = !n.inputs.empty();
-    for (ValueId v : n.inputs) at_load = at_load && static_value[static_cast<size_t>(v)];
-    for (ValueId v : n.outputs) {
-      static_value[static_cast<size_t>(v)] = at_load;
-      home[static_cast<size_t>(v)] = n.device;
-    }
-    if (at_load) continue;
-    for (ValueId v : n.inputs) {
-      if (static_value[static_cast<size_t>(v)]) continue;
-      int& h = home[static_cast<size_t>(v)];
-      if (h < 0) h = n.device;  // a graph input lives where it is first read
-      if (h == n.device) continue;
-      const uint64_t key = (static_cast<uint64_t>(v) << 32) | static_cast<uint32_t>(n.device);
-      if (!made.insert(key).second) continue;
-      copies.push_back({placed.value(v).name, h, n.device, placed.value(v).byte_size()});
-    }
-  }
+  for (const Residency::Copy& c : residency(placed, node_device).copies)
+    copies.push_back({placed.value(c.value).name, c.from, c.to, placed.value(c.value).byte_size()});
   return copies;
 }
 

@@ -1,5 +1,7 @@
 #include <ampx/exec/load_time.hpp>
 
+#include <unordered_set>
+
 namespace ampx {
 
 std::vector<bool> load_time_nodes(const Graph& g) {
@@ -14,6 +16,43 @@ std::vector<bool> load_time_nodes(const Graph& g) {
     for (ValueId v : n.outputs) constant[static_cast<size_t>(v)] = all;
   }
   return at_load;
+}
+
+Residency residency(const Graph& g, std::span<const int> node_device) {
+  Residency r;
+  r.at_load = load_time_nodes(g);
+  r.known_at_load.assign(g.num_values(), false);
+  r.home.assign(g.num_values(), -1);
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
+    r.known_at_load[static_cast<size_t>(v)] = g.value(v).is_constant();
+  std::unordered_set<uint64_t> made;  // (value << 32) | destination device
+  for (NodeId id : g.topological_order()) {
+    const Node& n = g.node(id);
+    const int d = node_device[static_cast<size_t>(id)];
+    if (r.at_load[static_cast<size_t>(id)]) {
+      for (ValueId v : n.outputs) {
+        r.known_at_load[static_cast<size_t>(v)] = true;
+        r.home[static_cast<size_t>(v)] = d;
+      }
+      r.load_nodes.push_back(id);
+      continue;
+    }
+    for (ValueId v : n.inputs) {
+      if (r.known_at_load[static_cast<size_t>(v)]) continue;
+      int& h = r.home[static_cast<size_t>(v)];
+      if (h < 0) h = d;  // a graph input lives where it is first read
+      if (h == d) continue;
+      if (!made.insert((static_cast<uint64_t>(v) << 32) | static_cast<uint32_t>(d)).second)
+        continue;
+      r.copies.push_back({v, h, d, r.run_nodes.size()});
+    }
+    for (ValueId v : n.outputs) r.home[static_cast<size_t>(v)] = d;
+    r.run_nodes.push_back(id);
+  }
+  for (ValueId v : g.inputs())
+    if (r.home[static_cast<size_t>(v)] < 0 && !r.known_at_load[static_cast<size_t>(v)])
+      r.home[static_cast<size_t>(v)] = 0;
+  return r;
 }
 
 }  // namespace ampx

@@ -1,4 +1,6 @@
 #include <ampx/exec/device_capabilities.hpp>
+#include <ampx/exec/executor.hpp>
+#include <ampx/exec/lower.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/train/trainer.hpp>
 #include <ampx/tune/tuned_plan_key.hpp>
@@ -103,27 +105,49 @@ ShapeCachedModel Session::load_shape_cached(std::string model, AmpPolicy policy,
                           std::move(cache));
 }
 
+LoweredModel Session::lower_graph(const Graph& graph, std::span<const CapabilitySource* const> caps,
+                                  std::span<const plugins::Device* const> devices,
+                                  const CompileOptions& options) const {
+  std::vector<CapabilitySource*> sources;
+  for (const CapabilitySource* c : caps) sources.push_back(const_cast<CapabilitySource*>(c));
+  // Eager runs the planned nodes one by one, as a framework's eager mode
+  // would: nothing is fused or rewritten.
+  auto fused = options.mode == ExecutionMode::kEager
+                   ? std::make_unique<FusedGraph>(FusedGraph{graph, {}})
+                   : std::make_unique<FusedGraph>(fuse_placed(graph, sources, options.fusion));
+  ExecutionPlan plan =
+      ampx::lower(fused->graph, lowering_devices(devices), {.state = options.state});
+  return LoweredModel{std::move(fused), std::move(plan)};
+}
+
 CompiledModel Session::compile_graph(const Graph& graph,
                                      std::span<const CapabilitySource* const> caps,
                                      std::span<const plugins::Device* const> devices,
                                      const CompileOptions& options) const {
-  if (options.mode == ExecutionMode::kEager)
-    throw std::invalid_argument(
-        "Session::compile: ExecutionMode::kEager is not available yet (the eager executor)");
-  std::vector<CapabilitySource*> sources;
-  for (const CapabilitySource* c : caps) sources.push_back(const_cast<CapabilitySource*>(c));
-  auto fused = std::make_unique<FusedGraph>(fuse_placed(graph, sources, options.fusion));
+  LoweredModel lowered = lower_graph(graph, caps, devices, options);
   const MemoryLimit memory = options.memory ? *options.memory
                                             : MemoryLimit{.max_bytes = options_.max_memory_bytes,
                                                           .origin = options_.max_memory_origin};
-  std::vector<const plugins::Device*> devs(devices.begin(), devices.end());
-  auto executor = std::make_unique<Executor>(fused->graph, devs, options.state,
-                                             ExecutorOptions{.memory = memory});
-  return CompiledModel(std::move(fused), std::move(executor));
+  std::unique_ptr<PlanExecutor> executor =
+      make_executor(lowered.plan, options.mode, devices, ExecutorOptions{.memory = memory});
+  return CompiledModel(std::move(lowered), options.mode, std::move(executor));
+}
+
+LoweredModel Session::lower(const PlannedModel& planned, const CompileOptions& options) const {
+  if (planned.purpose != PlanPurpose::kRun)
+    throw std::invalid_argument(
+        "Session::lower: the plan was not made to run (PlanRequest::purpose kRun)");
+  const std::vector<CapabilitySource*> caps = planned.caps();
+  const std::vector<const CapabilitySource*> const_caps(caps.begin(), caps.end());
+  return lower_graph(planned.plan.graph, const_caps, planned.runtime_devices(), options);
 }
 
 CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion,
                                std::span<const StateBinding> state) const {
+  return compile(plan, CompileOptions{.fusion = fusion, .state = {state.begin(), state.end()}});
+}
+
+CompiledModel Session::compile(const AmpPlan& plan, const CompileOptions& options) const {
   if (plan.graph.num_nodes() == 0 && plan.nodes.size() > 0)
     throw std::invalid_argument(
         "Session::compile: the plan was made without its graph "
@@ -137,8 +161,7 @@ CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion,
     owned.push_back(std::make_shared<DeviceCapabilities>(d));
     caps.push_back(owned.back().get());
   }
-  return compile_graph(plan.graph, caps, devices,
-                       {.fusion = fusion, .state = {state.begin(), state.end()}});
+  return compile_graph(plan.graph, caps, devices, options);
 }
 
 CompiledModel Session::compile(const PlannedModel& planned, const CompileOptions& options) const {
@@ -178,12 +201,12 @@ CompiledModel Session::compile(const PlannedModel& planned, const CompileOptions
   return model;
 }
 
-Executor& CompiledModel::executor() {
+PlanExecutor& CompiledModel::executor() {
   if (!executor_) throw std::logic_error("CompiledModel: released (release() was called)");
   return *executor_;
 }
 
-const Executor& CompiledModel::executor() const {
+const PlanExecutor& CompiledModel::executor() const {
   if (!executor_) throw std::logic_error("CompiledModel: released (release() was called)");
   return *executor_;
 }

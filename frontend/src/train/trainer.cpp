@@ -20,19 +20,24 @@ namespace ampx::train {
 struct Trainer::Program {
   TrainingGraph tg;
   AmpPlan plan;
+  // TrainerOptions::eager: compiled with ExecutionMode::kEager, the
+  // planned step run node by node (nothing fused).
   std::optional<CompiledModel> compiled;
   // The fused optimizer's 16-bit weight copies: state after tg.state's,
   // derived from the weights (written whenever a weight is), never read back.
   std::vector<WeightCopy> copies;
 
-  std::vector<HostTensor> run(std::span<const HostTensor> in) { return compiled->run(in); }
+  PlanExecutor& exec() { return compiled->executor(); }
+  const PlanExecutor& exec() const { return compiled->executor(); }
+  const FusedGraph& ran() const { return compiled->fused(); }
+  std::vector<HostTensor> run(std::span<const HostTensor> in) { return exec().run(in); }
   void write_state(size_t i, std::span<const std::byte> bytes) {
-    compiled->executor().write_state(i, bytes);
+    exec().write_state(i, bytes);
     for (size_t j = 0; j < copies.size(); ++j)
       if (copies[j].weight_input == tg.state[i].binding.input)
-        compiled->executor().write_state(tg.state.size() + j, copy_bytes(copies[j].dtype, bytes));
+        exec().write_state(tg.state.size() + j, copy_bytes(copies[j].dtype, bytes));
   }
-  HostTensor read_state(size_t i) const { return compiled->executor().read_state(i); }
+  HostTensor read_state(size_t i) const { return exec().read_state(i); }
 };
 
 namespace {
@@ -68,7 +73,6 @@ HostTensor i64_scalar_tensor(const std::string& name, uint64_t value) {
 Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
     : session_(session), forward_(std::move(forward)), options_(std::move(options)) {
   if (options_.batch < 1) throw std::invalid_argument("batch size must be >= 1");
-  if (options_.eager) throw std::invalid_argument(kEagerNotImplemented);
   if (options_.loss_scale) {
     loss_scale_reason_ = "set by the caller";
   } else {
@@ -158,7 +162,13 @@ Trainer::Program& Trainer::program(int64_t batch) {
   std::vector<StateBinding> bindings;
   for (const StateEntry& e : p->tg.state) bindings.push_back(e.binding);
   std::string optimizer = "per-tensor updates";
-  if (options_.update_lowering == TrainerOptions::UpdateLowering::kFused) {
+  if (options_.eager) {
+    // Node by node, PyNative's way (exec/eager_executor.hpp): the planned
+    // step as it is, its per-tensor updates included (no fused pass).
+    p->compiled.emplace(session_.compile(
+        p->plan, CompileOptions{.state = bindings, .mode = ExecutionMode::kEager}));
+    optimizer += " (eager: node by node)";
+  } else if (options_.update_lowering == TrainerOptions::UpdateLowering::kFused) {
     // The optimizer as one pass where the updates' device answers for it
     // (train/fused_update.hpp); otherwise the planned per-tensor nodes.
     std::vector<DeviceCapabilities> caps;
@@ -184,7 +194,7 @@ Trainer::Program& Trainer::program(int64_t batch) {
       "training step for batch {}: {} nodes ({} 16-bit), {} state tensors ({} in place), {}, "
       "planned and compiled in {:.0f} ms",
       batch, p->plan.graph.num_nodes(), p->plan.summary.effective_16bit, p->tg.state.size(),
-      p->compiled->executor().state_in_place(), optimizer,
+      p->exec().state_in_place(), optimizer,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   slot = std::move(p);
   return *slot;
@@ -256,8 +266,8 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     if (step_ + 1 == profile_at_) {
       // The profiled step: each kernel waited for, so not a timed one.
       ProfiledStep ps{step_ + 1, epoch_ + 1, count, {}, {}, p.plan.devices};
-      out = p.compiled->run(in, ps.profile);
-      ps.predicted = step_predictions(p.plan, p.compiled->fused(), ps.profile);
+      out = p.exec().run(in, ps.profile);
+      ps.predicted = step_predictions(p.plan, p.ran(), ps.profile);
       profiled_ = std::move(ps);
     } else {
       const auto t0 = std::chrono::steady_clock::now();
@@ -493,11 +503,11 @@ const AmpPlan& Trainer::plan() const {
 }
 
 const ExecutorStats* Trainer::step_stats() const {
-  return &programs_.at(options_.batch)->compiled->stats();
+  return &programs_.at(options_.batch)->exec().stats();
 }
 
 const Graph& Trainer::step_graph() const {
-  return programs_.at(options_.batch)->compiled->fused().graph;
+  return programs_.at(options_.batch)->ran().graph;
 }
 
 RunProfile Trainer::profile_step(const Dataset& data) {
@@ -508,7 +518,7 @@ RunProfile Trainer::profile_step(const Dataset& data) {
   std::iota(rows.begin(), rows.end(), 0);
   const std::vector<HostTensor> in = step_inputs(p, data, rows);
   RunProfile profile;
-  p.compiled->run(in, profile);
+  p.exec().run(in, profile);
   ++step_;
   return profile;
 }

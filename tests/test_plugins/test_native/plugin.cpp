@@ -15,6 +15,12 @@
 //                               comma-separated of f16, bf16 (default both).
 //                               A 16-bit node of another dtype is `emulated`.
 //
+//   AMPX_TEST_NATIVE_COUNTERS=1  plugin_info's note reports how many times
+//                               the host called kernel_prepare and
+//                               buffer_alloc ("kernel_prepare=N buffer_alloc=M",
+//                               counted at the C ABI since the plugin loaded):
+//                               the executor tests count what each executor
+//                               asks of a plugin.
 //   AMPX_TEST_NATIVE_CRASH_IN_LAUNCH=1  every kernel launch raises SIGSEGV;
 //   AMPX_TEST_NATIVE_HANG_IN_LAUNCH=1   every kernel launch sleeps forever
 //                               (both for the probe's isolation tests: the
@@ -27,6 +33,8 @@
 // `emulated` one its (16-bit bytes) cost plus conversions, as cpu_ref says.
 #include <unistd.h>
 #include <csignal>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -167,6 +175,35 @@ ampx_status* misbehaving_launch(ampx_kernel* kernel, const ampx_buffer_view* inp
   return g_reference_launch(kernel, inputs, num_inputs, outputs, num_outputs);
 }
 
+// Counted at the ABI for AMPX_TEST_NATIVE_COUNTERS (one thread at a time
+// per plugin instance, as the ABI says; the tests use one instance).
+uint64_t g_prepares = 0, g_allocs = 0;
+ampx_status* (*g_reference_prepare)(ampx_plugin*, int32_t, const ampx_node_desc*,
+                                    ampx_kernel**) = nullptr;
+ampx_status* (*g_reference_alloc)(ampx_plugin*, int32_t, uint64_t, ampx_buffer**) = nullptr;
+ampx_status* (*g_reference_info)(ampx_plugin*, ampx_plugin_info*) = nullptr;
+
+ampx_status* counting_prepare(ampx_plugin* plugin, int32_t device, const ampx_node_desc* node,
+                              ampx_kernel** out) {
+  ++g_prepares;
+  return g_reference_prepare(plugin, device, node, out);
+}
+
+ampx_status* counting_alloc(ampx_plugin* plugin, int32_t device, uint64_t bytes,
+                            ampx_buffer** out) {
+  ++g_allocs;
+  return g_reference_alloc(plugin, device, bytes, out);
+}
+
+ampx_status* counting_info(ampx_plugin* plugin, ampx_plugin_info* out) {
+  ampx_status* st = g_reference_info(plugin, out);
+  if (st || !env_on("AMPX_TEST_NATIVE_COUNTERS")) return st;
+  std::snprintf(out->note, sizeof out->note, "kernel_prepare=%llu buffer_alloc=%llu",
+                static_cast<unsigned long long>(g_prepares),
+                static_cast<unsigned long long>(g_allocs));
+  return nullptr;
+}
+
 }  // namespace
 
 extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
@@ -174,6 +211,12 @@ extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
     ampx_plugin_api a = *ampx::host_plugin::host_plugin_entry<kSpec>();
     g_reference_launch = a.kernel_launch;
     a.kernel_launch = &misbehaving_launch;
+    g_reference_prepare = a.kernel_prepare;
+    a.kernel_prepare = &counting_prepare;
+    g_reference_alloc = a.buffer_alloc;
+    a.buffer_alloc = &counting_alloc;
+    g_reference_info = a.plugin_info;
+    a.plugin_info = &counting_info;
     return a;
   }();
   return &api;

@@ -1,13 +1,15 @@
-// A plan made ready to run (Session::compile): fused per device, kernels
-// prepared, weights uploaded; and, when asked for, the reference it is
-// verified against (`ampx run`'s check, run_check.hpp).
+// A plan made ready to run (Session::compile): fused per device (compiled
+// mode), lowered to an ExecutionPlan and given to the executor of its
+// ExecutionMode; and, when asked for, the reference it is verified against
+// (`ampx run`'s check, run_check.hpp).
 #pragma once
 
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/execution_mode.hpp>
-#include <ampx/exec/executor.hpp>
+#include <ampx/exec/execution_plan.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/memory_budget.hpp>
+#include <ampx/exec/plan_executor.hpp>
 #include <ampx/exec/run_profile.hpp>
 #include <ampx/session/run_check.hpp>
 
@@ -33,9 +35,18 @@ struct CompileOptions {
   // nullopt: SessionOptions::max_memory_bytes and max_memory_origin, with
   // no host memory beside the plan.
   std::optional<MemoryLimit> memory{};
-  // kEager is refused until the eager executor lands (std::invalid_argument).
+  // kCompiled: fused, prepared once, one arena per device. kEager: the
+  // EagerExecutor, node by node at every run (`fusion` is ignored: an eager
+  // run fuses nothing).
   ExecutionMode mode = ExecutionMode::kCompiled;
   ReferenceCheck reference = ReferenceCheck::kNone;
+};
+
+// A planned graph, fused for its mode and lowered (Session::lower): the
+// ExecutionPlan `ampx plan --lowered` prints, with the graph its steps index.
+struct LoweredModel {
+  std::unique_ptr<FusedGraph> fused;  // heap: plan.graph points into it
+  ExecutionPlan plan;
 };
 
 // Keeps its graph; the Session (its plugins) and the planned graph must
@@ -49,10 +60,12 @@ class CompiledModel {
     return executor().run(inputs, profile);
   }
   const ExecutorStats& stats() const { return executor().stats(); }
-  const FusedGraph& fused() const { return *fused_; }
+  const FusedGraph& fused() const { return *lowered_.fused; }
+  const ExecutionPlan& execution_plan() const { return lowered_.plan; }
+  ExecutionMode mode() const { return mode_; }
   // The executor itself: its device-resident state (training), profiles.
-  Executor& executor();
-  const Executor& executor() const;
+  PlanExecutor& executor();
+  const PlanExecutor& executor() const;
   // Frees the devices' memory (arenas, weights, prepared kernels) while
   // keeping what verify_against_reference() needs, so that the reference
   // never runs beside the plan; run() throws std::logic_error after it.
@@ -72,10 +85,11 @@ class CompiledModel {
     AmpPlan plan;
     MemoryLimit memory;
   };
-  CompiledModel(std::unique_ptr<FusedGraph> fused, std::unique_ptr<Executor> executor)
-      : fused_(std::move(fused)), executor_(std::move(executor)) {}
-  std::unique_ptr<FusedGraph> fused_;  // heap: the executor refers to its graph
-  std::unique_ptr<Executor> executor_;
+  CompiledModel(LoweredModel lowered, ExecutionMode mode, std::unique_ptr<PlanExecutor> executor)
+      : lowered_(std::move(lowered)), mode_(mode), executor_(std::move(executor)) {}
+  LoweredModel lowered_;  // the executor refers to its graph
+  ExecutionMode mode_ = ExecutionMode::kCompiled;
+  std::unique_ptr<PlanExecutor> executor_;
   // With ReferenceCheck::kPrepare: the model's output names and the
   // plan's lowest precision, taken at compile.
   std::optional<Reference> reference_;

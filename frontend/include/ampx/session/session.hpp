@@ -102,6 +102,10 @@ class Session {
   // Fusion (never across devices) and an executor over the planned
   // devices (PlanPurpose::kRun); the reference too with
   // CompileOptions::reference.
+  // The planned graph fused as compile() would for `options.mode` and
+  // lowered to its ExecutionPlan, without a device call (`ampx plan
+  // --lowered`). Needs a plan made to run (PlanPurpose::kRun).
+  LoweredModel lower(const PlannedModel& planned, const CompileOptions& options = {}) const;
   CompiledModel compile(const PlannedModel& planned, const CompileOptions& options = {}) const;
   // The plan alone, with the session's defaults for what PlanRequest
   // names (the Trainer and ShapeCachedModel plan this way). `pins`:
@@ -134,6 +138,10 @@ class Session {
   // runs (a training step's weights, see exec/executor.hpp).
   CompiledModel compile(const AmpPlan& plan, const FusionOptions& fusion = {},
                         std::span<const StateBinding> state = {}) const;
+  // The same with every compile option (ExecutionMode::kEager: the
+  // training step's eager executor). No reference check: that needs the
+  // PlannedModel's source graph.
+  CompiledModel compile(const AmpPlan& plan, const CompileOptions& options) const;
   // The devices of a live plan's AmpPlan::devices (std::invalid_argument
   // naming an unknown one).
   const plugins::Device& device(std::string_view id) const { return host_.device(id); }
@@ -153,6 +161,9 @@ class Session {
   // ReportRequest::devices (or every device), live or from the profile;
   // the placement lists checked against the plugins.
   std::vector<PlanningDevice> report_devices(const ReportRequest& request) const;
+  LoweredModel lower_graph(const Graph& graph, std::span<const CapabilitySource* const> caps,
+                           std::span<const plugins::Device* const> devices,
+                           const CompileOptions& options) const;
   CompiledModel compile_graph(const Graph& graph, std::span<const CapabilitySource* const> caps,
                               std::span<const plugins::Device* const> devices,
                               const CompileOptions& options) const;

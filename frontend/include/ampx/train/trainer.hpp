@@ -37,10 +37,6 @@ struct Dataset {
   int64_t size() const { return inputs.type.shape.empty() ? 0 : inputs.type.shape[0]; }
 };
 
-// Trainer's refusal of TrainerOptions::eager, one line.
-inline constexpr const char* kEagerNotImplemented =
-    "eager dispatch (--eager) is not implemented yet: training runs the compiled step only";
-
 struct TrainerOptions {
   TrainingGraphOptions graph;
   AmpPolicy policy;
@@ -49,10 +45,12 @@ struct TrainerOptions {
   // Plan as a policy-string framework would (PlanOptions::capability_blind):
   // cpu_ref's emulated 16-bit then really rounds to 16-bit on any machine.
   bool capability_blind = false;
-  // PyNative-style dispatch, node by node: not implemented yet (it comes
-  // with one execution plan that a compiled and an eager executor both
-  // run). true: the Trainer refuses with kEagerNotImplemented rather than
-  // run the compiled step under the eager name.
+  // PyNative-style dispatch (exec/eager_executor.hpp): the planned step,
+  // unfused, run node by node, each kernel prepared and given buffers of its
+  // own at every step, the state kept on the device between steps. The
+  // update is always per tensor (update_lowering's fused pass is a
+  // compiler's). Session::compile with ExecutionMode::kEager builds it, and
+  // checks one step's memory as it does a compiled step's.
   bool eager = false;
   // The loss-scale schedule; unset: the level's default
   // (LossScaleOptions::default_for). It also decides whether an overflowed
