@@ -135,15 +135,36 @@ TEST_F(SessionPipeline, CompileRefusesWhatItCannotRun) {
   EXPECT_THROW((void)session.compile(session.plan(g, o2(PlanPurpose::kInspect))),
                std::invalid_argument);
   const PlannedModel pm = session.plan(g, o2(PlanPurpose::kRun));
-  // The eager executor is not wired in yet: one line, never a silent
-  // compiled run.
-  EXPECT_THROW((void)session.compile(pm, {.mode = ExecutionMode::kEager}), std::invalid_argument);
   // No reference prepared: verifying is a caller's error.
   CompiledModel model = session.compile(pm);
   const auto inputs = random_inputs(g, 1);
   EXPECT_THROW((void)model.verify_against_reference(inputs, model.run(inputs)), std::logic_error);
   // A memory limit no plan fits.
   EXPECT_THROW((void)session.compile(pm, {.memory = MemoryLimit{.max_bytes = 1}}), MemoryError);
+}
+
+// ExecutionMode::kEager compiles the same plan without fusing it into the
+// EagerExecutor; its run passes the same reference check as the compiled
+// one's (exec/eager_executor_test.cpp counts its prepares and allocations).
+TEST_F(SessionPipeline, EagerCompilesThePlanUnfusedAndPassesTheCheck) {
+  Session session(native_options());
+  const Graph g = session.load("builtin:cnn");
+  const PlannedModel pm = session.plan(g, o2(PlanPurpose::kRun));
+  CompiledModel compiled = session.compile(pm);
+  CompiledModel eager =
+      session.compile(pm, {.mode = ExecutionMode::kEager, .reference = ReferenceCheck::kPrepare});
+  EXPECT_EQ(compiled.mode(), ExecutionMode::kCompiled);
+  EXPECT_EQ(eager.mode(), ExecutionMode::kEager);
+  EXPECT_GT(compiled.fused().absorbed_nodes(), 0);
+  EXPECT_EQ(eager.fused().absorbed_nodes(), 0);
+  EXPECT_EQ(eager.fused().graph.num_nodes(), pm.plan.graph.num_nodes());
+  EXPECT_EQ(eager.execution_plan().steps.size(),
+            session.lower(pm, {.mode = ExecutionMode::kEager}).plan.steps.size());
+  const auto inputs = random_inputs(g, 1);
+  const auto out = eager.run(inputs);
+  const RunCheck check = eager.verify_against_reference(inputs, out);
+  EXPECT_TRUE(check.passed()) << check.failure_line("cpu_ref:0");
+  EXPECT_EQ(eager.stats().kernels, static_cast<int>(pm.plan.graph.num_nodes()));
 }
 
 TEST_F(SessionPipeline, ReportPlansEveryLevelOnTheRequestedDevices) {
