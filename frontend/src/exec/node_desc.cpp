@@ -36,7 +36,7 @@ void LoweredNode::assign(const Graph& graph, const Node& node, std::span<const D
 }
 
 capability::NodeSpec run_description(const Graph& graph) {
-  capability::NodeSpec run("Run");
+  capability::NodeSpec run("Run", "probe");
   // The steps a run launches (before fusion): the per-run cost grows with
   // the launches, so plans of one model with more or fewer nodes differ.
   int64_t steps = 0;
