@@ -1,6 +1,7 @@
 #include <ampx/capability/probe.hpp>
 #include <ampx/capability/probe_catalog.hpp>
 #include <ampx/opset/work.hpp>
+#include <ampx/plugin_support.hpp>
 #include <ampx/plugins/status.hpp>
 
 #include <fmt/format.h>
@@ -55,9 +56,9 @@ double time_median(const Repeats& r, Fn&& once) {
 // Random, non-zero, well-scaled data: positive values in [0.25, 1) (valid
 // variances for BatchNorm, no denormals, no overflow in 16-bit) and valid
 // indices for integer inputs.
-std::vector<std::byte> random_bytes(const NodeSpec::Tensor& t, std::mt19937& gen) {
-  std::vector<std::byte> out(tensor_bytes(t));
-  const size_t n = t.dims.empty() ? 1 : out.size() / (tensor_bytes({t.dtype, {1}}));
+std::vector<std::byte> random_bytes(const ampx_tensor_desc& t, std::mt19937& gen) {
+  std::vector<std::byte> out(plugin_support::byte_size(t));
+  const size_t n = static_cast<size_t>(plugin_support::element_count(t));
   std::uniform_real_distribution<float> val(0.25f, 1.0f);
   std::uniform_int_distribution<int> idx(0, 63);
   for (size_t i = 0; i < n; ++i) {
@@ -106,12 +107,14 @@ struct Bound {
 Bound bind_buffers(const plugins::Device& dev, const NodeSpec& node,
                    const std::vector<std::vector<std::byte>>& data) {
   Bound b;
-  for (size_t i = 0; i < node.inputs().size(); ++i) {
-    b.in.push_back(dev.allocate(std::max<uint64_t>(tensor_bytes(node.inputs()[i]), 1)));
+  const ampx_node_desc& desc = node.desc();
+  for (size_t i = 0; i < desc.num_inputs; ++i) {
+    b.in.push_back(dev.allocate(std::max<uint64_t>(plugin_support::byte_size(desc.inputs[i]), 1)));
     dev.copy_to_device(b.in.back(), 0, data[i]);
   }
-  for (const auto& t : node.outputs())
-    b.out.push_back(dev.allocate(std::max<uint64_t>(tensor_bytes(t), 1)));
+  for (size_t i = 0; i < desc.num_outputs; ++i)
+    b.out.push_back(
+        dev.allocate(std::max<uint64_t>(plugin_support::byte_size(desc.outputs[i]), 1)));
   for (const auto& x : b.in) b.in_views.push_back(x.view());
   for (const auto& x : b.out) b.out_views.push_back(x.view());
   return b;
@@ -133,8 +136,8 @@ double time_kernel(const plugins::Device& dev, const NodeSpec& spec, const Repea
                    std::mt19937& gen) {
   NodeSpec node = spec;
   std::vector<std::vector<std::byte>> data;
-  for (size_t i = 0; i < spec.inputs().size(); ++i) {
-    data.push_back(random_bytes(spec.inputs()[i], gen));
+  for (size_t i = 0; i < spec.desc().num_inputs; ++i) {
+    data.push_back(random_bytes(spec.desc().inputs[i], gen));
     if (is_weight_input(spec.op_type(), i)) node.constant_input(i, data.back());
   }
   plugins::Kernel k = dev.prepare(node.desc());
@@ -211,7 +214,7 @@ DeviceProfile probe_device(const plugins::Device& dev, const std::string& plugin
       const NodeSpec node = c.make(dt);
       OpTiming t;
       t.op = c.op;
-      t.dtype = dtype_name(dt);
+      t.dtype = plugin_support::dtype_name(dt);
       t.shape_class = c.shape_class;
       const auto work = opset::estimate_work(node.desc());
       t.flops = work.flops;
@@ -236,7 +239,7 @@ DeviceProfile probe_device(const plugins::Device& dev, const std::string& plugin
         }
       }
       p.ops.push_back(std::move(t));
-      step(fmt::format("{} {} {}", c.op, dtype_name(dt), c.shape_class));
+      step(fmt::format("{} {} {}", c.op, plugin_support::dtype_name(dt), c.shape_class));
     }
   }
 
@@ -245,12 +248,13 @@ DeviceProfile probe_device(const plugins::Device& dev, const std::string& plugin
     for (const ampx_dtype from : kDtypes)
       for (const ampx_dtype to : kDtypes) {
         if (from == to) continue;
-        const std::string what = fmt::format("Cast {}->{}", dtype_name(from), dtype_name(to));
+        const std::string what = fmt::format("Cast {}->{}", plugin_support::dtype_name(from),
+                                             plugin_support::dtype_name(to));
         const NodeSpec a = make_cast(from, to, n1), b = make_cast(from, to, n2);
         if (!over_budget() && dev.query(a.desc()).support != AMPX_SUPPORT_UNSUPPORTED) {
           try {
             const double t1 = time_kernel(dev, a, reps, gen), t2 = time_kernel(dev, b, reps, gen);
-            p.casts.push_back({dtype_name(from), dtype_name(to),
+            p.casts.push_back({plugin_support::dtype_name(from), plugin_support::dtype_name(to),
                                fit_two(double(n1), t1, double(n2), t2).ns_per_unit});
           } catch (const plugins::PluginError& e) {
             spdlog::warn("probe {} {}: {}", dev.id(), what, e.what());

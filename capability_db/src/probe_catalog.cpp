@@ -13,7 +13,7 @@ ProbeCase conv(std::string label, int64_t c_in, int64_t c_out, int64_t k, int64_
                bool quick) {
   return {"Conv2d", std::move(label), quick, [=](ampx_dtype dt) {
             const int64_t pad = k / 2;
-            NodeSpec n("Conv2d");
+            NodeSpec n("Conv2d", "probe");
             n.input(dt, {1, c_in, hw, hw})
                 .input(dt, {c_out, c_in / group, k, k})
                 .input(dt, {c_out})
@@ -26,7 +26,7 @@ ProbeCase conv(std::string label, int64_t c_in, int64_t c_out, int64_t k, int64_
 
 ProbeCase matmul(const char* op, int64_t m, int64_t k, int64_t n_, bool quick) {
   return {op, fmt::format("{}x{}x{}", m, k, n_), quick, [=](ampx_dtype dt) {
-            NodeSpec n(op);
+            NodeSpec n(op, "probe");
             n.input(dt, {m, k}).input(dt, {k, n_}).output(dt, {m, n_});
             return n;
           }};
@@ -36,7 +36,7 @@ ProbeCase matmul(const char* op, int64_t m, int64_t k, int64_t n_, bool quick) {
 // C [n].
 ProbeCase linear_gemm(int64_t m, int64_t k, int64_t n_, bool quick) {
   return {"Gemm", fmt::format("{}x{}x{} transB bias", m, k, n_), quick, [=](ampx_dtype dt) {
-            NodeSpec n("Gemm");
+            NodeSpec n("Gemm", "probe");
             n.input(dt, {m, k})
                 .input(dt, {n_, k})
                 .input(dt, {n_})
@@ -55,7 +55,7 @@ std::string dims_label(const Dims& d) {
 // One input, output of the same shape.
 ProbeCase unary(const char* op, Dims dims, bool quick) {
   return {op, dims_label(dims), quick, [=](ampx_dtype dt) {
-            NodeSpec n(op);
+            NodeSpec n(op, "probe");
             n.input(dt, dims).output(dt, dims);
             if (std::string_view(op) == "Clip") n.attr_float("min", -0.5).attr_float("max", 0.5);
             return n;
@@ -64,7 +64,7 @@ ProbeCase unary(const char* op, Dims dims, bool quick) {
 
 ProbeCase binary(const char* op, Dims dims, bool quick) {
   return {op, dims_label(dims), quick, [=](ampx_dtype dt) {
-            NodeSpec n(op);
+            NodeSpec n(op, "probe");
             n.input(dt, dims).input(dt, dims).output(dt, dims);
             return n;
           }};
@@ -72,7 +72,7 @@ ProbeCase binary(const char* op, Dims dims, bool quick) {
 
 ProbeCase layernorm(int64_t rows, int64_t cols, bool quick) {
   return {"LayerNorm", fmt::format("{}x{}", rows, cols), quick, [=](ampx_dtype dt) {
-            NodeSpec n("LayerNorm");
+            NodeSpec n("LayerNorm", "probe");
             n.input(dt, {rows, cols}).input(dt, {cols}).input(dt, {cols}).output(dt, {rows, cols});
             return n;
           }};
@@ -80,7 +80,7 @@ ProbeCase layernorm(int64_t rows, int64_t cols, bool quick) {
 
 ProbeCase batchnorm(Dims dims, bool quick) {
   return {"BatchNorm", dims_label(dims), quick, [=](ampx_dtype dt) {
-            NodeSpec n("BatchNorm");
+            NodeSpec n("BatchNorm", "probe");
             n.input(dt, dims);
             for (int i = 0; i < 4; ++i) n.input(dt, {dims[1]});
             n.output(dt, dims);
@@ -90,7 +90,7 @@ ProbeCase batchnorm(Dims dims, bool quick) {
 
 ProbeCase pool(const char* op, int64_t c, int64_t hw, bool quick) {
   return {op, fmt::format("3x3/2 {}x{}x{}", c, hw, hw), quick, [=](ampx_dtype dt) {
-            NodeSpec n(op);
+            NodeSpec n(op, "probe");
             const int64_t out = (hw + 2 - 3) / 2 + 1;
             n.input(dt, {1, c, hw, hw})
                 .output(dt, {1, c, out, out})
@@ -103,7 +103,7 @@ ProbeCase pool(const char* op, int64_t c, int64_t hw, bool quick) {
 
 ProbeCase global_pool(int64_t c, int64_t hw, bool quick) {
   return {"GlobalAveragePool", fmt::format("{}x{}x{}", c, hw, hw), quick, [=](ampx_dtype dt) {
-            NodeSpec n("GlobalAveragePool");
+            NodeSpec n("GlobalAveragePool", "probe");
             n.input(dt, {1, c, hw, hw}).output(dt, {1, c, 1, 1});
             return n;
           }};
@@ -111,7 +111,7 @@ ProbeCase global_pool(int64_t c, int64_t hw, bool quick) {
 
 ProbeCase reduce(const char* op, int64_t rows, int64_t cols, bool quick) {
   return {op, fmt::format("{}x{} last axis", rows, cols), quick, [=](ampx_dtype dt) {
-            NodeSpec n(op);
+            NodeSpec n(op, "probe");
             n.input(dt, {rows, cols})
                 .output(dt, {rows, 1})
                 .attr_ints("axes", {-1})
@@ -122,7 +122,7 @@ ProbeCase reduce(const char* op, int64_t rows, int64_t cols, bool quick) {
 
 ProbeCase softmax(int64_t rows, int64_t cols, bool quick) {
   return {"Softmax", fmt::format("{}x{}", rows, cols), quick, [=](ampx_dtype dt) {
-            NodeSpec n("Softmax");
+            NodeSpec n("Softmax", "probe");
             n.input(dt, {rows, cols}).output(dt, {rows, cols});
             return n;
           }};
@@ -133,28 +133,28 @@ std::vector<ProbeCase> data_ops() {
   const Dims x{1, 64, 32, 32};
   std::vector<ProbeCase> v;
   v.push_back({"Reshape", "1x64x32x32 -> 1x64x1024", true, [=](ampx_dtype dt) {
-                 NodeSpec n("Reshape");
+                 NodeSpec n("Reshape", "probe");
                  n.input(dt, x).output(dt, {1, 64, 1024}).attr_ints("shape", {1, 64, 1024});
                  return n;
                }});
   v.push_back({"Flatten", "1x64x32x32", true, [=](ampx_dtype dt) {
-                 NodeSpec n("Flatten");
+                 NodeSpec n("Flatten", "probe");
                  n.input(dt, x).output(dt, {1, 65536}).attr_int("axis", 1);
                  return n;
                }});
   v.push_back({"Transpose", "1x64x32x32 NCHW->NHWC", true, [=](ampx_dtype dt) {
-                 NodeSpec n("Transpose");
+                 NodeSpec n("Transpose", "probe");
                  n.input(dt, x).output(dt, {1, 32, 32, 64}).attr_ints("perm", {0, 2, 3, 1});
                  return n;
                }});
   v.push_back(
       {"Concat", "2x 1x32x32x32 axis 1", true, [=](ampx_dtype dt) {
-         NodeSpec n("Concat");
+         NodeSpec n("Concat", "probe");
          n.input(dt, {1, 32, 32, 32}).input(dt, {1, 32, 32, 32}).output(dt, x).attr_int("axis", 1);
          return n;
        }});
   v.push_back({"Slice", "1x64x32x32 half channels", true, [=](ampx_dtype dt) {
-                 NodeSpec n("Slice");
+                 NodeSpec n("Slice", "probe");
                  n.input(dt, x)
                      .output(dt, {1, 32, 32, 32})
                      .attr_ints("starts", {0})
@@ -163,7 +163,7 @@ std::vector<ProbeCase> data_ops() {
                  return n;
                }});
   v.push_back({"Gather", "1000x256 rows, 64 i64 indices", true, [=](ampx_dtype dt) {
-                 NodeSpec n("Gather");
+                 NodeSpec n("Gather", "probe");
                  n.input(dt, {1000, 256})
                      .input(AMPX_DTYPE_I64, {64})
                      .output(dt, {64, 256})
@@ -226,7 +226,7 @@ std::vector<ProbeCase> probe_catalog(bool quick, const std::vector<std::string>&
 }
 
 NodeSpec make_cast(ampx_dtype from, ampx_dtype to, int64_t elements) {
-  NodeSpec n("Cast");
+  NodeSpec n("Cast", "probe");
   n.input(from, {elements}).output(to, {elements}).attr_int("to", static_cast<int64_t>(to));
   return n;
 }

@@ -1,5 +1,8 @@
 #include "ampx/opset/catalogue.hpp"
 
+#include <array>
+#include <iterator>
+
 namespace ampx::opset {
 namespace {
 
@@ -131,125 +134,27 @@ constexpr AttrDef kRecurrentAttrs[] = {
     {"activation_beta", AMPX_ATTR_FLOATS, false}, {"clip", AMPX_ATTR_FLOAT, false},
     {"input_forget", AMPX_ATTR_INT, false},       {"linear_before_reset", AMPX_ATTR_INT, false}};
 
-using R = DtypeRule;
+constexpr std::span<const AttrDef> kNoAttrs{};
+
+// The table, in the order of ops.inc (docs/OPS.md's).
 constexpr OpDef kOps[] = {
-    {"Conv2d", 2, 4, kConvAttrs, R::kCompute},
-    {"MatMul", 2, 3, kMatMulAttrs, R::kCompute},
-    {"Gemm", 2, 3, kGemmAttrs, R::kCompute},
-    {"BatchNorm", 5, 5, kBatchNormAttrs, R::kCompute},
-    {"LayerNorm", 2, 3, kLayerNormAttrs, R::kCompute},
-    {"Softmax", 1, 1, kAxisAttrs, R::kCompute},
-    {"Relu", 1, 1, {}, R::kElementwise},
-    {"Clip", 1, 1, kClipAttrs, R::kElementwise},
-    {"Gelu", 1, 1, kGeluAttrs, R::kElementwise},
-    {"Sigmoid", 1, 1, {}, R::kElementwise},
-    {"Tanh", 1, 1, {}, R::kElementwise},
-    {"Add", 2, 2, {}, R::kInteger},
-    {"Sub", 2, 2, {}, R::kInteger},
-    {"Mul", 2, 2, {}, R::kInteger},
-    {"Div", 2, 2, {}, R::kInteger},
-    {"MaxPool", 1, 1, kMaxPoolAttrs, R::kCompute},
-    {"AveragePool", 1, 1, kAvgPoolAttrs, R::kCompute},
-    {"GlobalAveragePool", 1, 1, {}, R::kCompute},
-    {"ReduceMean", 1, 1, kReduceAttrs, R::kCompute},
-    {"ReduceSum", 1, 1, kReduceAttrs, R::kCompute},
-    {"Reshape", 1, 1, kReshapeAttrs, R::kData},
-    {"Flatten", 1, 1, kAxisAttrs, R::kData},
-    {"Transpose", 1, 1, kTransposeAttrs, R::kData},
-    {"Concat", 1, -1, kConcatAttrs, R::kData},
-    {"Slice", 1, 1, kSliceAttrs, R::kData},
-    {"Gather", 2, 2, kAxisAttrs, R::kData},
-    {"Cast", 1, 1, kCastAttrs, R::kCast},
-    {"Dropout", 1, 1, kDropoutAttrs, R::kData},
-    {"ConvTranspose", 2, 3, kConvTransposeAttrs, R::kCompute},
-    {"LeakyRelu", 1, 1, kAlphaAttrs, R::kElementwise},
-    {"PRelu", 2, 2, {}, R::kElementwise},
-    {"HardSigmoid", 1, 1, kHardSigmoidAttrs, R::kElementwise},
-    {"HardSwish", 1, 1, {}, R::kElementwise},
-    {"Erf", 1, 1, {}, R::kElementwise},
-    {"Pow", 2, 2, {}, R::kElementwise},
-    {"Sqrt", 1, 1, {}, R::kElementwise},
-    {"Reciprocal", 1, 1, {}, R::kElementwise},
-    {"Exp", 1, 1, {}, R::kElementwise},
-    {"Log", 1, 1, {}, R::kElementwise},
-    {"Neg", 1, 1, {}, R::kInteger},
-    {"LogSoftmax", 1, 1, kAxisAttrs, R::kCompute},
-    {"ReduceMax", 1, 1, kReduceAttrs, R::kCompute},
-    {"ArgMax", 1, 1, kArgMaxAttrs, R::kCompute},
-    {"Split", 1, 1, kSplitAttrs, R::kData},
-    {"Expand", 1, 1, kExpandAttrs, R::kData},
-    {"Pad", 1, 1, kPadAttrs, R::kData},
-    {"Resize", 1, 1, kResizeAttrs, R::kCompute},
-    {"Where", 3, 3, {}, R::kInteger},
-    {"Equal", 2, 2, {}, R::kInteger},
-    // More of what real ONNX models use (docs/OPS.md): rounding, absolute
-    // value, smooth activations, comparisons, logic, the variadic
-    // elementwise ops, reductions, ArgMin, indexing and sorting, and the
-    // recurrent ops. Floor to
-    // RNN are the reference-only ops (is_reference_only): keep them
-    // together.
-    {"Floor", 1, 1, {}, R::kElementwise},
-    {"Ceil", 1, 1, {}, R::kElementwise},
-    {"Round", 1, 1, {}, R::kElementwise},
-    {"Abs", 1, 1, {}, R::kInteger},
-    {"Softplus", 1, 1, {}, R::kElementwise},
-    {"Mish", 1, 1, {}, R::kElementwise},
-    {"Less", 2, 2, {}, R::kInteger},
-    {"Greater", 2, 2, {}, R::kInteger},
-    {"LessOrEqual", 2, 2, {}, R::kInteger},
-    {"GreaterOrEqual", 2, 2, {}, R::kInteger},
-    {"Not", 1, 1, {}, R::kInteger},
-    {"And", 2, 2, {}, R::kInteger},
-    {"Or", 2, 2, {}, R::kInteger},
-    {"Min", 1, -1, {}, R::kInteger},
-    {"Max", 1, -1, {}, R::kInteger},
-    {"Sum", 1, -1, {}, R::kElementwise},
-    {"Mean", 1, -1, {}, R::kElementwise},
-    {"ReduceMin", 1, 1, kReduceAttrs, R::kCompute},
-    {"ReduceProd", 1, 1, kReduceAttrs, R::kCompute},
-    {"ReduceL2", 1, 1, kReduceAttrs, R::kCompute},
-    {"ReduceSumSquare", 1, 1, kReduceAttrs, R::kCompute},
-    {"ReduceLogSumExp", 1, 1, kReduceAttrs, R::kCompute},
-    {"ArgMin", 1, 1, kArgMaxAttrs, R::kCompute},
-    // Indexing, sorting and running sums (infer_index.cpp). Input 1 of the
-    // Gather*/ScatterND ops holds i64 or i32 indices; TopK's output 1 is i64.
-    {"Mod", 2, 2, kModAttrs, R::kInteger},
-    {"CumSum", 1, 1, kCumSumAttrs, R::kInteger},
-    {"TopK", 1, 1, kTopKAttrs, R::kInteger},
-    {"GatherElements", 2, 2, kAxisAttrs, R::kData},
-    {"GatherND", 2, 2, kGatherNDAttrs, R::kData},
-    {"ScatterND", 3, 3, kScatterNDAttrs, R::kData},
-    // X, W, R, B, initial_h[, initial_c, P][, sequence_lens] (docs/OPS.md).
-    {"LSTM", 7, 8, kRecurrentAttrs, R::kCompute},
-    {"GRU", 5, 6, kRecurrentAttrs, R::kCompute},
-    {"RNN", 5, 6, kRecurrentAttrs, R::kCompute},
-    // Training ops: backward kernels, losses, optimizer updates.
-    {"ReluGrad", 2, 2, {}, R::kCompute},
-    {"SigmoidGrad", 2, 2, {}, R::kCompute},
-    {"TanhGrad", 2, 2, {}, R::kCompute},
-    {"GeluGrad", 2, 2, kGeluAttrs, R::kCompute},
-    {"ClipGrad", 2, 2, kClipAttrs, R::kCompute},
-    {"SoftmaxGrad", 2, 2, kAxisAttrs, R::kCompute},
-    {"LayerNormGrad", 3, 3, kLayerNormAttrs, R::kCompute},
-    {"BatchNormTraining", 5, 5, kBatchNormTrainingAttrs, R::kCompute},
-    {"BatchNormGrad", 5, 5, {}, R::kCompute},
-    {"Conv2dGradWeight", 2, 2, kConvGradWeightAttrs, R::kCompute},
-    {"MaxPoolGrad", 2, 2, kMaxPoolAttrs, R::kCompute},
-    {"AveragePoolGrad", 1, 1, kAvgPoolGradAttrs, R::kCompute},
-    {"SliceGrad", 1, 1, kSliceGradAttrs, R::kCompute},
-    {"GatherGrad", 2, 2, kGatherGradAttrs, R::kCompute},
-    {"DropoutTraining", 2, 2, kDropoutAttrs, R::kCompute},
-    {"SoftmaxCrossEntropy", 2, 2, {}, R::kCompute},
-    {"SoftmaxCrossEntropyGrad", 3, 3, {}, R::kCompute},
-    {"SgdUpdate", 3, 4, kSgdAttrs, R::kCompute},
-    {"AdamUpdate", 5, 5, kAdamAttrs, R::kCompute},
-    {"UpdateGuard", 2, -1, kUpdateGuardAttrs, R::kCompute},
-    {"TensorStats", 1, -1, kTensorStatsAttrs, R::kCast},
-    // f32 master weights and state, 16-bit copies: each operand's dtype is
-    // fixed by its role (infer_training.cpp), hence kCast's rule.
-    {"MultiSgdUpdate", 3, -1, kMultiSgdAttrs, R::kCast},
-    {"MultiAdamUpdate", 5, -1, kMultiAdamAttrs, R::kCast},
+#define AMPX_OP(name, id, min_inputs, max_inputs, attrs, dtype_rule, amp) \
+  {OpId::k##name, #name, min_inputs, max_inputs, attrs, DtypeRule::dtype_rule, AmpCategory::amp},
+#include "ampx/opset/ops.inc"
+#undef AMPX_OP
 };
+static_assert(std::size(kOps) == kOpCount);
+
+// The table by id. A constant expression: an id out of range or given
+// twice fails the build.
+constexpr std::array<const OpDef*, kOpCount> kById = [] {
+  std::array<const OpDef*, kOpCount> t{};
+  for (const OpDef& op : kOps) {
+    if (t.at(static_cast<size_t>(op.id)) != nullptr) throw "two ops with one id";
+    t.at(static_cast<size_t>(op.id)) = &op;
+  }
+  return t;
+}();
 
 }  // namespace
 
@@ -259,8 +164,19 @@ const OpDef* find_op(std::string_view name) noexcept {
   return nullptr;
 }
 
+const OpDef& op_def(OpId id) noexcept {
+  return *kById[static_cast<size_t>(id)];
+}
+
 std::span<const OpDef> all_ops() noexcept {
   return kOps;
+}
+
+std::vector<std::string_view> ops_without_amp_category() {
+  std::vector<std::string_view> names;
+  for (const OpDef& op : kOps)
+    if (op.amp == AmpCategory::kNone) names.push_back(op.name);
+  return names;
 }
 
 bool is_reference_only(std::string_view op_type) noexcept {

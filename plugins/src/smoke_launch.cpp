@@ -3,6 +3,7 @@
 #include <ampx/plugins/guard_bytes.hpp>
 
 #include <ampx/half.hpp>
+#include <ampx/node_desc_builder.hpp>
 #include <ampx/opset/tolerances.hpp>
 #include <ampx/plugin_support.hpp>
 #include <ampx/reference/kernels.hpp>
@@ -95,21 +96,11 @@ std::string launch_one(const LoadedPlugin& p, int32_t device, const SmokeNode& s
                        opset::ComputeMode mode,
                        const std::function<void(const std::string&)>& stage) {
   const ampx_plugin_api& api = p.api();
-  std::vector<ampx_tensor_desc> in_desc;
-  for (const auto& dims : s.inputs)
-    in_desc.push_back(
-        {sizeof(ampx_tensor_desc), dt, static_cast<int32_t>(dims.size()), dims.data(), nullptr});
-  const ampx_tensor_desc out_desc{sizeof(ampx_tensor_desc), dt,
-                                  static_cast<int32_t>(s.output.size()), s.output.data(), nullptr};
-  const ampx_node_desc node{sizeof(ampx_node_desc),
-                            s.op,
-                            "preflight",
-                            in_desc.size(),
-                            in_desc.data(),
-                            1,
-                            &out_desc,
-                            0,
-                            nullptr};
+  plugin_support::NodeDescBuilder described;
+  described.reset(s.op, "preflight");
+  for (const auto& dims : s.inputs) described.borrow_input(dt, dims, nullptr);
+  described.borrow_output(dt, s.output);
+  const ampx_node_desc& node = described.desc();
   const std::string what =
       fmt::format("{} {} on device {}", s.op, plugin_support::dtype_name(dt), device);
   ampx_capability cap{};

@@ -30,7 +30,7 @@ std::string error_of(OpType op, std::vector<TensorType> in, AttrMap attrs = {}) 
   return "";
 }
 
-TEST(OnnxOpSchemas, NamesParseAndAutoClasses) {
+TEST(OnnxOpSchemas, NamesParseAndAmpCategories) {
   for (const char* name :
        {"ConvTranspose", "LeakyRelu", "PRelu",      "HardSigmoid", "HardSwish", "Erf",
         "Pow",           "Sqrt",      "Reciprocal", "Exp",         "Log",       "Neg",
@@ -40,14 +40,14 @@ TEST(OnnxOpSchemas, NamesParseAndAutoClasses) {
     ASSERT_TRUE(op.has_value()) << name;
     EXPECT_EQ(op_name(*op), name);
   }
-  EXPECT_EQ(op_schema(OpType::kConvTranspose).auto_class, AutoClass::kWhite);
-  EXPECT_EQ(op_schema(OpType::kPRelu).auto_class, AutoClass::kWhite);
+  EXPECT_EQ(amp_category(OpType::kConvTranspose), AmpCategory::kWhite);
+  EXPECT_EQ(amp_category(OpType::kPRelu), AmpCategory::kWhite);
   for (OpType op : {OpType::kExp, OpType::kLog, OpType::kPow, OpType::kErf, OpType::kReciprocal,
                     OpType::kLogSoftmax})
-    EXPECT_EQ(op_schema(op).auto_class, AutoClass::kBlack) << op_name(op);
+    EXPECT_EQ(amp_category(op), AmpCategory::kBlack) << op_name(op);
   for (OpType op : {OpType::kArgMax, OpType::kEqual, OpType::kWhere, OpType::kSplit, OpType::kPad,
                     OpType::kExpand, OpType::kResize, OpType::kReduceMax})
-    EXPECT_EQ(op_schema(op).auto_class, AutoClass::kFollow) << op_name(op);
+    EXPECT_EQ(amp_category(op), AmpCategory::kFollow) << op_name(op);
 }
 
 TEST(OnnxOpShapes, ConvTransposeFollowsTheOnnxFormula) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <set>
 
@@ -49,6 +50,52 @@ TEST(Catalogue, NamesAreUniqueAndFound) {
   EXPECT_TRUE(is_data_movement("Transpose"));
   EXPECT_FALSE(is_data_movement("Relu"));
   EXPECT_FALSE(is_data_movement("Cast"));  // converts values
+}
+
+// The ops' names as released, in id order, separated by spaces. An id
+// never changes and is never reused: the stored tuned plans' model key
+// hashes it (tune/tuned_plan_key.cpp). A new op takes the next id: append
+// its name.
+constexpr std::string_view kReleasedIds =
+    "Conv2d MatMul Gemm BatchNorm LayerNorm Softmax Relu Clip Gelu Sigmoid Tanh Add Sub Mul "
+    "Div MaxPool AveragePool GlobalAveragePool ReduceMean ReduceSum Reshape Flatten "
+    "Transpose Concat Slice Gather Cast Dropout ConvTranspose LeakyRelu PRelu HardSigmoid "
+    "HardSwish Erf Pow Sqrt Reciprocal Exp Log Neg LogSoftmax ReduceMax ArgMax Split Expand "
+    "Pad Resize Where Equal Floor Ceil Round Abs Softplus Mish Less Greater LessOrEqual "
+    "GreaterOrEqual Not And Or Min Max Sum Mean ReduceMin ReduceProd ReduceL2 "
+    "ReduceSumSquare ReduceLogSumExp ArgMin Mod CumSum TopK GatherElements GatherND "
+    "ScatterND LSTM GRU RNN ReluGrad SigmoidGrad TanhGrad GeluGrad ClipGrad SoftmaxGrad "
+    "LayerNormGrad BatchNormTraining BatchNormGrad Conv2dGradWeight MaxPoolGrad "
+    "AveragePoolGrad SliceGrad GatherGrad DropoutTraining SoftmaxCrossEntropy "
+    "SoftmaxCrossEntropyGrad SgdUpdate AdamUpdate UpdateGuard TensorStats MultiSgdUpdate "
+    "MultiAdamUpdate";
+
+TEST(Catalogue, IdsAreStableAndDense) {
+  std::vector<std::string_view> released;
+  for (size_t at = 0; at < kReleasedIds.size();) {
+    const size_t end = std::min(kReleasedIds.find(' ', at), kReleasedIds.size());
+    released.push_back(kReleasedIds.substr(at, end - at));
+    at = end + 1;
+  }
+  ASSERT_EQ(kOpCount, released.size())
+      << "a new op takes the next free id in ops.inc: append its name to kReleasedIds";
+  for (size_t i = 0; i < kOpCount; ++i) {
+    const OpDef& op = op_def(static_cast<OpId>(i));
+    EXPECT_EQ(static_cast<size_t>(op.id), i);
+    EXPECT_EQ(op.name, released[i]) << "id " << i << " changed its op";
+    EXPECT_EQ(find_op(op.name), &op);
+  }
+  EXPECT_EQ(op_def(OpId::kConv2d).name, "Conv2d");
+}
+
+// Every op says how the `auto` amp level treats it (docs/PLANNER.md). An op
+// added without a category shows up here (and in the planner's warning).
+TEST(Catalogue, EveryOpHasAnAmpCategory) {
+  EXPECT_EQ(ops_without_amp_category(), std::vector<std::string_view>{});
+  EXPECT_EQ(find_op("Conv2d")->amp, AmpCategory::kWhite);
+  EXPECT_EQ(find_op("Softmax")->amp, AmpCategory::kBlack);
+  EXPECT_EQ(find_op("Add")->amp, AmpCategory::kPromote);
+  EXPECT_EQ(find_op("Relu")->amp, AmpCategory::kFollow);
 }
 
 // Every case the conformance kit runs is a node of the op set, in every

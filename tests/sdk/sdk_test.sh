@@ -16,7 +16,8 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log" || fail "instal
 for f in lib/cmake/ampx/ampxConfig.cmake lib/cmake/ampx/ampxConfigVersion.cmake \
          lib/cmake/ampx/AmpxPlugin.cmake lib/cmake/ampx/plugin_exports.map \
          lib/pkgconfig/ampx-plugin.pc include/ampx/backend_api.h \
-         include/ampx/plugin_support.hpp include/ampx/host_plugin.hpp \
+         include/ampx/plugin_support.hpp include/ampx/node_desc_builder.hpp \
+         include/ampx/host_plugin.hpp include/ampx/opset/ops.inc \
          include/ampx/opset/validate.hpp include/ampx/opset/tolerances.hpp lib/libampx_opset.a \
          include/ampx/reference/kernels.hpp lib/libampx_reference_kernels.a lib/libampx_host_plugin.a; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"

@@ -8,7 +8,8 @@
 //     the three status members of the function table, ready to use.
 //   - guard(fn): runs fn and turns any C++ exception into an ampx_status*, so
 //     no exception crosses the C boundary.
-//   - NodeView: typed, struct_size-aware access to an ampx_node_desc.
+//   - NodeView: typed, struct_size-aware access to an ampx_node_desc (the
+//     one writer of it is NodeDescBuilder, node_desc_builder.hpp).
 //   - dtype_size/dtype_name/element_count/byte_size, copy_cstr.
 //   - LiveHandles: the handles a plugin handed out, so that a second destroy
 //     is ignored (backend_api.h, "Destroy and free functions").

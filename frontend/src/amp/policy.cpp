@@ -1,5 +1,8 @@
 #include <ampx/amp/policy.hpp>
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 namespace ampx {
 
 std::string_view amp_level_name(AmpLevel level) {
@@ -77,6 +80,23 @@ std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag) 
   return ops;
 }
 
+namespace {
+// Once per process, so that an op added to the catalogue without an AMP
+// category shows up (a test lists such ops too).
+void warn_ops_without_amp_category() {
+  static const bool warned = [] {
+    const std::vector<std::string_view> ops = opset::ops_without_amp_category();
+    if (!ops.empty())
+      spdlog::warn(
+          "ops without an AMP category (opset/ops.inc), which the auto level lets follow "
+          "their input: {}",
+          fmt::join(ops, ", "));
+    return true;
+  }();
+  (void)warned;
+}
+}  // namespace
+
 PolicyStep::PolicyStep(const AmpPolicy& policy)
     : policy_(policy),
       custom_white_(policy.white_list.has_value()),
@@ -87,6 +107,7 @@ PolicyStep::PolicyStep(const AmpPolicy& policy)
     white_[static_cast<size_t>(op)] = true;
   for (OpType op : custom_black_ ? *policy.black_list : default_black_list())
     black_[static_cast<size_t>(op)] = true;
+  if (policy.level == AmpLevel::kAuto) warn_ops_without_amp_category();
 }
 
 PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
@@ -132,17 +153,20 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
         r.reason = IntentReason::kLevelDefault;
         break;
       case AmpLevel::kAuto: {
-        AutoClass cls = op_schema(n.op).auto_class;
+        // The op's category in the op set's catalogue; an op without one
+        // follows (PolicyStep's constructor warned about it).
+        AmpCategory cls = amp_category(n.op);
+        if (cls == AmpCategory::kNone) cls = AmpCategory::kFollow;
         // A custom list replaces the default one: ops it no longer names
         // fall back to following their inputs.
-        if (custom_white_ && cls == AutoClass::kWhite) cls = AutoClass::kFollow;
-        if (custom_black_ && cls == AutoClass::kBlack) cls = AutoClass::kFollow;
-        if (custom_white_ && white_[op_index]) cls = AutoClass::kWhite;
-        if (custom_black_ && black_[op_index]) cls = AutoClass::kBlack;
-        if (cls == AutoClass::kWhite) {
+        if (custom_white_ && cls == AmpCategory::kWhite) cls = AmpCategory::kFollow;
+        if (custom_black_ && cls == AmpCategory::kBlack) cls = AmpCategory::kFollow;
+        if (custom_white_ && white_[op_index]) cls = AmpCategory::kWhite;
+        if (custom_black_ && black_[op_index]) cls = AmpCategory::kBlack;
+        if (cls == AmpCategory::kWhite) {
           r.want16 = true;
           r.reason = IntentReason::kWhiteList;
-        } else if (cls == AutoClass::kBlack) {
+        } else if (cls == AmpCategory::kBlack) {
           r.reason = IntentReason::kBlackList;
         } else {
           // Activations decide; constants (weights) adapt to them.
@@ -156,7 +180,7 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
             ++nfloat;
             n16 += is16 ? 1 : 0;
           }
-          if (cls == AutoClass::kPromote) {
+          if (cls == AmpCategory::kPromote) {
             r.want16 = nfloat > 0 && n16 == nfloat;
             r.reason = IntentReason::kPromote;
           } else {

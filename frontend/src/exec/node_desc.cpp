@@ -5,18 +5,6 @@
 
 namespace ampx {
 
-namespace {
-ampx_tensor_desc tensor_desc(const Value& v, DType dtype, bool attach) {
-  ampx_tensor_desc d{};
-  d.struct_size = sizeof(ampx_tensor_desc);
-  d.dtype = to_c(dtype);
-  d.rank = static_cast<int32_t>(v.type.shape.size());
-  d.dims = v.type.shape.data();
-  d.const_data = attach && v.is_constant() ? v.constant->data() : nullptr;
-  return d;
-}
-}  // namespace
-
 LoweredNode::LoweredNode(const Graph& graph, NodeId id) : LoweredNode(graph, id, {}) {}
 
 LoweredNode::LoweredNode(const Graph& graph, NodeId id,
@@ -28,37 +16,27 @@ LoweredNode::LoweredNode(const Graph& graph, NodeId id,
   assign(graph, node, ins, outs, true);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const auto v = static_cast<size_t>(node.inputs[i]);
-    if (inputs_[i].const_data == nullptr && v < known.size() && !known[v].empty() &&
+    if (desc().inputs[i].const_data == nullptr && v < known.size() && !known[v].empty() &&
         known[v].size() == graph.value(node.inputs[i]).byte_size())
-      inputs_[i].const_data = known[v].data();
+      builder_.borrow_constant(i, known[v].data());
   }
 }
 
 void LoweredNode::assign(const Graph& graph, const Node& node, std::span<const DType> input_dtypes,
                          std::span<const DType> output_dtypes, bool attach_constants) {
-  inputs_.clear();
-  outputs_.clear();
-  attrs_.clear();
-  for (size_t i = 0; i < node.inputs.size(); ++i)
-    inputs_.push_back(tensor_desc(graph.value(node.inputs[i]), input_dtypes[i], attach_constants));
+  builder_.reset(op_name(node.op).data(), node.name.c_str());  // op names are NUL-terminated
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const Value& v = graph.value(node.inputs[i]);
+    builder_.borrow_input(to_c(input_dtypes[i]), v.type.shape,
+                          attach_constants && v.is_constant() ? v.constant->data() : nullptr);
+  }
   for (size_t i = 0; i < node.outputs.size(); ++i)
-    outputs_.push_back(tensor_desc(graph.value(node.outputs[i]), output_dtypes[i], false));
-
-  to_c_attrs(node.attrs, attrs_);
-  desc_ = {};
-  desc_.struct_size = sizeof(ampx_node_desc);
-  desc_.op_type = op_name(node.op).data();  // schema names are NUL-terminated literals
-  desc_.name = node.name.c_str();
-  desc_.num_inputs = inputs_.size();
-  desc_.inputs = inputs_.data();
-  desc_.num_outputs = outputs_.size();
-  desc_.outputs = outputs_.data();
-  desc_.num_attrs = attrs_.size();
-  desc_.attrs = attrs_.data();
+    builder_.borrow_output(to_c(output_dtypes[i]), graph.value(node.outputs[i]).type.shape);
+  borrow_attrs(node.attrs, builder_);
 }
 
 capability::NodeSpec run_description(const Graph& graph) {
-  capability::NodeSpec run("Run");
+  capability::NodeSpec run("Run", "probe");
   // The steps a run launches (before fusion): the per-run cost grows with
   // the launches, so plans of one model with more or fewer nodes differ.
   int64_t steps = 0;

@@ -2,6 +2,7 @@
 #include <ampx/ir/attribute.hpp>
 #include <ampx/ir/graph.hpp>
 
+#include <span>
 #include <type_traits>
 
 namespace ampx {
@@ -22,44 +23,19 @@ const char* attr_kind_name(AttrKind k) {
   return "?";
 }
 
-std::vector<ampx_attr> to_c_attrs(const AttrMap& attrs) {
-  std::vector<ampx_attr> out;
-  to_c_attrs(attrs, out);
-  return out;
-}
-
-void to_c_attrs(const AttrMap& attrs, std::vector<ampx_attr>& out) {
-  out.clear();
-  out.reserve(attrs.size());
-  for (const auto& [key, value] : attrs) {
-    ampx_attr a{};
-    a.struct_size = sizeof(ampx_attr);
-    a.name = key.c_str();
+void borrow_attrs(const AttrMap& attrs, plugin_support::NodeDescBuilder& desc) {
+  for (const auto& [key, value] : attrs)
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, int64_t>) {
-            a.kind = AMPX_ATTR_INT;
-            a.i = v;
-          } else if constexpr (std::is_same_v<T, double>) {
-            a.kind = AMPX_ATTR_FLOAT;
-            a.f = v;
-          } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-            a.kind = AMPX_ATTR_INTS;
-            a.ints = v.data();
-            a.count = v.size();
-          } else if constexpr (std::is_same_v<T, std::vector<double>>) {
-            a.kind = AMPX_ATTR_FLOATS;
-            a.floats = v.data();
-            a.count = v.size();
-          } else {
-            a.kind = AMPX_ATTR_STRING;
-            a.s = v.c_str();
-          }
+          if constexpr (std::is_same_v<T, std::string>)
+            desc.borrow_attr(key.c_str(), v.c_str());
+          else if constexpr (std::is_arithmetic_v<T>)
+            desc.borrow_attr(key.c_str(), v);
+          else
+            desc.borrow_attr(key.c_str(), std::span<const typename T::value_type>(v));
         },
         value);
-    out.push_back(a);
-  }
 }
 
 namespace {

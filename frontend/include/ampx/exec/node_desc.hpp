@@ -1,13 +1,15 @@
-// Lowers one IR node to the C ABI's ampx_node_desc. The description borrows
-// the node's name, attributes and the graph's shapes (the graph must outlive
-// every use of desc()) and owns only the small tensor and attribute arrays.
-// assign() reuses their capacity, so the planner lowers a whole graph
-// without allocating per node.
+// Lowers one IR node to the C ABI's ampx_node_desc, through the SDK's one
+// writer of it (NodeDescBuilder). The description borrows the node's name,
+// attributes and the graph's shapes (the graph must outlive every use of
+// desc()) and owns only the small tensor and attribute arrays. assign()
+// reuses their capacity, so the planner lowers a whole graph without
+// allocating per node.
 #pragma once
 
 #include <ampx/backend_api.h>
 #include <ampx/capability/node_spec.hpp>
 #include <ampx/ir/graph.hpp>
+#include <ampx/node_desc_builder.hpp>
 
 #include <cstddef>
 #include <span>
@@ -36,13 +38,10 @@ class LoweredNode {
   void assign(const Graph& graph, const Node& node, std::span<const DType> input_dtypes,
               std::span<const DType> output_dtypes, bool attach_constants);
 
-  const ampx_node_desc& desc() const { return desc_; }
+  const ampx_node_desc& desc() const { return builder_.desc(); }
 
  private:
-  std::vector<ampx_tensor_desc> inputs_;
-  std::vector<ampx_tensor_desc> outputs_;
-  std::vector<ampx_attr> attrs_;
-  ampx_node_desc desc_{};
+  plugin_support::NodeDescBuilder builder_;
 };
 
 // A whole run of `graph` as one description (op "Run", the graph's inputs

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ampx/backend_api.h>
+#include <ampx/node_desc_builder.hpp>
 
 #include <cstdint>
 #include <map>
@@ -24,11 +25,8 @@ const char* attr_kind_name(AttrKind k);
 // Ordered so that node descriptions and printed plans are deterministic.
 using AttrMap = std::map<std::string, Attribute, std::less<>>;
 
-// The attributes as the C ABI's ampx_attr array, in map order. The entries
-// point into `attrs`, which must outlive them.
-std::vector<ampx_attr> to_c_attrs(const AttrMap& attrs);
-// The same into `out` (cleared first), reusing its capacity: the planner
-// lowers every node several times.
-void to_c_attrs(const AttrMap& attrs, std::vector<ampx_attr>& out);
+// Adds the attributes to a node description, in map order, borrowed:
+// `attrs` must outlive every use of the description.
+void borrow_attrs(const AttrMap& attrs, plugin_support::NodeDescBuilder& desc);
 
 }  // namespace ampx

@@ -1,153 +1,29 @@
-// The IR's op types: the op set of docs/OPS.md (whose arity, attributes
-// and rules live in opset/catalogue.hpp) and each op's default class for
-// MindSpore's `auto` amp level.
+// The IR's op types: the op set of docs/OPS.md, whose one list is the op
+// set's catalogue (opset/ops.inc: stable id, name, arity, attributes, dtype
+// rule and AMP category). OpType is the catalogue's stable id.
 #pragma once
 
 #include <ampx/ir/attribute.hpp>
+#include <ampx/opset/catalogue.hpp>
 
 #include <optional>
-#include <span>
 #include <string_view>
 
 namespace ampx {
 
-enum class OpType {
-  kConv2d,
-  kMatMul,
-  kGemm,
-  kBatchNorm,
-  kLayerNorm,
-  kSoftmax,
-  kRelu,
-  kClip,
-  kGelu,
-  kSigmoid,
-  kTanh,
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMaxPool,
-  kAveragePool,
-  kGlobalAveragePool,
-  kReduceMean,
-  kReduceSum,
-  kReshape,
-  kFlatten,
-  kTranspose,
-  kConcat,
-  kSlice,
-  kGather,
-  kCast,
-  kDropout,
-  // Added for the ONNX importer (opset 17 semantics, docs/OPS.md).
-  kConvTranspose,
-  kLeakyRelu,
-  kPRelu,
-  kHardSigmoid,
-  kHardSwish,
-  kErf,
-  kPow,
-  kSqrt,
-  kReciprocal,
-  kExp,
-  kLog,
-  kNeg,
-  kLogSoftmax,
-  kReduceMax,
-  kArgMax,
-  kSplit,
-  kExpand,
-  kPad,
-  kResize,
-  kWhere,
-  kEqual,
-  // More of what real ONNX models use (docs/OPS.md).
-  kFloor,
-  kCeil,
-  kRound,
-  kAbs,
-  kSoftplus,
-  kMish,
-  kLess,
-  kGreater,
-  kLessOrEqual,
-  kGreaterOrEqual,
-  kNot,
-  kAnd,
-  kOr,
-  kMin,
-  kMax,
-  kSum,
-  kMean,
-  kReduceMin,
-  kReduceProd,
-  kReduceL2,
-  kReduceSumSquare,
-  kReduceLogSumExp,
-  kArgMin,
-  kMod,
-  kCumSum,
-  kTopK,
-  kGatherElements,
-  kGatherND,
-  kScatterND,
-  kLSTM,
-  kGRU,
-  kRNN,
-  // Training ops (docs/OPS.md, "Training ops"): backward kernels, the loss,
-  // the optimizer updates.
-  kReluGrad,
-  kSigmoidGrad,
-  kTanhGrad,
-  kGeluGrad,
-  kClipGrad,
-  kSoftmaxGrad,
-  kLayerNormGrad,
-  kBatchNormTraining,
-  kBatchNormGrad,
-  kConv2dGradWeight,
-  kMaxPoolGrad,
-  kAveragePoolGrad,
-  kSliceGrad,
-  kGatherGrad,
-  kDropoutTraining,
-  kSoftmaxCrossEntropy,
-  kSoftmaxCrossEntropyGrad,
-  kSgdUpdate,
-  kAdamUpdate,
-  kUpdateGuard,
-  kTensorStats,
-  // The fused optimizer pass (opset/multi_update.hpp): never in a graph the
-  // planner sees, made from the per-tensor updates after planning
-  // (train/fused_update.hpp).
-  kMultiSgdUpdate,
-  kMultiAdamUpdate,
-};
-inline constexpr int kOpTypeCount = static_cast<int>(OpType::kMultiAdamUpdate) + 1;
+using OpType = opset::OpId;
+inline constexpr int kOpTypeCount = static_cast<int>(opset::kOpCount);
+// How the `auto` amp level treats an op (docs/PLANNER.md).
+using opset::AmpCategory;
 
-// How MindSpore 2.x's `auto` level treats an op (docs/PLANNER.md).
-enum class AutoClass {
-  kWhite,    // always 16-bit
-  kBlack,    // always f32
-  kPromote,  // widest float input dtype
-  kFollow,   // dtype of its first float input
-};
-
-// The IR's side of an op. Its arity, attributes and rules live in the op
-// set's catalogue (opset/catalogue.hpp), found by name.
-struct OpSchema {
-  OpType op;
-  std::string_view name;  // as in docs/OPS.md and on the C ABI
-  AutoClass auto_class;
-};
-
-const OpSchema& op_schema(OpType op);
+inline AmpCategory amp_category(OpType op) {
+  return opset::op_def(op).amp;
+}
+// As in docs/OPS.md and on the C ABI (a NUL-terminated literal).
 std::string_view op_name(OpType op);
 std::optional<OpType> parse_op(std::string_view name);
-std::span<const OpSchema> all_op_schemas();
-// opset::is_data_movement() of the op's name (the one definition),
-// looked up in a table built once: the planner asks it for every node.
+// opset::is_data_movement() of the op (the one definition): the planner
+// asks it for every node.
 bool is_data_movement(OpType op);
 // The optimizer updates: they read and write the f32 master weights and
 // optimizer state, and run in f32 at every amp level.

@@ -1,15 +1,45 @@
-// The op set of docs/OPS.md as data: every op's name (as on the C ABI), its
-// arity, its attributes and their kinds, and which dtypes its kernels handle.
-// The frontend's IR, every backend and the conformance kit read this one
-// table; nothing else lists the ops.
+// The op set of docs/OPS.md as data: every op's stable id and name (as on
+// the C ABI), its arity, its attributes and their kinds, which dtypes its
+// kernels handle, and its AMP category. The ops are listed once, in
+// ops.inc; the frontend's IR (whose OpType is OpId), every backend and the
+// conformance kit read this one table; nothing else lists the ops.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "ampx/backend_api.h"
 
 namespace ampx::opset {
+
+// An op's stable id (ops.inc: ids never change and are never reused; the
+// frontend hashes them into stored tuned-plan keys). Dense: 0 to
+// kOpCount - 1, so tables may be indexed by it.
+// clang-format off
+enum class OpId : uint16_t {
+#define AMPX_OP(name, id, ...) k##name = id,
+#include "ampx/opset/ops.inc"
+#undef AMPX_OP
+};
+inline constexpr size_t kOpCount = 0
+#define AMPX_OP(...) +1
+#include "ampx/opset/ops.inc"
+#undef AMPX_OP
+    ;
+// clang-format on
+
+// How the `auto` amp level treats an op (docs/PLANNER.md), registered on
+// the op as TVM registers its mixed-precision conversion type.
+enum class AmpCategory : uint8_t {
+  kNone,     // not decided: `auto` lets it follow, and the planner warns
+  kWhite,    // always 16-bit
+  kBlack,    // always f32
+  kPromote,  // widest float input dtype
+  kFollow,   // dtype of its first float input
+};
 
 // The dtype rule of an op (docs/OPS.md, "Dtypes").
 enum class DtypeRule {
@@ -30,17 +60,24 @@ struct AttrDef {
 };
 
 struct OpDef {
+  OpId id;
   std::string_view name;  // NUL-terminated literal, as in docs/OPS.md
   int min_inputs;
   int max_inputs;  // -1: variadic
   std::span<const AttrDef> attrs;
   DtypeRule dtype_rule;
+  AmpCategory amp;
 };
 
 // NULL when the op set has no op of that name.
 const OpDef* find_op(std::string_view name) noexcept;
+// The op of that id (every OpId names one).
+const OpDef& op_def(OpId id) noexcept;
 // In the order of docs/OPS.md.
 std::span<const OpDef> all_ops() noexcept;
+// The ops whose AMP category is kNone, in the order of docs/OPS.md (a test
+// keeps this list as it should be; the planner names them in a warning).
+std::vector<std::string_view> ops_without_amp_category();
 
 // The data-movement ops: they move bytes and compute nothing, so they are
 // exact in every dtype and a 16-bit form is never slower than f32 (it moves
