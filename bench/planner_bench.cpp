@@ -1,9 +1,9 @@
 // Planner throughput on synthetic graphs of 1k, 10k and 100k nodes: nodes
 // planned per second. Planning must be linear; docs/benchmarks.md has results.
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -4,9 +4,9 @@
 #include <ampx/capability/profile_capabilities.hpp>
 #include <ampx/capability/profile_json.hpp>
 #include <ampx/capability/store.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/npy.hpp>
-#include <ampx/tune/tuned_plan_key.hpp>
+#include <ampx/session/device_capabilities.hpp>
+#include <ampx/session/plan_on_selection.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>

@@ -3,8 +3,8 @@
 #include "commands.hpp"
 #include "plan_output.hpp"
 
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/models/load_model.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <iostream>
 #include <memory>

@@ -6,12 +6,12 @@
 #include "run_check.hpp"
 #include "run_profile_output.hpp"
 
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/npy.hpp>
 #include <ampx/fileio/atomic_write.hpp>
 #include <ampx/models/load_model.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

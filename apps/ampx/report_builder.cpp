@@ -1,9 +1,9 @@
 #include "report_builder.hpp"
 
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
-#include <ampx/exec/node_desc.hpp>
 #include <ampx/models/load_model.hpp>
 
 #include <spdlog/spdlog.h>

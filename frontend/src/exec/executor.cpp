@@ -1,6 +1,6 @@
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/memory_planner.hpp>
-#include <ampx/exec/node_desc.hpp>
 
 #include <spdlog/spdlog.h>
 

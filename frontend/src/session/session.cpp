@@ -1,4 +1,5 @@
-#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/session/device_capabilities.hpp>
+#include <ampx/session/plan_on_selection.hpp>
 #include <ampx/session/session.hpp>
 
 #include <stdexcept>

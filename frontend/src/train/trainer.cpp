@@ -1,4 +1,4 @@
-#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/train/fused_update.hpp>
 #include <ampx/train/trainer.hpp>
 #include <ampx/tune/tuner.hpp>
