@@ -9,11 +9,11 @@
 //   device (`ampx probe --db PATH` first); else the plugins' cost hints.
 #include <ampx/amp/planner.hpp>
 #include <ampx/capability/store.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include "bench_timing.hpp"
 

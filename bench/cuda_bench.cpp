@@ -11,10 +11,10 @@
 //
 //   ampx_cuda_bench [--out FILE] [--plugin-dir DIR] [--quick]
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

@@ -26,16 +26,16 @@
 //  6. ReduceSum 32x64x16x16 -> 1x64x1x1 f32 (a convolution's bias
 //     gradient): oneDNN's reduction primitive (`ref:any` for these axes)
 //     against the plugin's vectorised loop (reduce_loop.hpp) that runs it.
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
-#include <ampx/exec/node_desc.hpp>
 #include <ampx/host_plugin.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 #include <ampx/reference/kernels.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include "bench_timing.hpp"
 

@@ -8,7 +8,7 @@
 //
 // Usage: ampx_optimizer_bench [--rounds R] [--device ID] [--model NAME]...
 #include <ampx/models/builtin_models.hpp>
-#include <ampx/train/trainer.hpp>
+#include <ampx/session/trainer.hpp>
 
 #include <spdlog/spdlog.h>
 

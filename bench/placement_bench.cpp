@@ -12,12 +12,12 @@
 // Planning time across three devices is in bench/planner_bench.cpp.
 // Usage: ampx_placement_bench [--quick]
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include "bench_timing.hpp"
 

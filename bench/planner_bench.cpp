@@ -3,8 +3,8 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/capability/calibration.hpp>
 #include <ampx/capability/store.hpp>
-#include <ampx/exec/device_capabilities.hpp>
-#include <ampx/exec/node_desc.hpp>
+#include <ampx/session/device_capabilities.hpp>
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 #include <ampx/tune/tuned_plan_key.hpp>

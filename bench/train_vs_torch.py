@@ -97,7 +97,7 @@ SEED_DEVICES = {"digits": ["cpu_ref:0", "onednn:0", "onednn:0/avx2", "vulkan:0"]
                 "cifar": ["onednn:0", "onednn:0/avx2", "vulkan:0"],
                 "resnet18": ["onednn:0", "onednn:0/avx2"]}
 # `ampx train --eager`'s refusal while eager dispatch does not exist
-# (train/trainer.hpp, kEagerNotImplemented).
+# (session/trainer.hpp, kEagerNotImplemented).
 EAGER_REFUSED = "eager dispatch (--eager) is not implemented yet"
 ROUND_ORDER = ["ampx-O0", "torch-fp32", "ampx-O2-f16", "torch-bf16", "ampx-O2-bf16"]
 LR, MOMENTUM = 0.01, 0.9

@@ -11,11 +11,11 @@
 // AMPX_VULKAN_GEMM_KERNEL=tiled|blocked picks the GEMM/conv kernel family
 // (default: blocked on CPU devices such as lavapipe, tiled on GPUs).
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include "bench_timing.hpp"
 

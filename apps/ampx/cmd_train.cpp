@@ -12,7 +12,7 @@
 #include <ampx/session/session.hpp>
 #include <ampx/train/checkpoint.hpp>
 #include <ampx/train/datasets.hpp>
-#include <ampx/train/trainer.hpp>
+#include <ampx/session/trainer.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -7,7 +7,7 @@
 // steps were skipped, and the accuracy per epoch.
 #pragma once
 
-#include <ampx/train/trainer.hpp>
+#include <ampx/session/trainer.hpp>
 
 #include <nlohmann/json.hpp>
 

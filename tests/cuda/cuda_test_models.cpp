@@ -2,10 +2,10 @@
 // executor: O0 (every node f32) and O2 in f16 and bf16, against the O0 plan
 // on cpu_ref:0. Skips without a GPU.
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <iostream>
 

@@ -4,7 +4,7 @@
 // compiled one prepares and allocates once at load and nothing per run; the
 // eager one prepares one kernel per node and allocates per node at every run.
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/exec/eager_executor.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>

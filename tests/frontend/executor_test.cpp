@@ -1,13 +1,13 @@
 // End to end through real plugins: plan on a device, execute, compare with
 // the f32 reference. cpu_ref answers `emulated` for 16-bit, so O2 there is
 // the f32 plan; test_native answers `native`, so O2 there really runs 16-bit.
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
-#include <ampx/exec/node_desc.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <tolerances.hpp>
 

@@ -1,13 +1,13 @@
 // The fusion pass: which patterns it takes, which it must leave alone, and
 // that a fused graph computes what the unfused one does (on cpu_ref).
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/ir/attr_access.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <tolerances.hpp>
 

@@ -5,13 +5,13 @@
 // equal the single-device run.
 #include <ampx/amp/planner.hpp>
 #include <ampx/capability/cost_model.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/ir/verifier.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/session/session.hpp>
 
 #include <tolerances.hpp>

@@ -5,12 +5,12 @@
 // writes (copies in, loop kernels, the memory planner reusing a range)
 // replace a shadow's value, and the per-launch reorders drop as designed.
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <tolerances.hpp>
 

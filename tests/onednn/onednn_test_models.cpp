@@ -1,11 +1,11 @@
 // The three built-in models at O0, every node on onednn:0, against the same
 // plan on cpu_ref:0, through the PluginHost, planner and executor.
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/train/training_graph.hpp>
 
 #include <tolerances.hpp>

@@ -11,7 +11,7 @@
 // and SSE41 (tests/onednn/CMakeLists.txt).
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
-#include <ampx/train/trainer.hpp>
+#include <ampx/session/trainer.hpp>
 
 #include <iostream>
 #include <random>

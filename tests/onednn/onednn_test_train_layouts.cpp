@@ -8,11 +8,11 @@
 // (LayoutStore::round_trip_source). Also run under ONEDNN_MAX_CPU_ISA=AVX2
 // (the .avx2 copies, tests/onednn/CMakeLists.txt).
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/train/training_graph.hpp>
 
 #include <cstdio>

@@ -6,7 +6,6 @@
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/host_tensor.hpp>
@@ -16,6 +15,7 @@
 #include <ampx/onnx/onnx_export.hpp>
 #include <ampx/onnx/onnx_import.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include "onnx_model_maker.hpp"
 

@@ -1,9 +1,9 @@
 // The autodiff pass as a graph transformation: what it adds, how it names
 // and marks backward nodes, and how it fails.
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/ir/builder.hpp>
 #include <ampx/ir/verifier.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/train/autodiff.hpp>
 
 #include <gtest/gtest.h>

@@ -5,11 +5,11 @@
 // lowering of a planned step (one update node, no per-weight Cast, a
 // device that does not answer keeps the per-tensor nodes); and training
 // runs with and without it on cpu_ref and onednn, bit for bit.
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/half.hpp>
 #include <ampx/reference/kernels.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/train/fused_update.hpp>
-#include <ampx/train/trainer.hpp>
+#include <ampx/session/trainer.hpp>
 
 #include <node_builder.hpp>
 

@@ -1,8 +1,8 @@
 // Every gradient rule against central finite differences on cpu_ref in
 // float64, with random inputs and odd shapes (tolerance:
 // opset::kGradientCheckTolerance); and that the check fails a wrong rule.
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/fusion.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <tolerances.hpp>
 

@@ -4,7 +4,7 @@
 
 #include <ampx/ir/builder.hpp>
 #include <ampx/train/datasets.hpp>
-#include <ampx/train/trainer.hpp>
+#include <ampx/session/trainer.hpp>
 
 #include <filesystem>
 #include <random>

@@ -6,7 +6,7 @@
 // deleting each one's line in training_graph.cpp or trainer.cpp): the
 // other training tests set these options alike on both sides, or not at
 // all.
-#include <ampx/train/trainer.hpp>
+#include <ampx/session/trainer.hpp>
 
 #include <tolerances.hpp>
 

@@ -5,12 +5,12 @@
 // f16), with every 16-bit node the policy wants kept 16-bit when the device
 // has native f16.
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/npy.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/models/load_model.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <profiled_run.hpp>
 #include <tolerances.hpp>

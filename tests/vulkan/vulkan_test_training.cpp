@@ -8,7 +8,7 @@
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/opset/catalogue.hpp>
 #include <ampx/plugins/plugin_host.hpp>
-#include <ampx/train/trainer.hpp>
+#include <ampx/session/trainer.hpp>
 
 #include <gtest/gtest.h>
 

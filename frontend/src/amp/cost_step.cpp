@@ -1,9 +1,9 @@
 #include "cost_step.hpp"
 #include "plan_queries.hpp"
 
+#include <ampx/amp/load_time.hpp>
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/precision_cut.hpp>
-#include <ampx/exec/load_time.hpp>
-#include <ampx/exec/node_desc.hpp>
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,6 +1,6 @@
 #include <ampx/amp/placement.hpp>
 
-#include <ampx/exec/load_time.hpp>
+#include <ampx/amp/load_time.hpp>
 
 namespace ampx {
 

@@ -2,8 +2,8 @@
 // candidate dtype, memoised.
 #pragma once
 
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/node_desc.hpp>
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 #include <ampx/amp/planner.hpp>
 
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/precision_cut.hpp>
-#include <ampx/exec/node_desc.hpp>
 #include "cost_step.hpp"
 #include "effective_step.hpp"
 #include "placement_step.hpp"

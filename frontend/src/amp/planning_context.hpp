@@ -6,8 +6,8 @@
 #include "plan_queries.hpp"
 #include "rewriter.hpp"
 
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/planner.hpp>
-#include <ampx/exec/node_desc.hpp>
 
 #include <span>
 #include <string>

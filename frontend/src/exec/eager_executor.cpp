@@ -1,6 +1,6 @@
 #include <ampx/exec/eager_executor.hpp>
 #include <ampx/exec/executor.hpp>
-#include <ampx/exec/node_desc.hpp>
+#include <ampx/amp/node_desc.hpp>
 
 #include <chrono>
 #include <stdexcept>

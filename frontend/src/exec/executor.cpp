@@ -1,6 +1,7 @@
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/lower.hpp>
-#include <ampx/exec/node_desc.hpp>
+#include <ampx/amp/node_desc.hpp>
 
 #include <spdlog/spdlog.h>
 

@@ -1,5 +1,5 @@
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/exec/fusion.hpp>
-#include <ampx/exec/node_desc.hpp>
 #include <ampx/ir/attr_access.hpp>
 
 #include "conv_dead_taps.hpp"

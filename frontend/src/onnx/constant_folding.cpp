@@ -1,6 +1,6 @@
 #include "constant_folding.hpp"
 
-#include <ampx/exec/node_desc.hpp>
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/reference/kernels.hpp>
 
 namespace ampx::onnx_io {

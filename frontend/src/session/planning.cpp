@@ -1,7 +1,7 @@
 // Session::plan(graph, request): the one planning path (docs/SESSION.md).
 #include <ampx/capability/profile_capabilities.hpp>
 #include <ampx/capability/profile_json.hpp>
-#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/tune/tuned_plan_key.hpp>
 

@@ -2,10 +2,10 @@
 // (report_request.hpp; rendered by capability/report.hpp).
 #include <ampx/session/session.hpp>
 
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
-#include <ampx/exec/node_desc.hpp>
 #include <ampx/models/load_model.hpp>
 
 #include <spdlog/spdlog.h>

@@ -1,8 +1,10 @@
-#include <ampx/exec/device_capabilities.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/lower.hpp>
+#include <ampx/session/device_capabilities.hpp>
+#include <ampx/session/plan_on_selection.hpp>
 #include <ampx/session/session.hpp>
-#include <ampx/train/trainer.hpp>
+#include <ampx/session/trainer.hpp>
 #include <ampx/tune/tuned_plan_key.hpp>
 
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include <ampx/exec/node_desc.hpp>
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/half.hpp>
 #include <ampx/ir/attr_access.hpp>
 #include <ampx/opset/multi_update.hpp>

@@ -1,9 +1,9 @@
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/capability/calibration.hpp>
 #include <ampx/capability/probe.hpp>
 #include <ampx/capability/store.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/host_tensor.hpp>
-#include <ampx/exec/node_desc.hpp>
 #include <ampx/tune/tuner.hpp>
 
 #include <fmt/format.h>

@@ -5,9 +5,9 @@
 // ranks every device by the predicted time of the model at hand, saying why.
 #pragma once
 
-#include <ampx/amp/placement.hpp>
 #include <ampx/capability/capability_source.hpp>
 #include <ampx/capability/cost_model.hpp>
+#include <ampx/exec/selected_devices.hpp>
 #include <ampx/ir/graph.hpp>
 #include <ampx/plugins/plugin_host.hpp>
 
@@ -36,29 +36,6 @@ struct DeviceSelectionOptions {
   // when false.
   bool use_costs = true;
   std::optional<std::string> db_path{};
-};
-
-struct SelectedDevice {
-  const plugins::Device* device = nullptr;
-  bool fallback_only = false;
-  std::shared_ptr<CapabilitySource> caps;
-  std::shared_ptr<capability::CostModel> cost;  // null without costs
-};
-
-struct DeviceSelection {
-  std::string spec;  // what was resolved ("auto", the list, or where it came from)
-  std::vector<SelectedDevice> devices;
-  // One line per device for `auto` (its predicted time and where the numbers
-  // come from), else empty.
-  std::vector<std::string> ranking;
-
-  std::vector<PlanDevice> plan_devices() const;
-  std::vector<const plugins::Device*> runtime_devices() const;
-  // Index of a device id in `devices`; -1 when absent.
-  int index_of(std::string_view id) const;
-  // `--place` pins: (pattern, device id) -> DevicePin; throws
-  // std::invalid_argument for a device that is not selected.
-  std::vector<DevicePin> pins(std::span<const std::pair<std::string, std::string>> specs) const;
 };
 
 // "vulkan:0, onednn:0" -> {"vulkan:0", "onednn:0"}; throws

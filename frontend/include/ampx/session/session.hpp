@@ -130,7 +130,7 @@ class Session {
   std::optional<HalfChoice> resolve_half(const Graph& graph, AmpPolicy& policy, HalfDType half);
   // `ampx train`: a Trainer of `forward` on this session's devices; with
   // HalfDType::kAuto the 16-bit type is resolved first (it sets the
-  // default loss scale). Include <ampx/train/trainer.hpp> to use it.
+  // default loss scale). Include <ampx/session/trainer.hpp> to use it.
   train::Trainer train(Graph forward, train::TrainerOptions options,
                        HalfDType half = HalfDType::kPolicy);
   // Fusion (never across devices) and an executor over the plan's devices;

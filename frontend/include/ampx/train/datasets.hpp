@@ -3,12 +3,21 @@
 // from the file Debian's python3-sklearn ships; docs/TRAINING.md).
 #pragma once
 
-#include <ampx/train/trainer.hpp>
+#include <ampx/exec/host_tensor.hpp>
+
+#include <cstdint>
 
 #include <filesystem>
 #include <string_view>
 
 namespace ampx::train {
+
+// Samples in rows: inputs [N, ...] (f32), labels [N] (i64; MSE: f32 [N, ...]).
+struct Dataset {
+  HostTensor inputs;
+  HostTensor labels;
+  int64_t size() const { return inputs.type.shape.empty() ? 0 : inputs.type.shape[0]; }
+};
 
 struct SplitDataset {
   Dataset train;

@@ -7,8 +7,8 @@
 #include <ampx/amp/placement.hpp>
 #include <ampx/amp/planner.hpp>
 #include <ampx/amp/policy.hpp>
+#include <ampx/exec/selected_devices.hpp>
 #include <ampx/ir/graph.hpp>
-#include <ampx/session/device_selection.hpp>
 
 #include <optional>
 #include <span>
@@ -51,14 +51,5 @@ struct StoredTuning {
 std::optional<StoredTuning> find_tuned_plan(const Graph& graph, const std::string& model_name,
                                             const TunedPlanKey& key,
                                             const std::optional<std::string>& db_path);
-
-// The plan of `graph` on a device selection, as Session::plan and the CLI
-// make it: a stored tuned plan for the key applied where one matches and
-// `use_tuned` (never for capability-blind plans or without cost models),
-// else planned afresh. The plan says which (AmpPlan::tuned).
-AmpPlan plan_on_selection(const Graph& graph, const std::string& model_name,
-                          const AmpPolicy& policy, const DeviceSelection& selection,
-                          std::span<const DevicePin> pins, const PlanOptions& options,
-                          bool use_tuned, const std::optional<std::string>& db_path);
 
 }  // namespace ampx

@@ -11,7 +11,7 @@
 #include <ampx/exec/host_tensor.hpp>
 #include <ampx/exec/memory_budget.hpp>
 #include <ampx/exec/run_profile.hpp>
-#include <ampx/session/device_selection.hpp>
+#include <ampx/exec/selected_devices.hpp>
 #include <ampx/tune/tuned_plan_key.hpp>
 
 #include <functional>

@@ -1,5 +1,5 @@
-#include <ampx/exec/load_time.hpp>
-#include <ampx/exec/node_desc.hpp>
+#include <ampx/amp/load_time.hpp>
+#include <ampx/amp/node_desc.hpp>
 
 #include <type_traits>
 

@@ -1,4 +1,4 @@
-#include <ampx/exec/load_time.hpp>
+#include <ampx/amp/load_time.hpp>
 
 #include <unordered_set>
 

@@ -1,7 +1,7 @@
 // The planner's view of a plugin device: capability answers over the C ABI.
 #pragma once
 
-#include <ampx/amp/planner.hpp>
+#include <ampx/capability/capability_source.hpp>
 #include <ampx/plugins/device.hpp>
 
 namespace ampx {

@@ -15,6 +15,7 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/train/checkpoint.hpp>
+#include <ampx/train/datasets.hpp>
 #include <ampx/train/loss_scale.hpp>
 #include <ampx/train/overflow_diagnostics.hpp>
 #include <ampx/train/shared_state.hpp>
@@ -29,13 +30,6 @@
 #include <vector>
 
 namespace ampx::train {
-
-// Samples in rows: inputs [N, ...] (f32), labels [N] (i64; MSE: f32 [N, ...]).
-struct Dataset {
-  HostTensor inputs;
-  HostTensor labels;
-  int64_t size() const { return inputs.type.shape.empty() ? 0 : inputs.type.shape[0]; }
-};
 
 struct TrainerOptions {
   TrainingGraphOptions graph;
