@@ -2,6 +2,7 @@
 #include <ampx/capability/profile_capabilities.hpp>
 #include <ampx/capability/profile_json.hpp>
 #include <ampx/session/device_capabilities.hpp>
+#include <ampx/session/plan_on_selection.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/tune/tuned_plan_key.hpp>
 

@@ -12,7 +12,7 @@
 #include <limits>
 #include <numeric>
 
-#include "shuffle.hpp"
+#include "../train/shuffle.hpp"
 
 namespace ampx::train {
 
