@@ -250,14 +250,6 @@ Planned plan_for(const Graph& g, AmpPolicy policy, CapabilitySource& caps, bool 
   return {std::move(plan), std::move(fused)};
 }
 
-std::string cpuinfo_field(const std::string& key) {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(key, 0) == 0) return line.substr(line.find(':') + 2);
-  return "";
-}
-
 // f32 FLOPs per cycle per core from the ISA oneDNN uses: FMA units x lanes
 // x 2. Two 256-bit FMA pipes for AVX2 (Zen 2+, Haswell+), two 512-bit for
 // AVX-512 server parts.
@@ -347,7 +339,7 @@ int main(int argc, char** argv) {
   DeviceCapabilities caps(*dev);
   auto ctx = std::make_shared<onednn::Context>(onednn::Options{});
   const std::string cpu = host_plugin::cpu_model_name();
-  const double mhz = std::atof(cpuinfo_field("cpu MHz").c_str());
+  const double mhz = std::atof(host_plugin::cpuinfo_field("cpu MHz").c_str());
   const unsigned cores = std::thread::hardware_concurrency();
   fmt::print(
       "CPU: {} ({} threads, {:.0f} MHz per /proc/cpuinfo); oneDNN {} ({}), ISA {}; "

@@ -1,5 +1,6 @@
 #include <ampx/capability/probe.hpp>
 #include <ampx/capability/probe_catalog.hpp>
+#include <ampx/capability/utc_time.hpp>
 #include <ampx/opset/work.hpp>
 #include <ampx/plugin_support.hpp>
 #include <ampx/plugins/status.hpp>
@@ -10,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <random>
 
 namespace ampx::capability {
@@ -169,15 +169,6 @@ std::string one_line(std::string s) {
 }
 
 }  // namespace
-
-std::string utc_now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 DeviceProfile probe_device(const plugins::Device& dev, const std::string& plugin_version,
                            const ProbeOptions& opts, const ProbeProgress& progress) {

@@ -1,5 +1,6 @@
 #include <ampx/capability/profile_json.hpp>
 #include <ampx/capability/store.hpp>
+#include <ampx/capability/utc_time.hpp>
 #include <ampx/fileio/regular_file.hpp>
 
 #include "sqlite.hpp"
@@ -17,7 +18,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <map>
 #include <mutex>
 #include <set>
@@ -83,13 +83,11 @@ CREATE TABLE tuned_plans(
 
 constexpr int kBusyTimeoutMs = 15000;
 
+// "20261129T101500Z": a file-name suffix.
 std::string utc_stamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
+  std::string s = utc_now_iso8601();
+  std::erase_if(s, [](char c) { return c == '-' || c == ':'; });
+  return s;
 }
 
 int64_t pragma_int(sqlite3* db, const char* pragma) {

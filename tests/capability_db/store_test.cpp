@@ -124,6 +124,9 @@ TEST(Store, OtherSchemaVersionIsMovedAsideAndRebuilt) {
   EXPECT_TRUE(store.list().empty());
   const auto aside = files_starting(dir.path(), "caps.db.v7-");
   ASSERT_EQ(aside.size(), 1u);
+  // Named by the UTC time it was moved, to the second (capability/utc_time.hpp).
+  EXPECT_THAT(aside[0].filename().string(),
+              ::testing::MatchesRegex("caps\\.db\\.v7-[0-9]{8}T[0-9]{6}Z"));
   EXPECT_THAT(log.text(), HasSubstr(path.string()));
   EXPECT_THAT(log.text(), HasSubstr(aside[0].string()));
   EXPECT_THAT(log.text(), HasSubstr("schema version 7"));

@@ -4,16 +4,16 @@
 
 #include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/planner.hpp>
+#include <ampx/capability/utc_time.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
+#include <ampx/host_plugin.hpp>
 #include <ampx/models/load_model.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
-#include <fstream>
 #include <map>
 #include <thread>
 
@@ -25,21 +25,9 @@ using ReportDevice = PlanningDevice;
 using capability::CoverageCell;
 using capability::LevelRow;
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
+  const std::string model = host_plugin::cpuinfo_field("model name");
+  return model.empty() ? "unknown CPU" : model;
 }
 
 // What the steps below share: the session's plugins and database, the request.
@@ -231,7 +219,7 @@ capability::Report Session::report(std::span<const std::string> models,
   const std::vector<ReportDevice> devices = report_devices(settings);
   const ReportContext ctx{host_, settings, options_.db_path};
   capability::Report report;
-  report.generated_at = utc_now();
+  report.generated_at = capability::utc_now_iso8601();
   report.host = cpu_model() + ", " +
                 std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
   report.ran = settings.runs == ReportRuns::kMeasure;

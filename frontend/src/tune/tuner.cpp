@@ -2,6 +2,7 @@
 #include <ampx/capability/calibration.hpp>
 #include <ampx/capability/probe.hpp>
 #include <ampx/capability/store.hpp>
+#include <ampx/capability/utc_time.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/host_tensor.hpp>
 #include <ampx/tune/tuner.hpp>

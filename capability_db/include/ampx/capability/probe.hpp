@@ -33,7 +33,4 @@ using ProbeProgress = std::function<void(int done, int total, const std::string&
 DeviceProfile probe_device(const plugins::Device& device, const std::string& plugin_version,
                            const ProbeOptions& options, const ProbeProgress& progress = {});
 
-// "2026-11-29T10:15:00Z".
-std::string utc_now_iso8601();
-
 }  // namespace ampx::capability
