@@ -1,12 +1,13 @@
 // Planner throughput on synthetic graphs of 1k, 10k and 100k nodes: nodes
 // planned per second. Planning must be linear; docs/benchmarks.md has results.
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/planner.hpp>
 #include <ampx/capability/calibration.hpp>
 #include <ampx/capability/store.hpp>
-#include <ampx/session/device_capabilities.hpp>
-#include <ampx/amp/node_desc.hpp>
 #include <ampx/ir/builder.hpp>
+#include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 #include <ampx/tune/tuned_plan_key.hpp>
 
 #include <benchmark/benchmark.h>
@@ -20,31 +21,6 @@
 using namespace ampx;
 
 namespace {
-
-// Residual blocks MatMul -> Add -> Relu with a LayerNorm (black-listed under
-// O2) every fifth block, so the plan has Casts to place. Small tensors: the
-// planner's cost does not depend on them.
-Graph synthetic_graph(int64_t target_nodes) {
-  GraphBuilder b("synthetic", 1);
-  ValueId x = b.input("x", DType::kF32, {8, 16});
-  const ValueId w = b.random_weight("w", {16, 16}, 0.1f);
-  int64_t nodes = 0;
-  for (int64_t i = 0; nodes < target_nodes; ++i) {
-    // Appended rather than `"b" + to_string(i)`: GCC 12 warns falsely on that.
-    std::string p = "b";
-    p += std::to_string(i);
-    const ValueId h = b.add(OpType::kMatMul, p + ".mm", {x, w});
-    const ValueId r = b.add(OpType::kAdd, p + ".add", {h, x});
-    x = b.unary(OpType::kRelu, p + ".relu", r);
-    nodes += 3;
-    if (i % 5 == 4) {
-      x = b.layer_norm(p + ".ln", x);
-      ++nodes;
-    }
-  }
-  b.output(x);
-  return std::move(b).build();
-}
 
 // A device that answers instantly: measures the planner, not a plugin.
 // `missing`: an op type it cannot run at all (placement tests fallbacks).
@@ -74,7 +50,7 @@ class NativeEverywhere final : public CapabilitySource {
 const Graph& graph_of(int64_t n) {
   static std::map<int64_t, std::unique_ptr<Graph>> cache;
   auto& g = cache[n];
-  if (!g) g = std::make_unique<Graph>(synthetic_graph(n));
+  if (!g) g = std::make_unique<Graph>(make_residual_blocks(n));
   return *g;
 }
 

@@ -59,9 +59,9 @@ device runs natively, none where it has none). Models: digits
 ONEDNN_MAX_CPU_ISA=AVX2; a device this build does not list is reported as
 absent): by default cpu_ref:0 (digits only: its reference kernels take
 minutes a ResNet-18 step), onednn:0, onednn:0/avx2 and vulkan:0 (digits and
-cifar: lavapipe computes on the CPU, far slower than oneDNN). An eager run
-that `ampx train` refuses is reported as "refused" (eager dispatch before it
-exists). Each round runs the three modes on one device in turn, each in a
+cifar: lavapipe computes on the CPU, far slower than oneDNN). Eager is
+`ampx train --eager` (the EagerExecutor: each node prepared and given
+buffers of its own at every step). Each round runs the three modes on one device in turn, each in a
 fresh process; the step times are `step_times_ms`, as above.
 
   python3 bench/train_vs_torch.py --table seeds [--models digits,cifar,resnet18]
@@ -96,9 +96,6 @@ SEED_MODES = {"eager": ["--amp", "O0", "--eager"], "compiled": ["--amp", "O0"],
 SEED_DEVICES = {"digits": ["cpu_ref:0", "onednn:0", "onednn:0/avx2", "vulkan:0"],
                 "cifar": ["onednn:0", "onednn:0/avx2", "vulkan:0"],
                 "resnet18": ["onednn:0", "onednn:0/avx2"]}
-# `ampx train --eager`'s refusal while eager dispatch does not exist
-# (session/trainer.hpp, kEagerNotImplemented).
-EAGER_REFUSED = "eager dispatch (--eager) is not implemented yet"
 ROUND_ORDER = ["ampx-O0", "torch-fp32", "ampx-O2-f16", "torch-bf16", "ampx-O2-bf16"]
 LR, MOMENTUM = 0.01, 0.9
 
@@ -393,8 +390,6 @@ def listed_devices(a, isa):
 def seed_cell(s):
     if not s:
         return "—"
-    if "refused" in s:
-        return "refused"
     if "error" in s:
         return "fails: " + s["error"][:80]
     text = f"{s['median_ms']:.1f} ({s['min_ms']:.1f}–{s['max_ms']:.1f})"
@@ -470,17 +465,13 @@ def seeds_main(a):
             for rnd in range(a.rounds):
                 for mode, flags in SEED_MODES.items():
                     r = ampx_train(a, model, data, batch, device, flags, isa_env(a, isa))
-                    if mode == "eager" and EAGER_REFUSED in r.get("error", ""):
-                        r = {"refused": r["error"]}
                     rounds[mode].append(r)
                     med = statistics.median(r["steps_ms"]) if r.get("steps_ms") else None
                     print(f"train_vs_torch: {name} on {spec} round {rnd + 1} {mode}: "
-                          + (f"{med:.1f} ms" if med else
-                             ("refused" if "refused" in r else r.get("error", "?"))),
+                          + (f"{med:.1f} ms" if med else r.get("error", "?")),
                           file=sys.stderr)
             for mode, rs in rounds.items():
-                res["modes"][mode] = ({"refused": rs[0]["refused"]} if rs and "refused" in rs[0]
-                                      else summary(rs))
+                res["modes"][mode] = summary(rs)
             timed = [r for rs in rounds.values() for r in rs if r.get("steps_ms")]
             if timed:  # builtin:digits: its epoch's steps, whatever --steps says
                 res["steps"] = len(timed[0]["steps_ms"])

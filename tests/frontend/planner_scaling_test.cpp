@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ampx/models/builtin_models.hpp>
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -38,30 +40,6 @@ void operator delete(void* p, std::size_t) noexcept {
 using namespace ampx;
 
 namespace {
-
-// The planner benchmark's graph (bench/planner_bench.cpp): residual blocks
-// MatMul -> Add -> Relu, a LayerNorm (black-listed at O2) every fifth
-// block, so the plan has Casts.
-Graph blocks(int64_t target_nodes) {
-  GraphBuilder b("blocks", 1);
-  ValueId x = b.input("x", DType::kF32, {8, 16});
-  const ValueId w = b.random_weight("w", {16, 16}, 0.1f);
-  int64_t nodes = 0;
-  for (int64_t i = 0; nodes < target_nodes; ++i) {
-    std::string p = "b";
-    p += std::to_string(i);
-    const ValueId h = b.add(OpType::kMatMul, p + ".mm", {x, w});
-    const ValueId r = b.add(OpType::kAdd, p + ".add", {h, x});
-    x = b.unary(OpType::kRelu, p + ".relu", r);
-    nodes += 3;
-    if (i % 5 == 4) {
-      x = b.layer_norm(p + ".ln", x);
-      ++nodes;
-    }
-  }
-  b.output(x);
-  return std::move(b).build();
-}
 
 // Native everywhere except `missing`; counts the questions.
 class CountingDevice final : public CapabilitySource {
@@ -126,7 +104,7 @@ Work plan_counting(const Graph& g, int n_devices) {
 }
 
 void expect_linear(int n_devices) {
-  const Graph small = blocks(1000), large = blocks(10000);
+  const Graph small = make_residual_blocks(1000), large = make_residual_blocks(10000);
   const Work s = plan_counting(small, n_devices), l = plan_counting(large, n_devices);
   ASSERT_EQ(s.nodes, small.num_nodes());
   ASSERT_EQ(l.nodes, large.num_nodes());

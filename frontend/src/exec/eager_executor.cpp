@@ -1,6 +1,6 @@
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/exec/eager_executor.hpp>
 #include <ampx/exec/executor.hpp>
-#include <ampx/amp/node_desc.hpp>
 
 #include <chrono>
 #include <stdexcept>
@@ -8,13 +8,6 @@
 namespace ampx {
 
 namespace {
-ampx_buffer_view make_view(const plugins::Buffer& buffer) {
-  ampx_buffer_view v{};
-  v.struct_size = sizeof(ampx_buffer_view);
-  v.buffer = buffer.handle();
-  v.offset = 0;
-  return v;
-}
 
 double us_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -24,10 +17,7 @@ double us_since(std::chrono::steady_clock::time_point t0) {
 EagerExecutor::EagerExecutor(ExecutionPlan plan, std::span<const plugins::Device* const> devices,
                              const ExecutorOptions& options)
     : plan_(std::move(plan)), graph_(*plan_.graph), devices_(devices.begin(), devices.end()) {
-  if (devices_.size() != plan_.devices.size())
-    throw std::invalid_argument("executor: the plan was lowered for " +
-                                std::to_string(plan_.devices.size()) + " device(s), " +
-                                std::to_string(devices_.size()) + " given");
+  check_lowered_for(plan_, devices_);
   const Graph& g = graph_;
   const size_t nd = devices_.size(), nv = g.num_values();
   needs_.assign(nd, {});
@@ -192,12 +182,12 @@ std::vector<HostTensor> EagerExecutor::run_nodes(std::span<const HostTensor> inp
       // A value computed at load in the compiled plan, read on another
       // device: eager fetches it when it is read.
       if (!b) b = &copy(v, plan_.home[static_cast<size_t>(v)], d);
-      ins.push_back(make_view(*b));
+      ins.push_back(b->view());
     }
     for (ValueId v : n.outputs) {
       auto& slot = r.live[static_cast<size_t>(d)][static_cast<size_t>(v)];
       slot = dev(d).allocate(g.value(v).byte_size());
-      outs.push_back(make_view(*slot));
+      outs.push_back(slot->view());
     }
     const LoweredNode lowered(g, id);
     plugins::Kernel kernel = dev(d).prepare(lowered.desc());

@@ -133,4 +133,11 @@ std::string to_text(const ExecutionPlan& plan) {
   return out;
 }
 
+void check_lowered_for(const ExecutionPlan& plan, std::span<const plugins::Device* const> devices) {
+  if (devices.size() != plan.devices.size())
+    throw std::invalid_argument("executor: the plan was lowered for " +
+                                std::to_string(plan.devices.size()) + " device(s), " +
+                                std::to_string(devices.size()) + " given");
+}
+
 }  // namespace ampx

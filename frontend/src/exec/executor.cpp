@@ -1,7 +1,6 @@
 #include <ampx/amp/node_desc.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/lower.hpp>
-#include <ampx/amp/node_desc.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -12,23 +11,10 @@
 
 namespace ampx {
 
-namespace {
-ampx_buffer_view make_view(ampx_buffer* buffer, uint64_t offset) {
-  ampx_buffer_view v{};
-  v.struct_size = sizeof(ampx_buffer_view);
-  v.buffer = buffer;
-  v.offset = offset;
-  return v;
-}
-}  // namespace
-
 Executor::Executor(ExecutionPlan plan, std::span<const plugins::Device* const> devices,
                    const ExecutorOptions& options)
     : plan_(std::move(plan)), graph_(*plan_.graph), devices_(devices.begin(), devices.end()) {
-  if (devices_.size() != plan_.devices.size())
-    throw std::invalid_argument("executor: the plan was lowered for " +
-                                std::to_string(plan_.devices.size()) + " device(s), " +
-                                std::to_string(devices_.size()) + " given");
+  check_lowered_for(plan_, devices_);
   check_memory(plan_.needs, devices_, options.memory);
   materialize();
 }
@@ -93,12 +79,11 @@ void Executor::materialize() {
     std::vector<ampx_buffer_view> ins, outs;
     for (ValueId v : n.inputs) {
       ensure_static(v, d);
-      ins.push_back(
-          make_view(static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)]->handle(), 0));
+      ins.push_back(static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)]->view());
     }
     for (ValueId v : n.outputs) {
       plugins::Buffer buf = device.allocate(graph.value(v).byte_size());
-      outs.push_back(make_view(buf.handle(), 0));
+      outs.push_back(buf.view());
       stats_.constant_bytes += graph.value(v).byte_size();
       static_buffers_[static_cast<size_t>(d)][static_cast<size_t>(v)] = std::move(buf);
     }
@@ -183,7 +168,7 @@ Executor::Location Executor::where(ValueId v, int d) const {
 
 ampx_buffer_view Executor::view(ValueId v, int d) const {
   const Location l = where(v, d);
-  return make_view(l.buffer->handle(), l.offset);
+  return l.buffer->view(l.offset);
 }
 
 void Executor::copy_value(ValueId v, int from, int to, std::vector<std::byte>& staging) const {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace ampx {
 namespace {
@@ -135,6 +136,28 @@ Graph make_builtin_model(std::string_view name) {
   for (auto n : builtin_model_names()) known += (known.empty() ? "" : ", ") + std::string(n);
   throw std::invalid_argument("unknown built-in model '" + std::string(name) +
                               "' (known: " + known + ")");
+}
+
+Graph make_residual_blocks(int64_t target_nodes) {
+  GraphBuilder b("synthetic", 1);
+  ValueId x = b.input("x", DType::kF32, {8, 16});
+  const ValueId w = b.random_weight("w", {16, 16}, 0.1f);
+  int64_t nodes = 0;
+  for (int64_t i = 0; nodes < target_nodes; ++i) {
+    // Appended rather than `"b" + to_string(i)`: GCC 12 warns falsely on that.
+    std::string p = "b";
+    p += std::to_string(i);
+    const ValueId h = b.add(OpType::kMatMul, p + ".mm", {x, w});
+    const ValueId r = b.add(OpType::kAdd, p + ".add", {h, x});
+    x = b.unary(OpType::kRelu, p + ".relu", r);
+    nodes += 3;
+    if (i % 5 == 4) {
+      x = b.layer_norm(p + ".ln", x);
+      ++nodes;
+    }
+  }
+  b.output(x);
+  return std::move(b).build();
 }
 
 }  // namespace ampx

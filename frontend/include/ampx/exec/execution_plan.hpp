@@ -94,6 +94,10 @@ StepTiming describe_step(const Graph& graph, const ExecutionStep& step);
 std::vector<ValueId> checked_data_inputs(const ExecutionPlan& plan,
                                          std::span<const HostTensor> inputs);
 
+// An executor's first check: `devices` are as many as the plan was lowered
+// for (std::invalid_argument otherwise).
+void check_lowered_for(const ExecutionPlan& plan, std::span<const plugins::Device* const> devices);
+
 // One line per step and the figures: `ampx plan --lowered`.
 std::string to_text(const ExecutionPlan& plan);
 
