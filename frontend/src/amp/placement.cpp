@@ -11,7 +11,7 @@ bool DevicePin::matches(std::string_view node_name) const {
 }
 
 std::vector<CopyRecord> plan_copies(const Graph& placed) {
-  // The executor's rule (exec/load_time.hpp), so the plan prices the copies
+  // The executor's rule (amp/load_time.hpp), so the plan prices the copies
   // a run makes.
   std::vector<int> node_device(placed.num_nodes());
   for (NodeId id = 0; id < static_cast<NodeId>(placed.num_nodes()); ++id)

@@ -1,7 +1,7 @@
 // Lowering: a placed (and usually fused) graph to its ExecutionPlan. Pure:
 // no device is called (the memory check runs on its figures before anything
 // is allocated). The rules of homes, copies and what is computed at load
-// are exec/load_time.hpp's, the ones placement and the cost step use.
+// are amp/load_time.hpp's, the ones placement and the cost step use.
 #pragma once
 
 #include <ampx/exec/execution_plan.hpp>
