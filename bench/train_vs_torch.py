@@ -342,12 +342,15 @@ def best_ratio(c, x, y):
     return ""
 
 
-def cell(s):
+def cell(s, best=True, error_chars=0):
+    """A mode's summary: median (range of the round medians)[, best], 16-bit nodes."""
     if not s:
         return "—"
     if "error" in s:
-        return "fails"
-    text = f"{s['median_ms']:.1f} ({s['min_ms']:.1f}–{s['max_ms']:.1f}), best {s['best_ms']:.1f}"
+        return "fails" + (": " + s["error"][:error_chars] if error_chars else "")
+    text = f"{s['median_ms']:.1f} ({s['min_ms']:.1f}–{s['max_ms']:.1f})"
+    if best:
+        text += f", best {s['best_ms']:.1f}"
     if "nodes_16bit" in s:
         text += f", {s['nodes_16bit']}/{s['nodes']} 16-bit"
     return text
@@ -387,17 +390,6 @@ def listed_devices(a, isa):
     return {d["id"]: d for d in json.loads(r.stdout)["devices"]} if r.returncode == 0 else {}
 
 
-def seed_cell(s):
-    if not s:
-        return "—"
-    if "error" in s:
-        return "fails: " + s["error"][:80]
-    text = f"{s['median_ms']:.1f} ({s['min_ms']:.1f}–{s['max_ms']:.1f})"
-    if "nodes_16bit" in s:
-        text += f", {s['nodes_16bit']}/{s['nodes']} 16-bit"
-    return text
-
-
 def seeds_markdown(results, m):
     lines = [f"Machine: {m['cpu']}, {m['cores']} cores; oneDNN ISA natively `{m['onednn_isa']}`; "
              f"{m['ampx']}; {m['threads']} threads; ampx --determinism {m['determinism']}; load "
@@ -418,7 +410,7 @@ def seeds_markdown(results, m):
                          f"not listed by this build ({r['absent']}) | | | | |")
             continue
         lines.append(f"| {r['model']} (batch {r['batch']}) | {r['device']} | " +
-                     " | ".join(seed_cell(c.get(k)) for k in SEED_MODES) + " | " +
+                     " | ".join(cell(c.get(k), best=False, error_chars=80) for k in SEED_MODES) + " | " +
                      ratio_cell(r["ratios"]["compiled/eager"]) + " | " +
                      ratio_cell(r["ratios"]["compiled-amp/compiled"]) + " |")
     return "\n".join(lines)

@@ -4,14 +4,15 @@
 // compiled one prepares and allocates once at load and nothing per run; the
 // eager one prepares one kernel per node and allocates per node at every run.
 #include <ampx/amp/planner.hpp>
-#include <ampx/session/device_capabilities.hpp>
 #include <ampx/exec/eager_executor.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/lower.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/plugins/plugin_host.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
+#include <test_native_host.hpp>
 #include <tolerances.hpp>
 
 #include <gtest/gtest.h>
@@ -25,15 +26,7 @@ using namespace ampx;
 namespace {
 
 plugins::PluginHost counting_host(const char* missing = "") {
-  ::setenv("AMPX_TEST_NATIVE_OPS", "*", 1);
-  ::setenv("AMPX_TEST_MISSING_OPS", missing, 1);
-  ::setenv("AMPX_TEST_NATIVE_COUNTERS", "1", 1);
-  plugins::PluginHostOptions opts;
-  opts.extra_dirs = {AMPX_TEST_PLUGIN_DIR};
-  opts.use_env_path = false;
-  plugins::PluginHost h(opts);
-  ::unsetenv("AMPX_TEST_MISSING_OPS");
-  return h;
+  return test::test_native_host({.missing_ops = missing, .counters = test::NativeCounters::kOn});
 }
 
 // What the host asked of test_native's C ABI so far.

@@ -13,6 +13,7 @@
 #include <ampx/plugins/plugin_host.hpp>
 #include <ampx/session/device_capabilities.hpp>
 #include <ampx/session/session.hpp>
+#include <test_native_host.hpp>
 
 #include <tolerances.hpp>
 
@@ -247,14 +248,7 @@ TEST(Placement, FusionNeverCrossesDevices) {
 class PlacedRun : public ::testing::TestWithParam<std::string> {
  protected:
   static plugins::PluginHost host(const char* missing) {
-    ::setenv("AMPX_TEST_MISSING_OPS", missing, 1);
-    ::setenv("AMPX_TEST_NATIVE_OPS", "*", 1);
-    plugins::PluginHostOptions opts;
-    opts.extra_dirs = {AMPX_TEST_PLUGIN_DIR};
-    opts.use_env_path = false;
-    plugins::PluginHost h(opts);
-    ::unsetenv("AMPX_TEST_MISSING_OPS");
-    return h;
+    return test::test_native_host({.missing_ops = missing});
   }
 };
 
