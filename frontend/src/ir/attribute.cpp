@@ -24,7 +24,10 @@ const char* attr_kind_name(AttrKind k) {
 }
 
 void borrow_attrs(const AttrMap& attrs, plugin_support::NodeDescBuilder& desc) {
-  for (const auto& [key, value] : attrs)
+  // Not a structured binding: lambdas capture those only from C++20 compilers
+  // newer than Debian's clang (the fuzz preset's).
+  for (const auto& entry : attrs) {
+    const std::string& key = entry.first;
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
@@ -35,7 +38,8 @@ void borrow_attrs(const AttrMap& attrs, plugin_support::NodeDescBuilder& desc) {
           else
             desc.borrow_attr(key.c_str(), std::span<const typename T::value_type>(v));
         },
-        value);
+        entry.second);
+  }
 }
 
 namespace {
