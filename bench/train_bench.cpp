@@ -15,8 +15,8 @@
 // Usage: ampx_train_bench [--rounds R] [--device ID ...]
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
-#include <ampx/train/datasets.hpp>
 #include <ampx/session/trainer.hpp>
+#include <ampx/train/datasets.hpp>
 
 #include <spdlog/spdlog.h>
 

@@ -10,9 +10,9 @@
 #include <ampx/fileio/atomic_write.hpp>
 #include <ampx/onnx/onnx_export.hpp>
 #include <ampx/session/session.hpp>
+#include <ampx/session/trainer.hpp>
 #include <ampx/train/checkpoint.hpp>
 #include <ampx/train/datasets.hpp>
-#include <ampx/session/trainer.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

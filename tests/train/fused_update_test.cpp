@@ -8,8 +8,8 @@
 #include <ampx/half.hpp>
 #include <ampx/reference/kernels.hpp>
 #include <ampx/session/device_capabilities.hpp>
-#include <ampx/train/fused_update.hpp>
 #include <ampx/session/trainer.hpp>
+#include <ampx/train/fused_update.hpp>
 
 #include <node_builder.hpp>
 

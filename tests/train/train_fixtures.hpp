@@ -3,8 +3,8 @@
 #pragma once
 
 #include <ampx/ir/builder.hpp>
-#include <ampx/train/datasets.hpp>
 #include <ampx/session/trainer.hpp>
+#include <ampx/train/datasets.hpp>
 
 #include <filesystem>
 #include <random>

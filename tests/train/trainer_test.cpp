@@ -2,9 +2,9 @@
 // resuming from saved state reproduces the uninterrupted run bit for bit,
 // and state stays on the device (updated in place).
 #include <ampx/ir/builder.hpp>
+#include <ampx/session/trainer.hpp>
 #include <ampx/train/checkpoint.hpp>
 #include <ampx/train/datasets.hpp>
-#include <ampx/session/trainer.hpp>
 
 #include <tolerances.hpp>
 

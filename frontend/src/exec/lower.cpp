@@ -1,7 +1,7 @@
 #include <ampx/amp/load_time.hpp>
+#include <ampx/amp/node_desc.hpp>
 #include <ampx/exec/lower.hpp>
 #include <ampx/exec/memory_planner.hpp>
-#include <ampx/amp/node_desc.hpp>
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,4 +1,3 @@
-#include <ampx/session/device_capabilities.hpp>
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/lower.hpp>
 #include <ampx/session/device_capabilities.hpp>

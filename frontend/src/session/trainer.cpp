@@ -1,6 +1,6 @@
 #include <ampx/session/device_capabilities.hpp>
-#include <ampx/train/fused_update.hpp>
 #include <ampx/session/trainer.hpp>
+#include <ampx/train/fused_update.hpp>
 #include <ampx/tune/tuner.hpp>
 
 #include <spdlog/spdlog.h>
