@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <unistd.h>
 
 #include <cstring>
@@ -239,6 +241,43 @@ TEST_P(EagerTraining, MatchesTheCompiledStepAndKeepsItsState) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, EagerTraining, ::testing::Values(AmpLevel::kO0, AmpLevel::kO2));
+
+// Counted at test_native's C ABI (AMPX_TEST_NATIVE_COUNTERS): an eager step
+// prepares every kernel again at every step, a compiled one never after it
+// is compiled. (On cpu_ref the small MLP fuses nothing, so the kernel count
+// above cannot tell a compiled step run under the eager name.)
+TEST(EagerTrainingAbi, PreparesItsKernelsAtEveryStep) {
+  ::setenv("AMPX_TEST_NATIVE_OPS", "*", 1);
+  ::setenv("AMPX_TEST_NATIVE_COUNTERS", "1", 1);
+  const auto prepares = [](const plugins::Device& dev) {
+    unsigned long long p = 0, a = 0;
+    const std::string note = dev.plugin_note();
+    if (std::sscanf(note.c_str(), "kernel_prepare=%llu buffer_alloc=%llu", &p, &a) != 2)
+      ADD_FAILURE() << "test_native reports no counters: '" << note << "'";
+    return p;
+  };
+  const Dataset data = synthetic(64, 12, 4, 5);  // 4 steps of 16 an epoch
+  for (const bool eager : {false, true}) {
+    SessionOptions so = cpu_ref_only();
+    so.devices = "test_native:0";
+    Session session(so);
+    TrainerOptions o = sgd(16);
+    o.eager = eager;
+    Trainer t(session, small_mlp(), o);
+    (void)t.train_epoch(data);  // the step compiled (or not) here
+    const plugins::Device& dev = session.host().device("test_native:0");
+    const unsigned long long before = prepares(dev);
+    (void)t.train_epoch(data);
+    const unsigned long long per_epoch = prepares(dev) - before;
+    const int kernels = t.step_stats()->kernels_per_device.at(0);
+    ASSERT_GT(kernels, 0);
+    if (eager)
+      EXPECT_GE(per_epoch, 4ull * static_cast<unsigned long long>(kernels));
+    else
+      EXPECT_EQ(per_epoch, 0ull);
+  }
+  ::unsetenv("AMPX_TEST_NATIVE_COUNTERS");
+}
 
 #ifdef AMPX_TEST_HAVE_ONEDNN
 // digits-cnn (conv, BatchNorm in training mode, ReLU, max pool, dense) on
