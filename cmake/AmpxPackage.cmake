@@ -6,7 +6,7 @@
 # headers only). examples/plugin_template builds against it.
 include(CMakePackageConfigHelpers)
 
-file(STRINGS ${PROJECT_SOURCE_DIR}/backend_api/include/ampx/backend_api.h abi_lines
+file(STRINGS ${PROJECT_SOURCE_DIR}/sdk/backend_api/include/ampx/backend_api.h abi_lines
      REGEX "^#define AMPX_ABI_VERSION_(MAJOR|MINOR) [0-9]+")
 string(REGEX REPLACE ".*MAJOR ([0-9]+).*" "\\1" abi_major "${abi_lines}")
 string(REGEX REPLACE ".*MINOR ([0-9]+).*" "\\1" abi_minor "${abi_lines}")

@@ -29,13 +29,12 @@ from collections import defaultdict
 # Lowest layer first. A folder is a name and the path prefixes of its files.
 # docs/ARCHITECTURE.md ("Layers") states the same order.
 LAYERS = [
-    # The plugin SDK: the C ABI and its C++ support, then what builds on it.
-    [("backend_api", ["backend_api/"]), ("fileio", ["fileio/"])],
-    [("opset", ["opset/"])],
-    [("reference", ["reference/"])],
-    # The SDK's host-memory plugin, over the reference kernels (its files
-    # still sit under backend_api/; the longest prefix decides).
-    [("backend_api/host_plugin", ["backend_api/host_plugin/"])],
+    # The plugin SDK (sdk/): the C ABI and its C++ support, the op set, the
+    # reference kernels, the host-memory plugin. fileio stands alone.
+    [("sdk/backend_api", ["sdk/backend_api/"]), ("fileio", ["fileio/"])],
+    [("sdk/opset", ["sdk/opset/"])],
+    [("sdk/reference", ["sdk/reference/"])],
+    [("sdk/host_plugin", ["sdk/host_plugin/"])],
     # The plugins (SDK users) and the host side that loads them: peers.
     [
         ("backends/cpu_ref", ["backends/cpu_ref/"]),
@@ -46,17 +45,17 @@ LAYERS = [
         ("plugins", ["plugins/"]),
     ],
     [("plugins/check", ["plugins/check/"]), ("capability_db", ["capability_db/"])],
-    # The frontend: ir -> amp -> exec -> session.
-    [("frontend/ir", ["frontend/include/ampx/ir/", "frontend/src/ir/"])],
-    [("frontend/amp", ["frontend/include/ampx/amp/", "frontend/src/amp/"])],
-    [("frontend/exec", ["frontend/include/ampx/exec/", "frontend/src/exec/"])],
-    [("frontend/onnx", ["frontend/include/ampx/onnx/", "frontend/src/onnx/"])],
-    [("frontend/models", ["frontend/include/ampx/models/", "frontend/src/models/"])],
+    # The frontend, one folder per library: ir -> amp -> exec -> session.
+    [("frontend/ir", ["frontend/ir/"])],
+    [("frontend/amp", ["frontend/amp/"])],
+    [("frontend/exec", ["frontend/exec/"])],
+    [("frontend/onnx", ["frontend/onnx/"])],
+    [("frontend/models", ["frontend/models/"])],
     # Autodiff, the training-step graph, checkpoints, datasets; the Trainer
     # that runs them is the Session's (session/trainer.hpp).
-    [("frontend/train", ["frontend/include/ampx/train/", "frontend/src/train/"])],
-    [("frontend/tune", ["frontend/include/ampx/tune/", "frontend/src/tune/"])],
-    [("frontend/session", ["frontend/include/ampx/session/", "frontend/src/session/"])],
+    [("frontend/train", ["frontend/train/"])],
+    [("frontend/tune", ["frontend/tune/"])],
+    [("frontend/session", ["frontend/session/"])],
     # What uses the libraries.
     [("apps", ["apps/"]), ("bench", ["bench/"])],
     [("tests", ["tests/"])],

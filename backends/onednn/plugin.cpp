@@ -1,5 +1,5 @@
 // The oneDNN CPU backend plugin (device onednn:0): the shared host-memory
-// plugin (backend_api/host_plugin, ampx/host_plugin.hpp) with oneDNN primitives as kernels
+// plugin (sdk/host_plugin, ampx/host_plugin.hpp) with oneDNN primitives as kernels
 // and capability answers measured from oneDNN's implementation choice.
 // Options: "threads=N" (0 or absent: all cores), "blocked_activations=0|1"
 // (default 1), "debug_counters=0|1" (default 0), "deterministic=0|1"

@@ -1,4 +1,4 @@
-// The loops compiled twice (reference/src/cpu_dispatch.hpp: the baseline
+// The loops compiled twice (sdk/reference/src/cpu_dispatch.hpp: the baseline
 // ISA and AVX2, chosen at run time) give the same bits either way: every
 // TensorStats and UpdateGuard case of the catalogue, and the guard with a
 // non-finite gradient, run with the AVX2 copy allowed and refused. On a CPU

@@ -6,11 +6,11 @@
 #                               other format versions, and two it must reject;
 #   OUT_DIR/checkpoint/*.ampxckpt  training checkpoints (safetensors' layout,
 #                               format ampx.checkpoint/2 with every tensor's
-#                               CRC-32), written as frontend/src/train/checkpoint.cpp does.
+#                               CRC-32), written as frontend/train/src/checkpoint.cpp does.
 # Valid, small inputs let the fuzzer reach deep into the importer at once
 # instead of first having to discover protobuf. Deterministic: rerunning gives
 # identical bytes. Rerun after adding an op to the importer
-# (frontend/src/onnx/onnx_ops.cpp) and add its seeds below.
+# (frontend/onnx/src/onnx_ops.cpp) and add its seeds below.
 #
 # Usage: make_seed_corpus.py OUT_DIR   (with the venv of scripts/python-env.sh)
 import json

@@ -1,4 +1,4 @@
-// ONNX's If at import (frontend/src/onnx/onnx_control_flow.cpp): a
+// ONNX's If at import (frontend/onnx/src/onnx_control_flow.cpp): a
 // condition that folds takes its branch in place of the node; a run-time
 // condition, a branch that reads a value nobody made, and an unsupported op
 // inside a branch are one-line errors.

@@ -1,4 +1,4 @@
-// ONNX's Loop and Scan, unrolled at import (frontend/src/onnx/onnx_loops.cpp):
+// ONNX's Loop and Scan, unrolled at import (frontend/onnx/src/onnx_loops.cpp):
 // the iteration count comes from a folded trip count or condition; a
 // condition computed at run time, too many iterations and bodies that do
 // not fit the node are one-line errors naming the node. (The numerics are

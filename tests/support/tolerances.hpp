@@ -1,5 +1,5 @@
 // The tolerances per dtype and compute mode are shipped with the op set
-// library (opset/include/ampx/opset/tolerances.hpp).
+// library (sdk/opset/include/ampx/opset/tolerances.hpp).
 #pragma once
 
 #include <ampx/opset/tolerances.hpp>

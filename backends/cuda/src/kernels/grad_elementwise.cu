@@ -1,6 +1,6 @@
 // Backward kernels of the activations (ReluGrad, SigmoidGrad, TanhGrad,
 // GeluGrad, ClipGrad: one kernel, an op code) and of Softmax. The
-// derivatives are written exactly as cpu_ref's (reference/src/ops_grad.cpp),
+// derivatives are written exactly as cpu_ref's (sdk/reference/src/ops_grad.cpp),
 // in f32 for every dtype.
 #include "common.cuh"
 #include "kernels_grad.hpp"

@@ -1,6 +1,6 @@
 // Normalisation in training: LayerNormGrad, BatchNormTraining (batch
 // statistics, ONNX running statistics) and BatchNormGrad. The formulas and
-// the precision of the sums are cpu_ref's (reference/src/ops_grad.cpp):
+// the precision of the sums are cpu_ref's (sdk/reference/src/ops_grad.cpp):
 // per-row LayerNorm statistics in f32, per-channel BatchNorm sums in double
 // (a channel can hold millions of values). cuDNN's batch-norm calls are not
 // used: their running variance is the unbiased one and their factor is

@@ -3,7 +3,7 @@
 // apply cleared on overflow. Deterministic without atomics: the gradients
 // are cut into cpu_ref's fixed 65,536-element blocks, one CUDA block each,
 // summing squares in f64 (as cpu_ref) with a fixed-order tree; one thread
-// then adds the blocks' sums in block order (reference/src/ops_guard.cpp).
+// then adds the blocks' sums in block order (sdk/reference/src/ops_guard.cpp).
 #include <cmath>
 
 #include "common.cuh"

@@ -1,6 +1,6 @@
 // The training step's own ops: SoftmaxCrossEntropy and its gradient (the
 // loss), SgdUpdate and AdamUpdate (the optimizer, f32 only). Formulas and
-// summation precision are cpu_ref's (reference/src/ops_train.cpp).
+// summation precision are cpu_ref's (sdk/reference/src/ops_train.cpp).
 #include "common.cuh"
 #include "kernels_grad.hpp"
 

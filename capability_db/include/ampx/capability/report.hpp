@@ -1,6 +1,6 @@
 // The coverage report: what each amp level really means for a model on each
 // device. A plain value filled by `Session::report` (`ampx report`,
-// frontend/src/session/report.cpp) and rendered here as text, Markdown, JSON (schema
+// frontend/session/src/report.cpp) and rendered here as text, Markdown, JSON (schema
 // "ampx.report/1", docs/cli-json.md) or one self-contained HTML file with charts.
 #pragma once
 

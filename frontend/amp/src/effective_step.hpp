@@ -1,4 +1,4 @@
-// Internal to the planner (frontend/src/amp): the effective step.
+// Internal to the planner (frontend/amp/src): the effective step.
 #pragma once
 
 #include "planning_context.hpp"

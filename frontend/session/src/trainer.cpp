@@ -12,7 +12,7 @@
 #include <limits>
 #include <numeric>
 
-#include "../train/shuffle.hpp"
+#include <ampx/train/shuffle.hpp>
 
 namespace ampx::train {
 

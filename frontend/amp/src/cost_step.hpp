@@ -1,4 +1,4 @@
-// Internal to the planner (frontend/src/amp): the cost step (which native
+// Internal to the planner (frontend/amp/src): the cost step (which native
 // 16-bit nodes pay, for the whole graph at once), a tuned plan's choice in
 // its place, and the predictions of a built plan.
 #pragma once

@@ -1,4 +1,4 @@
-// Internal to the planner (frontend/src/amp): the rewrite step.
+// Internal to the planner (frontend/amp/src): the rewrite step.
 #pragma once
 
 #include <ampx/amp/planner.hpp>

@@ -1,4 +1,4 @@
-// Internal to the planner (frontend/src/amp): the placement step.
+// Internal to the planner (frontend/amp/src): the placement step.
 #pragma once
 
 #include "planning_context.hpp"

@@ -10,7 +10,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "shuffle.hpp"
+#include <ampx/train/shuffle.hpp>
 
 namespace ampx::train {
 namespace {

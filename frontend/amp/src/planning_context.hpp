@@ -1,4 +1,4 @@
-// Internal to the planner (frontend/src/amp): what the steps of one
+// Internal to the planner (frontend/amp/src): what the steps of one
 // planning pass share: the devices and their memoised answers, the plan
 // being built, the rewriter (home dtypes so far) and where each value lives.
 #pragma once

@@ -1,4 +1,4 @@
-// Internal to the planner (frontend/src/amp): capability and cost queries of one node in a
+// Internal to the planner (frontend/amp/src): capability and cost queries of one node in a
 // candidate dtype, memoised.
 #pragma once
 
