@@ -91,7 +91,8 @@ class MaxFlow {
   // One augmenting path in the level graph (iterative: graphs of 100k
   // nodes would overflow the stack recursively).
   double dfs(int s, int t) {
-    std::vector<int> path;  // edge indices
+    std::vector<int>& path = path_;  // edge indices; reused: one path per call
+    path.clear();
     int u = s;
     while (true) {
       if (u == t) {
@@ -127,7 +128,7 @@ class MaxFlow {
   }
 
   std::vector<Edge> edges_;
-  std::vector<int> head_, level_, it_;
+  std::vector<int> head_, level_, it_, path_;
 };
 
 }  // namespace

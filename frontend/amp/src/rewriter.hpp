@@ -47,6 +47,8 @@ class Rewriter {
   }
 
   DType home_dtype(ValueId v) const { return home_dtype_[static_cast<size_t>(v)]; }
+  // The source value of each Cast, in AmpPlan::casts order.
+  const std::vector<ValueId>& cast_sources() const { return cast_sources_; }
   ValueId home(ValueId v) const { return home_[static_cast<size_t>(v)]; }
 
   // `v` (a source value) in dtype `d` for a consumer on device `consumer`,
@@ -68,6 +70,7 @@ class Rewriter {
       out = plan_.graph.node(id).outputs[0];
     }
     plan_.casts.push_back(CastRecord{std::move(name), sv.name, from, d, sv.is_constant(), device});
+    cast_sources_.push_back(v);
     cast_cache_.emplace(key, out);
     return out;
   }
@@ -127,6 +130,7 @@ class Rewriter {
   std::vector<ValueId> home_;  // in plan_.graph; kNone without build_
   std::vector<DType> home_dtype_;
   std::unordered_map<uint64_t, ValueId> cast_cache_;
+  std::vector<ValueId> cast_sources_;
   bool names_built_ = false;
   std::unordered_set<std::string_view> taken_;  // views into src_ and owned_names_
   std::deque<std::string> owned_names_;         // deque: stable addresses
