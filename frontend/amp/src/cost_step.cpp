@@ -22,6 +22,9 @@ std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType hal
   std::vector<int> cand(g.num_nodes(), P::kFixedF32);  // label per source node
   std::vector<NodeId> cand_node;
   PrecisionCutProblem problem;
+  problem.time_f32.reserve(first.nodes.size());
+  problem.time_16.reserve(first.nodes.size());
+  problem.values.reserve(g.num_values());
   const std::vector<bool>& at_load = queries.at_load();
   std::vector<bool> float_node(g.num_nodes(), false);
   for (const NodePlan& np : first.nodes) {

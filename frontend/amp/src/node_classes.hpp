@@ -21,8 +21,8 @@ namespace ampx::planner_detail {
 class NodeClasses {
  public:
   // One pass over the graph: a key and a hash lookup per node, a shape
-  // lookup per output of a node of a new class and per graph input or
-  // constant.
+  // lookup per output of a node of a new class (and per value no node
+  // produces, or produced later in a graph out of order).
   explicit NodeClasses(const Graph& g);
 
   int32_t of(NodeId id) const { return node_class_[static_cast<size_t>(id)]; }

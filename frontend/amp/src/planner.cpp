@@ -152,14 +152,17 @@ void finish_plan(AmpPlan& plan, int fallback, bool build_graph) {
 // may be null): nodes the cost step keeps in f32 although they are native.
 // `fixed` (by source NodeId, may be null): placements decided by an earlier
 // pass, kept so that the cost step cannot move nodes. `cast_sources` (may
-// be null): receives the source value of each Cast.
+// be null): receives the source value of each Cast. PassDetail::
+// kForCostStep: the nodes' names and the Cast records are left out.
 AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, PlanQueries& queries,
                        const PlanOptions& options, std::span<const DevicePin> pins,
                        const std::vector<bool>* demoted, const std::vector<Placed>* fixed,
-                       std::vector<ValueId>* cast_sources = nullptr) {
+                       std::vector<ValueId>* cast_sources = nullptr,
+                       PassDetail detail = PassDetail::kFull) {
   AmpPlan plan;
   plan.policy = policy;
-  PlanningContext ctx(g, queries, plan, options.build_graph);
+  PlanningContext ctx(g, queries, plan, options.build_graph, detail);
+  const bool full = detail == PassDetail::kFull;
   const std::span<const PlanDevice> devices = ctx.devices();
   const int fallback = ctx.fallback(), listed = ctx.listed();
   PolicyStep policy_step(policy);
@@ -180,9 +183,9 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, PlanQueries& que
     const Node& n = g.node(id);
     NodePlan np;
     np.node = id;
-    np.name = n.name;
+    if (full) np.name = n.name;
     np.op = n.op;
-    np.origin = n.origin;
+    if (full) np.origin = n.origin;
     // A Cast's dtypes are its own, and the overflow probe reads every
     // tensor in the dtype it has (a Cast in front would hide nothing and
     // cost a copy): neither is planned to a precision.

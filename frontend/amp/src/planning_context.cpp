@@ -50,15 +50,18 @@ const std::vector<bool>& PlanQueries::at_load() {
 }
 
 PlanningContext::PlanningContext(const Graph& g, PlanQueries& queries, AmpPlan& plan,
-                                 bool build_graph)
+                                 bool build_graph, PassDetail detail)
     : g_(g),
       queries_(queries),
       devices_(queries.devices()),
       plan_(plan),
       value_device_(g.num_values(), -1),
-      rw_(g, plan, build_graph, [this](ValueId v, DType from, DType to, int consumer) {
-        return cast_device(v, from, to, consumer);
-      }) {
+      rw_(
+          g, plan, build_graph,
+          [this](ValueId v, DType from, DType to, int consumer) {
+            return cast_device(v, from, to, consumer);
+          },
+          detail) {
   const std::span<const PlanDevice> devices = devices_;
   for (size_t k = 0; k < devices.size(); ++k) {
     plan.devices.push_back(devices[k].caps->device_id());

@@ -72,7 +72,8 @@ class PlanningContext {
  public:
   // Fills plan.devices, device_id and fallback_only from the devices of
   // `queries` (which checked the list); `queries` outlives it.
-  PlanningContext(const Graph& g, PlanQueries& queries, AmpPlan& plan, bool build_graph);
+  PlanningContext(const Graph& g, PlanQueries& queries, AmpPlan& plan, bool build_graph,
+                  PassDetail detail);
   PlanningContext(const PlanningContext&) = delete;
   PlanningContext& operator=(const PlanningContext&) = delete;
 
