@@ -3,6 +3,7 @@
 #include <ampx/amp/load_time.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace ampx::planner_detail {
@@ -32,7 +33,6 @@ PlanQueries::PlanQueries(const Graph& g, std::span<const PlanDevice> devices)
     answers_.emplace_back(*d.caps, classes_);
     if (d.cost) d.cost = &memo_.emplace_back(*d.cost);
     class_costs_.push_back(d.cost ? std::make_unique<ClassCosts>(*d.cost, classes_) : nullptr);
-    cost_list_.push_back(class_costs_.back().get());
     any_cost_ = any_cost_ || d.cost;
   }
 }
@@ -78,7 +78,11 @@ PlanningContext::PlanningContext(const Graph& g, PlanQueries& queries, AmpPlan& 
 }
 
 NodeId PlanningContext::id_of(const Node& n) const {
-  return static_cast<NodeId>(&n - g_.nodes().data());
+  const std::span<const Node> nodes = g_.nodes();
+  const std::less<const Node*> before;  // total order, also for unrelated pointers
+  if (nodes.empty() || before(&n, nodes.data()) || !before(&n, nodes.data() + nodes.size()))
+    throw std::logic_error("planner: node '" + n.name + "' is not of the graph being planned");
+  return static_cast<NodeId>(&n - nodes.data());
 }
 
 const CapabilitySource::Answer& PlanningContext::ask(int k, const Node& n, DType d) {

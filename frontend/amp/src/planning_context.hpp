@@ -34,7 +34,7 @@ class PlanQueries {
  public:
   // Throws std::invalid_argument for an empty device list, a fallback-only
   // device that is not last, or no device besides the fallback.
-  // `devices[k].cost` (may be null) is memoised here: devices() and costs()
+  // `devices[k].cost` (may be null) is memoised here: devices() and costs(k)
   // hand out the memoised models.
   PlanQueries(const Graph& g, std::span<const PlanDevice> devices);
   PlanQueries(const PlanQueries&) = delete;
@@ -44,7 +44,6 @@ class PlanQueries {
   ClassAnswers& answers(int k) { return answers_[static_cast<size_t>(k)]; }
   // Device k's predictions by class; null without a cost model.
   ClassCosts* costs(int k) { return class_costs_[static_cast<size_t>(k)].get(); }
-  std::span<ClassCosts* const> costs() const { return cost_list_; }
   // The devices with their cost models memoised.
   std::span<const PlanDevice> devices() const { return devices_; }
   bool any_cost() const { return any_cost_; }
@@ -60,7 +59,6 @@ class PlanQueries {
   std::deque<ClassAnswers> answers_;
   std::deque<MemoizedCost> memo_;
   std::vector<std::unique_ptr<ClassCosts>> class_costs_;
-  std::vector<ClassCosts*> cost_list_;
   bool any_cost_ = false;
   std::vector<NodeId> order_;
   bool order_made_ = false;
@@ -101,7 +99,8 @@ class PlanningContext {
   int32_t intern_note(const std::string& note);
 
  private:
-  // The id of node n of the source graph (n is a reference into it).
+  // The id of node n of the source graph (n is a reference into it;
+  // std::logic_error otherwise).
   NodeId id_of(const Node& n) const;
   // A Cast goes where its source is computed (a narrowing Cast then halves
   // the bytes a copy moves), else where it is read, else on the first device
