@@ -32,7 +32,7 @@ class KeyWriter {
  private:
   void put(const void* p, size_t n) {
     if (pos_ + n > key_.size()) key_.resize(std::max(2 * key_.size(), pos_ + n + 64));
-    std::memcpy(key_.data() + pos_, p, n);
+    if (n) std::memcpy(key_.data() + pos_, p, n);  // p may be null when n is 0
     pos_ += n;
   }
   std::string& key_;
