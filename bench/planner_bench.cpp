@@ -131,8 +131,9 @@ void BM_Place3Devices_WithGraph(benchmark::State& state) {
 }
 
 // What Session::plan does on top of plan_amp (plan_on_selection): the
-// tuned-plan key (the graph's content hash) looked up in a capability
-// database (one that holds no tuned plan for it), then a cost-aware plan
+// tuned-plan lookup in a capability database (one that holds no tuned plan
+// for it; with the graph's content hash where it holds one it could match),
+// then a cost-aware plan
 // (PlanOptions::cost: the cost step's minimum cut and the predictions)
 // whose cost models prefer in-context measurements, as after `ampx tune`:
 // a calibration holding the graph's node signatures in f32 and 16-bit,
@@ -164,40 +165,64 @@ class SessionLikeDevices {
   std::vector<std::unique_ptr<capability::CalibratedCostModel>> costs_;
 };
 
-// A capability database of its own (removed at exit), holding no tuned plan.
+// A capability database of its own (removed at exit). `tuned_elsewhere`:
+// it holds a tuned plan of another model for the same devices and options,
+// so a lookup must hash the graph to know that it does not match.
+class BenchDb {
+ public:
+  explicit BenchDb(const char* name, bool tuned_elsewhere)
+      : path_(std::filesystem::temp_directory_path() / (std::string("ampx_planner_bench_") + name +
+                                                        "_" + std::to_string(::getpid()) + ".db")) {
+    auto store = capability::Store::open(path_);
+    if (tuned_elsewhere)
+      for (const char* devices : {"fp0", "fp0,fp1,fp2"})
+        store.put_tuned_plan({"0000000000000000", devices, kOptions, "another-model",
+                              "2026-12-05T00:00:00Z",
+                              R"({"schema":"ampx.tuned/1","kept":"tuned","f32_nodes":[]})"});
+  }
+  ~BenchDb() { std::filesystem::remove(path_); }
+  std::string path() const { return path_.string(); }
+  static constexpr const char* kOptions = "amp=O2;dtype=f16";
+
+ private:
+  std::filesystem::path path_;
+};
+
 const std::string& empty_db() {
-  struct Db {
-    std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                 ("ampx_planner_bench_" + std::to_string(::getpid()) + ".db");
-    Db() { capability::Store::open(path); }
-    ~Db() { std::filesystem::remove(path); }
-  };
-  static const Db db;
-  static const std::string path = db.path.string();
+  static const BenchDb db("empty", false);
+  static const std::string path = db.path();
+  return path;
+}
+const std::string& tuned_elsewhere_db() {
+  static const BenchDb db("tuned", true);
+  static const std::string path = db.path();
   return path;
 }
 
+// As plan_on_selection: the tuned-plan lookup's key without the model hash
+// (find_tuned_plan hashes the graph only when the database holds a plan it
+// could match), then the cost-aware plan.
 AmpPlan plan_as_session(const Graph& g, const AmpPolicy& policy,
-                        std::span<const PlanDevice> devices, const std::string& fingerprints) {
+                        std::span<const PlanDevice> devices, const std::string& fingerprints,
+                        const std::string& db) {
   TunedPlanKey key;
-  key.model_hash = graph_content_hash(g);
   key.devices = fingerprints;
-  key.options = "amp=O2;dtype=f16";
-  if (find_tuned_plan(g, g.name, key, empty_db()))
-    throw std::logic_error("the benchmark's database holds a tuned plan");
+  key.options = BenchDb::kOptions;
+  if (find_tuned_plan(g, g.name, key, db))
+    throw std::logic_error("the benchmark's database holds a tuned plan for this graph");
   return plan_amp(g, policy, devices, PlanOptions{});
 }
 
-void BM_SessionPlan_1Device(benchmark::State& state) {
+void session_plan_1device(benchmark::State& state, const std::string& db) {
   const Graph& g = graph_of(state.range(0));
   NativeEverywhere caps;
   const SessionLikeDevices devices(g, {{&caps, nullptr, false}});
   AmpPolicy policy;
   policy.level = AmpLevel::kO2;
-  time_plans(state, g, [&] { return plan_as_session(g, policy, devices.devices(), "fp0"); });
+  time_plans(state, g, [&] { return plan_as_session(g, policy, devices.devices(), "fp0", db); });
 }
 
-void BM_SessionPlan_3Devices(benchmark::State& state) {
+void session_plan_3devices(benchmark::State& state, const std::string& db) {
   const Graph& g = graph_of(state.range(0));
   TableDevice a("a:0", "LayerNorm"), b("b:0", "Relu"), c("c:0", "");
   const SessionLikeDevices devices(
@@ -205,7 +230,22 @@ void BM_SessionPlan_3Devices(benchmark::State& state) {
   AmpPolicy policy;
   policy.level = AmpLevel::kO2;
   time_plans(state, g,
-             [&] { return plan_as_session(g, policy, devices.devices(), "fp0,fp1,fp2"); });
+             [&] { return plan_as_session(g, policy, devices.devices(), "fp0,fp1,fp2", db); });
+}
+
+void BM_SessionPlan_1Device(benchmark::State& state) {
+  session_plan_1device(state, empty_db());
+}
+void BM_SessionPlan_3Devices(benchmark::State& state) {
+  session_plan_3devices(state, empty_db());
+}
+// The database holds a tuned plan for these devices and options (of another
+// model): the lookup hashes the graph.
+void BM_SessionPlan_1Device_TunedDb(benchmark::State& state) {
+  session_plan_1device(state, tuned_elsewhere_db());
+}
+void BM_SessionPlan_3Devices_TunedDb(benchmark::State& state) {
+  session_plan_3devices(state, tuned_elsewhere_db());
 }
 
 BENCHMARK(BM_SessionPlan_1Device)
@@ -218,6 +258,8 @@ BENCHMARK(BM_SessionPlan_3Devices)
     ->Arg(10000)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SessionPlan_1Device_TunedDb)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SessionPlan_3Devices_TunedDb)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Place3Devices_Decisions)
     ->Arg(1000)
     ->Arg(10000)

@@ -782,6 +782,18 @@ std::optional<TunedPlanRecord> Store::tuned_plan(const std::string& model_hash,
   return std::nullopt;
 }
 
+bool Store::has_tuned_plan_for(const std::string& devices, const std::string& options) const {
+  try {
+    Statement s(db_->get(),
+                "SELECT 1 FROM tuned_plans WHERE devices = ?1 AND options = ?2 LIMIT 1");
+    s.bind(1, devices).bind(2, options);
+    return s.step();
+  } catch (const SqliteError& e) {
+    fail(path_, e.what());
+  }
+  return false;
+}
+
 std::vector<TunedPlanRecord> Store::tuned_plans_named(const std::string& model_name) const {
   std::vector<TunedPlanRecord> out;
   try {

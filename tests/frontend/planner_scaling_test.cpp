@@ -81,12 +81,18 @@ struct Work {
   size_t nodes = 0;
 };
 
-// One cost-aware O2 plan of `g` on the first `n_devices` of: a device
-// lacking LayerNorm, one lacking Relu, and the fallback that runs all.
-Work plan_counting(const Graph& g, int n_devices) {
+enum class Costs { kModel, kNone };
+
+// One O2 plan of `g` (cost-aware with Costs::kModel) on the first
+// `n_devices` of: a device lacking LayerNorm, one lacking Relu, and the
+// fallback that runs all.
+Work plan_counting(const Graph& g, int n_devices, Costs use = Costs::kModel) {
   CountingDevice a("a:0", n_devices > 1 ? "LayerNorm" : ""), b("b:0", "Relu"), c("c:0", "");
   CountingCost ca, cb, cc;
-  std::vector<PlanDevice> devices = {{&a, &ca, false}, {&b, &cb, false}, {&c, &cc, true}};
+  const bool model = use == Costs::kModel;
+  std::vector<PlanDevice> devices = {{&a, model ? &ca : nullptr, false},
+                                     {&b, model ? &cb : nullptr, false},
+                                     {&c, model ? &cc : nullptr, true}};
   devices.resize(static_cast<size_t>(n_devices));
   AmpPolicy policy;
   policy.level = AmpLevel::kO2;
@@ -126,6 +132,22 @@ TEST(PlannerScaling, OneDeviceAsksAndAllocatesTheSamePerNodeAt1kAnd10kNodes) {
 
 TEST(PlannerScaling, ThreeDevicesAskAndAllocateTheSamePerNodeAt1kAnd10kNodes) {
   expect_linear(3);
+}
+
+// A cost-aware plan makes two planning passes (the second with the cost
+// step's choice), and the cost step, its explanations and the predictions
+// ask again: all of them share one memo per planning call, so the devices
+// are asked what a plan without cost models asks (nothing is demoted here,
+// so both ask the same questions), not that once per pass.
+TEST(PlannerScaling, ACostAwarePlanAsksTheDevicesWhatAPlainPlanAsks) {
+  const Graph g = make_residual_blocks(1000);
+  for (int n_devices : {1, 3}) {
+    const Work costed = plan_counting(g, n_devices),
+               plain = plan_counting(g, n_devices, Costs::kNone);
+    EXPECT_GT(plain.queries, 0);
+    EXPECT_EQ(plain.predictions, 0);
+    EXPECT_EQ(costed.queries, plain.queries) << n_devices << " devices";
+  }
 }
 
 }  // namespace

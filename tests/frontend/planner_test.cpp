@@ -370,6 +370,51 @@ TEST(Planner, ExplicitCastsAndIntegerNodesAreLeftAlone) {
   expect_minimal_casts(plan);
 }
 
+// 16-bit is native only for a Softmax over the last axis and for inputs of
+// 4 rows: nodes that differ from another only in an attribute or a shape
+// get answers of their own.
+class AttrShapeCaps final : public CapabilitySource {
+ public:
+  std::string device_id() const override { return "attr-shape:0"; }
+  Answer query(const ampx_node_desc& node) override {
+    const bool is16 = node.num_outputs > 0 && (node.outputs[0].dtype == AMPX_DTYPE_F16 ||
+                                               node.outputs[0].dtype == AMPX_DTYPE_BF16);
+    if (!is16) return {AMPX_SUPPORT_NATIVE, -1, ""};
+    bool native = true;
+    for (size_t i = 0; i < node.num_inputs; ++i)
+      native = native && node.inputs[i].rank > 0 && node.inputs[i].dims[0] == 4;
+    for (size_t i = 0; i < node.num_attrs; ++i)
+      if (std::string_view(node.attrs[i].name) == "axis") native = native && node.attrs[i].i == -1;
+    return {native ? AMPX_SUPPORT_NATIVE : AMPX_SUPPORT_EMULATED, -1, ""};
+  }
+};
+
+TEST(Planner, NodesDifferingOnlyInAnAttributeOrAShapeGetTheirOwnAnswers) {
+  // The planner looks answers up by node class (op, dtypes, shapes,
+  // attributes), once per class and dtype.
+  GraphBuilder b("classes");
+  const auto x = b.input("x", DType::kF32, {4, 4});
+  const auto y = b.input("y", DType::kF32, {2, 8});
+  b.output(b.add(OpType::kSoftmax, "softmax_last", {x}, {{"axis", int64_t{-1}}}));
+  b.output(b.add(OpType::kSoftmax, "softmax_first", {x}, {{"axis", int64_t{0}}}));
+  b.output(b.add(OpType::kRelu, "relu_4x4", {x}));
+  b.output(b.add(OpType::kRelu, "relu_2x8", {y}));
+  // The same output from inputs of other shapes (a row broadcast).
+  const auto row = b.input("row", DType::kF32, {1, 4});
+  b.output(b.add(OpType::kAdd, "add_4x4", {x, x}));
+  b.output(b.add(OpType::kAdd, "add_row", {x, row}));
+  const Graph g = std::move(b).build();
+  AttrShapeCaps caps;
+  const AmpPlan plan = plan_amp(g, level(AmpLevel::kO3), caps);
+  EXPECT_EQ(node(plan, "softmax_last").effective, DType::kF16);
+  EXPECT_EQ(node(plan, "softmax_first").effective, DType::kF32);
+  EXPECT_EQ(node(plan, "softmax_first").reason(), "no-native-kernel");
+  EXPECT_EQ(node(plan, "relu_4x4").effective, DType::kF16);
+  EXPECT_EQ(node(plan, "relu_2x8").effective, DType::kF32);
+  EXPECT_EQ(node(plan, "add_4x4").effective, DType::kF16);
+  EXPECT_EQ(node(plan, "add_row").effective, DType::kF32);
+}
+
 TEST(Planner, AsksTheDeviceOncePerDistinctNodeSignature) {
   // mlp: fc1..fc4 share one Gemm signature, relu1..3 one Relu signature.
   const Graph g = make_builtin_model("mlp");

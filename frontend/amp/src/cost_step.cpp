@@ -15,24 +15,25 @@ namespace ampx::planner_detail {
 // Which native 16-bit nodes to keep 16-bit, for the whole graph at once
 // (precision_cut.hpp). `first` is the plan without cost decisions.
 std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType half,
-                                 std::span<capability::CostModel* const> costs) {
+                                 PlanQueries& queries) {
   std::vector<int> node_device(g.num_nodes(), 0);
   for (const NodePlan& np : first.nodes) node_device[static_cast<size_t>(np.node)] = np.device;
   using P = PrecisionCutProblem;
   std::vector<int> cand(g.num_nodes(), P::kFixedF32);  // label per source node
   std::vector<NodeId> cand_node;
   PrecisionCutProblem problem;
-  QueryLowering lowered;
-  const std::vector<bool> at_load = load_time_nodes(g);
+  problem.time_f32.reserve(first.nodes.size());
+  problem.time_16.reserve(first.nodes.size());
+  problem.values.reserve(g.num_values());
+  const std::vector<bool>& at_load = queries.at_load();
   std::vector<bool> float_node(g.num_nodes(), false);
   for (const NodePlan& np : first.nodes) {
     float_node[static_cast<size_t>(np.node)] = np.is_float_node;
     if (!np.is_float_node) continue;
     if (!is_16bit_float(np.effective)) continue;
-    const Node& n = g.node(np.node);
-    capability::CostModel* cost = costs[static_cast<size_t>(np.device)];
-    double t32 = cost ? node_time(*cost, lowered, g, n, DType::kF32) : -1;
-    double t16 = cost ? node_time(*cost, lowered, g, n, half) : -1;
+    ClassCosts* cost = queries.costs(np.device);
+    double t32 = cost ? cost->node_us(g, np.node, DType::kF32) : -1;
+    double t16 = cost ? cost->node_us(g, np.node, half) : -1;
     if (t32 < 0 || t16 < 0) t32 = t16 = 0;  // unknown: a tie, which keeps 16-bit
     cand[static_cast<size_t>(np.node)] = static_cast<int>(cand_node.size());
     cand_node.push_back(np.node);
@@ -42,45 +43,63 @@ std::vector<bool> choose_by_cost(const Graph& g, const AmpPlan& first, DType hal
   if (cand_node.empty()) return std::vector<bool>(g.num_nodes(), false);
 
   auto label_of_dtype = [](DType d) { return is_16bit_float(d) ? P::kFixed16 : P::kFixedF32; };
-  std::vector<std::vector<int>> consumers(g.num_values());
+  // Each value's float consumers in node order, as one array indexed by
+  // value (no vector per value).
+  std::vector<size_t> first_consumer(g.num_values() + 1, 0);
   for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id) {
     if (!float_node[static_cast<size_t>(id)]) continue;  // explicit Casts read any dtype
-    for (ValueId v : g.node(id).inputs) consumers[static_cast<size_t>(v)].push_back(id);
+    for (ValueId v : g.node(id).inputs) ++first_consumer[static_cast<size_t>(v) + 1];
   }
-  std::vector<std::vector<int>> output_uses(g.num_values());
-  for (ValueId v : g.outputs())
-    output_uses[static_cast<size_t>(v)].push_back(label_of_dtype(g.value(v).type.dtype));
+  for (size_t v = 0; v < g.num_values(); ++v) first_consumer[v + 1] += first_consumer[v];
+  std::vector<NodeId> consumers(first_consumer.back());
+  {
+    std::vector<size_t> fill(first_consumer.begin(), first_consumer.end() - 1);
+    for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id) {
+      if (!float_node[static_cast<size_t>(id)]) continue;
+      for (ValueId v : g.node(id).inputs) consumers[fill[static_cast<size_t>(v)]++] = id;
+    }
+  }
+  std::vector<char> is_output(g.num_values(), 0);
+  for (ValueId v : g.outputs()) is_output[static_cast<size_t>(v)] = 1;
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
     const Value& val = g.value(v);
     if (!is_float(val.type.dtype) || val.is_constant()) continue;
     if (val.producer != kNone && at_load[static_cast<size_t>(val.producer)]) continue;
-    P::ValueTerm term;
+    const std::span<const NodeId> readers(
+        consumers.data() + first_consumer[static_cast<size_t>(v)],
+        consumers.data() + first_consumer[static_cast<size_t>(v) + 1]);
+    int producer = 0;
     if (val.producer == kNone) {
-      term.producer = label_of_dtype(val.type.dtype);
+      producer = label_of_dtype(val.type.dtype);
     } else {
       const int c = cand[static_cast<size_t>(val.producer)];
-      term.producer = c >= 0 ? c : label_of_dtype(val.type.dtype);
+      producer = c >= 0 ? c : label_of_dtype(val.type.dtype);
       // A non-candidate float node produces f32 in a cost-aware plan.
-      if (c < 0 && float_node[static_cast<size_t>(val.producer)]) term.producer = P::kFixedF32;
+      if (c < 0 && float_node[static_cast<size_t>(val.producer)]) producer = P::kFixedF32;
     }
-    bool touches_candidate = term.producer >= 0;
-    for (NodeId c : consumers[static_cast<size_t>(v)]) {
+    bool touches_candidate = producer >= 0;
+    for (NodeId c : readers)
+      touches_candidate = touches_candidate || cand[static_cast<size_t>(c)] >= 0;
+    if (!touches_candidate) continue;
+    P::ValueTerm& term = problem.values.emplace_back();
+    term.producer = producer;
+    term.consumers.reserve(readers.size() + 1);
+    for (NodeId c : readers) {
       const int label = cand[static_cast<size_t>(c)];
       term.consumers.push_back(label >= 0 ? label : P::kFixedF32);
-      touches_candidate = touches_candidate || label >= 0;
     }
-    for (int u : output_uses[static_cast<size_t>(v)]) term.consumers.push_back(u);
-    if (!touches_candidate) continue;
+    // A graph output keeps its dtype (once per listing in the outputs).
+    if (is_output[static_cast<size_t>(v)])
+      for (ValueId o : g.outputs())
+        if (o == v) term.consumers.push_back(label_of_dtype(val.type.dtype));
     // A Cast runs where the value is computed (or first read).
     int dev = val.producer != kNone ? node_device[static_cast<size_t>(val.producer)] : -1;
-    if (dev < 0 && !consumers[static_cast<size_t>(v)].empty())
-      dev = node_device[static_cast<size_t>(consumers[static_cast<size_t>(v)].front())];
-    capability::CostModel* cost = costs[static_cast<size_t>(std::max(dev, 0))];
+    if (dev < 0 && !readers.empty()) dev = node_device[static_cast<size_t>(readers.front())];
+    ClassCosts* cost = queries.costs(std::max(dev, 0));
     if (cost) {
-      term.cast_to_16 = std::max(0.0, cast_time(*cost, lowered, g, v, DType::kF32, half));
-      term.cast_to_f32 = std::max(0.0, cast_time(*cost, lowered, g, v, half, DType::kF32));
+      term.cast_to_16 = std::max(0.0, cost->cast_us(g, v, DType::kF32, half));
+      term.cast_to_f32 = std::max(0.0, cost->cast_us(g, v, half, DType::kF32));
     }
-    problem.values.push_back(std::move(term));
   }
   const PrecisionCutResult r = solve_precision_cut(problem);
   std::vector<bool> demoted(g.num_nodes(), false);
@@ -103,7 +122,8 @@ std::vector<bool> tuned_demotions(const Graph& g, const std::vector<std::string>
   return demoted;
 }
 
-void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs) {
+void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs,
+                    PlannedFrom* from) {
   LoweredNode lowered;
   std::vector<DType> ins, outs;
   const Graph& pg = plan.graph;
@@ -138,12 +158,23 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
     if (at_load[static_cast<size_t>(id)]) continue;
     capability::CostModel* cost = costs[static_cast<size_t>(n.device)];
     if (!cost) continue;
-    ins.clear();
-    outs.clear();
-    for (ValueId v : n.inputs) ins.push_back(pg.value(v).type.dtype);
-    for (ValueId v : n.outputs) outs.push_back(pg.value(v).type.dtype);
-    lowered.assign(pg, n, ins, outs, false);
-    const capability::CostEstimate e = cost->estimate(lowered.desc());
+    capability::CostEstimate e;
+    if (from && node_plan && node_plan->is_float_node) {
+      // The source node with every float tensor in its effective dtype.
+      e = from->queries.costs(n.device)->estimate(from->source, node_plan->node,
+                                                  node_plan->effective);
+    } else if (from && cast_record) {
+      const ValueId v = from->cast_sources[static_cast<size_t>(cast_record - plan.casts.data())];
+      e = from->queries.costs(n.device)->cast_estimate(from->source, v, cast_record->from,
+                                                       cast_record->to);
+    } else {
+      ins.clear();
+      outs.clear();
+      for (ValueId v : n.inputs) ins.push_back(pg.value(v).type.dtype);
+      for (ValueId v : n.outputs) outs.push_back(pg.value(v).type.dtype);
+      lowered.assign(pg, n, ins, outs, false);
+      e = cost->estimate(lowered.desc());
+    }
     const double t = e.us;
     if (t > 0) total += t;
     known += t >= 0 ? 1 : 0;
@@ -160,9 +191,13 @@ void predict_placed(AmpPlan& plan, std::span<capability::CostModel* const> costs
   }
   // A device's per-run cost beyond its nodes, where it was measured.
   std::vector<bool> used(costs.size(), false);
+  int64_t steps = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(pg.num_nodes()); ++id)
-    if (!at_load[static_cast<size_t>(id)]) used[static_cast<size_t>(pg.node(id).device)] = true;
-  const capability::NodeSpec run = run_description(pg);
+    if (!at_load[static_cast<size_t>(id)]) {
+      used[static_cast<size_t>(pg.node(id).device)] = true;
+      ++steps;
+    }
+  const capability::NodeSpec run = run_description(pg, steps);
   for (size_t k = 0; k < costs.size(); ++k)
     if (used[k] && costs[k])
       if (const auto o = costs[k]->run_overhead_us(run.desc())) total = std::max(0.0, total + *o);

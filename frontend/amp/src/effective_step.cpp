@@ -4,7 +4,7 @@ namespace ampx::planner_detail {
 
 void decide_effective(PlanningContext& ctx, const Node& n, int dev, DType half, bool demote,
                       bool tuned, bool capability_blind, NodePlan& np) {
-  const auto answer = ctx.ask(dev, n, half);
+  const auto& answer = ctx.ask(dev, n, half);
   np.support_16bit = answer.support;
   if (!answer.note.empty()) np.note = ctx.intern_note(answer.note);
   if (demote && tuned) {

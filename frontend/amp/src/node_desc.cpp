@@ -36,11 +36,15 @@ void LoweredNode::assign(const Graph& graph, const Node& node, std::span<const D
 }
 
 capability::NodeSpec run_description(const Graph& graph) {
-  capability::NodeSpec run("Run", "probe");
   // The steps a run launches (before fusion): the per-run cost grows with
   // the launches, so plans of one model with more or fewer nodes differ.
   int64_t steps = 0;
   for (bool at_load : load_time_nodes(graph)) steps += at_load ? 0 : 1;
+  return run_description(graph, steps);
+}
+
+capability::NodeSpec run_description(const Graph& graph, int64_t steps) {
+  capability::NodeSpec run("Run", "probe");
   run.attr_int("steps", steps);
   for (ValueId v : graph.inputs())
     run.input(to_c(graph.value(v).type.dtype), graph.value(v).type.shape);

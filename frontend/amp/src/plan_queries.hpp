@@ -2,9 +2,12 @@
 // candidate dtype, memoised.
 #pragma once
 
+#include "node_classes.hpp"
+
 #include <ampx/amp/node_desc.hpp>
 #include <ampx/amp/planner.hpp>
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -121,6 +124,107 @@ inline double cast_time(capability::CostModel& cost, QueryLowering& lowering, co
                         ValueId v, DType from, DType to) {
   return cost.node_us(lowering.cast_of(g, v, from, to));
 }
+
+// One device's answers for the source graph's nodes by (node class, float
+// dtype): after a node class's first question in a dtype, asking again is a
+// table lookup (no lowering, no signature key). A miss lowers the node and
+// goes through the MemoizedQuery, which every other question (a Cast, a
+// node with its inputs' home dtypes) uses directly: the device is asked
+// exactly what it was asked without the table.
+class ClassAnswers {
+ public:
+  ClassAnswers(CapabilitySource& source, const NodeClasses& classes)
+      : memo_(source), classes_(classes), index_(classes.classes() * kDTypeSlots, -1) {}
+
+  // Node `id` of `g` (the graph `classes` were made of) with every float
+  // tensor in `d`. The reference is valid while this object lives.
+  const CapabilitySource::Answer& node_as(const Graph& g, NodeId id, DType d) {
+    const int slot = dtype_slot(d);
+    if (slot < 0) {
+      scratch_ = memo_(lowering_.node_as(g, g.node(id), d));
+      return scratch_;
+    }
+    int32_t& i = index_[static_cast<size_t>(classes_.of(id)) * kDTypeSlots + slot];
+    if (i < 0) {
+      answers_.push_back(memo_(lowering_.node_as(g, g.node(id), d)));
+      i = static_cast<int32_t>(answers_.size() - 1);
+    }
+    return answers_[static_cast<size_t>(i)];
+  }
+  // Any other description.
+  CapabilitySource::Answer operator()(const ampx_node_desc& d) { return memo_(d); }
+
+ private:
+  MemoizedQuery memo_;
+  const NodeClasses& classes_;
+  QueryLowering lowering_;
+  std::vector<int32_t> index_;                    // into answers_, -1: not asked yet
+  std::deque<CapabilitySource::Answer> answers_;  // deque: stable references
+  CapabilitySource::Answer scratch_;
+};
+
+// One device's cost model (memoised: MemoizedCost) by (node class, float
+// dtype) and, for Casts, by (value shape, from, to), as ClassAnswers does
+// for answers. node_us and estimate are kept apart, as the model answers
+// each itself.
+class ClassCosts {
+ public:
+  ClassCosts(capability::CostModel& memoised, const NodeClasses& classes)
+      : model_(memoised),
+        classes_(classes),
+        nodes_(classes.classes() * kDTypeSlots),
+        casts_(classes.shapes() * kDTypeSlots * kDTypeSlots) {}
+
+  capability::CostModel& model() { return model_; }
+
+  double node_us(const Graph& g, NodeId id, DType d) {
+    Slot* s = node_slot(id, d);
+    if (!s) return model_.node_us(lowering_.node_as(g, g.node(id), d));
+    if (!s->us) s->us = model_.node_us(lowering_.node_as(g, g.node(id), d));
+    return *s->us;
+  }
+  capability::CostEstimate estimate(const Graph& g, NodeId id, DType d) {
+    Slot* s = node_slot(id, d);
+    if (!s) return model_.estimate(lowering_.node_as(g, g.node(id), d));
+    if (!s->estimate) s->estimate = model_.estimate(lowering_.node_as(g, g.node(id), d));
+    return *s->estimate;
+  }
+  // A Cast of source value v from `from` to `to`.
+  double cast_us(const Graph& g, ValueId v, DType from, DType to) {
+    Slot* s = cast_slot(v, from, to);
+    if (!s) return model_.node_us(lowering_.cast_of(g, v, from, to));
+    if (!s->us) s->us = model_.node_us(lowering_.cast_of(g, v, from, to));
+    return *s->us;
+  }
+  capability::CostEstimate cast_estimate(const Graph& g, ValueId v, DType from, DType to) {
+    Slot* s = cast_slot(v, from, to);
+    if (!s) return model_.estimate(lowering_.cast_of(g, v, from, to));
+    if (!s->estimate) s->estimate = model_.estimate(lowering_.cast_of(g, v, from, to));
+    return *s->estimate;
+  }
+
+ private:
+  struct Slot {
+    std::optional<double> us;
+    std::optional<capability::CostEstimate> estimate;
+  };
+  Slot* node_slot(NodeId id, DType d) {
+    const int slot = dtype_slot(d);
+    if (slot < 0) return nullptr;
+    return &nodes_[static_cast<size_t>(classes_.of(id)) * kDTypeSlots + slot];
+  }
+  Slot* cast_slot(ValueId v, DType from, DType to) {
+    const int a = dtype_slot(from), b = dtype_slot(to);
+    const int32_t shape = classes_.shape_of(v);
+    if (a < 0 || b < 0 || shape < 0) return nullptr;
+    return &casts_[(static_cast<size_t>(shape) * kDTypeSlots + a) * kDTypeSlots + b];
+  }
+
+  capability::CostModel& model_;
+  const NodeClasses& classes_;
+  QueryLowering lowering_;
+  std::vector<Slot> nodes_, casts_;
+};
 
 inline bool runs(ampx_support s) {
   return s == AMPX_SUPPORT_NATIVE || s == AMPX_SUPPORT_EMULATED;

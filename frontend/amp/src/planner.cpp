@@ -141,7 +141,8 @@ void finish_plan(AmpPlan& plan, int fallback, bool build_graph) {
       plan.device_id += (k ? "," : "") + plan.devices[k];
   }
   if (build_graph) {
-    plan.copies = plan_copies(plan.graph);
+    // One device: nothing to copy (every node runs where its inputs are).
+    if (plan.devices.size() > 1) plan.copies = plan_copies(plan.graph);
     s.copies = static_cast<int>(plan.copies.size());
     for (const auto& c : plan.copies) s.copy_bytes += c.bytes;
   }
@@ -150,16 +151,19 @@ void finish_plan(AmpPlan& plan, int fallback, bool build_graph) {
 // The policy, placement and capability pass. `demoted` (by source NodeId,
 // may be null): nodes the cost step keeps in f32 although they are native.
 // `fixed` (by source NodeId, may be null): placements decided by an earlier
-// pass, kept so that the cost step cannot move nodes.
-AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const PlanDevice> devices,
+// pass, kept so that the cost step cannot move nodes. `cast_sources` (may
+// be null): receives the source value of each Cast. PassDetail::
+// kForCostStep: the nodes' names and the Cast records are left out.
+AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, PlanQueries& queries,
                        const PlanOptions& options, std::span<const DevicePin> pins,
-                       const std::vector<bool>* demoted, const std::vector<Placed>* fixed) {
-  if (!is_16bit_float(policy.half))
-    throw std::invalid_argument("16-bit dtype must be f16 or bf16, got " +
-                                std::string(dtype_name(policy.half)));
+                       const std::vector<bool>* demoted, const std::vector<Placed>* fixed,
+                       std::vector<ValueId>* cast_sources = nullptr,
+                       PassDetail detail = PassDetail::kFull) {
   AmpPlan plan;
   plan.policy = policy;
-  PlanningContext ctx(g, devices, plan, options.build_graph);
+  PlanningContext ctx(g, queries, plan, options.build_graph, detail);
+  const bool full = detail == PassDetail::kFull;
+  const std::span<const PlanDevice> devices = ctx.devices();
   const int fallback = ctx.fallback(), listed = ctx.listed();
   PolicyStep policy_step(policy);
   std::vector<bool> pin_used(pins.size(), false);
@@ -170,7 +174,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
 
   Rewriter& rw = ctx.rewriter();
   std::vector<int>& value_device = ctx.value_device();
-  const auto order = g.topological_order();
+  const std::vector<NodeId>& order = queries.order();
   plan.nodes.reserve(order.size());
   std::vector<std::string> unplaceable;  // "'name' (Op f32)"
   std::string first_unplaceable;         // its full message
@@ -179,9 +183,9 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     const Node& n = g.node(id);
     NodePlan np;
     np.node = id;
-    np.name = n.name;
+    if (full) np.name = n.name;
     np.op = n.op;
-    np.origin = n.origin;
+    if (full) np.origin = n.origin;
     // A Cast's dtypes are its own, and the overflow probe reads every
     // tensor in the dtype it has (a Cast in front would hide nothing and
     // cost a copy): neither is planned to a precision.
@@ -251,7 +255,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
     // 4. The host never assumes support: the variant that will run must be
     // answered too (16-bit native was just answered).
     if (placeable && !(np.is_float_node && is_16bit_float(np.effective))) {
-      const auto answer = ctx.ask(dev, n, np.is_float_node ? np.effective : DType::kInvalid);
+      const auto& answer = ctx.ask(dev, n, np.is_float_node ? np.effective : DType::kInvalid);
       if (answer.support == AMPX_SUPPORT_UNSUPPORTED) {
         const std::string why = "node '" + n.name + "' (" + std::string(op_name(n.op)) +
                                 "): device " + plan.devices[static_cast<size_t>(dev)] +
@@ -264,14 +268,15 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
       }
     }
 
-    // 5. Rewrite with Casts where an input's home dtype differs.
+    // 5. Rewrite with Casts where an input's home dtype differs (decided
+    // also when no graph is built: the Casts are part of the decisions).
     std::vector<ValueId> new_inputs;
     if (options.build_graph) new_inputs.reserve(n.inputs.size());
     for (ValueId v : n.inputs) {
-      if (np.is_float_node && is_float(g.value(v).type.dtype))
-        new_inputs.push_back(rw.as(v, np.effective, dev));
-      else
-        new_inputs.push_back(rw.home(v));
+      const ValueId input = np.is_float_node && is_float(g.value(v).type.dtype)
+                                ? rw.as(v, np.effective, dev)
+                                : rw.home(v);
+      if (options.build_graph) new_inputs.push_back(input);
     }
     rw.add(n, std::move(new_inputs), np.effective, np.is_float_node, dev);
     for (ValueId v : n.outputs) value_device[static_cast<size_t>(v)] = dev;
@@ -305,6 +310,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, std::span<const 
   }
 
   finish_plan(plan, fallback, options.build_graph);
+  if (cast_sources) *cast_sources = ctx.cast_sources();
   return plan;
 }
 
@@ -316,29 +322,25 @@ using namespace planner_detail;
 
 AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy, std::span<const PlanDevice> given,
                         const PlanOptions& options, std::span<const DevicePin> pins) {
-  // Each device's cost model memoised for this call (plan_queries.hpp).
-  std::vector<PlanDevice> devices(given.begin(), given.end());
-  std::deque<MemoizedCost> memo;
-  std::vector<capability::CostModel*> costs;
-  bool any_cost = false;
-  for (PlanDevice& d : devices) {
-    if (d.cost) d.cost = &memo.emplace_back(*d.cost);
-    costs.push_back(d.cost);
-    any_cost = any_cost || d.cost;
-  }
-  const bool multi = devices.size() > 1;
-  if (!any_cost && options.tuned_f32) {
+  if (!is_16bit_float(policy.half))
+    throw std::invalid_argument("16-bit dtype must be f16 or bf16, got " +
+                                std::string(dtype_name(policy.half)));
+  // Every pass below asks through these: each device's answers and cost
+  // model memoised for this call, by node class (planning_context.hpp).
+  PlanQueries queries(g, given);
+  const bool multi = given.size() > 1;
+  if (!queries.any_cost() && options.tuned_f32) {
     PlanOptions inner = options;
     inner.build_graph = options.build_graph || multi;
     const std::vector<bool> demoted = tuned_demotions(g, *options.tuned_f32);
-    return plan_decisions(g, policy, devices, inner, pins, &demoted, nullptr);
+    return plan_decisions(g, policy, queries, inner, pins, &demoted, nullptr);
   }
-  if (!any_cost) {
+  if (!queries.any_cost()) {
     PlanOptions inner = options;
     // Copies are found on the planned graph: a multi-device plan keeps it
     // (freeing it again would cost as much as building it).
     inner.build_graph = options.build_graph || multi;
-    return plan_decisions(g, policy, devices, inner, pins, nullptr, nullptr);
+    return plan_decisions(g, policy, queries, inner, pins, nullptr, nullptr);
   }
   PlanOptions inner = options;
   inner.build_graph = true;  // predictions are made on the planned graph
@@ -349,27 +351,29 @@ AmpPlan plan_with_costs(const Graph& g, const AmpPolicy& policy, std::span<const
   } else if (!options.capability_blind) {
     PlanOptions first_options = options;
     first_options.build_graph = false;
-    const AmpPlan first = plan_decisions(g, policy, devices, first_options, pins, nullptr, nullptr);
-    demoted = choose_by_cost(g, first, policy.half, costs);
+    const AmpPlan first = plan_decisions(g, policy, queries, first_options, pins, nullptr, nullptr);
+    demoted = choose_by_cost(g, first, policy.half, queries);
     placed.resize(g.num_nodes());
     for (const NodePlan& np : first.nodes)
       placed[static_cast<size_t>(np.node)] = {np.device, np.placement, np.placement_note};
   }
+  std::vector<ValueId> cast_sources;
   AmpPlan plan =
-      plan_decisions(g, policy, devices, inner, pins, demoted.empty() ? nullptr : &demoted,
-                     placed.empty() ? nullptr : &placed);
-  predict_placed(plan, costs);
+      plan_decisions(g, policy, queries, inner, pins, demoted.empty() ? nullptr : &demoted,
+                     placed.empty() ? nullptr : &placed, &cast_sources);
+  std::vector<capability::CostModel*> costs;
+  for (const PlanDevice& d : queries.devices()) costs.push_back(d.cost);
+  PlannedFrom from{g, queries, cast_sources};
+  predict_placed(plan, costs, &from);
   // The times the cost step compared, for explanations.
   if (!demoted.empty()) {
-    QueryLowering lowered;
     for (NodePlan& np : plan.nodes) {
       if (!np.is_float_node || np.support_16bit != AMPX_SUPPORT_NATIVE) continue;
       if (!is_16bit_float(np.intended)) continue;
-      capability::CostModel* cost = costs[static_cast<size_t>(np.device)];
+      ClassCosts* cost = queries.costs(np.device);
       if (!cost) continue;
-      const Node& n = g.node(np.node);
-      np.time_f32_us = node_time(*cost, lowered, g, n, DType::kF32);
-      np.time_16_us = node_time(*cost, lowered, g, n, policy.half);
+      np.time_f32_us = cost->node_us(g, np.node, DType::kF32);
+      np.time_16_us = cost->node_us(g, np.node, policy.half);
     }
   }
   if (!options.build_graph && !multi) plan.graph = Graph{};

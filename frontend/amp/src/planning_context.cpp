@@ -1,65 +1,105 @@
 #include "planning_context.hpp"
 
+#include <ampx/amp/load_time.hpp>
+
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace ampx::planner_detail {
 
 namespace {
 
-// Checked before any member is built from `devices`.
+// Checked before anything is built from `devices` (the graph is looked at
+// only after the device list passed).
 std::span<const PlanDevice> checked(std::span<const PlanDevice> devices) {
   if (devices.empty()) throw std::invalid_argument("no device to plan for");
+  int listed = 0;
+  for (size_t k = 0; k < devices.size(); ++k) {
+    if (!devices[k].fallback_only)
+      ++listed;
+    else if (k + 1 != devices.size())
+      throw std::invalid_argument("the fallback-only device must come last");
+  }
+  if (listed == 0) throw std::invalid_argument("no device listed besides the fallback");
   return devices;
 }
 
 }  // namespace
 
-PlanningContext::PlanningContext(const Graph& g, std::span<const PlanDevice> devices, AmpPlan& plan,
-                                 bool build_graph)
+PlanQueries::PlanQueries(const Graph& g, std::span<const PlanDevice> devices)
+    : g_(g), devices_(checked(devices).begin(), devices.end()), classes_(g) {
+  for (PlanDevice& d : devices_) {
+    answers_.emplace_back(*d.caps, classes_);
+    if (d.cost) d.cost = &memo_.emplace_back(*d.cost);
+    class_costs_.push_back(d.cost ? std::make_unique<ClassCosts>(*d.cost, classes_) : nullptr);
+    any_cost_ = any_cost_ || d.cost;
+  }
+}
+
+const std::vector<NodeId>& PlanQueries::order() {
+  if (!order_made_) order_ = g_.topological_order();
+  order_made_ = true;
+  return order_;
+}
+
+const std::vector<bool>& PlanQueries::at_load() {
+  if (!at_load_made_) at_load_ = load_time_nodes(g_);
+  at_load_made_ = true;
+  return at_load_;
+}
+
+PlanningContext::PlanningContext(const Graph& g, PlanQueries& queries, AmpPlan& plan,
+                                 bool build_graph, PassDetail detail)
     : g_(g),
-      devices_(checked(devices)),
+      queries_(queries),
+      devices_(queries.devices()),
       plan_(plan),
       value_device_(g.num_values(), -1),
-      rw_(g, plan, build_graph, [this](ValueId v, DType from, DType to, int consumer) {
-        return cast_device(v, from, to, consumer);
-      }) {
+      rw_(
+          g, plan, build_graph,
+          [this](ValueId v, DType from, DType to, int consumer) {
+            return cast_device(v, from, to, consumer);
+          },
+          detail) {
+  const std::span<const PlanDevice> devices = devices_;
   for (size_t k = 0; k < devices.size(); ++k) {
     plan.devices.push_back(devices[k].caps->device_id());
     plan.fallback_only.push_back(devices[k].fallback_only);
-    if (devices[k].fallback_only) {
-      if (k + 1 != devices.size())
-        throw std::invalid_argument("the fallback-only device must come last");
-      fallback_ = static_cast<int>(k);
-    } else {
+    if (devices[k].fallback_only)
+      fallback_ = static_cast<int>(k);  // last: PlanQueries checked the list
+    else
       ++listed_;
-    }
   }
-  if (listed_ == 0) throw std::invalid_argument("no device listed besides the fallback");
   for (size_t k = 0; k < plan.devices.size(); ++k)
     plan.device_id += (k ? "," : "") + plan.devices[k];
   if (devices.size() == 1) plan.device_id = plan.devices[0];
   plan.summary.nodes_per_device.assign(devices.size(), 0);
-  queries_.reserve(devices.size());
-  for (const PlanDevice& d : devices) queries_.emplace_back(*d.caps);
 }
 
-CapabilitySource::Answer PlanningContext::ask(int k, const Node& n, DType d) {
-  if (d == DType::kInvalid) {
-    ins_.clear();
-    outs_.clear();
-    for (ValueId v : n.inputs) ins_.push_back(rw_.home_dtype(v));
-    for (ValueId v : n.outputs) outs_.push_back(g_.value(v).type.dtype);
-  } else {
-    dtypes_as(g_, n, d, ins_, outs_);
-  }
+NodeId PlanningContext::id_of(const Node& n) const {
+  const std::span<const Node> nodes = g_.nodes();
+  const std::less<const Node*> before;  // total order, also for unrelated pointers
+  if (nodes.empty() || before(&n, nodes.data()) || !before(&n, nodes.data() + nodes.size()))
+    throw std::logic_error("planner: node '" + n.name + "' is not of the graph being planned");
+  return static_cast<NodeId>(&n - nodes.data());
+}
+
+const CapabilitySource::Answer& PlanningContext::ask(int k, const Node& n, DType d) {
+  if (d != DType::kInvalid) return queries_.answers(k).node_as(g_, id_of(n), d);
+  ins_.clear();
+  outs_.clear();
+  for (ValueId v : n.inputs) ins_.push_back(rw_.home_dtype(v));
+  for (ValueId v : n.outputs) outs_.push_back(g_.value(v).type.dtype);
   lowered_.assign(g_, n, ins_, outs_, false);
-  return queries_[static_cast<size_t>(k)](lowered_.desc());
+  scratch_ = queries_.answers(k)(lowered_.desc());
+  return scratch_;
 }
 
 double PlanningContext::cost_on(int k, const Node& n, DType d) {
   const PlanDevice& dev = devices_[static_cast<size_t>(k)];
-  double t = dev.cost ? node_time(*dev.cost, cost_lowering_, g_, n, d) : ask(k, n, d).cost_us;
+  ClassCosts* costs = queries_.costs(k);
+  double t = costs ? costs->node_us(g_, id_of(n), d) : ask(k, n, d).cost_us;
   if (t < 0) return -1.0;
   for (ValueId v : n.inputs) {
     const Value& val = g_.value(v);
@@ -68,8 +108,8 @@ double PlanningContext::cost_on(int k, const Node& n, DType d) {
     if (home >= 0 && home != k)
       t += copy_cost_us(static_cast<uint64_t>(element_count(val.type.shape)) * dtype_size(d),
                         devices_[static_cast<size_t>(home)].cost, dev.cost);
-    if (rw_.home_dtype(v) != d && dev.cost) {
-      const double c = cast_time(*dev.cost, cost_lowering_, g_, v, rw_.home_dtype(v), d);
+    if (rw_.home_dtype(v) != d && costs) {
+      const double c = costs->cast_us(g_, v, rw_.home_dtype(v), d);
       if (c > 0) t += c;
     }
   }
@@ -109,7 +149,7 @@ int PlanningContext::cast_device(ValueId v, DType from, DType to, int consumer) 
   int chosen = -1;
   std::string refusals;
   for (int k : order) {
-    const auto answer = queries_[static_cast<size_t>(k)](l.desc());
+    const auto answer = queries_.answers(k)(l.desc());
     if (runs(answer.support)) {
       chosen = k;
       break;

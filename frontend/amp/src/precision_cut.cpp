@@ -17,10 +17,13 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // few phases run.
 class MaxFlow {
  public:
-  explicit MaxFlow(int n)
+  // `edges`: how many add_edge calls to make room for.
+  MaxFlow(int n, size_t edges)
       : head_(static_cast<size_t>(n), -1),
         level_(static_cast<size_t>(n)),
-        it_(static_cast<size_t>(n)) {}
+        it_(static_cast<size_t>(n)) {
+    edges_.reserve(2 * edges);
+  }
 
   void add_edge(int from, int to, double cap) {
     if (cap <= 0 || from == to) return;
@@ -91,7 +94,8 @@ class MaxFlow {
   // One augmenting path in the level graph (iterative: graphs of 100k
   // nodes would overflow the stack recursively).
   double dfs(int s, int t) {
-    std::vector<int> path;  // edge indices
+    std::vector<int>& path = path_;  // edge indices; reused: one path per call
+    path.clear();
     int u = s;
     while (true) {
       if (u == t) {
@@ -127,7 +131,7 @@ class MaxFlow {
   }
 
   std::vector<Edge> edges_;
-  std::vector<int> head_, level_, it_;
+  std::vector<int> head_, level_, it_, path_;
 };
 
 }  // namespace
@@ -157,7 +161,9 @@ PrecisionCutResult solve_precision_cut(const PrecisionCutProblem& p) {
   // then per value an auxiliary "needed in 16-bit" and "needed in f32".
   constexpr int s = 0, t = 1;
   const int base_aux = 2 + static_cast<int>(n);
-  MaxFlow g(base_aux + 2 * static_cast<int>(p.values.size()));
+  size_t edges = 2 * n;
+  for (const auto& v : p.values) edges += 2 + 2 * v.consumers.size();
+  MaxFlow g(base_aux + 2 * static_cast<int>(p.values.size()), edges);
   auto vertex = [&](int x) {
     if (x == PrecisionCutProblem::kFixedF32) return s;
     if (x == PrecisionCutProblem::kFixed16) return t;

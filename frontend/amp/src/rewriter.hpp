@@ -13,6 +13,12 @@
 
 namespace ampx::planner_detail {
 
+// What a planning pass keeps besides the decisions: everything, or only
+// what the cost step reads (each node's dtype and device: no names, no
+// Cast records), for the first pass of a cost-aware plan, which the second
+// pass replaces.
+enum class PassDetail { kFull, kForCostStep };
+
 // Builds the rewritten graph: values keep a "home" version (the dtype their
 // producer emits) and at most one Cast per (value, target dtype), always
 // taken from the home version, so Cast->Cast chains cannot arise.
@@ -23,10 +29,12 @@ class Rewriter {
   // `cast_device(v, from, to, consumer)`: the device a Cast of source value
   // `v` runs on (the planner asks the devices).
   using CastDeviceFn = std::function<int(ValueId, DType, DType, int)>;
-  Rewriter(const Graph& src, AmpPlan& plan, bool build_graph, CastDeviceFn cast_device)
+  Rewriter(const Graph& src, AmpPlan& plan, bool build_graph, CastDeviceFn cast_device,
+           PassDetail detail = PassDetail::kFull)
       : src_(src),
         plan_(plan),
         build_(build_graph),
+        records_(detail == PassDetail::kFull || build_graph),
         cast_device_(std::move(cast_device)),
         home_(src.num_values(), kNone),
         home_dtype_(src.num_values(), DType::kInvalid) {
@@ -47,6 +55,8 @@ class Rewriter {
   }
 
   DType home_dtype(ValueId v) const { return home_dtype_[static_cast<size_t>(v)]; }
+  // The source value of each Cast, in AmpPlan::casts order.
+  const std::vector<ValueId>& cast_sources() const { return cast_sources_; }
   ValueId home(ValueId v) const { return home_[static_cast<size_t>(v)]; }
 
   // `v` (a source value) in dtype `d` for a consumer on device `consumer`,
@@ -58,6 +68,12 @@ class Rewriter {
     const uint64_t key = (static_cast<uint64_t>(v) << 8) | static_cast<uint64_t>(d);
     if (auto it = cast_cache_.find(key); it != cast_cache_.end()) return it->second;
     const Value& sv = src_.value(v);
+    if (!records_) {
+      // The device is still asked (and its refusal still fails the plan).
+      (void)cast_device_(v, from, d, consumer);
+      cast_cache_.emplace(key, kNone);
+      return kNone;
+    }
     std::string name = fresh(sv.name + ".to_" + std::string(dtype_name(d)));
     const int device = cast_device_(v, from, d, consumer);
     ValueId out = kNone;
@@ -68,6 +84,7 @@ class Rewriter {
       out = plan_.graph.node(id).outputs[0];
     }
     plan_.casts.push_back(CastRecord{std::move(name), sv.name, from, d, sv.is_constant(), device});
+    cast_sources_.push_back(v);
     cast_cache_.emplace(key, out);
     return out;
   }
@@ -123,10 +140,12 @@ class Rewriter {
   const Graph& src_;
   AmpPlan& plan_;
   bool build_;
+  bool records_;  // Cast records and names (PassDetail::kFull)
   CastDeviceFn cast_device_;
   std::vector<ValueId> home_;  // in plan_.graph; kNone without build_
   std::vector<DType> home_dtype_;
   std::unordered_map<uint64_t, ValueId> cast_cache_;
+  std::vector<ValueId> cast_sources_;
   bool names_built_ = false;
   std::unordered_set<std::string_view> taken_;  // views into src_ and owned_names_
   std::deque<std::string> owned_names_;         // deque: stable addresses

@@ -101,8 +101,14 @@ std::string graph_content_hash(const Graph& g) {
 
 TunedPlanKey tuned_plan_key(const Graph& graph, const AmpPolicy& policy,
                             const DeviceSelection& selection, std::span<const DevicePin> pins) {
-  TunedPlanKey k;
+  TunedPlanKey k = tuned_plan_lookup_key(policy, selection, pins);
   k.model_hash = graph_content_hash(graph);
+  return k;
+}
+
+TunedPlanKey tuned_plan_lookup_key(const AmpPolicy& policy, const DeviceSelection& selection,
+                                   std::span<const DevicePin> pins) {
+  TunedPlanKey k;
   std::string ids;
   // fmt, not operator+: GCC 12 warns falsely (-Wrestrict) on "lit" + string.
   auto add = [](std::string& list, const std::string& item) {
@@ -131,12 +137,23 @@ std::optional<StoredTuning> find_tuned_plan(const Graph& graph, const std::strin
   try {
     const auto store = capability::Store::open_read_only(capability::resolve_db_path(db_path));
     if (!store) return std::nullopt;
-    rec = store->tuned_plan(key.model_hash, key.devices, key.options);
+    std::string model_hash = key.model_hash;
+    std::optional<std::vector<capability::TunedPlanRecord>> named;
+    if (model_hash.empty()) {
+      // No plan for these devices and options nor for this model: nothing
+      // to find and nothing to explain, so no hash.
+      named = store->tuned_plans_named(model_name);
+      if (named->empty() && !store->has_tuned_plan_for(key.devices, key.options))
+        return std::nullopt;
+      model_hash = graph_content_hash(graph);
+    }
+    rec = store->tuned_plan(model_hash, key.devices, key.options);
     if (!rec) {
-      for (const auto& other : store->tuned_plans_named(model_name)) {
-        const char* what = other.model_hash != key.model_hash ? "the model changed"
-                           : other.devices != key.devices     ? "the devices or plugins changed"
-                                                              : "the plan options differ";
+      if (!named) named = store->tuned_plans_named(model_name);
+      for (const auto& other : *named) {
+        const char* what = other.model_hash != model_hash ? "the model changed"
+                           : other.devices != key.devices ? "the devices or plugins changed"
+                                                          : "the plan options differ";
         spdlog::info("tuned plan of {} from {} not used: {} (tune again to replace it)", model_name,
                      other.tuned_at, what);
       }

@@ -107,6 +107,9 @@ class Store {
   std::optional<TunedPlanRecord> tuned_plan(const std::string& model_hash,
                                             const std::string& devices,
                                             const std::string& options) const;
+  // Whether a tuned plan is stored for these devices and options, whatever
+  // the model (a lookup that finds none needs no model hash).
+  bool has_tuned_plan_for(const std::string& devices, const std::string& options) const;
   // Every tuned plan stored for a model name (a file path or builtin:NAME),
   // to say why none matched.
   std::vector<TunedPlanRecord> tuned_plans_named(const std::string& model_name) const;

@@ -49,5 +49,7 @@ class LoweredNode {
 // evaluated at load not counted): the key of the per-run cost no node
 // carries.
 capability::NodeSpec run_description(const Graph& graph);
+// The same with the steps counted by the caller (it has load_time_nodes()).
+capability::NodeSpec run_description(const Graph& graph, int64_t steps);
 
 }  // namespace ampx

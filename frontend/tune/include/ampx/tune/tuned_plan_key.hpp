@@ -23,13 +23,18 @@ namespace ampx {
 std::string graph_content_hash(const Graph& graph);
 
 struct TunedPlanKey {
-  std::string model_hash;
+  std::string model_hash;  // empty in a lookup key: find_tuned_plan hashes when it must
   std::string devices;  // fingerprints in selection order, ','-joined
   std::string
       options;  // "amp=O2;dtype=bf16;white=...;black=...;overrides=...;place=...;devices=..."
 };
 TunedPlanKey tuned_plan_key(const Graph& graph, const AmpPolicy& policy,
                             const DeviceSelection& selection, std::span<const DevicePin> pins);
+// The same without the model hash, for find_tuned_plan: hashing a large
+// graph costs milliseconds (FNV-1a over every name, shape and weight
+// byte), and most databases hold no plan the key could match.
+TunedPlanKey tuned_plan_lookup_key(const AmpPolicy& policy, const DeviceSelection& selection,
+                                   std::span<const DevicePin> pins);
 
 // A stored tuned plan that matches the key: the source nodes it keeps f32,
 // and a line saying which plan it is.
@@ -44,7 +49,9 @@ struct StoredTuning {
       note;  // "tuned plan of 2026-12-01T10:00:00Z (kept: tuned, 3 nodes f32 by measurement)"
 };
 // Looks the key up in the database at `db_path` (nullopt: the default
-// path). None stored: nullopt, with an info-level note when plans for the
+// path). A key without model_hash (tuned_plan_lookup_key) gets the graph's
+// hash only when the database holds a plan for its devices and options or
+// for `model_name`: none otherwise, so none is found. None stored: nullopt, with an info-level note when plans for the
 // same model name exist under other keys (model, device or options
 // changed). A stored plan that cannot be used (unreadable JSON, a node the
 // graph lacks) is ignored with a warning; never fatal, never misapplied.
