@@ -8,11 +8,7 @@ namespace ampx::python {
 PlanRequest make_plan_request(const PlanArgs& args, const std::string& model, Fallback fallback) {
   PlanRequest r;
   AmpPolicy& p = r.policy;
-  try {
-    p.level = parse_amp_level(args.amp);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("amp: ") + e.what());
-  }
+  p.level = parse_amp_level(args.amp);  // the CLI's message, which names the level
   const bool dtype_auto = args.dtype == "auto";
   const auto half = dtype_auto ? std::optional<DType>(DType::kF16) : parse_dtype(args.dtype);
   if (!half || !is_16bit_float(*half))
