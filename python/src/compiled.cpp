@@ -117,9 +117,10 @@ nb::dict stats(CompiledState& c) {
 
 void register_compiled(nb::module_& m) {
   nb::class_<CompiledState>(m, "CompiledModel", "A compiled plan (ampx::CompiledModel).")
-      .def("inputs",
-           [](CompiledState& c) { return describe(data_inputs(model(c).execution_plan())); },
-           "(name, dtype, shape) of each input, in order.")
+      .def(
+          "inputs",
+          [](CompiledState& c) { return describe(data_inputs(model(c).execution_plan())); },
+          "(name, dtype, shape) of each input, in order.")
       .def(
           "outputs",
           [](CompiledState& c) {
@@ -131,7 +132,7 @@ void register_compiled(nb::module_& m) {
             }
             return out;
           },
-           "(name, dtype, shape) of each output, in order.")
+          "(name, dtype, shape) of each output, in order.")
       .def("run", &run, nb::arg("arrays"),
            "One run; the arrays in input order, each of the input's dtype and C-contiguous "
            "(read in place). Returns (name, dtype, array) per output.")

@@ -68,9 +68,9 @@ void translate(const std::exception_ptr& p, void*) {
 }  // namespace
 
 void register_errors(nb::module_& m) {
-  g_error = PyErr_NewExceptionWithDoc(
-      "ampx.Error", "A failure ampx reports: the CLI's one-line message.", PyExc_RuntimeError,
-      nullptr);
+  g_error =
+      PyErr_NewExceptionWithDoc("ampx.Error", "A failure ampx reports: the CLI's one-line message.",
+                                PyExc_RuntimeError, nullptr);
   g_model_error = PyErr_NewExceptionWithDoc(
       "ampx.ModelError", "The model cannot be read or imported (file, op, attribute).", g_error,
       nullptr);

@@ -2,9 +2,9 @@
 // registered by the other files (one concept per file).
 #include "bindings.hpp"
 
-#include <boost/dll/runtime_symbol_info.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <boost/dll/runtime_symbol_info.hpp>
 
 namespace ampx::python {
 

@@ -17,7 +17,9 @@
 namespace ampx::python {
 namespace {
 
-const AmpPlan& amp_plan(const PlanState& p) { return p.planned->plan; }
+const AmpPlan& amp_plan(const PlanState& p) {
+  return p.planned->plan;
+}
 
 std::string plan_json(const PlanState& p) {
   nlohmann::json j = cli::plan_to_json(amp_plan(p), p.model);
@@ -31,7 +33,8 @@ std::string plan_text(const PlanState& p) {
   if (const auto& c = p.planned->dtype_choice)
     out << "dtype auto: " << dtype_name(c->half) << " (" << c->f16_effective
         << " nodes native in f16, " << c->bf16_effective << " in bf16)\n";
-  for (const std::string& line : p.planned->selection.ranking) out << "device auto: " << line << "\n";
+  for (const std::string& line : p.planned->selection.ranking)
+    out << "device auto: " << line << "\n";
   cli::print_plan_text(out, amp_plan(p), p.model);
   return out.str();
 }

@@ -27,8 +27,7 @@ PlanRequest make_plan_request(const PlanArgs& args, const std::string& model, Fa
   }
   for (const auto& [pattern, device] : args.place) {
     validate_override_pattern(pattern, "place");
-    if (device.empty())
-      throw std::invalid_argument("place '" + pattern + "': the device is empty");
+    if (device.empty()) throw std::invalid_argument("place '" + pattern + "': the device is empty");
     r.pins.emplace_back(pattern, device);
   }
   r.tuned = args.tuned;

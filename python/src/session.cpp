@@ -58,8 +58,7 @@ namespace {
 Determinism parse_determinism(const std::string& text) {
   if (text == "thread-count-free") return Determinism::kThreadCountFree;
   if (text == "fastest") return Determinism::kFastest;
-  throw std::invalid_argument("determinism '" + text +
-                              "': expected thread-count-free or fastest");
+  throw std::invalid_argument("determinism '" + text + "': expected thread-count-free or fastest");
 }
 
 void init_session(SessionState* self, const std::string& devices,
@@ -99,8 +98,8 @@ std::shared_ptr<PlanState> plan(std::shared_ptr<SessionState> self, const std::s
                                 const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                 const std::vector<std::pair<std::string, std::string>>& place,
                                 const std::optional<std::string>& white_list,
-                                const std::optional<std::string>& black_list, bool cost,
-                                bool tuned, bool capability_blind) {
+                                const std::optional<std::string>& black_list, bool cost, bool tuned,
+                                bool capability_blind) {
   PlanArgs args{.amp = amp,
                 .dtype = dtype,
                 .keep_fp32 = keep_fp32,
@@ -116,8 +115,7 @@ std::shared_ptr<PlanState> plan(std::shared_ptr<SessionState> self, const std::s
   for (const auto& [name, dims] : input_shapes) {
     for (int64_t d : dims)
       if (d <= 0)
-        throw std::invalid_argument("input_shapes['" + name +
-                                    "']: dimensions must be positive");
+        throw std::invalid_argument("input_shapes['" + name + "']: dimensions must be positive");
     mo.input_shapes[name] = Shape(dims.begin(), dims.end());
   }
   auto state = std::make_shared<PlanState>();
@@ -147,8 +145,9 @@ std::shared_ptr<CompiledState> compile(const std::shared_ptr<SessionState>& self
   co.mode = eager ? ExecutionMode::kEager : ExecutionMode::kCompiled;
   if (!fuse) co.fusion = {.fold_batchnorm = false, .epilogues = false};
   co.reference = check ? ReferenceCheck::kPrepare : ReferenceCheck::kNone;
-  co.memory = MemoryLimit{
-      .max_bytes = max_memory, .origin = "max_memory", .host_bytes = host_tensor_bytes(*plan->graph)};
+  co.memory = MemoryLimit{.max_bytes = max_memory,
+                          .origin = "max_memory",
+                          .host_bytes = host_tensor_bytes(*plan->graph)};
   auto state = std::make_shared<CompiledState>();
   {
     nb::gil_scoped_release release;
@@ -178,8 +177,8 @@ void register_session(nb::module_& m) {
            nb::arg("white_list") = nb::none(), nb::arg("black_list") = nb::none(),
            nb::arg("cost") = true, nb::arg("tuned") = true, nb::arg("capability_blind") = false,
            "Load MODEL (builtin:NAME or a .onnx path) and plan it: Session::plan.")
-      .def("compile", &compile, nb::arg("plan"), nb::arg("eager") = false,
-           nb::arg("fuse") = true, nb::arg("check") = false, nb::arg("max_memory") = 0,
+      .def("compile", &compile, nb::arg("plan"), nb::arg("eager") = false, nb::arg("fuse") = true,
+           nb::arg("check") = false, nb::arg("max_memory") = 0,
            "Session::compile: fusion, kernels, weights on the devices.")
       .def_prop_ro(
           "device_ids",

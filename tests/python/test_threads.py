@@ -8,9 +8,9 @@ import numpy as np
 import ampx
 
 
-def slow_model(seconds=0.2):
-    """A compiled model whose run takes about `seconds` on cpu_ref:0 (the
-    reference kernels): builtin:cnn at O0, its batch grown until it does."""
+def slow_model():
+    """builtin:cnn at O0 on cpu_ref:0 (the reference kernels): tens of
+    milliseconds a run, and the time of one."""
     sess = ampx.Session(devices="cpu_ref:0")
     compiled = sess.compile(sess.plan("builtin:cnn", amp="O0"))
     (t,) = compiled.inputs

@@ -30,8 +30,7 @@ class EagerExecutor final : public PlanExecutor {
 
   using PlanExecutor::run;
   std::vector<HostTensor> run(std::span<const HostTensorView> inputs) override;
-  std::vector<HostTensor> run(std::span<const HostTensorView> inputs,
-                              RunProfile& profile) override;
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs, RunProfile& profile) override;
   const ExecutorStats& stats() const override { return stats_; }
   void write_state(size_t i, std::span<const std::byte> bytes) override;
   HostTensor read_state(size_t i) const override;

@@ -55,8 +55,7 @@ class Executor final : public PlanExecutor {
   // the next and is timed (on the device where its plugin can, else on the
   // host clock) into `profile` (overwritten). The plain run() pays nothing
   // for this.
-  std::vector<HostTensor> run(std::span<const HostTensorView> inputs,
-                              RunProfile& profile) override;
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs, RunProfile& profile) override;
   const ExecutorStats& stats() const override { return stats_; }
   const ExecutionPlan& plan() const { return plan_; }
 
