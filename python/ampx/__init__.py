@@ -19,6 +19,7 @@ from ._inference import InferenceSession, NodeArg
 from ._plan import CastRecord, NodeRecord, Plan
 from ._compiled import CompiledModel, TensorInfo
 from ._session import Session
+from ._trainer import Trainer, load_digits
 
 __version__ = "0.1.0"
 
@@ -35,8 +36,10 @@ __all__ = [
     "Plan",
     "Session",
     "TensorInfo",
+    "Trainer",
     "UsageError",
     "devices",
+    "load_digits",
     "plugins",
     "set_log_level",
 ]

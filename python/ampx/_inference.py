@@ -58,7 +58,7 @@ class InferenceSession:
                 f.write(data)
         else:
             self._path = _args.path("path_or_bytes", path_or_bytes)
-        if not self._path.endswith(".onnx") and not self._path.startswith("builtin:"):
+        if not self._path.endswith(".onnx"):
             raise ValueError(f"'{self._path}': expected an ONNX model (a path ending in .onnx)")
         self._session = Session(devices=self._devices(providers))
         self._plan_options = dict(amp=amp, dtype=dtype, **plan_options)

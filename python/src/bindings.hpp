@@ -34,6 +34,11 @@ struct SessionState {
   Fallback fallback = Fallback::kToReference;
 };
 
+// The session's lock for a destructor: the GIL let go while waiting, so that
+// a thread holding the lock and waiting for the GIL (a progress callback)
+// can finish.
+std::unique_lock<std::mutex> lock_for_destruction(SessionState& session);
+
 // A plan and what it refers to: the graph it was planned from
 // (PlannedModel::source points into it) and the session.
 struct PlanState {
@@ -129,5 +134,10 @@ void register_session(nb::module_& m);
 void register_plan(nb::module_& m);
 void register_compiled(nb::module_& m);
 void register_signature(nb::module_& m);
+// Session's long calls, each in a file of its own.
+void add_tune_method(nb::class_<SessionState>& session);
+void add_report_method(nb::class_<SessionState>& session);
+// Session.trainer and the Trainer class (and load_digits).
+void add_trainer(nb::module_& m, nb::class_<SessionState>& session);
 
 }  // namespace ampx::python

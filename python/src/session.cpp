@@ -41,15 +41,21 @@ void check_devices(const Session& session, const std::string& devices) {
   }
 }
 
+std::unique_lock<std::mutex> lock_for_destruction(SessionState& session) {
+  if (PyGILState_Check() == 0) return std::unique_lock(session.mutex);
+  nb::gil_scoped_release release;
+  return std::unique_lock(session.mutex);
+}
+
 PlanState::~PlanState() {
   if (!session || !planned) return;
-  const std::lock_guard lock(session->mutex);
+  const auto lock = lock_for_destruction(*session);
   planned.reset();
 }
 
 CompiledState::~CompiledState() {
   if (!plan || !compiled) return;
-  const std::lock_guard lock(plan->session->mutex);
+  const auto lock = lock_for_destruction(*plan->session);
   compiled.reset();  // the devices' memory back, on the session's thread of the moment
 }
 
@@ -161,8 +167,12 @@ std::shared_ptr<CompiledState> compile(const std::shared_ptr<SessionState>& self
 }  // namespace
 
 void register_session(nb::module_& m) {
-  nb::class_<SessionState>(m, "Session",
-                           "The one pipeline (ampx::Session): plugins, devices, plan, compile.")
+  nb::class_<SessionState> session(
+      m, "Session", "The one pipeline (ampx::Session): plugins, devices, plan, compile.");
+  add_tune_method(session);
+  add_report_method(session);
+  add_trainer(m, session);
+  session
       .def("__init__", &init_session, nb::arg("devices") = "", nb::arg("db") = nb::none(),
            nb::arg("threads") = 0, nb::arg("fallback") = true,
            nb::arg("plugin_dirs") = std::vector<std::string>{},
