@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <boost/dll/runtime_symbol_info.hpp>
+#include <nanobind/stl/string.h>
 
 namespace ampx::python {
 
