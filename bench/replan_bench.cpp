@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     Session session({.devices = dev, .use_tuned = false});
     AmpPolicy policy;
     policy.level = AmpLevel::kO2;
-    ShapeCachedModel m = session.load_shape_cached(model, policy, {}, {.capacity = 8});
+    ShapeCachedModel m = session.load_shape_cached(model, {.policy = policy}, {}, {.capacity = 8});
     for (int64_t batch : {1, 2, 4, 8}) {
       onnx_io::ImportOptions io;
       io.batch_size = batch;

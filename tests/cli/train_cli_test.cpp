@@ -314,6 +314,27 @@ TEST(TrainCli, ProfileAndNoTunedAreRefusedNotIgnored) {
   ASSERT_EQ(ampx(base).code, 0);
 }
 
+// The global --log-level reaches the plugins `ampx train` runs on (its
+// Session's level, ampx_plugin_create_args::log_level): test_native, told
+// to, logs the level it was created at, at debug (plugin_log).
+TEST(TrainCli, LogLevelReachesThePlugins) {
+  const fs::path data = digits_like("log_level", {1, 2, 3, 4});
+  const std::string train =
+      " train builtin:digits-cnn --device test_native:0 --epochs 1 "
+      "--batch 2 --data " +
+      data.string();
+  const std::string env = "AMPX_TEST_NATIVE_LOG_LEVEL=1";
+  const Result debug = ampx(kTestDir + " --log-level debug" + train, env);
+  ASSERT_EQ(debug.code, 0) << debug.err;
+  EXPECT_THAT(debug.err, ::testing::HasSubstr("[ampx test_native] created at host log level 1"));
+  const Result trace = ampx(kTestDir + " --log-level trace" + train, env);
+  ASSERT_EQ(trace.code, 0) << trace.err;
+  EXPECT_THAT(trace.err, ::testing::HasSubstr("[ampx test_native] created at host log level 0"));
+  const Result warn = ampx(kTestDir + train, env);
+  ASSERT_EQ(warn.code, 0) << warn.err;
+  EXPECT_THAT(warn.err, ::testing::Not(::testing::HasSubstr("created at host log level")));
+}
+
 // The training losses of every epoch of a --format json run.
 std::vector<double> epoch_losses(const std::string& out) {
   std::vector<double> losses;

@@ -112,15 +112,15 @@ TEST(MemoryBudget, NeedsMatchWhatTheExecutorHolds) {
 TEST(MemoryBudget, SessionCompileTakesTheLimit) {
   const Graph g = make_builtin_model("mlp");
   Session tight({.devices = "cpu_ref:0", .use_costs = false, .max_memory_bytes = 4096});
-  const AmpPlan plan = tight.plan(g, AmpPolicy{});
+  const PlannedModel planned = tight.plan(g, {});
   try {
-    (void)tight.compile(plan);
+    (void)tight.compile(planned);
     ADD_FAILURE() << "not refused";
   } catch (const MemoryError& e) {
     EXPECT_THAT(e.what(), HasSubstr("more than SessionOptions::max_memory_bytes allows (4.0 KiB)"));
   }
   Session roomy({.devices = "cpu_ref:0", .use_costs = false, .max_memory_bytes = kGiB});
-  EXPECT_NO_THROW((void)roomy.compile(roomy.plan(g, AmpPolicy{})));
+  EXPECT_NO_THROW((void)roomy.compile(roomy.plan(g, {})));
 }
 
 TEST(MemoryBudget, BytesText) {

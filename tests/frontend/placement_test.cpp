@@ -310,17 +310,18 @@ TEST(Session, CastsGoWhereTheyRun) {
   ::unsetenv("AMPX_TEST_MISSING_OPS");
   ::unsetenv("AMPX_TEST_NATIVE_OPS");
   const Graph g = session.load("builtin:mlp");
-  const AmpPlan plan = session.plan(g, level(AmpLevel::kO2));
+  const PlannedModel planned = session.plan(g, {.policy = level(AmpLevel::kO2)});
+  const AmpPlan& plan = planned.plan;
   ASSERT_GT(plan.summary.casts, 0);
   ASSERT_EQ(plan.devices.size(), 2u);
   for (const CastRecord& c : plan.casts) EXPECT_EQ(plan.devices[c.device], "cpu_ref:0") << c.name;
   EXPECT_GT(plan.summary.effective_16bit, 0);
-  CompiledModel model = session.compile(plan);
+  CompiledModel model = session.compile(planned);
   const auto out = model.run(random_inputs(g, 3));
   ASSERT_EQ(out.size(), 1u);
 
   try {
-    (void)alone.plan(alone.load("builtin:mlp"), level(AmpLevel::kO2));
+    (void)alone.plan(alone.load("builtin:mlp"), {.policy = level(AmpLevel::kO2)});
     ADD_FAILURE() << "a plan with a Cast no device runs";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("Cast f32 -> f16 of value"), std::string::npos)
@@ -339,9 +340,10 @@ TEST(Session, SelectsPlansCompilesAndRunsAcrossDevices) {
   ASSERT_EQ(sel.devices.size(), 2u);
   EXPECT_EQ(sel.devices[1].device->id(), "cpu_ref:0");
   EXPECT_TRUE(sel.devices[1].fallback_only);
-  const AmpPlan plan = session.plan(g, level(AmpLevel::kO0));
+  const PlannedModel planned = session.plan(g, {.policy = level(AmpLevel::kO0)});
+  const AmpPlan& plan = planned.plan;
   EXPECT_EQ(plan.summary.fallbacks, 3);  // relu1..relu3
-  CompiledModel model = session.compile(plan);
+  CompiledModel model = session.compile(planned);
   const auto inputs = random_inputs(g, 2);
   const auto out = model.run(inputs);
   ASSERT_EQ(out.size(), 1u);
@@ -362,8 +364,9 @@ TEST(Session, SelectsPlansCompilesAndRunsAcrossDevices) {
   }
   EXPECT_EQ(copies, model.stats().copies);
 
-  const std::pair<std::string, std::string> bad_pin[] = {{"conv*", "vulkan:7"}};
-  EXPECT_THROW((void)session.plan(g, level(AmpLevel::kO0), {}, bad_pin), std::invalid_argument);
+  EXPECT_THROW(
+      (void)session.plan(g, {.policy = level(AmpLevel::kO0), .pins = {{"conv*", "vulkan:7"}}}),
+      std::invalid_argument);
 }
 
 TEST(Session, UnknownDevicesAndBadListsAreClearErrors) {
@@ -456,19 +459,22 @@ TEST(Session, TunesStoresAndReusesAPlan) {
   Session session(
       {.devices = "test_native:0", .plugin_dirs = {AMPX_TEST_PLUGIN_DIR}, .db_path = db.string()});
   const Graph g = session.load("builtin:cnn");
-  AmpPolicy policy = level(AmpLevel::kO2);
+  const PlanRequest request{.policy = level(AmpLevel::kO2)};
+  PlanRequest untuned = request;
+  untuned.tuned = TunedPlans::kIgnore;
   const TuneResult r = session.tune(
-      g, policy,
+      g, session.plan(g, untuned),
       {.max_replans = 2, .profile_runs = 2, .warmup = 1, .verify_rounds = 2, .verify_runs = 1});
   ASSERT_EQ(r.verified.size(), 3u);
   for (const VerifiedPlan& v : r.verified)
     if (v.label == r.kept) EXPECT_LE(v.ratio_to_o0, 1 + r.noise);
   EXPECT_TRUE(r.stored);
   EXPECT_GT(r.measured_signatures, 0);
-  CompiledModel tuned = session.compile(r.plan);
+  // The stored plan, applied by the next plan of the model, runs.
+  const PlannedModel planned = session.plan(g, request);
+  const AmpPlan& reused = planned.plan;
+  CompiledModel tuned = session.compile(planned);
   EXPECT_EQ(tuned.run(random_inputs(g, 3)).size(), 1u);
-
-  const AmpPlan reused = session.plan(g, policy);
   EXPECT_FALSE(reused.tuned.empty());
   ASSERT_EQ(reused.nodes.size(), r.plan.nodes.size());
   for (size_t i = 0; i < reused.nodes.size(); ++i)
@@ -477,7 +483,7 @@ TEST(Session, TunesStoresAndReusesAPlan) {
                  .plugin_dirs = {AMPX_TEST_PLUGIN_DIR},
                  .use_tuned = false,
                  .db_path = db.string()});
-  EXPECT_TRUE(fresh.plan(g, policy).tuned.empty());
+  EXPECT_TRUE(fresh.plan(g, request).plan.tuned.empty());
   ::unsetenv("AMPX_TEST_NATIVE_OPS");
   std::filesystem::remove(db);
   std::filesystem::remove(db.string() + "-wal");

@@ -48,7 +48,8 @@ class ShapeCachedModelTest : public ::testing::Test {
 TEST_F(ShapeCachedModelTest, EachNewBatchIsPlannedOnceAndMatchesTheModelAtThatBatch) {
   AmpPolicy policy;
   policy.level = AmpLevel::kO0;
-  ShapeCachedModel model = session_.load_shape_cached(model_.string(), policy, {}, {.capacity = 2});
+  ShapeCachedModel model =
+      session_.load_shape_cached(model_.string(), {.policy = policy}, {}, {.capacity = 2});
   for (int64_t batch : {1, 3, 1, 3, 5, 1}) {
     SCOPED_TRACE(batch);
     const auto inputs = batch_of(model_, batch, 10 + static_cast<uint64_t>(batch));

@@ -66,8 +66,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ampx::onnx_io::ImportOptions options = import_options(data, size);
   ampx::fuzz::expect_clean_rejection([&] {
     const ampx::Graph graph = ampx::onnx_io::import_onnx(path, options);
-    (void)g_session->plan(graph, policy(ampx::AmpLevel::kO2, ampx::DType::kF16));
-    (void)g_session->plan(graph, policy(ampx::AmpLevel::kO1, ampx::DType::kBF16));
+    (void)g_session->plan(graph, {.policy = policy(ampx::AmpLevel::kO2, ampx::DType::kF16)});
+    (void)g_session->plan(graph, {.policy = policy(ampx::AmpLevel::kO1, ampx::DType::kBF16)});
   });
   return 0;
 }

@@ -4,10 +4,14 @@
 #include <ampx/session/session.hpp>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -84,6 +88,76 @@ TEST_F(SessionPipeline, RequestNamesItsDevicesAndFallback) {
   const PlannedModel refused = session.plan(g, alone);
   ASSERT_EQ(refused.selection.devices.size(), 1u);
   EXPECT_EQ(refused.plan.device_id, "test_native:0");
+}
+
+// What a request leaves unset (fallback, cost step, tuned plans) is the
+// session's: the Trainer and ShapeCachedModel plan with SessionOptions.
+TEST_F(SessionPipeline, WhatARequestLeavesUnsetIsTheSessions) {
+  SessionOptions o = native_options();
+  o.fallback = false;  // and use_costs = false
+  Session session(o);
+  const Graph g = session.load("builtin:mlp");
+  const PlannedModel unset = session.plan(g, {.purpose = PlanPurpose::kInspect});
+  ASSERT_EQ(unset.selection.devices.size(), 1u);  // no reference as the last resort
+  EXPECT_EQ(unset.selection.devices[0].cost, nullptr);
+  // Named in the request, they win.
+  const PlannedModel named = session.plan(g, {.costs = CostUse::kModel,
+                                              .fallback = Fallback::kToReference,
+                                              .purpose = PlanPurpose::kInspect});
+  ASSERT_EQ(named.selection.devices.size(), 2u);
+  EXPECT_NE(named.selection.devices[0].cost, nullptr);
+}
+
+// PlanRequest::selection: planned on an earlier plan's devices as they are,
+// whatever the request's device list says (a training step's evaluation,
+// a shape cache's next shape).
+TEST_F(SessionPipeline, ASelectionIsPlannedOnAsItIs) {
+  Session session(native_options());
+  const Graph g = session.load("builtin:mlp");
+  PlanRequest alone = o2(PlanPurpose::kRun);
+  alone.fallback = Fallback::kRefuse;
+  const PlannedModel first = session.plan(g, alone);
+  ASSERT_EQ(first.plan.device_id, "test_native:0");
+  PlanRequest again = alone;
+  again.devices = "cpu_ref:0";
+  again.selection = first.selection;
+  const PlannedModel second = session.plan(g, again);
+  EXPECT_EQ(second.plan.device_id, "test_native:0");
+  EXPECT_EQ(second.selection.devices.size(), first.selection.devices.size());
+  EXPECT_EQ(session.compile(second).run(random_inputs(g, 2)).size(), g.outputs().size());
+  // Without it, the request's list is selected.
+  again.selection.reset();
+  EXPECT_EQ(session.plan(g, again).plan.device_id, "cpu_ref:0");
+  // A profile plans for its own device.
+  PlanRequest profiled = o2(PlanPurpose::kInspect);
+  profiled.profile = capability::DeviceProfile{};
+  profiled.selection = first.selection;
+  EXPECT_THROW((void)session.plan(g, profiled), std::invalid_argument);
+}
+
+// PlanLogging::kQuiet: the nodes that fall back are not logged (the
+// Trainer re-plans its step per batch size; the CLI's plan logs them).
+TEST_F(SessionPipeline, QuietPlansDoNotLogTheirFallbacks) {
+  ::setenv("AMPX_TEST_MISSING_OPS", "Relu", 1);
+  Session session(native_options());
+  ::unsetenv("AMPX_TEST_MISSING_OPS");
+  const Graph g = session.load("builtin:cnn");
+  std::ostringstream log;
+  const auto saved = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "captured", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  const PlannedModel reported = session.plan(g, o2(PlanPurpose::kInspect));
+  const std::string reported_log = log.str();
+  log.str("");
+  PlanRequest quiet = o2(PlanPurpose::kInspect);
+  quiet.logging = PlanLogging::kQuiet;
+  const PlannedModel unlogged = session.plan(g, quiet);
+  spdlog::set_default_logger(saved);
+  ASSERT_GT(reported.plan.summary.fallbacks, 0);
+  EXPECT_EQ(unlogged.plan.summary.fallbacks, reported.plan.summary.fallbacks);
+  EXPECT_NE(reported_log.find("fall back from their first-choice device"), std::string::npos)
+      << reported_log;
+  EXPECT_EQ(log.str(), "");
 }
 
 TEST_F(SessionPipeline, BadPinsAndProfilesAreOneLineErrors) {

@@ -9,6 +9,8 @@
 #include <tolerances.hpp>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
@@ -17,6 +19,8 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <sstream>
 
 #include "train_fixtures.hpp"
 
@@ -277,6 +281,33 @@ TEST(EagerTrainingAbi, PreparesItsKernelsAtEveryStep) {
       EXPECT_EQ(per_epoch, 0ull);
   }
   ::unsetenv("AMPX_TEST_NATIVE_COUNTERS");
+}
+
+// The Trainer plans its step again for each batch size and plans its
+// evaluation (Session::plan with PlanLogging::kQuiet, on the first step's
+// device selection): the nodes that fall back are in its plan, not in a
+// warning at every plan.
+TEST(TrainerPlans, AreQuietWhereNodesFallBack) {
+  ::setenv("AMPX_TEST_MISSING_OPS", "Tanh", 1);
+  SessionOptions so = cpu_ref_only();
+  so.devices = "test_native:0";
+  Session session(so);
+  ::unsetenv("AMPX_TEST_MISSING_OPS");
+  std::ostringstream log;
+  const auto saved = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "captured", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  int fallbacks = 0;
+  {
+    Trainer t(session, small_mlp(), sgd(16));
+    const Dataset data = synthetic(40, 12, 4, 5);  // a last batch of 8: another plan
+    (void)t.train_epoch(data);
+    (void)t.evaluate(data);
+    fallbacks = t.plan().summary.fallbacks;
+  }
+  spdlog::set_default_logger(saved);
+  EXPECT_GT(fallbacks, 0);
+  EXPECT_EQ(log.str().find("fall back"), std::string::npos) << log.str();
 }
 
 #ifdef AMPX_TEST_HAVE_ONEDNN

@@ -112,7 +112,8 @@ PlanningDevice Session::profile_device(const PlanRequest& r, const std::string& 
   return d;
 }
 
-PlannedModel Session::plan(const Graph& graph, const PlanRequest& r) {
+PlannedModel Session::plan(const Graph& graph, const PlanRequest& request) {
+  const PlanRequest r = with_session_defaults(request);
   PlannedModel pm;
   pm.policy = r.policy;
   pm.purpose = r.purpose;
@@ -122,6 +123,9 @@ PlannedModel Session::plan(const Graph& graph, const PlanRequest& r) {
                             .capability_blind = r.capabilities == CapabilityUse::kBlind};
   const std::string& spec = r.devices.empty() ? options_.devices : r.devices;
   if (r.has_profile()) {
+    if (r.selection)
+      throw std::invalid_argument(
+          "PlanRequest: a profile plans for its own device, not a selection");
     // A stored profile describes one device: no placement across devices.
     const std::string id = spec.empty() ? std::string(kFallbackDevice) : spec;
     if (id == "auto" || id.find(',') != std::string::npos || !r.pins.empty())
@@ -136,20 +140,25 @@ PlannedModel Session::plan(const Graph& graph, const PlanRequest& r) {
     pm.plan = plan_amp(graph, pm.policy, caps, o);
     return pm;
   }
-  // `auto` ranks the devices for the graph at hand: chosen again for each.
-  if (!selection_ || spec == "auto" || selection_spec_ != spec ||
-      selection_fallback_ != r.fallback || selection_costs_ != r.costs) {
-    select_devices(graph, spec, r.fallback, r.costs);
-    for (const std::string& line : selection_->ranking) spdlog::info("--device auto: {}", line);
+  if (r.selection) {
+    pm.selection = *r.selection;
+  } else {
+    // `auto` ranks the devices for the graph at hand: chosen again for each.
+    if (!selection_ || spec == "auto" || selection_spec_ != spec ||
+        selection_fallback_ != r.fallback || selection_costs_ != r.costs) {
+      select_devices(graph, spec, *r.fallback, *r.costs);
+      if (r.logging == PlanLogging::kReport)
+        for (const std::string& line : selection_->ranking) spdlog::info("--device auto: {}", line);
+    }
+    pm.selection = *selection_;
   }
-  pm.selection = *selection_;
   const auto plan_devices = pm.selection.plan_devices();
   pm.dtype_choice = resolve_half(graph, pm.policy, r.half, plan_devices);
   pm.pins = pm.selection.pins(r.pins);
   pm.plan = plan_on_selection(graph, pm.model_key, pm.policy, pm.selection, pm.pins, options,
                               r.tuned == TunedPlans::kUse && r.costs == CostUse::kModel,
                               options_.db_path);
-  warn_fallbacks(pm.plan);
+  if (r.logging == PlanLogging::kReport) warn_fallbacks(pm.plan);
   return pm;
 }
 

@@ -1,10 +1,8 @@
 #include <ampx/exec/executor.hpp>
 #include <ampx/exec/lower.hpp>
 #include <ampx/session/device_capabilities.hpp>
-#include <ampx/session/plan_on_selection.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/session/trainer.hpp>
-#include <ampx/tune/tuned_plan_key.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -67,18 +65,12 @@ const DeviceSelection& Session::selection() const {
   return *selection_;
 }
 
-AmpPlan Session::plan(const Graph& graph, const AmpPolicy& policy, const PlanOptions& options,
-                      std::span<const std::pair<std::string, std::string>> pins) {
-  if (!selection_) select_devices(graph);
-  return plan_on_selection(graph, graph.name, policy, *selection_, selection_->pins(pins), options,
-                           options_.use_tuned, options_.db_path);
-}
-
-TuneResult Session::tune(const Graph& graph, const AmpPolicy& policy, TuneOptions options,
-                         std::span<const std::pair<std::string, std::string>> pins) {
-  if (!selection_) select_devices(graph);
-  if (!options.db_path) options.db_path = options_.db_path;
-  return tune_plan(graph, graph.name, policy, *selection_, selection_->pins(pins), options);
+PlanRequest Session::with_session_defaults(const PlanRequest& request) const {
+  PlanRequest r = request;
+  if (!r.tuned) r.tuned = options_.use_tuned ? TunedPlans::kUse : TunedPlans::kIgnore;
+  if (!r.costs) r.costs = options_.use_costs ? CostUse::kModel : CostUse::kNone;
+  if (!r.fallback) r.fallback = options_.fallback ? Fallback::kToReference : Fallback::kRefuse;
+  return r;
 }
 
 TuneResult Session::tune(const Graph& graph, const PlannedModel& untuned, TuneOptions options) {
@@ -101,9 +93,9 @@ train::Trainer Session::train(Graph forward, train::TrainerOptions options, Half
   return train::Trainer(*this, std::move(forward), std::move(options));
 }
 
-ShapeCachedModel Session::load_shape_cached(std::string model, AmpPolicy policy,
+ShapeCachedModel Session::load_shape_cached(std::string model, PlanRequest request,
                                             ModelOptions options, ShapeCacheOptions cache) {
-  return ShapeCachedModel(*this, std::move(model), std::move(options), std::move(policy),
+  return ShapeCachedModel(*this, std::move(model), std::move(options), std::move(request),
                           std::move(cache));
 }
 
@@ -142,28 +134,6 @@ LoweredModel Session::lower(const PlannedModel& planned, const CompileOptions& o
   const std::vector<CapabilitySource*> caps = planned.caps();
   const std::vector<const CapabilitySource*> const_caps(caps.begin(), caps.end());
   return lower_graph(planned.plan.graph, const_caps, planned.runtime_devices(), options);
-}
-
-CompiledModel Session::compile(const AmpPlan& plan, const FusionOptions& fusion,
-                               std::span<const StateBinding> state) const {
-  return compile(plan, CompileOptions{.fusion = fusion, .state = {state.begin(), state.end()}});
-}
-
-CompiledModel Session::compile(const AmpPlan& plan, const CompileOptions& options) const {
-  if (plan.graph.num_nodes() == 0 && plan.nodes.size() > 0)
-    throw std::invalid_argument(
-        "Session::compile: the plan was made without its graph "
-        "(PlanOptions::build_graph)");
-  std::vector<const plugins::Device*> devices;
-  std::vector<std::shared_ptr<CapabilitySource>> owned;
-  std::vector<const CapabilitySource*> caps;
-  for (const std::string& id : plan.devices) {
-    const plugins::Device& d = host_.device(id);
-    devices.push_back(&d);
-    owned.push_back(std::make_shared<DeviceCapabilities>(d));
-    caps.push_back(owned.back().get());
-  }
-  return compile_graph(plan.graph, caps, devices, options);
 }
 
 CompiledModel Session::compile(const PlannedModel& planned, const CompileOptions& options) const {

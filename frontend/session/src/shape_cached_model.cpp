@@ -18,15 +18,16 @@ struct ShapeCachedModel::Entry {
 };
 
 ShapeCachedModel::ShapeCachedModel(Session& session, std::string model, ModelOptions base,
-                                   AmpPolicy policy, ShapeCacheOptions options)
+                                   PlanRequest request, ShapeCacheOptions options)
     : session_(&session),
       model_(std::move(model)),
       base_(std::move(base)),
-      policy_(std::move(policy)),
+      request_(std::move(request)),
       options_(std::move(options)) {
   if (options_.capacity < 1)
     throw std::invalid_argument("ShapeCacheOptions::capacity must be at least 1");
-  options_.plan.build_graph = true;  // compile() needs the planned graph
+  request_.purpose = PlanPurpose::kRun;  // compile() needs the planned graph
+  request_.logging = PlanLogging::kQuiet;
 }
 
 ShapeCachedModel::ShapeCachedModel(ShapeCachedModel&&) noexcept = default;
@@ -83,8 +84,11 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor>
   for (const auto& [name, shape] : key)
     if (std::find(order.begin(), order.end(), name) == order.end())
       throw std::invalid_argument(model_ + ": '" + name + "' is not an input of the model");
-  AmpPlan plan = session_->plan(graph, policy_, options_.plan);
-  CompiledModel compiled = session_->compile(plan, options_.fusion);
+  PlannedModel planned = session_->plan(graph, request_);
+  // Every later shape runs on the devices the first one was planned for.
+  if (!request_.selection && !request_.has_profile()) request_.selection = planned.selection;
+  CompiledModel compiled = session_->compile(planned, {.fusion = options_.fusion});
+  AmpPlan plan = std::move(planned.plan);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ++stats_.plans;

@@ -1,4 +1,3 @@
-#include <ampx/session/device_capabilities.hpp>
 #include <ampx/session/trainer.hpp>
 #include <ampx/train/fused_update.hpp>
 #include <ampx/tune/tuner.hpp>
@@ -19,7 +18,8 @@ namespace ampx::train {
 // One compiled training step for one batch size.
 struct Trainer::Program {
   TrainingGraph tg;
-  AmpPlan plan;
+  PlannedModel planned;  // its source: tg.step
+  const AmpPlan& plan() const { return planned.plan; }
   // TrainerOptions::eager: compiled with ExecutionMode::kEager, the
   // planned step run node by node (nothing fused).
   std::optional<CompiledModel> compiled;
@@ -101,7 +101,7 @@ Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
 void Trainer::start_diagnostics(const Program& p) {
   std::vector<std::string> layers;
   for (const Node& n : forward_.nodes()) layers.push_back(n.name);
-  diagnostics_.emplace(p.tg, p.plan, options_.policy.half, std::move(layers));
+  diagnostics_.emplace(p.tg, p.plan(), options_.policy.half, std::move(layers));
 }
 
 double Trainer::enable_diagnostics() {
@@ -123,7 +123,7 @@ double Trainer::replan() {
   (void)program(options_.batch);  // plan() and training_graph() describe it
   Program& p = activate(batch);
   for (size_t i = 0; i < current.size(); ++i) p.write_state(i, current[i].data);
-  if (diagnostics_) diagnostics_->replan(p.tg, p.plan);
+  if (diagnostics_) diagnostics_->replan(p.tg, p.plan());
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -157,43 +157,40 @@ Trainer::Program& Trainer::program(int64_t batch) {
   auto p = std::make_unique<Program>();
   p->tg = build_training_graph(with_batch_size(forward_, batch), options_.graph);
   const auto t0 = std::chrono::steady_clock::now();
-  p->plan = session_.plan(p->tg.step, options_.policy,
-                          {.build_graph = true, .capability_blind = options_.capability_blind});
-  std::vector<StateBinding> bindings;
-  for (const StateEntry& e : p->tg.state) bindings.push_back(e.binding);
+  p->planned = session_.plan(p->tg.step, plan_request());
+  // Every later plan (another batch size, a re-plan, the evaluation) runs
+  // on the devices this one was planned for.
+  if (!selection_) selection_ = p->planned.selection;
+  CompileOptions compile;
+  for (const StateEntry& e : p->tg.state) compile.state.push_back(e.binding);
   std::string optimizer = "per-tensor updates";
   if (options_.eager) {
     // Node by node, PyNative's way (exec/eager_executor.hpp): the planned
     // step as it is, its per-tensor updates included (no fused pass).
-    p->compiled.emplace(session_.compile(
-        p->plan, CompileOptions{.state = bindings, .mode = ExecutionMode::kEager}));
+    compile.mode = ExecutionMode::kEager;
+    p->compiled.emplace(session_.compile(p->planned, compile));
     optimizer += " (eager: node by node)";
   } else if (options_.update_lowering == TrainerOptions::UpdateLowering::kFused) {
     // The optimizer as one pass where the updates' device answers for it
     // (train/fused_update.hpp); otherwise the planned per-tensor nodes.
-    std::vector<DeviceCapabilities> caps;
-    caps.reserve(p->plan.devices.size());
-    for (const std::string& id : p->plan.devices) caps.emplace_back(session_.host().device(id));
-    std::vector<CapabilitySource*> sources;
-    for (DeviceCapabilities& c : caps) sources.push_back(&c);
-    LoweredUpdates lowered = fuse_updates(p->plan.graph, sources);
+    LoweredUpdates lowered = fuse_updates(p->plan().graph, p->planned.caps());
     if (lowered.fused) {
-      AmpPlan step = p->plan;
-      step.graph = std::move(lowered.graph);
-      for (const WeightCopy& c : lowered.copies) bindings.push_back(c.binding);
+      PlannedModel step = p->planned;
+      step.plan.graph = std::move(lowered.graph);
+      for (const WeightCopy& c : lowered.copies) compile.state.push_back(c.binding);
       p->copies = std::move(lowered.copies);
-      p->compiled.emplace(session_.compile(step, {}, bindings));
+      p->compiled.emplace(session_.compile(step, compile));
       optimizer = "one fused optimizer pass writing " + std::to_string(p->copies.size()) +
                   " 16-bit weight copies";
     } else {
       optimizer += " (" + lowered.reason + ")";
     }
   }
-  if (!p->compiled) p->compiled.emplace(session_.compile(p->plan, {}, bindings));
+  if (!p->compiled) p->compiled.emplace(session_.compile(p->planned, compile));
   spdlog::info(
       "training step for batch {}: {} nodes ({} 16-bit), {} state tensors ({} in place), {}, "
       "planned and compiled in {:.0f} ms",
-      batch, p->plan.graph.num_nodes(), p->plan.summary.effective_16bit, p->tg.state.size(),
+      batch, p->plan().graph.num_nodes(), p->plan().summary.effective_16bit, p->tg.state.size(),
       p->exec().state_in_place(), optimizer,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   slot = std::move(p);
@@ -265,9 +262,9 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     double ms = std::numeric_limits<double>::quiet_NaN();
     if (step_ + 1 == profile_at_) {
       // The profiled step: each kernel waited for, so not a timed one.
-      ProfiledStep ps{step_ + 1, epoch_ + 1, count, {}, {}, p.plan.devices};
+      ProfiledStep ps{step_ + 1, epoch_ + 1, count, {}, {}, p.plan().devices};
       out = p.exec().run(in, ps.profile);
-      ps.predicted = step_predictions(p.plan, p.ran(), ps.profile);
+      ps.predicted = step_predictions(p.plan(), p.ran(), ps.profile);
       profiled_ = std::move(ps);
     } else {
       const auto t0 = std::chrono::steady_clock::now();
@@ -364,17 +361,15 @@ Evaluation Trainer::evaluate(const Dataset& data) {
   const bool ce = options_.graph.loss == LossKind::kCrossEntropy;
   double loss = 0;
   int64_t correct = 0;
-  std::map<int64_t, std::pair<AmpPlan, std::optional<CompiledModel>>> models;
+  std::map<int64_t, std::optional<CompiledModel>> models;
   std::vector<int64_t> all(static_cast<size_t>(n));
   std::iota(all.begin(), all.end(), 0);
   for (int64_t start = 0; start < n; start += options_.batch) {
     const int64_t count = std::min(options_.batch, n - start);
-    auto& [plan, model] = models[count];
+    auto& model = models[count];
     if (!model) {
-      Graph g = with_state(with_batch_size(forward_, count), current);
-      plan = session_.plan(g, options_.policy,
-                           {.build_graph = true, .capability_blind = options_.capability_blind});
-      model.emplace(session_.compile(plan));
+      const Graph g = with_state(with_batch_size(forward_, count), current);
+      model.emplace(session_.compile(session_.plan(g, plan_request())));
     }
     const std::span<const int64_t> rows(all.data() + start, static_cast<size_t>(count));
     HostTensor x = gather_rows(data.inputs, rows);
@@ -499,7 +494,19 @@ Graph Trainer::trained_model() const {
 }
 
 const AmpPlan& Trainer::plan() const {
-  return programs_.at(options_.batch)->plan;
+  return programs_.at(options_.batch)->plan();
+}
+
+PlanRequest Trainer::plan_request() const {
+  // The session's devices, fallback, cost step and tuned plans; quiet, for
+  // the step is planned again per batch size, for evaluation and after
+  // every fallback.
+  return PlanRequest{
+      .policy = options_.policy,
+      .capabilities = options_.capability_blind ? CapabilityUse::kBlind : CapabilityUse::kAware,
+      .purpose = PlanPurpose::kRun,
+      .selection = selection_,
+      .logging = PlanLogging::kQuiet};
 }
 
 const ExecutorStats* Trainer::step_stats() const {

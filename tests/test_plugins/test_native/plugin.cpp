@@ -21,6 +21,13 @@
 //                               counted at the C ABI since the plugin loaded):
 //                               the executor tests count what each executor
 //                               asks of a plugin.
+//   AMPX_TEST_NATIVE_LOG_LEVEL=1  plugin_info's note reports the host log
+//                               level plugin_create was given ("log_level=N",
+//                               after the counters when both are on), and
+//                               plugin_create logs "created at host log level
+//                               N" at debug (so only a host at debug or trace
+//                               prints it): the tests that the Session's and
+//                               the CLI's level reach plugins.
 //   AMPX_TEST_NATIVE_CRASH_IN_LAUNCH=1  every kernel launch raises SIGSEGV;
 //   AMPX_TEST_NATIVE_HANG_IN_LAUNCH=1   every kernel launch sleeps forever
 //                               (both for the probe's isolation tests: the
@@ -36,6 +43,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -195,12 +204,43 @@ ampx_status* counting_alloc(ampx_plugin* plugin, int32_t device, uint64_t bytes,
   return g_reference_alloc(plugin, device, bytes, out);
 }
 
+// The log level each instance was created with, for AMPX_TEST_NATIVE_LOG_LEVEL
+// (per instance: a test makes sessions of different levels side by side).
+std::mutex g_levels_mutex;
+std::map<const ampx_plugin*, int32_t> g_levels;
+ampx_status* (*g_reference_create)(const ampx_plugin_create_args*, ampx_plugin**) = nullptr;
+
+ampx_status* level_noting_create(const ampx_plugin_create_args* args, ampx_plugin** out) {
+  ampx_status* st = g_reference_create(args, out);
+  if (st || !env_on("AMPX_TEST_NATIVE_LOG_LEVEL")) return st;
+  // Read within the host's struct_size, as every plugin must (2: info, the
+  // level a plugin assumes when the host says nothing).
+  const int32_t level = args && AMPX_HAS_MEMBER(*args, ampx_plugin_create_args, log_level)
+                            ? args->log_level
+                            : static_cast<int32_t>(ampx::plugin_support::LogLevel::info);
+  {
+    const std::lock_guard<std::mutex> lock(g_levels_mutex);
+    g_levels[*out] = level;
+  }
+  ampx::plugin_support::plugin_log(level, ampx::plugin_support::LogLevel::debug, "test_native",
+                                   "created at host log level " + std::to_string(level));
+  return nullptr;
+}
+
 ampx_status* counting_info(ampx_plugin* plugin, ampx_plugin_info* out) {
   ampx_status* st = g_reference_info(plugin, out);
-  if (st || !env_on("AMPX_TEST_NATIVE_COUNTERS")) return st;
-  std::snprintf(out->note, sizeof out->note, "kernel_prepare=%llu buffer_alloc=%llu",
-                static_cast<unsigned long long>(g_prepares),
-                static_cast<unsigned long long>(g_allocs));
+  if (st) return st;
+  std::string note;
+  if (env_on("AMPX_TEST_NATIVE_COUNTERS"))
+    note = "kernel_prepare=" + std::to_string(g_prepares) +
+           " buffer_alloc=" + std::to_string(g_allocs);
+  if (env_on("AMPX_TEST_NATIVE_LOG_LEVEL")) {
+    const std::lock_guard<std::mutex> lock(g_levels_mutex);
+    const auto it = g_levels.find(plugin);
+    note += (note.empty() ? "" : " ") + std::string("log_level=") +
+            (it == g_levels.end() ? std::string("unknown") : std::to_string(it->second));
+  }
+  if (!note.empty()) std::snprintf(out->note, sizeof out->note, "%s", note.c_str());
   return nullptr;
 }
 
@@ -217,6 +257,8 @@ extern "C" AMPX_PLUGIN_EXPORT const ampx_plugin_api* ampx_plugin_entry(void) {
     a.buffer_alloc = &counting_alloc;
     g_reference_info = a.plugin_info;
     a.plugin_info = &counting_info;
+    g_reference_create = a.plugin_create;
+    a.plugin_create = &level_noting_create;
     return a;
   }();
   return &api;

@@ -1,12 +1,14 @@
 // Everything a plan depends on, in one value: Session::plan(graph, request)
 // (docs/SESSION.md). The CLI's planning flags map onto it one to one
 // (`--amp`, `--dtype`, `--place`, `--profile`, `--no-tuned`, `--no-cost`,
-// `--capability-blind`, `--no-fallback`); the device list (`--device`) is
-// the Session's (SessionOptions::devices) unless the request names one.
+// `--capability-blind`, `--no-fallback`); the device list (`--device`),
+// the fallback, the cost step and tuned plans are the Session's
+// (SessionOptions) unless the request names them.
 #pragma once
 
 #include <ampx/amp/policy.hpp>
 #include <ampx/capability/profile.hpp>
+#include <ampx/exec/selected_devices.hpp>
 
 #include <filesystem>
 #include <optional>
@@ -45,6 +47,13 @@ enum class Fallback { kToReference, kRefuse };
 // natively in 16-bit at 16-bit).
 enum class CostUse { kModel, kNone };
 
+// Whether plan() logs the `auto` ranking (info) and the nodes that fall
+// back (warning), as `ampx plan`, `run`, `export` and `tune` show them
+// (kReport), or neither (kQuiet): a caller that plans one model again and
+// again (a training step per batch size and its evaluation, a
+// ShapeCachedModel per input shape).
+enum class PlanLogging { kReport, kQuiet };
+
 struct PlanRequest {
   // Device list in preference order, or "auto"; empty: the session's
   // (SessionOptions::devices).
@@ -58,14 +67,23 @@ struct PlanRequest {
   // from `ampx db export`, or one already loaded) instead of the live one.
   // One device only: no pins, no list, no `auto`.
   std::variant<std::monostate, std::filesystem::path, capability::DeviceProfile> profile{};
-  TunedPlans tuned = TunedPlans::kUse;
+  // nullopt: the session's (SessionOptions::use_tuned, use_costs, fallback).
+  std::optional<TunedPlans> tuned{};
   CapabilityUse capabilities = CapabilityUse::kAware;
-  CostUse costs = CostUse::kModel;
-  Fallback fallback = Fallback::kToReference;
+  std::optional<CostUse> costs{};
+  std::optional<Fallback> fallback{};
   PlanPurpose purpose = PlanPurpose::kRun;
   // The model's name in the capability database's tuned plans (the MODEL
   // argument); empty: the graph's name.
   std::string model_key{};
+  // Plan on the devices an earlier plan chose (its PlannedModel::selection)
+  // instead of selecting for this graph: every plan of one model, at
+  // another batch size or shape, runs where the first one did (`auto` is
+  // not ranked again). The selection's devices and their cost models
+  // stand: `devices`, `fallback` and `costs` do not change them. Not with a
+  // profile.
+  std::optional<DeviceSelection> selection{};
+  PlanLogging logging = PlanLogging::kReport;
 
   bool has_profile() const { return !std::holds_alternative<std::monostate>(profile); }
 };

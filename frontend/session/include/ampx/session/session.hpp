@@ -56,11 +56,12 @@ struct SessionOptions {
   // install's (PluginHostOptions::own_dirs): the Python package's
   // `ampx/plugins`, beside its module.
   std::vector<std::filesystem::path> own_plugin_dirs{};
-  // false: a node no listed device can run is an error (`--no-fallback`).
+  // The defaults of a PlanRequest that leaves them unset. false: a node no
+  // listed device can run is an error (`--no-fallback`).
   bool fallback = true;
-  bool use_costs = true;
+  bool use_costs = true;  // false: CostUse::kNone (`--no-cost`)
   // plan() applies a plan `tune` stored for the same model, devices and
-  // options (docs/TUNING.md); false: always plan afresh.
+  // options (docs/TUNING.md); false: always plan afresh (`--no-tuned`).
   bool use_tuned = true;
   std::optional<std::string> db_path{};
   int threads = 0;  // per CPU plugin; 0: the plugin's default
@@ -90,8 +91,9 @@ class Session {
   const plugins::PluginHost& host() const { return host_; }
   // `builtin:NAME` or an .onnx file.
   Graph load(std::string_view model, const ModelOptions& options = {}) const;
-  // Resolves the device list for `graph` (`auto` ranks by it). plan() calls
-  // it when no selection was made; call it first to inspect the choice.
+  // Resolves the session's device list for `graph` (`auto` ranks by it),
+  // with its fallback and cost step. plan() selects as it does when no
+  // selection was made; call it first to inspect the choice.
   const DeviceSelection& select_devices(const Graph& graph);
   const DeviceSelection& selection() const;
 
@@ -103,26 +105,23 @@ class Session {
   // (warning). A stored profile (PlanRequest::profile) plans for its one
   // device. std::invalid_argument for a bad pin, device or profile entry.
   PlannedModel plan(const Graph& graph, const PlanRequest& request);
-  // Fusion (never across devices) and an executor over the planned
-  // devices (PlanPurpose::kRun); the reference too with
-  // CompileOptions::reference.
   // The planned graph fused as compile() would for `options.mode` and
   // lowered to its ExecutionPlan, without a device call (`ampx plan
   // --lowered`). Needs a plan made to run (PlanPurpose::kRun).
   LoweredModel lower(const PlannedModel& planned, const CompileOptions& options = {}) const;
+  // Fusion (never across devices, none for ExecutionMode::kEager) and an
+  // executor over the planned devices (PlanPurpose::kRun), with
+  // CompileOptions::state kept on the device between runs (a training
+  // step's weights); the reference too with CompileOptions::reference.
+  // It compiles `planned.plan.graph` as it is: a caller that rewrites that
+  // graph after planning (the Trainer's fused optimizer pass) compiles the
+  // rewritten one on the same devices.
   CompiledModel compile(const PlannedModel& planned, const CompileOptions& options = {}) const;
-  // The plan alone, with the session's defaults for what PlanRequest
-  // names (the Trainer and ShapeCachedModel plan this way). `pins`:
-  // pattern (name or prefix*) -> device id of the selection.
-  AmpPlan plan(const Graph& graph, const AmpPolicy& policy, const PlanOptions& options = {},
-               std::span<const std::pair<std::string, std::string>> pins = {});
-  // `ampx tune`: measure, re-plan, verify against O0, keep and store the
-  // plan that is not slower (TuneResult::plan; options.db_path defaults to
-  // the session's database).
-  TuneResult tune(const Graph& graph, const AmpPolicy& policy, TuneOptions options = {},
-                  std::span<const std::pair<std::string, std::string>> pins = {});
-  // The same, from an untuned plan of this session (PlanRequest::tuned
-  // kIgnore: the untuned plan is one of those compared); live devices only.
+  // `ampx tune`, from an untuned plan of this session (PlanRequest::tuned
+  // kIgnore: the untuned plan is one of those compared); live devices only:
+  // measure, re-plan, verify against O0, keep and store the plan that is
+  // not slower (TuneResult::plan; options.db_path defaults to the session's
+  // database). A later plan() of the model applies it (TunedPlans::kUse).
   TuneResult tune(const Graph& graph, const PlannedModel& untuned, TuneOptions options = {});
   // `ampx report`: every model on every requested device at each amp
   // level (report_request.hpp); the result renders as text, Markdown,
@@ -137,23 +136,16 @@ class Session {
   // default loss scale). Include <ampx/session/trainer.hpp> to use it.
   train::Trainer train(Graph forward, train::TrainerOptions options,
                        HalfDType half = HalfDType::kPolicy);
-  // Fusion (never across devices) and an executor over the plan's devices;
-  // `state`: the graph inputs and outputs that stay on the device between
-  // runs (a training step's weights, see exec/executor.hpp).
-  CompiledModel compile(const AmpPlan& plan, const FusionOptions& fusion = {},
-                        std::span<const StateBinding> state = {}) const;
-  // The same with every compile option (ExecutionMode::kEager: the
-  // training step's eager executor). No reference check: that needs the
-  // PlannedModel's source graph.
-  CompiledModel compile(const AmpPlan& plan, const CompileOptions& options) const;
   // The devices of a live plan's AmpPlan::devices (std::invalid_argument
   // naming an unknown one).
   const plugins::Device& device(std::string_view id) const { return host_.device(id); }
   // An ONNX model planned for the shapes it is run with, its compiled
-  // plans cached by input shapes (shape_cached_model.hpp). The session
-  // must outlive it; its device selection is made at the first run.
-  ShapeCachedModel load_shape_cached(std::string model, AmpPolicy policy, ModelOptions options = {},
-                                     ShapeCacheOptions cache = {});
+  // plans cached by input shapes (shape_cached_model.hpp): each shape
+  // planned with `request` (PlanPurpose::kRun, nothing logged but errors).
+  // The session must outlive it; its device selection is made at the
+  // first run and kept (PlanRequest::selection).
+  ShapeCachedModel load_shape_cached(std::string model, PlanRequest request,
+                                     ModelOptions options = {}, ShapeCacheOptions cache = {});
 
  private:
   const DeviceSelection& select_devices(const Graph& graph, const std::string& spec,
@@ -162,6 +154,9 @@ class Session {
   std::optional<HalfChoice> resolve_half(const Graph& graph, AmpPolicy& policy, HalfDType half,
                                          std::span<const PlanDevice> devices) const;
   PlanningDevice profile_device(const PlanRequest& request, const std::string& id) const;
+  // `request` with what it leaves unset (tuned, costs, fallback) taken from
+  // SessionOptions.
+  PlanRequest with_session_defaults(const PlanRequest& request) const;
   // ReportRequest::devices (or every device), live or from the profile;
   // the placement lists checked against the plugins.
   std::vector<PlanningDevice> report_devices(const ReportRequest& request) const;

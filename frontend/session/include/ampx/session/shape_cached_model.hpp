@@ -4,7 +4,7 @@
 // kept in a bounded cache keyed by those shapes, so the batch size can
 // change between runs without the caller doing anything.
 //
-//   ampx::ShapeCachedModel model = session.load_shape_cached("det.onnx", policy);
+//   ampx::ShapeCachedModel model = session.load_shape_cached("det.onnx", {.policy = policy});
 //   auto a = model.run(batch_of_1);   // imports, plans, compiles: a re-plan
 //   auto b = model.run(batch_of_8);   // another re-plan
 //   auto c = model.run(batch_of_1);   // the cached plan: no re-plan
@@ -23,6 +23,7 @@
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/host_tensor.hpp>
 #include <ampx/models/load_model.hpp>
+#include <ampx/session/plan_request.hpp>
 
 #include <cstddef>
 #include <list>
@@ -38,7 +39,6 @@ class CompiledModel;
 struct ShapeCacheOptions {
   // Compiled plans kept; the least recently used goes first. >= 1.
   size_t capacity = 4;
-  PlanOptions plan{};
   FusionOptions fusion{};
 };
 
@@ -71,7 +71,7 @@ class ShapeCachedModel {
 
  private:
   friend class Session;
-  ShapeCachedModel(Session& session, std::string model, ModelOptions base, AmpPolicy policy,
+  ShapeCachedModel(Session& session, std::string model, ModelOptions base, PlanRequest request,
                    ShapeCacheOptions options);
 
   struct Entry;
@@ -80,7 +80,9 @@ class ShapeCachedModel {
   Session* session_;
   std::string model_;
   ModelOptions base_;
-  AmpPolicy policy_;
+  // Every shape's request: PlanPurpose::kRun, quiet, and from the first
+  // plan on, that plan's device selection.
+  PlanRequest request_;
   ShapeCacheOptions options_;
   std::list<Entry> entries_;  // most recently used first
   ShapeCacheStats stats_;

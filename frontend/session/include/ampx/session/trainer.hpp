@@ -234,9 +234,13 @@ class Trainer {
   // The data inputs of step step_ + 1 on `rows` of `data`.
   std::vector<HostTensor> step_inputs(const Program& p, const Dataset& data,
                                       std::span<const int64_t> rows) const;
+  // How the step and the evaluation are planned (Session::plan).
+  PlanRequest plan_request() const;
   Session& session_;
   Graph forward_;
   TrainerOptions options_;
+  // The devices the first step was planned for: every later plan's.
+  std::optional<DeviceSelection> selection_;
   std::map<int64_t, std::unique_ptr<Program>> programs_;
   Program* active_ = nullptr;
   LossScaler scaler_;
