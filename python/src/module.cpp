@@ -2,10 +2,10 @@
 // registered by the other files (one concept per file).
 #include "bindings.hpp"
 
+#include <nanobind/stl/string.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <boost/dll/runtime_symbol_info.hpp>
-#include <nanobind/stl/string.h>
 
 namespace ampx::python {
 
