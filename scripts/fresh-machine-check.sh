@@ -4,7 +4,10 @@
 # registry (mmdebstrap, variant minbase: essential packages and apt, nothing
 # of ampx's), puts a clean clone of this repository in it, and runs, as root
 # in a chroot with /proc, /sys and /dev mounted:
-#   scripts/report.sh     then     scripts/test.sh
+#   scripts/report.sh     then     the Python package     then     scripts/test.sh
+# (the Python package: `pip install .` into a fresh venv and `import ampx;
+# print(ampx.devices())` outside the checkout, then `pip wheel .` installed
+# into a second fresh venv and imported the same way; docs/PYTHON.md).
 # Each step's result and time are printed (full logs in the work directory).
 # The mounts live in a private mount namespace per step, so they vanish with
 # it; the root is removed at the end, also after a failure or Ctrl-C.
@@ -149,6 +152,16 @@ in_root() {
     bash -c "cd /root/ampx && $1"
 }
 
+# The Python package on the packages scripts/report.sh installed
+# (install-deps.sh): pip from PyPI (scikit-build-core, nanobind, numpy),
+# nothing else.
+python_package='set -e
+python3 -m venv /root/venv-install && /root/venv-install/bin/pip install -q .
+(cd / && /root/venv-install/bin/python -c "import ampx; print(ampx.devices())")
+/root/venv-install/bin/pip wheel -q --no-deps -w /root/wheels .
+python3 -m venv /root/venv-wheel && /root/venv-wheel/bin/pip install -q /root/wheels/ampx-*.whl
+(cd / && /root/venv-wheel/bin/python -c "import ampx; print(ampx.devices()); print(ampx.Session(devices=\"cpu_ref:0\").plan(\"builtin:cnn\"))")'
+
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
 isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
   grep -E '^(avx2|avx512f|avx512_bf16|avx512_fp16|amx_bf16)$' | tr '\n' ' ' | sed 's/ $//')
@@ -159,6 +172,7 @@ step host-tools host_tools &&
   step debian-root make_root &&
   step clean-clone clone_repo &&
   step scripts/report.sh in_root 'scripts/report.sh' &&
+  step python-package in_root "$python_package" &&
   step scripts/test.sh in_root 'scripts/test.sh' || true
 total=$(($(date +%s) - t_all))
 verdict=pass

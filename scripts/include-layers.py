@@ -58,6 +58,8 @@ LAYERS = [
     [("frontend/session", ["frontend/session/"])],
     # What uses the libraries.
     [("apps", ["apps/"]), ("bench", ["bench/"])],
+    # The Python package: the CLI's formatters compiled in (apps/ampx).
+    [("python", ["python/"])],
     [("tests", ["tests/"])],
 ]
 

@@ -34,6 +34,9 @@ packages=(
   # scripts/python-env.sh: onnx, onnxruntime, numpy from PyPI for the ONNX
   # tests, over HTTPS (the system's CA bundle, for networks that add a CA)
   python3-venv ca-certificates
+  # the Python package (python/, docs/PYTHON.md): Python 3.11's headers for
+  # the nanobind module, built in the release tree and by `pip install .`
+  python3-dev
   # scripts/model-zoo.sh: the zoo's torchvision models are exported with
   # Debian's torch (bench/export_torchvision_zoo.py, /usr/bin/python3; the
   # exports' sha256 are pinned to these packages' versions). About 135 MB to

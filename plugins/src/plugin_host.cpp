@@ -37,11 +37,16 @@ constexpr const char* kReferencePluginName = "cpu_ref";
 // (the build tree's or the install's): a `cpu_ref` from --plugin-dir or
 // AMPX_PLUGIN_PATH would silently replace the oracle every result is
 // checked against, and the fallback.
-bool in_own_plugin_dir(const fs::path& file) {
+bool in_own_plugin_dir(const fs::path& file, const std::vector<fs::path>& own_dirs) {
   const fs::path dir = identity(file.parent_path());
-  for (const fs::path& own : default_plugin_dirs())
+  for (const fs::path& own : own_dirs)
     if (identity(own) == dir) return true;
   return false;
+}
+
+// PluginHostOptions::own_dirs, or the default ones.
+std::vector<fs::path> own_plugin_dirs(const PluginHostOptions& options) {
+  return options.own_dirs.empty() ? default_plugin_dirs() : options.own_dirs;
 }
 
 }  // namespace
@@ -54,7 +59,7 @@ PluginHost::PluginHost(PluginHostOptions options) : options_(std::move(options))
     }
   }
   if (options_.use_default_dirs) {
-    for (fs::path& dir : default_plugin_dirs()) dirs.push_back(std::move(dir));
+    for (fs::path& dir : own_plugin_dirs(options_)) dirs.push_back(std::move(dir));
   }
   std::vector<fs::path> seen_dirs;
   for (const fs::path& dir : dirs) {
@@ -147,7 +152,7 @@ void PluginHost::load_file(const fs::path& file) {
     skip(file, name, file_name + ": " + why, /*warn=*/false);
     return;
   }
-  if (name == kReferencePluginName && !in_own_plugin_dir(file)) {
+  if (name == kReferencePluginName && !in_own_plugin_dir(file, own_plugin_dirs(options_))) {
     skip(file, name,
          file_name + ": the name '" + name +
              "' belongs to ampx's reference backend, the numerical oracle; a plugin of that "

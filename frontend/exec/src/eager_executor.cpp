@@ -107,17 +107,17 @@ struct EagerExecutor::Run {
   std::vector<std::vector<std::optional<plugins::Buffer>>> live;
 };
 
-std::vector<HostTensor> EagerExecutor::run(std::span<const HostTensor> inputs) {
+std::vector<HostTensor> EagerExecutor::run(std::span<const HostTensorView> inputs) {
   return run_nodes(inputs, nullptr);
 }
 
-std::vector<HostTensor> EagerExecutor::run(std::span<const HostTensor> inputs,
+std::vector<HostTensor> EagerExecutor::run(std::span<const HostTensorView> inputs,
                                            RunProfile& profile) {
   profile = {};
   return run_nodes(inputs, &profile);
 }
 
-std::vector<HostTensor> EagerExecutor::run_nodes(std::span<const HostTensor> inputs,
+std::vector<HostTensor> EagerExecutor::run_nodes(std::span<const HostTensorView> inputs,
                                                  RunProfile* profile) {
   const Graph& g = graph_;
   const std::vector<ValueId> data = checked_data_inputs(plan_, inputs);

@@ -57,7 +57,7 @@ StepTiming describe_step(const Graph& graph, const ExecutionStep& step) {
 }
 
 std::vector<ValueId> checked_data_inputs(const ExecutionPlan& plan,
-                                         std::span<const HostTensor> inputs) {
+                                         std::span<const HostTensorView> inputs) {
   const Graph& g = *plan.graph;
   std::vector<bool> is_state(g.inputs().size(), false);
   for (const StateBinding& b : plan.state) is_state[b.input] = true;

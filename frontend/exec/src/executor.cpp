@@ -226,17 +226,17 @@ void Executor::copy_state_back(size_t i) {
   dst.synchronize();
 }
 
-std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs) {
+std::vector<HostTensor> Executor::run(std::span<const HostTensorView> inputs) {
   return run_steps(inputs, nullptr);
 }
 
-std::vector<HostTensor> Executor::run(std::span<const HostTensor> inputs, RunProfile& profile) {
+std::vector<HostTensor> Executor::run(std::span<const HostTensorView> inputs, RunProfile& profile) {
   profile = {};
   profile.steps.reserve(steps_.size());
   return run_steps(inputs, &profile);
 }
 
-std::vector<HostTensor> Executor::run_steps(std::span<const HostTensor> inputs,
+std::vector<HostTensor> Executor::run_steps(std::span<const HostTensorView> inputs,
                                             RunProfile* profile) {
   // The plain path reads no clock for the profile (it only times copies).
   const auto run_start =

@@ -161,4 +161,11 @@ uint64_t host_tensor_bytes(const Graph& graph) {
   return bytes;
 }
 
+std::vector<HostTensorView> views_of(std::span<const HostTensor> tensors) {
+  std::vector<HostTensorView> views;
+  views.reserve(tensors.size());
+  for (const HostTensor& t : tensors) views.push_back({t.name, t.type, t.data});
+  return views;
+}
+
 }  // namespace ampx

@@ -15,6 +15,7 @@ namespace {
 plugins::PluginHostOptions host_options(const SessionOptions& o) {
   plugins::PluginHostOptions ho;
   ho.extra_dirs = o.plugin_dirs;
+  ho.own_dirs = o.own_plugin_dirs;
   ho.excluded_plugins = o.excluded_plugins;
   ho.log_level = o.log_level ? *o.log_level : static_cast<int>(spdlog::get_level());
   // Options every plugin gets (each ignores the keys it does not document).

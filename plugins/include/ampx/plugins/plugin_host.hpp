@@ -52,8 +52,14 @@ struct PluginHostOptions {
   std::vector<std::filesystem::path> extra_dirs;
   // AMPX_PLUGIN_PATH (':'-separated directories), searched next.
   bool use_env_path = true;
-  // Then the build-tree plugin directory and the install plugin directory.
+  // Then ampx's own plugin directories, the only ones the reference
+  // backend's name is accepted from: the build-tree plugin directory and
+  // the install plugin directory (default_plugin_dirs()), or, where
+  // own_dirs names any, those instead: the Python package names its
+  // `ampx/plugins`, beside its module, which no executable-relative
+  // directory finds.
   bool use_default_dirs = true;
+  std::vector<std::filesystem::path> own_dirs;
   // Plugin names not to load; AMPX_DISABLE_PLUGINS (comma-separated) is
   // always added. A file whose name gives an excluded name is not even opened.
   std::vector<std::string> excluded_plugins;

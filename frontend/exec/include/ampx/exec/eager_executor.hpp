@@ -28,8 +28,9 @@ class EagerExecutor final : public PlanExecutor {
   EagerExecutor(const EagerExecutor&) = delete;
   EagerExecutor& operator=(const EagerExecutor&) = delete;
 
-  std::vector<HostTensor> run(std::span<const HostTensor> inputs) override;
-  std::vector<HostTensor> run(std::span<const HostTensor> inputs, RunProfile& profile) override;
+  using PlanExecutor::run;
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs) override;
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs, RunProfile& profile) override;
   const ExecutorStats& stats() const override { return stats_; }
   void write_state(size_t i, std::span<const std::byte> bytes) override;
   HostTensor read_state(size_t i) const override;
@@ -41,7 +42,7 @@ class EagerExecutor final : public PlanExecutor {
 
  private:
   struct Run;
-  std::vector<HostTensor> run_nodes(std::span<const HostTensor> inputs, RunProfile* profile);
+  std::vector<HostTensor> run_nodes(std::span<const HostTensorView> inputs, RunProfile* profile);
 
   ExecutionPlan plan_;
   const Graph& graph_;

@@ -92,7 +92,7 @@ StepTiming describe_step(const Graph& graph, const ExecutionStep& step);
 // The graph inputs a run is given (all but the state), after checking
 // `inputs` against them: count, dtypes and shapes exactly as declared.
 std::vector<ValueId> checked_data_inputs(const ExecutionPlan& plan,
-                                         std::span<const HostTensor> inputs);
+                                         std::span<const HostTensorView> inputs);
 
 // An executor's first check: `devices` are as many as the plan was lowered
 // for (std::invalid_argument otherwise).

@@ -49,12 +49,13 @@ class Executor final : public PlanExecutor {
   // device that reads it first. A state output produced in place
   // (ExecutionPlan::state_in_place) costs nothing; any other is copied into
   // its input's buffer at the end of the run.
-  std::vector<HostTensor> run(std::span<const HostTensor> inputs) override;
+  using PlanExecutor::run;
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs) override;
   // The same run, profiled: every kernel and copy runs to completion before
   // the next and is timed (on the device where its plugin can, else on the
   // host clock) into `profile` (overwritten). The plain run() pays nothing
   // for this.
-  std::vector<HostTensor> run(std::span<const HostTensor> inputs, RunProfile& profile) override;
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs, RunProfile& profile) override;
   const ExecutorStats& stats() const override { return stats_; }
   const ExecutionPlan& plan() const { return plan_; }
 
@@ -81,7 +82,7 @@ class Executor final : public PlanExecutor {
   };
   // Allocations, weight uploads, load-time folding, kernels.
   void materialize();
-  std::vector<HostTensor> run_steps(std::span<const HostTensor> inputs, RunProfile* profile);
+  std::vector<HostTensor> run_steps(std::span<const HostTensorView> inputs, RunProfile* profile);
   Location where(ValueId v, int d) const;
   void copy_state_back(size_t binding);
   ampx_buffer_view view(ValueId v, int d) const;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ampx {
@@ -18,6 +19,19 @@ struct HostTensor {
   TensorType type;
   std::vector<std::byte> data;
 };
+
+// A run's input read in place, its bytes not owned: what the executors
+// take, so that a caller holding the data elsewhere (the Python package's
+// NumPy arrays) hands it over without a copy. The bytes must stay alive
+// and unchanged for the run.
+struct HostTensorView {
+  std::string_view name;
+  TensorType type;
+  std::span<const std::byte> data;
+};
+
+// Views of `tensors`, in order (they must outlive the views).
+std::vector<HostTensorView> views_of(std::span<const HostTensor> tensors);
 
 // Element i of a float or integer tensor, widened to double.
 std::vector<double> to_doubles(const HostTensor& t);

@@ -45,9 +45,16 @@ class PlanExecutor {
   // Inputs in graph-input order, types exactly as declared, state inputs
   // left out. Outputs in graph-output order, named after the graph's output
   // values, state outputs left out (they become the state's next value).
-  virtual std::vector<HostTensor> run(std::span<const HostTensor> inputs) = 0;
+  // The inputs are read in place (HostTensorView): the owning forms below
+  // only make views of theirs.
+  virtual std::vector<HostTensor> run(std::span<const HostTensorView> inputs) = 0;
   // The same run with every kernel and copy timed into `profile`.
-  virtual std::vector<HostTensor> run(std::span<const HostTensor> inputs, RunProfile& profile) = 0;
+  virtual std::vector<HostTensor> run(std::span<const HostTensorView> inputs,
+                                      RunProfile& profile) = 0;
+  std::vector<HostTensor> run(std::span<const HostTensor> inputs) { return run(views_of(inputs)); }
+  std::vector<HostTensor> run(std::span<const HostTensor> inputs, RunProfile& profile) {
+    return run(views_of(inputs), profile);
+  }
   virtual const ExecutorStats& stats() const = 0;
   // State binding i's current value: written before the first run (state
   // starts as zeros), read back for checkpoints and exports.

@@ -59,6 +59,13 @@ class CompiledModel {
   std::vector<HostTensor> run(std::span<const HostTensor> inputs, RunProfile& profile) {
     return executor().run(inputs, profile);
   }
+  // The same, the inputs read in place (the Python package's NumPy arrays).
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs) {
+    return executor().run(inputs);
+  }
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs, RunProfile& profile) {
+    return executor().run(inputs, profile);
+  }
   const ExecutorStats& stats() const { return executor().stats(); }
   const FusedGraph& fused() const { return *lowered_.fused; }
   const ExecutionPlan& execution_plan() const { return lowered_.plan; }

@@ -52,6 +52,10 @@ struct SessionOptions {
   std::vector<std::string> excluded_plugins{};
   // Searched before AMPX_PLUGIN_PATH and the default directories.
   std::vector<std::filesystem::path> plugin_dirs{};
+  // ampx's own plugin directories in place of the build tree's and the
+  // install's (PluginHostOptions::own_dirs): the Python package's
+  // `ampx/plugins`, beside its module.
+  std::vector<std::filesystem::path> own_plugin_dirs{};
   // The defaults of a PlanRequest that leaves them unset. false: a node no
   // listed device can run is an error (`--no-fallback`).
   bool fallback = true;

@@ -1,0 +1,99 @@
+// ampx._ampx.model_signature(path): an ONNX model's declared inputs and
+// outputs (name, ONNX Runtime's type name, dimensions with their symbols),
+// read before any import: ampx.InferenceSession's get_inputs() and
+// get_outputs(), and the inputs it pins from a run's arrays when a
+// dimension is symbolic. The model itself is imported by Session.plan.
+#include "bindings.hpp"
+
+#include <ampx/fileio/file_error.hpp>
+#include <ampx/fileio/regular_file.hpp>
+
+#include <onnx/onnx_pb.h>
+
+#include <nanobind/stl/string.h>
+
+#include <set>
+
+namespace ampx::python {
+namespace {
+
+const char* onnx_type_name(int32_t elem) {
+  switch (elem) {
+    case onnx::TensorProto::FLOAT:
+      return "tensor(float)";
+    case onnx::TensorProto::FLOAT16:
+      return "tensor(float16)";
+    case onnx::TensorProto::BFLOAT16:
+      return "tensor(bfloat16)";
+    case onnx::TensorProto::DOUBLE:
+      return "tensor(double)";
+    case onnx::TensorProto::INT64:
+      return "tensor(int64)";
+    case onnx::TensorProto::INT32:
+      return "tensor(int32)";
+    case onnx::TensorProto::INT16:
+      return "tensor(int16)";
+    case onnx::TensorProto::INT8:
+      return "tensor(int8)";
+    case onnx::TensorProto::UINT8:
+      return "tensor(uint8)";
+    case onnx::TensorProto::BOOL:
+      return "tensor(bool)";
+    case onnx::TensorProto::STRING:
+      return "tensor(string)";
+    default:
+      return "tensor(unknown)";
+  }
+}
+
+// (name, type, dims): a dimension is its value, its symbol, or None.
+nb::tuple describe(const onnx::ValueInfoProto& v) {
+  nb::list dims;
+  const char* type = "unknown";
+  if (v.type().has_tensor_type()) {
+    const auto& tt = v.type().tensor_type();
+    type = onnx_type_name(tt.elem_type());
+    for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value())
+        dims.append(d.dim_value());
+      else if (d.has_dim_param() && !d.dim_param().empty())
+        dims.append(d.dim_param());
+      else
+        dims.append(nb::none());
+    }
+  }
+  return nb::make_tuple(v.name(), type, dims);
+}
+
+nb::tuple model_signature(const std::string& path) {
+  onnx::ModelProto model;
+  {
+    nb::gil_scoped_release release;
+    std::string bytes;
+    try {
+      bytes = fileio::read_regular_file(path);
+    } catch (const fileio::FileError& e) {
+      throw ModelFailure("model '" + fileio::printable_path(path) + "': " + e.reason());
+    }
+    if (!model.ParseFromString(bytes) || !model.has_graph())
+      throw ModelFailure("model '" + fileio::printable_path(path) +
+                         "': not a valid ONNX model (truncated or corrupt protobuf)");
+  }
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  nb::list inputs, outputs;
+  for (const auto& v : model.graph().input())
+    if (!initializers.contains(v.name())) inputs.append(describe(v));
+  for (const auto& v : model.graph().output()) outputs.append(describe(v));
+  return nb::make_tuple(inputs, outputs);
+}
+
+}  // namespace
+
+void register_signature(nb::module_& m) {
+  m.def("model_signature", &model_signature, nb::arg("path"),
+        "An ONNX model's declared inputs and outputs: (inputs, outputs), each a list of "
+        "(name, type, dims) with ONNX Runtime's type names and symbolic dimensions as str.");
+}
+
+}  // namespace ampx::python

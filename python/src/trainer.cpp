@@ -1,0 +1,238 @@
+// ampx._ampx.Trainer: Session::train (`ampx train`, docs/TRAINING.md) on
+// NumPy data: epochs, evaluation, the trained weights, the trained model as
+// ONNX. The options map onto TrainerOptions as `ampx train`'s flags do.
+#include "bindings.hpp"
+
+#include "plan_output.hpp"
+
+#include <ampx/onnx/onnx_export.hpp>
+#include <ampx/session/trainer.hpp>
+#include <ampx/train/checkpoint.hpp>
+#include <ampx/train/datasets.hpp>
+#include <ampx/train/loss_scale.hpp>
+
+#include "error_message.hpp"
+
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+namespace ampx::python {
+namespace {
+
+struct TrainerState {
+  std::shared_ptr<SessionState> session;
+  std::optional<train::Trainer> trainer;  // refers to the session
+  std::string model;
+  int64_t classes = 0;  // cross entropy over [N, classes] predictions, else 0
+  ~TrainerState() {
+    if (!session || !trainer) return;
+    const auto lock = lock_for_destruction(*session);
+    trainer.reset();
+  }
+};
+
+using DataArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+
+HostTensor tensor_of(const DataArray& a, DType dtype, const char* what) {
+  if (a.itemsize() != dtype_size(dtype))
+    throw TypeFailure(std::string(what) + ": expected an array of " +
+                      std::string(dtype_name(dtype)));
+  HostTensor t;
+  t.name = what;
+  t.type.dtype = dtype;
+  for (size_t d = 0; d < a.ndim(); ++d) t.type.shape.push_back(static_cast<int64_t>(a.shape(d)));
+  const auto* p = static_cast<const std::byte*>(a.data());
+  t.data.assign(p, p + a.nbytes());
+  return t;
+}
+
+// The package coerces x to float32 and y to int64 (cross entropy) or
+// float32 (mse) first; the dataset owns copies, as `ampx train` reads them.
+train::Dataset dataset(const TrainerState& s, const DataArray& x, const DataArray& y,
+                       const std::string& what) {
+  const bool mse = s.trainer->options().graph.loss == train::LossKind::kMse;
+  train::Dataset d{tensor_of(x, DType::kF32, "x"),
+                   tensor_of(y, mse ? DType::kF32 : DType::kI64, "y")};
+  train::check_dataset(d, what, s.classes);
+  return d;
+}
+
+std::shared_ptr<TrainerState> make_trainer(
+    const std::shared_ptr<SessionState>& self, const std::string& model,
+    const std::string& optimizer, double lr, double momentum, bool nesterov, double weight_decay,
+    const std::string& loss, const std::string& amp, const std::string& dtype,
+    const std::string& loss_scale, int64_t batch, uint64_t seed,
+    const std::vector<std::string>& freeze, double clip_grad_norm, bool eager,
+    bool capability_blind, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+  if (batch < 1) throw std::invalid_argument("batch must be 1 or more");
+  if (loss != "cross-entropy" && loss != "mse")
+    throw std::invalid_argument("loss '" + loss + "': expected cross-entropy or mse");
+  train::TrainerOptions t;
+  t.graph.optimizer.kind = train::parse_optimizer(optimizer);
+  t.graph.optimizer.lr = lr;
+  t.graph.optimizer.momentum = momentum;
+  t.graph.optimizer.nesterov = nesterov;
+  t.graph.optimizer.weight_decay = weight_decay;
+  t.graph.optimizer.validate();
+  t.graph.loss = loss == "mse" ? train::LossKind::kMse : train::LossKind::kCrossEntropy;
+  t.graph.freeze = freeze;
+  t.graph.clip_grad_norm = clip_grad_norm;
+  t.batch = batch;
+  t.seed = seed;
+  t.eager = eager;
+  t.capability_blind = capability_blind;
+  const PlanRequest request =
+      make_plan_request({.amp = amp, .dtype = dtype}, model, self->fallback);
+  t.policy = request.policy;
+  if (loss_scale != "auto") t.loss_scale = train::LossScaleOptions::parse(loss_scale);
+  ModelOptions mo;
+  for (const auto& [name, dims] : input_shapes)
+    mo.input_shapes[name] = Shape(dims.begin(), dims.end());
+  mo.batch_size = batch;  // a symbolic batch dimension trains at `batch`
+  auto state = std::make_shared<TrainerState>();
+  state->model = model;
+  {
+    nb::gil_scoped_release release;
+    const std::lock_guard lock(self->mutex);
+    Graph forward;
+    try {
+      forward = self->session.load(model, mo);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw ModelFailure(cli::error_message(e));
+    }
+    (void)self->session.resolve_half(forward, t.policy, request.half);
+    const Shape& pred = forward.value(forward.outputs()[0]).type.shape;
+    state->classes =
+        t.graph.loss == train::LossKind::kCrossEntropy && pred.size() == 2 ? pred[1] : 0;
+    // Session::train after resolve_half (the Trainer is not movable: made
+    // in place, as Session::train makes it).
+    state->trainer.emplace(self->session, std::move(forward), std::move(t));
+  }
+  state->session = self;
+  return state;
+}
+
+nb::dict epoch_dict(const train::EpochResult& r, bool skips) {
+  nb::dict d;
+  d["epoch"] = r.epoch;
+  d["steps"] = r.steps;
+  d["loss"] = r.loss;
+  d["step_ms"] = r.step_ms;
+  d["samples_per_s"] = r.samples_per_s;
+  d["loss_scale"] = r.loss_scale;
+  d["overflow_steps"] = r.overflow_steps;
+  d["skipped_steps"] = skips ? r.overflow_steps : 0;
+  return d;
+}
+
+nb::dict train_epoch(TrainerState& s, const DataArray& x, const DataArray& y) {
+  const train::Dataset data = dataset(s, x, y, "x, y");
+  train::EpochResult r;
+  {
+    nb::gil_scoped_release release;
+    const std::lock_guard lock(s.session->mutex);
+    r = s.trainer->train_epoch(data);
+  }
+  return epoch_dict(r, s.trainer->loss_scaler().options().skip_nonfinite);
+}
+
+nb::dict evaluate(TrainerState& s, const DataArray& x, const DataArray& y) {
+  const train::Dataset data = dataset(s, x, y, "x, y");
+  train::Evaluation ev;
+  {
+    nb::gil_scoped_release release;
+    const std::lock_guard lock(s.session->mutex);
+    ev = s.trainer->evaluate(data);
+  }
+  nb::dict d;
+  d["loss"] = ev.loss;
+  if (s.classes > 0) d["accuracy"] = ev.accuracy;
+  d["samples"] = ev.samples;
+  return d;
+}
+
+nb::list state_dict(TrainerState& s) {
+  std::vector<HostTensor> state;
+  {
+    nb::gil_scoped_release release;
+    const std::lock_guard lock(s.session->mutex);
+    state = s.trainer->state();
+  }
+  nb::list out;
+  for (HostTensor& t : state) {
+    const std::string name = t.name;
+    const std::string dtype(dtype_name(t.type.dtype));
+    out.append(nb::make_tuple(name, dtype, to_numpy(std::move(t))));
+  }
+  return out;
+}
+
+void export_model(TrainerState& s, const std::string& path) {
+  nb::gil_scoped_release release;
+  const std::lock_guard lock(s.session->mutex);
+  onnx_io::ExportOptions eo;
+  eo.doc = "ampx train of " + s.model;
+  eo.batch_dim = "batch";  // trained at `batch`, runs at any
+  onnx_io::write_onnx(s.trainer->trained_model(), path, eo);
+}
+
+std::string checkpoint(TrainerState& s, const std::string& dir, int keep) {
+  if (keep < 1) throw std::invalid_argument("keep must be 1 or more");
+  nb::gil_scoped_release release;
+  const std::lock_guard lock(s.session->mutex);
+  return train::save_checkpoint(dir, s.trainer->checkpoint(), keep).string();
+}
+
+nb::tuple load_digits() {
+  train::SplitDataset d;
+  {
+    nb::gil_scoped_release release;
+    d = train::load_digits();
+  }
+  const auto pair = [](train::Dataset& ds) {
+    return nb::make_tuple(to_numpy(std::move(ds.inputs)), to_numpy(std::move(ds.labels)));
+  };
+  return nb::make_tuple(pair(d.train), pair(d.test));
+}
+
+}  // namespace
+
+void add_trainer(nb::module_& m, nb::class_<SessionState>& session) {
+  nb::class_<TrainerState>(m, "Trainer",
+                           "Session::train: a model in training (ampx::train::Trainer).")
+      .def("train_epoch", &train_epoch, nb::arg("x"), nb::arg("y"))
+      .def("evaluate", &evaluate, nb::arg("x"), nb::arg("y"))
+      .def("state_dict", &state_dict)
+      .def("export", &export_model, nb::arg("path"))
+      .def("checkpoint", &checkpoint, nb::arg("dir"), nb::arg("keep") = 3)
+      .def("plan_json",
+           [](TrainerState& s) { return cli::plan_to_json(s.trainer->plan(), s.model).dump(2); })
+      .def_prop_ro("epoch", [](const TrainerState& s) { return s.trainer->epoch(); })
+      .def_prop_ro("batch", [](const TrainerState& s) { return s.trainer->options().batch; })
+      .def_prop_ro("loss_scale",
+                   [](const TrainerState& s) { return s.trainer->loss_scaler().options().str(); })
+      .def_prop_ro("classes", [](const TrainerState& s) { return s.classes; })
+      .def_prop_ro("mse", [](const TrainerState& s) {
+        return s.trainer->options().graph.loss == train::LossKind::kMse;
+      });
+  session.def("trainer", &make_trainer, nb::arg("model"), nb::arg("optimizer") = "sgd",
+              nb::arg("lr") = 0.01, nb::arg("momentum") = 0.0, nb::arg("nesterov") = false,
+              nb::arg("weight_decay") = 0.0, nb::arg("loss") = "cross-entropy",
+              nb::arg("amp") = "O2", nb::arg("dtype") = "auto", nb::arg("loss_scale") = "auto",
+              nb::arg("batch") = 32, nb::arg("seed") = 0,
+              nb::arg("freeze") = std::vector<std::string>{}, nb::arg("clip_grad_norm") = 0.0,
+              nb::arg("eager") = false, nb::arg("capability_blind") = false,
+              nb::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
+              "Session::train: a Trainer of MODEL with `ampx train`'s options.");
+  m.def("load_digits", &load_digits,
+        "builtin:digits: ((x_train, y_train), (x_test, y_test)), as `ampx train` splits it.");
+}
+
+}  // namespace ampx::python
