@@ -16,8 +16,8 @@ AmpPlan plan_on_selection(const Graph& graph, const std::string& model_name,
                                  [](const SelectedDevice& d) { return d.cost != nullptr; });
   std::optional<StoredTuning> tuning;
   if (use_tuned && costs && !options.capability_blind && !options.tuned_f32)
-    tuning = find_tuned_plan(graph, model_name, tuned_plan_lookup_key(policy, selection, pins),
-                             db_path);
+    tuning =
+        find_tuned_plan(graph, model_name, tuned_plan_lookup_key(policy, selection, pins), db_path);
   if (!tuning) return plan_amp(graph, policy, devices, options, pins);
   spdlog::info("{}: using the stored {}", model_name, tuning->note);
   PlanOptions tuned = options;

@@ -24,7 +24,7 @@ std::string graph_content_hash(const Graph& graph);
 
 struct TunedPlanKey {
   std::string model_hash;  // empty in a lookup key: find_tuned_plan hashes when it must
-  std::string devices;  // fingerprints in selection order, ','-joined
+  std::string devices;     // fingerprints in selection order, ','-joined
   std::string
       options;  // "amp=O2;dtype=bf16;white=...;black=...;overrides=...;place=...;devices=..."
 };
@@ -51,10 +51,10 @@ struct StoredTuning {
 // Looks the key up in the database at `db_path` (nullopt: the default
 // path). A key without model_hash (tuned_plan_lookup_key) gets the graph's
 // hash only when the database holds a plan for its devices and options or
-// for `model_name`: none otherwise, so none is found. None stored: nullopt, with an info-level note when plans for the
-// same model name exist under other keys (model, device or options
-// changed). A stored plan that cannot be used (unreadable JSON, a node the
-// graph lacks) is ignored with a warning; never fatal, never misapplied.
+// for `model_name`: none otherwise, so none is found. None stored: nullopt, with an info-level note
+// when plans for the same model name exist under other keys (model, device or options changed). A
+// stored plan that cannot be used (unreadable JSON, a node the graph lacks) is ignored with a
+// warning; never fatal, never misapplied.
 std::optional<StoredTuning> find_tuned_plan(const Graph& graph, const std::string& model_name,
                                             const TunedPlanKey& key,
                                             const std::optional<std::string>& db_path);
