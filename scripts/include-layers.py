@@ -58,7 +58,7 @@ LAYERS = [
     [("frontend/session", ["frontend/session/"])],
     # What uses the libraries.
     [("apps", ["apps/"]), ("bench", ["bench/"])],
-    # The Python package: the CLI's formatters compiled in (apps/ampx).
+    # The Python package: links the CLI's output library (apps/ampx, ampx_cli_output).
     [("python", ["python/"])],
     [("tests", ["tests/"])],
 ]

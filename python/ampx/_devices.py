@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -27,15 +28,21 @@ class Device:
 
 
 def _listing(plugin_dirs: Iterable[str] | None, exclude_plugins: Iterable[str] | None) -> dict[str, Any]:
-    return _ampx.list_devices(
-        [_args.path("plugin_dirs entry", d) for d in (plugin_dirs or [])],
-        _args.names("exclude_plugins", exclude_plugins),
+    return json.loads(
+        _ampx.list_devices(
+            [_args.path("plugin_dirs entry", d) for d in (plugin_dirs or [])],
+            _args.names("exclude_plugins", exclude_plugins),
+        )
     )
 
 
 def devices(plugin_dirs: Iterable[str] | None = None, exclude_plugins: Iterable[str] | None = None) -> list[Device]:
     """Every device of the plugins found (the package's own, AMPX_PLUGIN_PATH, `plugin_dirs`)."""
-    return [Device(**d) for d in _listing(plugin_dirs, exclude_plugins)["devices"]]
+    fields = Device.__dataclass_fields__
+    return [
+        Device(kind=d["type"], **{k: v for k, v in d.items() if k in fields})
+        for d in _listing(plugin_dirs, exclude_plugins)["devices"]
+    ]
 
 
 def plugins(plugin_dirs: Iterable[str] | None = None, exclude_plugins: Iterable[str] | None = None) -> dict[str, Any]:
