@@ -156,7 +156,7 @@ PlannedModel Session::plan(const Graph& graph, const PlanRequest& request) {
   pm.dtype_choice = resolve_half(graph, pm.policy, r.half, plan_devices);
   pm.pins = pm.selection.pins(r.pins);
   pm.plan = plan_on_selection(graph, pm.model_key, pm.policy, pm.selection, pm.pins, options,
-                              r.tuned == TunedPlans::kUse && r.costs == CostUse::kModel,
+                              r.costs == CostUse::kModel ? *r.tuned : TunedPlans::kIgnore,
                               options_.db_path);
   if (r.logging == PlanLogging::kReport) warn_fallbacks(pm.plan);
   return pm;

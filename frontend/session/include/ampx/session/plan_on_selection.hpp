@@ -1,5 +1,5 @@
-// The one plan of a graph on the selected devices, as Session::plan and the
-// CLI make it: the stored tuned plan where one matches, else planned afresh.
+// The one plan of a graph on the selected devices, as Session::plan makes
+// it: the stored tuned plan where one matches, else planned afresh.
 #pragma once
 
 #include <ampx/amp/placement.hpp>
@@ -7,6 +7,7 @@
 #include <ampx/amp/policy.hpp>
 #include <ampx/exec/selected_devices.hpp>
 #include <ampx/ir/graph.hpp>
+#include <ampx/session/plan_request.hpp>
 
 #include <optional>
 #include <span>
@@ -14,13 +15,13 @@
 
 namespace ampx {
 
-// The plan of `graph` on a device selection, as Session::plan and the CLI
-// make it: a stored tuned plan for the key applied where one matches and
-// `use_tuned` (never for capability-blind plans or without cost models),
+// The plan of `graph` on a device selection, as Session::plan makes it: a
+// stored tuned plan for the key applied where one matches and `tuned` is
+// kUse (never for capability-blind plans or without cost models),
 // else planned afresh. The plan says which (AmpPlan::tuned).
 AmpPlan plan_on_selection(const Graph& graph, const std::string& model_name,
                           const AmpPolicy& policy, const DeviceSelection& selection,
                           std::span<const DevicePin> pins, const PlanOptions& options,
-                          bool use_tuned, const std::optional<std::string>& db_path);
+                          TunedPlans tuned, const std::optional<std::string>& db_path);
 
 }  // namespace ampx
