@@ -5,15 +5,64 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace ampx::cli {
 namespace {
 
 struct DevicesOptions {
   Format format = Format::kText;
+  bool ops = false;  // --ops: only the op x dtype table of native kernels
 };
+
+// `ampx devices --ops`: one row per op, one column per device, the float
+// dtypes the device answers native for (devices_json's `native`, so the text
+// and the JSON cannot disagree); `-` where not native.
+void print_native_table(const nlohmann::json& listing) {
+  const auto& devices = listing["devices"];
+  std::vector<std::string> ops;  // every op any device lists, by name (a JSON object's order)
+  for (const auto& d : devices) {
+    if (!d.contains("native")) continue;
+    for (const auto& [op, dtypes] : d["native"].items())
+      if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+  }
+  std::sort(ops.begin(), ops.end());
+  std::cout << "native kernels (the planner's capability question at the probe's quick shapes; "
+               "'-': emulated or unsupported):\n";
+  std::string header = fmt::format("  {:<18}", "op");
+  for (const auto& d : devices) header += fmt::format(" {:<14}", d["id"].get<std::string>());
+  while (!header.empty() && header.back() == ' ') header.pop_back();
+  std::cout << header << "\n";
+  auto cell = [](const nlohmann::json& dtypes) {
+    std::string s;
+    for (const char* name : {"f32", "f16", "bf16"}) {
+      const bool native = std::find(dtypes.begin(), dtypes.end(), name) != dtypes.end();
+      s += fmt::format("{}{:<4}", s.empty() ? "" : " ", native ? name : "-");
+    }
+    return s;
+  };
+  for (const std::string& op : ops) {
+    std::string row = fmt::format("  {:<18}", op);
+    for (const auto& d : devices) {
+      if (d.contains("native_error")) {
+        row += fmt::format(" {:<14}", "error");
+      } else {
+        const auto& native = d["native"];
+        row += fmt::format(" {:<14}", native.contains(op) ? cell(native[op]) : "not asked");
+      }
+    }
+    while (!row.empty() && row.back() == ' ') row.pop_back();
+    std::cout << row << "\n";
+  }
+  for (const auto& d : devices)
+    if (d.contains("native_error"))
+      std::cout << fmt::format("  {}: {}\n", d["id"].get<std::string>(),
+                               d["native_error"].get<std::string>());
+}
 
 int run_devices(const GlobalOptions& global, const DevicesOptions& opts) {
   const Session session(session_options(global));
@@ -21,6 +70,10 @@ int run_devices(const GlobalOptions& global, const DevicesOptions& opts) {
   if (opts.format == Format::kJson) {
     const nlohmann::json j = devices_json(host);
     std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  if (opts.ops) {
+    print_native_table(devices_json(host));
     return 0;
   }
   std::cout << fmt::format("devices ({}):\n", host.devices().size());
@@ -54,6 +107,8 @@ Action add_devices_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("devices", "List plugins, devices and skipped plugins");
   auto opts = std::make_shared<DevicesOptions>();
   add_format_option(*cmd, opts->format);
+  cmd->add_flag("--ops", opts->ops,
+                "only the table of native kernels: op x dtype per device (the JSON's 'native')");
   return [&global, opts] { return run_devices(global, *opts); };
 }
 

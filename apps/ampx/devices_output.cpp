@@ -1,6 +1,9 @@
 #include "devices_output.hpp"
 
+#include <ampx/capability/native_dtypes.hpp>
 #include <ampx/opset/tolerances.hpp>
+#include <ampx/plugin_support.hpp>
+#include <ampx/session/device_capabilities.hpp>
 
 #include <fmt/format.h>
 
@@ -14,6 +17,25 @@ namespace {
 template <size_t N>
 std::string field(const char (&chars)[N]) {
   return std::string(chars, strnlen(chars, N));
+}
+
+// The device's `native` object: op -> the float dtypes it runs natively
+// (capability::native_dtypes, the planner's own question). A plugin whose
+// query fails gets `native_error` instead, so one plugin's bad answer does
+// not hide the others' devices.
+void add_native(const plugins::Device& device, nlohmann::json& out) {
+  try {
+    DeviceCapabilities caps(device);
+    nlohmann::json native = nlohmann::json::object();
+    for (const auto& op : capability::native_dtypes(caps)) {
+      nlohmann::json names = nlohmann::json::array();
+      for (const ampx_dtype dt : op.native) names.push_back(plugin_support::dtype_name(dt));
+      native[op.op] = std::move(names);
+    }
+    out["native"] = std::move(native);
+  } catch (const std::exception& e) {
+    out["native_error"] = e.what();
+  }
 }
 
 }  // namespace
@@ -55,15 +77,17 @@ nlohmann::json devices_json(const plugins::PluginHost& host) {
   j["devices"] = nlohmann::json::array();
   for (const auto& d : host.devices()) {
     const auto& p = d.props();
-    j["devices"].push_back({{"id", d.id()},
-                            {"plugin", d.plugin_name()},
-                            {"name", field(p.name)},
-                            {"vendor", field(p.vendor)},
-                            {"driver_version", field(p.driver_version)},
-                            {"fingerprint", field(p.fingerprint)},
-                            {"memory_bytes", p.memory_bytes},
-                            {"type", device_type_name(p.type)},
-                            {"compute_units", p.compute_units}});
+    nlohmann::json device{{"id", d.id()},
+                          {"plugin", d.plugin_name()},
+                          {"name", field(p.name)},
+                          {"vendor", field(p.vendor)},
+                          {"driver_version", field(p.driver_version)},
+                          {"fingerprint", field(p.fingerprint)},
+                          {"memory_bytes", p.memory_bytes},
+                          {"type", device_type_name(p.type)},
+                          {"compute_units", p.compute_units}};
+    add_native(d, device);
+    j["devices"].push_back(std::move(device));
   }
   j["skipped"] = nlohmann::json::array();
   for (const auto& s : host.skipped())
