@@ -16,7 +16,8 @@ const char* device_type_name(ampx_device_type t);
 const char* accumulation_name(const plugins::PluginRecord& p);
 
 // `ampx devices --format json` (schema ampx.devices/1): the search
-// directories, the plugins loaded, their devices and the plugins skipped.
+// directories, the plugins loaded, their devices (each with `native`, its
+// native dtypes per op: capability::native_dtypes) and the plugins skipped.
 nlohmann::json devices_json(const plugins::PluginHost& host);
 
 }  // namespace ampx::cli

@@ -31,7 +31,7 @@ void register_devices(nb::module_& m) {
   m.def("list_devices", &list_devices, nb::arg("plugin_dirs") = std::vector<std::string>{},
         nb::arg("exclude_plugins") = std::vector<std::string>{},
         "`ampx devices --format json` (schema ampx.devices/1), the CLI's own writer: plugins, "
-        "devices and skipped plugins, as a JSON text.");
+        "devices (with their native dtypes per op) and skipped plugins, as a JSON text.");
 }
 
 }  // namespace ampx::python

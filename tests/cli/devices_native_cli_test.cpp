@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -119,6 +120,34 @@ TEST(CliDevicesNative, OpsTableIsStable) {
   }
   EXPECT_EQ(r.out, slurp(file)) << "golden " << file
                                 << " differs (AMPX_UPDATE_GOLDEN=1 rewrites it after a review)";
+}
+
+// A plugin whose capability query fails (loaded in-process with
+// --trust-plugins; the pre-flight would skip it) gets `native_error`, its one
+// line, and the other devices are listed as before.
+TEST(CliDevicesNative, AFailingQueryIsNamedAndTheOthersListed) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ampx_cli_native_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const char* file = "libampx_backend_hostile_throw_query.so";
+  std::filesystem::copy_file(std::filesystem::path(AMPX_HOSTILE_PLUGIN_DIR) / file, dir / file,
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string env =
+      kOnlyRefAndTest + " AMPX_PREFLIGHT_CACHE='" + (dir / "cache.json").string() + "'";
+  const std::string args = "--plugin-dir " + dir.string() + " --trust-plugins devices ";
+  const auto r = ampx(args + "--format json", env);
+  const auto table = ampx(args + "--ops", env);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json listing = json::parse(r.out);
+  const json& hostile = device(listing, "hostile_throw_query:0");
+  EXPECT_FALSE(hostile.contains("native"));
+  EXPECT_THAT(hostile.value("native_error", ""),
+              ::testing::HasSubstr("query_capability(Conv2d 'probe', device 0): threw"));
+  expect_well_formed(device(listing, "cpu_ref:0"));
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_THAT(table.out, ::testing::HasSubstr("hostile_throw_query:0: hostile_throw_query: "
+                                              "query_capability"));
 }
 
 }  // namespace
