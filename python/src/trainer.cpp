@@ -1,11 +1,17 @@
 // ampx._ampx.Trainer: Session::train (`ampx train`, docs/TRAINING.md) on
 // NumPy data: epochs, evaluation, the trained weights, the trained model as
-// ONNX. The options map onto TrainerOptions as `ampx train`'s flags do.
+// ONNX, checkpoints and resume, the overflow diagnostics. The options map
+// onto TrainerOptions as `ampx train`'s flags do; the progress bar, the
+// resume and the diagnostics' JSON are the CLI's own (ampx_cli_output,
+// ampx/session/resume.hpp).
 #include "bindings.hpp"
 
 #include "plan_output.hpp"
+#include "progress.hpp"
+#include "train_output.hpp"
 
 #include <ampx/onnx/onnx_export.hpp>
+#include <ampx/session/resume.hpp>
 #include <ampx/session/trainer.hpp>
 #include <ampx/train/checkpoint.hpp>
 #include <ampx/train/datasets.hpp>
@@ -18,6 +24,8 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+
+#include <fmt/format.h>
 
 #include <cstring>
 
@@ -68,7 +76,9 @@ std::shared_ptr<TrainerState> make_trainer(
     const std::string& loss, const std::string& amp, const std::string& dtype,
     const std::string& loss_scale, int64_t batch, uint64_t seed,
     const std::vector<std::string>& freeze, double clip_grad_norm, bool eager,
-    bool capability_blind, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+    bool capability_blind, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+    bool diagnose_overflow, bool auto_fallback, int64_t fallback_after, int64_t fallback_window,
+    double fallback_underflow) {
   if (batch < 1) throw std::invalid_argument("batch must be 1 or more");
   if (loss != "cross-entropy" && loss != "mse")
     throw std::invalid_argument("loss '" + loss + "': expected cross-entropy or mse");
@@ -90,6 +100,14 @@ std::shared_ptr<TrainerState> make_trainer(
       make_plan_request({.amp = amp, .dtype = dtype}, model, self->fallback);
   t.policy = request.policy;
   if (loss_scale != "auto") t.loss_scale = train::LossScaleOptions::parse(loss_scale);
+  // --diagnose-overflow, --auto-fallback, --fallback-after, --fallback-window,
+  // --fallback-underflow.
+  t.overflow.diagnose = diagnose_overflow;
+  t.overflow.auto_fallback = auto_fallback;
+  t.overflow.fallback_overflows = fallback_after;
+  t.overflow.fallback_window = fallback_window;
+  t.overflow.fallback_underflow = fallback_underflow;
+  t.overflow.validate();
   ModelOptions mo;
   for (const auto& [name, dims] : input_shapes)
     mo.input_shapes[name] = Shape(dims.begin(), dims.end());
@@ -119,7 +137,7 @@ std::shared_ptr<TrainerState> make_trainer(
   return state;
 }
 
-nb::dict epoch_dict(const train::EpochResult& r, bool skips) {
+nb::dict epoch_dict(const train::EpochResult& r, bool skips, bool diagnosed) {
   nb::dict d;
   d["epoch"] = r.epoch;
   d["steps"] = r.steps;
@@ -129,18 +147,35 @@ nb::dict epoch_dict(const train::EpochResult& r, bool skips) {
   d["loss_scale"] = r.loss_scale;
   d["overflow_steps"] = r.overflow_steps;
   d["skipped_steps"] = skips ? r.overflow_steps : 0;
+  if (diagnosed) {
+    // The CLI's fields (overflows, fallbacks, replan_ms), parsed by the package.
+    nlohmann::json j = nlohmann::json::object();
+    cli::add_epoch_overflows(j, r);
+    d["overflows_json"] = j.dump();
+  }
   return d;
 }
 
-nb::dict train_epoch(TrainerState& s, const DataArray& x, const DataArray& y) {
+// One epoch with `ampx train`'s progress bar (labelled "epoch E/N", a
+// step's running loss after the counts) or the caller's callable.
+nb::dict train_epoch(TrainerState& s, const DataArray& x, const DataArray& y, nb::object progress,
+                     const std::string& label) {
   const train::Dataset data = dataset(s, x, y, "x, y");
+  Progress bar(std::move(progress), label);
+  std::function<void(int64_t, int64_t, double)> on_step;
+  if (bar.active())
+    on_step = [&bar](int64_t done, int64_t total, double loss) {
+      bar.update(static_cast<int>(done), static_cast<int>(total), fmt::format("loss {:.4f}", loss));
+    };
   train::EpochResult r;
   {
     nb::gil_scoped_release release;
     const std::lock_guard lock(s.session->mutex);
-    r = s.trainer->train_epoch(data);
+    r = s.trainer->train_epoch(data, on_step);
+    bar.finish(fmt::format("loss {:.4f}", r.loss));
   }
-  return epoch_dict(r, s.trainer->loss_scaler().options().skip_nonfinite);
+  return epoch_dict(r, s.trainer->loss_scaler().options().skip_nonfinite,
+                    s.trainer->overflow_diagnostics() != nullptr);
 }
 
 nb::dict evaluate(TrainerState& s, const DataArray& x, const DataArray& y) {
@@ -190,6 +225,36 @@ std::string checkpoint(TrainerState& s, const std::string& dir, int keep) {
   return train::save_checkpoint(dir, s.trainer->checkpoint(), keep).string();
 }
 
+train::Trainer::LossScaleOnRestore on_restore(bool reset_loss_scale) {
+  return reset_loss_scale ? train::Trainer::LossScaleOnRestore::kStartAfresh
+                          : train::Trainer::LossScaleOnRestore::kResume;
+}
+
+// `ampx train --resume`: the newest checkpoint in `dir`; None when there is
+// none yet. A bad one raises ampx.Error with the CLI's line, changing nothing.
+std::optional<std::string> resume_latest(TrainerState& s, const std::string& dir,
+                                         bool reset_loss_scale) {
+  nb::gil_scoped_release release;
+  const std::lock_guard lock(s.session->mutex);
+  const auto resumed = train::resume_from_latest(*s.trainer, dir, on_restore(reset_loss_scale));
+  if (!resumed) return std::nullopt;
+  return resumed->file.string();
+}
+
+void restore_file(TrainerState& s, const std::string& file, bool reset_loss_scale) {
+  nb::gil_scoped_release release;
+  const std::lock_guard lock(s.session->mutex);
+  (void)train::restore_from_file(*s.trainer, file, on_restore(reset_loss_scale));
+}
+
+std::optional<std::string> overflow_diagnostics(const TrainerState& s) {
+  nb::gil_scoped_release release;  // the lock may be held by a thread waiting for the GIL
+  const std::lock_guard lock(s.session->mutex);
+  const train::OverflowDiagnostics* d = s.trainer->overflow_diagnostics();
+  if (d == nullptr) return std::nullopt;
+  return cli::overflow_diagnostics_json(*d, s.trainer->fallbacks()).dump();
+}
+
 nb::tuple load_digits() {
   train::SplitDataset d;
   {
@@ -207,14 +272,26 @@ nb::tuple load_digits() {
 void add_trainer(nb::module_& m, nb::class_<SessionState>& session) {
   nb::class_<TrainerState>(m, "Trainer",
                            "Session::train: a model in training (ampx::train::Trainer).")
-      .def("train_epoch", &train_epoch, nb::arg("x"), nb::arg("y"))
+      .def("train_epoch", &train_epoch, nb::arg("x"), nb::arg("y"),
+           nb::arg("progress") = nb::none(), nb::arg("label") = "epoch")
       .def("evaluate", &evaluate, nb::arg("x"), nb::arg("y"))
       .def("state_dict", &state_dict)
       .def("export", &export_model, nb::arg("path"))
       .def("checkpoint", &checkpoint, nb::arg("dir"), nb::arg("keep") = 3)
+      .def(
+          "make_checkpoint_dir",
+          [](const TrainerState&, const std::string& dir) {
+            nb::gil_scoped_release release;
+            train::make_checkpoint_dir(dir);
+          },
+          nb::arg("dir"))
+      .def("resume_latest", &resume_latest, nb::arg("dir"), nb::arg("reset_loss_scale") = false)
+      .def("restore_file", &restore_file, nb::arg("file"), nb::arg("reset_loss_scale") = false)
+      .def("overflow_diagnostics", &overflow_diagnostics)
       .def("plan_json",
            [](TrainerState& s) { return cli::plan_to_json(s.trainer->plan(), s.model).dump(2); })
       .def_prop_ro("epoch", [](const TrainerState& s) { return s.trainer->epoch(); })
+      .def_prop_ro("step", [](const TrainerState& s) { return s.trainer->step(); })
       .def_prop_ro("batch", [](const TrainerState& s) { return s.trainer->options().batch; })
       .def_prop_ro("loss_scale",
                    [](const TrainerState& s) { return s.trainer->loss_scaler().options().str(); })
@@ -230,6 +307,9 @@ void add_trainer(nb::module_& m, nb::class_<SessionState>& session) {
               nb::arg("freeze") = std::vector<std::string>{}, nb::arg("clip_grad_norm") = 0.0,
               nb::arg("eager") = false, nb::arg("capability_blind") = false,
               nb::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
+              nb::arg("diagnose_overflow") = false, nb::arg("auto_fallback") = false,
+              nb::arg("fallback_after") = 2, nb::arg("fallback_window") = 200,
+              nb::arg("fallback_underflow") = 0.0,
               "Session::train: a Trainer of MODEL with `ampx train`'s options.");
   m.def("load_digits", &load_digits,
         "builtin:digits: ((x_train, y_train), (x_test, y_test)), as `ampx train` splits it.");
