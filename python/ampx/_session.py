@@ -170,12 +170,16 @@ class Session:
                 input_shapes: Mapping[str, Iterable[int]] | None = None,
                 diagnose_overflow: bool = False, auto_fallback: bool = False,
                 fallback_after: int = 2, fallback_window: int = 200,
-                fallback_underflow: float = 0.0) -> Trainer:
+                fallback_underflow: float = 0.0, keep_fp32: Iterable[str] | None = None,
+                force_16bit: Iterable[str] | None = None, white_list: str | None = None,
+                black_list: str | None = None) -> Trainer:
         """``ampx train``'s Trainer (docs/TRAINING.md): the training step of
         MODEL planned at `amp` and compiled on this session's devices, with
         ``ampx train``'s options (optimizer sgd, adam or adamw; loss_scale
         "auto", "none", "fixed[:S]", "dynamic[:INIT[,FACTOR[,WINDOW]]]" or
-        "torch").
+        "torch"). keep_fp32, force_16bit, white_list and black_list are
+        Session.plan's (``--keep-fp32``, ``--force-16bit``, ``--white-list``,
+        ``--black-list``), for the forward; the backward follows it.
 
         The overflow diagnostics (docs/TRAINING.md, "Overflow diagnostics"):
         diagnose_overflow=True probes every layer each step, and each epoch's
@@ -206,7 +210,11 @@ class Session:
             auto_fallback=_args.flag("auto_fallback", auto_fallback),
             fallback_after=_args.count("fallback_after", fallback_after),
             fallback_window=_args.count("fallback_window", fallback_window, minimum=1),
-            fallback_underflow=_number("fallback_underflow", fallback_underflow))
+            fallback_underflow=_number("fallback_underflow", fallback_underflow),
+            keep_fp32=_args.names("keep_fp32", keep_fp32),
+            force_16bit=_args.names("force_16bit", force_16bit),
+            white_list=_args.optional_text("white_list", white_list),
+            black_list=_args.optional_text("black_list", black_list))
         return Trainer(impl, path)
 
     def __repr__(self) -> str:

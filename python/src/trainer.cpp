@@ -78,7 +78,9 @@ std::shared_ptr<TrainerState> make_trainer(
     const std::vector<std::string>& freeze, double clip_grad_norm, bool eager,
     bool capability_blind, const std::map<std::string, std::vector<int64_t>>& input_shapes,
     bool diagnose_overflow, bool auto_fallback, int64_t fallback_after, int64_t fallback_window,
-    double fallback_underflow) {
+    double fallback_underflow, const std::vector<std::string>& keep_fp32,
+    const std::vector<std::string>& force_16bit, const std::optional<std::string>& white_list,
+    const std::optional<std::string>& black_list) {
   if (batch < 1) throw std::invalid_argument("batch must be 1 or more");
   if (loss != "cross-entropy" && loss != "mse")
     throw std::invalid_argument("loss '" + loss + "': expected cross-entropy or mse");
@@ -96,8 +98,16 @@ std::shared_ptr<TrainerState> make_trainer(
   t.seed = seed;
   t.eager = eager;
   t.capability_blind = capability_blind;
-  const PlanRequest request =
-      make_plan_request({.amp = amp, .dtype = dtype}, model, self->fallback);
+  // The plan's options as `ampx train` takes them (--keep-fp32,
+  // --force-16bit, --white-list, --black-list: PolicyOptions::to_policy).
+  PlanArgs plan_args;
+  plan_args.amp = amp;
+  plan_args.dtype = dtype;
+  plan_args.keep_fp32 = keep_fp32;
+  plan_args.force_16bit = force_16bit;
+  plan_args.white_list = white_list;
+  plan_args.black_list = black_list;
+  const PlanRequest request = make_plan_request(plan_args, model, self->fallback);
   t.policy = request.policy;
   if (loss_scale != "auto") t.loss_scale = train::LossScaleOptions::parse(loss_scale);
   // --diagnose-overflow, --auto-fallback, --fallback-after, --fallback-window,
@@ -310,6 +320,9 @@ void add_trainer(nb::module_& m, nb::class_<SessionState>& session) {
               nb::arg("diagnose_overflow") = false, nb::arg("auto_fallback") = false,
               nb::arg("fallback_after") = 2, nb::arg("fallback_window") = 200,
               nb::arg("fallback_underflow") = 0.0,
+              nb::arg("keep_fp32") = std::vector<std::string>{},
+              nb::arg("force_16bit") = std::vector<std::string>{},
+              nb::arg("white_list") = nb::none(), nb::arg("black_list") = nb::none(),
               "Session::train: a Trainer of MODEL with `ampx train`'s options.");
   m.def("load_digits", &load_digits,
         "builtin:digits: ((x_train, y_train), (x_test, y_test)), as `ampx train` splits it.");

@@ -360,3 +360,23 @@ def test_checkpoint_dir_refused_before_the_first_epoch(tmp_path):
     assert trainer.epoch == 0  # refused before any work, as ampx train does
     with pytest.raises(ValueError, match="reset_loss_scale"):
         trainer.fit(x[:64], y[:64], reset_loss_scale=True)
+
+
+def test_plan_overrides_as_the_cli(cli, tmp_path):
+    p = subprocess.run([cli, "train", "builtin:digits-cnn", "--data", "builtin:digits", "--epochs",
+                        "1", "--batch", "32", "--lr", "0.1", "--momentum", "0.9", "--amp", "O2",
+                        "--dtype", "f16", "--capability-blind", "--keep-fp32", "conv1",
+                        "--device", "cpu_ref:0", "--db", str(tmp_path / "cli.db"), "--format",
+                        "json"], check=True, capture_output=True, text=True)
+    (want,) = [j for j in map(json.loads, p.stdout.splitlines()) if j.get("event") == "epoch"]
+    (x, y), _ = ampx.load_digits()
+    sess = ampx.Session(devices="cpu_ref:0")
+    trainer = sess.trainer("builtin:digits-cnn", **OPTIONS, capability_blind=True,
+                           keep_fp32=["conv1"])
+    nodes = {n["name"]: n for n in json.loads(trainer.plan_json())["nodes"]}
+    assert nodes["conv1"]["effective"] == "f32" and nodes["conv1"]["intent_reason"] == "override"
+    assert nodes["conv2"]["effective"] == "f16"
+    (got,) = trainer.fit(x, y, progress=False)
+    assert got["loss"] == want["train_loss"]
+    with pytest.raises(ampx.UsageError):
+        sess.trainer("builtin:digits-cnn", white_list="NoSuchOp")
