@@ -118,16 +118,6 @@ void print_profiled_step(const train::ProfiledStep& p, const std::string& trace)
     std::cout << fmt::format("  trace: {} (Perfetto or chrome://tracing)\n", trace);
 }
 
-nlohmann::json profiled_step_json(const train::ProfiledStep& p) {
-  return {{"schema", "ampx.train/1"},
-          {"event", "profile"},
-          {"step", p.step},
-          {"epoch", p.epoch},
-          {"rows", p.rows},
-          {"devices", p.devices},
-          {"per_node", per_node_to_json(summarize_profiles({p.profile}, p.predicted), p.devices)}};
-}
-
 int run_train(const GlobalOptions& global, TrainOptions o) {
   train::TrainerOptions t;
   t.graph.optimizer.kind = train::parse_optimizer(o.optimizer);

@@ -1,5 +1,7 @@
 #include "train_output.hpp"
 
+#include "run_profile_output.hpp"
+
 namespace ampx::cli {
 namespace {
 
@@ -60,6 +62,16 @@ nlohmann::json overflow_diagnostics_json(const train::OverflowDiagnostics& d,
           {"half", dtype_name(d.half())},
           {"layers", layers},
           {"fallbacks", fb}};
+}
+
+nlohmann::json profiled_step_json(const train::ProfiledStep& p) {
+  return {{"schema", "ampx.train/1"},
+          {"event", "profile"},
+          {"step", p.step},
+          {"epoch", p.epoch},
+          {"rows", p.rows},
+          {"devices", p.devices},
+          {"per_node", per_node_to_json(summarize_profiles({p.profile}, p.predicted), p.devices)}};
 }
 
 }  // namespace ampx::cli

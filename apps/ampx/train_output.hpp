@@ -1,7 +1,7 @@
 // What `ampx train --format json` and Python's Trainer say about overflows
-// (docs/TRAINING.md, "Overflow diagnostics"): an overflowed step, a layer
-// moved to f32, and the per-layer summary, in one place so that the two
-// shells name the same fields.
+// (docs/TRAINING.md, "Overflow diagnostics": an overflowed step, a layer
+// moved to f32, the per-layer summary) and about a profiled step, in one
+// place so that the two shells name the same fields.
 #pragma once
 
 #include <ampx/session/trainer.hpp>
@@ -27,5 +27,9 @@ void add_epoch_overflows(nlohmann::json& record, const train::EpochResult& r);
 // overflows first) and the fallbacks so far.
 nlohmann::json overflow_diagnostics_json(const train::OverflowDiagnostics& d,
                                          const std::vector<train::FallbackRecord>& fallbacks);
+
+// `--profile-step`'s step (the `profile` event): its per-node table as
+// `ampx run --per-node --format json` has it.
+nlohmann::json profiled_step_json(const train::ProfiledStep& p);
 
 }  // namespace ampx::cli

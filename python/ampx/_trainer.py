@@ -50,8 +50,8 @@ class Trainer:
     def fit(self, x: Any, y: Any, epochs: int = 1, batch: int | None = None,
             eval: tuple[Any, Any] | None = None, checkpoint: Any = None,
             callback: Callable[[dict[str, Any]], Any] | None = None, *, progress: Any = True,
-            resume: bool = False, keep: int = 3,
-            reset_loss_scale: bool = False) -> list[dict[str, Any]]:
+            resume: bool = False, keep: int = 3, reset_loss_scale: bool = False,
+            profile_step: int | None = None, trace: Any = None) -> list[dict[str, Any]]:
         """Train `epochs` more epochs (shuffled by the seed and the epoch,
         batches of the trainer's size). Returns the history, one dict per
         epoch: epoch, steps, loss, eval_loss and eval_accuracy (with ``eval``),
@@ -72,7 +72,14 @@ class Trainer:
         CLI's bar per step on a terminal (nothing elsewhere); False or None;
         or a callable (done, total, what) called after every step of an
         epoch (what: "loss 0.1234", the running loss), which must not call
-        into this trainer or its session."""
+        into this trainer or its session; an exception it raises ends the
+        epoch there (the steps done stay done) and comes out of fit.
+
+        profile_step=N (``--profile-step``): step N of the run, counted from
+        1 over the whole run (trainer.step), runs through the profiled
+        executor; trainer.profile() has it afterwards. trace=FILE
+        (``--trace``): that step as a Chrome trace (without profile_step,
+        step 3, or the next step if it is later, at most the run's last)."""
         _args.count("epochs", epochs, minimum=1)
         if batch is not None and _args.count("batch", batch, minimum=1) != self._impl.batch:
             raise ValueError(f"batch {batch}: this trainer's step is compiled for "
@@ -89,6 +96,11 @@ class Trainer:
         if reset_loss_scale and not resume:
             raise ValueError("reset_loss_scale=True applies to a resumed run (resume=True)")
         ckpt = None if checkpoint is None else _args.path("checkpoint", checkpoint)
+        if profile_step is not None and _args.count("profile_step", profile_step) < 1:
+            raise ValueError(f"profile_step {profile_step}: steps count from 1")
+        trace = None if trace is None else _args.path("trace", trace)
+        if trace is not None:
+            _ampx.Trainer.check_trace_path(trace)
         x, y = self._data(x, y)
         ev = None if eval is None else self._data(*eval)
         # Made once the data are known good, yet before the first epoch's work.
@@ -99,6 +111,8 @@ class Trainer:
             last = epochs
         else:
             last = self.epoch + epochs
+        if profile_step is not None or trace is not None:
+            self._profile_at(profile_step, last * -(-len(x) // self._impl.batch))
         history = []
         while self.epoch < last:
             label = f"epoch {self.epoch + 1}/{last}"
@@ -116,7 +130,30 @@ class Trainer:
             history.append(record)
             if callback is not None:
                 callback(record)
+        if trace is not None:
+            self._impl.write_trace(trace)
         return history
+
+    def _profile_at(self, step: int | None, run_steps: int) -> None:
+        """``ampx train --profile-step``'s checks and default (3, or the
+        run's first step after a resume, within the run)."""
+        if step is None:
+            step = min(run_steps, max(3, self.step + 1))
+        elif step > run_steps:
+            raise ValueError(f"profile_step {step}: the run has {run_steps} steps")
+        if step <= self.step:
+            raise ValueError(f"profile_step {step}: this trainer has run {self.step} steps "
+                             f"already (the next is {self.step + 1})")
+        self._impl.profile_at_step(step)
+
+    def profile(self) -> dict[str, Any] | None:
+        """The step that fit(profile_step=...) profiled, as ``ampx train
+        --format json``'s ``profile`` event: step, epoch, rows (samples),
+        devices and per_node (every node's time, the kernel it ran on, the
+        reorders it caused, as ``ampx run --per-node`` shows them); None
+        before it ran."""
+        p = self._impl.profiled_step()
+        return None if p is None else json.loads(p)
 
     def restore(self, path: Any, *, reset_loss_scale: bool = False) -> str:
         """Continue from a checkpoint (``ampx train --resume``): a checkpoint

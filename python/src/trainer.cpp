@@ -8,8 +8,11 @@
 
 #include "plan_output.hpp"
 #include "progress.hpp"
+#include "run_profile_output.hpp"
 #include "train_output.hpp"
 
+#include <ampx/exec/run_profile.hpp>
+#include <ampx/fileio/atomic_write.hpp>
 #include <ampx/onnx/onnx_export.hpp>
 #include <ampx/session/resume.hpp>
 #include <ampx/session/trainer.hpp>
@@ -265,6 +268,33 @@ std::optional<std::string> overflow_diagnostics(const TrainerState& s) {
   return cli::overflow_diagnostics_json(*d, s.trainer->fallbacks()).dump();
 }
 
+// `--profile-step N`: step N of the run (counted from 1) profiled when it comes.
+void profile_at_step(TrainerState& s, int64_t step) {
+  nb::gil_scoped_release release;
+  const std::lock_guard lock(s.session->mutex);
+  s.trainer->profile_at_step(step);
+}
+
+// The profiled step as `ampx train --format json`'s `profile` event; None
+// before it ran.
+std::optional<std::string> profiled_step(TrainerState& s) {
+  nb::gil_scoped_release release;
+  const std::lock_guard lock(s.session->mutex);
+  const std::optional<train::ProfiledStep>& p = s.trainer->profiled_step();
+  if (!p) return std::nullopt;
+  return cli::profiled_step_json(*p).dump();
+}
+
+// `--trace FILE`: the profiled step as a Chrome trace; false before it ran.
+bool write_trace(TrainerState& s, const std::string& path) {
+  nb::gil_scoped_release release;
+  const std::lock_guard lock(s.session->mutex);
+  const std::optional<train::ProfiledStep>& p = s.trainer->profiled_step();
+  if (!p) return false;
+  fileio::write_file_atomically(path, chrome_trace_json({p->profile}, p->devices, p->predicted));
+  return true;
+}
+
 nb::tuple load_digits() {
   train::SplitDataset d;
   {
@@ -298,6 +328,10 @@ void add_trainer(nb::module_& m, nb::class_<SessionState>& session) {
       .def("resume_latest", &resume_latest, nb::arg("dir"), nb::arg("reset_loss_scale") = false)
       .def("restore_file", &restore_file, nb::arg("file"), nb::arg("reset_loss_scale") = false)
       .def("overflow_diagnostics", &overflow_diagnostics)
+      .def("profile_at_step", &profile_at_step, nb::arg("step"))
+      .def("profiled_step", &profiled_step)
+      .def("write_trace", &write_trace, nb::arg("path"))
+      .def_static("check_trace_path", &cli::check_trace_path, nb::arg("path"))
       .def("plan_json",
            [](TrainerState& s) { return cli::plan_to_json(s.trainer->plan(), s.model).dump(2); })
       .def_prop_ro("epoch", [](const TrainerState& s) { return s.trainer->epoch(); })

@@ -221,6 +221,14 @@ def test_progress_callable_per_step_and_gil_released():
     with pytest.raises(TypeError, match="progress"):
         trainer.fit(x[:96], y[:96], progress="yes")
 
+    def stop(done, total, what):
+        if done == 2:
+            raise KeyboardInterrupt("stopped")
+
+    with pytest.raises(KeyboardInterrupt, match="stopped"):
+        trainer.fit(x[:96], y[:96], progress=stop)
+    assert (trainer.epoch, trainer.step) == (2, 8)  # the epoch ended at its second step
+
     ticks = []
     stop = threading.Event()
 
@@ -380,3 +388,37 @@ def test_plan_overrides_as_the_cli(cli, tmp_path):
     assert got["loss"] == want["train_loss"]
     with pytest.raises(ampx.UsageError):
         sess.trainer("builtin:digits-cnn", white_list="NoSuchOp")
+
+
+def test_profile_step_and_trace_as_the_cli(cli, tmp_path):
+    p = subprocess.run([cli, "train", "builtin:digits-cnn", "--data", "builtin:digits", "--epochs",
+                        "1", "--batch", "32", "--lr", "0.1", "--momentum", "0.9", "--amp", "O2",
+                        "--dtype", "f16", "--device", "cpu_ref:0", "--db", str(tmp_path / "cli.db"),
+                        "--profile-step", "5", "--format", "json"],
+                       check=True, capture_output=True, text=True)
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    (epoch,) = [j for j in lines if j.get("event") == "epoch"]
+    (want,) = [j for j in lines if j.get("event") == "profile"]
+    (x, y), _ = ampx.load_digits()
+    sess = ampx.Session(devices="cpu_ref:0")
+    trainer = sess.trainer("builtin:digits-cnn", **OPTIONS)
+    with pytest.raises(ValueError, match="count from 1"):
+        trainer.fit(x, y, profile_step=0)
+    with pytest.raises(ValueError, match="45 steps"):
+        trainer.fit(x, y, profile_step=46)
+    with pytest.raises(ampx.UsageError, match="no directory"):
+        trainer.fit(x, y, trace=tmp_path / "no" / "t.json")
+    assert trainer.epoch == 0 and trainer.profile() is None
+    trace = tmp_path / "step.json"
+    (record,) = trainer.fit(x, y, profile_step=5, trace=trace, progress=False)
+    assert record["loss"] == epoch["train_loss"]  # the profiled step trains as the others
+    got = trainer.profile()
+    for k in ("schema", "event", "step", "epoch", "rows", "devices"):
+        assert got[k] == want[k], k
+    def nodes(j):
+        return [(s["name"], s["op"], s["device"], s["dtype"], s["implementation"], s["shapes"])
+                for s in j["per_node"]["steps"]]
+    assert nodes(got) == nodes(want) and nodes(got)
+    assert json.loads(trace.read_text())["traceEvents"]
+    with pytest.raises(ValueError, match="45 steps already"):
+        trainer.fit(x, y, profile_step=5)
