@@ -51,7 +51,8 @@ class Trainer:
             eval: tuple[Any, Any] | None = None, checkpoint: Any = None,
             callback: Callable[[dict[str, Any]], Any] | None = None, *, progress: Any = True,
             resume: bool = False, keep: int = 3, reset_loss_scale: bool = False,
-            profile_step: int | None = None, trace: Any = None) -> list[dict[str, Any]]:
+            profile_step: int | None = None, trace: Any = None, report: Any = None,
+            report_label: str | None = None) -> list[dict[str, Any]]:
         """Train `epochs` more epochs (shuffled by the seed and the epoch,
         batches of the trainer's size). Returns the history, one dict per
         epoch: epoch, steps, loss, eval_loss and eval_accuracy (with ``eval``),
@@ -79,7 +80,13 @@ class Trainer:
         1 over the whole run (trainer.step), runs through the profiled
         executor; trainer.profile() has it afterwards. trace=FILE
         (``--trace``): that step as a Chrome trace (without profile_step,
-        step 3, or the next step if it is later, at most the run's last)."""
+        step 3, or the next step if it is later, at most the run's last).
+
+        report=FILE.html (``--report``): the training curves (loss per step,
+        loss scale, skipped steps, accuracy per epoch), rewritten after every
+        epoch; a run under another label is added beside those already in the
+        file, one under the same label replaced. report_label (``--report-label``):
+        the run's name (default: amp level, dtype and loss scale)."""
         _args.count("epochs", epochs, minimum=1)
         if batch is not None and _args.count("batch", batch, minimum=1) != self._impl.batch:
             raise ValueError(f"batch {batch}: this trainer's step is compiled for "
@@ -99,6 +106,10 @@ class Trainer:
         if profile_step is not None and _args.count("profile_step", profile_step) < 1:
             raise ValueError(f"profile_step {profile_step}: steps count from 1")
         trace = None if trace is None else _args.path("trace", trace)
+        report = None if report is None else _args.path("report", report)
+        report_label = _args.optional_text("report_label", report_label)
+        if report_label is not None and report is None:
+            raise ValueError("report_label names the run in report=FILE: give report too")
         if trace is not None:
             _ampx.Trainer.check_trace_path(trace)
         x, y = self._data(x, y)
@@ -113,23 +124,23 @@ class Trainer:
             last = self.epoch + epochs
         if profile_step is not None or trace is not None:
             self._profile_at(profile_step, last * -(-len(x) // self._impl.batch))
+        if report is not None:
+            self._impl.start_report(report, report_label or "")
         history = []
-        while self.epoch < last:
-            label = f"epoch {self.epoch + 1}/{last}"
-            record = dict(self._impl.train_epoch(x, y, progress, label))
-            overflows = record.pop("overflows_json", None)
-            if overflows is not None:
-                record.update(json.loads(overflows))
-            if ev is not None:
-                e = self._impl.evaluate(*ev)
-                record["eval_loss"] = e["loss"]
-                if "accuracy" in e:
-                    record["eval_accuracy"] = e["accuracy"]
-            if ckpt is not None:
-                record["checkpoint"] = self._impl.checkpoint(ckpt, keep)
-            history.append(record)
-            if callback is not None:
-                callback(record)
+        try:
+            while self.epoch < last:
+                label = f"epoch {self.epoch + 1}/{last}"
+                record = dict(self._impl.train_epoch(x, y, progress, label, *(ev or (None, None))))
+                overflows = record.pop("overflows_json", None)
+                if overflows is not None:
+                    record.update(json.loads(overflows))
+                if ckpt is not None:
+                    record["checkpoint"] = self._impl.checkpoint(ckpt, keep)
+                history.append(record)
+                if callback is not None:
+                    callback(record)
+        finally:
+            self._impl.end_report()
         if trace is not None:
             self._impl.write_trace(trace)
         return history

@@ -10,6 +10,7 @@
 #include "progress.hpp"
 #include "run_profile_output.hpp"
 #include "train_output.hpp"
+#include "train_report.hpp"
 
 #include <ampx/exec/run_profile.hpp>
 #include <ampx/fileio/atomic_write.hpp>
@@ -29,6 +30,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 
@@ -39,7 +41,12 @@ struct TrainerState {
   std::shared_ptr<SessionState> session;
   std::optional<train::Trainer> trainer;  // refers to the session
   std::string model;
-  int64_t classes = 0;  // cross entropy over [N, classes] predictions, else 0
+  int64_t classes = 0;     // cross entropy over [N, classes] predictions, else 0
+  std::string amp;         // as given: the curves report's default label
+  std::string graph_name;  // the forward graph's
+  // fit(report=FILE): the run's curves, written after every epoch.
+  std::optional<cli::TrainCurves> curves;
+  std::string report;
   ~TrainerState() {
     if (!session || !trainer) return;
     const auto lock = lock_for_destruction(*session);
@@ -127,6 +134,7 @@ std::shared_ptr<TrainerState> make_trainer(
   mo.batch_size = batch;  // a symbolic batch dimension trains at `batch`
   auto state = std::make_shared<TrainerState>();
   state->model = model;
+  state->amp = amp;
   {
     nb::gil_scoped_release release;
     const std::lock_guard lock(self->mutex);
@@ -140,6 +148,7 @@ std::shared_ptr<TrainerState> make_trainer(
     }
     (void)self->session.resolve_half(forward, t.policy, request.half);
     const Shape& pred = forward.value(forward.outputs()[0]).type.shape;
+    state->graph_name = forward.name;
     state->classes =
         t.graph.loss == train::LossKind::kCrossEntropy && pred.size() == 2 ? pred[1] : 0;
     // Session::train after resolve_half (the Trainer is not movable: made
@@ -169,11 +178,24 @@ nb::dict epoch_dict(const train::EpochResult& r, bool skips, bool diagnosed) {
   return d;
 }
 
+// The curves report's file, rewritten (the run so far) as `ampx train
+// --report` does after every epoch and at a stop.
+void write_curves(TrainerState& s) {
+  if (const train::OverflowDiagnostics* d = s.trainer->overflow_diagnostics())
+    s.curves->set_diagnostics(*d);
+  cli::write_train_report(s.report, s.curves->to_json());
+}
+
 // One epoch with `ampx train`'s progress bar (labelled "epoch E/N", a
-// step's running loss after the counts) or the caller's callable.
+// step's running loss after the counts) or the caller's callable, then the
+// evaluation (with eval data) and the curves report (fit(report=)), as
+// `ampx train`'s loop does them.
 nb::dict train_epoch(TrainerState& s, const DataArray& x, const DataArray& y, nb::object progress,
-                     const std::string& label) {
+                     const std::string& label, const std::optional<DataArray>& eval_x,
+                     const std::optional<DataArray>& eval_y) {
   const train::Dataset data = dataset(s, x, y, "x, y");
+  std::optional<train::Dataset> eval;
+  if (eval_x && eval_y) eval = dataset(s, *eval_x, *eval_y, "eval");
   Progress bar(std::move(progress), label);
   std::function<void(int64_t, int64_t, double)> on_step;
   if (bar.active())
@@ -181,14 +203,52 @@ nb::dict train_epoch(TrainerState& s, const DataArray& x, const DataArray& y, nb
       bar.update(static_cast<int>(done), static_cast<int>(total), fmt::format("loss {:.4f}", loss));
     };
   train::EpochResult r;
+  std::optional<train::Evaluation> ev;
   {
     nb::gil_scoped_release release;
     const std::lock_guard lock(s.session->mutex);
-    r = s.trainer->train_epoch(data, on_step);
+    try {
+      r = s.trainer->train_epoch(data, on_step);
+    } catch (const train::TrainingStopped& stopped) {
+      if (s.curves) {
+        s.curves->add_epoch(stopped.epoch, std::nullopt);
+        write_curves(s);
+      }
+      throw;
+    }
     bar.finish(fmt::format("loss {:.4f}", r.loss));
+    if (eval) ev = s.trainer->evaluate(*eval);
+    if (s.curves) {
+      s.curves->add_epoch(r, ev);
+      write_curves(s);
+    }
   }
-  return epoch_dict(r, s.trainer->loss_scaler().options().skip_nonfinite,
-                    s.trainer->overflow_diagnostics() != nullptr);
+  nb::dict d = epoch_dict(r, s.trainer->loss_scaler().options().skip_nonfinite,
+                          s.trainer->overflow_diagnostics() != nullptr);
+  if (ev) {
+    d["eval_loss"] = ev->loss;
+    if (s.classes > 0) d["eval_accuracy"] = ev->accuracy;
+  }
+  return d;
+}
+
+// fit(report=FILE, report_label=): `ampx train --report`'s curves for the
+// epochs to come, under `label` (empty: the CLI's default, amp level, dtype
+// and loss scale).
+void start_report(TrainerState& s, const std::string& path, const std::string& label) {
+  cli::check_report_path(path);
+  nb::gil_scoped_release release;
+  const std::lock_guard lock(s.session->mutex);
+  const train::TrainerOptions& o = s.trainer->options();
+  std::string name = label;
+  if (name.empty())
+    name = fmt::format("{} {}{}, loss scale {}{}", s.amp, dtype_name(o.policy.half),
+                       o.capability_blind ? " (capability-blind)" : "",
+                       s.trainer->loss_scaler().options().str(),
+                       o.overflow.auto_fallback ? ", auto-fallback" : "");
+  s.curves.emplace(name, s.graph_name,
+                   fmt::format("{}", fmt::join(s.trainer->plan().devices, ",")));
+  s.report = path;
 }
 
 nb::dict evaluate(TrainerState& s, const DataArray& x, const DataArray& y) {
@@ -313,7 +373,10 @@ void add_trainer(nb::module_& m, nb::class_<SessionState>& session) {
   nb::class_<TrainerState>(m, "Trainer",
                            "Session::train: a model in training (ampx::train::Trainer).")
       .def("train_epoch", &train_epoch, nb::arg("x"), nb::arg("y"),
-           nb::arg("progress") = nb::none(), nb::arg("label") = "epoch")
+           nb::arg("progress") = nb::none(), nb::arg("label") = "epoch",
+           nb::arg("eval_x") = nb::none(), nb::arg("eval_y") = nb::none())
+      .def("start_report", &start_report, nb::arg("path"), nb::arg("label") = "")
+      .def("end_report", [](TrainerState& s) { s.curves.reset(); })
       .def("evaluate", &evaluate, nb::arg("x"), nb::arg("y"))
       .def("state_dict", &state_dict)
       .def("export", &export_model, nb::arg("path"))

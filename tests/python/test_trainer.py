@@ -422,3 +422,35 @@ def test_profile_step_and_trace_as_the_cli(cli, tmp_path):
     assert json.loads(trace.read_text())["traceEvents"]
     with pytest.raises(ValueError, match="45 steps already"):
         trainer.fit(x, y, profile_step=5)
+
+
+def report_runs(path):
+    text = path.read_text()
+    m = re.search(r'<script type="application/json" id="train-data">(.*?)</script>', text, re.S)
+    return json.loads(m.group(1))["runs"]
+
+
+def test_curves_report_as_the_cli(cli, tmp_path):
+    cli_html = tmp_path / "cli.html"
+    subprocess.run([cli, "train", "builtin:digits-cnn", "--data", "builtin:digits", "--epochs", "1",
+                    "--batch", "32", "--lr", "0.1", "--momentum", "0.9", "--amp", "O2", "--dtype",
+                    "f16", "--device", "cpu_ref:0", "--db", str(tmp_path / "cli.db"), "--report",
+                    str(cli_html)], check=True, capture_output=True, text=True)
+    (x, y), (xt, yt) = ampx.load_digits()
+    sess = ampx.Session(devices="cpu_ref:0")
+    trainer = sess.trainer("builtin:digits-cnn", **OPTIONS)
+    with pytest.raises(ampx.UsageError, match="report"):
+        trainer.fit(x, y, report=tmp_path / "no" / "r.html")
+    with pytest.raises(ValueError, match="report"):
+        trainer.fit(x, y, report_label="O2")
+    assert trainer.epoch == 0
+    html = tmp_path / "py.html"
+    trainer.fit(x, y, eval=(xt, yt), report=html, progress=False)
+    (want,) = report_runs(cli_html)
+    (got,) = report_runs(html)
+    assert got == want and got["label"] == "O2 f16, loss scale dynamic:16777216,2,2000"
+    assert got["epochs"][0]["eval_accuracy"] > 0.5
+    # Another run under another label goes beside it.
+    other = sess.trainer("builtin:digits-cnn", **dict(OPTIONS, amp="O0"))
+    other.fit(x[:64], y[:64], report=html, report_label="fp32", progress=False)
+    assert [r["label"] for r in report_runs(html)] == [want["label"], "fp32"]
