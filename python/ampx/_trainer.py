@@ -114,16 +114,18 @@ class Trainer:
             _ampx.Trainer.check_trace_path(trace)
         x, y = self._data(x, y)
         ev = None if eval is None else self._data(*eval)
+        # The epoch the run ends at: with resume, `epochs` in all (--epochs).
+        last = epochs if resume else self.epoch + epochs
+        run_steps = last * -(-len(x) // self._impl.batch)
+        if profile_step is not None and profile_step > run_steps:
+            raise ValueError(f"profile_step {profile_step}: the run has {run_steps} steps")
         # Made once the data are known good, yet before the first epoch's work.
         if ckpt is not None:
             self._impl.make_checkpoint_dir(ckpt)
         if resume:
             self._impl.resume_latest(ckpt, reset_loss_scale)
-            last = epochs
-        else:
-            last = self.epoch + epochs
         if profile_step is not None or trace is not None:
-            self._profile_at(profile_step, last * -(-len(x) // self._impl.batch))
+            self._profile_at(profile_step, run_steps)
         if report is not None:
             self._impl.start_report(report, report_label or "")
         history = []
@@ -146,12 +148,10 @@ class Trainer:
         return history
 
     def _profile_at(self, step: int | None, run_steps: int) -> None:
-        """``ampx train --profile-step``'s checks and default (3, or the
-        run's first step after a resume, within the run)."""
+        """``ampx train --profile-step``'s default (3, or the run's next step
+        after a resume, within the run) and its check against the steps run."""
         if step is None:
             step = min(run_steps, max(3, self.step + 1))
-        elif step > run_steps:
-            raise ValueError(f"profile_step {step}: the run has {run_steps} steps")
         if step <= self.step:
             raise ValueError(f"profile_step {step}: this trainer has run {self.step} steps "
                              f"already (the next is {self.step + 1})")
