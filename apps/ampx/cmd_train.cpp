@@ -4,11 +4,13 @@
 #include "commands.hpp"
 #include "progress_bar.hpp"
 #include "run_profile_output.hpp"
+#include "train_output.hpp"
 #include "train_report.hpp"
 
 #include <ampx/exec/run_profile.hpp>
 #include <ampx/fileio/atomic_write.hpp>
 #include <ampx/onnx/onnx_export.hpp>
+#include <ampx/session/resume.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/session/trainer.hpp>
 #include <ampx/train/checkpoint.hpp>
@@ -68,41 +70,6 @@ struct TrainOptions {
   Format format = Format::kText;
 };
 
-nlohmann::json event_json(const train::OverflowEvent& e) {
-  return {{"step", e.step},
-          {"layer", e.layer},
-          {"op", e.op},
-          {"kind", train::probe_kind_name(e.kind)},
-          {"tensor", e.tensor},
-          {"nonfinite_share", e.nonfinite_share},
-          {"amax", e.amax},
-          {"dtype", dtype_name(e.dtype)},
-          {"dtype_max", e.dtype_max},
-          {"counts_for_fallback", e.counts}};
-}
-
-nlohmann::json fallback_json(const train::FallbackRecord& f) {
-  return {{"layer", f.layer},
-          {"cause", f.cause},
-          {"step", f.step},
-          {"detail", f.detail},
-          {"reason", "overflow-fallback"}};
-}
-
-nlohmann::json layer_json(const train::LayerOverflowSummary& l) {
-  return {{"layer", l.layer},
-          {"op", l.op},
-          {"dtype", dtype_name(l.dtype)},
-          {"first_overflows", l.first_overflows},
-          {"counted_overflows", l.counted_overflows},
-          {"nonfinite_steps", l.nonfinite_steps},
-          {"activation_amax", l.activation_amax},
-          {"gradient_amax", l.gradient_amax},
-          {"dtype_max", train::dtype_max_finite(l.dtype)},
-          {"underflow_share", l.underflow_share},
-          {"fallback", l.fallback}};
-}
-
 // The epoch's overflowed steps (the first of them in full, and how many
 // more) and its fallbacks, after the epoch line.
 void print_overflows(const train::EpochResult& r) {
@@ -149,16 +116,6 @@ void print_profiled_step(const train::ProfiledStep& p, const std::string& trace)
   print_per_node(std::cout, summarize_profiles({p.profile}, p.predicted), p.devices);
   if (!trace.empty())
     std::cout << fmt::format("  trace: {} (Perfetto or chrome://tracing)\n", trace);
-}
-
-nlohmann::json profiled_step_json(const train::ProfiledStep& p) {
-  return {{"schema", "ampx.train/1"},
-          {"event", "profile"},
-          {"step", p.step},
-          {"epoch", p.epoch},
-          {"rows", p.rows},
-          {"devices", p.devices},
-          {"per_node", per_node_to_json(summarize_profiles({p.profile}, p.predicted), p.devices)}};
 }
 
 int run_train(const GlobalOptions& global, TrainOptions o) {
@@ -246,19 +203,16 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   // a bad one), yet before the first epoch's work, not after it.
   if (!o.checkpoint.empty()) train::make_checkpoint_dir(o.checkpoint);
   if (o.resume) {
-    if (const auto latest = train::latest_checkpoint(o.checkpoint)) {
-      const train::Checkpoint c = train::read_checkpoint(*latest);
-      try {
-        trainer.restore(c, o.reset_loss_scale ? train::Trainer::LossScaleOnRestore::kStartAfresh
-                                              : train::Trainer::LossScaleOnRestore::kResume);
-      } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(latest->string() + ": " + e.what());
-      }
+    if (const auto resumed = train::resume_from_latest(
+            trainer, o.checkpoint,
+            o.reset_loss_scale ? train::Trainer::LossScaleOnRestore::kStartAfresh
+                               : train::Trainer::LossScaleOnRestore::kResume)) {
+      const train::Checkpoint& c = resumed->checkpoint;
       if (o.reset_loss_scale)
         spdlog::info("--reset-loss-scale: {} starts afresh (the checkpoint had {}, scale {})",
                      trainer.loss_scaler().options().str(), c.loss_scale_schedule,
                      c.loss_scale.scale);
-      spdlog::info("resumed from {} (epoch {}, step {})", latest->string(), c.epoch, c.step);
+      spdlog::info("resumed from {} (epoch {}, step {})", resumed->file.string(), c.epoch, c.step);
     } else {
       spdlog::info("--resume: no checkpoint in {} yet, starting afresh", o.checkpoint);
     }
@@ -356,14 +310,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       j["loss_scale"] = r.loss_scale;
       j["overflow_steps"] = r.overflow_steps;
       j["skipped_steps"] = scaler_skips ? r.overflow_steps : 0;
-      if (trainer.overflow_diagnostics()) {
-        j["overflows"] = nlohmann::json::array();
-        for (const train::OverflowEvent& e : r.overflows) j["overflows"].push_back(event_json(e));
-        j["fallbacks"] = nlohmann::json::array();
-        for (const train::FallbackRecord& f : r.fallbacks)
-          j["fallbacks"].push_back(fallback_json(f));
-        if (!r.fallbacks.empty()) j["replan_ms"] = r.replan_ms;
-      }
+      if (trainer.overflow_diagnostics()) add_epoch_overflows(j, r);
       std::cout << j.dump() << std::endl;
     } else {
       std::string line = fmt::format("epoch {}/{}: train loss {:.4f}", r.epoch, o.epochs, r.loss);
@@ -410,15 +357,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
                        {"overflow_steps", ls.overflow_steps},
                        {"last_overflow_step", ls.last_overflow_step}};
     if (const train::OverflowDiagnostics* d = trainer.overflow_diagnostics()) {
-      nlohmann::json layers = nlohmann::json::array();
-      for (const train::LayerOverflowSummary& l : d->summary()) layers.push_back(layer_json(l));
-      nlohmann::json fallbacks = nlohmann::json::array();
-      for (const train::FallbackRecord& f : trainer.fallbacks())
-        fallbacks.push_back(fallback_json(f));
-      j["diagnostics"] = {{"underflow_below", train::dtype_min_normal(d->half())},
-                          {"half", dtype_name(d->half())},
-                          {"layers", layers},
-                          {"fallbacks", fallbacks}};
+      j["diagnostics"] = overflow_diagnostics_json(*d, trainer.fallbacks());
     }
     if (!o.export_path.empty()) j["exported"] = o.export_path;
     if (!o.trace.empty() && trainer.profiled_step()) j["trace"] = o.trace;

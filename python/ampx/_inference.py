@@ -47,6 +47,17 @@ class InferenceSession:
     def __init__(self, path_or_bytes: Any, sess_options: Any = None,
                  providers: Sequence[Any] | None = None, provider_options: Any = None, *,
                  amp: str = "O2", dtype: str = "auto", **plan_options: Any):
+        self._open(path_or_bytes, Session(devices=self._devices(providers)),
+                   dict(amp=amp, dtype=dtype, **plan_options))
+
+    @classmethod
+    def _on(cls, session: Session, path_or_bytes: Any, plan_options: dict[str, Any]) -> "InferenceSession":
+        """One on an open Session (ampx.backend keeps one per device list)."""
+        self = cls.__new__(cls)
+        self._open(path_or_bytes, session, plan_options)
+        return self
+
+    def _open(self, path_or_bytes: Any, session: Session, plan_options: dict[str, Any]) -> None:
         self._tmp = None
         data = _model_bytes(path_or_bytes)
         if data is not None:
@@ -60,8 +71,8 @@ class InferenceSession:
             self._path = _args.path("path_or_bytes", path_or_bytes)
         if not self._path.endswith(".onnx"):
             raise ValueError(f"'{self._path}': expected an ONNX model (a path ending in .onnx)")
-        self._session = Session(devices=self._devices(providers))
-        self._plan_options = dict(amp=amp, dtype=dtype, **plan_options)
+        self._session = session
+        self._plan_options = plan_options
         inputs, outputs = _ampx.model_signature(self._path)
         self._inputs = [NodeArg(n, t, list(d)) for n, t, d in inputs]
         self._outputs = [NodeArg(n, t, list(d)) for n, t, d in outputs]

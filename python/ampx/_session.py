@@ -23,6 +23,12 @@ def _model_bytes(model: Any) -> bytes | None:
     return None
 
 
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    return float(value)
+
+
 class Session:
     """Plugins loaded once, devices chosen, and the plans and compiled models
     made on them (ampx::Session, docs/SESSION.md).
@@ -161,11 +167,29 @@ class Session:
                 batch: int = 32, loss: str = "cross-entropy", nesterov: bool = False,
                 weight_decay: float = 0.0, seed: int = 0, freeze: Iterable[str] | None = None,
                 clip_grad_norm: float = 0.0, eager: bool = False, capability_blind: bool = False,
-                input_shapes: Mapping[str, Iterable[int]] | None = None) -> Trainer:
+                input_shapes: Mapping[str, Iterable[int]] | None = None,
+                diagnose_overflow: bool = False, auto_fallback: bool = False,
+                fallback_after: int = 2, fallback_window: int = 200,
+                fallback_underflow: float = 0.0, keep_fp32: Iterable[str] | None = None,
+                force_16bit: Iterable[str] | None = None, white_list: str | None = None,
+                black_list: str | None = None) -> Trainer:
         """``ampx train``'s Trainer (docs/TRAINING.md): the training step of
         MODEL planned at `amp` and compiled on this session's devices, with
         ``ampx train``'s options (optimizer sgd, adam or adamw; loss_scale
-        "auto", "none", "static:S", "dynamic[:...]" or "mindspore")."""
+        "auto", "none", "fixed[:S]", "dynamic[:INIT[,FACTOR[,WINDOW]]]" or
+        "torch"). keep_fp32, force_16bit, white_list and black_list are
+        Session.plan's (``--keep-fp32``, ``--force-16bit``, ``--white-list``,
+        ``--black-list``), for the forward; the backward follows it.
+
+        The overflow diagnostics (docs/TRAINING.md, "Overflow diagnostics"):
+        diagnose_overflow=True probes every layer each step, and each epoch's
+        record names the layer that overflowed first (``overflows``);
+        auto_fallback=True (implies it) moves a layer named first at more than
+        ``fallback_after`` overflowed steps within the last
+        ``fallback_window`` to f32, and with ``fallback_underflow`` > 0 one
+        whose gradients averaged more than that share below the 16-bit
+        normal range (``--diagnose-overflow``, ``--auto-fallback``,
+        ``--fallback-after``, ``--fallback-window``, ``--fallback-underflow``)."""
         if not isinstance(lr, (int, float)) or isinstance(lr, bool):
             raise TypeError("lr must be a number")
         data = _model_bytes(model)
@@ -181,7 +205,16 @@ class Session:
             batch=_args.count("batch", batch, minimum=1), seed=_args.count("seed", seed),
             freeze=_args.names("freeze", freeze), clip_grad_norm=float(clip_grad_norm),
             eager=_args.flag("eager", eager), capability_blind=_args.flag("capability_blind", capability_blind),
-            input_shapes=_args.shapes(input_shapes))
+            input_shapes=_args.shapes(input_shapes),
+            diagnose_overflow=_args.flag("diagnose_overflow", diagnose_overflow),
+            auto_fallback=_args.flag("auto_fallback", auto_fallback),
+            fallback_after=_args.count("fallback_after", fallback_after),
+            fallback_window=_args.count("fallback_window", fallback_window, minimum=1),
+            fallback_underflow=_number("fallback_underflow", fallback_underflow),
+            keep_fp32=_args.names("keep_fp32", keep_fp32),
+            force_16bit=_args.names("force_16bit", force_16bit),
+            white_list=_args.optional_text("white_list", white_list),
+            black_list=_args.optional_text("black_list", black_list))
         return Trainer(impl, path)
 
     def __repr__(self) -> str:

@@ -4,7 +4,8 @@
 //   ModelError   the model: a file that is not there or not ONNX, an op or
 //                attribute ampx does not take (onnx_io::OnnxError, load)
 //   DeviceError  a device or plugin: unknown or skipped device, a plugin
-//                call that failed, a plan larger than the memory
+//                call that failed, a plan larger than the memory, a node
+//                no device runs (PlacementError)
 //   UsageError   a bad argument (std::invalid_argument, the CLI's exit 2);
 //                also a ValueError, as Python users expect
 //   Error        anything else the Session reports
@@ -14,6 +15,7 @@
 
 #include "error_message.hpp"
 
+#include <ampx/amp/placement.hpp>
 #include <ampx/exec/memory_budget.hpp>
 #include <ampx/onnx/onnx_import.hpp>
 #include <ampx/plugins/loaded_plugin.hpp>
@@ -49,6 +51,8 @@ void translate(const std::exception_ptr& p, void*) {
   } catch (const onnx_io::OnnxError& e) {
     raise(g_model_error, e);
   } catch (const DeviceFailure& e) {
+    raise(g_device_error, e);
+  } catch (const PlacementError& e) {
     raise(g_device_error, e);
   } catch (const plugins::PluginError& e) {
     raise(g_device_error, e);

@@ -7,6 +7,7 @@
 
 #include <ampx/fileio/file_error.hpp>
 #include <ampx/fileio/regular_file.hpp>
+#include <ampx/onnx/onnx_import.hpp>
 
 #include <onnx/onnx_pb.h>
 
@@ -94,6 +95,10 @@ void register_signature(nb::module_& m) {
   m.def("model_signature", &model_signature, nb::arg("path"),
         "An ONNX model's declared inputs and outputs: (inputs, outputs), each a list of "
         "(name, type, dims) with ONNX Runtime's type names and symbolic dimensions as str.");
+  m.def(
+      "onnx_opsets",
+      [] { return nb::make_tuple(onnx_io::kMinImportOpset, onnx_io::kMaxImportOpset); },
+      "The opsets of ONNX's default domain the importer reads: (oldest, newest).");
 }
 
 }  // namespace ampx::python

@@ -261,7 +261,7 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, PlanQueries& que
                                 "): device " + plan.devices[static_cast<size_t>(dev)] +
                                 " cannot run it in " + std::string(dtype_name(np.effective)) +
                                 (answer.note.empty() ? "" : ": " + answer.note);
-        if (pin >= 0) throw std::runtime_error(why + " (it is pinned there by --place)");
+        if (pin >= 0) throw PlacementError(why + " (it is pinned there by --place)");
         if (unplaceable.empty()) first_unplaceable = why;
         unplaceable.push_back("'" + n.name + "' (" + std::string(op_name(n.op)) + " " +
                               std::string(dtype_name(np.effective)) + ")");
@@ -284,13 +284,13 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, PlanQueries& que
   }
 
   // One node: its own message (with the device's note); more: all of them.
-  if (unplaceable.size() == 1) throw std::runtime_error(first_unplaceable);
+  if (unplaceable.size() == 1) throw PlacementError(first_unplaceable);
   if (!unplaceable.empty()) {
     std::string listed_ids;
     for (int k = 0; k < listed; ++k) listed_ids += (k ? ", " : "") + plan.devices[k];
     std::string list;
     for (const auto& u : unplaceable) list += (list.empty() ? "" : ", ") + u;
-    throw std::runtime_error(
+    throw PlacementError(
         std::to_string(unplaceable.size()) + " node" + (unplaceable.size() == 1 ? "" : "s") +
         " cannot run on " + listed_ids +
         (fallback >= 0 ? " nor on the fallback " + plan.devices[fallback] : " (no fallback)") +

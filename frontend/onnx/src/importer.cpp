@@ -32,10 +32,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// What ONNX Runtime loads: it refuses opsets past the newest it knows, and
-// guarantees nothing below 7 (docs/ONNX.md has the per-version forms).
-constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 26;
 // How deep a model that fails protobuf's recursion limit is parsed again,
 // only to tell that limit from a corrupt file: far below what the stack
 // holds (a few hundred bytes a level).
@@ -147,9 +143,9 @@ void Importer::read_opset() {
   for (const auto& o : model_.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
   if (opset_ == 0) fail("no opset of the default ONNX domain is imported");
-  if (opset_ < kMinOpset || opset_ > kMaxOpset)
-    fail(fmt::format("opset {} is not supported (ampx imports opsets {} to {})", opset_, kMinOpset,
-                     kMaxOpset));
+  if (opset_ < kMinImportOpset || opset_ > kMaxImportOpset)
+    fail(fmt::format("opset {} is not supported (ampx imports opsets {} to {})", opset_,
+                     kMinImportOpset, kMaxImportOpset));
   stats_.opset = opset_;
 }
 

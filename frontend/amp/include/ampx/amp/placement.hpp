@@ -10,11 +10,20 @@
 #include <ampx/ir/graph.hpp>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ampx {
+
+// A node that no listed device (nor the fallback) runs in the precision the
+// plan needs: the devices' coverage, not a fault of the model. Python's
+// ampx.DeviceError; the message names the nodes and the devices.
+class PlacementError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // One device the planner may place nodes on, in the user's order.
 struct PlanDevice {

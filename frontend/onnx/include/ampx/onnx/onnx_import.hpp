@@ -24,6 +24,12 @@ class OnnxError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The opsets of the default domain the importer reads: what ONNX Runtime
+// loads (it refuses opsets past the newest it knows, and guarantees nothing
+// below 7; docs/ONNX.md has the per-version forms). Another is refused.
+inline constexpr int64_t kMinImportOpset = 7;
+inline constexpr int64_t kMaxImportOpset = 26;
+
 struct ImportOptions {
   // Full shapes for graph inputs by name ("--input-shape x=1x3x224x224"):
   // they replace symbolic dimensions; fixed ones must agree.

@@ -1,0 +1,77 @@
+#include "train_output.hpp"
+
+#include "run_profile_output.hpp"
+
+namespace ampx::cli {
+namespace {
+
+nlohmann::json layer_json(const train::LayerOverflowSummary& l) {
+  return {{"layer", l.layer},
+          {"op", l.op},
+          {"dtype", dtype_name(l.dtype)},
+          {"first_overflows", l.first_overflows},
+          {"counted_overflows", l.counted_overflows},
+          {"nonfinite_steps", l.nonfinite_steps},
+          {"activation_amax", l.activation_amax},
+          {"gradient_amax", l.gradient_amax},
+          {"dtype_max", train::dtype_max_finite(l.dtype)},
+          {"underflow_share", l.underflow_share},
+          {"fallback", l.fallback}};
+}
+
+}  // namespace
+
+nlohmann::json overflow_event_json(const train::OverflowEvent& e) {
+  return {{"step", e.step},
+          {"layer", e.layer},
+          {"op", e.op},
+          {"kind", train::probe_kind_name(e.kind)},
+          {"tensor", e.tensor},
+          {"nonfinite_share", e.nonfinite_share},
+          {"amax", e.amax},
+          {"dtype", dtype_name(e.dtype)},
+          {"dtype_max", e.dtype_max},
+          {"counts_for_fallback", e.counts}};
+}
+
+nlohmann::json fallback_json(const train::FallbackRecord& f) {
+  return {{"layer", f.layer},
+          {"cause", f.cause},
+          {"step", f.step},
+          {"detail", f.detail},
+          {"reason", "overflow-fallback"}};
+}
+
+void add_epoch_overflows(nlohmann::json& record, const train::EpochResult& r) {
+  record["overflows"] = nlohmann::json::array();
+  for (const train::OverflowEvent& e : r.overflows)
+    record["overflows"].push_back(overflow_event_json(e));
+  record["fallbacks"] = nlohmann::json::array();
+  for (const train::FallbackRecord& f : r.fallbacks)
+    record["fallbacks"].push_back(fallback_json(f));
+  if (!r.fallbacks.empty()) record["replan_ms"] = r.replan_ms;
+}
+
+nlohmann::json overflow_diagnostics_json(const train::OverflowDiagnostics& d,
+                                         const std::vector<train::FallbackRecord>& fallbacks) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const train::LayerOverflowSummary& l : d.summary()) layers.push_back(layer_json(l));
+  nlohmann::json fb = nlohmann::json::array();
+  for (const train::FallbackRecord& f : fallbacks) fb.push_back(fallback_json(f));
+  return {{"underflow_below", train::dtype_min_normal(d.half())},
+          {"half", dtype_name(d.half())},
+          {"layers", layers},
+          {"fallbacks", fb}};
+}
+
+nlohmann::json profiled_step_json(const train::ProfiledStep& p) {
+  return {{"schema", "ampx.train/1"},
+          {"event", "profile"},
+          {"step", p.step},
+          {"epoch", p.epoch},
+          {"rows", p.rows},
+          {"devices", p.devices},
+          {"per_node", per_node_to_json(summarize_profiles({p.profile}, p.predicted), p.devices)}};
+}
+
+}  // namespace ampx::cli

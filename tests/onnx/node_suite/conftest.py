@@ -1,0 +1,167 @@
+"""The node suite's bookkeeping (test_node_suite.py): which backend runs,
+each case's outcome, and the comparison with the checked-in list.
+
+    pytest tests/onnx/node_suite --backend onednn:0
+        [--expected FILE] [--update-expected] [--results FILE.json]
+
+--expected (default expected/<backend>.txt, ':' made '_') lists every case
+that does not pass, one per line: "<case> fail" or "<case> unsupported";
+"<case> pass|fail" accepts either, for a case whose result depends on the
+CPU's instruction set (a comment says why). A case not listed must pass.
+The run fails when any outcome differs from the list: a regression, and
+also a case that now passes and must leave the list (--update-expected
+rewrites the list from this run, keeping the comments and the either-way
+entries). Cases listed as expected failures are marked xfail, so that their
+failures alone do not fail the run. --results writes the counts and
+outcomes as JSON (schema ampx.node-suite/1), for docs/ONNX.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+UNSUPPORTED = "unsupported: "
+OUTCOMES = ("pass", "fail", "unsupported")
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("ampx node suite")
+    group.addoption("--backend", default="cpu_ref:0",
+                    help="an ampx device id (ampx.backend) or onnxruntime (its backend)")
+    group.addoption("--expected", default=None, help="the list of cases that do not pass")
+    group.addoption("--update-expected", action="store_true",
+                    help="rewrite the list from this run's outcomes")
+    group.addoption("--results", default=None, help="write counts and outcomes as JSON here")
+
+
+def _expected_path(config) -> Path:
+    given = config.getoption("--expected")
+    name = config.getoption("--backend").replace(":", "_")
+    return Path(given) if given else HERE / "expected" / f"{name}.txt"
+
+
+def _read_expected(path: Path) -> dict[str, set[str]]:
+    """case -> the outcomes it may have; the file's errors name the line."""
+    expected: dict[str, set[str]] = {}
+    if not path.exists():
+        return expected
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        allowed = set(parts[1].split("|")) if len(parts) == 2 else set()
+        if len(parts) != 2 or not allowed <= set(OUTCOMES) or parts[0] in expected:
+            raise pytest.UsageError(
+                f"{path}:{number}: expected '<case> fail|unsupported|pass|fail', once per case")
+        expected[parts[0]] = allowed
+    return expected
+
+
+class NodeSuite:
+    def __init__(self, config):
+        self.config = config
+        self.backend = config.getoption("--backend")
+        self.path = _expected_path(config)
+        self.expected = _read_expected(self.path)
+        self.outcomes: dict[str, str] = {}
+        self.reasons: dict[str, str] = {}
+
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            allowed = self.expected.get(item.name)
+            if allowed and "fail" in allowed:
+                item.add_marker(pytest.mark.xfail(reason="listed in " + self.path.name, strict=False))
+        unknown = sorted(set(self.expected) - {item.name for item in items})
+        if unknown and not self.config.getoption("--update-expected"):
+            raise pytest.UsageError(
+                f"{self.path}: {len(unknown)} listed case(s) are not in the suite: {', '.join(unknown[:5])}")
+
+    def pytest_runtest_logreport(self, report):
+        name = report.nodeid.rsplit("::", 1)[-1]
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            if report.skipped and hasattr(report, "wasxfail"):
+                outcome = "fail"
+                self.reasons[name] = report.wasxfail
+            elif report.skipped:
+                reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+                reason = reason.removeprefix("Skipped: ")
+                if not reason.startswith(UNSUPPORTED):
+                    return  # not a case of this run (ONNX's CUDA variant)
+                outcome = "unsupported"
+                self.reasons[name] = reason[len(UNSUPPORTED):]
+            elif report.failed:
+                outcome = "fail"
+                crash = getattr(report.longrepr, "reprcrash", None)
+                message = crash.message if crash else report.longreprtext
+                self.reasons[name] = (message.strip().splitlines() or [""])[0][:300]
+            else:
+                outcome = "pass"
+            self.outcomes[name] = outcome
+
+    def _rewrite(self):
+        kept = {}  # comments and either-way entries stay
+        lines = self.path.read_text().splitlines() if self.path.exists() else []
+        header = [l for l in lines if l.startswith("#")]
+        for line in lines:
+            body = line.split("#", 1)[0].split()
+            if len(body) == 2 and "|" in body[1]:
+                kept[body[0]] = line
+        out = header or [f"# Cases of ONNX's node suite that do not pass on {self.backend} (conftest.py)."]
+        for name in sorted(self.outcomes):
+            if name in kept:
+                out.append(kept[name])
+            elif self.outcomes[name] != "pass":
+                out.append(f"{name} {self.outcomes[name]}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text("\n".join(out) + "\n")
+        os.replace(tmp, self.path)
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        counts = {o: sum(1 for v in self.outcomes.values() if v == o) for o in OUTCOMES}
+        results = self.config.getoption("--results")
+        if results:
+            Path(results).write_text(json.dumps({
+                "schema": "ampx.node-suite/1", "backend": self.backend, "cases": len(self.outcomes),
+                "counts": counts,
+                "outcomes": {n: {"outcome": o, **({"reason": self.reasons[n]} if n in self.reasons else {})}
+                             for n, o in sorted(self.outcomes.items())}}, indent=1) + "\n")
+        if self.config.getoption("--update-expected"):
+            self._rewrite()
+            return
+        regressions, newly = [], []
+        for name, outcome in sorted(self.outcomes.items()):
+            allowed = self.expected.get(name, {"pass"})
+            if outcome in allowed:
+                continue
+            if outcome == "pass":
+                newly.append(name)
+            else:
+                listed = "|".join(sorted(allowed))
+                regressions.append(f"{name}: {outcome} (listed: {listed}) {self.reasons.get(name, '')}")
+        self.summary = (counts, regressions, newly)
+        if regressions or newly:
+            session.exitstatus = 1
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not hasattr(self, "summary"):
+            return
+        counts, regressions, newly = self.summary
+        tr = terminalreporter
+        tr.write_line(f"ONNX node suite on {self.backend}: {len(self.outcomes)} cases, "
+                      + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES))
+        for line in regressions:
+            tr.write_line("REGRESSION " + line)
+        for name in newly:
+            tr.write_line(f"NOW PASSES {name}: remove it from {self.path}")
+
+
+def pytest_configure(config):
+    os.environ["AMPX_NODE_SUITE_BACKEND"] = config.getoption("--backend")
+    config.pluginmanager.register(NodeSuite(config), "ampx_node_suite")
