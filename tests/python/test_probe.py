@@ -21,8 +21,11 @@ def _cli_probe(cli, db):
 
 def test_probe_matches_cli_and_stores_the_profile(cli, tmp_path):
     db = str(tmp_path / "p.db")
-    expected = _cli_probe(cli, db)
     got = ampx.Session(db=db).probe(devices="cpu_ref:0", quick=True, ops=OPS, progress=False)
+    # What is stored is what the CLI lists (before the CLI probes the same db).
+    listed = json.loads(subprocess.run([cli, "db", "list", "--format", "json", "--db", db],
+                                       check=True, capture_output=True, text=True).stdout)
+    expected = _cli_probe(cli, db)
     assert got.keys() == expected.keys()
     assert got["schema"] == expected["schema"] == "ampx.probe/1"
     assert got["db"] == expected["db"] and got["quick"] is expected["quick"] is True
@@ -32,9 +35,6 @@ def test_probe_matches_cli_and_stores_the_profile(cli, tmp_path):
     for key in ROW_KEYS - {"seconds"}:
         assert row[key] == cli_row[key], key
     assert row["stored"] is True and row["outcome"] == "stored" and row["measured"] > 0
-    # What is stored is what the CLI lists.
-    listed = json.loads(subprocess.run([cli, "db", "list", "--format", "json", "--db", db],
-                                       check=True, capture_output=True, text=True).stdout)
     (entry,) = listed["devices"]
     assert entry["device_id"] == "cpu_ref:0" and entry["fingerprint"] == row["fingerprint"]
     assert entry["measured"] == row["measured"] and entry["native"] == row["native"]
