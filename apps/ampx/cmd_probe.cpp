@@ -4,6 +4,7 @@
 // a plugin that crashes or hangs is reported (signal name, or timed out and
 // killed) and the other devices are still probed and stored.
 #include "commands.hpp"
+#include "probe_output.hpp"
 #include "progress_bar.hpp"
 
 #include <ampx/capability/probe.hpp>
@@ -61,16 +62,6 @@ std::vector<std::string> split_csv(const std::string& s) {
   return out;
 }
 
-// One device's result, for the summary.
-struct DeviceResult {
-  std::string device;
-  std::string fingerprint;
-  int measured = 0, native = 0, emulated = 0, unsupported = 0;
-  double seconds = 0;
-  bool stored = false;
-  std::string outcome;  // "stored", "crashed: SIGSEGV", "timed out after 5 s", ...
-};
-
 // The arguments that re-create this process's plugin setup in the child.
 std::vector<std::string> global_args(const GlobalOptions& g) {
   std::vector<std::string> a;
@@ -84,10 +75,10 @@ std::vector<std::string> global_args(const GlobalOptions& g) {
   return a;
 }
 
-DeviceResult probe_one(const GlobalOptions& global, const ProbeCliOptions& opts,
-                       const std::string& device, const std::string& exclude, double timeout_s,
-                       cap::Store& store) {
-  DeviceResult r;
+ProbeDeviceResult probe_one(const GlobalOptions& global, const ProbeCliOptions& opts,
+                            const std::string& device, const std::string& exclude, double timeout_s,
+                            cap::Store& store) {
+  ProbeDeviceResult r;
   r.device = device;
   // The child's hand-off file, in a directory only this user can enter.
   const fileio::PrivateTempDir handoff;
@@ -136,13 +127,7 @@ DeviceResult probe_one(const GlobalOptions& global, const ProbeCliOptions& opts,
       if (profiles.size() != 1)
         throw std::runtime_error("expected one device in the child's output");
       const auto& p = profiles.front();
-      for (const auto& t : p.ops) {
-        r.measured += t.time_us >= 0;
-        r.native += t.support == AMPX_SUPPORT_NATIVE;
-        r.emulated += t.support == AMPX_SUPPORT_EMULATED;
-        r.unsupported += t.support == AMPX_SUPPORT_UNSUPPORTED;
-      }
-      r.fingerprint = p.fingerprint;
+      count_profile(p, r);
       store.put(p);
       r.stored = true;
       r.outcome = "stored";
@@ -150,14 +135,14 @@ DeviceResult probe_one(const GlobalOptions& global, const ProbeCliOptions& opts,
       r.outcome = fmt::format("failed: {}", e.what());
     }
   }
-  bar.finish(r.stored ? fmt::format("stored ({} timings, {:.1f} s)", r.measured, r.seconds)
-                      : r.outcome);
+  bar.finish(probe_finish_text(r));
   if (!r.stored) spdlog::error("probe of {} {}", device, r.outcome);
   return r;
 }
 
 int run_probe(const GlobalOptions& global, const ProbeCliOptions& opts) {
   const double timeout_s = opts.timeout_s > 0 ? opts.timeout_s : (opts.quick ? 60 : 300);
+  check_probe_ops(split_csv(opts.ops), "--ops");
   // Open (and check) the database first: an unwritable path should fail
   // before minutes of measuring, not after.
   cap::Store store = cap::Store::open(cap::resolve_db_path(db_option(opts.db)));
@@ -180,7 +165,7 @@ int run_probe(const GlobalOptions& global, const ProbeCliOptions& opts) {
   }  // plugins unloaded: the children do the work
   if (todo.empty()) throw std::runtime_error("no devices found (see `ampx devices`)");
 
-  std::vector<DeviceResult> results;
+  std::vector<ProbeDeviceResult> results;
   for (const auto& [id, plugin] : todo) {
     std::string exclude;
     for (const auto& n : plugin_names)
@@ -189,33 +174,10 @@ int run_probe(const GlobalOptions& global, const ProbeCliOptions& opts) {
   }
 
   const bool all_ok = std::all_of(results.begin(), results.end(), [](auto& r) { return r.stored; });
-  if (opts.format == Format::kJson) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& r : results)
-      rows.push_back({{"device", r.device},
-                      {"fingerprint", r.fingerprint},
-                      {"measured", r.measured},
-                      {"native", r.native},
-                      {"emulated", r.emulated},
-                      {"unsupported", r.unsupported},
-                      {"seconds", r.seconds},
-                      {"stored", r.stored},
-                      {"outcome", r.outcome}});
-    std::cout << nlohmann::json{{"schema", "ampx.probe/1"},
-                                {"db", store.path().string()},
-                                {"quick", opts.quick},
-                                {"devices", rows}}
-                     .dump(2)
-              << "\n";
-  } else {
-    std::cout << fmt::format("{:<16} {:>8} {:>7} {:>9} {:>12} {:>8}  {}\n", "device", "measured",
-                             "native", "emulated", "unsupported", "time", "result");
-    for (const auto& r : results)
-      std::cout << fmt::format("{:<16} {:>8} {:>7} {:>9} {:>12} {:>7.1f}s  {}\n", r.device,
-                               r.measured, r.native, r.emulated, r.unsupported, r.seconds,
-                               r.outcome);
-    std::cout << fmt::format("database: {}\n", store.path().string());
-  }
+  if (opts.format == Format::kJson)
+    std::cout << probe_json(results, store.path(), opts.quick).dump(2) << "\n";
+  else
+    std::cout << probe_table(results, store.path());
   return all_ok ? 0 : 1;
 }
 

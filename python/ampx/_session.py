@@ -162,6 +162,37 @@ class Session:
             placements=_args.names("placements", placements), cost=_args.flag("cost", cost),
             tuned=_args.flag("tuned", tuned), progress=progress)
 
+    def probe(self, devices: str | Iterable[str] | None = None, quick: bool = False,
+              ops: str | Iterable[str] | None = None, timeout: float | None = None,
+              progress: Any = True) -> dict[str, Any]:
+        """``ampx probe``: measure each device's kernels (16-bit and f32),
+        Casts and copies and store the profiles in this session's capability
+        database (docs/capability-db.md), which later plans' cost model reads.
+        Returns ``ampx probe --format json`` (schema ampx.probe/1).
+
+        devices: "a,b", a list of ids, or None (every device of the session's
+            plugins).  quick: fewer, smaller shapes and repeats (``--quick``).
+        ops: only these op types, "Relu,MatMul" or a list (``--ops``).
+        timeout: the time budget per device in seconds (None: 300, 60 with
+            quick); once spent, the remaining cases are answered but not timed.
+        progress: True, the CLI's bar per device on a terminal; False; or a
+            callable (done, total, what), done counting from 0 for each
+            device, that must not call into this session.
+
+        The probe runs in this process, not in a child per device as ``ampx
+        probe`` does: a plugin that crashes takes Python down with it, and
+        one that hangs hangs this call (the timeout is a budget, not a kill).
+        Probe plugins you do not trust with ``ampx probe``. A device whose
+        probe fails raises DeviceError after the others are probed and stored."""
+        if isinstance(ops, str):
+            ops = [o.strip() for o in ops.split(",") if o.strip()]
+        if timeout is not None and _number("timeout", timeout) <= 0:
+            raise ValueError(f"timeout must be positive (or None), got {timeout}")
+        return json.loads(self._impl.probe(
+            devices=_args.device_list(devices), quick=_args.flag("quick", quick),
+            ops=_args.names("ops", ops), timeout=0.0 if timeout is None else float(timeout),
+            progress=progress))
+
     def trainer(self, model: Any, optimizer: str = "sgd", lr: float = 0.01, momentum: float = 0.0,
                 amp: str = "O2", dtype: str = "auto", loss_scale: str = "auto", *,
                 batch: int = 32, loss: str = "cross-entropy", nesterov: bool = False,

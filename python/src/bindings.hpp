@@ -32,6 +32,8 @@ struct SessionState {
   std::mutex mutex;
   // SessionOptions::fallback, for the plan requests (`--no-fallback`).
   Fallback fallback = Fallback::kToReference;
+  // SessionOptions::db_path, for probe (nullopt: capability::resolve_db_path's default).
+  std::optional<std::string> db;
 };
 
 // The session's lock for a destructor: the GIL let go while waiting, so that
@@ -137,6 +139,7 @@ void register_signature(nb::module_& m);
 // Session's long calls, each in a file of its own.
 void add_tune_method(nb::class_<SessionState>& session);
 void add_report_method(nb::class_<SessionState>& session);
+void add_probe_method(nb::class_<SessionState>& session);
 // Session.trainer and the Trainer class (and load_digits).
 void add_trainer(nb::module_& m, nb::class_<SessionState>& session);
 

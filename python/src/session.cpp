@@ -89,6 +89,7 @@ void init_session(SessionState* self, const std::string& devices,
     new (self) SessionState(std::move(o));
   }
   self->fallback = fallback ? Fallback::kToReference : Fallback::kRefuse;
+  self->db = db;
   try {
     check_devices(self->session, devices);
   } catch (...) {
@@ -171,6 +172,7 @@ void register_session(nb::module_& m) {
       m, "Session", "The one pipeline (ampx::Session): plugins, devices, plan, compile.");
   add_tune_method(session);
   add_report_method(session);
+  add_probe_method(session);
   add_trainer(m, session);
   session
       .def("__init__", &init_session, nb::arg("devices") = "", nb::arg("db") = nb::none(),

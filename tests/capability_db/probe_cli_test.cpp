@@ -151,5 +151,16 @@ TEST(ProbeCli, UnknownDeviceIsAUsageError) {
   EXPECT_FALSE(std::filesystem::exists(dir / "x.json"));
 }
 
+// A misspelt op would measure nothing and store an empty profile over the
+// device's: a usage error, before the database is touched.
+TEST(ProbeCli, UnknownOpIsAUsageError) {
+  ScratchDir dir;
+  const std::string db = (dir / "caps.db").string();
+  const auto r = ampx(dir.path(), "probe --quick --device cpu_ref:0 --ops Relu,Bogus --db " + db);
+  expect_one_line_error(r, "--ops 'Bogus': not an op of the op set");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
 }  // namespace
 }  // namespace ampx::capability
