@@ -63,6 +63,9 @@ class ShapeCachedModel {
   // naming a missing or unknown input, onnx_io::OnnxError when the shapes
   // contradict the model (one line naming the input and dimension).
   std::vector<HostTensor> run(std::span<const HostTensor> inputs);
+  // The same, reading the inputs in place (the Python package's NumPy
+  // arrays): they are copied only where a new plan needs their values.
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs);
 
   const ShapeCacheStats& stats() const { return stats_; }
   size_t cached() const { return entries_.size(); }
@@ -75,7 +78,7 @@ class ShapeCachedModel {
                    ShapeCacheOptions options);
 
   struct Entry;
-  Entry& entry_for(std::span<const HostTensor> inputs);
+  Entry& entry_for(std::span<const HostTensorView> inputs);
 
   Session* session_;
   std::string model_;
