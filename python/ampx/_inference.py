@@ -84,9 +84,12 @@ class InferenceSession:
         inputs, outputs = _ampx.model_signature(self._path)
         self._inputs = [NodeArg(n, t, list(d)) for n, t, d in inputs]
         self._outputs = [NodeArg(n, t, list(d)) for n, t, d in outputs]
-        # Planned at the first run, not here: whether the graph needs an
-        # input's values is known only once it is imported with them.
         self._model = session._impl.shape_cached(self._path, **_plan_args(**plan_options))
+        # Fixed shapes: planned and compiled now (or refused now), unless
+        # the graph is built from an input's values, planned at the first run.
+        fixed = [(a.name, _DTYPES.get(a.type), a.shape) for a in self._inputs]
+        if all(d is not None and all(isinstance(n, int) for n in s) for _, d, s in fixed):
+            self._model.prepare(fixed)
 
     def _devices(self, providers: Sequence[Any] | None) -> list[str] | None:
         if providers is None:

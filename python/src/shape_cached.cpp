@@ -85,6 +85,22 @@ nb::list run(ShapeCachedState& s, const std::vector<NamedInput>& inputs) {
   return out;
 }
 
+// ShapeCachedModel::prepare for (name, dtype, shape) per input: planned
+// now unless the graph is built from the inputs' values.
+bool prepare(
+    ShapeCachedState& s,
+    const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& inputs) {
+  std::vector<HostTensorView> views;
+  for (const auto& [name, dtype, dims] : inputs) {
+    const std::optional<DType> t = parse_dtype(dtype);
+    if (!t) throw std::invalid_argument("input '" + name + "': unknown dtype '" + dtype + "'");
+    views.push_back({name, TensorType{*t, Shape(dims.begin(), dims.end())}, {}});
+  }
+  nb::gil_scoped_release release;
+  const std::lock_guard lock(s.session->mutex);
+  return s.model->prepare(views);
+}
+
 // The plan of the last run, as Session.plan's Plan wraps it (a copy: the
 // cache may drop its entry). The device ranking and `dtype auto`'s counts
 // are not kept by the cache, and so not in its JSON.
@@ -129,6 +145,9 @@ void add_shape_cached(nb::module_& m, nb::class_<SessionState>& session) {
       .def("run", &run, nb::arg("inputs"),
            "One run of (name, dtype, array) per input (read in place): planned and compiled "
            "first for shapes or values not in the cache. Returns (name, dtype, array) per output.")
+      .def("prepare", &prepare, nb::arg("inputs"),
+           "Plan and compile for (name, dtype, shape) per input before any run; False when the "
+           "graph is built from the inputs' values (planned at the first run).")
       .def("plan", &last_plan, "The plan of the last run (std::logic_error before the first).")
       .def("stats", &stats,
            "runs, plans (cache misses), evictions, last_plan_ms, total_plan_ms, cached.")

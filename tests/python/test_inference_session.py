@@ -110,7 +110,7 @@ def test_value_inputs_are_planned_per_value(models_dir, run_devices):
                   axes=np.array([0, 2], np.int64), shape=np.array([4, -1, 2], np.int64))
     for device in run_devices:
         sess = ampx.InferenceSession(path, providers=[device], amp="O0")
-        assert sess.plan is None
+        assert sess.plan is None and sess.cache_stats()["plans"] == 0  # needs the values
         got = assert_matches_onnxruntime(path, sess, first)
         assert got[4].shape == (2, 4, 4)
         assert sess.cache_stats()["plans"] == 1
@@ -126,6 +126,26 @@ def test_value_inputs_are_planned_per_value(models_dir, run_devices):
         assert (stats["runs"], stats["plans"], stats["evictions"]) == (3, 2, 0), stats
         assert sess.plan.devices[0] == device
         assert sess.get_providers() == sess.plan.devices
+
+
+def test_fixed_shapes_are_planned_at_construction(models_dir, tmp_path):
+    path = os.path.join(models_dir, "mobilenet.onnx")
+    sess = ampx.InferenceSession(path, providers=["cpu_ref:0"], amp="O0")
+    assert sess.plan is not None
+    assert (sess.cache_stats()["runs"], sess.cache_stats()["plans"]) == (0, 1)
+    sess.run(None, feed_of(models_dir, "mobilenet"))
+    assert (sess.cache_stats()["runs"], sess.cache_stats()["plans"]) == (1, 1)
+    # A model ampx refuses is refused by the constructor, as ONNX Runtime's.
+    import onnx
+    from onnx import helper as oh
+
+    bad = oh.make_model(oh.make_graph(
+        [oh.make_node("NoSuchOp", ["x"], ["y"])], "g",
+        [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
+        [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])]),
+        opset_imports=[oh.make_opsetid("", 17)])
+    with pytest.raises(ampx.ModelError, match="NoSuchOp"):
+        ampx.InferenceSession(bad.SerializeToString(), providers=["cpu_ref:0"])
 
 
 def test_provider_names(models_dir):

@@ -1,3 +1,4 @@
+#include <ampx/onnx/onnx_import.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/session/shape_cached_model.hpp>
 
@@ -34,7 +35,8 @@ ShapeCachedModel::ShapeCachedModel(ShapeCachedModel&&) noexcept = default;
 ShapeCachedModel& ShapeCachedModel::operator=(ShapeCachedModel&&) noexcept = default;
 ShapeCachedModel::~ShapeCachedModel() = default;
 
-ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensorView> inputs) {
+ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensorView> inputs,
+                                                     Values given) {
   std::vector<std::pair<std::string, Shape>> key;
   for (const HostTensorView& t : inputs) {
     if (t.name.empty()) throw std::invalid_argument(model_ + ": an input without a name");
@@ -70,8 +72,9 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensorV
   // Values too: a shape or axes computed from an input at run time are
   // evaluated from it, and the entry remembers the values it was built for.
   for (const HostTensorView& t : inputs)
-    mo.input_values[std::string(t.name)] =
-        HostTensor{std::string(t.name), t.type, {t.data.begin(), t.data.end()}};
+    if (given == Values::kGiven)
+      mo.input_values[std::string(t.name)] =
+          HostTensor{std::string(t.name), t.type, {t.data.begin(), t.data.end()}};
   const Graph graph = session_->load(model_, mo);
   std::vector<std::pair<std::string, std::vector<std::byte>>> values;
   for (const std::string& name : graph.specialised_on)
@@ -126,6 +129,34 @@ std::vector<HostTensor> ShapeCachedModel::run(std::span<const HostTensorView> in
     for (const HostTensorView& t : inputs)
       if (t.name == name) ordered.push_back(t);
   return e.model.run(ordered);
+}
+
+bool ShapeCachedModel::prepare(std::span<const HostTensorView> inputs) {
+  try {
+    (void)entry_for(inputs, Values::kUnknown);
+    return true;
+  } catch (const onnx_io::OnnxError& without) {
+    // Does the import need an input's value? Given values (zeros), it then
+    // fails otherwise or not at all, and the first run plans the model with
+    // its own; the same failure does not depend on them: the model's.
+    ModelOptions mo = base_;
+    for (const HostTensorView& t : inputs) {
+      const std::string name(t.name);
+      mo.input_shapes[name] = t.type.shape;
+      mo.input_values[name] =
+          HostTensor{name, t.type,
+                     std::vector<std::byte>(static_cast<size_t>(element_count(t.type.shape)) *
+                                            dtype_size(t.type.dtype))};
+    }
+    try {
+      (void)session_->load(model_, mo);
+    } catch (const onnx_io::OnnxError& with) {
+      if (std::string_view(with.what()) == without.what()) throw;
+    } catch (const std::exception&) {
+      // another failure with values: they matter
+    }
+    return false;
+  }
 }
 
 const AmpPlan& ShapeCachedModel::plan() const {
