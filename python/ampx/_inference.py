@@ -87,8 +87,15 @@ class InferenceSession:
         self._model = session._impl.shape_cached(self._path, **_plan_args(**plan_options))
         # Fixed shapes: planned and compiled now (or refused now), unless
         # the graph is built from an input's values, planned at the first run.
-        fixed = [(a.name, _DTYPES.get(a.type), a.shape) for a in self._inputs]
-        if all(d is not None and all(isinstance(n, int) for n in s) for _, d, s in fixed):
+        typed = [(a.name, _DTYPES.get(a.type), a.shape) for a in self._inputs]
+        fixed = [t for t in typed if t[1] is not None and all(isinstance(n, int) for n in t[2])]
+        untaken = [a for a in self._inputs if a.type not in _DTYPES]
+        if untaken:
+            # An input of a type ampx does not take: the import says why
+            # (the op, opset or element type), else this.
+            self._model.prepare(fixed)
+            raise _ampx.ModelError(f"input '{untaken[0].name}': ampx does not take {untaken[0].type}")
+        if len(fixed) == len(typed):
             self._model.prepare(fixed)
 
     def _devices(self, providers: Sequence[Any] | None) -> list[str] | None:
@@ -155,9 +162,7 @@ class InferenceSession:
                 raise ValueError(f"'{n}' is not an output of the model")
         arrays = []
         for arg in self._inputs:
-            dtype = _DTYPES.get(arg.type)
-            if dtype is None:
-                raise _ampx.ModelError(f"input '{arg.name}': ampx does not take {arg.type}")
+            dtype = _DTYPES[arg.type]  # the constructor refused others
             arrays.append((arg.name, dtype, _tensors.to_input(arg.name, dtype, input_feed[arg.name])))
         raw = self._model.run(arrays)
         if len(raw) != len(self._outputs):
