@@ -128,13 +128,14 @@ class InferenceSession:
         return list(self._outputs)
 
     def get_providers(self) -> list[str]:
-        """The devices planned on (before the first run: the session's list)."""
+        """The devices planned on (before any plan: the session's list)."""
         plan = self.plan
         return plan.devices if plan is not None else self._session.device_ids
 
     @property
     def plan(self) -> Plan | None:
-        """The plan of the last run (ampx.Plan), or None before the first."""
+        """The plan of the last run, or the one made at construction (ampx.Plan);
+        None while nothing is planned."""
         return Plan(self._model.plan()) if self._model.cached() else None
 
     def cache_stats(self) -> dict[str, Any]:
