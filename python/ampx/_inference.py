@@ -5,9 +5,12 @@ Session, so that trying ampx is one changed import:
     sess = ort.InferenceSession("model.onnx", providers=["onednn:0"])
     outputs = sess.run(None, {"input": x})
 
-The model is planned (amp level, 16-bit type) and compiled once per set of
-input shapes: at construction when every input's shape is fixed, else at
-the first run of each new shape (a symbolic dimension takes the run's)."""
+The model is planned (amp level, 16-bit type) and compiled at its first run
+and again for each new set of input shapes (a symbolic dimension takes the
+run's) and, for a model whose shapes come from an input's values (a
+Reshape's shape, Resize's scales, TopK's k fed as graph inputs), for each
+new value of those inputs: the Session's ShapeCachedModel (docs/SESSION.md),
+the pipeline and bounded cache of ``ampx run --input``."""
 
 from __future__ import annotations
 
@@ -15,8 +18,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import _ampx, _args
-from ._session import Session, _model_bytes
+from . import _ampx, _args, _tensors
+from ._plan import Plan
+from ._session import Session, _model_bytes, _plan_args
+
+# ONNX Runtime's type names -> ampx's dtypes.
+_DTYPES = {onnx_type: dtype for dtype, onnx_type in _tensors.ONNX_TYPES.items()}
 
 # ONNX Runtime's provider names and the ampx devices they stand for.
 _PROVIDERS = {
@@ -72,13 +79,24 @@ class InferenceSession:
         if not self._path.endswith(".onnx"):
             raise ValueError(f"'{self._path}': expected an ONNX model (a path ending in .onnx)")
         self._session = session
-        self._plan_options = plan_options
+        if "input_shapes" in plan_options:
+            raise TypeError("InferenceSession takes its input shapes from each run, not input_shapes")
         inputs, outputs = _ampx.model_signature(self._path)
         self._inputs = [NodeArg(n, t, list(d)) for n, t, d in inputs]
         self._outputs = [NodeArg(n, t, list(d)) for n, t, d in outputs]
-        self._compiled: dict[tuple, Any] = {}
-        if all(isinstance(d, int) for arg in self._inputs for d in arg.shape):
-            self._compiled_for({})
+        self._model = session._impl.shape_cached(self._path, **_plan_args(**plan_options))
+        # Fixed shapes: planned and compiled now (or refused now), unless
+        # the graph is built from an input's values, planned at the first run.
+        typed = [(a.name, _DTYPES.get(a.type), a.shape) for a in self._inputs]
+        fixed = [t for t in typed if t[1] is not None and all(isinstance(n, int) for n in t[2])]
+        untaken = [a for a in self._inputs if a.type not in _DTYPES]
+        if untaken:
+            # An input of a type ampx does not take: the import says why
+            # (the op, opset or element type), else this.
+            self._model.prepare(fixed)
+            raise _ampx.ModelError(f"input '{untaken[0].name}': ampx does not take {untaken[0].type}")
+        if len(fixed) == len(typed):
+            self._model.prepare(fixed)
 
     def _devices(self, providers: Sequence[Any] | None) -> list[str] | None:
         if providers is None:
@@ -103,14 +121,6 @@ class InferenceSession:
                     f"{', '.join(_PROVIDERS)}")
         return list(dict.fromkeys(ids))
 
-    def _compiled_for(self, shapes: Mapping[str, tuple]) -> Any:
-        key = tuple(sorted(shapes.items()))
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            plan = self._session.plan(self._path, input_shapes=dict(shapes), **self._plan_options)
-            compiled = self._compiled[key] = self._session.compile(plan)
-        return compiled
-
     def get_inputs(self) -> list[NodeArg]:
         return list(self._inputs)
 
@@ -118,30 +128,48 @@ class InferenceSession:
         return list(self._outputs)
 
     def get_providers(self) -> list[str]:
-        """The devices planned on (the session's list)."""
-        compiled = next(iter(self._compiled.values()), None)
-        return compiled.plan.devices if compiled else self._session.device_ids
+        """The devices planned on (before any plan: the session's list)."""
+        plan = self.plan
+        return plan.devices if plan is not None else self._session.device_ids
 
     @property
-    def plan(self):
-        """The plan of the last shapes compiled (ampx.Plan), or None before a run."""
-        compiled = next(reversed(self._compiled.values()), None)
-        return compiled.plan if compiled else None
+    def plan(self) -> Plan | None:
+        """The plan of the last run, or the one made at construction (ampx.Plan);
+        None while nothing is planned."""
+        return Plan(self._model.plan()) if self._model.cached() else None
+
+    def cache_stats(self) -> dict[str, Any]:
+        """The plan cache: runs, plans (imports, plans and compiles: one per
+        new shape or value), evictions (the least recently used plan dropped;
+        4 are kept), last_plan_ms, total_plan_ms and cached (plans kept)."""
+        return self._model.stats()
 
     def run(self, output_names: Iterable[str] | None, input_feed: Mapping[str, Any],
             run_options: Any = None) -> list[Any]:
         """The outputs named (None: all, in the model's order) for `input_feed`."""
         if not isinstance(input_feed, Mapping):
             raise TypeError(f"input_feed must be a dict of name -> array, not {type(input_feed).__name__}")
-        import numpy as np
-
-        shapes = {}
-        for arg in self._inputs:
-            if any(not isinstance(d, int) for d in arg.shape) and arg.name in input_feed:
-                shapes[arg.name] = tuple(np.shape(input_feed[arg.name]))
-        outputs = self._compiled_for(shapes).run(input_feed)
+        known = {a.name for a in self._inputs}
+        for key in input_feed:
+            if key not in known:
+                raise ValueError(
+                    f"'{key}' is not an input of the model (inputs: {', '.join(sorted(known))})")
+        missing = [a.name for a in self._inputs if a.name not in input_feed]
+        if missing:
+            raise ValueError(f"missing input(s): {', '.join(missing)}")
         names = [o.name for o in self._outputs] if output_names is None else list(output_names)
         for n in names:
-            if n not in outputs:
+            if n not in {o.name for o in self._outputs}:
                 raise ValueError(f"'{n}' is not an output of the model")
+        arrays = []
+        for arg in self._inputs:
+            dtype = _DTYPES[arg.type]  # the constructor refused others
+            arrays.append((arg.name, dtype, _tensors.to_input(arg.name, dtype, input_feed[arg.name])))
+        raw = self._model.run(arrays)
+        if len(raw) != len(self._outputs):
+            raise _ampx.Error(f"the model declares {len(self._outputs)} outputs, its run gave {len(raw)}")
+        # The model's own output names, in order: the planned graph may
+        # rename an output it computes in 16-bit and casts back.
+        outputs = {arg.name: _tensors.from_output(dtype, arr)
+                   for arg, (_, dtype, arr) in zip(self._outputs, raw)}
         return [outputs[n] for n in names]

@@ -29,6 +29,27 @@ def _number(name: str, value: Any) -> float:
     return float(value)
 
 
+def _plan_args(amp: str = "O2", dtype: str = "auto", keep_fp32: Iterable[str] | None = None,
+               force_16bit: Iterable[str] | None = None, *,
+               place: Mapping[str, str] | None = None, white_list: str | None = None,
+               black_list: str | None = None, cost: bool = True, tuned: bool = True,
+               capability_blind: bool = False) -> dict[str, Any]:
+    """Session.plan's planning options, checked, as the module's plan and
+    shape_cached take them (one mapping onto the PlanRequest, in C++)."""
+    return dict(
+        amp=_args.text("amp", amp),
+        dtype=_args.text("dtype", dtype),
+        keep_fp32=_args.names("keep_fp32", keep_fp32),
+        force_16bit=_args.names("force_16bit", force_16bit),
+        place=_args.pins(place),
+        white_list=_args.optional_text("white_list", white_list),
+        black_list=_args.optional_text("black_list", black_list),
+        cost=_args.flag("cost", cost),
+        tuned=_args.flag("tuned", tuned),
+        capability_blind=_args.flag("capability_blind", capability_blind),
+    )
+
+
 class Session:
     """Plugins loaded once, devices chosen, and the plans and compiled models
     made on them (ampx::Session, docs/SESSION.md).
@@ -80,19 +101,10 @@ class Session:
         keep_fp32 / force_16bit: node names or prefixes ending in '*'.
         input_shapes: {input: shape} for ONNX inputs with symbolic dimensions.
         place: {node pattern: device id} pins (``--place``)."""
-        args = dict(
-            amp=_args.text("amp", amp),
-            dtype=_args.text("dtype", dtype),
-            keep_fp32=_args.names("keep_fp32", keep_fp32),
-            force_16bit=_args.names("force_16bit", force_16bit),
-            input_shapes=_args.shapes(input_shapes),
-            place=_args.pins(place),
-            white_list=_args.optional_text("white_list", white_list),
-            black_list=_args.optional_text("black_list", black_list),
-            cost=_args.flag("cost", cost),
-            tuned=_args.flag("tuned", tuned),
-            capability_blind=_args.flag("capability_blind", capability_blind),
-        )
+        args = _plan_args(amp, dtype, keep_fp32, force_16bit, place=place,
+                          white_list=white_list, black_list=black_list, cost=cost, tuned=tuned,
+                          capability_blind=capability_blind)
+        args["input_shapes"] = _args.shapes(input_shapes)
         data = _model_bytes(model)
         if data is None:
             return Plan(self._impl.plan(_args.path("model", model), **args))

@@ -118,6 +118,11 @@ using InputArray = nb::ndarray<nb::ro, nb::device::cpu>;
 // out: ExecutionPlan::state).
 std::vector<const Value*> data_inputs(const ExecutionPlan& plan);
 
+// A view of `a` as input `name` of `dtype`, its memory read in place:
+// TypeFailure for another dtype (bf16 comes as uint16 bits or a DLPack
+// bfloat16) or an array that is not C-contiguous. `name` must outlive it.
+HostTensorView input_view(std::string_view name, DType dtype, const InputArray& a);
+
 // Views of `arrays` for those inputs, reading each array's memory in place
 // (no copy): TypeFailure for a dtype other than the input's (bf16 comes as
 // uint16 bits or a DLPack bfloat16) or an array that is not C-contiguous,
@@ -128,6 +133,18 @@ std::vector<HostTensorView> input_views(const ExecutionPlan& plan,
 // A run's output as a NumPy array that owns the tensor's bytes (moved, not
 // copied); bf16 as its uint16 bits, which the package converts.
 nb::object to_numpy(HostTensor&& tensor);
+
+// Session.plan's keyword arguments (amp, dtype, keep_fp32, force_16bit,
+// place, white_list, black_list, cost, tuned, capability_blind) as the
+// PlanArgs make_plan_request takes: Session.plan's and Session.shape_cached's
+// one mapping.
+PlanArgs plan_args(const std::string& amp, const std::string& dtype,
+                   const std::vector<std::string>& keep_fp32,
+                   const std::vector<std::string>& force_16bit,
+                   const std::vector<std::pair<std::string, std::string>>& place,
+                   const std::optional<std::string>& white_list,
+                   const std::optional<std::string>& black_list, bool cost, bool tuned,
+                   bool capability_blind);
 
 // Each file's part of the module.
 void register_errors(nb::module_& m);
@@ -142,5 +159,7 @@ void add_report_method(nb::class_<SessionState>& session);
 void add_probe_method(nb::class_<SessionState>& session);
 // Session.trainer and the Trainer class (and load_digits).
 void add_trainer(nb::module_& m, nb::class_<SessionState>& session);
+// Session.shape_cached and the ShapeCachedModel class (shape_cached.cpp).
+void add_shape_cached(nb::module_& m, nb::class_<SessionState>& session);
 
 }  // namespace ampx::python

@@ -5,6 +5,25 @@
 
 namespace ampx::python {
 
+PlanArgs plan_args(const std::string& amp, const std::string& dtype,
+                   const std::vector<std::string>& keep_fp32,
+                   const std::vector<std::string>& force_16bit,
+                   const std::vector<std::pair<std::string, std::string>>& place,
+                   const std::optional<std::string>& white_list,
+                   const std::optional<std::string>& black_list, bool cost, bool tuned,
+                   bool capability_blind) {
+  return {.amp = amp,
+          .dtype = dtype,
+          .keep_fp32 = keep_fp32,
+          .force_16bit = force_16bit,
+          .white_list = white_list,
+          .black_list = black_list,
+          .place = place,
+          .costs = cost ? CostUse::kModel : CostUse::kNone,
+          .tuned = tuned ? TunedPlans::kUse : TunedPlans::kIgnore,
+          .capabilities = capability_blind ? CapabilityUse::kBlind : CapabilityUse::kAware};
+}
+
 PlanRequest make_plan_request(const PlanArgs& args, const std::string& model, Fallback fallback) {
   PlanRequest r;
   AmpPolicy& p = r.policy;

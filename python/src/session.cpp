@@ -107,17 +107,10 @@ std::shared_ptr<PlanState> plan(std::shared_ptr<SessionState> self, const std::s
                                 const std::optional<std::string>& white_list,
                                 const std::optional<std::string>& black_list, bool cost, bool tuned,
                                 bool capability_blind) {
-  PlanArgs args{.amp = amp,
-                .dtype = dtype,
-                .keep_fp32 = keep_fp32,
-                .force_16bit = force_16bit,
-                .white_list = white_list,
-                .black_list = black_list,
-                .place = place,
-                .costs = cost ? CostUse::kModel : CostUse::kNone,
-                .tuned = tuned ? TunedPlans::kUse : TunedPlans::kIgnore,
-                .capabilities = capability_blind ? CapabilityUse::kBlind : CapabilityUse::kAware};
-  PlanRequest request = make_plan_request(args, model, self->fallback);
+  PlanRequest request =
+      make_plan_request(plan_args(amp, dtype, keep_fp32, force_16bit, place, white_list, black_list,
+                                  cost, tuned, capability_blind),
+                        model, self->fallback);
   ModelOptions mo;
   for (const auto& [name, dims] : input_shapes) {
     for (int64_t d : dims)
@@ -174,6 +167,7 @@ void register_session(nb::module_& m) {
   add_report_method(session);
   add_probe_method(session);
   add_trainer(m, session);
+  add_shape_cached(m, session);
   session
       .def("__init__", &init_session, nb::arg("devices") = "", nb::arg("db") = nb::none(),
            nb::arg("threads") = 0, nb::arg("fallback") = true,

@@ -69,6 +69,18 @@ std::vector<const Value*> data_inputs(const ExecutionPlan& plan) {
   return values;
 }
 
+HostTensorView input_view(std::string_view name, DType dtype, const InputArray& a) {
+  if (!dtype_matches(a, dtype))
+    throw TypeFailure("input '" + std::string(name) + "': expected an array of " +
+                      std::string(dtype_name(dtype)) + ", got another dtype");
+  if (!c_contiguous(a))
+    throw TypeFailure("input '" + std::string(name) + "': the array is not C-contiguous");
+  Shape shape(a.ndim());
+  for (size_t d = 0; d < a.ndim(); ++d) shape[d] = static_cast<int64_t>(a.shape(d));
+  const auto* data = static_cast<const std::byte*>(a.data());
+  return {name, TensorType{dtype, std::move(shape)}, std::span<const std::byte>(data, a.nbytes())};
+}
+
 std::vector<HostTensorView> input_views(const ExecutionPlan& plan,
                                         const std::vector<InputArray>& arrays) {
   const std::vector<const Value*> inputs = data_inputs(plan);
@@ -77,20 +89,8 @@ std::vector<HostTensorView> input_views(const ExecutionPlan& plan,
                                 " inputs, got " + std::to_string(arrays.size()));
   std::vector<HostTensorView> views;
   views.reserve(arrays.size());
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    const InputArray& a = arrays[i];
-    const Value& v = *inputs[i];
-    if (!dtype_matches(a, v.type.dtype))
-      throw TypeFailure("input '" + v.name + "': expected an array of " +
-                        std::string(dtype_name(v.type.dtype)) + ", got another dtype");
-    if (!c_contiguous(a))
-      throw TypeFailure("input '" + v.name + "': the array is not C-contiguous");
-    Shape shape(a.ndim());
-    for (size_t d = 0; d < a.ndim(); ++d) shape[d] = static_cast<int64_t>(a.shape(d));
-    const auto* data = static_cast<const std::byte*>(a.data());
-    views.push_back({v.name, TensorType{v.type.dtype, std::move(shape)},
-                     std::span<const std::byte>(data, a.nbytes())});
-  }
+  for (size_t i = 0; i < arrays.size(); ++i)
+    views.push_back(input_view(inputs[i]->name, inputs[i]->type.dtype, arrays[i]));
   return views;
 }
 

@@ -7,6 +7,7 @@
 #include <ampx/onnx/onnx_import.hpp>
 #include <ampx/session/session.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -105,3 +106,47 @@ TEST(OnnxValueInputs, AShapeCachedModelPlansOncePerValue) {
 }
 
 }  // namespace
+
+// prepare(): without the values the TopK model cannot be imported (nothing
+// is cached, the first run plans it); a model that needs none is planned
+// at once, and its runs use that plan whatever their values.
+TEST(OnnxValueInputs, PrepareDefersOnlyAGraphBuiltFromValues) {
+  TempDir dir;
+  ampx::Session session{{.devices = "cpu_ref:0", .use_costs = false, .use_tuned = false}};
+  const auto topk = topk_model().save(dir / "topk.onnx");
+  ampx::ShapeCachedModel by_value = session.load_shape_cached(topk.string(), {});
+  const std::vector<ampx::HostTensorView> types{{"x", {ampx::DType::kF32, {2, 5}}, {}},
+                                                {"k", {ampx::DType::kI64, {1}}, {}}};
+  EXPECT_FALSE(by_value.prepare(types));
+  EXPECT_EQ(by_value.stats().plans, 0);
+
+  ModelMaker mm(13);
+  mm.input("x", {"2", "5"});
+  mm.node("Relu", {"x"}, {"y"});
+  mm.output("y");
+  const auto plain = mm.save(dir / "plain.onnx");
+  ampx::ShapeCachedModel fixed = session.load_shape_cached(plain.string(), {});
+  const std::vector<ampx::HostTensorView> x_type{types[0]};
+  EXPECT_TRUE(fixed.prepare(x_type));
+  EXPECT_EQ(fixed.stats().plans, 1);
+  ampx::HostTensor x = x_tensor();
+  for (float sign : {1.0f, -1.0f}) {
+    auto* v = reinterpret_cast<float*>(x.data.data());
+    for (int i = 0; i < 10; ++i) v[i] *= sign;
+    const auto out = fixed.run(std::vector<ampx::HostTensor>{x});
+    ASSERT_EQ(out.size(), 1u);
+    const auto* y = reinterpret_cast<const float*>(out[0].data.data());
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(y[i], std::max(v[i], 0.0f));
+  }
+  EXPECT_EQ(fixed.stats().runs, 2);
+  EXPECT_EQ(fixed.stats().plans, 1);
+
+  // A model ampx refuses whatever the values: the import's own error.
+  ModelMaker bad(13);
+  bad.input("x", {"2", "5"});
+  bad.node("NoSuchOp", {"x"}, {"y"});
+  bad.output("y");
+  ampx::ShapeCachedModel refused =
+      session.load_shape_cached(bad.save(dir / "bad.onnx").string(), {});
+  EXPECT_THROW((void)refused.prepare(x_type), ampx::onnx_io::OnnxError);
+}

@@ -1,6 +1,7 @@
 """ampx.InferenceSession has ONNX Runtime's shape: the same inputs and
 outputs declared, and the same results within the f32 tolerance at O0 on
-the test models (tests/onnx/make_models.py)."""
+the test models (tests/onnx/make_models.py), including one whose shapes
+come from its inputs' values (valueinputs), planned per value."""
 
 import glob
 import os
@@ -10,17 +11,12 @@ import pytest
 
 import ampx
 
-# Models whose shapes come from input values (make_models.py's valueinputs):
-# planned per value by ampx run --input, not by an InferenceSession, which
-# plans per shape.
-VALUE_MODELS = {"valueinputs"}
 TOL_O0 = 1e-4  # tests/support/tolerances.hpp, whole models at f32
 
 
 def model_names(models_dir):
     names = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(models_dir, "*.onnx")))
-    return [n for n in names if n not in VALUE_MODELS
-            and os.path.isdir(os.path.join(models_dir, n + ".inputs"))]
+    return [n for n in names if os.path.isdir(os.path.join(models_dir, n + ".inputs"))]
 
 
 def feed_of(models_dir, name):
@@ -39,7 +35,7 @@ def test_same_shape_and_results_as_onnxruntime(models_dir, run_devices):
     import onnxruntime as ort
 
     models = model_names(models_dir)
-    assert len(models) >= 10, models
+    assert len(models) >= 10 and "valueinputs" in models, models
     failures = []
     for name in models:
         path = os.path.join(models_dir, name + ".onnx")
@@ -85,7 +81,71 @@ def test_symbolic_batch_is_planned_per_shape(models_dir):
         x = np.ones((batch, 20), np.float32)
         (probs,) = sess.run(None, {"x": x})
         assert probs.shape == (batch, 6)
-    assert len(sess._compiled) == 2
+    stats = sess.cache_stats()
+    assert (stats["runs"], stats["plans"], stats["cached"]) == (3, 2, 2), stats
+
+
+def assert_matches_onnxruntime(path, sess, feed):
+    import onnxruntime as ort
+
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feed)
+    got = sess.run(None, feed)
+    for arg, g, r in zip(sess.get_outputs(), got, ref):
+        assert g.shape == r.shape, (arg.name, g.shape, r.shape)
+        if np.issubdtype(r.dtype, np.integer):
+            assert np.array_equal(g, r), arg.name
+        else:
+            assert rel_error(g, r) <= TOL_O0, arg.name
+    return got
+
+
+def test_value_inputs_are_planned_per_value(models_dir, run_devices):
+    """Resize's scales, TopK's k, ReduceSum's axes and a Reshape's shape fed
+    as inputs: each new value is a new plan (the graph is built for it), a
+    value seen before re-uses its plan, and the data input's values do not
+    count."""
+    path = os.path.join(models_dir, "valueinputs.onnx")
+    first = feed_of(models_dir, "valueinputs")
+    second = dict(first, scales=np.array([1, 1, 1.5, 2], np.float32), k=np.array([4], np.int64),
+                  axes=np.array([0, 2], np.int64), shape=np.array([4, -1, 2], np.int64))
+    for device in run_devices:
+        sess = ampx.InferenceSession(path, providers=[device], amp="O0")
+        assert sess.plan is None and sess.cache_stats()["plans"] == 0  # needs the values
+        got = assert_matches_onnxruntime(path, sess, first)
+        assert got[4].shape == (2, 4, 4)
+        assert sess.cache_stats()["plans"] == 1
+        got = assert_matches_onnxruntime(path, sess, second)
+        assert got[1].shape == (1, 5) and got[4].shape == (4, 4, 2)
+        stats = sess.cache_stats()
+        assert (stats["runs"], stats["plans"], stats["cached"]) == (2, 2, 2), stats
+        assert stats["last_plan_ms"] > 0 and stats["total_plan_ms"] >= stats["last_plan_ms"]
+        # The first values again, with other data in x: the first plan.
+        again = dict(first, x=-first["x"])
+        assert_matches_onnxruntime(path, sess, again)
+        stats = sess.cache_stats()
+        assert (stats["runs"], stats["plans"], stats["evictions"]) == (3, 2, 0), stats
+        assert sess.plan.devices[0] == device
+        assert sess.get_providers() == sess.plan.devices
+
+
+def test_fixed_shapes_are_planned_at_construction(models_dir, tmp_path):
+    path = os.path.join(models_dir, "mobilenet.onnx")
+    sess = ampx.InferenceSession(path, providers=["cpu_ref:0"], amp="O0")
+    assert sess.plan is not None
+    assert (sess.cache_stats()["runs"], sess.cache_stats()["plans"]) == (0, 1)
+    sess.run(None, feed_of(models_dir, "mobilenet"))
+    assert (sess.cache_stats()["runs"], sess.cache_stats()["plans"]) == (1, 1)
+    # A model ampx refuses is refused by the constructor, as ONNX Runtime's.
+    import onnx
+    from onnx import helper as oh
+
+    bad = oh.make_model(oh.make_graph(
+        [oh.make_node("NoSuchOp", ["x"], ["y"])], "g",
+        [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
+        [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])]),
+        opset_imports=[oh.make_opsetid("", 17)])
+    with pytest.raises(ampx.ModelError, match="NoSuchOp"):
+        ampx.InferenceSession(bad.SerializeToString(), providers=["cpu_ref:0"])
 
 
 def test_provider_names(models_dir):

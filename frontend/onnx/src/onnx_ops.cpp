@@ -616,10 +616,11 @@ void pad(I& im, const N& n) {
 // ONNX's output sizes from scales (floor(in * scale)). ampx's Resize maps
 // output to input coordinates by output/input size, ONNX (and ONNX Runtime)
 // by the scale: the same only when in * scale is a whole number (up to
-// float rounding), or with align_corners, which uses neither. Other scales
-// are refused rather than imported with shifted sampling points.
-std::vector<int64_t> sizes_from_scales(I& im, const Shape& s, std::span<const double> scales,
-                                       bool check_whole) {
+// float rounding). align_corners too: ONNX's reference divides by
+// in * scale - 1, not by the floored size - 1 (the node suite's
+// test_resize_downsample_scales_linear_align_corners). Other scales are
+// refused rather than imported with shifted sampling points.
+std::vector<int64_t> sizes_from_scales(I& im, const Shape& s, std::span<const double> scales) {
   if (scales.size() != s.size())
     im.fail(fmt::format("scales has {} values, the input has rank {}", scales.size(), s.size()));
   std::vector<int64_t> sizes;
@@ -631,7 +632,7 @@ std::vector<int64_t> sizes_from_scales(I& im, const Shape& s, std::span<const do
       im.fail(fmt::format("scale {} of dimension {} is not valid", scales[i], i));
     sizes.push_back(static_cast<int64_t>(size));
   }
-  for (size_t i = 0; check_whole && i < s.size(); ++i) {
+  for (size_t i = 0; i < s.size(); ++i) {
     const double exact = static_cast<double>(s[i]) * scales[i];
     if (std::abs(exact - static_cast<double>(sizes[i])) > 1e-5 * exact)
       im.fail(fmt::format(
@@ -692,7 +693,7 @@ void upsample(I& im, const N& n) {
     if (!(scales[i] >= 1))
       im.fail(fmt::format("scale {} of dimension {} is below 1 (Upsample only enlarges)", scales[i],
                           i));
-  auto sizes = sizes_from_scales(im, s, scales, true);
+  auto sizes = sizes_from_scales(im, s, scales);
   emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales));
 }
 
@@ -705,7 +706,7 @@ void resize(I& im, const N& n) {
   const std::string mode = resize_mode(im, n);
   if (im.opset() < 11) {
     const auto scales = im.const_floats(n, 1, "scales");
-    auto sizes = sizes_from_scales(im, s, scales, true);
+    auto sizes = sizes_from_scales(im, s, scales);
     emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales));
     return;
   }
@@ -736,7 +737,7 @@ void resize(I& im, const N& n) {
   } else {
     std::vector<double> scales(s.size(), 1.0);
     for (size_t i = 0; i < axes.size(); ++i) scales[static_cast<size_t>(axes[i])] = given_scales[i];
-    sizes = sizes_from_scales(im, s, scales, ctm != "align_corners");
+    sizes = sizes_from_scales(im, s, scales);
   }
   if (im.attr_int_or(n, "antialias", 0) != 0 && mode == "linear")
     for (size_t i = 0; i < s.size(); ++i)

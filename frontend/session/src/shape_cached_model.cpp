@@ -1,3 +1,4 @@
+#include <ampx/onnx/onnx_import.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/session/shape_cached_model.hpp>
 
@@ -34,11 +35,12 @@ ShapeCachedModel::ShapeCachedModel(ShapeCachedModel&&) noexcept = default;
 ShapeCachedModel& ShapeCachedModel::operator=(ShapeCachedModel&&) noexcept = default;
 ShapeCachedModel::~ShapeCachedModel() = default;
 
-ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor> inputs) {
+ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensorView> inputs,
+                                                     Values given) {
   std::vector<std::pair<std::string, Shape>> key;
-  for (const HostTensor& t : inputs) {
+  for (const HostTensorView& t : inputs) {
     if (t.name.empty()) throw std::invalid_argument(model_ + ": an input without a name");
-    key.emplace_back(t.name, t.type.shape);
+    key.emplace_back(std::string(t.name), t.type.shape);
   }
   std::sort(key.begin(), key.end());
   for (size_t i = 1; i < key.size(); ++i)
@@ -47,8 +49,8 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor>
   auto same_values = [&](const Entry& e) {
     for (const auto& value : e.values) {  // (clang 14 cannot capture a structured binding)
       const auto t = std::find_if(inputs.begin(), inputs.end(),
-                                  [&](const HostTensor& h) { return h.name == value.first; });
-      if (t == inputs.end() || t->data != value.second) return false;
+                                  [&](const HostTensorView& h) { return h.name == value.first; });
+      if (t == inputs.end() || !std::ranges::equal(t->data, value.second)) return false;
     }
     return true;
   };
@@ -69,12 +71,16 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor>
   }
   // Values too: a shape or axes computed from an input at run time are
   // evaluated from it, and the entry remembers the values it was built for.
-  for (const HostTensor& t : inputs) mo.input_values[t.name] = t;
+  for (const HostTensorView& t : inputs)
+    if (given == Values::kGiven)
+      mo.input_values[std::string(t.name)] =
+          HostTensor{std::string(t.name), t.type, {t.data.begin(), t.data.end()}};
   const Graph graph = session_->load(model_, mo);
   std::vector<std::pair<std::string, std::vector<std::byte>>> values;
   for (const std::string& name : graph.specialised_on)
-    for (const HostTensor& t : inputs)
-      if (t.name == name) values.emplace_back(name, t.data);
+    for (const HostTensorView& t : inputs)
+      if (t.name == name)
+        values.emplace_back(name, std::vector<std::byte>(t.data.begin(), t.data.end()));
   std::vector<std::string> order;
   for (ValueId v : graph.inputs()) order.push_back(graph.value(v).name);
   for (const std::string& name : order)
@@ -104,21 +110,53 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensor>
 }
 
 std::vector<HostTensor> ShapeCachedModel::run(std::span<const HostTensor> inputs) {
+  return run(views_of(inputs));
+}
+
+std::vector<HostTensor> ShapeCachedModel::run(std::span<const HostTensorView> inputs) {
   Entry& e = entry_for(inputs);
   ++stats_.runs;
-  // The executor takes the graph's inputs in order: given so, as they are
-  // (no copy of the data on every run); else reordered.
+  // The executor takes the graph's inputs in order: given so, as they are;
+  // else the views reordered (the data is never copied for a run).
   const bool in_order =
       inputs.size() == e.order.size() &&
       std::equal(e.order.begin(), e.order.end(), inputs.begin(),
-                 [](const std::string& name, const HostTensor& t) { return t.name == name; });
+                 [](const std::string& name, const HostTensorView& t) { return t.name == name; });
   if (in_order) return e.model.run(inputs);
-  std::vector<HostTensor> ordered;
+  std::vector<HostTensorView> ordered;
   ordered.reserve(e.order.size());
   for (const std::string& name : e.order)
-    for (const HostTensor& t : inputs)
+    for (const HostTensorView& t : inputs)
       if (t.name == name) ordered.push_back(t);
   return e.model.run(ordered);
+}
+
+bool ShapeCachedModel::prepare(std::span<const HostTensorView> inputs) {
+  try {
+    (void)entry_for(inputs, Values::kUnknown);
+    return true;
+  } catch (const onnx_io::OnnxError& without) {
+    // Does the import need an input's value? Given values (zeros), it then
+    // fails otherwise or not at all, and the first run plans the model with
+    // its own; the same failure does not depend on them: the model's.
+    ModelOptions mo = base_;
+    for (const HostTensorView& t : inputs) {
+      const std::string name(t.name);
+      mo.input_shapes[name] = t.type.shape;
+      mo.input_values[name] =
+          HostTensor{name, t.type,
+                     std::vector<std::byte>(static_cast<size_t>(element_count(t.type.shape)) *
+                                            dtype_size(t.type.dtype))};
+    }
+    try {
+      (void)session_->load(model_, mo);
+    } catch (const onnx_io::OnnxError& with) {
+      if (std::string_view(with.what()) == without.what()) throw;
+    } catch (const std::exception&) {
+      // another failure with values: they matter
+    }
+    return false;
+  }
 }
 
 const AmpPlan& ShapeCachedModel::plan() const {

@@ -63,6 +63,17 @@ class ShapeCachedModel {
   // naming a missing or unknown input, onnx_io::OnnxError when the shapes
   // contradict the model (one line naming the input and dimension).
   std::vector<HostTensor> run(std::span<const HostTensor> inputs);
+  // The same, reading the inputs in place (the Python package's NumPy
+  // arrays): they are copied only where a new plan needs their values.
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs);
+
+  // Imports, plans and compiles for the names and types of `inputs` (their
+  // data is not read) before any run, so that a model with fixed shapes is
+  // ready, or refused, at once. Returns false, caching nothing, when the
+  // graph is built from an input's values (the import fails without them,
+  // and fails otherwise or not at all with them): its first run plans it.
+  // Throws what the import, planning or compiling throws otherwise.
+  bool prepare(std::span<const HostTensorView> inputs);
 
   const ShapeCacheStats& stats() const { return stats_; }
   size_t cached() const { return entries_.size(); }
@@ -75,7 +86,9 @@ class ShapeCachedModel {
                    ShapeCacheOptions options);
 
   struct Entry;
-  Entry& entry_for(std::span<const HostTensor> inputs);
+  // kUnknown: the graph imported without the inputs' values (prepare()).
+  enum class Values { kGiven, kUnknown };
+  Entry& entry_for(std::span<const HostTensorView> inputs, Values values = Values::kGiven);
 
   Session* session_;
   std::string model_;
