@@ -95,3 +95,19 @@ def pins(value: Any) -> list[tuple[str, str]]:
             raise TypeError("place must map a node pattern to a device id")
         out.append((text("place pattern", item[0]), text("place device", item[1])))
     return out
+
+
+def feed(name: str, value: Any, inputs: Iterable[str]) -> Mapping[str, Any]:
+    """A run's {input name: array}: a Mapping naming every input once and
+    nothing else."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a dict of name -> array, not {type(value).__name__}")
+    known = list(inputs)
+    for key in value:
+        if key not in known:
+            raise ValueError(
+                f"'{key}' is not an input of the model (inputs: {', '.join(sorted(known))})")
+    missing = [n for n in known if n not in value]
+    if missing:
+        raise ValueError(f"missing input(s): {', '.join(missing)}")
+    return value

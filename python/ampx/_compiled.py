@@ -42,16 +42,7 @@ class CompiledModel:
         return list(self._outputs)
 
     def _arrays(self, feed: Mapping[str, Any]) -> list[np.ndarray]:
-        if not isinstance(feed, Mapping):
-            raise TypeError(f"the inputs must be a dict of name -> array, not {type(feed).__name__}")
-        known = {t.name for t in self._inputs}
-        for key in feed:
-            if key not in known:
-                raise ValueError(
-                    f"'{key}' is not an input of the model (inputs: {', '.join(sorted(known))})")
-        missing = [t.name for t in self._inputs if t.name not in feed]
-        if missing:
-            raise ValueError(f"missing input(s): {', '.join(missing)}")
+        _args.feed("the inputs", feed, (t.name for t in self._inputs))
         return [_tensors.to_input(t.name, t.dtype, feed[t.name]) for t in self._inputs]
 
     @staticmethod

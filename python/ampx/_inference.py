@@ -147,16 +147,7 @@ class InferenceSession:
     def run(self, output_names: Iterable[str] | None, input_feed: Mapping[str, Any],
             run_options: Any = None) -> list[Any]:
         """The outputs named (None: all, in the model's order) for `input_feed`."""
-        if not isinstance(input_feed, Mapping):
-            raise TypeError(f"input_feed must be a dict of name -> array, not {type(input_feed).__name__}")
-        known = {a.name for a in self._inputs}
-        for key in input_feed:
-            if key not in known:
-                raise ValueError(
-                    f"'{key}' is not an input of the model (inputs: {', '.join(sorted(known))})")
-        missing = [a.name for a in self._inputs if a.name not in input_feed]
-        if missing:
-            raise ValueError(f"missing input(s): {', '.join(missing)}")
+        _args.feed("input_feed", input_feed, (a.name for a in self._inputs))
         names = [o.name for o in self._outputs] if output_names is None else list(output_names)
         for n in names:
             if n not in {o.name for o in self._outputs}:

@@ -41,3 +41,45 @@ def device_ids():
 def run_devices(device_ids):
     """The devices the numerics tests run on: cpu_ref:0, and onednn:0 where built."""
     return [d for d in ("cpu_ref:0", "onednn:0") if d in device_ids]
+
+
+class TickCounter:
+    """A Python thread that notes the time every millisecond or so, to tell
+    whether a call releases the GIL: held through the call, the thread
+    cannot tick until it returns.
+
+        with TickCounter() as ticks:
+            compiled.run(feed)
+        assert ticks.during > ...
+    """
+
+    def __enter__(self):
+        import threading
+        import time
+
+        self._ticks = []
+        self._stop = threading.Event()
+
+        def counter():
+            while not self._stop.is_set():
+                self._ticks.append(time.perf_counter())
+                time.sleep(0.001)
+
+        self._thread = threading.Thread(target=counter)
+        self._thread.start()
+        time.sleep(0.02)
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        import time
+
+        self.end = time.perf_counter()
+        self._stop.set()
+        self._thread.join()
+        self.during = sum(1 for t in self._ticks if self.start <= t <= self.end)
+        return False
+
+    @property
+    def seconds(self):
+        return self.end - self.start

@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 import ampx
+from conftest import TickCounter
 
 OPS = "Relu,MatMul"
 ROW_KEYS = {"device", "fingerprint", "measured", "native", "emulated", "unsupported", "seconds",
@@ -111,27 +112,9 @@ def test_probe_unwritable_database_fails_before_measuring(tmp_path):
 
 
 def test_probe_releases_the_gil(tmp_path):
-    import threading
-    import time
-
-    ticks = []
-    stop = threading.Event()
-
-    def counter():
-        while not stop.is_set():
-            ticks.append(time.perf_counter())
-            time.sleep(0.001)
-
     sess = ampx.Session(db=str(tmp_path / "p.db"))
-    t = threading.Thread(target=counter)
-    t.start()
-    time.sleep(0.02)
-    start = time.perf_counter()
-    sess.probe(devices="cpu_ref:0", quick=True, ops=OPS, progress=False)
-    end = time.perf_counter()
-    stop.set()
-    t.join()
-    during = [x for x in ticks if start <= x <= end]
+    with TickCounter() as ticks:
+        sess.probe(devices="cpu_ref:0", quick=True, ops=OPS, progress=False)
     # Held through the measurements, the GIL would let the counter tick
     # once or twice at most; released, it ticks every millisecond or so.
-    assert len(during) > max(5, (end - start) / 0.001 / 10), (len(during), end - start)
+    assert ticks.during > max(5, ticks.seconds / 0.001 / 10), (ticks.during, ticks.seconds)

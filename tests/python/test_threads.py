@@ -6,6 +6,7 @@ import time
 import numpy as np
 
 import ampx
+from conftest import TickCounter
 
 
 def slow_model():
@@ -23,28 +24,13 @@ def slow_model():
 def test_gil_released_during_run():
     _, compiled, feed, one = slow_model()
     runs = max(1, int(0.3 / max(one, 1e-4)))
-    ticks = []
-    stop = threading.Event()
-
-    def counter():
-        while not stop.is_set():
-            ticks.append(time.perf_counter())
-            time.sleep(0.001)
-
-    t = threading.Thread(target=counter)
-    t.start()
-    time.sleep(0.02)
-    start = time.perf_counter()
-    for _ in range(runs):
-        compiled.run(feed)
-    end = time.perf_counter()
-    stop.set()
-    t.join()
-    during = [x for x in ticks if start <= x <= end]
+    with TickCounter() as ticks:
+        for _ in range(runs):
+            compiled.run(feed)
     # With the GIL held through each run, the counter could tick only
     # between runs: about `runs` ticks. Released, it ticks every millisecond
     # or so all along.
-    assert len(during) > 3 * runs, (len(during), runs, end - start)
+    assert ticks.during > 3 * runs, (ticks.during, runs, ticks.seconds)
 
 
 def test_two_threads_run_two_models_at_once():

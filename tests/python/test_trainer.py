@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ampx
+from conftest import TickCounter
 
 OPTIONS = dict(optimizer="sgd", lr=0.1, momentum=0.9, amp="O2", dtype="f16", batch=32)
 
@@ -229,25 +230,10 @@ def test_progress_callable_per_step_and_gil_released():
         trainer.fit(x[:96], y[:96], progress=stop)
     assert (trainer.epoch, trainer.step) == (2, 8)  # the epoch ended at its second step
 
-    ticks = []
-    stop = threading.Event()
-
-    def counter():
-        while not stop.is_set():
-            ticks.append(time.perf_counter())
-            time.sleep(0.001)
-
-    t = threading.Thread(target=counter)
-    t.start()
-    time.sleep(0.02)
-    start = time.perf_counter()
-    (record,) = trainer.fit(x, y, epochs=1, progress=None)
-    end = time.perf_counter()
-    stop.set()
-    t.join()
-    during = [v for v in ticks if start <= v <= end]
+    with TickCounter() as ticks:
+        (record,) = trainer.fit(x, y, epochs=1, progress=None)
     # Held through the epoch, the counter could not tick until its end.
-    assert len(during) > record["steps"], (len(during), end - start)
+    assert ticks.during > record["steps"], (ticks.during, ticks.seconds)
 
 
 PROGRESS_SCRIPT = """
