@@ -59,6 +59,9 @@ class Session:
     db: the capability database (None: the default, docs/capability-db.md).
     threads: per CPU plugin (None: the plugin's default).
     fallback: nodes no listed device runs go to cpu_ref:0 (False: an error).
+    max_memory: bytes every model this session compiles may need in all, the
+        Trainer's steps included (``--max-memory``; None: the devices' own
+        limits); ``compile(max_memory=)`` sets another for one model.
 
     One session is used by one thread at a time: calls from other threads
     wait (the GIL is released meanwhile). Sessions of their own run in
@@ -68,7 +71,8 @@ class Session:
                  threads: int | None = None, fallback: bool = True, *,
                  plugin_dirs: Iterable[Any] | None = None,
                  exclude_plugins: Iterable[str] | None = None, trust_plugins: bool = False,
-                 determinism: str = "thread-count-free", tuned: bool = True):
+                 determinism: str = "thread-count-free", tuned: bool = True,
+                 max_memory: int | None = None):
         self._impl = _ampx.Session(
             devices=_args.device_list(devices),
             db=None if db is None else _args.path("db", db),
@@ -79,6 +83,7 @@ class Session:
             trust_plugins=_args.flag("trust_plugins", trust_plugins),
             determinism=_args.text("determinism", determinism),
             use_tuned=_args.flag("tuned", tuned),
+            max_memory=0 if max_memory is None else _args.count("max_memory", max_memory, minimum=1),
         )
 
     @property

@@ -34,6 +34,8 @@ struct SessionState {
   Fallback fallback = Fallback::kToReference;
   // SessionOptions::db_path, for probe (nullopt: capability::resolve_db_path's default).
   std::optional<std::string> db;
+  // SessionOptions::max_memory_bytes (0: none), for compile's own limit.
+  uint64_t max_memory = 0;
 };
 
 // The session's lock for a destructor: the GIL let go while waiting, so that

@@ -71,7 +71,7 @@ void init_session(SessionState* self, const std::string& devices,
                   const std::optional<std::string>& db, int threads, bool fallback,
                   const std::vector<std::string>& plugin_dirs,
                   const std::vector<std::string>& exclude_plugins, bool trust_plugins,
-                  const std::string& determinism, bool use_tuned) {
+                  const std::string& determinism, bool use_tuned, uint64_t max_memory) {
   if (threads < 0) throw std::invalid_argument("threads must be 0 (the default) or more");
   SessionOptions o = base_session_options();
   o.devices = devices;
@@ -83,6 +83,10 @@ void init_session(SessionState* self, const std::string& devices,
   o.trust_plugins = trust_plugins;
   o.determinism = parse_determinism(determinism);
   o.use_tuned = use_tuned;
+  // Every model this session compiles, the Trainer's steps included, as
+  // `--max-memory` bounds them in the CLI.
+  o.max_memory_bytes = max_memory;
+  o.max_memory_origin = "Session(max_memory)";
   if (!devices.empty() && devices != "auto") (void)parse_device_list(devices);
   {
     nb::gil_scoped_release release;  // plugin pre-flight children
@@ -90,6 +94,7 @@ void init_session(SessionState* self, const std::string& devices,
   }
   self->fallback = fallback ? Fallback::kToReference : Fallback::kRefuse;
   self->db = db;
+  self->max_memory = max_memory;
   try {
     check_devices(self->session, devices);
   } catch (...) {
@@ -145,8 +150,9 @@ std::shared_ptr<CompiledState> compile(const std::shared_ptr<SessionState>& self
   co.mode = eager ? ExecutionMode::kEager : ExecutionMode::kCompiled;
   if (!fuse) co.fusion = {.fold_batchnorm = false, .epilogues = false};
   co.reference = check ? ReferenceCheck::kPrepare : ReferenceCheck::kNone;
-  co.memory = MemoryLimit{.max_bytes = max_memory,
-                          .origin = "max_memory",
+  // compile(max_memory=...) for this model, else the Session's.
+  co.memory = MemoryLimit{.max_bytes = max_memory ? max_memory : self->max_memory,
+                          .origin = max_memory ? "compile(max_memory)" : "Session(max_memory)",
                           .host_bytes = host_tensor_bytes(*plan->graph)};
   auto state = std::make_shared<CompiledState>();
   {
@@ -174,7 +180,7 @@ void register_session(nb::module_& m) {
            nb::arg("plugin_dirs") = std::vector<std::string>{},
            nb::arg("exclude_plugins") = std::vector<std::string>{},
            nb::arg("trust_plugins") = false, nb::arg("determinism") = "thread-count-free",
-           nb::arg("use_tuned") = true)
+           nb::arg("use_tuned") = true, nb::arg("max_memory") = 0)
       .def("plan", &plan, nb::arg("model"), nb::arg("amp") = "O2", nb::arg("dtype") = "auto",
            nb::arg("keep_fp32") = std::vector<std::string>{},
            nb::arg("force_16bit") = std::vector<std::string>{},
