@@ -19,7 +19,8 @@ device, separated by ';' ("onednn:0;amp=O2;dtype=bf16"); keywords win.
     fallback  False (the default, as onnxruntime.backend disables its own):
               a node the device has no kernel for is an error
               (ampx.DeviceError); True: it runs on cpu_ref:0
-    keep_fp32, force_16bit, place, white_list, black_list, cost, tuned:
+    keep_fp32, force_16bit, place, white_list, black_list, cost, tuned,
+    capability_blind:
               as Session.plan
 
 Sessions (plugins loaded, devices opened) are kept per devices and
@@ -27,6 +28,8 @@ fallback, so preparing many models pays for that once."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
 from typing import Any, Mapping, Sequence
 
@@ -35,8 +38,8 @@ import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
 from . import _ampx, _args
-from ._inference import InferenceSession
-from ._session import Session
+from ._inference import _PROVIDERS, InferenceSession
+from ._session import Session, _plan_args
 
 # The plan options a device string may carry, with their parsers.
 _STRING_OPTIONS = {
@@ -46,8 +49,8 @@ _STRING_OPTIONS = {
     "cost": lambda v: _truth("cost", v),
     "tuned": lambda v: _truth("tuned", v),
 }
-_PLAN_KEYWORDS = {"amp", "dtype", "keep_fp32", "force_16bit", "place", "white_list",
-                  "black_list", "cost", "tuned"}
+# Session.plan's options, as InferenceSession takes them.
+_PLAN_KEYWORDS = set(inspect.signature(_plan_args).parameters)
 _ONNX_KEYWORDS = {"rtol", "atol", "opset_version"}  # what ONNX's test runner passes along
 
 
@@ -71,14 +74,10 @@ def _session(devices: str, fallback: bool) -> Session:
         return _sessions[key]
 
 
-def _available() -> set[str]:
-    with _sessions_lock:
-        if "ids" not in _available_ids:
-            _available_ids["ids"] = set(_ampx.Session(trust_plugins=False).device_ids)
-        return _available_ids["ids"]
-
-
-_available_ids: dict[str, set[str]] = {}
+@functools.cache
+def _available() -> frozenset[str]:
+    """Every device the plugins offer (looked up once: it loads them)."""
+    return frozenset(_ampx.Session(trust_plugins=False).device_ids)
 
 
 def _devices_of(device: str) -> str:
@@ -87,7 +86,8 @@ def _devices_of(device: str) -> str:
     if kind == "CPU":
         if index not in ("", "0"):
             raise ValueError(f"device '{device}': ampx has one CPU device per plugin (CPU or CPU:0)")
-        return "onednn:0" if "onednn:0" in _available() else "cpu_ref:0"
+        # As ONNX Runtime's CPUExecutionProvider maps for InferenceSession.
+        return next(d for d in _PROVIDERS["CPUExecutionProvider"] if d in _available())
     if kind == "CUDA":
         if index and not index.isdigit():
             raise ValueError(f"device '{device}': expected CUDA or CUDA:N")
