@@ -27,6 +27,26 @@ import pytest
 HERE = Path(__file__).parent
 UNSUPPORTED = "unsupported: "
 OUTCOMES = ("pass", "fail", "unsupported")
+# oneDNN's x86 ISAs, lowest first, as the onednn plugin names them in its
+# devices' fingerprints (onednn/<version>/onednn-<x.y.z>/<isa>/<cpu>).
+ISAS = ("sse41", "avx", "avx2", "avx2_vnni", "avx512_core", "avx512_core_vnni",
+        "avx512_core_bf16", "avx512_core_amx")
+
+
+def _check_isa(backend: str, max_isa: str) -> str:
+    """The ISA oneDNN runs at for `backend`; a UsageError when it is above
+    max_isa (ONEDNN_MAX_CPU_ISA did not reach the plugin)."""
+    import ampx
+
+    (device,) = [d for d in ampx.devices() if d.id == backend]
+    effective = device.fingerprint.split("/")[3]
+    wanted = max_isa.lower()
+    if wanted not in ISAS or effective not in ISAS:
+        raise pytest.UsageError(f"--max-isa {max_isa}: cannot compare with {effective} ({ISAS})")
+    if ISAS.index(effective) > ISAS.index(wanted):
+        raise pytest.UsageError(f"{backend} runs at {effective}, above --max-isa {max_isa} "
+                                f"(ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA')})")
+    return effective
 
 
 def pytest_addoption(parser):
@@ -37,6 +57,9 @@ def pytest_addoption(parser):
     group.addoption("--update-expected", action="store_true",
                     help="rewrite the list from this run's outcomes")
     group.addoption("--results", default=None, help="write counts and outcomes as JSON here")
+    group.addoption("--max-isa", default=None,
+                    help="onednn: the run must be at this oneDNN ISA or below (the caller sets "
+                         "ONEDNN_MAX_CPU_ISA; checked from the device's fingerprint)")
 
 
 def _expected_path(config) -> Path:
@@ -71,6 +94,8 @@ class NodeSuite:
         self.expected = _read_expected(self.path)
         self.outcomes: dict[str, str] = {}
         self.reasons: dict[str, str] = {}
+        max_isa = config.getoption("--max-isa")
+        self.isa = _check_isa(self.backend, max_isa) if max_isa else None
 
     def pytest_collection_modifyitems(self, items):
         for item in items:
@@ -154,7 +179,8 @@ class NodeSuite:
             return
         counts, regressions, newly = self.summary
         tr = terminalreporter
-        tr.write_line(f"ONNX node suite on {self.backend}: {len(self.outcomes)} cases, "
+        at = f" at {self.isa}" if self.isa else ""
+        tr.write_line(f"ONNX node suite on {self.backend}{at}: {len(self.outcomes)} cases, "
                       + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES))
         for line in regressions:
             tr.write_line("REGRESSION " + line)
