@@ -71,11 +71,19 @@ Importer::Importer(fs::path path, const ImportOptions& options)
   base_dir_ = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
 }
 
-void Importer::fail(const std::string& what) const {
+std::string Importer::located(const std::string& what) const {
   if (node_)
-    throw OnnxError(fmt::format("model '{}': node '{}' ({}): {}", path_.string(), node_name_,
-                                node_->op_type(), what));
-  throw OnnxError(fmt::format("model '{}': {}", path_.string(), what));
+    return fmt::format("model '{}': node '{}' ({}): {}", path_.string(), node_name_,
+                       node_->op_type(), what);
+  return fmt::format("model '{}': {}", path_.string(), what);
+}
+
+void Importer::fail(const std::string& what) const {
+  throw OnnxError(located(what));
+}
+
+void Importer::fail_needs_value(const std::string& what) const {
+  throw ValueNeededError(located(what));
 }
 
 int64_t Importer::to_i64(__int128 v, std::string_view what) const {
@@ -341,7 +349,7 @@ ConstantData Importer::known_value(ValueId id) const {
 ConstantData Importer::required_value(const onnx::NodeProto& n, int i, const char* what) const {
   ConstantData known = known_value(input(n, i));
   if (!known)
-    fail(fmt::format(
+    fail_needs_value(fmt::format(
         "{} ('{}') must be a constant (after folding), but it is computed at run time{}", what,
         n.input(i),
         options_.input_values.empty()

@@ -27,6 +27,9 @@ class Importer {
   // --- for converters; `n` is the node being converted.
   int64_t opset() const { return opset_; }
   [[noreturn]] void fail(const std::string& what) const;  // names the current node
+  // fail() for a constant computed at run time from the graph's inputs,
+  // whose values were not given: ValueNeededError.
+  [[noreturn]] void fail_needs_value(const std::string& what) const;
   // `v` as int64, or fail naming `what`: shape arithmetic on an untrusted
   // model's dims is done in 128 bits and checked here.
   int64_t to_i64(__int128 v, std::string_view what) const;
@@ -112,6 +115,8 @@ class Importer {
   std::string where_tensor(const std::string& tensor) const;
 
  private:
+  // `what` with the model and, inside a node, the node.
+  std::string located(const std::string& what) const;
   void load();
   void read_opset();
   void read_initializers();

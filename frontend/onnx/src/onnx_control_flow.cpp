@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <unordered_set>
 
@@ -75,15 +76,18 @@ void if_select(Importer& im, const onnx::NodeProto& n, ValueId cond) {
   check_references(im, *branch(im, n, "else_branch"), "else_branch");
   std::vector<ValueId> outs[2];
   std::string why[2];
+  std::exception_ptr failure[2];
   const char* names[2] = {"then_branch", "else_branch"};
   for (int b = 0; b < 2; ++b) {
     try {
       outs[b] = im.inline_subgraph(*branch(im, n, names[b]), names[b]);
     } catch (const OnnxError& e) {
       why[b] = e.what();
+      failure[b] = std::current_exception();
     }
   }
-  if (!why[0].empty() && !why[1].empty()) throw OnnxError(why[0]);
+  // As it was thrown (a ValueNeededError stays one).
+  if (failure[0] && failure[1]) std::rethrow_exception(failure[0]);
   for (int b = 0; b < 2; ++b)
     if (!why[b].empty())
       spdlog::warn(
@@ -111,7 +115,7 @@ void if_select(Importer& im, const onnx::NodeProto& n, ValueId cond) {
       v[b] = nan_scalar(im, t.dtype);
     }
     if (why[0].empty() && why[1].empty() && !(im.type(v[0]) == im.type(v[1])))
-      im.fail(fmt::format(
+      im.fail_needs_value(fmt::format(
           "the condition '{}' is computed at run time and output {} differs between the branches "
           "({} {} and {} {}): ampx runs such an If only when both branches give one type",
           n.input(0), i, dtype_name(im.type(v[0]).dtype), shape_str(im.type(v[0]).shape),

@@ -81,7 +81,7 @@ void non_zero(Importer& im, const onnx::NodeProto& n) {
   const Value& v = im.value(x);
   const ConstantData known = im.known_value(x);
   if (!known)
-    im.fail(fmt::format(
+    im.fail_needs_value(fmt::format(
         "the input ('{}') is computed at run time: NonZero's output shape depends on its values, "
         "and ampx plans fixed shapes (NonZero of a constant, or of a value that folds, is "
         "supported)",

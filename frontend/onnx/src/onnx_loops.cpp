@@ -232,7 +232,7 @@ void loop_op(Importer& im, const onnx::NodeProto& n) {
   if (has_cond) {
     cond = im.input(n, 1);
     if (!constant_bool(im, cond, "the condition '" + n.input(1) + "'"))
-      im.fail(fmt::format(
+      im.fail_needs_value(fmt::format(
           "the condition '{}' is computed at run time: ampx unrolls loops at import and needs "
           "the number of iterations there",
           n.input(1)));
@@ -254,7 +254,7 @@ void loop_op(Importer& im, const onnx::NodeProto& n) {
     if (has_cond) {
       cond = outs[0];
       if (!constant_bool(im, cond, "the body's condition"))
-        im.fail(fmt::format(
+        im.fail_needs_value(fmt::format(
             "the body's condition '{}' is computed at run time (a while loop): ampx unrolls "
             "loops at import and needs the number of iterations there",
             body.output(0).name()));

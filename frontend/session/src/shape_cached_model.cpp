@@ -135,27 +135,8 @@ bool ShapeCachedModel::prepare(std::span<const HostTensorView> inputs) {
   try {
     (void)entry_for(inputs, Values::kUnknown);
     return true;
-  } catch (const onnx_io::OnnxError& without) {
-    // Does the import need an input's value? Given values (zeros), it then
-    // fails otherwise or not at all, and the first run plans the model with
-    // its own; the same failure does not depend on them: the model's.
-    ModelOptions mo = base_;
-    for (const HostTensorView& t : inputs) {
-      const std::string name(t.name);
-      mo.input_shapes[name] = t.type.shape;
-      mo.input_values[name] =
-          HostTensor{name, t.type,
-                     std::vector<std::byte>(static_cast<size_t>(element_count(t.type.shape)) *
-                                            dtype_size(t.type.dtype))};
-    }
-    try {
-      (void)session_->load(model_, mo);
-    } catch (const onnx_io::OnnxError& with) {
-      if (std::string_view(with.what()) == without.what()) throw;
-    } catch (const std::exception&) {
-      // another failure with values: they matter
-    }
-    return false;
+  } catch (const onnx_io::ValueNeededError&) {
+    return false;  // the first run plans it, from its values
   }
 }
 

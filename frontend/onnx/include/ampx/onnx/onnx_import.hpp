@@ -24,6 +24,16 @@ class OnnxError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An import that stops at a constant computed at run time from the graph's
+// inputs (a Reshape's shape, Resize's scales, TopK's k, a Loop's condition,
+// NonZero's input) whose value it was not given: with the inputs' values
+// (ImportOptions::input_values) it may go further. ShapeCachedModel plans
+// such a model at its first run, from the run's values.
+class ValueNeededError : public OnnxError {
+ public:
+  using OnnxError::OnnxError;
+};
+
 // The opsets of the default domain the importer reads: what ONNX Runtime
 // loads (it refuses opsets past the newest it knows, and guarantees nothing
 // below 7; docs/ONNX.md has the per-version forms). Another is refused.

@@ -70,8 +70,8 @@ class ShapeCachedModel {
   // Imports, plans and compiles for the names and types of `inputs` (their
   // data is not read) before any run, so that a model with fixed shapes is
   // ready, or refused, at once. Returns false, caching nothing, when the
-  // graph is built from an input's values (the import fails without them,
-  // and fails otherwise or not at all with them): its first run plans it.
+  // graph is built from an input's values (the import stops at a constant
+  // computed from them, onnx_io::ValueNeededError): its first run plans it.
   // Throws what the import, planning or compiling throws otherwise.
   bool prepare(std::span<const HostTensorView> inputs);
 
