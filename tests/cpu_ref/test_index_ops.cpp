@@ -38,14 +38,36 @@ TEST(IndexOps, ModFollowsTheDivisorsSignAndFmodTheDividends) {
   add_input(f, y);
   f.output(AMPX_DTYPE_F32, {3}).attr_int("fmod", 1);
   EXPECT_EQ(run1(f, {&x, &y}).values(), (std::vector<double>{1.5, -1.5, 1.25}));
-  // Floats have no fmod=0 in ONNX: refused by the op set.
-  NodeBuilder bad("Mod", "bad");
-  add_input(bad, x);
-  add_input(bad, y);
-  bad.output(AMPX_DTYPE_F32, {3});
-  std::string why;
-  EXPECT_FALSE(reference::can_run(bad.desc(), &why));
-  EXPECT_NE(why.find("fmod=0 needs integer inputs"), std::string::npos) << why;
+}
+
+// ONNX Mod 28's fmod=0 on floats: A - floor(A / B) * B with its special
+// cases (a zero takes the divisor's sign; x finite and y infinite of the
+// other sign gives y; infinite x, zero y or NaN give NaN).
+TEST(IndexOps, FloatModFloorsTheQuotientWithOpset28sSpecialCases) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x =
+      Tensor::of(AMPX_DTYPE_F32, {11}, {5.5, -5.5, 0.0, -0.0, inf, 1, 3, -3, nan, 3, 6});
+  const Tensor y = Tensor::of(AMPX_DTYPE_F32, {11}, {2, 2, -2, 2, 2, 0, inf, inf, 1, -inf, -3});
+  const std::vector<double> want = {1.5, 0.5, -0.0, 0.0, nan, nan, 3, inf, nan, -inf, -0.0};
+  for (ampx_dtype dt : {AMPX_DTYPE_F32, AMPX_DTYPE_F16, AMPX_DTYPE_F64}) {
+    const Tensor a = Tensor::of(dt, {11}, x.values());
+    const Tensor b = Tensor::of(dt, {11}, y.values());
+    NodeBuilder m("Mod", "m");
+    add_input(m, a);
+    add_input(m, b);
+    m.output(dt, {11});
+    const auto got = run1(m, {&a, &b}).values();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << i << ": " << got[i];
+        continue;
+      }
+      EXPECT_EQ(got[i], want[i]) << i;
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i])) << i << ": the sign of zero";
+    }
+  }
 }
 
 TEST(IndexOps, CumSumInclusiveExclusiveAndReverse) {

@@ -117,6 +117,10 @@ OpPlan plan_binary(const NodeView& v, Variant var) {
                         : op == "Pow"   ? 4
                         : op == "PRelu" ? 5
                                         : 6;  // Mod (fmod: the op set's only float form)
+  // The shader's float Mod is C's fmod; the floored form (fmod=0, ONNX
+  // Mod 28) has no kernel.
+  if (code == 6 && v.get_int("fmod", 0) == 0)
+    throw Unsupported("Mod with fmod=0 on floats: no kernel");
   const uint32_t es = elem_bytes(v.input(0).dtype);
   Dispatch d =
       linear_dispatch(sh("binary", var), static_cast<uint64_t>(numel(dims_of(v.output(0)))));

@@ -139,8 +139,14 @@ void space_to_depth(Importer& im, const onnx::NodeProto& n) {
   const int64_t b = im.attr_int_or(n, "blocksize", 0);
   if (b < 1 || s[2] % b != 0 || s[3] % b != 0)
     im.fail(fmt::format("blocksize {} does not divide H {} and W {}", b, s[2], s[3]));
+  // Opset 28 added `mode`: DCR (the only order before, the default) puts
+  // the block offset before the channel in the output's depth, CRD after.
+  const std::string mode = im.opset() >= 28 ? im.attr_string_or(n, "mode", "DCR") : "DCR";
+  if (mode != "DCR" && mode != "CRD") im.fail("mode must be DCR or CRD, got '" + mode + "'");
   const ValueId v = reshape(im, x, {s[0], s[1], s[2] / b, b, s[3] / b, b});
-  const ValueId t = im.emit1("Transpose", {v}, {{"perm", std::vector<int64_t>{0, 3, 5, 1, 2, 4}}});
+  const ValueId t = im.emit1("Transpose", {v},
+                             {{"perm", mode == "DCR" ? std::vector<int64_t>{0, 3, 5, 1, 2, 4}
+                                                     : std::vector<int64_t>{0, 1, 3, 5, 2, 4}}});
   im.bind(n, 0, reshape(im, t, {s[0], s[1] * b * b, s[2] / b, s[3] / b}));
 }
 

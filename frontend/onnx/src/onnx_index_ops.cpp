@@ -12,10 +12,17 @@
 
 namespace ampx::onnx_io {
 
+// Mod 10 and 13 define fmod=0 (Python's %, the divisor's sign) for integers
+// only, as ONNX Runtime refuses it for floats; Mod 28 defines it for floats
+// too (A - floor(A / B) * B, with its signed-zero and infinity cases), which
+// the op set's Mod computes.
 void mod(Importer& im, const onnx::NodeProto& n) {
-  im.bind(
-      n, 0,
-      im.emit1("Mod", {im.input(n, 0), im.input(n, 1)}, {{"fmod", im.attr_int_or(n, "fmod", 0)}}));
+  const ValueId a = im.input(n, 0), b = im.input(n, 1);
+  const int64_t fmod = im.attr_int_or(n, "fmod", 0);
+  if (fmod == 0 && is_float(im.type(a).dtype) && im.opset() < 28)
+    im.fail(fmt::format("fmod=0 on {} inputs is defined from opset 28 (the model's is {})",
+                        dtype_name(im.type(a).dtype), im.opset()));
+  im.bind(n, 0, im.emit1("Mod", {a, b}, {{"fmod", fmod}}));
 }
 
 void cum_sum(Importer& im, const onnx::NodeProto& n) {

@@ -419,6 +419,10 @@ void reduce(I& im, const N& n) {
     im.bind(n, 0, x);
     return;
   }
+  // ReduceLogSumExp 28 dropped the integer types (18 had them).
+  if (n.op_type() == "ReduceLogSumExp" && im.opset() >= 28 && !is_float(im.type(x).dtype))
+    im.fail(fmt::format("ReduceLogSumExp of {} is not defined from opset 28 (floats only)",
+                        dtype_name(im.type(x).dtype)));
   AttrMap attrs{{"keepdims", im.attr_int_or(n, "keepdims", 1)}};
   if (!axes.empty()) attrs["axes"] = axes;
   im.bind(n, 0, im.emit1(n.op_type(), {x}, std::move(attrs)));
@@ -850,6 +854,8 @@ void constant_of_shape(I& im, const N& n) {
   im.bind(n, 0, im.constant(type, std::move(bytes)));
 }
 
+// Range 27 added float16/bfloat16 and `stash_type` (their accumulation
+// precision); for the types imported here (i32, i64, f32) it is Range 11.
 void range_op(I& im, const N& n) {
   const DType dt = im.type(im.input(n, 0)).dtype;
   const double start = im.const_scalar(n, 0, "start");

@@ -22,12 +22,10 @@ void require_numeric(const Node& c, const TensorSpec& t, const char* what) {
 Outputs mod(const Node& c) {
   require_same_dtype(c, c.in);
   require_numeric(c, c.in[0], "input");
-  const bool fmod = flag_attr(c, "fmod");
-  // ONNX: floats take the C remainder (fmod=1); the integer remainder with
-  // the divisor's sign (fmod=0, Python's %) is defined for integers only.
-  AMPX_CHECK(fmod || is_int(c.in[0].dtype),
-             "fmod=0 needs integer inputs; floats take fmod=1, got " +
-                 std::string(dtype_name(c.in[0].dtype)));
+  // fmod=1: C's remainder (the dividend's sign); fmod=0: the remainder of
+  // the floored quotient (the divisor's sign, Python's %), for floats too
+  // (ONNX Mod 28, with its signed-zero and infinity cases).
+  (void)flag_attr(c, "fmod");
   auto s = broadcast_shapes(c.in[0].dims, c.in[1].dims);
   AMPX_CHECK(s.has_value(), "shapes " + dims_str(c.in[0].dims) + " and " + dims_str(c.in[1].dims) +
                                 " do not broadcast");

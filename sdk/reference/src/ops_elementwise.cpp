@@ -283,9 +283,9 @@ struct DivF {
   }
   static constexpr bool kInts = true;
 };
-// Mod: FModF is C's remainder (the dividend's sign; ONNX fmod=1, the only
-// form for floats); ModF is Python's (the divisor's sign; fmod=0, integers
-// only). An integer remainder by 0 gives 0, as Div's quotient.
+// Mod: FModF is C's remainder (the dividend's sign; ONNX fmod=1); ModF is
+// Python's (the divisor's sign; fmod=0). An integer remainder by 0 gives 0,
+// as Div's quotient.
 struct FModF {
   template <class T>
   T operator()(T a, T b) const {
@@ -305,7 +305,11 @@ struct ModF {
     if constexpr (std::is_integral_v<T>) {
       return r != 0 && ((r < 0) != (b < 0)) ? static_cast<T>(r + b) : r;
     } else {
-      return r;  // not reached: the op set gives floats fmod=1
+      // ONNX Mod 28: a zero takes the divisor's sign; a remainder of the
+      // other sign moves by one divisor (x finite, y infinite: y). NaN and
+      // infinite x or zero y stay fmod's NaN.
+      if (r == T(0)) return std::copysign(T(0), b);
+      return (r < T(0)) != (b < T(0)) ? r + b : r;
     }
   }
   static constexpr bool kInts = true;

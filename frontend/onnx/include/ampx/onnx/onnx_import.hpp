@@ -38,7 +38,7 @@ class ValueNeededError : public OnnxError {
 // loads (it refuses opsets past the newest it knows, and guarantees nothing
 // below 7; docs/ONNX.md has the per-version forms). Another is refused.
 inline constexpr int64_t kMinImportOpset = 7;
-inline constexpr int64_t kMaxImportOpset = 26;
+inline constexpr int64_t kMaxImportOpset = 28;
 
 struct ImportOptions {
   // Full shapes for graph inputs by name ("--input-shape x=1x3x224x224"):

@@ -1195,6 +1195,14 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(dt, {4}, {0.75, -1.5, 2.0, 1.25}));
          c.nb.output(dt, {2, 3, 4}).attr_int("fmod", 1);
        }},
+      // fmod=0 on floats (ONNX Mod 28): the divisor's sign.
+      {"Mod_floor_float_broadcast",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Mod", "n");
+         in(c, rnd(r, dt, {2, 3, 4}, 4.0));
+         in(c, Tensor::of(dt, {4}, {0.75, -1.5, 2.0, -1.25}));
+         c.nb.output(dt, {2, 3, 4});
+       }},
       {"Mod_integer_sign_of_divisor",
        [](Rng&, ampx_dtype, Case& c) {
          c.nb = NodeBuilder("Mod", "n");
