@@ -279,6 +279,19 @@ TEST_F(OnednnLaterOps, MinMaxAndReduceMinPropagateNaNOnTheLoop) {
   expect_same_values(got[0], want[0], false, "ReduceMin");
 }
 
+// ReduceMax too: reduction_max starts from the lowest finite value, so a
+// row of -inf gave -FLT_MAX (ONNX Attention's fully masked rows test for
+// -inf), and vmaxps drops a NaN in its first operand.
+TEST_F(OnednnLaterOps, ReduceMaxOfMinusInfinityAndNaNOnTheLoop) {
+  Case c;
+  c.nb = NodeBuilder("ReduceMax", "n");
+  in(c, Tensor::of(F32, {3, 4}, {-kInf, -kInf, -kInf, -kInf, 1, kNaN, 3, 2, -kInf, -2, -kInf, -5}));
+  c.nb.output(F32, {3}).attr_ints("axes", {1}).attr_int("keepdims", 0);
+  auto [got, want] = run(c, Kernel::kLoop);
+  expect_same_values(got[0], want[0], false, "ReduceMax");
+  EXPECT_EQ(want[0].values()[0], -kInf);
+}
+
 // ReduceProd over the innermost axis (oneDNN's jit reduction, where it has
 // one): NaN, inf x 0 = NaN and signed zeros as the reference.
 TEST_F(OnednnLaterOps, ReduceProdSpecialValues) {

@@ -119,4 +119,99 @@ TEST(OnnxNodeForms, IntegerReduceLogSumExpIsRefusedFromOpset28) {
                   "ReduceLogSumExp of i64 is not defined from opset 28"));
 }
 
+// --- CastLike ----------------------------------------------------------------
+
+// CastLike (opset 15+) is a Cast to the element type of its second input.
+TEST(OnnxNodeForms, CastLikeCastsToTheTargetsElementType) {
+  TempDir dir;
+  ModelMaker mm(21);
+  mm.input("x", {"4"});
+  mm.init_i64("like", {7});
+  mm.node("CastLike", {"x", "like"}, {"y"});
+  mm.output("y");
+  const auto out =
+      run_model(mm.save(dir / "cl.onnx"), {f32_tensor("x", {4}, {1.75f, -2.5f, 3, 0})});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].type.dtype, ampx::DType::kI64);
+  std::vector<int64_t> y(4);
+  std::memcpy(y.data(), out[0].data.data(), 32);
+  EXPECT_EQ(y, (std::vector<int64_t>{1, -2, 3, 0}));
+
+  ModelMaker old(13);
+  old.input("x", {"4"});
+  old.init_i64("like", {7});
+  old.node("CastLike", {"x", "like"}, {"y"});
+  old.output("y");
+  EXPECT_TRUE(has(import_error(old.save(dir / "old.onnx")), "CastLike x1 (defined from opset 15)"));
+}
+
+// --- graph outputs no node computes -----------------------------------------
+
+// A graph output that is a constant (Shape, folded at import), a graph
+// input passed through (Identity) or another output's tensor is the
+// output of a copy the device runs, named as the model names it.
+TEST(OnnxNodeForms, OutputsThatAreConstantsInputsOrRepeatsAreCopied) {
+  TempDir dir;
+  ModelMaker mm(21);
+  mm.input("x", {"2", "3"});
+  mm.node("Shape", {"x"}, {"s"});
+  mm.node("Identity", {"x"}, {"i"});
+  mm.node("Relu", {"x"}, {"r"});
+  mm.node("Identity", {"r"}, {"r2"});
+  for (const char* o : {"s", "i", "r", "r2"}) mm.output(o);
+  const fs::path path = mm.save(dir / "outs.onnx");
+  const ampx::Graph g = import_onnx(path, {});
+  ASSERT_EQ(g.outputs().size(), 4u);
+  const char* names[] = {"s", "i", "r", "r2"};
+  for (size_t k = 0; k < 4; ++k) {
+    const ampx::Value& v = g.value(g.outputs()[k]);
+    EXPECT_EQ(v.name, names[k]);
+    EXPECT_NE(v.producer, ampx::kNone) << names[k] << " is a node's output";
+  }
+  EXPECT_EQ(g.value(g.inputs()[0]).name, "x");
+  const std::vector<float> x = {-1, 2, -3, 4, 5, -6};
+  const auto out = run_model(path, {f32_tensor("x", {2, 3}, x)});
+  ASSERT_EQ(out.size(), 4u);
+  std::vector<int64_t> s(2);
+  ASSERT_EQ(out[0].data.size(), 16u);
+  std::memcpy(s.data(), out[0].data.data(), 16);
+  EXPECT_EQ(s, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(floats(out[1]), x);
+  const std::vector<float> relu = {0, 2, 0, 4, 5, 0};
+  EXPECT_EQ(floats(out[2]), relu);
+  EXPECT_EQ(floats(out[3]), relu);
+}
+
+// Dropout 12+ with training_mode from a graph input whose value is given:
+// false, or true with ratio 0, is the identity with an all-true mask;
+// true with another ratio is random and refused.
+TEST(OnnxNodeForms, DropoutWithAKnownTrainingModeInput) {
+  TempDir dir;
+  ModelMaker mm(13);
+  mm.input("x", {"3"});
+  mm.input("r", {}, onnx::TensorProto::FLOAT);
+  mm.input("t", {}, onnx::TensorProto::BOOL);
+  mm.node("Dropout", {"x", "r", "t"}, {"y", "mask"});
+  mm.output("y");
+  mm.output("mask");
+  const fs::path path = mm.save(dir / "drop.onnx");
+  const auto bool_tensor = [](bool b) {
+    return ampx::HostTensor{"t", {ampx::DType::kBool, {}}, std::vector<std::byte>{std::byte{b}}};
+  };
+  const std::vector<float> x = {0.5f, -1, 2};
+  for (const auto& [ratio, train] : {std::pair{0.5f, false}, std::pair{0.0f, true}}) {
+    SCOPED_TRACE(std::to_string(ratio) + (train ? " training" : " inference"));
+    const auto out = run_model(
+        path, {f32_tensor("x", {3}, x), f32_tensor("r", {}, {ratio}), bool_tensor(train)});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(floats(out[0]), x);
+    ASSERT_EQ(out[1].type, (ampx::TensorType{ampx::DType::kBool, {3}}));
+    EXPECT_EQ(out[1].data, std::vector<std::byte>(3, std::byte{1}));
+  }
+  ampx::onnx_io::ImportOptions io;
+  io.input_values["r"] = f32_tensor("r", {}, {0.5f});
+  io.input_values["t"] = bool_tensor(true);
+  EXPECT_TRUE(has(import_error(path, io), "training_mode=true is not supported with ratio 0.5"));
+}
+
 }  // namespace

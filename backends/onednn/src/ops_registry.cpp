@@ -35,6 +35,10 @@ bool runs_as_loop(const NodeView& v) {
     if (op != "Neg" && !binary_has_primitive(v)) return true;
   }
   if (op == "Pow" || op == "Resize" || op == "ConvTranspose") return !onnx_op_has_primitive(v);
+  // reduction_max starts from the lowest finite value (a row of -inf gave
+  // -FLT_MAX) and drops a NaN in vmaxps' first operand: the loop, as
+  // ReduceMin (ops_onnx_later.cpp).
+  if (op == "ReduceMax") return true;
   // A reduction that reduces nothing (every reduced axis of size 1, or a
   // rank-0 input: Silero VAD's ReduceMean of a squeezed scalar): oneDNN
   // refuses a reduction whose source and destination dims are equal.

@@ -647,22 +647,43 @@ void Importer::convert_node(const onnx::NodeProto& n) {
   }
 }
 
+// A graph output that no node of the graph computes (a constant: Shape,
+// Size, Constant, a folded subgraph; a graph input passed through
+// Identity or Dropout; a tensor that is another output too) becomes the
+// output of a copy, a Reshape to its own shape that every device runs: an
+// output is a node's, named as the model names it, and a graph input keeps
+// its own name.
+ValueId Importer::output_copy(ValueId v, const std::string& output) {
+  std::string name = output + "/copy";
+  for (int k = 1; node_names_.contains(name); ++k) name = fmt::format("{}/copy_{}", output, k);
+  node_names_.insert(name);
+  const TensorType type = graph_.value(v).type;
+  // The value took the output's name when its node bound it.
+  if (graph_.value(v).name == output) graph_.value(v).name = output + "/value";
+  const NodeId id =
+      graph_.add_node(name, OpType::kReshape, {v}, {type},
+                      {{"shape", std::vector<int64_t>(type.shape.begin(), type.shape.end())}});
+  graph_.node(id).origin = "Identity";
+  return graph_.node(id).outputs[0];
+}
+
 void Importer::bind_outputs() {
   std::unordered_set<ValueId> seen;
+  std::unordered_set<std::string> input_names;
+  for (ValueId in : graph_.inputs()) input_names.insert(graph_.value(in).name);
   for (const auto& out : model_.graph().output()) {
     const auto it = values_.find(out.name());
     if (it == values_.end())
       fail(fmt::format("graph output '{}' is not produced by any node", out.name()));
-    const Value& v = graph_.value(it->second);
-    if (v.is_constant())
-      fail(fmt::format("graph output '{}' is a constant (it does not depend on any input)",
-                       out.name()));
-    if (v.producer == kNone)
-      fail(fmt::format("graph output '{}' is the graph input '{}' itself", out.name(), v.name));
-    if (!seen.insert(it->second).second)
-      fail(fmt::format("graph output '{}' is the same tensor as another output", out.name()));
-    graph_.value(it->second).name = out.name();
-    graph_.add_output(it->second);
+    ValueId v = it->second;
+    const Value& val = graph_.value(v);
+    if (input_names.contains(out.name()))
+      fail(fmt::format("graph output '{}' is also the name of a graph input", out.name()));
+    if (val.is_constant() || val.producer == kNone || seen.contains(v))
+      v = output_copy(v, out.name());
+    seen.insert(v);
+    graph_.value(v).name = out.name();
+    graph_.add_output(v);
   }
   if (graph_.outputs().empty()) fail("the graph has no outputs");
 }

@@ -125,6 +125,7 @@ class Importer {
   void convert_nodes();
   void convert_graph_nodes(const onnx::GraphProto& g);
   void bind_outputs();
+  ValueId output_copy(ValueId v, const std::string& output);
   Graph finish();
   std::string unique_node_name(const onnx::NodeProto& n, int index);
   void convert_node(const onnx::NodeProto& n);

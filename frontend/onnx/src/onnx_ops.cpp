@@ -770,20 +770,29 @@ void identity(I& im, const N& n) {
 
 // Dropout is the identity at inference. Opsets 7 to 11: `ratio` attribute
 // (`is_test` is opset 6's, honoured if present); 12+: ratio and
-// training_mode inputs. The mask output (all ones at inference) is refused.
+// training_mode inputs, whose values may come from the graph's inputs
+// (--input): training with ratio 0 is the identity too, with another ratio
+// random (refused). The mask (10+: bool) is then all true: a constant.
 void dropout(I& im, const N& n) {
   if (im.attr_int_or(n, "is_test", 1) == 0)
     im.fail("is_test=0 (training) is not supported (inference import)");
+  const ValueId x = im.input(n, 0);
   if (im.opset() >= 12 && im.has_input(n, 2)) {
-    const Value& t = im.value(im.input(n, 2));
-    if (!t.is_constant())
-      im.fail(fmt::format("training_mode ('{}') must be a constant (after folding)", n.input(2)));
-    if (std::any_of(t.constant->begin(), t.constant->end(),
-                    [](std::byte b) { return b != std::byte{0}; }))
-      im.fail("training_mode=true is not supported (inference import)");
+    const ConstantData train = im.required_value(n, 2, "training_mode");
+    if (std::any_of(train->begin(), train->end(), [](std::byte b) { return b != std::byte{0}; })) {
+      const double ratio = im.has_input(n, 1) ? im.const_scalar(n, 1, "ratio") : 0.5;
+      if (ratio != 0)
+        im.fail(fmt::format(
+            "training_mode=true is not supported with ratio {} (random; inference import)", ratio));
+    }
   }
-  if (im.output_used(n, 1)) im.fail("the mask output of Dropout is not supported");
-  im.bind(n, 0, im.input(n, 0));
+  if (im.output_used(n, 1)) {
+    if (im.opset() < 10) im.fail("the mask output of Dropout before opset 10 is not supported");
+    const Shape s = im.type(x).shape;
+    std::vector<std::byte> ones(static_cast<size_t>(element_count(s)), std::byte{1});
+    im.bind(n, 1, im.constant({DType::kBool, s}, std::move(ones)));
+  }
+  im.bind(n, 0, x);
 }
 
 // --- resolved at import: the result depends on shapes or constants only ---
@@ -992,6 +1001,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
          "Gather", "Cast", "Not", "Equal", "Where"},
         softmax_cross_entropy_loss,
         12}},
+      {"CastLike", {{"Cast"}, cast_like, 15}},
       {"NegativeLogLikelihoodLoss",
        {{"GatherElements", "Reshape", "Neg", "Mul", "Div", "ReduceSum", "ReduceMean", "Gather",
          "Cast", "Not", "Equal", "Where"},
