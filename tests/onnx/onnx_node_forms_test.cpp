@@ -214,4 +214,55 @@ TEST(OnnxNodeForms, DropoutWithAKnownTrainingModeInput) {
   EXPECT_TRUE(has(import_error(path, io), "training_mode=true is not supported with ratio 0.5"));
 }
 
+// --- empty inputs ------------------------------------------------------------
+
+// A graph input with a 0 dimension has one value, the empty tensor: it
+// stays an input (fed, unused) and the nodes read it as that constant. An
+// empty `axes` means no axes: ReduceSum reduces everything, or passes X
+// through with noop_with_empty_axes=1; CastLike reads only its type.
+TEST(OnnxNodeForms, EmptyInputsAreConstants) {
+  TempDir dir;
+  const ampx::HostTensor x = f32_tensor("x", {2, 2}, {1, 2, 3, 4.5f});
+  const ampx::HostTensor axes{"axes", {ampx::DType::kI64, {0}}, {}};
+  for (int64_t noop : {0, 1}) {
+    SCOPED_TRACE(noop);
+    ModelMaker mm(18);
+    mm.input("x", {"2", "2"});
+    mm.input("axes", {"0"}, onnx::TensorProto::INT64);
+    ModelMaker::attr_int(mm.node("ReduceSum", {"x", "axes"}, {"y"}), "noop_with_empty_axes", noop);
+    mm.output("y");
+    const fs::path path = mm.save(dir / "rs.onnx");
+    const ampx::Graph g = import_onnx(path, {});
+    ASSERT_EQ(g.inputs().size(), 2u);
+    EXPECT_EQ(g.value(g.inputs()[1]).type.shape, (ampx::Shape{0}));
+    const auto out = run_model(path, {x, axes});
+    ASSERT_EQ(out.size(), 1u);
+    if (noop == 0) {
+      EXPECT_EQ(out[0].type.shape, (ampx::Shape{1, 1}));
+      EXPECT_EQ(floats(out[0]), std::vector<float>{10.5f});
+    } else {
+      EXPECT_EQ(floats(out[0]), floats(x));
+    }
+  }
+  ModelMaker cl(21);
+  cl.input("x", {"2", "2"});
+  cl.input("like", {"0"}, onnx::TensorProto::INT64);
+  cl.node("CastLike", {"x", "like"}, {"y"});
+  cl.output("y");
+  const auto out = run_model(cl.save(dir / "cl.onnx"),
+                             {x, ampx::HostTensor{"like", {ampx::DType::kI64, {0}}, {}}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type, (ampx::TensorType{ampx::DType::kI64, {2, 2}}));
+  std::vector<int64_t> y(4);
+  std::memcpy(y.data(), out[0].data.data(), 32);
+  EXPECT_EQ(y, (std::vector<int64_t>{1, 2, 3, 4}));
+  ModelMaker neg(18);
+  neg.input("x", {"2", "n"});
+  neg.node("Relu", {"x"}, {"y"});
+  neg.output("y");
+  ampx::onnx_io::ImportOptions io;
+  io.input_shapes["x"] = {2, -1};
+  EXPECT_TRUE(has(import_error(neg.save(dir / "neg.onnx"), io), "negative dimension"));
+}
+
 }  // namespace

@@ -210,6 +210,8 @@ void Importer::read_inputs() {
           shape.push_back(d.dim_value());
         } else if (i == 0 && options_.batch_size > 0) {
           shape.push_back(options_.batch_size);
+        } else if (d.has_dim_value() && d.dim_value() == 0) {
+          shape.push_back(0);  // an empty input (read as a constant below)
         } else {
           const std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unknown";
           fail(
@@ -220,10 +222,17 @@ void Importer::read_inputs() {
       }
     }
     for (int64_t d : shape)
-      if (d <= 0)
-        fail(fmt::format("{} has a non-positive dimension in {}", what, shape_str(shape)));
+      if (d < 0) fail(fmt::format("{} has a negative dimension in {}", what, shape_str(shape)));
     check_size({*dtype, shape}, what);
-    values_[in.name()] = graph_.add_input(in.name(), {*dtype, shape});
+    const ValueId id = graph_.add_input(in.name(), {*dtype, shape});
+    values_[in.name()] = id;
+    // An input with no elements has one value, the empty tensor, whatever
+    // is fed (an empty `axes`, CastLike's type-only `target_type`): the
+    // nodes read it as that constant, and it stays an input of the graph
+    // (fed, unused) so the model's signature is the same.
+    if (element_count(shape) == 0)
+      values_[in.name()] =
+          graph_.add_constant(in.name() + "/empty", {*dtype, shape}, std::vector<std::byte>{});
   }
   for (const auto& [name, shape] : options_.input_shapes) {
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
