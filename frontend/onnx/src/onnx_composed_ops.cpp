@@ -187,11 +187,12 @@ void reduce_composed(Importer& im, const N& n) {
   if (!axes)
     im.fail("noop_with_empty_axes=1 with no axes is not supported for " + n.op_type() +
             " (runtimes disagree on what it computes)");
+  // ONNX allows integers too; the op set's ReduceSum and Log take floats.
+  float_input(im, n, 0);
   if (n.op_type() == "ReduceL1") {
     im.bind(n, 0, im.emit1("ReduceSum", {im.emit1("Abs", {x})}, reduce_attrs(im, n, *axes)));
     return;
   }
-  float_input(im, n, 0);
   im.bind(n, 0, im.emit1("Log", {im.emit1("ReduceSum", {x}, reduce_attrs(im, n, *axes))}));
 }
 
@@ -243,14 +244,16 @@ void elu(Importer& im, const N& n) {
   im.bind(n, 0, where(im, im.emit1("Less", {x, scalar(im, dt, 0)}), neg, x));
 }
 
-// gamma·x where x > 0, else gamma·(alpha·exp(x) - alpha).
+// gamma·x where x > 0, else gamma·(alpha·exp(x) - alpha); NaN stays NaN.
 void selu(Importer& im, const N& n) {
   const ValueId x = float_input(im, n, 0);
   const DType dt = im.type(x).dtype;
   const ValueId alpha = scalar(im, dt, im.attr_float_or(n, "alpha", 1.67326319217681884765625f));
   const ValueId gamma = scalar(im, dt, im.attr_float_or(n, "gamma", 1.05070102214813232421875f));
   const ValueId neg = im.emit1("Sub", {im.emit1("Mul", {alpha, im.emit1("Exp", {x})}), alpha});
-  const ValueId y = where(im, im.emit1("Greater", {x, scalar(im, dt, 0)}), x, neg);
+  // x <= 0 picks the exponential: a NaN takes the x branch, so no backend's
+  // exp of NaN is read.
+  const ValueId y = where(im, im.emit1("LessOrEqual", {x, scalar(im, dt, 0)}), neg, x);
   im.bind(n, 0, im.emit1("Mul", {gamma, y}));
 }
 

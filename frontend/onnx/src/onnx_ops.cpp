@@ -1002,7 +1002,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"IsNaN", {{"Equal", "Not"}, is_nan, 9}},
       {"IsInf", {{"Equal", "Or", "Less", "Cast"}, is_inf, 10}},
       {"Elu", {{"Exp", "Sub", "Mul", "Less", "Where", "Cast"}, elu}},
-      {"Selu", {{"Exp", "Sub", "Mul", "Greater", "Where", "Cast"}, selu}},
+      {"Selu", {{"Exp", "Sub", "Mul", "LessOrEqual", "Where", "Cast"}, selu}},
       {"Celu", {{"Exp", "Div", "Sub", "Mul", "Less", "Where", "Cast"}, celu, 12}},
       {"ThresholdedRelu", {{"Greater", "Where", "Cast"}, thresholded_relu, 10}},
       {"Softsign", {{"Abs", "Add", "Div", "Cast"}, softsign}},
