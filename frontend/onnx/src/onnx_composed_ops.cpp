@@ -22,8 +22,8 @@
 //                    reference does
 //   ScatterElements, Scatter
 //                    ScatterND with the full coordinates of each index:
-//                    constant positions on the other axes, the (wrapped)
-//                    indices on `axis`
+//                    constant positions on the other axes, the indices
+//                    on `axis`
 // A comparison is false for NaN, and each Where is arranged so that a NaN
 // input gives what ONNX's formula gives (NaN, or 0 for ThresholdedRelu).
 #include <fmt/format.h>
@@ -407,8 +407,9 @@ void center_crop_pad(Importer& im, const N& n) {
 }
 
 // ScatterElements (and Scatter, opsets 9-10): ScatterND with coordinates
-// [indices' shape..., rank]: on `axis` the index (a negative one wrapped
-// by the axis' size), on every other axis the element's own position.
+// [indices' shape..., rank]: on `axis` the index (a negative one counts
+// from the end in ScatterND as in ScatterElements), on every other axis
+// the element's own position.
 void scatter_elements(Importer& im, const N& n) {
   const ValueId data = im.input(n, 0), indices = im.input(n, 1), updates = im.input(n, 2);
   const Shape ds = im.type(data).shape, is = im.type(indices).shape;
@@ -437,9 +438,6 @@ void scatter_elements(Importer& im, const N& n) {
   column.push_back(1);
   ValueId idx = indices;
   if (idt != DType::kI64) idx = im.emit1("Cast", {idx}, {{"to", int64_t(to_c(DType::kI64))}});
-  const ValueId dim = im.constant_i64(std::vector<int64_t>{ds[static_cast<size_t>(axis)]}, {});
-  const ValueId zero = im.constant_i64(std::vector<int64_t>{0}, {});
-  idx = where(im, im.emit1("Less", {idx, zero}), im.emit1("Add", {idx, dim}), idx);
   const int64_t count = element_count(is);
   std::vector<ValueId> coords;
   for (int64_t a = 0; a < rank; ++a) {

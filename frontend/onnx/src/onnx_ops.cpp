@@ -1015,9 +1015,9 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"GlobalMaxPool", {{"ReduceMax"}, global_max_pool}},
       {"CenterCropPad", {{"Slice", "Pad", "Reshape"}, center_crop_pad, 18}},
       {"ScatterElements",
-       {{"ScatterND", "Concat", "Reshape", "Where", "Less", "Add", "Cast"}, scatter_elements, 11}},
+       {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 11}},
       {"Scatter",
-       {{"ScatterND", "Concat", "Reshape", "Where", "Less", "Add", "Cast"}, scatter_elements, 9,
+       {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 9,
         11}},  // deprecated in 11
   };
   return t;

@@ -8,7 +8,6 @@ non-default value and the opsets whose form differs."""
 from __future__ import annotations
 
 import os
-import warnings
 
 import numpy as np
 import onnx
@@ -19,7 +18,8 @@ from onnx.reference import ReferenceEvaluator
 import ampx
 import ampx.backend
 
-warnings.filterwarnings("ignore", category=RuntimeWarning)  # the reference's own inf/NaN math
+# the reference's own inf/NaN arithmetic
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 DEVICES = os.environ.get("AMPX_COMPOSED_DEVICES", "cpu_ref:0,onednn:0").split(",")
 NP_TO_ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16,
