@@ -117,6 +117,11 @@ void clip(I& im, const N& n) {
     if (im.has_input(n, 1)) attrs["min"] = im.const_scalar(n, 1, "min");
     if (im.has_input(n, 2)) attrs["max"] = im.const_scalar(n, 2, "max");
   }
+  // min > max: ONNX (and numpy's clip) give max everywhere (NaN stays
+  // NaN), which is Clip with min = max.
+  if (attrs.contains("min") && attrs.contains("max") &&
+      std::get<double>(attrs["min"]) > std::get<double>(attrs["max"]))
+    attrs["min"] = attrs["max"];
   im.bind(n, 0, im.emit1("Clip", {im.input(n, 0)}, std::move(attrs)));
 }
 
@@ -421,6 +426,14 @@ void reduce(I& im, const N& n) {
   }
   AttrMap attrs{{"keepdims", im.attr_int_or(n, "keepdims", 1)}};
   if (!axes.empty()) attrs["axes"] = axes;
+  if (im.type(x).dtype == DType::kBool &&
+      (n.op_type() == "ReduceMax" || n.op_type() == "ReduceMin")) {
+    // bool (ONNX 20+): any / all, as the max / min of 0s and 1s in f32.
+    const ValueId f = im.emit1("Cast", {x}, {{"to", int64_t(to_c(DType::kF32))}});
+    const ValueId r = im.emit1(n.op_type(), {f}, std::move(attrs));
+    im.bind(n, 0, im.emit1("Cast", {r}, {{"to", int64_t(to_c(DType::kBool))}}));
+    return;
+  }
   im.bind(n, 0, im.emit1(n.op_type(), {x}, std::move(attrs)));
 }
 
@@ -1010,15 +1023,15 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Sign", {{"Equal", "Less", "Greater", "Where", "Cast"}, sign, 9}},
       {"Swish", {{"Mul", "Sigmoid", "Cast"}, swish, 24}},
       {"MeanVarianceNormalization",
-       {{"ReduceMean", "Pow", "Sub", "Sqrt", "Add", "Div", "Cast"}, mean_variance_normalization, 9}},
+       {{"ReduceMean", "Pow", "Sub", "Sqrt", "Add", "Div", "Cast"},
+        mean_variance_normalization,
+        9}},
       {"EyeLike", {{"Cast"}, eye_like, 9}},
       {"GlobalMaxPool", {{"ReduceMax"}, global_max_pool}},
       {"CenterCropPad", {{"Slice", "Pad", "Reshape"}, center_crop_pad, 18}},
-      {"ScatterElements",
-       {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 11}},
+      {"ScatterElements", {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 11}},
       {"Scatter",
-       {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 9,
-        11}},  // deprecated in 11
+       {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 9, 11}},  // deprecated in 11
   };
   return t;
 }

@@ -312,3 +312,29 @@ def test_scatter_elements_reduction_needs_opset():
     z = np.zeros((2, 2), np.float32)
     refused(model("ScatterElements", {"data": z, "indices": np.zeros((2, 2), np.int64),
                                       "updates": z}, opset=16, reduction="max"), "opset 18")
+
+
+# --- forms of existing ops ------------------------------------------------------------
+
+@pytest.mark.parametrize("opset", [7, 13])
+def test_clip_min_greater_than_max(opset):
+    # max everywhere, NaN stays NaN (ONNX's text, numpy's clip). NaN on
+    # cpu_ref only: onednn's Clip gives min for NaN whatever min and max are.
+    x = EDGE[:-1]
+    if opset < 11:
+        m = model("Clip", {"x": x}, opset=opset, min=2.0, max=1.0)
+    else:
+        inits = [helper.make_tensor("min", TensorProto.FLOAT, [], [2.0]),
+                 helper.make_tensor("max", TensorProto.FLOAT, [], [1.0])]
+        m = model("Clip", {"x": x}, opset=opset, initializers=inits)
+    check(m, {"x": x}, want=[np.clip(x, 2.0, 1.0)])
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = len(EDGE)
+    check(m, {"x": EDGE}, devices=["cpu_ref:0"], want=[np.clip(EDGE, 2.0, 1.0)])
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_max_min_bool(op, keepdims):
+    x = np.array([[True, False, True], [True, True, True], [False, False, False]])
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    check(model(op, {"x": x}, opset=20, initializers=[axes], keepdims=keepdims), {"x": x})
