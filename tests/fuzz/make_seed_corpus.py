@@ -428,6 +428,38 @@ def op_seeds():
         add(name, [node("Range", ["start", "limit", "delta"], ["r"]),
                    node("Cast", ["r"], ["rf"], to=F), node("Add", ["x", "rf"])],
             inits=[make("start", 0), make("limit", 8), make("delta", 2)], opset=13)
+
+    # compositions of op-set ops (onnx_composed_ops.cpp)
+    add("Trilu-lower-k", [node("Trilu", ["x", "k"], upper=0)], inits=[i64("k", -1)], opset=14)
+    add("Trilu-upper", [node("Trilu", ["x"])], opset=14)
+    add("Xor", [node("Xor", ["a", "b"])], [("a", BOOL, [2, 3]), ("b", BOOL, [3])])
+    add("Hardmax-opset11", [node("Hardmax", ["x"], axis=2)], opset=11)
+    add("Hardmax-opset13", [node("Hardmax", ["x"], axis=1)], opset=13)
+    add("ReduceL1", [node("ReduceL1", ["x"], axes=[1], keepdims=0)], opset=13)
+    add("ReduceLogSum-opset18", [node("ReduceLogSum", ["x", "axes"])], inits=[i64("axes", [-1])],
+        opset=18)
+    add("LpNormalization-p1", [node("LpNormalization", ["x"], p=1, axis=1)])
+    add("LpNormalization", [node("LpNormalization", ["x"])])
+    add("IsNaN", [node("IsNaN", ["x"])])
+    add("IsInf-positive", [node("IsInf", ["x"], detect_negative=0)])
+    for op in ["Elu", "Selu", "Softsign", "ThresholdedRelu", "Shrink", "Sign"]:
+        add(op, [node(op, ["x"])])
+    add("Celu", [node("Celu", ["x"], alpha=0.5)])
+    add("Swish-opset24", [node("Swish", ["x"], alpha=2.0)], opset=24)
+    add("MeanVarianceNormalization", [node("MeanVarianceNormalization", ["x"], axes=[2, 3])])
+    add("EyeLike", [node("EyeLike", ["m"], ["e"], k=1, dtype=F), node("Add", ["m", "e"])],
+        [("m", F, [3, 4])])
+    add("GlobalMaxPool", [node("GlobalMaxPool", ["x"])])
+    add("CenterCropPad", [node("CenterCropPad", ["x", "s"], axes=[2, 3])], inits=[i64("s", [2, 6])],
+        opset=18)
+    add("ScatterElements-opset18-max",
+        [node("ScatterElements", ["d", "i", "u"], axis=1, reduction="max")],
+        [("d", F, [3, 4]), ("i", I64, [3, 2]), ("u", F, [3, 2])], opset=18)
+    add("Scatter-opset10", [node("Scatter", ["d", "i", "u"])],
+        [("d", F, [3, 4]), ("i", I32, [2, 4]), ("u", F, [2, 4])], opset=10)
+    add("Clip-min_above_max", [node("Clip", ["x", "lo", "hi"])],
+        inits=[f32("lo", 2.0), f32("hi", 1.0)], opset=13)
+    add("ReduceMax-bool", [node("ReduceMax", ["c"], keepdims=0)], [("c", BOOL, [2, 3])], opset=20)
     return s
 
 

@@ -117,6 +117,11 @@ void clip(I& im, const N& n) {
     if (im.has_input(n, 1)) attrs["min"] = im.const_scalar(n, 1, "min");
     if (im.has_input(n, 2)) attrs["max"] = im.const_scalar(n, 2, "max");
   }
+  // min > max: ONNX (and numpy's clip) give max everywhere (NaN stays
+  // NaN), which is Clip with min = max.
+  if (attrs.contains("min") && attrs.contains("max") &&
+      std::get<double>(attrs["min"]) > std::get<double>(attrs["max"]))
+    attrs["min"] = attrs["max"];
   im.bind(n, 0, im.emit1("Clip", {im.input(n, 0)}, std::move(attrs)));
 }
 
@@ -425,6 +430,14 @@ void reduce(I& im, const N& n) {
                         dtype_name(im.type(x).dtype)));
   AttrMap attrs{{"keepdims", im.attr_int_or(n, "keepdims", 1)}};
   if (!axes.empty()) attrs["axes"] = axes;
+  if (im.type(x).dtype == DType::kBool &&
+      (n.op_type() == "ReduceMax" || n.op_type() == "ReduceMin")) {
+    // bool (ONNX 20+): any / all, as the max / min of 0s and 1s in f32.
+    const ValueId f = im.emit1("Cast", {x}, {{"to", int64_t(to_c(DType::kF32))}});
+    const ValueId r = im.emit1(n.op_type(), {f}, std::move(attrs));
+    im.bind(n, 0, im.emit1("Cast", {r}, {{"to", int64_t(to_c(DType::kBool))}}));
+    return;
+  }
   im.bind(n, 0, im.emit1(n.op_type(), {x}, std::move(attrs)));
 }
 
@@ -1007,6 +1020,34 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
          "Cast", "Not", "Equal", "Where"},
         negative_log_likelihood_loss,
         12}},
+      // Compositions of op-set ops (onnx_composed_ops.cpp).
+      {"Trilu", {{"Where", "Cast"}, trilu, 14}},
+      {"Xor", {{"And", "Or", "Not"}, xor_op}},
+      {"Hardmax", {{"ArgMax", "Equal", "Cast", "Reshape"}, hardmax}},
+      {"ReduceL1", {{"ReduceSum", "Abs"}, reduce_composed}},
+      {"ReduceLogSum", {{"ReduceSum", "Log"}, reduce_composed}},
+      {"LpNormalization",
+       {{"ReduceSum", "Abs", "ReduceL2", "Equal", "Div", "Where", "Cast"}, lp_normalization}},
+      {"IsNaN", {{"Equal", "Not"}, is_nan, 9}},
+      {"IsInf", {{"Equal", "Or", "Less", "Cast"}, is_inf, 10}},
+      {"Elu", {{"Exp", "Sub", "Mul", "Less", "Where", "Cast"}, elu}},
+      {"Selu", {{"Exp", "Sub", "Mul", "LessOrEqual", "Where", "Cast"}, selu}},
+      {"Celu", {{"Exp", "Div", "Sub", "Mul", "Less", "Where", "Cast"}, celu, 12}},
+      {"ThresholdedRelu", {{"Greater", "Where", "Cast"}, thresholded_relu, 10}},
+      {"Softsign", {{"Abs", "Add", "Div", "Cast"}, softsign}},
+      {"Shrink", {{"Less", "Greater", "Add", "Sub", "Where", "Cast"}, shrink, 9}},
+      {"Sign", {{"Equal", "Less", "Greater", "Where", "Cast"}, sign, 9}},
+      {"Swish", {{"Mul", "Sigmoid", "Cast"}, swish, 24}},
+      {"MeanVarianceNormalization",
+       {{"ReduceMean", "Pow", "Sub", "Sqrt", "Add", "Div", "Cast"},
+        mean_variance_normalization,
+        9}},
+      {"EyeLike", {{"Cast"}, eye_like, 9}},
+      {"GlobalMaxPool", {{"ReduceMax"}, global_max_pool}},
+      {"CenterCropPad", {{"Slice", "Pad", "Reshape"}, center_crop_pad, 18}},
+      {"ScatterElements", {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 11}},
+      {"Scatter",
+       {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 9, 11}},  // deprecated in 11
   };
   return t;
 }

@@ -47,6 +47,27 @@ void loop_op(Importer& im, const onnx::NodeProto& n);
 void scan_op(Importer& im, const onnx::NodeProto& n);
 // If with a condition that folds (onnx_control_flow.cpp).
 void if_op(Importer& im, const onnx::NodeProto& n);
+// Ops imported exactly as compositions of op-set ops (onnx_composed_ops.cpp).
+void trilu(Importer& im, const onnx::NodeProto& n);
+void xor_op(Importer& im, const onnx::NodeProto& n);
+void hardmax(Importer& im, const onnx::NodeProto& n);
+void reduce_composed(Importer& im, const onnx::NodeProto& n);
+void lp_normalization(Importer& im, const onnx::NodeProto& n);
+void is_nan(Importer& im, const onnx::NodeProto& n);
+void is_inf(Importer& im, const onnx::NodeProto& n);
+void elu(Importer& im, const onnx::NodeProto& n);
+void selu(Importer& im, const onnx::NodeProto& n);
+void celu(Importer& im, const onnx::NodeProto& n);
+void thresholded_relu(Importer& im, const onnx::NodeProto& n);
+void softsign(Importer& im, const onnx::NodeProto& n);
+void shrink(Importer& im, const onnx::NodeProto& n);
+void sign(Importer& im, const onnx::NodeProto& n);
+void swish(Importer& im, const onnx::NodeProto& n);
+void mean_variance_normalization(Importer& im, const onnx::NodeProto& n);
+void eye_like(Importer& im, const onnx::NodeProto& n);
+void global_max_pool(Importer& im, const onnx::NodeProto& n);
+void center_crop_pad(Importer& im, const onnx::NodeProto& n);
+void scatter_elements(Importer& im, const onnx::NodeProto& n);
 
 // CastLike as a Cast (onnx_node_forms.cpp).
 void cast_like(Importer& im, const onnx::NodeProto& n);
