@@ -1,4 +1,4 @@
-// Mod, CumSum, TopK, GatherElements, GatherND and ScatterND against
+// Mod, CumSum, CumProd, TopK, GatherElements, GatherND and ScatterND against
 // references written out here: ONNX's sign rules, tie order, NaN, batch
 // dims, repeated scatter indices, and out-of-range indices as errors
 // naming the node and the position.
@@ -90,6 +90,55 @@ TEST(IndexOps, CumSumInclusiveExclusiveAndReverse) {
   add_input(nb, i);
   nb.output(AMPX_DTYPE_I64, {2, 2}).attr_int("axis", 0);
   EXPECT_EQ(run1(nb, {&i}).values(), (std::vector<double>{1, 2, 4, 6}));
+}
+
+TEST(IndexOps, CumProdInclusiveExclusiveAndReverse) {
+  const Tensor x = Tensor::of(AMPX_DTYPE_F32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  const std::vector<std::tuple<int, int, std::vector<double>>> want = {
+      {0, 0, {1, 2, 6, 4, 20, 120}},
+      {1, 0, {1, 1, 2, 1, 4, 20}},
+      {0, 1, {6, 6, 3, 120, 30, 6}},
+      {1, 1, {6, 3, 1, 30, 6, 1}}};
+  for (const auto& [exclusive, reverse, w] : want) {
+    NodeBuilder nb("CumProd", "c");
+    add_input(nb, x);
+    nb.output(AMPX_DTYPE_F32, {2, 3})
+        .attr_int("axis", -1)
+        .attr_int("exclusive", exclusive)
+        .attr_int("reverse", reverse);
+    EXPECT_EQ(run1(nb, {&x}).values(), w) << exclusive << reverse;
+  }
+  for (ampx_dtype dt : {AMPX_DTYPE_I64, AMPX_DTYPE_I32}) {
+    const Tensor i = Tensor::of(dt, {2, 2}, {-1, 2, 3, -4});
+    NodeBuilder nb("CumProd", "ci");
+    add_input(nb, i);
+    nb.output(dt, {2, 2}).attr_int("axis", 0);
+    EXPECT_EQ(run1(nb, {&i}).values(), (std::vector<double>{-1, 2, -3, -8}));
+  }
+}
+
+// CumProd's floats multiply in double: one rounding per output, so the f32
+// result is the double product rounded once, the f64 one is it exactly.
+TEST(IndexOps, CumProdAgreesWithAFloat64Product) {
+  Rng rng(5);
+  for (ampx_dtype dt : {AMPX_DTYPE_F32, AMPX_DTYPE_F64, AMPX_DTYPE_F16, AMPX_DTYPE_BF16}) {
+    const Tensor x = random_tensor(rng, dt, {4, 9, 3}, 2.0);
+    NodeBuilder nb("CumProd", "c");
+    add_input(nb, x);
+    nb.output(dt, {4, 9, 3}).attr_int("axis", 1);
+    const auto X = x.values();
+    std::vector<double> ref(X.size());
+    for (int64_t o = 0; o < 4; ++o)
+      for (int64_t in = 0; in < 3; ++in) {
+        double acc = 1;
+        for (int64_t j = 0; j < 9; ++j) {
+          const auto k = static_cast<size_t>((o * 9 + j) * 3 + in);
+          acc *= X[k];
+          ref[k] = acc;
+        }
+      }
+    expect_close(run1(nb, {&x}), ref, "CumProd");
+  }
 }
 
 TEST(IndexOps, TopKKeepsTheLowerIndexOnTiesAndPutsNanFirst) {

@@ -1,4 +1,4 @@
-// BatchNorm, LayerNorm, Softmax, pooling and reductions against float64
+// BatchNorm, LayerNorm, RMSNorm, Softmax, pooling and reductions against float64
 // references.
 #include <cmath>
 #include <limits>
@@ -89,6 +89,43 @@ TEST_P(NormPool, LayerNorm) {
   check_layernorm(rng, dt(), {3, 7, 33}, 1, false, 1e-5);
   check_layernorm(rng, dt(), {5, 13}, -2, true, 1e-2);
   check_layernorm(rng, dt(), {128, 256}, -1, true, 1e-5);
+}
+
+// ---------------------------------------------------------------- RMSNorm
+
+void check_rmsnorm(Rng& rng, ampx_dtype dt, std::vector<int64_t> xd, int64_t axis, double eps) {
+  const int64_t r = static_cast<int64_t>(xd.size());
+  const size_t a = static_cast<size_t>(axis < 0 ? axis + r : axis);
+  const std::vector<int64_t> nd(xd.begin() + static_cast<ptrdiff_t>(a), xd.end());
+  const Tensor x = random_tensor(rng, dt, xd, 3.0);
+  const Tensor s = random_tensor(rng, dt, nd);
+  NodeBuilder nb("RMSNorm", "rms");
+  add_input(nb, x);
+  add_input(nb, s);
+  nb.output(dt, xd).attr_int("axis", axis);
+  if (eps != 1e-5) nb.attr_float("epsilon", eps);
+  const auto out = run_node(nb, {&x, &s});
+  const auto X = x.values(), S = s.values();
+  const int64_t D = numel_of(nd), rows = numel_of(xd) / D;
+  std::vector<double> ref(X.size());
+  for (int64_t row = 0; row < rows; ++row) {
+    double sq = 0;
+    for (int64_t i = 0; i < D; ++i) sq += std::pow(X[static_cast<size_t>(row * D + i)], 2);
+    const double rms = std::sqrt(sq / static_cast<double>(D) + eps);
+    for (int64_t i = 0; i < D; ++i) {
+      const auto k = static_cast<size_t>(row * D + i);
+      ref[k] = X[k] / rms * S[static_cast<size_t>(i)];
+    }
+  }
+  expect_close(out[0], ref, "RMSNorm");
+}
+
+TEST_P(NormPool, RMSNorm) {
+  check_rmsnorm(rng, dt(), {3, 7, 33}, -1, 1e-5);
+  check_rmsnorm(rng, dt(), {3, 7, 33}, 1, 1e-5);
+  check_rmsnorm(rng, dt(), {2, 3, 4, 5}, 0, 1e-5);
+  check_rmsnorm(rng, dt(), {5, 13}, -2, 0.1);
+  check_rmsnorm(rng, dt(), {128, 256}, -1, 1e-5);
 }
 
 // ---------------------------------------------------------------- Softmax

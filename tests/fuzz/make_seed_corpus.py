@@ -156,6 +156,14 @@ def op_seeds():
         inits=[w("scale", 4, lo=0.5, hi=1.5), w("B", 4)])
     add("LayerNormalization-axis2-no_bias", [node("LayerNormalization", ["x", "scale"], axis=2)],
         inits=[w("scale", 4, 4, lo=0.5, hi=1.5)])
+    add("LayerNormalization-mean_invstddev",
+        [node("LayerNormalization", ["x", "scale"], ["y", "mean", "isd"], axis=1)],
+        inits=[w("scale", 2, 4, 4, lo=0.5, hi=1.5)], outputs=("y", "mean", "isd"))
+    add("RMSNormalization", [node("RMSNormalization", ["x", "scale"], axis=-1)],
+        inits=[w("scale", 4, lo=0.5, hi=1.5)], opset=23)
+    add("RMSNormalization-axis1-broadcast_scale",
+        [node("RMSNormalization", ["x", "scale"], axis=1, epsilon=0.1)],
+        inits=[w("scale", 1, 4, lo=0.5, hi=1.5)], opset=23)
     for op in ["Softmax", "LogSoftmax"]:
         add(f"{op}-opset11-axis1", [node(op, ["x"], axis=1)], opset=11)
         add(f"{op}-opset13", [node(op, ["x"], axis=-1)], opset=13)
@@ -216,6 +224,8 @@ def op_seeds():
     add("Mod-fmod", [node("Mod", ["x", "b"], fmod=1)], inits=[w("b", 4, lo=0.5, hi=2.0)])
     add("CumSum-exclusive_reverse", [node("CumSum", ["x", "ax"], exclusive=1, reverse=1)],
         inits=[i64("ax", 2)])
+    add("CumProd-exclusive_reverse", [node("CumProd", ["x", "ax"], exclusive=1, reverse=1)],
+        inits=[i64("ax", 2)], opset=26)
     add("TopK", [node("TopK", ["x", "k"], ["y", "yi"], axis=-1)], inits=[i64("k", [2])],
         outputs=("y", "yi"))
     add("GatherElements", [node("GatherElements", ["x", "gi"], axis=2)],

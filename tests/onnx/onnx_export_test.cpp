@@ -244,6 +244,39 @@ TEST(OnnxExport, DecomposedOpsRoundTrip) {
   EXPECT_LE(max_relative_error(got[0], want[0]), 1e-5);
 }
 
+// RMSNorm has no opset-17 op: it is written as the ops that compute it, and
+// the re-imported model computes what RMSNorm does. CumProd (opset 26) has
+// no opset-17 form: a one-line error naming the node.
+TEST(OnnxExport, RMSNormIsWrittenAsOpset17OpsAndCumProdIsRefused) {
+  GraphBuilder b("rms");
+  const ValueId x = b.input("x", DType::kF32, {2, 3, 8});
+  const ValueId s = b.random_weight("s", {3, 8}, 0.5f);
+  b.output(b.add(OpType::kRMSNorm, "rms", {x, s}, {{"axis", int64_t{1}}, {"epsilon", 0.01}}));
+  const Graph g = std::move(b).build();
+  const std::string bytes = onnx_io::export_onnx(g, {}, nullptr);
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  std::map<std::string, int> ops;
+  for (const auto& n : m.graph().node()) ops[n.op_type()]++;
+  EXPECT_EQ(ops["ReduceMean"], 1);
+  EXPECT_EQ(ops["Sqrt"], 1);
+  EXPECT_EQ(ops.count("RMSNormalization"), 0u) << "RMSNormalization is opset 23's";
+  const auto [want, got] = run_reimported(g, bytes, "ampx_export_rms_", 11);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_LE(max_relative_error(got[0], want[0]), 1e-5);
+
+  GraphBuilder c("cumprod");
+  const ValueId y = c.input("y", DType::kF32, {2, 3});
+  c.output(c.add(OpType::kCumProd, "cp", {y}, {{"axis", int64_t{1}}}));
+  try {
+    (void)onnx_io::export_onnx(std::move(c).build(), {}, nullptr);
+    ADD_FAILURE() << "CumProd exported";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("CumProd has no ONNX form at opset 17"), std::string::npos)
+        << e.what();
+  }
+}
+
 // The epilogues fusion writes (a residual, BatchNorm's activation, the gated
 // and parameterised activations) come out as the ONNX ops they stand for,
 // and the re-imported model computes what the fused graph does.

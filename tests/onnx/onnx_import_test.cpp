@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <ampx/ir/attr_access.hpp>
 #include <ampx/ir/op_type.hpp>
 #include <ampx/models/load_model.hpp>
 #include <ampx/onnx/onnx_import.hpp>
@@ -470,6 +471,77 @@ TEST(OnnxImport, UndefinedInputIsNamed) {
   mm.output("y");
   const std::string msg = import_error(mm.save(dir / "u.onnx"));
   EXPECT_TRUE(has(msg, "input 'nowhere' is not produced")) << msg;
+}
+
+// RMSNormalization (23) is the fused RMSNorm, its axis normalised and a
+// smaller scale expanded to the normalised dims; what ampx does not compute
+// is refused in one line.
+TEST(OnnxImport, RMSNormalizationIsOneNodeWithItsScaleExpanded) {
+  TempDir dir;
+  ModelMaker mm(23);
+  mm.input("x", {"2", "3", "4"});
+  mm.init_f32("s", {1, 4});
+  auto* n = mm.node("RMSNormalization", {"x", "s"}, {"y"}, "/rms");
+  ModelMaker::attr_int(n, "axis", -2);
+  ModelMaker::attr_float(n, "epsilon", 0.25f);
+  mm.output("y");
+  const ampx::Graph g = import_onnx(mm.save(dir / "r.onnx"));
+  ASSERT_EQ(g.num_nodes(), 1u);  // the Expand of a constant scale folds
+  const ampx::Node& rms = g.node(0);
+  EXPECT_EQ(ampx::op_name(rms.op), "RMSNorm");
+  EXPECT_EQ(ampx::attr_int(rms.attrs, "axis", 0), 1);
+  EXPECT_FLOAT_EQ(static_cast<float>(ampx::attr_float(rms.attrs, "epsilon", 0)), 0.25f);
+  EXPECT_EQ(g.value(rms.inputs[1]).type.shape, (ampx::Shape{3, 4}));
+
+  ModelMaker bad(23);
+  bad.input("x", {"2", "3", "4"});
+  bad.init_f32("s", {2, 4});
+  bad.node("RMSNormalization", {"x", "s"}, {"y"}, "/rms");
+  bad.output("y");
+  std::string msg = import_error(bad.save(dir / "b.onnx"));
+  EXPECT_TRUE(has(msg, "scale of shape [2x4] does not broadcast to the normalised dims [4]"))
+      << msg;
+  ModelMaker stash(23);
+  stash.input("x", {"2", "4"});
+  stash.init_f32("s", {4});
+  ModelMaker::attr_int(stash.node("RMSNormalization", {"x", "s"}, {"y"}, "/rms"), "stash_type", 11);
+  stash.output("y");
+  msg = import_error(stash.save(dir / "st.onnx"));
+  EXPECT_TRUE(has(msg, "stash_type 11 is not supported")) << msg;
+  ModelMaker old(22);  // RMSNormalization is opset 23's
+  old.input("x", {"2", "4"});
+  old.init_f32("s", {4});
+  old.node("RMSNormalization", {"x", "s"}, {"y"}, "/rms");
+  old.output("y");
+  msg = import_error(old.save(dir / "o.onnx"));
+  EXPECT_TRUE(has(msg, "RMSNormalization")) << msg;
+}
+
+// LayerNormalization's Mean and InvStdDev: Y stays the fused LayerNorm,
+// the statistics are computed beside it in f32 and keep the reduced dims.
+TEST(OnnxImport, LayerNormalizationStatisticsOutputs) {
+  TempDir dir;
+  ModelMaker mm(17);
+  mm.input("x", {"2", "3", "4"});
+  mm.init_f32("s", {3, 4});
+  ModelMaker::attr_int(mm.node("LayerNormalization", {"x", "s"}, {"y", "mean", "isd"}, "/ln"),
+                       "axis", 1);
+  mm.output("y");
+  mm.output("mean");
+  mm.output("isd");
+  const ampx::Graph g = import_onnx(mm.save(dir / "l.onnx"));
+  EXPECT_EQ(ampx::op_name(g.node(0).op), "LayerNorm");
+  ASSERT_EQ(g.outputs().size(), 3u);
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(g.value(g.outputs()[i]).type.shape, (ampx::Shape{2, 1, 1})) << i;
+    EXPECT_EQ(g.value(g.outputs()[i]).type.dtype, ampx::DType::kF32) << i;
+  }
+  ModelMaker only_y(17);  // without readers of the statistics: one node
+  only_y.input("x", {"2", "4"});
+  only_y.init_f32("s", {4});
+  only_y.node("LayerNormalization", {"x", "s"}, {"y", "mean", "isd"}, "/ln");
+  only_y.output("y");
+  EXPECT_EQ(import_onnx(only_y.save(dir / "y.onnx")).num_nodes(), 1u);
 }
 
 // LayerNorm and GELU as exporters spell them out become one IR node each.

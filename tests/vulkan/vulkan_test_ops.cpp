@@ -63,6 +63,8 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or",
                         // data movement and Resize
                         "Pad", "Expand", "Resize",
+                        // layernorm.comp
+                        "RMSNorm",
                         // reduce.comp, argmax.comp
                         "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
                         "ReduceLogSumExp", "ArgMin",

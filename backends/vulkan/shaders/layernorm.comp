@@ -1,8 +1,10 @@
 #version 450
 // LayerNorm over the trailing L elements: a workgroup per row; mean, then
 // the variance of the deviations (two passes, f32, no cancellation).
-// p: 0 rows, 1 L, 2 eps bits, 3 has_bias. Bindings: 1 X, 2 scale, 3 bias
-// (X when absent), 4 Y.
+// RMSNorm (p[4] = 1) is the same with the mean taken as 0: one pass of
+// squares, no bias.
+// p: 0 rows, 1 L, 2 eps bits, 3 has_bias, 4 rms. Bindings: 1 X, 2 scale,
+// 3 bias (X when absent), 4 Y.
 #include "common.glsl"
 layout(local_size_x = 64) in;
 layout(std430, binding = 1) readonly buffer X { ST x[]; };
@@ -29,9 +31,12 @@ void main() {
   if (row >= uint(p[0])) return;
   uint L = uint(p[1]), t = gl_LocalInvocationID.x;
   uint base = pc.off[0] + row * L;
-  float s = 0.0;
-  for (uint j = t; j < L; j += 64u) s += float(x[base + j]);
-  float mean = reduce_sum(s) / float(L);
+  float mean = 0.0;
+  if (p[4] == 0) {
+    float s = 0.0;
+    for (uint j = t; j < L; j += 64u) s += float(x[base + j]);
+    mean = reduce_sum(s) / float(L);
+  }
   float q = 0.0;
   for (uint j = t; j < L; j += 64u) {
     float d = float(x[base + j]) - mean;

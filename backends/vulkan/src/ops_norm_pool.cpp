@@ -1,4 +1,4 @@
-// LayerNorm, BatchNorm, MaxPool/AveragePool, GlobalAveragePool, the
+// LayerNorm and RMSNorm, BatchNorm, MaxPool/AveragePool, GlobalAveragePool, the
 // reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
 // ReduceL2, ReduceSumSquare, ReduceLogSumExp) and ArgMax/ArgMin.
 #include <algorithm>
@@ -50,9 +50,11 @@ OpPlan plan_layernorm(const NodeView& v, Variant var) {
   int64_t rows = 1, L = 1;
   for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : L) *= x[static_cast<size_t>(i)];
   const bool has_bias = v.num_inputs() > 2;
+  const bool rms = v.op_type() == "RMSNorm";  // layernorm.comp with the mean taken as 0
   const uint32_t es = elem_bytes(v.input(0).dtype);
   Dispatch d = linear_dispatch(sh("layernorm", var), static_cast<uint64_t>(rows), 1);
-  d.params = {i32(rows), i32(L), float_bits(v.get_float("epsilon", 1e-5)), has_bias ? 1 : 0};
+  d.params = {i32(rows), i32(L), float_bits(v.get_float("epsilon", 1e-5)), has_bias ? 1 : 0,
+              rms ? 1 : 0};
   i32(rows * L);
   d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(has_bias ? 2 : 0, es), out_ref(0, es)};
   return {{d}};

@@ -112,7 +112,7 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_variadic(v, var);
   else if (op == "Softmax" || op == "LogSoftmax")
     p = plan_softmax(v, var);
-  else if (op == "LayerNorm")
+  else if (op == "LayerNorm" || op == "RMSNorm")
     p = plan_layernorm(v, var);
   else if (op == "BatchNorm")
     p = plan_batchnorm(v, var);

@@ -59,8 +59,9 @@ std::vector<OpType> default_white_list() {
 std::vector<OpType> default_black_list() {
   // The training step's forms too: BatchNorm trains as BatchNormTraining,
   // and MindSpore's O2 casts the network's output to f32 before the loss.
+  // RMSNorm is LayerNorm without the mean: kept with it.
   return {OpType::kBatchNorm, OpType::kLayerNorm, OpType::kBatchNormTraining,
-          OpType::kSoftmaxCrossEntropy};
+          OpType::kSoftmaxCrossEntropy, OpType::kRMSNorm};
 }
 
 std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag) {

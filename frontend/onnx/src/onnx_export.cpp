@@ -404,6 +404,43 @@ class Exporter {
     }
   }
 
+  // RMSNorm with opset 17's ops (RMSNormalization is opset 23): in f32 for
+  // 16-bit X, as ampx computes it, with the axes as ReduceMean's attribute.
+  void rms_norm(const Node& n, const std::string& y) {
+    const DType dt = dtype_of(n.inputs.at(0));
+    const bool half = is_16bit_float(dt);
+    const DType cdt = half ? DType::kF32 : dt;
+    std::string x = in(n.inputs.at(0)), scale = in(n.inputs.at(1));
+    if (half) {
+      const std::string xf = tmp("rms_x_f32"), sf = tmp("rms_scale_f32");
+      set_int(add("Cast", {x}, {xf}), "to", onnx_elem_type(cdt));
+      set_int(add("Cast", {scale}, {sf}), "to", onnx_elem_type(cdt));
+      x = xf;
+      scale = sf;
+    }
+    const auto rank = static_cast<int64_t>(g_.value(n.inputs.at(0)).type.shape.size());
+    int64_t axis = i("axis", -1);
+    if (axis < 0) axis += rank;
+    std::vector<int64_t> axes;
+    for (int64_t a = axis; a < rank; ++a) axes.push_back(a);
+    const std::string sq = tmp("rms_square"), ms = tmp("rms_mean_square"), e = tmp("rms_add_eps"),
+                      r = tmp("rms_sqrt"), nx = tmp("rms_normalised");
+    add("Mul", {x, x}, {sq});
+    auto* mean = add("ReduceMean", {sq}, {ms});
+    set_ints(mean, "axes", axes);
+    set_int(mean, "keepdims", 1);
+    add("Add", {ms, const_scalar(node_->name + "/epsilon", cdt, f("epsilon", 1e-5))}, {e});
+    add("Sqrt", {e}, {r});
+    add("Div", {x, r}, {nx});
+    if (!half) {
+      add("Mul", {nx, scale}, {y});
+      return;
+    }
+    const std::string yf = tmp("rms_y_f32");
+    add("Mul", {nx, scale}, {yf});
+    set_int(add("Cast", {yf}, {y}), "to", onnx_elem_type(dt));
+  }
+
   // Where the main op of a node with an `activation` epilogue writes: a
   // temporary, from which the activation writes the real output.
   std::string main_output() {
@@ -520,6 +557,9 @@ class Exporter {
         set_float(p, "epsilon", f("epsilon", 1e-5));
         break;
       }
+      case OpType::kRMSNorm:
+        rms_norm(n, y);
+        break;
       case OpType::kSoftmax:
       case OpType::kLogSoftmax:
         set_int(add(op, ins(n), {y}), "axis", i("axis", -1));
@@ -642,6 +682,8 @@ class Exporter {
         set_int(p, "reverse", i("reverse", 0));
         break;
       }
+      case OpType::kCumProd:
+        fail("CumProd has no ONNX form at opset 17 (ONNX defines it from opset 26)");
       case OpType::kTopK: {  // k an input since opset 10
         auto* p = add("TopK", {in(n.inputs.at(0)), const_i64(n.name + "/k", {i("k", 0)})}, outs(n));
         set_int(p, "axis", i("axis", -1));

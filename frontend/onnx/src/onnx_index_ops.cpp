@@ -1,5 +1,5 @@
 // ONNX's indexing, sorting and running-sum ops (docs/ONNX.md): Mod,
-// CumSum, TopK, GatherElements, GatherND and ScatterND map onto the op
+// CumSum, CumProd, TopK, GatherElements, GatherND and ScatterND map onto the op
 // set's ops of the same name, their axis and k inputs read as constants
 // (after folding); NonZero is evaluated at import, where its input is a
 // constant, because its output's shape depends on the values.
@@ -32,7 +32,7 @@ void cum_sum(Importer& im, const onnx::NodeProto& n) {
   if (axis.size() != 1)
     im.fail(fmt::format("axis ('{}') must hold one value, it has {}", n.input(1), axis.size()));
   im.bind(n, 0,
-          im.emit1("CumSum", {im.input(n, 0)},
+          im.emit1(n.op_type() == "CumProd" ? "CumProd" : "CumSum", {im.input(n, 0)},
                    {{"axis", axis[0]},
                     {"exclusive", im.attr_int_or(n, "exclusive", 0)},
                     {"reverse", im.attr_int_or(n, "reverse", 0)}}));

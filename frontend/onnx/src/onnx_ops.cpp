@@ -364,14 +364,13 @@ void batch_norm(I& im, const N& n) {
 }
 
 void layer_norm(I& im, const N& n) {
-  if (im.output_used(n, 1) || im.output_used(n, 2))
-    im.fail("the Mean and InvStdDev outputs are not supported");
   std::vector<ValueId> ins{im.input(n, 0), im.input(n, 1)};
   if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
   im.bind(n, 0,
           im.emit1("LayerNorm", std::move(ins),
                    {{"axis", im.attr_int_or(n, "axis", -1)},
                     {"epsilon", double(im.attr_float_or(n, "epsilon", 1e-5f))}}));
+  if (im.output_used(n, 1) || im.output_used(n, 2)) layer_norm_statistics(im, n);
 }
 
 // Softmax/LogSoftmax. Before opset 13 they normalise over the input
@@ -912,7 +911,11 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Conv", {{"Conv2d", "Reshape"}, conv}},
       {"ConvTranspose", {{"ConvTranspose"}, conv_transpose}},
       {"BatchNormalization", {{"BatchNorm"}, batch_norm}},
-      {"LayerNormalization", {{"LayerNorm"}, layer_norm, 17}},
+      {"LayerNormalization",
+       {{"LayerNorm", "Cast", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal"},
+        layer_norm,
+        17}},
+      {"RMSNormalization", {{"RMSNorm", "Expand"}, rms_norm, 23}},
       {"Relu", {{"Relu"}, same_unary}},
       {"Sigmoid", {{"Sigmoid"}, same_unary}},
       {"Tanh", {{"Tanh"}, same_unary}},
@@ -1003,6 +1006,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"RNN", {{"RNN", "Transpose"}, recurrent}},
       {"Mod", {{"Mod"}, mod, 10}},
       {"CumSum", {{"CumSum"}, cum_sum, 11}},
+      {"CumProd", {{"CumProd"}, cum_sum, 26}},
       {"TopK", {{"TopK"}, top_k}},
       {"GatherElements", {{"GatherElements"}, gather_elements, 11}},
       {"GatherND", {{"GatherND"}, gather_nd, 11}},

@@ -37,6 +37,9 @@ void gather_elements(Importer& im, const onnx::NodeProto& n);
 void gather_nd(Importer& im, const onnx::NodeProto& n);
 void scatter_nd(Importer& im, const onnx::NodeProto& n);
 void non_zero(Importer& im, const onnx::NodeProto& n);
+// RMSNormalization, LayerNormalization's Mean and InvStdDev (onnx_norm.cpp).
+void rms_norm(Importer& im, const onnx::NodeProto& n);
+void layer_norm_statistics(Importer& im, const onnx::NodeProto& n);
 // Einsum as Transpose/Reshape/MatMul/ReduceSum (onnx_einsum.cpp).
 void einsum(Importer& im, const onnx::NodeProto& n);
 // The two ONNX losses as LogSoftmax/GatherElements/... (onnx_losses.cpp).

@@ -28,6 +28,10 @@ constexpr AttrDef kBatchNormAttrs[] = {{"epsilon", AMPX_ATTR_FLOAT, false},
                                        {"activation_beta", AMPX_ATTR_FLOAT, false}};
 constexpr AttrDef kLayerNormAttrs[] = {{"axis", AMPX_ATTR_INT, false},
                                        {"epsilon", AMPX_ATTR_FLOAT, false}};
+// RMSNorm: LayerNorm's attributes; its statistics are always f32 or wider
+// (ONNX's stash_type 1, the only one ampx imports).
+constexpr AttrDef kRmsNormAttrs[] = {{"axis", AMPX_ATTR_INT, false},
+                                     {"epsilon", AMPX_ATTR_FLOAT, false}};
 constexpr AttrDef kAxisAttrs[] = {{"axis", AMPX_ATTR_INT, false}};
 constexpr AttrDef kConcatAttrs[] = {{"axis", AMPX_ATTR_INT, true}};
 constexpr AttrDef kClipAttrs[] = {{"min", AMPX_ATTR_FLOAT, false}, {"max", AMPX_ATTR_FLOAT, false}};

@@ -1,5 +1,5 @@
 // Output types of the indexing, sorting and running-sum ops (docs/OPS.md):
-// Mod, CumSum, TopK, GatherElements, GatherND and ScatterND, with ONNX's
+// Mod, CumSum, CumProd, TopK, GatherElements, GatherND and ScatterND, with ONNX's
 // shape rules. The index values themselves are checked by the kernels at
 // run time (they are data).
 #include <algorithm>
@@ -35,7 +35,8 @@ Outputs mod(const Node& c) {
 Outputs cum_sum(const Node& c) {
   const TensorSpec& x = c.in[0];
   require_numeric(c, x, "input");
-  AMPX_CHECK(!x.dims.empty(), "input is a scalar; CumSum needs rank >= 1");
+  AMPX_CHECK(!x.dims.empty(),
+             "input is a scalar; " + std::string(c.v.op_type()) + " needs rank >= 1");
   (void)normalize_axis(c, c.v.get_int("axis", 0), static_cast<int64_t>(x.dims.size()), "axis");
   (void)flag_attr(c, "exclusive");
   (void)flag_attr(c, "reverse");
@@ -133,7 +134,7 @@ Outputs scatter_nd(const Node& c) {
 
 Outputs infer_index(const Node& c, std::string_view op) {
   if (op == "Mod") return mod(c);
-  if (op == "CumSum") return cum_sum(c);
+  if (op == "CumSum" || op == "CumProd") return cum_sum(c);
   if (op == "TopK") return top_k(c);
   if (op == "GatherElements") return gather_elements(c);
   if (op == "GatherND") return gather_nd(c);

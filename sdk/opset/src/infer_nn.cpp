@@ -47,6 +47,18 @@ Outputs infer_nn(const Node& c, std::string_view op) {
                      dims_str(in[static_cast<size_t>(i)].dims));
     return std::vector<TensorSpec>{x};
   }
+  if (op == "RMSNorm") {  // LayerNorm without the mean and the bias
+    check_epsilon(c);
+    require_same_dtype(c, in);
+    require_float(c, x, "input");
+    AMPX_CHECK(!x.dims.empty(), "input is a scalar; RMSNorm needs rank >= 1");
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    const int64_t axis = normalize_axis(c, c.v.get_int("axis", -1), rank, "axis");
+    const Dims norm(x.dims.begin() + axis, x.dims.end());
+    AMPX_CHECK(in[1].dims == norm,
+               "scale must be " + dims_str(norm) + ", got " + dims_str(in[1].dims));
+    return std::vector<TensorSpec>{x};
+  }
   if (op == "Softmax") {
     require_float(c, x, "input");
     normalize_axis(c, c.v.get_int("axis", -1), static_cast<int64_t>(x.dims.size()), "axis");

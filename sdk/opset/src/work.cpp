@@ -65,8 +65,8 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
       double k = 1;
       for (int64_t d : v.get_ints("kernel_shape", {1, 1})) k *= static_cast<double>(d);
       w.flops = out_elems * k;
-    } else if (op == "Softmax" || op == "LayerNorm" || op == "Gelu" || op == "Sigmoid" ||
-               op == "Tanh" || op == "SoftmaxGrad" || op == "LayerNormGrad" ||
+    } else if (op == "Softmax" || op == "LayerNorm" || op == "RMSNorm" || op == "Gelu" ||
+               op == "Sigmoid" || op == "Tanh" || op == "SoftmaxGrad" || op == "LayerNormGrad" ||
                op == "BatchNormTraining" || op == "BatchNormGrad" || op == "GeluGrad" ||
                op == "SigmoidGrad" || op == "TanhGrad" || op == "SoftmaxCrossEntropy" ||
                op == "SoftmaxCrossEntropyGrad" || op == "AdamUpdate" || op == "SgdUpdate" ||

@@ -86,6 +86,7 @@ std::unique_ptr<CpuKernel> make_global_avgpool(Ctx&);
 
 std::unique_ptr<CpuKernel> make_batchnorm(Ctx&);
 std::unique_ptr<CpuKernel> make_layernorm(Ctx&);
+std::unique_ptr<CpuKernel> make_rmsnorm(Ctx&);
 std::unique_ptr<CpuKernel> make_softmax(Ctx&);
 std::unique_ptr<CpuKernel> make_reduce_mean(Ctx&);
 std::unique_ptr<CpuKernel> make_reduce_sum(Ctx&);

@@ -271,12 +271,20 @@ class TopKKernel final : public CpuKernel {
 
 // -------------------------------------------------------------- CumSum
 
-// Floats accumulate in double (one rounding per output); integers wrap.
+// CumSum and CumProd. Floats accumulate in double (one rounding per
+// output); integers wrap.
+enum class Running { kSum, kProduct };
+
 template <class T>
 class CumSumKernel final : public CpuKernel {
  public:
-  CumSumKernel(int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse)
-      : outer_(outer), len_(len), inner_(inner), exclusive_(exclusive), reverse_(reverse) {}
+  CumSumKernel(int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse, Running op)
+      : outer_(outer),
+        len_(len),
+        inner_(inner),
+        exclusive_(exclusive),
+        reverse_(reverse),
+        product_(op == Running::kProduct) {}
   void run(std::span<const void* const> in, std::span<void* const> out) override {
     const auto* x = static_cast<const T*>(in[0]);
     auto* y = static_cast<T*>(out[0]);
@@ -284,18 +292,14 @@ class CumSumKernel final : public CpuKernel {
     for (int64_t o = 0; o < outer_; ++o) {
       for (int64_t i = 0; i < inner_; ++i) {
         const int64_t base = o * len_ * inner_ + i;
-        Acc acc = 0;
+        Acc acc = product_ ? 1 : 0;
         for (int64_t s = 0; s < len_; ++s) {
           const int64_t j = reverse_ ? len_ - 1 - s : s;
           const int64_t at = base + j * inner_;
           const Acc v = static_cast<Acc>(x[at]);
-          if (exclusive_) {
-            y[at] = static_cast<T>(acc);
-            acc += v;
-          } else {
-            acc += v;
-            y[at] = static_cast<T>(acc);
-          }
+          if (exclusive_) y[at] = static_cast<T>(acc);
+          acc = product_ ? static_cast<Acc>(acc * v) : static_cast<Acc>(acc + v);
+          if (!exclusive_) y[at] = static_cast<T>(acc);
         }
       }
     }
@@ -303,7 +307,7 @@ class CumSumKernel final : public CpuKernel {
 
  private:
   int64_t outer_, len_, inner_;
-  bool exclusive_, reverse_;
+  bool exclusive_, reverse_, product_;
 };
 
 // K<T> for the Ctx's dtype: f32, f64, i64 or i32.
@@ -372,8 +376,10 @@ std::unique_ptr<CpuKernel> make_cum_sum(Ctx& c) {
   const auto& d = c.in[0].dims;
   const auto axis =
       static_cast<size_t>(c.axis(c.v.get_int("axis", 0), static_cast<int64_t>(d.size()), "axis"));
-  return numeric<CumSumKernel>(c, product(d, 0, axis), d[axis], product(d, axis + 1),
-                               c.v.get_int("exclusive", 0) != 0, c.v.get_int("reverse", 0) != 0);
+  return numeric<CumSumKernel>(
+      c, product(d, 0, axis), d[axis], product(d, axis + 1), c.v.get_int("exclusive", 0) != 0,
+      c.v.get_int("reverse", 0) != 0,
+      c.v.op_type() == std::string_view("CumProd") ? Running::kProduct : Running::kSum);
 }
 
 }  // namespace ampx::reference::detail

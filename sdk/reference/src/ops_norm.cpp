@@ -1,5 +1,5 @@
 // Normalisations and reductions in f32 (f64 in the float64 mode: every
-// kernel is a template on its element type T): BatchNorm, LayerNorm,
+// kernel is a template on its element type T): BatchNorm, LayerNorm, RMSNorm,
 // Softmax, LogSoftmax, ReduceMean, ReduceSum.
 #include <algorithm>
 #include <cmath>
@@ -81,6 +81,39 @@ class LayerNormKernel final : public CpuKernel {
   int64_t rows_, d_;
   T eps_;
   bool bias_;
+};
+
+// -------------------------------------------------------------- RMSNorm
+
+// y = x / sqrt(mean(x^2) + eps) * scale per row of d elements (ONNX
+// RMSNormalization). The squares are summed as LayerNorm sums its centred
+// squares (sum_n), in T: f32 for f32 and 16-bit (ONNX's stash_type 1), f64
+// in the float64 mode.
+template <class T>
+class RmsNormKernel final : public CpuKernel {
+ public:
+  RmsNormKernel(int64_t rows, int64_t d, double eps) : rows_(rows), d_(d), eps_(eps) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const T*>(in[0]);
+    const auto* scale = static_cast<const T*>(in[1]);
+    auto* y = static_cast<T*>(out[0]);
+    const double work = 5.0 * static_cast<double>(rows_) * d_;
+    parallel_for(rows_, threads_for(work), [&](int64_t r0, int64_t r1) {
+      std::vector<T> squares(static_cast<size_t>(d_));
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* xr = x + r * d_;
+        T* yr = y + r * d_;
+        for (int64_t i = 0; i < d_; ++i) squares[static_cast<size_t>(i)] = xr[i] * xr[i];
+        const T mean_sq = sum_n(squares.data(), d_) / static_cast<T>(d_);
+        const T inv = T(1) / std::sqrt(mean_sq + static_cast<T>(eps_));
+        for (int64_t i = 0; i < d_; ++i) yr[i] = xr[i] * inv * scale[i];
+      }
+    });
+  }
+
+ private:
+  int64_t rows_, d_;
+  double eps_;
 };
 
 // -------------------------------------------------------------- Softmax
@@ -268,6 +301,20 @@ std::unique_ptr<CpuKernel> make_layernorm(Ctx& c) {
   const double eps = c.v.get_float("epsilon", 1e-5);
   if (!(eps >= 0)) c.fail("attribute 'epsilon' must be >= 0");
   return typed<LayerNormKernel>(c, product(x, 0, axis), product(norm), eps, c.in.size() == 3);
+}
+
+std::unique_ptr<CpuKernel> make_rmsnorm(Ctx& c) {
+  c.arity(2, 2, 1);
+  const auto& x = c.in[0].dims;
+  const auto r = static_cast<int64_t>(x.size());
+  if (r == 0) c.fail("input X is a scalar; RMSNorm needs rank >= 1");
+  const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", -1), r, "axis"));
+  const std::vector<int64_t> norm(x.begin() + static_cast<ptrdiff_t>(axis), x.end());
+  c.dims(c.in[1], "scale", norm);
+  c.dims(c.out[0], "output", x);
+  const double eps = c.v.get_float("epsilon", 1e-5);
+  if (!(eps >= 0)) c.fail("attribute 'epsilon' must be >= 0");
+  return typed<RmsNormKernel>(c, product(x, 0, axis), product(norm), eps);
 }
 
 namespace {

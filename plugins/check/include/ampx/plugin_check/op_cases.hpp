@@ -1217,6 +1217,40 @@ inline const std::map<std::string, Maker>& cases() {
          c.nb.output(dt, {3, 5, 4}).attr_int("axis", -2).attr_int("exclusive", 1).attr_int(
              "reverse", 1);
        }},
+      {"CumProd_axis1",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("CumProd", "n");
+         in(c, rnd(r, dt, {3, 5, 4}));
+         c.nb.output(dt, {3, 5, 4}).attr_int("axis", 1);
+       }},
+      {"CumProd_exclusive_reverse",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("CumProd", "n");
+         in(c, rnd(r, dt, {3, 5, 4}));
+         c.nb.output(dt, {3, 5, 4}).attr_int("axis", -1).attr_int("exclusive", 1).attr_int(
+             "reverse", 1);
+       }},
+      {"RMSNorm_last",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("RMSNorm", "n");
+         in(c, rnd(r, dt, {2, 3, 8}));
+         in(c, rnd(r, dt, {8}));
+         c.nb.output(dt, {2, 3, 8});
+       }},
+      {"RMSNorm_axis1_epsilon",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("RMSNorm", "n");
+         in(c, rnd(r, dt, {2, 3, 8}));
+         in(c, rnd(r, dt, {3, 8}));
+         c.nb.output(dt, {2, 3, 8}).attr_int("axis", 1).attr_float("epsilon", 0.1);
+       }},
+      {"RMSNorm_long_rows",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("RMSNorm", "n");
+         in(c, rnd(r, dt, {3, 203}));
+         in(c, rnd(r, dt, {203}));
+         c.nb.output(dt, {3, 203});
+       }},
       {"TopK_largest",
        [](Rng&, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("TopK", "n");
