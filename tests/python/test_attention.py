@@ -168,3 +168,19 @@ def test_refused_forms_are_one_line_errors(attrs, feeds_of, message):
     with pytest.raises(ampx.ModelError) as e:
         ampx.InferenceSession(m.SerializeToString(), providers=["cpu_ref:0"])
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_white_attention_runs_16bit_with_its_bool_mask_and_lengths_kept(device):
+    """Attention is white: a capability-blind bf16 plan runs it in 16-bit;
+    the planner casts Q, K and V only (the bool mask and the i64 lengths keep
+    their dtypes), and the result is within bf16's rounding of float64."""
+    opset, attrs, make, outputs = CASES["4d_nonpad_bool_mask_opset24"]
+    feeds = make(np.random.default_rng(1))
+    m = model("Attention", feeds, outputs, opset, **attrs)
+    feed = {n: a for n, a in feeds if a is not None}
+    sess = ampx.InferenceSession(m.SerializeToString(), providers=[device], amp="auto",
+                                 dtype="bf16", capability_blind=True)
+    got, want = sess.run(None, feed)[0], reference64(m, feed)[0]
+    err = np.abs(got.astype(np.float64) - want).max()
+    assert 1e-5 < err < 3e-2 * max(1.0, float(np.abs(want).max()))
