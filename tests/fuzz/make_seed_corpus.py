@@ -66,7 +66,7 @@ def build(name, nodes, inputs, inits=(), outputs=("y",), opset=17):
         [helper.make_empty_tensor_value_info(o) for o in outputs], list(inits))
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                           producer_name="ampx-fuzz-seeds")
-    m.ir_version = 8 if opset <= 18 else 9
+    m.ir_version = 8 if opset <= 18 else 9 if opset <= 21 else 10 if opset == 22 else 11
     m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
     del m.graph.value_info[:]
     for o in m.graph.output:
@@ -240,6 +240,26 @@ def op_seeds():
     add("NonZero-folded", [node("NonZero", ["nz"], ["n"]), node("Cast", ["n"], ["nf"], to=F),
                            node("ReduceSum", ["nf"], ["r"], keepdims=0),
                            node("Add", ["x", "r"])], inits=[f32("nz", [0.0, 2.0, 0.0, -1.0])])
+    # Attention and RotaryEmbedding (onnx_attention.cpp): 3-D with grouped
+    # heads, a float mask and a KV cache; 4-D with a bool mask and the
+    # probabilities output; opset 24's nonpad_kv_seqlen; rotary with
+    # position_ids (X [1, 2, 4, 4] is [batch, heads, sequence, head size]).
+    qkv3 = [("q", F, [1, 3, 16]), ("k", F, [1, 3, 8]), ("v", F, [1, 3, 8])]
+    add("Attention-3d-gqa-past", [node("Attention", ["q", "k", "v", "m", "pk", "pv"],
+                                       ["y", "pko", "pvo"], q_num_heads=4, kv_num_heads=2,
+                                       is_causal=1, softcap=2.0)],
+        qkv3, [w("m", 3, 5), w("pk", 1, 2, 2, 4), w("pv", 1, 2, 2, 4)],
+        outputs=("y", "pko", "pvo"), opset=23)
+    qkv4 = [("q", F, [1, 2, 3, 4]), ("k", F, [1, 2, 5, 4]), ("v", F, [1, 2, 5, 4])]
+    add("Attention-4d-boolmask-probabilities",
+        [node("Attention", ["q", "k", "v", "bm"], ["y", "", "", "qk"], qk_matmul_output_mode=3,
+              scale=0.5)], qkv4 + [("bm", BOOL, [3, 5])], outputs=("y", "qk"), opset=23)
+    add("Attention-nonpad_kv_seqlen-opset24",
+        [node("Attention", ["q", "k", "v", "", "", "", "nl"], is_causal=1)], qkv4,
+        [i64("nl", [4])], opset=24)
+    add("RotaryEmbedding-position_ids-interleaved",
+        [node("RotaryEmbedding", ["x", "cs", "sn", "pos"], interleaved=1)],
+        inits=[w("cs", 6, 2), w("sn", 6, 2), i64("pos", [[5, 0, 2, 1]])], opset=23)
     # Loop with a folded trip count, and Scan (onnx_loops.cpp)
     body = helper.make_graph(
         [node("Identity", ["c"], ["c_out"]), node("Mul", ["h", "h"], ["h_out"])], "body",

@@ -785,6 +785,13 @@ class Exporter {
         set_int(add("Cast", ins(n), {y}), "to", elem);
         break;
       }
+      // ONNX defines them from opset 23; the export writes 17, and their
+      // decompositions (the masks, the fully-masked-row guard) are not
+      // written yet: a one-line refusal rather than a different op.
+      case OpType::kAttention:
+      case OpType::kRotaryEmbedding:
+        fail(std::string(op) + " needs opset 23; the export writes opset " +
+             std::to_string(kOpset));
       default:
         fail("no ONNX form for this op");
     }

@@ -48,6 +48,9 @@ void negative_log_likelihood_loss(Importer& im, const onnx::NodeProto& n);
 // Loop and Scan, unrolled at import (onnx_loops.cpp).
 void loop_op(Importer& im, const onnx::NodeProto& n);
 void scan_op(Importer& im, const onnx::NodeProto& n);
+// Attention and RotaryEmbedding as the op set's fused ops (onnx_attention.cpp).
+void attention(Importer& im, const onnx::NodeProto& n);
+void rotary_embedding(Importer& im, const onnx::NodeProto& n);
 // If with a condition that folds (onnx_control_flow.cpp).
 void if_op(Importer& im, const onnx::NodeProto& n);
 // Ops imported exactly as compositions of op-set ops (onnx_composed_ops.cpp).

@@ -138,6 +138,23 @@ constexpr AttrDef kRecurrentAttrs[] = {
     {"activation_beta", AMPX_ATTR_FLOATS, false}, {"clip", AMPX_ATTR_FLOAT, false},
     {"input_forget", AMPX_ATTR_INT, false},       {"linear_before_reset", AMPX_ATTR_INT, false}};
 
+// Attention (docs/OPS.md): `scale` (absent: 1/sqrt(head size)), `softcap`
+// (0: none), `is_causal` and the sliding window (`left_window`,
+// `right_window`, -1: unbounded) aligned at `past_length` (the KV cache's
+// length: keys before the query block) or, with input 4, at
+// nonpad_kv_seqlen - S per batch; `qk_output` -1 (none) or ONNX's
+// qk_matmul_output_mode 0 to 3, which adds output 1; `softmax_f64` 1: the
+// softmax in f64 (ONNX's softmax_precision double), else in f32.
+constexpr AttrDef kAttentionAttrs[] = {
+    {"scale", AMPX_ATTR_FLOAT, false},     {"softcap", AMPX_ATTR_FLOAT, false},
+    {"is_causal", AMPX_ATTR_INT, false},   {"past_length", AMPX_ATTR_INT, false},
+    {"left_window", AMPX_ATTR_INT, false}, {"right_window", AMPX_ATTR_INT, false},
+    {"qk_output", AMPX_ATTR_INT, false},   {"softmax_f64", AMPX_ATTR_INT, false}};
+// RotaryEmbedding (ONNX's, opset 23): `num_heads` for a 3-D input.
+constexpr AttrDef kRotaryEmbeddingAttrs[] = {{"interleaved", AMPX_ATTR_INT, false},
+                                             {"rotary_embedding_dim", AMPX_ATTR_INT, false},
+                                             {"num_heads", AMPX_ATTR_INT, false}};
+
 constexpr std::span<const AttrDef> kNoAttrs{};
 
 // The table, in the order of ops.inc (docs/OPS.md's).

@@ -52,9 +52,9 @@ std::vector<TensorSpec> infer_outputs(const ampx_node_desc& node) {
   if (!op) throw UnsupportedNode(v.where() + ": unknown op type");
   check_schema(v, *op);
   const Node c(v);
-  for (auto* family :
-       {detail::infer_contraction, detail::infer_nn, detail::infer_elementwise, detail::infer_data,
-        detail::infer_index, detail::infer_recurrent, detail::infer_training}) {
+  for (auto* family : {detail::infer_contraction, detail::infer_nn, detail::infer_elementwise,
+                       detail::infer_data, detail::infer_index, detail::infer_recurrent,
+                       detail::infer_training, detail::infer_attention}) {
     if (auto out = family(c, op->name)) return std::move(*out);
   }
   v.fail("the op set defines no output rule for this op");

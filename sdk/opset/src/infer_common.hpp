@@ -63,5 +63,6 @@ Outputs infer_data(const Node& c, std::string_view op);
 Outputs infer_recurrent(const Node& c, std::string_view op);
 Outputs infer_index(const Node& c, std::string_view op);
 Outputs infer_training(const Node& c, std::string_view op);
+Outputs infer_attention(const Node& c, std::string_view op);  // infer_attention.cpp
 
 }  // namespace ampx::opset::detail

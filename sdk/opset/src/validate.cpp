@@ -48,11 +48,19 @@ ampx_dtype fixed_dtype(std::string_view op, size_t slot, size_t n_in) {
   return AMPX_DTYPE_INVALID;
 }
 
-// Index inputs of compute ops, i64 or i32 as Gather's: GatherGrad's indices
-// and the recurrent ops' sequence lengths (the last input of 8 or 6).
+// Index inputs of compute ops, i64 or i32 as Gather's: GatherGrad's indices,
+// the recurrent ops' sequence lengths (the last input of 8 or 6),
+// Attention's nonpad_kv_seqlen and RotaryEmbedding's position_ids.
 bool is_index_slot(std::string_view op, size_t slot, size_t n_in) {
   return (op == "GatherGrad" && slot == 1) || (op == "LSTM" && slot == 7 && n_in == 8) ||
-         ((op == "GRU" || op == "RNN") && slot == 5 && n_in == 6);
+         ((op == "GRU" || op == "RNN") && slot == 5 && n_in == 6) ||
+         (op == "Attention" && slot == 4 && n_in == 5) ||      // nonpad_kv_seqlen
+         (op == "RotaryEmbedding" && slot == 3 && n_in == 4);  // position_ids
+}
+
+// Attention's mask (input 3) is bool or the common float dtype.
+bool is_bool_mask_slot(std::string_view op, size_t slot, ampx_dtype dt) {
+  return op == "Attention" && slot == 3 && dt == AMPX_DTYPE_BOOL;
 }
 
 // The optimizer updates work on the f32 master weights and their f32 state
@@ -85,6 +93,7 @@ ampx_dtype float_dtype(const NodeView& v, DtypeRule rule, const ValidateOptions&
             v, tensor_label(v, i) + " is " + dtype_name(dt) + ", expected " + dtype_name(fixed));
       continue;
     }
+    if (is_bool_mask_slot(v.op_type(), i, dt)) continue;
     if (is_index_slot(v.op_type(), i, v.num_inputs())) {
       if (!is_int_dtype(dt))
         unsupported(v, std::string("indices are ") + dtype_name(dt) + ", expected i64 or i32");

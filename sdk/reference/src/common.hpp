@@ -165,6 +165,9 @@ std::unique_ptr<CpuKernel> make_top_k(Ctx&);
 std::unique_ptr<CpuKernel> make_gather_elements(Ctx&);
 std::unique_ptr<CpuKernel> make_gather_nd(Ctx&);
 std::unique_ptr<CpuKernel> make_scatter_nd(Ctx&);
+// Attention and RotaryEmbedding (ops_attention.cpp).
+std::unique_ptr<CpuKernel> make_attention(Ctx&);
+std::unique_ptr<CpuKernel> make_rotary_embedding(Ctx&);
 // LSTM, GRU and RNN (ops_recurrent.cpp).
 std::unique_ptr<CpuKernel> make_recurrent(Ctx&);
 

@@ -255,6 +255,8 @@ constexpr OpEntry kOps[] = {
     {"GatherElements", make_gather_elements},
     {"GatherND", make_gather_nd},
     {"ScatterND", make_scatter_nd},
+    {"Attention", make_attention},
+    {"RotaryEmbedding", make_rotary_embedding},
     {"LSTM", make_recurrent},
     {"GRU", make_recurrent},
     {"RNN", make_recurrent},

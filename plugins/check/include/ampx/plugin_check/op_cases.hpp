@@ -1294,6 +1294,61 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(AMPX_DTYPE_I32, {3}, {10, 20, 30}));
          c.nb.output(AMPX_DTYPE_I32, {3, 2}).attr_str("reduction", "add");
        }},
+      // Attention (4-D, as the importer emits it): grouped-query heads with
+      // a float mask, a KV cache's causal frontier and a softcap; a bool
+      // mask with a fully masked row (Y and the probabilities 0 there) and
+      // the post-softmax output; per-batch nonpad_kv_seqlen with the
+      // bottom-right causal frontier and a window. RotaryEmbedding: 4-D with
+      // position_ids, interleaved and partial; 3-D halves.
+      {"Attention_gqa_mask_past_softcap",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Attention", "n");
+         in(c, rnd(r, dt, {2, 4, 3, 8}));
+         in(c, rnd(r, dt, {2, 2, 5, 8}));
+         in(c, rnd(r, dt, {2, 2, 5, 6}));
+         in(c, rnd(r, dt, {3, 5}, 0.5));
+         c.nb.output(dt, {2, 4, 3, 6}).attr_int("is_causal", 1).attr_int("past_length", 2);
+         c.nb.attr_float("softcap", 1.5);
+       }},
+      {"Attention_bool_mask_probabilities",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Attention", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 4}, 2.0));
+         in(c, rnd(r, dt, {1, 2, 4, 4}, 2.0));
+         in(c, rnd(r, dt, {1, 2, 4, 3}));
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {1, 1, 4, 4}, {1, 0, 0, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0}));
+         c.nb.output(dt, {1, 2, 4, 3}).output(dt, {1, 2, 4, 4}).attr_int("qk_output", 3);
+         c.nb.attr_float("scale", 0.3);
+       }},
+      {"Attention_nonpad_causal_window",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Attention", "n");
+         in(c, rnd(r, dt, {2, 2, 2, 8}));
+         in(c, rnd(r, dt, {2, 1, 6, 8}));
+         in(c, rnd(r, dt, {2, 1, 6, 4}));
+         in(c, rnd(r, dt, {2, 1, 1, 6}, 0.5));
+         in(c, Tensor::of(I64, {2}, {4, 6}));
+         c.nb.output(dt, {2, 2, 2, 4}).output(dt, {2, 2, 2, 6}).attr_int("is_causal", 1);
+         c.nb.attr_int("left_window", 2).attr_int("qk_output", 2);
+       }},
+      {"RotaryEmbedding_position_ids_interleaved_partial",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("RotaryEmbedding", "n");
+         in(c, rnd(r, dt, {2, 3, 4, 8}));
+         in(c, rnd(r, dt, {10, 3}));
+         in(c, rnd(r, dt, {10, 3}));
+         in(c, Tensor::of(I64, {2, 4}, {0, 1, 2, 3, 9, 4, -1, 0}));
+         c.nb.output(dt, {2, 3, 4, 8}).attr_int("interleaved", 1).attr_int(
+             "rotary_embedding_dim", 6);
+       }},
+      {"RotaryEmbedding_3d_halves",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("RotaryEmbedding", "n");
+         in(c, rnd(r, dt, {2, 3, 12}));
+         in(c, rnd(r, dt, {2, 3, 3}));
+         in(c, rnd(r, dt, {2, 3, 3}));
+         c.nb.output(dt, {2, 3, 12}).attr_int("num_heads", 2);
+       }},
       // The recurrent ops (T 4, N 3, I 5, H 6): a bidirectional LSTM with
       // sequence lengths (one 0, one T), peepholes and clip; a reverse GRU
       // without linear_before_reset; an RNN with a parameterised

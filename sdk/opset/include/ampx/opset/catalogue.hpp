@@ -94,7 +94,8 @@ bool is_training_op(std::string_view op_type) noexcept;
 
 // The later ONNX ops (docs/OPS.md: rounding, Abs, Softplus, Mish,
 // comparisons, logic, the variadic ops, the later reductions, ArgMin, Mod,
-// CumSum, TopK, the Gather*/ScatterND indexing ops, the recurrent ops), kept
+// CumSum, TopK, the Gather*/ScatterND indexing ops, Attention and
+// RotaryEmbedding, the recurrent ops), kept
 // together at the end of the inference ops. cpu_ref runs every one; onednn
 // runs them too (a primitive where oneDNN computes what the reference does,
 // its loop otherwise: backends/onednn/README.md), vulkan all but the

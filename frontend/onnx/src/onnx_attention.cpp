@@ -1,0 +1,119 @@
+// ONNX's Attention (opset 23+) and RotaryEmbedding (23+) as the op set's
+// fused ops (docs/OPS.md, docs/ONNX.md). Attention's 3-D inputs are
+// reshaped to 4-D [batch, heads, sequence, head size] and Y back; the KV
+// cache is a Concat (present_key = past_key ++ K along the sequence), and
+// the cache's length aligns the causal and window frontiers; a
+// nonpad_kv_seqlen without a mask gets an all-true mask so that the op's
+// optional inputs stay positional.
+#include <fmt/format.h>
+
+#include "onnx_ops.hpp"
+
+namespace ampx::onnx_io {
+namespace {
+
+// [B, S, H·D] -> [B, H, S, D].
+ValueId to_heads(Importer& im, ValueId x, int64_t heads, const char* what) {
+  const Shape s = im.type(x).shape;
+  if (heads <= 0 || s[2] % heads != 0)
+    im.fail(
+        fmt::format("{} has hidden size {}, not a multiple of its {} heads", what, s[2], heads));
+  const ValueId r =
+      im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{s[0], s[1], heads, s[2] / heads}}});
+  return im.emit1("Transpose", {r}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+}
+
+}  // namespace
+
+void attention(Importer& im, const onnx::NodeProto& n) {
+  ValueId q = im.input(n, 0), k = im.input(n, 1), v = im.input(n, 2);
+  const size_t rank = im.type(q).shape.size();
+  if (rank != 3 && rank != 4) im.fail(fmt::format("Q must be 3-D or 4-D, got rank {}", rank));
+  if (im.type(k).shape.size() != rank || im.type(v).shape.size() != rank)
+    im.fail("Q, K and V must have the same rank");
+  if (rank == 3) {
+    const auto qh = im.attr_int(n, "q_num_heads"), kvh = im.attr_int(n, "kv_num_heads");
+    if (!qh || !kvh) im.fail("3-D inputs need attributes 'q_num_heads' and 'kv_num_heads'");
+    q = to_heads(im, q, *qh, "Q");
+    k = to_heads(im, k, *kvh, "K");
+    v = to_heads(im, v, *kvh, "V");
+  } else {
+    // 4-D: the heads are the inputs' dim 1; the attributes, if given, agree.
+    for (const auto& [name, x] : {std::pair{"q_num_heads", q}, std::pair{"kv_num_heads", k}})
+      if (const auto h = im.attr_int(n, name); h && *h != im.type(x).shape[1])
+        im.fail(fmt::format("attribute '{}' is {}, but the 4-D input has {} heads", name, *h,
+                            im.type(x).shape[1]));
+  }
+  AttrMap attrs;
+  const bool has_past = im.has_input(n, 4) || im.has_input(n, 5);
+  if (has_past) {
+    if (!im.has_input(n, 4) || !im.has_input(n, 5))
+      im.fail("past_key and past_value must be given together");
+    const ValueId pk = im.input(n, 4), pv = im.input(n, 5);
+    if (im.type(pk).shape.size() != 4 || im.type(pv).shape.size() != 4)
+      im.fail("past_key and past_value must be 4-D");
+    attrs["past_length"] = im.type(pk).shape[2];
+    k = im.emit1("Concat", {pk, k}, {{"axis", int64_t{2}}});
+    v = im.emit1("Concat", {pv, v}, {{"axis", int64_t{2}}});
+  }
+  const bool has_len = im.has_input(n, 6);
+  if (has_len && has_past)
+    im.fail("nonpad_kv_seqlen cannot be combined with past_key and past_value");
+  if (const auto s = im.attr_float(n, "scale")) attrs["scale"] = double(*s);
+  if (const auto s = im.attr_float(n, "softcap"); s && *s != 0) attrs["softcap"] = double(*s);
+  if (im.attr_int_or(n, "is_causal", 0) != 0) attrs["is_causal"] = int64_t{1};
+  // Opset 25's sliding window: -1 unbounded.
+  for (const auto& [onnx_name, name] : {std::pair{"left_window_size", "left_window"},
+                                        std::pair{"right_window_size", "right_window"}})
+    if (const auto w = im.attr_int(n, onnx_name); w && *w != -1) attrs[name] = *w;
+  // Every kernel computes the softmax in f32 at least (f64 in the
+  // reference's float64 mode): a float, float16 or bfloat16 request is met;
+  // double is asked of the kernel (softmax_f64).
+  if (const auto p = im.attr_int(n, "softmax_precision"); p && *p != 0) {
+    if (*p == 11)
+      attrs["softmax_f64"] = int64_t{1};
+    else if (*p != 1 && *p != 10 && *p != 16)
+      im.fail(
+          fmt::format("softmax_precision {} is not a float type (float, float16, bfloat16 "
+                      "or double)",
+                      *p));
+  }
+  const bool want_qk = n.output_size() > 3 && im.output_used(n, 3);
+  if (want_qk) {
+    const int64_t mode = im.attr_int_or(n, "qk_matmul_output_mode", 0);
+    if (mode < 0 || mode > 3)
+      im.fail(fmt::format("qk_matmul_output_mode is {}, expected 0 to 3", mode));
+    attrs["qk_output"] = mode;
+  }
+  std::vector<ValueId> ins{q, k, v};
+  if (im.has_input(n, 3)) {
+    ins.push_back(im.input(n, 3));
+  } else if (has_len) {
+    const int64_t t = im.type(k).shape[2];
+    ins.push_back(im.constant({DType::kBool, {t}},
+                              std::vector<std::byte>(static_cast<size_t>(t), std::byte{1})));
+  }
+  if (has_len) ins.push_back(im.input(n, 6));
+  const std::vector<ValueId> outs = im.emit("Attention", std::move(ins), std::move(attrs));
+  ValueId y = outs[0];
+  if (rank == 3) {
+    const Shape ys = im.type(y).shape;  // [B, H, S, Dv] -> [B, S, H·Dv]
+    y = im.emit1("Transpose", {y}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    y = im.emit1("Reshape", {y}, {{"shape", std::vector<int64_t>{ys[0], ys[2], ys[1] * ys[3]}}});
+  }
+  im.bind(n, 0, y);
+  if (n.output_size() > 1 && im.output_used(n, 1)) im.bind(n, 1, k);
+  if (n.output_size() > 2 && im.output_used(n, 2)) im.bind(n, 2, v);
+  if (want_qk) im.bind(n, 3, outs[1]);
+}
+
+void rotary_embedding(Importer& im, const onnx::NodeProto& n) {
+  std::vector<ValueId> ins{im.input(n, 0), im.input(n, 1), im.input(n, 2)};
+  if (im.has_input(n, 3)) ins.push_back(im.input(n, 3));
+  AttrMap attrs;
+  for (const char* name : {"interleaved", "rotary_embedding_dim", "num_heads"})
+    if (const auto a = im.attr_int(n, name)) attrs[name] = *a;
+  im.bind(n, 0, im.emit1("RotaryEmbedding", std::move(ins), std::move(attrs)));
+}
+
+}  // namespace ampx::onnx_io
