@@ -37,6 +37,11 @@ void gather_elements(Importer& im, const onnx::NodeProto& n);
 void gather_nd(Importer& im, const onnx::NodeProto& n);
 void scatter_nd(Importer& im, const onnx::NodeProto& n);
 void non_zero(Importer& im, const onnx::NodeProto& n);
+// BitShift, BitwiseAnd/Or/Xor/Not, BitCast (onnx_bitwise.cpp).
+void bit_shift(Importer& im, const onnx::NodeProto& n);
+void bitwise_binary(Importer& im, const onnx::NodeProto& n);
+void bitwise_not(Importer& im, const onnx::NodeProto& n);
+void bit_cast(Importer& im, const onnx::NodeProto& n);
 // Einsum as Transpose/Reshape/MatMul/ReduceSum (onnx_einsum.cpp).
 void einsum(Importer& im, const onnx::NodeProto& n);
 // The two ONNX losses as LogSoftmax/GatherElements/... (onnx_losses.cpp).

@@ -15,8 +15,8 @@ bool is_int(ampx_dtype dt) {
 }
 
 void require_numeric(const Node& c, const TensorSpec& t, const char* what) {
-  AMPX_CHECK(is_float_dtype(t.dtype) || is_int(t.dtype),
-             std::string(what) + " must be a float, i64 or i32, got " + dtype_name(t.dtype));
+  AMPX_CHECK(is_float_dtype(t.dtype) || plugin_support::is_integer_dtype(t.dtype),
+             std::string(what) + " must be a float or an integer, got " + dtype_name(t.dtype));
 }
 
 Outputs mod(const Node& c) {
@@ -25,7 +25,7 @@ Outputs mod(const Node& c) {
   const bool fmod = flag_attr(c, "fmod");
   // ONNX: floats take the C remainder (fmod=1); the integer remainder with
   // the divisor's sign (fmod=0, Python's %) is defined for integers only.
-  AMPX_CHECK(fmod || is_int(c.in[0].dtype),
+  AMPX_CHECK(fmod || plugin_support::is_integer_dtype(c.in[0].dtype),
              "fmod=0 needs integer inputs; floats take fmod=1, got " +
                  std::string(dtype_name(c.in[0].dtype)));
   auto s = broadcast_shapes(c.in[0].dims, c.in[1].dims);
