@@ -22,6 +22,24 @@ void check_node(const ampx_node_desc& node, const char* operation) {
   }
 }
 
+// The first dtype of the node that is newer than a plugin of ABI 1.`minor`,
+// or AMPX_DTYPE_INVALID. backend_api.h: the host never asks such a plugin
+// about it (the plugin may not know the value).
+ampx_dtype newer_dtype(const ampx_node_desc& node, uint32_t minor) {
+  const auto newer = [&](const ampx_tensor_desc* t, size_t n) {
+    for (size_t i = 0; t != nullptr && i < n; ++i)
+      if (static_cast<uint32_t>(AMPX_DTYPE_SINCE_MINOR(t[i].dtype)) > minor) return t[i].dtype;
+    return AMPX_DTYPE_INVALID;
+  };
+  const ampx_dtype in = newer(node.inputs, node.num_inputs);
+  return in != AMPX_DTYPE_INVALID ? in : newer(node.outputs, node.num_outputs);
+}
+
+std::string too_old(ampx_dtype dt, uint32_t minor) {
+  return fmt::format("dtype {} is newer than the plugin's ABI 1.{} (since 1.{})",
+                     static_cast<int>(dt), minor, AMPX_DTYPE_SINCE_MINOR(dt));
+}
+
 // "Relu 'conv1/relu'"
 std::string describe(const ampx_node_desc& node) {
   return fmt::format("{} '{}'", node.op_type, node.name != nullptr ? node.name : "");
@@ -60,6 +78,12 @@ void Device::check_own(const Buffer& buffer, const char* what) const {
 
 Capability Device::query(const ampx_node_desc& node) const {
   check_node(node, "query_capability");
+  if (const ampx_dtype dt = newer_dtype(node, plugin_->abi_minor()); dt != AMPX_DTYPE_INVALID) {
+    Capability old;
+    old.support = AMPX_SUPPORT_UNSUPPORTED;
+    old.note = too_old(dt, plugin_->abi_minor());
+    return old;
+  }
   ampx_capability out{};
   out.struct_size = sizeof(out);
   out.support = AMPX_SUPPORT_UNSUPPORTED;
@@ -152,6 +176,9 @@ Kernel Device::prepare(const ampx_node_desc& node) const {
   check_node(node, "kernel_prepare");
   const std::string operation =
       fmt::format("kernel_prepare({}, device {})", describe(node), index_);
+  if (const ampx_dtype dt = newer_dtype(node, plugin_->abi_minor()); dt != AMPX_DTYPE_INVALID)
+    throw PluginError(plugin_->name(), operation, AMPX_STATUS_UNSUPPORTED,
+                      too_old(dt, plugin_->abi_minor()));
   // Everything that can throw happens before the kernel exists.
   std::string op_type = node.op_type;
   std::string node_name = node.name != nullptr ? node.name : "";

@@ -26,6 +26,10 @@ NUMPY_DTYPES = {
     "i32": np.dtype(np.int32),
     "i8": np.dtype(np.int8),
     "u8": np.dtype(np.uint8),
+    "i16": np.dtype(np.int16),
+    "u16": np.dtype(np.uint16),
+    "u32": np.dtype(np.uint32),
+    "u64": np.dtype(np.uint64),
     "bool": np.dtype(np.bool_),
 }
 
@@ -39,6 +43,10 @@ ONNX_TYPES = {
     "i32": "tensor(int32)",
     "i8": "tensor(int8)",
     "u8": "tensor(uint8)",
+    "i16": "tensor(int16)",
+    "u16": "tensor(uint16)",
+    "u32": "tensor(uint32)",
+    "u64": "tensor(uint64)",
     "bool": "tensor(bool)",
 }
 

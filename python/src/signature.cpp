@@ -38,6 +38,12 @@ const char* onnx_type_name(int32_t elem) {
       return "tensor(int8)";
     case onnx::TensorProto::UINT8:
       return "tensor(uint8)";
+    case onnx::TensorProto::UINT16:
+      return "tensor(uint16)";
+    case onnx::TensorProto::UINT32:
+      return "tensor(uint32)";
+    case onnx::TensorProto::UINT64:
+      return "tensor(uint64)";
     case onnx::TensorProto::BOOL:
       return "tensor(bool)";
     case onnx::TensorProto::STRING:

@@ -33,6 +33,14 @@ dl::dtype dlpack_dtype(DType t) {
       return make(dl::dtype_code::Int, 8);
     case DType::kU8:
       return make(dl::dtype_code::UInt, 8);
+    case DType::kI16:
+      return make(dl::dtype_code::Int, 16);
+    case DType::kU16:
+      return make(dl::dtype_code::UInt, 16);
+    case DType::kU32:
+      return make(dl::dtype_code::UInt, 32);
+    case DType::kU64:
+      return make(dl::dtype_code::UInt, 64);
     case DType::kBool:
       return make(dl::dtype_code::Bool, 8);
     case DType::kInvalid:

@@ -234,6 +234,15 @@ def op_seeds():
         inits=[i64("gi", np.array([[[1, 3], [0, -2]]]))])
     add("ScatterND-add", [node("ScatterND", ["x", "si", "u"], reduction="add")],
         inits=[i64("si", np.array([[0, 1], [0, 1]])), w("u", 2, 4, 4)], opset=18)
+    # the bit ops and the narrow and unsigned integer types (onnx_bitwise.cpp)
+    U16, U64, I16 = TensorProto.UINT16, TensorProto.UINT64, TensorProto.INT16
+    add("BitShift-u16", [node("BitShift", ["a", "b"], direction="LEFT")],
+        [("a", U16, [2, 3]), ("b", U16, [3])], opset=11)
+    add("BitwiseAnd-u64", [node("BitwiseAnd", ["a", "b"])], [("a", U64, [2, 3]), ("b", U64, [1])],
+        opset=18)
+    add("BitwiseNot-i16", [node("BitwiseNot", ["a"])], [("a", I16, [4])], opset=18)
+    add("BitCast-f32-i32", [node("BitCast", ["x"], to=I32)], opset=26)
+    add("Cast-u16-f32", [node("Cast", ["a"], to=F)], [("a", U16, [4])])
     add("Einsum", [node("Einsum", ["x", "x"], equation="bchw,bcvw->bchv")], opset=12)
     add("SoftmaxCrossEntropyLoss", [node("SoftmaxCrossEntropyLoss", ["x", "lb"], ignore_index=1)],
         inits=[i64("lb", np.array([[[0, 1, 1, 0]] * 4]))], opset=13)

@@ -11,6 +11,7 @@
 #include <ampx/onnx/onnx_import.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -129,6 +130,56 @@ TEST(OnnxImport, EveryUnsupportedOpIsListedWithItsCount) {
   EXPECT_TRUE(has(msg, "Unique x2")) << msg;
   EXPECT_TRUE(has(msg, "Det x1")) << msg;
   EXPECT_TRUE(has(msg, "com.example.FusedThing x1")) << msg;
+}
+
+// The integer element types of ABI 1.5 and the bit ops: a u16 BitShift, a
+// u64 initializer in uint64_data (ONNX keeps u32 and u64 there, not in
+// int32_data) folding through BitwiseAnd, BitCast of the input's width; a
+// BitCast to another width is one line naming the widths.
+TEST(OnnxImport, NarrowAndUnsignedIntegersAndTheBitOps) {
+  TempDir dir;
+  ModelMaker mm(26);
+  mm.input("x", {"2", "3"}, onnx::TensorProto::UINT16);
+  mm.input("s", {"3"}, onnx::TensorProto::UINT16);
+  mm.input("z", {"2"}, onnx::TensorProto::UINT64);
+  mm.input("w", {"3"});
+  auto* shift = mm.node("BitShift", {"x", "s"}, {"y"});
+  ModelMaker::attr_string(shift, "direction", "LEFT");
+  auto* k = mm.g->add_initializer();
+  k->set_name("k");
+  k->set_data_type(onnx::TensorProto::UINT64);
+  k->add_dims(2);
+  k->add_uint64_data(0xF0F0F0F0F0F0F0F0ull);
+  k->add_uint64_data(0xFFull);
+  mm.node("BitwiseAnd", {"k", "k"}, {"kk"});  // folds at import
+  mm.node("BitwiseXor", {"kk", "z"}, {"y2"});
+  auto* cast = mm.node("BitCast", {"w"}, {"f"});
+  ModelMaker::attr_int(cast, "to", onnx::TensorProto::INT32);
+  mm.output("y");
+  mm.output("y2");
+  mm.output("f");
+  const ampx::Graph g = import_onnx(mm.save(dir / "bits.onnx"));
+  ASSERT_EQ(g.num_nodes(), 3u);
+  EXPECT_EQ(g.node(0).op, ampx::OpType::kBitShift);
+  EXPECT_EQ(g.node(1).op, ampx::OpType::kBitwiseXor);
+  EXPECT_EQ(g.node(2).op, ampx::OpType::kBitCast);
+  EXPECT_EQ(g.value(g.inputs()[0]).type.dtype, ampx::DType::kU16);
+  const ampx::Value& kk = g.value(g.node(1).inputs[0]);
+  ASSERT_TRUE(kk.is_constant());
+  EXPECT_EQ(kk.type.dtype, ampx::DType::kU64);
+  uint64_t bits[2];
+  std::memcpy(bits, kk.constant->data(), sizeof bits);
+  EXPECT_EQ(bits[0], 0xF0F0F0F0F0F0F0F0ull);
+  EXPECT_EQ(bits[1], 0xFFull);
+  EXPECT_EQ(g.value(g.outputs()[2]).type.dtype, ampx::DType::kI32);
+
+  ModelMaker bad(26);
+  bad.input("x", {"3"});
+  auto* wide = bad.node("BitCast", {"x"}, {"y"});
+  ModelMaker::attr_int(wide, "to", onnx::TensorProto::INT64);
+  bad.output("y");
+  const std::string msg = import_error(bad.save(dir / "wide.onnx"));
+  EXPECT_TRUE(has(msg, "has another width than the f32 input")) << msg;
 }
 
 // ampx imports opsets 7 to 28 (each op in the form its version has) and

@@ -68,7 +68,8 @@ constexpr std::string_view kReleasedIds =
     "LayerNormGrad BatchNormTraining BatchNormGrad Conv2dGradWeight MaxPoolGrad "
     "AveragePoolGrad SliceGrad GatherGrad DropoutTraining SoftmaxCrossEntropy "
     "SoftmaxCrossEntropyGrad SgdUpdate AdamUpdate UpdateGuard TensorStats MultiSgdUpdate "
-    "MultiAdamUpdate RMSNorm CumProd Attention RotaryEmbedding";
+    "MultiAdamUpdate RMSNorm CumProd Attention RotaryEmbedding BitShift BitwiseAnd BitwiseOr "
+    "BitwiseXor BitwiseNot BitCast";
 
 TEST(Catalogue, IdsAreStableAndDense) {
   std::vector<std::string_view> released;

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <numeric>
 
+#include <unistd.h>
+
 namespace ampx::plugins::test {
 namespace {
 
@@ -193,6 +195,35 @@ TEST_F(DeviceTest, ReluQueryExplainsWhatItCannotDo) {
   TestNode half("Relu");
   half.tensor.dtype = AMPX_DTYPE_F16;
   EXPECT_EQ(host_.device("c_relu:0").query(half.node).note, "f32 only");
+}
+
+// A dtype of ABI 1.5 (u16) never reaches a plugin built against 1.0: the
+// host answers `unsupported` for it and refuses the prepare (backend_api.h,
+// the dtype rule), while a current plugin is asked as usual.
+TEST_F(DeviceTest, NewerDtypesAreNotShownToOlderPlugins) {
+  TestNode u16("Relu");
+  u16.tensor.dtype = AMPX_DTYPE_U16;
+  EXPECT_EQ(host_.device("c_relu:0").query(u16.node).note, "f32 only");
+  const fs::path dir = fs::temp_directory_path() / ("ampx-abi10-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(AMPX_HOSTILE_PLUGIN_DIR) / "libampx_backend_c_relu_abi10.so",
+                dir / "libampx_backend_c_relu_abi10.so", fs::copy_options::overwrite_existing);
+  {
+    PluginHost old{only({dir})};
+    const Device& device = old.device("c_relu_abi10:0");
+    const Capability cap = device.query(u16.node);
+    EXPECT_EQ(cap.support, AMPX_SUPPORT_UNSUPPORTED);
+    EXPECT_THAT(cap.note, HasSubstr("newer than the plugin's ABI 1.0"));
+    try {
+      (void)device.prepare(u16.node);
+      ADD_FAILURE() << "prepare of a u16 node on an ABI 1.0 plugin succeeded";
+    } catch (const PluginError& e) {
+      EXPECT_EQ(e.code(), AMPX_STATUS_UNSUPPORTED);
+    }
+    TestNode f32("Relu");
+    EXPECT_EQ(device.query(f32.node).support, AMPX_SUPPORT_NATIVE);
+  }
+  fs::remove_all(dir);
 }
 
 TEST_F(DeviceTest, LaunchErrors) {

@@ -94,6 +94,20 @@ bool has_bool_tensor(const ampx_node_desc& d) {
   return false;
 }
 
+// The integer types of ABI 1.5 (i16, u16, u32, u64): the Vulkan kernels
+// store none of them (elem_storage), so such nodes are declined.
+bool has_unstored_integer(const ampx_node_desc& d) {
+  const auto unstored = [](ampx_dtype dt) {
+    return dt == AMPX_DTYPE_I16 || dt == AMPX_DTYPE_U16 || dt == AMPX_DTYPE_U32 ||
+           dt == AMPX_DTYPE_U64;
+  };
+  for (size_t i = 0; i < d.num_inputs; ++i)
+    if (unstored(d.inputs[i].dtype)) return true;
+  for (size_t i = 0; i < d.num_outputs; ++i)
+    if (unstored(d.outputs[i].dtype)) return true;
+  return false;
+}
+
 // A node without float tensors (Not, And, Or on bool; ScatterND_add_repeated
 // on i32: their cases ignore the float dtype): native wherever its integer or
 // bool tensors are.
@@ -510,7 +524,8 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
     const std::string op = c.nb.op_type();
     const bool declined = is_epilogue_case(name) ||
                           (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
-                          (has_bool_tensor(c.nb.desc()) && !storage8);
+                          (has_bool_tensor(c.nb.desc()) && !storage8) ||
+                          has_unstored_integer(c.nb.desc());
     const ampx_support want = declined ? AMPX_SUPPORT_UNSUPPORTED
                               : dt == F32 || is_update(op) || no_float_tensor(c.nb.desc())
                                   ? AMPX_SUPPORT_NATIVE

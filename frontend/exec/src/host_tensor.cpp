@@ -37,6 +37,14 @@ double element_as_double(DType dt, const std::byte* p, const std::string& name) 
     case DType::kU8:
     case DType::kBool:
       return load<uint8_t>(p);
+    case DType::kI16:
+      return load<int16_t>(p);
+    case DType::kU16:
+      return load<uint16_t>(p);
+    case DType::kU32:
+      return load<uint32_t>(p);
+    case DType::kU64:
+      return static_cast<double>(load<uint64_t>(p));
     case DType::kInvalid:
       break;
   }
@@ -122,6 +130,20 @@ std::vector<HostTensor> random_inputs(const Graph& graph, uint64_t seed) {
         case DType::kI8:
         case DType::kU8:
           p[i] = std::byte(small);
+          break;
+        case DType::kI16:
+        case DType::kU16: {
+          const auto s = static_cast<uint16_t>(small);
+          std::memcpy(p + 2 * i, &s, 2);
+          break;
+        }
+        case DType::kU32: {
+          const auto s = static_cast<uint32_t>(small);
+          std::memcpy(p + 4 * i, &s, 4);
+          break;
+        }
+        case DType::kU64:
+          std::memcpy(p + 8 * i, &small, 8);
           break;
         case DType::kInvalid:
           throw std::invalid_argument("input '" + val.name + "' has no dtype");

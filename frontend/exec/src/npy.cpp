@@ -30,6 +30,10 @@ std::optional<DType> dtype_from_descr(std::string_view d) {
   if (d == "|i1" || d == "<i1") return DType::kI8;
   if (d == "|u1" || d == "<u1") return DType::kU8;
   if (d == "|b1" || d == "<b1") return DType::kBool;
+  if (d == "<i2") return DType::kI16;
+  if (d == "<u2") return DType::kU16;
+  if (d == "<u4") return DType::kU32;
+  if (d == "<u8") return DType::kU64;
   return std::nullopt;
 }
 
@@ -51,6 +55,14 @@ const char* descr(DType t) {
       return "|u1";
     case DType::kBool:
       return "|b1";
+    case DType::kI16:
+      return "<i2";
+    case DType::kU16:
+      return "<u2";
+    case DType::kU32:
+      return "<u4";
+    case DType::kU64:
+      return "<u8";
     default:
       return nullptr;
   }

@@ -65,6 +65,18 @@ std::vector<std::byte> scalar_bytes(DType dtype, double value) {
     case DType::kBool:
       put(static_cast<uint8_t>(value));
       break;
+    case DType::kI16:
+      put(static_cast<int16_t>(value));
+      break;
+    case DType::kU16:
+      put(static_cast<uint16_t>(value));
+      break;
+    case DType::kU32:
+      put(static_cast<uint32_t>(value));
+      break;
+    case DType::kU64:
+      put(static_cast<uint64_t>(value));
+      break;
     case DType::kInvalid:
       throw OnnxError("export: a constant of invalid dtype");
   }
@@ -704,6 +716,19 @@ class Exporter {
         if (r != "none") set_string(p, "reduction", r);
         break;
       }
+      case OpType::kBitShift: {  // opset 11 takes the unsigned types; signed ones need 28
+        if (!is_unsigned(dtype_of(n.inputs.at(0))))
+          fail("BitShift of a signed type needs opset 28; the export writes 17");
+        set_string(add("BitShift", ins(n), {y}), "direction", s("direction", "LEFT"));
+        break;
+      }
+      case OpType::kBitwiseAnd:
+      case OpType::kBitwiseOr:
+      case OpType::kBitwiseXor:
+      case OpType::kBitwiseNot:
+        fail(std::string(op) + " needs opset 18; the export writes 17");
+      case OpType::kBitCast:
+        fail("BitCast needs opset 26; the export writes 17");
       case OpType::kReshape:
         add("Reshape", {in(n.inputs.at(0)), const_i64(n.name + "/shape", is("shape"))}, {y});
         break;

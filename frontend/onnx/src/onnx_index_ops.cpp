@@ -96,8 +96,7 @@ void non_zero(Importer& im, const onnx::NodeProto& n) {
   const Shape shape = v.type.shape;
   const HostTensor t{"", v.type, *known};
   std::vector<bool> nz;
-  if (v.type.dtype == DType::kI64 || v.type.dtype == DType::kI32 || v.type.dtype == DType::kBool ||
-      v.type.dtype == DType::kI8 || v.type.dtype == DType::kU8) {
+  if (is_integer(v.type.dtype) || v.type.dtype == DType::kBool) {
     const size_t es = dtype_size(v.type.dtype);
     const auto count = static_cast<size_t>(element_count(shape));
     for (size_t i = 0; i < count; ++i) {

@@ -40,6 +40,11 @@ void non_zero(Importer& im, const onnx::NodeProto& n);
 // RMSNormalization, LayerNormalization's Mean and InvStdDev (onnx_norm.cpp).
 void rms_norm(Importer& im, const onnx::NodeProto& n);
 void layer_norm_statistics(Importer& im, const onnx::NodeProto& n);
+// BitShift, BitwiseAnd/Or/Xor/Not, BitCast (onnx_bitwise.cpp).
+void bit_shift(Importer& im, const onnx::NodeProto& n);
+void bitwise_binary(Importer& im, const onnx::NodeProto& n);
+void bitwise_not(Importer& im, const onnx::NodeProto& n);
+void bit_cast(Importer& im, const onnx::NodeProto& n);
 // Einsum as Transpose/Reshape/MatMul/ReduceSum (onnx_einsum.cpp).
 void einsum(Importer& im, const onnx::NodeProto& n);
 // The two ONNX losses as LogSoftmax/GatherElements/... (onnx_losses.cpp).

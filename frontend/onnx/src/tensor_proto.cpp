@@ -38,6 +38,14 @@ std::optional<DType> dtype_from_onnx(int32_t elem_type) {
       return DType::kI8;
     case TP::UINT8:
       return DType::kU8;
+    case TP::INT16:
+      return DType::kI16;
+    case TP::UINT16:
+      return DType::kU16;
+    case TP::UINT32:
+      return DType::kU32;
+    case TP::UINT64:
+      return DType::kU64;
     default:
       return std::nullopt;
   }
@@ -63,6 +71,14 @@ int32_t onnx_elem_type(DType dtype) {
       return TP::INT8;
     case DType::kU8:
       return TP::UINT8;
+    case DType::kI16:
+      return TP::INT16;
+    case DType::kU16:
+      return TP::UINT16;
+    case DType::kU32:
+      return TP::UINT32;
+    case DType::kU64:
+      return TP::UINT64;
     case DType::kInvalid:
       break;
   }
@@ -210,7 +226,11 @@ TensorData read_tensor(const TP& t, const fs::path& base_dir, std::string_view w
     case TP::INT64:
       copy_field(t.int64_data(), esize, d.bytes);
       break;
-    default:  // INT32, FLOAT16, BFLOAT16, BOOL, INT8, UINT8 live in int32_data
+    case TP::UINT32:  // UINT32 and UINT64 live in uint64_data
+    case TP::UINT64:
+      copy_field(t.uint64_data(), esize, d.bytes);
+      break;
+    default:  // INT32, FLOAT16, BFLOAT16, BOOL, (U)INT8, (U)INT16 live in int32_data
       copy_field(t.int32_data(), esize, d.bytes);
       break;
   }

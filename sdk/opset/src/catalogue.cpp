@@ -64,6 +64,7 @@ constexpr AttrDef kAlphaAttrs[] = {{"alpha", AMPX_ATTR_FLOAT, false}};
 constexpr AttrDef kHardSigmoidAttrs[] = {{"alpha", AMPX_ATTR_FLOAT, false},
                                          {"beta", AMPX_ATTR_FLOAT, false}};
 constexpr AttrDef kModAttrs[] = {{"fmod", AMPX_ATTR_INT, false}};
+constexpr AttrDef kBitShiftAttrs[] = {{"direction", AMPX_ATTR_STRING, true}};
 constexpr AttrDef kCumSumAttrs[] = {{"axis", AMPX_ATTR_INT, true},
                                     {"exclusive", AMPX_ATTR_INT, false},
                                     {"reverse", AMPX_ATTR_INT, false}};

@@ -109,6 +109,17 @@ Outputs infer_data(const Node& c, std::string_view op) {
     const auto t = static_cast<ampx_dtype>(to);
     return std::vector<TensorSpec>{{t, x.dims}};
   }
+  if (op == "BitCast") {  // the same bits as another type of the same width
+    const int64_t to = c.v.get_int("to", 0);
+    const bool known =
+        to > 0 && to < 64 && plugin_support::dtype_size(static_cast<ampx_dtype>(to)) != 0;
+    AMPX_CHECK(known, "attribute 'to' = " + std::to_string(to) + " is not a dtype");
+    const auto t = static_cast<ampx_dtype>(to);
+    AMPX_CHECK(plugin_support::dtype_size(t) == plugin_support::dtype_size(x.dtype),
+               std::string("attribute 'to' = ") + dtype_name(t) + " has another width than the " +
+                   dtype_name(x.dtype) + " input");
+    return std::vector<TensorSpec>{{t, x.dims}};
+  }
   if (op == "Split") {
     const auto rank = static_cast<int64_t>(x.dims.size());
     const auto axis = static_cast<size_t>(normalize_axis(c, c.v.get_int("axis", 0), rank, "axis"));

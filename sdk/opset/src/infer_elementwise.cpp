@@ -46,8 +46,8 @@ Outputs infer_elementwise(const Node& c, std::string_view op) {
     return std::vector<TensorSpec>{x};
   }
   if (op == "Neg" || op == "Abs") {
-    AMPX_CHECK(is_float_dtype(x.dtype) || x.dtype == AMPX_DTYPE_I64 || x.dtype == AMPX_DTYPE_I32,
-               "input must be a float, i64 or i32, got " + std::string(dtype_name(x.dtype)));
+    AMPX_CHECK(is_float_dtype(x.dtype) || plugin_support::is_integer_dtype(x.dtype),
+               "input must be a float or an integer, got " + std::string(dtype_name(x.dtype)));
     return std::vector<TensorSpec>{x};
   }
   if (op == "PRelu") {
@@ -65,6 +65,25 @@ Outputs infer_elementwise(const Node& c, std::string_view op) {
     AMPX_CHECK(s.has_value(), "shapes " + dims_str(in[0].dims) + " and " + dims_str(in[1].dims) +
                                   " do not broadcast");
     return std::vector<TensorSpec>{{x.dtype, *s}};
+  }
+  if (op == "BitShift" || op == "BitwiseAnd" || op == "BitwiseOr" || op == "BitwiseXor") {
+    require_same_dtype(c, in);
+    AMPX_CHECK(plugin_support::is_integer_dtype(x.dtype),
+               "inputs must be integers, got " + std::string(dtype_name(x.dtype)));
+    if (op == "BitShift") {
+      const std::string dir = c.v.get_string("direction", "");
+      AMPX_CHECK(dir == "LEFT" || dir == "RIGHT",
+                 "attribute 'direction' must be LEFT or RIGHT, got '" + dir + "'");
+    }
+    auto s = broadcast_shapes(in[0].dims, in[1].dims);
+    AMPX_CHECK(s.has_value(), "shapes " + dims_str(in[0].dims) + " and " + dims_str(in[1].dims) +
+                                  " do not broadcast");
+    return std::vector<TensorSpec>{{x.dtype, *s}};
+  }
+  if (op == "BitwiseNot") {
+    AMPX_CHECK(plugin_support::is_integer_dtype(x.dtype),
+               "input must be an integer, got " + std::string(dtype_name(x.dtype)));
+    return std::vector<TensorSpec>{x};
   }
   if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
       op == "GreaterOrEqual") {
@@ -104,8 +123,8 @@ Outputs infer_elementwise(const Node& c, std::string_view op) {
     if (op == "Sum" || op == "Mean")
       require_float(c, x, "input");
     else
-      AMPX_CHECK(is_float_dtype(x.dtype) || x.dtype == AMPX_DTYPE_I64 || x.dtype == AMPX_DTYPE_I32,
-                 "inputs must be float, i64 or i32, got " + std::string(dtype_name(x.dtype)));
+      AMPX_CHECK(is_float_dtype(x.dtype) || plugin_support::is_integer_dtype(x.dtype),
+                 "inputs must be float or integer, got " + std::string(dtype_name(x.dtype)));
     std::optional<Dims> s = x.dims;
     for (size_t i = 1; i < in.size() && s; ++i) s = broadcast_shapes(*s, in[i].dims);
     if (!s) {

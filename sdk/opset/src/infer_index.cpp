@@ -15,8 +15,8 @@ bool is_int(ampx_dtype dt) {
 }
 
 void require_numeric(const Node& c, const TensorSpec& t, const char* what) {
-  AMPX_CHECK(is_float_dtype(t.dtype) || is_int(t.dtype),
-             std::string(what) + " must be a float, i64 or i32, got " + dtype_name(t.dtype));
+  AMPX_CHECK(is_float_dtype(t.dtype) || plugin_support::is_integer_dtype(t.dtype),
+             std::string(what) + " must be a float or an integer, got " + dtype_name(t.dtype));
 }
 
 Outputs mod(const Node& c) {

@@ -73,6 +73,13 @@ bool is_int_dtype(ampx_dtype dt) {
   return dt == AMPX_DTYPE_I64 || dt == AMPX_DTYPE_I32;
 }
 
+// ONNX's Neg is defined for the signed integers only (Abs for every one:
+// |x| of an unsigned x is x). The bit ops work on the integers only.
+bool is_bit_op(std::string_view op) {
+  return op == "BitShift" || op == "BitwiseAnd" || op == "BitwiseOr" || op == "BitwiseXor" ||
+         op == "BitwiseNot";
+}
+
 // Every tensor of a compute op is a float of one common dtype (integer
 // ops: or i64 / i32), except the fixed ones above. Returns that dtype.
 // f64: the elementwise and integer rules always; kCompute only in the
@@ -99,9 +106,9 @@ ampx_dtype float_dtype(const NodeView& v, DtypeRule rule, const ValidateOptions&
         unsupported(v, std::string("indices are ") + dtype_name(dt) + ", expected i64 or i32");
       continue;
     }
-    if (!is_float_dtype(dt) && !(allow_int && is_int_dtype(dt))) {
+    if (!is_float_dtype(dt) && !(allow_int && plugin_support::is_integer_dtype(dt))) {
       unsupported(v, tensor_label(v, i) + " is " + dtype_name(dt) + ", expected f32, f16 or bf16" +
-                         (allow_int ? " (or i64, i32)" : ""));
+                         (allow_int ? " (or an integer type)" : ""));
     }
     if (common == AMPX_DTYPE_INVALID) {
       common = dt;
@@ -111,6 +118,11 @@ ampx_dtype float_dtype(const NodeView& v, DtypeRule rule, const ValidateOptions&
              " is " + dtype_name(common) + ": all float tensors of a node share one dtype");
     }
   }
+  if (is_bit_op(v.op_type()) && !plugin_support::is_integer_dtype(common))
+    unsupported(v, std::string("dtype ") + dtype_name(common) + " is not an integer type");
+  if (v.op_type() == "Neg" && plugin_support::is_unsigned_dtype(common))
+    unsupported(
+        v, std::string("dtype ") + dtype_name(common) + " is unsigned: Neg takes signed types");
   if (common == AMPX_DTYPE_F64 && !allow_f64)
     unsupported(v, "dtype f64 is not handled by this op (f32, f16, bf16 only)");
   if (is_f32_only(v.op_type()) && common != AMPX_DTYPE_F32)

@@ -168,6 +168,13 @@ std::unique_ptr<CpuKernel> make_scatter_nd(Ctx&);
 // Attention and RotaryEmbedding (ops_attention.cpp).
 std::unique_ptr<CpuKernel> make_attention(Ctx&);
 std::unique_ptr<CpuKernel> make_rotary_embedding(Ctx&);
+// The bit ops (ops_elementwise.cpp; BitCast: ops_data.cpp).
+std::unique_ptr<CpuKernel> make_bit_shift(Ctx&);
+std::unique_ptr<CpuKernel> make_bitwise_and(Ctx&);
+std::unique_ptr<CpuKernel> make_bitwise_or(Ctx&);
+std::unique_ptr<CpuKernel> make_bitwise_xor(Ctx&);
+std::unique_ptr<CpuKernel> make_bitwise_not(Ctx&);
+std::unique_ptr<CpuKernel> make_bit_cast(Ctx&);
 // LSTM, GRU and RNN (ops_recurrent.cpp).
 std::unique_ptr<CpuKernel> make_recurrent(Ctx&);
 
@@ -233,6 +240,54 @@ inline int64_t checked_index(const std::string& where, const void* p, bool idx64
 template <template <class> class K, class... Args>
 std::unique_ptr<CpuKernel> typed(const Ctx& c, Args&&... args) {
   if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<K<double>>(std::forward<Args>(args)...);
+  return std::make_unique<K<float>>(std::forward<Args>(args)...);
+}
+
+// Calls fn(T{}) with T the C type of the integer dtype `dt` (i8 to i64,
+// u8 to u64) and returns true; false, calling nothing, for any other dtype.
+// The factories of the integer ops (opset DtypeRule::kInteger) use it so
+// that every integer dtype the op set lets through gets a kernel of its own
+// type, never the float kernel.
+template <class Fn>
+bool visit_int(ampx_dtype dt, Fn&& fn) {
+  switch (dt) {
+    case AMPX_DTYPE_I64:
+      fn(int64_t{});
+      return true;
+    case AMPX_DTYPE_I32:
+      fn(int32_t{});
+      return true;
+    case AMPX_DTYPE_I16:
+      fn(int16_t{});
+      return true;
+    case AMPX_DTYPE_I8:
+      fn(int8_t{});
+      return true;
+    case AMPX_DTYPE_U64:
+      fn(uint64_t{});
+      return true;
+    case AMPX_DTYPE_U32:
+      fn(uint32_t{});
+      return true;
+    case AMPX_DTYPE_U16:
+      fn(uint16_t{});
+      return true;
+    case AMPX_DTYPE_U8:
+      fn(uint8_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// K<T> for the Ctx's dtype: f64, any integer type (visit_int), else f32.
+template <template <class> class K, class... Args>
+std::unique_ptr<CpuKernel> numeric(const Ctx& c, Args&&... args) {
+  if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<K<double>>(std::forward<Args>(args)...);
+  std::unique_ptr<CpuKernel> k;
+  if (visit_int(c.dtype,
+                [&](auto t) { k = std::make_unique<K<decltype(t)>>(std::forward<Args>(args)...); }))
+    return k;
   return std::make_unique<K<float>>(std::forward<Args>(args)...);
 }
 

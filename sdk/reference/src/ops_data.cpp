@@ -312,6 +312,8 @@ class CastKernel final : public CpuKernel {
     }
     if (plugin_support::is_float_dtype(from_)) {
       for (int64_t i = 0; i < n_; ++i) store(d, i, load_float(s, i));
+    } else if (from_ == AMPX_DTYPE_U64) {  // above INT64_MAX: not through int64_t
+      for (int64_t i = 0; i < n_; ++i) store(d, i, static_cast<const uint64_t*>(s)[i]);
     } else {
       for (int64_t i = 0; i < n_; ++i) store(d, i, load_int(s, i));
     }
@@ -340,12 +342,18 @@ class CastKernel final : public CpuKernel {
         return static_cast<const int8_t*>(p)[i];
       case AMPX_DTYPE_U8:
         return static_cast<const uint8_t*>(p)[i];
+      case AMPX_DTYPE_I16:
+        return static_cast<const int16_t*>(p)[i];
+      case AMPX_DTYPE_U16:
+        return static_cast<const uint16_t*>(p)[i];
+      case AMPX_DTYPE_U32:
+        return static_cast<const uint32_t*>(p)[i];
       default:
         return static_cast<const uint8_t*>(p)[i] != 0;  // bool
     }
   }
   // One store for both source kinds: V is double (float sources) or int64_t
-  // (integer sources). They differ only in how an integer target is reached:
+  // (integer sources; uint64_t for u64 ones). They differ only in how an integer target is reached:
   // floats truncate toward zero and saturate, integer narrowing wraps (two's
   // complement), as C++ and NumPy do.
   template <typename V>
@@ -381,6 +389,18 @@ class CastKernel final : public CpuKernel {
         break;
       case AMPX_DTYPE_U8:
         static_cast<uint8_t*>(p)[i] = to_int(uint8_t{});
+        break;
+      case AMPX_DTYPE_I16:
+        static_cast<int16_t*>(p)[i] = to_int(int16_t{});
+        break;
+      case AMPX_DTYPE_U16:
+        static_cast<uint16_t*>(p)[i] = to_int(uint16_t{});
+        break;
+      case AMPX_DTYPE_U32:
+        static_cast<uint32_t*>(p)[i] = to_int(uint32_t{});
+        break;
+      case AMPX_DTYPE_U64:
+        static_cast<uint64_t*>(p)[i] = to_int(uint64_t{});
         break;
       default:
         static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0;  // bool; NaN -> 1
@@ -649,6 +669,18 @@ std::vector<unsigned char> encode_scalar(ampx_dtype dt, double v) {
     case AMPX_DTYPE_U8:
       put(float_to_int<uint8_t>(v));
       break;
+    case AMPX_DTYPE_I16:
+      put(float_to_int<int16_t>(v));
+      break;
+    case AMPX_DTYPE_U16:
+      put(float_to_int<uint16_t>(v));
+      break;
+    case AMPX_DTYPE_U32:
+      put(float_to_int<uint32_t>(v));
+      break;
+    case AMPX_DTYPE_U64:
+      put(float_to_int<uint64_t>(v));
+      break;
     default:
       put(static_cast<uint8_t>(v != 0 ? 1 : 0));
       break;
@@ -709,14 +741,20 @@ std::unique_ptr<CpuKernel> make_pad(Ctx& c) {
                                      c.out[0].numel);
 }
 
+// BitCast: the bytes as they are (the op set checked the widths match).
+std::unique_ptr<CpuKernel> make_bit_cast(Ctx& c) {
+  c.arity(1, 1, 1);
+  c.dims(c.out[0], "output", c.in[0].dims);
+  return std::make_unique<CopyKernel>(static_cast<size_t>(c.in[0].numel) *
+                                      dtype_size(c.in[0].dtype));
+}
+
 std::unique_ptr<CpuKernel> make_cast(Ctx& c) {
   c.arity(1, 1, 1);
   c.v.require_attr("to");
   const int64_t to = c.v.get_int("to", 0);
   auto known = [](int64_t dt) {
-    return dt == AMPX_DTYPE_F32 || dt == AMPX_DTYPE_F16 || dt == AMPX_DTYPE_BF16 ||
-           dt == AMPX_DTYPE_F64 || dt == AMPX_DTYPE_I64 || dt == AMPX_DTYPE_I32 ||
-           dt == AMPX_DTYPE_BOOL || dt == AMPX_DTYPE_I8 || dt == AMPX_DTYPE_U8;
+    return dt > INT32_MIN && dt < INT32_MAX && dtype_size(static_cast<ampx_dtype>(dt)) != 0;
   };
   if (!known(to)) c.fail("attribute 'to' = " + std::to_string(to) + " is not a valid dtype");
   if (!known(c.in[0].dtype)) c.fail("input 0 has an invalid dtype");

@@ -148,10 +148,21 @@ struct NegF {
   }
   static constexpr double kCost = 1;
 };
+struct BitNotF {  // integers only (the op set refuses the rest)
+  template <class T>
+  T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(~x);
+    return x;
+  }
+  static constexpr double kCost = 1;
+  static constexpr bool kIntegersOnly = true;
+};
 struct AbsF {  // integers wrap: |MIN| = MIN
   template <class T>
   T operator()(T x) const {
-    if constexpr (std::is_integral_v<T>)
+    if constexpr (std::is_unsigned_v<T>)
+      return x;
+    else if constexpr (std::is_integral_v<T>)
       return x < 0 ? NegF{}(x) : x;
     else
       return std::fabs(x);
@@ -221,12 +232,16 @@ std::unique_ptr<CpuKernel> make_unary(Ctx& c, F f) {
   c.arity(1, 1, 1);
   c.dims(c.out[0], "output", c.in[0].dims);
   if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<UnaryKernel<double, F>>(c.in[0].numel, f);
-  if constexpr (std::is_same_v<F, NegF> || std::is_same_v<F, AbsF>) {
-    if (c.dtype == AMPX_DTYPE_I64)
-      return std::make_unique<UnaryKernel<int64_t, F>>(c.in[0].numel, f);
-    if (c.dtype == AMPX_DTYPE_I32)
-      return std::make_unique<UnaryKernel<int32_t, F>>(c.in[0].numel, f);
+  if constexpr (std::is_same_v<F, NegF> || std::is_same_v<F, AbsF> || std::is_same_v<F, BitNotF>) {
+    std::unique_ptr<CpuKernel> k;
+    if (visit_int(c.dtype, [&](auto t) {
+          k = std::make_unique<UnaryKernel<decltype(t), F>>(c.in[0].numel, f);
+        }))
+      return k;
   }
+  if constexpr (requires { F::kIntegersOnly; })
+    throw UnsupportedNode(c.v.where() + ": no kernel for dtype " +
+                          plugin_support::dtype_name(c.dtype));
   return std::make_unique<UnaryKernel<float, F>>(c.in[0].numel, f);
 }
 
@@ -275,7 +290,8 @@ struct DivF {
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
       if (b == 0) return 0;
-      if (b == -1) return NegF{}(a);  // MIN / -1 wraps to MIN
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return NegF{}(a);  // MIN / -1 wraps to MIN
       return static_cast<T>(a / b);
     } else {
       return a / b;
@@ -290,7 +306,9 @@ struct FModF {
   template <class T>
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
-      if (b == 0 || b == -1) return 0;  // MIN % -1 overflows in C
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return 0;  // MIN % -1 overflows in C
       return static_cast<T>(a % b);
     } else {
       return std::fmod(a, b);
@@ -302,7 +320,9 @@ struct ModF {
   template <class T>
   T operator()(T a, T b) const {
     const T r = FModF{}(a, b);
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_unsigned_v<T>) {
+      return r;  // both signs positive: Python's % is C's
+    } else if constexpr (std::is_integral_v<T>) {
       return r != 0 && ((r < 0) != (b < 0)) ? static_cast<T>(r + b) : r;
     } else {
       // ONNX Mod 28: a zero takes the divisor's sign; a remainder of the
@@ -320,6 +340,67 @@ struct PowF {
     return std::pow(a, b);
   }
   static constexpr bool kInts = false;
+};
+// The bit ops: integers only (the op set refuses every other dtype, and
+// kIntegersOnly keeps the float instantiation from being used).
+struct BitAndF {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a & b);
+    return a;
+  }
+  static constexpr bool kInts = true;
+  static constexpr bool kIntegersOnly = true;
+};
+struct BitOrF {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a | b);
+    return a;
+  }
+  static constexpr bool kInts = true;
+  static constexpr bool kIntegersOnly = true;
+};
+struct BitXorF {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a ^ b);
+    return a;
+  }
+  static constexpr bool kInts = true;
+  static constexpr bool kIntegersOnly = true;
+};
+// BitShift as ONNX opset 28 defines it for every shift amount: a right
+// shift of a signed x is arithmetic; bits shifted out (past the sign bit
+// too) are lost; an amount that is negative or at least the width gives
+// what the sign extension alone gives (-1 for a right shift of a negative
+// x, else 0). C++ leaves those amounts undefined, hence the test first.
+template <bool kLeft>
+struct ShiftF {
+  template <class T>
+  T operator()(T x, T y) const {
+    if constexpr (std::is_integral_v<T>) {
+      constexpr auto kBits = static_cast<int>(sizeof(T) * 8);
+      bool outside = false;
+      if constexpr (std::is_signed_v<T>)
+        outside = y < 0 || static_cast<int64_t>(y) >= kBits;
+      else
+        outside = static_cast<uint64_t>(y) >= static_cast<uint64_t>(kBits);
+      if (outside) {
+        if constexpr (std::is_signed_v<T>)
+          if (!kLeft && x < 0) return static_cast<T>(-1);
+        return 0;
+      }
+      using U = std::make_unsigned_t<T>;
+      if constexpr (kLeft)
+        return static_cast<T>(static_cast<U>(static_cast<U>(x) << static_cast<int>(y)));
+      else
+        return static_cast<T>(x >> static_cast<int>(y));  // arithmetic for signed (C++20)
+    }
+    return x;
+  }
+  static constexpr bool kInts = true;
+  static constexpr bool kIntegersOnly = true;
 };
 struct PReluF {  // A = X, B = slope
   template <class T>
@@ -454,11 +535,15 @@ std::unique_ptr<CpuKernel> make_binary(Ctx& c) {
   const int64_t n = c.out[0].numel;
   if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<BinaryKernel<double, F>>(std::move(p), n);
   if constexpr (F::kInts) {
-    if (c.dtype == AMPX_DTYPE_I64)
-      return std::make_unique<BinaryKernel<int64_t, F>>(std::move(p), n);
-    if (c.dtype == AMPX_DTYPE_I32)
-      return std::make_unique<BinaryKernel<int32_t, F>>(std::move(p), n);
+    std::unique_ptr<CpuKernel> k;
+    if (visit_int(c.dtype, [&](auto t) {
+          k = std::make_unique<BinaryKernel<decltype(t), F>>(std::move(p), n);
+        }))
+      return k;
   }
+  if constexpr (requires { F::kIntegersOnly; })
+    throw UnsupportedNode(c.v.where() + ": no kernel for dtype " +
+                          plugin_support::dtype_name(c.dtype));
   return std::make_unique<BinaryKernel<float, F>>(std::move(p), n);
 }
 
@@ -582,16 +667,7 @@ std::unique_ptr<CpuKernel> make_nary(Ctx& c) {
   std::array<std::vector<int64_t>, N> s;
   for (size_t k = 0; k < N; ++k) s[k] = broadcast_strides(want, c.in[k].dims);
   const int64_t n = c.out[0].numel;
-  switch (c.dtype) {
-    case AMPX_DTYPE_F64:
-      return std::make_unique<K<double>>(want, std::move(s), n);
-    case AMPX_DTYPE_I64:
-      return std::make_unique<K<int64_t>>(want, std::move(s), n);
-    case AMPX_DTYPE_I32:
-      return std::make_unique<K<int32_t>>(want, std::move(s), n);
-    default:
-      return std::make_unique<K<float>>(want, std::move(s), n);
-  }
+  return numeric<K>(c, want, std::move(s), n);
 }
 
 // And, Or: bool in, bool out.
@@ -678,16 +754,7 @@ std::unique_ptr<CpuKernel> make_variadic(Ctx& c, Variadic kind) {
   std::vector<std::vector<int64_t>> s;
   for (const auto& t : c.in) s.push_back(broadcast_strides(want, t.dims));
   const int64_t n = c.out[0].numel;
-  switch (c.dtype) {
-    case AMPX_DTYPE_F64:
-      return std::make_unique<VariadicKernel<double>>(kind, want, std::move(s), n);
-    case AMPX_DTYPE_I64:
-      return std::make_unique<VariadicKernel<int64_t>>(kind, want, std::move(s), n);
-    case AMPX_DTYPE_I32:
-      return std::make_unique<VariadicKernel<int32_t>>(kind, want, std::move(s), n);
-    default:
-      return std::make_unique<VariadicKernel<float>>(kind, want, std::move(s), n);
-  }
+  return numeric<VariadicKernel>(c, kind, want, std::move(s), n);
 }
 
 }  // namespace
@@ -844,6 +911,22 @@ std::unique_ptr<CpuKernel> make_neg(Ctx& c) {
 std::unique_ptr<CpuKernel> make_mod(Ctx& c) {
   if (c.v.get_int("fmod", 0) != 0) return make_binary<FModF>(c);
   return make_binary<ModF>(c);
+}
+std::unique_ptr<CpuKernel> make_bit_shift(Ctx& c) {
+  if (c.v.get_string("direction") == "LEFT") return make_binary<ShiftF<true>>(c);
+  return make_binary<ShiftF<false>>(c);  // RIGHT: the op set allows nothing else
+}
+std::unique_ptr<CpuKernel> make_bitwise_and(Ctx& c) {
+  return make_binary<BitAndF>(c);
+}
+std::unique_ptr<CpuKernel> make_bitwise_or(Ctx& c) {
+  return make_binary<BitOrF>(c);
+}
+std::unique_ptr<CpuKernel> make_bitwise_xor(Ctx& c) {
+  return make_binary<BitXorF>(c);
+}
+std::unique_ptr<CpuKernel> make_bitwise_not(Ctx& c) {
+  return make_unary(c, BitNotF{});
 }
 std::unique_ptr<CpuKernel> make_pow(Ctx& c) {
   return make_binary<PowF>(c);

@@ -310,21 +310,6 @@ class CumSumKernel final : public CpuKernel {
   bool exclusive_, reverse_, product_;
 };
 
-// K<T> for the Ctx's dtype: f32, f64, i64 or i32.
-template <template <class> class K, class... Args>
-std::unique_ptr<CpuKernel> numeric(const Ctx& c, Args&&... args) {
-  switch (c.dtype) {
-    case AMPX_DTYPE_F64:
-      return std::make_unique<K<double>>(std::forward<Args>(args)...);
-    case AMPX_DTYPE_I64:
-      return std::make_unique<K<int64_t>>(std::forward<Args>(args)...);
-    case AMPX_DTYPE_I32:
-      return std::make_unique<K<int32_t>>(std::forward<Args>(args)...);
-    default:
-      return std::make_unique<K<float>>(std::forward<Args>(args)...);
-  }
-}
-
 }  // namespace
 
 std::unique_ptr<CpuKernel> make_gather_elements(Ctx& c) {

@@ -132,8 +132,9 @@ extern "C" {
  * 1.3: AMPX_EXTENSION_NUMERICS (f16 kernels' compute mode); the rules for NULL
  *      and repeated destroys and a failed call's NULL out handle.
  * 1.4: AMPX_EXTENSION_KERNEL_INFO (a kernel's implementation and its last
- *      launch's conversions, for profiles). */
-#define AMPX_ABI_VERSION_MINOR 4
+ *      launch's conversions, for profiles).
+ * 1.5: the element types AMPX_DTYPE_I16, _U16, _U32 and _U64. */
+#define AMPX_ABI_VERSION_MINOR 5
 
 /* The one exported symbol: `const ampx_plugin_api* ampx_plugin_entry(void);` */
 #define AMPX_PLUGIN_ENTRY_SYMBOL "ampx_plugin_entry"
@@ -146,7 +147,13 @@ extern "C" {
 
 /* ------------------------------------------------------------------ types */
 
-/* Element types. Values are part of the ABI and never renumbered. */
+/* Element types. Values are part of the ABI and never renumbered: a new type
+ * takes the next value, appended at the end, in a minor version (marked
+ * "since 1.x"). A plugin answers `unsupported` for a node with a value it does
+ * not know (plugin_support::dtype_size is 0 for one), and the host never asks
+ * a plugin of an older abi_minor about a node with a type added after it: it
+ * answers `unsupported` on the plugin's behalf. Integers are two's
+ * complement, little-endian as the host. */
 typedef enum ampx_dtype {
   AMPX_DTYPE_INVALID = 0,
   AMPX_DTYPE_F32 = 1,
@@ -157,8 +164,16 @@ typedef enum ampx_dtype {
   AMPX_DTYPE_I32 = 6,
   AMPX_DTYPE_BOOL = 7, /* one byte, 0 or 1 */
   AMPX_DTYPE_I8 = 8,
-  AMPX_DTYPE_U8 = 9
+  AMPX_DTYPE_U8 = 9,
+  AMPX_DTYPE_I16 = 10, /* since 1.5 */
+  AMPX_DTYPE_U16 = 11, /* since 1.5 */
+  AMPX_DTYPE_U32 = 12, /* since 1.5 */
+  AMPX_DTYPE_U64 = 13  /* since 1.5 */
 } ampx_dtype;
+
+/* The abi_minor that introduced a dtype value (0 for the types of 1.0), for
+ * the host's rule above. */
+#define AMPX_DTYPE_SINCE_MINOR(dt) ((dt) >= AMPX_DTYPE_I16 && (dt) <= AMPX_DTYPE_U64 ? 5 : 0)
 
 typedef enum ampx_status_code {
   AMPX_STATUS_OK = 0,

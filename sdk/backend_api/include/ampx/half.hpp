@@ -120,6 +120,13 @@ inline float to_float_round_odd(double d) {
   if (std::fabs(static_cast<double>(f)) > std::fabs(d)) --bits;  // truncate toward zero
   return std::bit_cast<float>(bits | 1u);                        // sticky bit
 }
+inline float to_float_round_odd(uint64_t mag) {  // u64: every value, 2^63 and up too
+  if (mag < (uint64_t{1} << 24)) return static_cast<float>(mag);  // exact
+  const int shift = std::bit_width(mag) - 24;
+  uint64_t m = mag >> shift;
+  if (mag & ((uint64_t{1} << shift) - 1)) m |= 1;  // sticky
+  return std::ldexp(static_cast<float>(m), shift);
+}
 inline float to_float_round_odd(int64_t v) {
   const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
   if (mag < (uint64_t{1} << 24)) return static_cast<float>(v);  // exact

@@ -184,12 +184,16 @@ inline size_t dtype_size(ampx_dtype dt) noexcept {
   switch (dt) {
     case AMPX_DTYPE_F64:
     case AMPX_DTYPE_I64:
+    case AMPX_DTYPE_U64:
       return 8;
     case AMPX_DTYPE_F32:
     case AMPX_DTYPE_I32:
+    case AMPX_DTYPE_U32:
       return 4;
     case AMPX_DTYPE_F16:
     case AMPX_DTYPE_BF16:
+    case AMPX_DTYPE_I16:
+    case AMPX_DTYPE_U16:
       return 2;
     case AMPX_DTYPE_BOOL:
     case AMPX_DTYPE_I8:
@@ -232,6 +236,14 @@ inline const char* dtype_name(ampx_dtype dt) noexcept {
       return "i8";
     case AMPX_DTYPE_U8:
       return "u8";
+    case AMPX_DTYPE_I16:
+      return "i16";
+    case AMPX_DTYPE_U16:
+      return "u16";
+    case AMPX_DTYPE_U32:
+      return "u32";
+    case AMPX_DTYPE_U64:
+      return "u64";
     default:
       return "invalid";
   }
@@ -243,6 +255,16 @@ inline bool is_float_dtype(ampx_dtype dt) noexcept {
 }
 inline bool is_16bit_float(ampx_dtype dt) noexcept {
   return dt == AMPX_DTYPE_F16 || dt == AMPX_DTYPE_BF16;
+}
+// The integer types (bool is not one): i8 to i64, u8 to u64.
+inline bool is_integer_dtype(ampx_dtype dt) noexcept {
+  return dt == AMPX_DTYPE_I64 || dt == AMPX_DTYPE_I32 || dt == AMPX_DTYPE_I16 ||
+         dt == AMPX_DTYPE_I8 || dt == AMPX_DTYPE_U64 || dt == AMPX_DTYPE_U32 ||
+         dt == AMPX_DTYPE_U16 || dt == AMPX_DTYPE_U8;
+}
+inline bool is_unsigned_dtype(ampx_dtype dt) noexcept {
+  return dt == AMPX_DTYPE_U64 || dt == AMPX_DTYPE_U32 || dt == AMPX_DTYPE_U16 ||
+         dt == AMPX_DTYPE_U8;
 }
 
 // ----------------------------------------------------------- struct_size

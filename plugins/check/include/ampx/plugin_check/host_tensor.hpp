@@ -85,6 +85,26 @@ struct Tensor {
         std::memcpy(p, &x, 1);
         break;
       }
+      case AMPX_DTYPE_I16: {
+        const auto x = static_cast<int16_t>(v);
+        std::memcpy(p, &x, 2);
+        break;
+      }
+      case AMPX_DTYPE_U16: {
+        const auto x = static_cast<uint16_t>(v);
+        std::memcpy(p, &x, 2);
+        break;
+      }
+      case AMPX_DTYPE_U32: {
+        const auto x = static_cast<uint32_t>(v);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case AMPX_DTYPE_U64: {
+        const auto x = static_cast<uint64_t>(v);
+        std::memcpy(p, &x, 8);
+        break;
+      }
       default: {
         const auto x = static_cast<uint8_t>(v);
         std::memcpy(p, &x, 1);
@@ -131,6 +151,26 @@ struct Tensor {
         int8_t x;
         std::memcpy(&x, p, 1);
         return x;
+      }
+      case AMPX_DTYPE_I16: {
+        int16_t x;
+        std::memcpy(&x, p, 2);
+        return x;
+      }
+      case AMPX_DTYPE_U16: {
+        uint16_t x;
+        std::memcpy(&x, p, 2);
+        return x;
+      }
+      case AMPX_DTYPE_U32: {
+        uint32_t x;
+        std::memcpy(&x, p, 4);
+        return x;
+      }
+      case AMPX_DTYPE_U64: {
+        uint64_t x;
+        std::memcpy(&x, p, 8);
+        return static_cast<double>(x);
       }
       default: {
         uint8_t x;

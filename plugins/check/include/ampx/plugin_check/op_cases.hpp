@@ -1210,6 +1210,99 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(I64, {3}, {3, 3, -3}));
          c.nb.output(I64, {2, 3});
        }},
+      // The integer types and the bit ops (reference-only): every integer
+      // width, ONNX opset 28's BitShift rule at the edges (negative and
+      // too-large amounts, a negative x shifted right), wrapping
+      // arithmetic, Cast into and out of the narrow and unsigned types, and
+      // BitCast of the case's float dtype into the integer of its width.
+      {"BitShift_left_u16_broadcast",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitShift", "n");
+         in(c, Tensor::of(AMPX_DTYPE_U16, {2, 3}, {16, 4, 1, 65535, 3, 0}));
+         in(c, Tensor::of(AMPX_DTYPE_U16, {3}, {1, 2, 15}));
+         c.nb.output(AMPX_DTYPE_U16, {2, 3}).attr_str("direction", "LEFT");
+       }},
+      {"BitShift_right_i32_edges",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitShift", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I32, {6}, {-16, -16, 16, -1, 7, -7}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {6}, {2, 40, 40, -1, 0, 31}));
+         c.nb.output(AMPX_DTYPE_I32, {6}).attr_str("direction", "RIGHT");
+       }},
+      {"BitShift_left_u64",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitShift", "n");
+         in(c, Tensor::of(AMPX_DTYPE_U64, {4}, {1, 3, 5, 7}));
+         in(c, Tensor::of(AMPX_DTYPE_U64, {4}, {0, 40, 63, 64}));
+         c.nb.output(AMPX_DTYPE_U64, {4}).attr_str("direction", "LEFT");
+       }},
+      {"BitwiseAnd_u32_broadcast",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseAnd", "n");
+         in(c, Tensor::of(AMPX_DTYPE_U32, {2, 1}, {0xF0F0, 4000000000.0}));
+         in(c, Tensor::of(AMPX_DTYPE_U32, {3}, {0xFF, 0xFFFF, 7}));
+         c.nb.output(AMPX_DTYPE_U32, {2, 3});
+       }},
+      {"BitwiseOr_i8",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseOr", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I8, {4}, {-128, 1, 64, 0}));
+         in(c, Tensor::of(AMPX_DTYPE_I8, {4}, {1, -2, 63, 0}));
+         c.nb.output(AMPX_DTYPE_I8, {4});
+       }},
+      {"BitwiseXor_i64",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseXor", "n");
+         in(c, Tensor::of(I64, {2, 2}, {-1, 5, 1 << 20, 0}));
+         in(c, Tensor::of(I64, {2}, {3, -6}));
+         c.nb.output(I64, {2, 2});
+       }},
+      {"BitwiseNot_i16",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseNot", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I16, {2, 2}, {0, -1, 32767, -32768}));
+         c.nb.output(AMPX_DTYPE_I16, {2, 2});
+       }},
+      {"BitCast_float_to_integer",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BitCast", "n");
+         in(c, rnd(r, dt, {3, 4}));
+         const ampx_dtype to = dt == F32 ? AMPX_DTYPE_U32 : AMPX_DTYPE_I16;
+         c.nb.output(to, {3, 4}).attr_int("to", to);
+       }},
+      {"Add_u16_wraps",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Add", "n");
+         in(c, Tensor::of(AMPX_DTYPE_U16, {3}, {65535, 1, 40000}));
+         in(c, Tensor::of(AMPX_DTYPE_U16, {3}, {1, 2, 40000}));
+         c.nb.output(AMPX_DTYPE_U16, {3});
+       }},
+      {"Div_i16_truncates",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Div", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I16, {4}, {7, -7, -32768, 5}));
+         in(c, Tensor::of(AMPX_DTYPE_I16, {4}, {2, 2, -1, 0}));
+         c.nb.output(AMPX_DTYPE_I16, {4});
+       }},
+      {"Less_u64",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("Less", "n");
+         in(c, Tensor::of(AMPX_DTYPE_U64, {3}, {1, 9e18, 5}));
+         in(c, Tensor::of(AMPX_DTYPE_U64, {1}, {6}));
+         c.nb.output(AMPX_DTYPE_BOOL, {3});
+       }},
+      {"Cast_float_to_u16",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Cast", "n");
+         in(c, Tensor::of(dt, {5}, {0.5, 3.75, 255, -2, 1000}));
+         c.nb.output(AMPX_DTYPE_U16, {5}).attr_int("to", AMPX_DTYPE_U16);
+       }},
+      {"Cast_u32_to_float",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Cast", "n");
+         in(c, Tensor::of(AMPX_DTYPE_U32, {4}, {0, 7, 1000, 3000000000.0}));
+         c.nb.output(dt, {4}).attr_int("to", dt);
+       }},
       {"CumSum_exclusive_reverse",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("CumSum", "n");
