@@ -68,7 +68,7 @@ constexpr std::string_view kReleasedIds =
     "LayerNormGrad BatchNormTraining BatchNormGrad Conv2dGradWeight MaxPoolGrad "
     "AveragePoolGrad SliceGrad GatherGrad DropoutTraining SoftmaxCrossEntropy "
     "SoftmaxCrossEntropyGrad SgdUpdate AdamUpdate UpdateGuard TensorStats MultiSgdUpdate "
-    "MultiAdamUpdate";
+    "MultiAdamUpdate Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh";
 
 TEST(Catalogue, IdsAreStableAndDense) {
   std::vector<std::string_view> released;
