@@ -498,6 +498,9 @@ def op_seeds():
         [("d", F, [3, 4]), ("i", I32, [2, 4]), ("u", F, [2, 4])], opset=10)
     add("Clip-min_above_max", [node("Clip", ["x", "lo", "hi"])],
         inits=[f32("lo", 2.0), f32("hi", 1.0)], opset=13)
+    for op in ["Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
+               "Atanh"]:
+        add(op, [node(op, ["x"])])
     add("ReduceMax-bool", [node("ReduceMax", ["c"], keepdims=0)], [("c", BOOL, [2, 3])], opset=20)
     return s
 

@@ -69,7 +69,7 @@ constexpr std::string_view kReleasedIds =
     "AveragePoolGrad SliceGrad GatherGrad DropoutTraining SoftmaxCrossEntropy "
     "SoftmaxCrossEntropyGrad SgdUpdate AdamUpdate UpdateGuard TensorStats MultiSgdUpdate "
     "MultiAdamUpdate RMSNorm CumProd Attention RotaryEmbedding BitShift BitwiseAnd BitwiseOr "
-    "BitwiseXor BitwiseNot BitCast";
+    "BitwiseXor BitwiseNot BitCast Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh";
 
 TEST(Catalogue, IdsAreStableAndDense) {
   std::vector<std::string_view> released;

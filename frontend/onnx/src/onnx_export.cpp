@@ -600,6 +600,17 @@ class Exporter {
       case OpType::kRound:
       case OpType::kAbs:
       case OpType::kSoftplus:
+      case OpType::kSin:
+      case OpType::kCos:
+      case OpType::kTan:
+      case OpType::kAsin:
+      case OpType::kAcos:
+      case OpType::kAtan:
+      case OpType::kSinh:
+      case OpType::kCosh:
+      case OpType::kAsinh:
+      case OpType::kAcosh:
+      case OpType::kAtanh:
       case OpType::kLess:
       case OpType::kGreater:
       case OpType::kLessOrEqual:

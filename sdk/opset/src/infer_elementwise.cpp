@@ -7,6 +7,16 @@
 
 namespace ampx::opset::detail {
 
+namespace {
+// Sin ... Atanh: float in, float out, IEEE (NaN outside the domain).
+bool is_trigonometric(std::string_view op) {
+  for (std::string_view o :
+       {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"})
+    if (op == o) return true;
+  return false;
+}
+}  // namespace
+
 Outputs infer_elementwise(const Node& c, std::string_view op) {
   const auto& in = c.in;
   const TensorSpec& x = in[0];
@@ -41,7 +51,8 @@ Outputs infer_elementwise(const Node& c, std::string_view op) {
     require_float(c, x, "input");
     return std::vector<TensorSpec>{x};
   }
-  if (op == "Floor" || op == "Ceil" || op == "Round" || op == "Softplus" || op == "Mish") {
+  if (op == "Floor" || op == "Ceil" || op == "Round" || op == "Softplus" || op == "Mish" ||
+      is_trigonometric(op)) {
     require_float(c, x, "input");
     return std::vector<TensorSpec>{x};
   }

@@ -1,6 +1,6 @@
 // Elementwise ops: Relu, Sigmoid, Tanh, Gelu, Clip, LeakyRelu, HardSigmoid,
 // HardSwish, Erf, Sqrt, Reciprocal, Exp, Log, Neg, Abs, Floor, Ceil, Round,
-// Softplus, Mish, Not (unary); Add, Sub, Mul, Div, Pow, PRelu, the comparisons
+// Softplus, Mish, Sin ... Atanh, Not (unary); Add, Sub, Mul, Div, Pow, PRelu, the comparisons
 // (Equal, Less, Greater, LessOrEqual, GreaterOrEqual), And, Or and Where, and
 // the variadic Min, Max, Sum, Mean (NumPy broadcasting). Computed in the
 // storage float type: f32 (16-bit arrives here widened to f32) or f64; Add,
@@ -201,6 +201,84 @@ struct SoftplusF {
     return softplus(x);
   }
   static constexpr double kCost = 40;
+};
+// Sin ... Atanh: the C library's, in the kernel's compute type.
+struct SinF {
+  template <class T>
+  T operator()(T x) const {
+    return std::sin(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct CosF {
+  template <class T>
+  T operator()(T x) const {
+    return std::cos(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct TanF {
+  template <class T>
+  T operator()(T x) const {
+    return std::tan(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct AsinF {
+  template <class T>
+  T operator()(T x) const {
+    return std::asin(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct AcosF {
+  template <class T>
+  T operator()(T x) const {
+    return std::acos(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct AtanF {
+  template <class T>
+  T operator()(T x) const {
+    return std::atan(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct SinhF {
+  template <class T>
+  T operator()(T x) const {
+    return std::sinh(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct CoshF {
+  template <class T>
+  T operator()(T x) const {
+    return std::cosh(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct AsinhF {
+  template <class T>
+  T operator()(T x) const {
+    return std::asinh(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct AcoshF {
+  template <class T>
+  T operator()(T x) const {
+    return std::acosh(x);
+  }
+  static constexpr double kCost = 20;
+};
+struct AtanhF {
+  template <class T>
+  T operator()(T x) const {
+    return std::atanh(x);
+  }
+  static constexpr double kCost = 20;
 };
 struct MishF {  // x tanh(softplus(x))
   template <class T>
@@ -960,6 +1038,39 @@ std::unique_ptr<CpuKernel> make_softplus(Ctx& c) {
 }
 std::unique_ptr<CpuKernel> make_mish(Ctx& c) {
   return make_unary(c, MishF{});
+}
+std::unique_ptr<CpuKernel> make_sin(Ctx& c) {
+  return make_unary(c, SinF{});
+}
+std::unique_ptr<CpuKernel> make_cos(Ctx& c) {
+  return make_unary(c, CosF{});
+}
+std::unique_ptr<CpuKernel> make_tan(Ctx& c) {
+  return make_unary(c, TanF{});
+}
+std::unique_ptr<CpuKernel> make_asin(Ctx& c) {
+  return make_unary(c, AsinF{});
+}
+std::unique_ptr<CpuKernel> make_acos(Ctx& c) {
+  return make_unary(c, AcosF{});
+}
+std::unique_ptr<CpuKernel> make_atan(Ctx& c) {
+  return make_unary(c, AtanF{});
+}
+std::unique_ptr<CpuKernel> make_sinh(Ctx& c) {
+  return make_unary(c, SinhF{});
+}
+std::unique_ptr<CpuKernel> make_cosh(Ctx& c) {
+  return make_unary(c, CoshF{});
+}
+std::unique_ptr<CpuKernel> make_asinh(Ctx& c) {
+  return make_unary(c, AsinhF{});
+}
+std::unique_ptr<CpuKernel> make_acosh(Ctx& c) {
+  return make_unary(c, AcoshF{});
+}
+std::unique_ptr<CpuKernel> make_atanh(Ctx& c) {
+  return make_unary(c, AtanhF{});
 }
 std::unique_ptr<CpuKernel> make_less(Ctx& c) {
   return make_nary<LessKernel, 2>(c);

@@ -338,3 +338,18 @@ def test_reduce_max_min_bool(op, keepdims):
     x = np.array([[True, False, True], [True, True, True], [False, False, False]])
     axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
     check(model(op, {"x": x}, opset=20, initializers=[axes], keepdims=keepdims), {"x": x})
+
+
+# --- the trigonometric and hyperbolic op-set ops (not compositions: new ops) ---
+
+TRIG = [("Sin", 7), ("Cos", 7), ("Tan", 7), ("Asin", 7), ("Acos", 7), ("Atan", 7),
+        ("Sinh", 9), ("Cosh", 9), ("Asinh", 9), ("Acosh", 9), ("Atanh", 9)]
+
+
+@pytest.mark.parametrize("op,opset", TRIG, ids=[o for o, _ in TRIG])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_trigonometric(op, opset, dtype):
+    # in and out of each domain: NaN there, as numpy
+    x = np.concatenate([EDGE, np.linspace(-1.5, 4, 23, dtype=np.float32)]).astype(dtype)
+    devices = DEVICES if dtype == np.float32 else ["cpu_ref:0"]
+    check(model(op, {"x": x}, opset=opset), {"x": x}, devices=devices, rtol=1e-6, atol=1e-7)

@@ -501,6 +501,17 @@ inline void add(std::map<std::string, Maker>& m) {
       {"Abs", "Abs", nullptr},
       {"Softplus", "Softplus", nullptr},
       {"Mish", "Mish", nullptr},
+      {"Sin", "Sin", nullptr},
+      {"Cos", "Cos", nullptr},
+      {"Tan", "Tan", nullptr},
+      {"Asin", "Asin", nullptr},
+      {"Acos", "Acos", nullptr},
+      {"Atan", "Atan", nullptr},
+      {"Sinh", "Sinh", nullptr},
+      {"Cosh", "Cosh", nullptr},
+      {"Asinh", "Asinh", nullptr},
+      {"Acosh", "Acosh", nullptr},
+      {"Atanh", "Atanh", nullptr},
       {"Not", "Not", nullptr},
   };
   for (const EdgeOp& e : unaries)
@@ -1138,6 +1149,24 @@ inline const std::map<std::string, Maker>& cases() {
       {"Abs", unary("Abs", {3, 5, 7})},
       {"Softplus", unary("Softplus", {3, 5, 7})},
       {"Mish", unary("Mish", {3, 5, 7})},
+      {"Sin", unary("Sin", {3, 5, 7})},
+      {"Cos", unary("Cos", {3, 5, 7})},
+      {"Tan", unary("Tan", {3, 5, 7})},
+      {"Asin", unary("Asin", {3, 5, 7})},
+      {"Acos", unary("Acos", {3, 5, 7})},
+      {"Atan", unary("Atan", {3, 5, 7})},
+      {"Sinh", unary("Sinh", {3, 5, 7})},
+      {"Cosh", unary("Cosh", {3, 5, 7})},
+      {"Asinh", unary("Asinh", {3, 5, 7})},
+      {"Atanh", unary("Atanh", {3, 5, 7})},
+      {"Acosh",  // its domain is x >= 1
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Acosh", "n");
+         std::vector<double> v = r.nonzero_vec(105);
+         for (auto& x : v) x = std::fabs(x) * 3 + 1;
+         in(c, Tensor::of(dt, {3, 5, 7}, v));
+         c.nb.output(dt, {3, 5, 7});
+       }},
       {"Less_broadcast", compare("Less")},
       {"Greater_broadcast", compare("Greater")},
       {"LessOrEqual_broadcast", compare("LessOrEqual")},
