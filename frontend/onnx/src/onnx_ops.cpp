@@ -709,33 +709,25 @@ void pad(I& im, const N& n) {
           {{"pads", pads}, {"mode", im.attr_string_or(n, "mode", "constant")}, {"value", value}}));
 }
 
-// ONNX's output sizes from scales (floor(in * scale)). ampx's Resize maps
-// output to input coordinates by output/input size, ONNX (and ONNX Runtime)
-// by the scale: the same only when in * scale is a whole number (up to
-// float rounding). align_corners too: ONNX's reference divides by
-// in * scale - 1, not by the floored size - 1 (the node suite's
-// test_resize_downsample_scales_linear_align_corners). Other scales are
-// refused rather than imported with shifted sampling points.
-std::vector<int64_t> sizes_from_scales(I& im, const Shape& s, std::span<const double> scales) {
+// ONNX's output sizes from scales: floor(in * scale). ONNX samples at
+// multiples of 1/scale, not of in/out: where in * scale is a whole number
+// (up to float rounding) the two agree and the Resize carries sizes only,
+// else `exact` is cleared and the Resize carries the scales as well
+// (docs/OPS.md, Resize).
+std::vector<int64_t> sizes_from_scales(I& im, const Shape& s, std::span<const double> scales,
+                                       bool& exact) {
   if (scales.size() != s.size())
     im.fail(fmt::format("scales has {} values, the input has rank {}", scales.size(), s.size()));
   std::vector<int64_t> sizes;
+  exact = true;
   for (size_t i = 0; i < s.size(); ++i) {
-    const double exact = static_cast<double>(s[i]) * scales[i];
-    const double size = std::floor(exact);
+    const double whole = static_cast<double>(s[i]) * scales[i];
+    const double size = std::floor(whole);
     // Checked as a double: casting NaN or one past int64 is undefined.
     if (!(scales[i] > 0 && size >= 1 && size <= double(kMaxTensorBytes)))
       im.fail(fmt::format("scale {} of dimension {} is not valid", scales[i], i));
     sizes.push_back(static_cast<int64_t>(size));
-  }
-  for (size_t i = 0; i < s.size(); ++i) {
-    const double exact = static_cast<double>(s[i]) * scales[i];
-    if (std::abs(exact - static_cast<double>(sizes[i])) > 1e-5 * exact)
-      im.fail(fmt::format(
-          "scale {} of dimension {} (size {}) gives {} output elements, not a whole number: "
-          "ONNX samples at multiples of 1/scale, ampx's Resize at output/input size; this "
-          "scale is not supported",
-          scales[i], i, s[i], exact));
+    if (std::abs(whole - size) > 1e-5 * whole) exact = false;
   }
   return sizes;
 }
@@ -756,18 +748,26 @@ std::string legacy_nearest_mode(I& im, std::span<const double> scales) {
 }
 
 void emit_resize(I& im, const N& n, ValueId x, std::vector<int64_t> sizes, const std::string& mode,
-                 const std::string& ctm, const std::string& nearest_mode) {
-  im.bind(n, 0,
-          im.emit1("Resize", {x},
-                   {{"sizes", std::move(sizes)},
-                    {"mode", mode},
-                    {"coordinate_transformation_mode", ctm},
-                    {"nearest_mode", nearest_mode}}));
+                 const std::string& ctm, const std::string& nearest_mode, AttrMap extra = {}) {
+  extra["sizes"] = std::move(sizes);
+  extra["mode"] = mode;
+  extra["coordinate_transformation_mode"] = ctm;
+  extra["nearest_mode"] = nearest_mode;
+  im.bind(n, 0, im.emit1("Resize", {x}, std::move(extra)));
+}
+
+// `scales` for emit_resize's extra attributes, where sizes alone would
+// sample elsewhere.
+AttrMap scales_attr(std::span<const double> scales, bool exact) {
+  if (exact) return {};
+  return {{"scales", std::vector<double>(scales.begin(), scales.end())}};
 }
 
 std::string resize_mode(I& im, const N& n) {
   const std::string mode = im.attr_string_or(n, "mode", "nearest");
-  if (mode != "nearest" && mode != "linear") im.fail("mode '" + mode + "' is not supported");
+  const bool cubic = mode == "cubic" && n.op_type() == "Resize" && im.opset() >= 11;
+  if (mode != "nearest" && mode != "linear" && !cubic)
+    im.fail("mode '" + mode + "' is not supported");
   return mode;
 }
 
@@ -789,32 +789,66 @@ void upsample(I& im, const N& n) {
     if (!(scales[i] >= 1))
       im.fail(fmt::format("scale {} of dimension {} is below 1 (Upsample only enlarges)", scales[i],
                           i));
-  auto sizes = sizes_from_scales(im, s, scales);
-  emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales));
+  bool exact = true;
+  auto sizes = sizes_from_scales(im, s, scales, exact);
+  emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales),
+              scales_attr(scales, exact));
+}
+
+// keep_aspect_ratio_policy not_larger/not_smaller (opset 18): one scale,
+// the smallest/largest of sizes/in over `axes`, and sizes rounded half up
+// from it (ONNX's reference).
+std::vector<double> keep_aspect_ratio(I& im, const N& n, const Shape& s,
+                                      std::span<const int64_t> axes, std::vector<int64_t>& sizes) {
+  const std::string policy = im.attr_string_or(n, "keep_aspect_ratio_policy", "stretch");
+  std::vector<double> scales(s.size(), 1.0);
+  for (size_t i = 0; i < s.size(); ++i)
+    scales[i] = static_cast<double>(sizes[i]) / static_cast<double>(s[i]);
+  if (policy == "stretch") return scales;
+  if (policy != "not_larger" && policy != "not_smaller")
+    im.fail("keep_aspect_ratio_policy '" + policy + "' is not valid");
+  double scale = scales[static_cast<size_t>(axes[0])];
+  for (int64_t a : axes)
+    scale = policy == "not_larger" ? std::min(scale, scales[static_cast<size_t>(a)])
+                                   : std::max(scale, scales[static_cast<size_t>(a)]);
+  std::fill(scales.begin(), scales.end(), 1.0);
+  for (int64_t a : axes) {
+    const auto u = static_cast<size_t>(a);
+    scales[u] = scale;
+    const double size = std::floor(scale * static_cast<double>(s[u]) + 0.5);
+    if (!(size >= 1 && size <= double(kMaxTensorBytes)))
+      im.fail(fmt::format("keep_aspect_ratio_policy gives dimension {} size {}", a, size));
+    sizes[u] = static_cast<int64_t>(size);
+  }
+  return scales;
 }
 
 // Resize 10: X and scales, the asymmetric transform. 11+: roi, scales,
 // sizes inputs (one of scales/sizes non-empty), coordinate_transformation_mode,
-// nearest_mode; 18+: axes, antialias, keep_aspect_ratio_policy.
+// nearest_mode, cubic_coeff_a, exclude_outside, extrapolation_value; 18+:
+// axes, antialias, keep_aspect_ratio_policy.
 void resize(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const Shape s = im.type(x).shape;  // a copy: emit() grows the value table
   const std::string mode = resize_mode(im, n);
   if (im.opset() < 11) {
     const auto scales = im.const_floats(n, 1, "scales");
-    auto sizes = sizes_from_scales(im, s, scales);
-    emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales));
+    bool exact = true;
+    auto sizes = sizes_from_scales(im, s, scales, exact);
+    emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales),
+                scales_attr(scales, exact));
     return;
   }
   const std::string ctm = im.attr_string_or(n, "coordinate_transformation_mode", "half_pixel");
   if (ctm != "half_pixel" && ctm != "asymmetric" && ctm != "align_corners" &&
-      ctm != "pytorch_half_pixel")
+      ctm != "pytorch_half_pixel" && ctm != "half_pixel_symmetric" && ctm != "tf_crop_and_resize")
     im.fail("coordinate_transformation_mode '" + ctm + "' is not supported");
   const auto rank = static_cast<int64_t>(s.size());
-  // opset 18's axes: scales/sizes name those dimensions only.
+  // opset 18's axes: scales/sizes/roi name those dimensions only.
   std::vector<int64_t> axes(static_cast<size_t>(rank));
   std::iota(axes.begin(), axes.end(), 0);
   if (auto a = im.attr_ints(n, "axes")) axes = distinct_axes(im, *a, rank, "axes");
+  if (axes.empty()) im.fail("axes is empty");
   std::vector<int64_t> given_sizes;
   std::vector<double> given_scales;
   if (im.has_input(n, 3)) given_sizes = im.const_ints(n, 3, "sizes");
@@ -824,22 +858,47 @@ void resize(I& im, const N& n) {
   if (given != axes.size())
     im.fail(fmt::format("{} has {} values, expected {}", given_sizes.empty() ? "scales" : "sizes",
                         given, axes.size()));
+  AttrMap extra;
   std::vector<int64_t> sizes(s.begin(), s.end());
   if (!given_sizes.empty()) {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (given_sizes[i] < 1)
+        im.fail(fmt::format("sizes value {} of axis {} must be >= 1", given_sizes[i], axes[i]));
+      sizes[static_cast<size_t>(axes[i])] = given_sizes[i];
+    }
     const std::string policy = im.attr_string_or(n, "keep_aspect_ratio_policy", "stretch");
-    if (policy != "stretch")
-      im.fail("keep_aspect_ratio_policy '" + policy + "' is not supported (only 'stretch')");
-    for (size_t i = 0; i < axes.size(); ++i) sizes[static_cast<size_t>(axes[i])] = given_sizes[i];
+    const std::vector<double> scales = keep_aspect_ratio(im, n, s, axes, sizes);
+    if (policy != "stretch") extra["scales"] = scales;
   } else {
     std::vector<double> scales(s.size(), 1.0);
     for (size_t i = 0; i < axes.size(); ++i) scales[static_cast<size_t>(axes[i])] = given_scales[i];
-    sizes = sizes_from_scales(im, s, scales);
+    bool exact = true;
+    sizes = sizes_from_scales(im, s, scales, exact);
+    // half_pixel_symmetric differs from half_pixel only where the size was
+    // floored: it needs the scales too.
+    extra = scales_attr(scales, exact && ctm != "half_pixel_symmetric");
   }
-  if (im.attr_int_or(n, "antialias", 0) != 0 && mode == "linear")
-    for (size_t i = 0; i < s.size(); ++i)
-      if (sizes[i] < s[i]) im.fail("antialias=1 when shrinking is not supported");
+  if (ctm == "tf_crop_and_resize") {
+    if (!im.has_input(n, 1)) im.fail("tf_crop_and_resize needs the roi input");
+    const std::vector<double> given_roi = im.const_floats(n, 1, "roi");
+    if (given_roi.size() != 2 * axes.size())
+      im.fail(fmt::format("roi has {} values, expected {}", given_roi.size(), 2 * axes.size()));
+    std::vector<double> roi(2 * s.size(), 0.0);
+    std::fill(roi.begin() + rank, roi.end(), 1.0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      roi[static_cast<size_t>(axes[i])] = given_roi[i];
+      roi[static_cast<size_t>(axes[i] + rank)] = given_roi[i + axes.size()];
+    }
+    extra["roi"] = roi;
+    extra["extrapolation_value"] = double(im.attr_float_or(n, "extrapolation_value", 0.0f));
+  }
+  if (mode == "cubic")
+    extra["cubic_coeff_a"] = double(im.attr_float_or(n, "cubic_coeff_a", -0.75f));
+  if (im.attr_int_or(n, "exclude_outside", 0) != 0) extra["exclude_outside"] = int64_t{1};
+  // antialias applies to linear and cubic only (ONNX: nearest ignores it).
+  if (im.attr_int_or(n, "antialias", 0) != 0 && mode != "nearest") extra["antialias"] = int64_t{1};
   emit_resize(im, n, x, std::move(sizes), mode, ctm,
-              im.attr_string_or(n, "nearest_mode", "round_prefer_floor"));
+              im.attr_string_or(n, "nearest_mode", "round_prefer_floor"), std::move(extra));
 }
 
 void cast(I& im, const N& n) {
