@@ -537,6 +537,131 @@ TEST_P(OnnxOps, ResizeGeneralFormsAgainstOnnxReference) {
   }
 }
 
+// ONNX's reference GridSample (onnx/reference/ops/op_grid_sample.py),
+// ported as it is written: the coordinate denormalised and held in f32,
+// moved inside by the padding mode, then interpolated recursively over the
+// leading axis, each 1-D tap read through the padding mode.
+struct GridRef {
+  std::string mode, padding;
+  bool align = false;
+  std::vector<int64_t> dims;  // spatial
+
+  double lo(size_t a) const { return align ? 0.0 : -0.5; }
+  double hi(size_t a) const {
+    return align ? static_cast<double>(dims[a]) - 1 : static_cast<double>(dims[a]) - 0.5;
+  }
+  static double reflect(double x, double x_min, double x_max) {
+    const double rng = x_max - x_min;
+    if (x < x_min) {
+      const double dx = x_min - x;
+      const auto n = static_cast<int64_t>(dx / rng);
+      const double r = dx - static_cast<double>(n) * rng;
+      return n % 2 == 0 ? x_min + r : x_max - r;
+    }
+    if (x > x_max) {
+      const double dx = x - x_max;
+      const auto n = static_cast<int64_t>(dx / rng);
+      const double r = dx - static_cast<double>(n) * rng;
+      return n % 2 == 0 ? x_max - r : x_min + r;
+    }
+    return x;
+  }
+  double interp(const std::vector<double>& data, size_t a, int64_t base,
+                const std::vector<double>& x) const {
+    const int64_t d = dims[a];
+    int64_t stride = 1;
+    for (size_t b = a + 1; b < dims.size(); ++b) stride *= dims[b];
+    const auto value_at = [&](int64_t i) {
+      if (padding == "zeros" && (i < 0 || i >= d)) return 0.0;
+      if (padding == "border") i = std::clamp<int64_t>(i, 0, d - 1);
+      if (padding == "reflection")
+        i = static_cast<int64_t>(reflect(static_cast<double>(i), lo(a), hi(a)));
+      const int64_t off = base + i * stride;
+      return a + 1 == dims.size() ? data[static_cast<size_t>(off)] : interp(data, a + 1, off, x);
+    };
+    if (mode == "nearest") return value_at(static_cast<int64_t>(x[a]));
+    const auto x0 = static_cast<int64_t>(std::floor(x[a]));
+    const double t = x[a] - static_cast<double>(x0);
+    if (mode == "linear") return (1 - t) * value_at(x0) + t * value_at(x0 + 1);
+    double w[4];
+    const double A = -0.75;
+    const auto outer = [&](double v) { return ((A * v - 5 * A) * v + 8 * A) * v - 4 * A; };
+    const auto inner = [&](double v) { return ((A + 2) * v - (A + 3)) * v * v + 1; };
+    w[0] = outer(t + 1);
+    w[1] = inner(t);
+    w[2] = inner(1 - t);
+    w[3] = outer(2 - t);
+    double acc = 0;
+    for (int64_t j = 0; j < 4; ++j) acc += w[j] * value_at(x0 - 1 + j);
+    return acc;
+  }
+};
+
+TEST_P(OnnxOps, GridSampleAgainstOnnxReference) {
+  struct C {
+    const char* mode;
+    const char* padding;
+    int align;
+    Ints x, grid;
+  };
+  const C cases[] = {
+      {"linear", "zeros", 0, {2, 3, 5, 4}, {2, 3, 6, 2}},
+      {"linear", "reflection", 1, {1, 2, 4, 3}, {1, 4, 4, 2}},
+      {"nearest", "zeros", 0, {1, 2, 5, 6}, {1, 3, 5, 2}},
+      {"nearest", "reflection", 0, {1, 1, 4, 5}, {1, 6, 3, 2}},
+      {"nearest", "border", 1, {1, 2, 3, 4}, {1, 2, 5, 2}},
+      {"cubic", "zeros", 0, {1, 2, 5, 4}, {1, 3, 4, 2}},
+      {"cubic", "border", 1, {2, 1, 6, 5}, {2, 2, 3, 2}},
+      {"cubic", "reflection", 0, {1, 2, 4, 6}, {1, 5, 3, 2}},
+      {"linear", "border", 0, {1, 2, 3, 4, 5}, {1, 2, 3, 2, 3}},
+      {"nearest", "zeros", 1, {1, 1, 4, 3, 5}, {1, 3, 2, 2, 3}},
+  };
+  for (const C& c : cases) {
+    const Tensor x = input(rng, dt(), c.x);
+    const Tensor g = input(rng, dt(), c.grid, 1.4);
+    const size_t k = c.x.size() - 2;
+    Ints yd{c.x[0], c.x[1]};
+    yd.insert(yd.end(), c.grid.begin() + 1, c.grid.end() - 1);
+    NodeBuilder nb("GridSample", "gs");
+    add_input(nb, x);
+    add_input(nb, g);
+    nb.output(dt(), yd).attr_str("mode", c.mode).attr_str("padding_mode", c.padding);
+    nb.attr_int("align_corners", c.align);
+    GridRef ref{c.mode, c.padding, c.align != 0, Ints(c.x.begin() + 2, c.x.end())};
+    const std::vector<double> xv = x.values(), gv = g.values();
+    // ONNX's reference holds coordinates in f32; the float64 mode in f64.
+    const auto held = [&](double v) {
+      return dt() == AMPX_DTYPE_F64 ? v : static_cast<double>(static_cast<float>(v));
+    };
+    int64_t plane = 1, points = 1;
+    for (size_t a = 0; a < k; ++a) plane *= c.x[2 + a], points *= c.grid[1 + a];
+    std::vector<double> want;
+    for (int64_t n = 0; n < c.x[0]; ++n)
+      for (int64_t ch = 0; ch < c.x[1]; ++ch) {
+        const std::vector<double> data(xv.begin() + (n * c.x[1] + ch) * plane,
+                                       xv.begin() + (n * c.x[1] + ch + 1) * plane);
+        for (int64_t p = 0; p < points; ++p) {
+          std::vector<double> xs(k);
+          for (size_t a = 0; a < k; ++a) {
+            const double nv =
+                gv[static_cast<size_t>((n * points + p) * static_cast<int64_t>(k)) + (k - 1 - a)];
+            const auto d = static_cast<double>(ref.dims[a]);
+            double v = held(ref.align ? (nv + 1) / 2.0 * (d - 1) : ((nv + 1) * d - 1) / 2.0);
+            if (ref.mode == "nearest") v = std::nearbyint(v);
+            if (v < ref.lo(a) || v > ref.hi(a)) {
+              if (ref.padding == "border") v = std::clamp(v, 0.0, d - 1);
+              if (ref.padding == "reflection") v = GridRef::reflect(v, ref.lo(a), ref.hi(a));
+            }
+            xs[a] = held(v);
+          }
+          want.push_back(ref.interp(data, 0, 0, xs));
+        }
+      }
+    expect_close(run_node(nb, {&x, &g})[0], want,
+                 std::string("GridSample ") + c.mode + " " + c.padding);
+  }
+}
+
 TEST_P(OnnxOps, ConvTransposeStridedGroupedPaddedDilated) {
   const Ints xd{2, 4, 5, 4}, wd{4, 3, 3, 2}, yd{2, 6, 9, 12};
   const Tensor x = input(rng, dt(), xd, 1.0), w = input(rng, dt(), wd, 1.0),

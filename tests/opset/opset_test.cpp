@@ -68,7 +68,7 @@ constexpr std::string_view kReleasedIds =
     "LayerNormGrad BatchNormTraining BatchNormGrad Conv2dGradWeight MaxPoolGrad "
     "AveragePoolGrad SliceGrad GatherGrad DropoutTraining SoftmaxCrossEntropy "
     "SoftmaxCrossEntropyGrad SgdUpdate AdamUpdate UpdateGuard TensorStats MultiSgdUpdate "
-    "MultiAdamUpdate";
+    "MultiAdamUpdate GridSample";
 
 TEST(Catalogue, IdsAreStableAndDense) {
   std::vector<std::string_view> released;

@@ -26,7 +26,7 @@
 //   (u8) destination has only ref:any, and the jit kernel with an f32
 //   destination answers GreaterOrEqual (and LessOrEqual) true for NaN.
 // - Floor and Ceil (2.6 has eltwise_round only), Not, And, Or, Mod, CumSum,
-//   TopK, ReduceLogSumExp, ArgMin; GatherElements, GatherND and ScatterND
+//   TopK, ReduceLogSumExp, ArgMin, GridSample; GatherElements, GatherND and ScatterND
 //   (data movement, any dtype).
 // - Integer dtypes, empty tensors, and Sum/Mean whose first two inputs are
 //   both broadcast.

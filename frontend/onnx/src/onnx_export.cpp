@@ -746,6 +746,16 @@ class Exporter {
         set_string(p, "nearest_mode", s("nearest_mode", "round_prefer_floor"));
         break;
       }
+      case OpType::kGridSample: {  // opset 16's: 4-D, bilinear/bicubic
+        if (g_.value(n.inputs.at(0)).type.shape.size() != 4)
+          fail("GridSample on a non-4-D X needs opset 20 (export writes 17)");
+        const std::string mode = s("mode", "linear");
+        auto* p = add("GridSample", {in(n.inputs.at(0)), in(n.inputs.at(1))}, {y});
+        set_string(p, "mode", mode == "linear" ? "bilinear" : mode == "cubic" ? "bicubic" : mode);
+        set_string(p, "padding_mode", s("padding_mode", "zeros"));
+        set_int(p, "align_corners", i("align_corners", 0));
+        break;
+      }
       case OpType::kLSTM:
       case OpType::kGRU:
       case OpType::kRNN: {

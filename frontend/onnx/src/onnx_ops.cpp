@@ -1109,6 +1109,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Expand", {{"Expand"}, expand, 8}},
       {"Pad", {{"Pad"}, pad}},
       {"Resize", {{"Resize"}, resize, 10}},
+      {"GridSample", {{"GridSample", "Cast"}, grid_sample, 16}},
       {"Upsample", {{"Resize"}, upsample, 7, 10}},  // deprecated in 10
       {"Cast", {{"Cast"}, cast}},
       {"Identity", {{}, identity}},

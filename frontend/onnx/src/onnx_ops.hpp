@@ -48,6 +48,9 @@ void scan_op(Importer& im, const onnx::NodeProto& n);
 // If with a condition that folds (onnx_control_flow.cpp).
 void if_op(Importer& im, const onnx::NodeProto& n);
 
+// GridSample (onnx_spatial.cpp).
+void grid_sample(Importer& im, const onnx::NodeProto& n);
+
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);
 

@@ -69,6 +69,9 @@ constexpr AttrDef kTopKAttrs[] = {{"k", AMPX_ATTR_INT, true},
                                   {"sorted", AMPX_ATTR_INT, false}};
 constexpr AttrDef kGatherNDAttrs[] = {{"batch_dims", AMPX_ATTR_INT, false}};
 constexpr AttrDef kScatterNDAttrs[] = {{"reduction", AMPX_ATTR_STRING, false}};
+constexpr AttrDef kGridSampleAttrs[] = {{"mode", AMPX_ATTR_STRING, false},
+                                        {"padding_mode", AMPX_ATTR_STRING, false},
+                                        {"align_corners", AMPX_ATTR_INT, false}};
 constexpr AttrDef kArgMaxAttrs[] = {{"axis", AMPX_ATTR_INT, false},
                                     {"keepdims", AMPX_ATTR_INT, false},
                                     {"select_last_index", AMPX_ATTR_INT, false}};

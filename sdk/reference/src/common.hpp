@@ -164,6 +164,8 @@ std::unique_ptr<CpuKernel> make_top_k(Ctx&);
 std::unique_ptr<CpuKernel> make_gather_elements(Ctx&);
 std::unique_ptr<CpuKernel> make_gather_nd(Ctx&);
 std::unique_ptr<CpuKernel> make_scatter_nd(Ctx&);
+// GridSample (ops_grid_sample.cpp).
+std::unique_ptr<CpuKernel> make_grid_sample(Ctx&);
 // LSTM, GRU and RNN (ops_recurrent.cpp).
 std::unique_ptr<CpuKernel> make_recurrent(Ctx&);
 

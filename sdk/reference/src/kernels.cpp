@@ -253,6 +253,7 @@ constexpr OpEntry kOps[] = {
     {"GatherElements", make_gather_elements},
     {"GatherND", make_gather_nd},
     {"ScatterND", make_scatter_nd},
+    {"GridSample", make_grid_sample},
     {"LSTM", make_recurrent},
     {"GRU", make_recurrent},
     {"RNN", make_recurrent},

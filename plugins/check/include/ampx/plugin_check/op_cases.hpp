@@ -1182,6 +1182,40 @@ inline const std::map<std::string, Maker>& cases() {
              .attr_floats("scales", {1, 1, 0.7, 1.5})
              .attr_str("coordinate_transformation_mode", "half_pixel_symmetric");
        }},
+      // GridSample: grid points inside and past the edges (|g| up to 1.3).
+      {"GridSample_linear_zeros",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {2, 3, 5, 4}));
+         in(c, rnd(r, dt, {2, 3, 6, 2}, 1.3));
+         c.nb.output(dt, {2, 3, 3, 6});
+       }},
+      {"GridSample_cubic_reflection_align_corners",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 6}));
+         in(c, rnd(r, dt, {1, 5, 3, 2}, 1.3));
+         c.nb.output(dt, {1, 2, 5, 3})
+             .attr_str("mode", "cubic")
+             .attr_str("padding_mode", "reflection")
+             .attr_int("align_corners", 1);
+       }},
+      {"GridSample_nearest_border",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 5}));
+         in(c, rnd(r, dt, {1, 3, 4, 2}, 1.3));
+         c.nb.output(dt, {1, 2, 3, 4})
+             .attr_str("mode", "nearest")
+             .attr_str("padding_mode", "border");
+       }},
+      {"GridSample_volumetric_linear_border",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 3, 4, 5}));
+         in(c, rnd(r, dt, {1, 2, 3, 2, 3}, 1.3));
+         c.nb.output(dt, {1, 2, 2, 3, 2}).attr_str("padding_mode", "border");
+       }},
       // The later ONNX ops (is_reference_only_op), odd shapes.
       {"Floor", unary("Floor", {3, 5, 7})},
       {"Ceil", unary("Ceil", {3, 5, 7})},
