@@ -44,7 +44,8 @@ bool exact_in_f32(const std::string& op, const std::string& name) {
       "Split",          "Expand",   "Pad",       "Dropout", "Where",     "Floor",     "Ceil",
       "Round",          "Abs",      "Min",       "Max",     "ReduceMin", "Mod",       "TopK",
       "GatherElements", "GatherND", "ScatterND"};
-  return exact.count(op) > 0 || name.rfind("Resize_nearest", 0) == 0;
+  return exact.count(op) > 0 || name.rfind("Resize_nearest", 0) == 0 ||
+         name.rfind("Resize_general_nearest", 0) == 0 || name.rfind("GridSample_nearest", 0) == 0;
 }
 
 TEST(Float64Mode, EveryCatalogueCaseAgreesWithItsF32Case) {

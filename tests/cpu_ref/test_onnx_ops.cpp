@@ -363,6 +363,305 @@ TEST_P(OnnxOps, ResizeNearestAndBilinear) {
   }
 }
 
+// ONNX's reference Resize along one axis (onnx/reference/ops/op_resize.py,
+// _interpolate_1d_with_x), written from the spec rather than from the
+// kernel: the n taps are the n indices nearest the source coordinate
+// (ties to the smaller), found by sorting; edge values outside.
+struct Resize1d {
+  std::string mode = "nearest", ctm = "half_pixel", nm = "round_prefer_floor";
+  double a = -0.75, roi0 = 0, roi1 = 1, extrapolation = 0;
+  bool exclude_outside = false, antialias = false;
+};
+
+double cubic_w(double x, double a) {
+  x = std::fabs(x);
+  if (x <= 1) return (a + 2) * x * x * x - (a + 3) * x * x + 1;
+  if (x < 2) return a * x * x * x - 5 * a * x * x + 8 * a * x - 4 * a;
+  return 0;
+}
+
+std::vector<double> resize_1d(const std::vector<double>& data, double scale, int64_t out,
+                              const Resize1d& s) {
+  const auto in = static_cast<int64_t>(data.size());
+  const double in_d = static_cast<double>(in), out_w = scale * in_d;
+  std::vector<double> y;
+  for (int64_t o = 0; o < out; ++o) {
+    const auto yo = static_cast<double>(o);
+    double x = 0;
+    if (s.ctm == "align_corners") x = out_w == 1 ? 0 : yo * (in_d - 1) / (out_w - 1);
+    if (s.ctm == "asymmetric") x = yo / scale;
+    if (s.ctm == "half_pixel") x = (yo + 0.5) / scale - 0.5;
+    if (s.ctm == "pytorch_half_pixel") x = out_w == 1 ? -0.5 : (yo + 0.5) / scale - 0.5;
+    if (s.ctm == "half_pixel_symmetric")
+      x = in_d / 2 * (1 - static_cast<double>(out) / out_w) + (yo + 0.5) / scale - 0.5;
+    if (s.ctm == "tf_crop_and_resize") {
+      x = (out_w == 1 ? (s.roi1 - s.roi0) * (in_d - 1) / 2
+                      : yo * (s.roi1 - s.roi0) * (in_d - 1) / (out_w - 1)) +
+          s.roi0 * (in_d - 1);
+      if (x < 0 || x > in_d - 1) {
+        y.push_back(s.extrapolation);
+        continue;
+      }
+    }
+    const double ratio = x == std::floor(x) ? 1.0 : x - std::floor(x);
+    std::vector<double> c;
+    if (s.mode == "nearest") {
+      const bool right = ratio == 1                     ? true
+                         : s.nm == "round_prefer_floor" ? ratio > 0.5
+                         : s.nm == "round_prefer_ceil"  ? ratio >= 0.5
+                                                        : s.nm == "ceil";
+      c = {right ? 0.0 : 1.0, right ? 1.0 : 0.0};
+    } else if (!s.antialias) {
+      c = s.mode == "linear"
+              ? std::vector<double>{1 - ratio, ratio}
+              : std::vector<double>{cubic_w(1 + ratio, s.a), cubic_w(ratio, s.a),
+                                    cubic_w(1 - ratio, s.a), cubic_w(2 - ratio, s.a)};
+    } else {
+      const double sc = std::min(scale, 1.0), support = s.mode == "linear" ? 1 : 2;
+      const auto lo = static_cast<int64_t>(std::floor(-support / sc) + 1);
+      double sum = 0;
+      for (int64_t i = lo; i < 2 - lo; ++i) {
+        const double arg = (static_cast<double>(i) - ratio) * sc;
+        c.push_back(s.mode == "linear" ? std::max(0.0, 1 - std::fabs(arg)) : cubic_w(arg, s.a));
+        sum += c.back();
+      }
+      for (double& v : c) v /= sum;
+    }
+    const auto n = static_cast<int64_t>(c.size());
+    std::vector<int64_t> idx;
+    for (int64_t i = -n; i < in + n; ++i) idx.push_back(i);
+    std::stable_sort(idx.begin(), idx.end(), [&](int64_t p, int64_t q) {
+      return std::fabs(x - static_cast<double>(p)) < std::fabs(x - static_cast<double>(q));
+    });
+    idx.resize(static_cast<size_t>(n));
+    std::sort(idx.begin(), idx.end());
+    if (s.exclude_outside) {
+      double sum = 0;
+      for (size_t i = 0; i < c.size(); ++i) {
+        if (idx[i] < 0 || idx[i] >= in) c[i] = 0;
+        sum += c[i];
+      }
+      for (double& v : c) v /= sum;
+    }
+    double acc = 0;
+    for (size_t i = 0; i < c.size(); ++i)
+      acc += c[i] * data[static_cast<size_t>(std::clamp<int64_t>(idx[i], 0, in - 1))];
+    y.push_back(acc);
+  }
+  return y;
+}
+
+TEST_P(OnnxOps, ResizeGeneralFormsAgainstOnnxReference) {
+  const Ints d{2, 1, 6, 5};
+  const Tensor x = input(rng, dt(), d);
+  struct C {
+    const char* what;
+    Resize1d s;
+    double sy, sx;  // ONNX's scales; 0: sizes / in
+    Ints out;
+    std::vector<double> roi;  // tf_crop_and_resize: H then W starts, H then W ends
+  };
+  Resize1d cubic;
+  cubic.mode = "cubic";
+  Resize1d cubic_ex = cubic;
+  cubic_ex.a = -0.5;
+  cubic_ex.exclude_outside = true;
+  Resize1d cubic_aa = cubic;
+  cubic_aa.antialias = true;
+  cubic_aa.ctm = "align_corners";
+  Resize1d linear_aa;
+  linear_aa.mode = "linear";
+  linear_aa.antialias = true;
+  Resize1d crop;
+  crop.mode = "linear";
+  crop.ctm = "tf_crop_and_resize";
+  crop.extrapolation = -4.0;
+  Resize1d sym;
+  sym.ctm = "half_pixel_symmetric";
+  Resize1d nearest_asym;
+  nearest_asym.ctm = "asymmetric";
+  nearest_asym.nm = "floor";
+  Resize1d cubic_asym = cubic;
+  cubic_asym.ctm = "asymmetric";
+  const C cases[] = {
+      {"cubic fractional scales", cubic, 1.7, 0.6, {2, 1, 10, 3}, {}},
+      {"cubic sizes", cubic, 0, 0, {2, 1, 9, 8}, {}},
+      {"cubic asymmetric", cubic_asym, 0, 0, {2, 1, 12, 10}, {}},
+      {"cubic A=-0.5 exclude_outside", cubic_ex, 0.8, 1.6, {2, 1, 4, 8}, {}},
+      {"cubic antialias align_corners", cubic_aa, 0.6, 0.6, {2, 1, 3, 3}, {}},
+      {"linear antialias", linear_aa, 0, 0, {2, 1, 2, 3}, {}},
+      {"tf_crop_and_resize", crop, 0, 0, {2, 1, 4, 7}, {0.2, -0.1, 0.9, 1.3}},
+      {"half_pixel_symmetric", sym, 0.7, 1.5, {2, 1, 4, 7}, {}},
+      {"nearest fractional scales", nearest_asym, 0.6, 1.3, {2, 1, 3, 6}, {}},
+  };
+  for (const C& c : cases) {
+    NodeBuilder nb("Resize", "rs");
+    add_input(nb, x);
+    nb.output(dt(), c.out).attr_ints("sizes", c.out).attr_str("mode", c.s.mode);
+    nb.attr_str("coordinate_transformation_mode", c.s.ctm).attr_str("nearest_mode", c.s.nm);
+    if (c.sy > 0) nb.attr_floats("scales", {1, 1, c.sy, c.sx});
+    if (c.s.mode == "cubic") nb.attr_float("cubic_coeff_a", c.s.a);
+    if (c.s.exclude_outside) nb.attr_int("exclude_outside", 1);
+    if (c.s.antialias) nb.attr_int("antialias", 1);
+    if (!c.roi.empty()) {
+      nb.attr_floats("roi", {0, 0, c.roi[0], c.roi[1], 1, 1, c.roi[2], c.roi[3]});
+      nb.attr_float("extrapolation_value", c.s.extrapolation);
+    }
+    const double sy = c.sy > 0 ? c.sy : static_cast<double>(c.out[2]) / static_cast<double>(d[2]);
+    const double sx = c.sx > 0 ? c.sx : static_cast<double>(c.out[3]) / static_cast<double>(d[3]);
+    Resize1d along_h = c.s, along_w = c.s;
+    if (!c.roi.empty()) {
+      along_h.roi0 = c.roi[0], along_h.roi1 = c.roi[2];
+      along_w.roi0 = c.roi[1], along_w.roi1 = c.roi[3];
+    }
+    // Separable, H first, as ONNX's reference runs it.
+    std::vector<double> ref(static_cast<size_t>(numel_of(c.out)));
+    for (int64_t p = 0; p < d[0]; ++p) {
+      std::vector<std::vector<double>> cols(static_cast<size_t>(d[3]));
+      for (int64_t j = 0; j < d[3]; ++j) {
+        std::vector<double> col;
+        for (int64_t i = 0; i < d[2]; ++i)
+          col.push_back(x.get(static_cast<size_t>(ravel({p, 0, i, j}, d))));
+        cols[static_cast<size_t>(j)] = resize_1d(col, sy, c.out[2], along_h);
+      }
+      for (int64_t i = 0; i < c.out[2]; ++i) {
+        std::vector<double> row;
+        for (int64_t j = 0; j < d[3]; ++j)
+          row.push_back(cols[static_cast<size_t>(j)][static_cast<size_t>(i)]);
+        const std::vector<double> r = resize_1d(row, sx, c.out[3], along_w);
+        for (int64_t j = 0; j < c.out[3]; ++j)
+          ref[static_cast<size_t>(ravel({p, 0, i, j}, c.out))] = r[static_cast<size_t>(j)];
+      }
+    }
+    expect_close(run_node(nb, {&x})[0], ref, std::string("Resize ") + c.what);
+  }
+}
+
+// ONNX's reference GridSample (onnx/reference/ops/op_grid_sample.py),
+// ported as it is written: the coordinate denormalised and held in f32,
+// moved inside by the padding mode, then interpolated recursively over the
+// leading axis, each 1-D tap read through the padding mode.
+struct GridRef {
+  std::string mode, padding;
+  bool align = false;
+  std::vector<int64_t> dims;  // spatial
+
+  double lo(size_t a) const { return align ? 0.0 : -0.5; }
+  double hi(size_t a) const {
+    return align ? static_cast<double>(dims[a]) - 1 : static_cast<double>(dims[a]) - 0.5;
+  }
+  static double reflect(double x, double x_min, double x_max) {
+    const double rng = x_max - x_min;
+    if (x < x_min) {
+      const double dx = x_min - x;
+      const auto n = static_cast<int64_t>(dx / rng);
+      const double r = dx - static_cast<double>(n) * rng;
+      return n % 2 == 0 ? x_min + r : x_max - r;
+    }
+    if (x > x_max) {
+      const double dx = x - x_max;
+      const auto n = static_cast<int64_t>(dx / rng);
+      const double r = dx - static_cast<double>(n) * rng;
+      return n % 2 == 0 ? x_max - r : x_min + r;
+    }
+    return x;
+  }
+  double interp(const std::vector<double>& data, size_t a, int64_t base,
+                const std::vector<double>& x) const {
+    const int64_t d = dims[a];
+    int64_t stride = 1;
+    for (size_t b = a + 1; b < dims.size(); ++b) stride *= dims[b];
+    const auto value_at = [&](int64_t i) {
+      if (padding == "zeros" && (i < 0 || i >= d)) return 0.0;
+      if (padding == "border") i = std::clamp<int64_t>(i, 0, d - 1);
+      if (padding == "reflection")
+        i = static_cast<int64_t>(reflect(static_cast<double>(i), lo(a), hi(a)));
+      const int64_t off = base + i * stride;
+      return a + 1 == dims.size() ? data[static_cast<size_t>(off)] : interp(data, a + 1, off, x);
+    };
+    if (mode == "nearest") return value_at(static_cast<int64_t>(x[a]));
+    const auto x0 = static_cast<int64_t>(std::floor(x[a]));
+    const double t = x[a] - static_cast<double>(x0);
+    if (mode == "linear") return (1 - t) * value_at(x0) + t * value_at(x0 + 1);
+    double w[4];
+    const double A = -0.75;
+    const auto outer = [&](double v) { return ((A * v - 5 * A) * v + 8 * A) * v - 4 * A; };
+    const auto inner = [&](double v) { return ((A + 2) * v - (A + 3)) * v * v + 1; };
+    w[0] = outer(t + 1);
+    w[1] = inner(t);
+    w[2] = inner(1 - t);
+    w[3] = outer(2 - t);
+    double acc = 0;
+    for (int64_t j = 0; j < 4; ++j) acc += w[j] * value_at(x0 - 1 + j);
+    return acc;
+  }
+};
+
+TEST_P(OnnxOps, GridSampleAgainstOnnxReference) {
+  struct C {
+    const char* mode;
+    const char* padding;
+    int align;
+    Ints x, grid;
+  };
+  const C cases[] = {
+      {"linear", "zeros", 0, {2, 3, 5, 4}, {2, 3, 6, 2}},
+      {"linear", "reflection", 1, {1, 2, 4, 3}, {1, 4, 4, 2}},
+      {"nearest", "zeros", 0, {1, 2, 5, 6}, {1, 3, 5, 2}},
+      {"nearest", "reflection", 0, {1, 1, 4, 5}, {1, 6, 3, 2}},
+      {"nearest", "border", 1, {1, 2, 3, 4}, {1, 2, 5, 2}},
+      {"cubic", "zeros", 0, {1, 2, 5, 4}, {1, 3, 4, 2}},
+      {"cubic", "border", 1, {2, 1, 6, 5}, {2, 2, 3, 2}},
+      {"cubic", "reflection", 0, {1, 2, 4, 6}, {1, 5, 3, 2}},
+      {"linear", "border", 0, {1, 2, 3, 4, 5}, {1, 2, 3, 2, 3}},
+      {"nearest", "zeros", 1, {1, 1, 4, 3, 5}, {1, 3, 2, 2, 3}},
+  };
+  for (const C& c : cases) {
+    const Tensor x = input(rng, dt(), c.x);
+    const Tensor g = input(rng, dt(), c.grid, 1.4);
+    const size_t k = c.x.size() - 2;
+    Ints yd{c.x[0], c.x[1]};
+    yd.insert(yd.end(), c.grid.begin() + 1, c.grid.end() - 1);
+    NodeBuilder nb("GridSample", "gs");
+    add_input(nb, x);
+    add_input(nb, g);
+    nb.output(dt(), yd).attr_str("mode", c.mode).attr_str("padding_mode", c.padding);
+    nb.attr_int("align_corners", c.align);
+    GridRef ref{c.mode, c.padding, c.align != 0, Ints(c.x.begin() + 2, c.x.end())};
+    const std::vector<double> xv = x.values(), gv = g.values();
+    // ONNX's reference holds coordinates in f32; the float64 mode in f64.
+    const auto held = [&](double v) {
+      return dt() == AMPX_DTYPE_F64 ? v : static_cast<double>(static_cast<float>(v));
+    };
+    int64_t plane = 1, points = 1;
+    for (size_t a = 0; a < k; ++a) plane *= c.x[2 + a], points *= c.grid[1 + a];
+    std::vector<double> want;
+    for (int64_t n = 0; n < c.x[0]; ++n)
+      for (int64_t ch = 0; ch < c.x[1]; ++ch) {
+        const std::vector<double> data(xv.begin() + (n * c.x[1] + ch) * plane,
+                                       xv.begin() + (n * c.x[1] + ch + 1) * plane);
+        for (int64_t p = 0; p < points; ++p) {
+          std::vector<double> xs(k);
+          for (size_t a = 0; a < k; ++a) {
+            const double nv =
+                gv[static_cast<size_t>((n * points + p) * static_cast<int64_t>(k)) + (k - 1 - a)];
+            const auto d = static_cast<double>(ref.dims[a]);
+            double v = held(ref.align ? (nv + 1) / 2.0 * (d - 1) : ((nv + 1) * d - 1) / 2.0);
+            if (ref.mode == "nearest") v = std::nearbyint(v);
+            if (v < ref.lo(a) || v > ref.hi(a)) {
+              if (ref.padding == "border") v = std::clamp(v, 0.0, d - 1);
+              if (ref.padding == "reflection") v = GridRef::reflect(v, ref.lo(a), ref.hi(a));
+            }
+            xs[a] = held(v);
+          }
+          want.push_back(ref.interp(data, 0, 0, xs));
+        }
+      }
+    expect_close(run_node(nb, {&x, &g})[0], want,
+                 std::string("GridSample ") + c.mode + " " + c.padding);
+  }
+}
+
 TEST_P(OnnxOps, ConvTransposeStridedGroupedPaddedDilated) {
   const Ints xd{2, 4, 5, 4}, wd{4, 3, 3, 2}, yd{2, 6, 9, 12};
   const Tensor x = input(rng, dt(), xd, 1.0), w = input(rng, dt(), wd, 1.0),

@@ -133,6 +133,21 @@ TEST(OnnxOpShapes, DataMovement) {
   EXPECT_THAT(error_of(OpType::kResize, {t(DType::kF32, {1, 3, 4, 5})},
                        {{"sizes", Ints{1, 3, 8, 7}}, {"nearest_mode", std::string("up")}}),
               HasSubstr("unsupported nearest_mode"));
+  // The general form: tf_crop_and_resize needs its roi, scales one per
+  // dimension and 1 where the size stays.
+  using Floats = std::vector<double>;
+  EXPECT_THAT(error_of(OpType::kResize, {t(DType::kF32, {1, 3, 4, 5})},
+                       {{"sizes", Ints{1, 3, 8, 7}},
+                        {"coordinate_transformation_mode", std::string("tf_crop_and_resize")}}),
+              HasSubstr("roi must have 8 values"));
+  EXPECT_THAT(error_of(OpType::kResize, {t(DType::kF32, {1, 3, 4, 5})},
+                       {{"sizes", Ints{1, 3, 8, 7}}, {"scales", Floats{1, 2, 2, 1.5}}}),
+              HasSubstr("only the last two dimensions"));
+  EXPECT_EQ(infer(OpType::kResize, {t(DType::kF32, {1, 3, 4, 5})},
+                  {{"sizes", Ints{1, 3, 6, 2}},
+                   {"scales", Floats{1, 1, 1.7, 0.5}},
+                   {"mode", std::string("cubic")}})[0],
+            t(DType::kF32, {1, 3, 6, 2}));
 }
 
 TEST(OnnxOpShapes, SplitThroughTheBuilder) {

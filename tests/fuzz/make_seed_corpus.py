@@ -244,6 +244,29 @@ def op_seeds():
     add("BitCast-f32-i32", [node("BitCast", ["x"], to=I32)], opset=26)
     add("Cast-u16-f32", [node("Cast", ["a"], to=F)], [("a", U16, [4])])
     add("Einsum", [node("Einsum", ["x", "x"], equation="bchw,bcvw->bchv")], opset=12)
+    # spatial forms (onnx_ops.cpp, onnx_spatial.cpp); X is [1, 2, 4, 4]
+    add("GridSample-bicubic_reflection", [node("GridSample", ["x", "gr"], mode="bicubic",
+                                               padding_mode="reflection", align_corners=1)],
+        inits=[w("gr", 1, 3, 5, 2, lo=-1.3, hi=1.3)], opset=16)
+    add("GridSample-volumetric", [node("GridSample", ["v", "gr"], mode="linear")],
+        [("v", F, [1, 2, 3, 4, 4])], inits=[w("gr", 1, 2, 3, 2, 3, lo=-1.3, hi=1.3)], opset=20)
+    add("LpPool-p3", [node("LpPool", ["x"], kernel_shape=[2, 3], p=3, pads=[1, 0, 0, 1])],
+        opset=18)
+    add("MaxPool-1d", [node("MaxPool", ["l"], kernel_shape=[3], strides=[2], pads=[1, 1])],
+        [("l", F, [1, 2, 9])])
+    add("ConvTranspose-1d", [node("ConvTranspose", ["l", "wt"], strides=[2], output_padding=[1])],
+        [("l", F, [1, 2, 9])], inits=[w("wt", 2, 3, 3)])
+    add("Resize-cubic_fractional_scales", [node("Resize", ["x", "", "sc"], mode="cubic",
+                                                exclude_outside=1, cubic_coeff_a=-0.5)],
+        inits=[f32("sc", [1.0, 1.0, 1.7, 0.6])], opset=13)
+    add("Resize-tf_crop_and_resize", [node("Resize", ["x", "roi", "", "sz"], mode="linear",
+                                           coordinate_transformation_mode="tf_crop_and_resize",
+                                           extrapolation_value=2.0, axes=[3, 2])],
+        inits=[f32("roi", [0.1, -0.2, 0.9, 1.1]), i64("sz", [5, 3])], opset=18)
+    add("Resize-antialias_not_larger", [node("Resize", ["x", "", "", "sz"], mode="linear",
+                                             antialias=1, keep_aspect_ratio_policy="not_larger",
+                                             axes=[2, 3])],
+        inits=[i64("sz", [3, 2])], opset=18)
     add("SoftmaxCrossEntropyLoss", [node("SoftmaxCrossEntropyLoss", ["x", "lb"], ignore_index=1)],
         inits=[i64("lb", np.array([[[0, 1, 1, 0]] * 4]))], opset=13)
     add("NonZero-folded", [node("NonZero", ["nz"], ["n"]), node("Cast", ["n"], ["nf"], to=F),

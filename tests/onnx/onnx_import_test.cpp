@@ -252,6 +252,127 @@ TEST(OnnxImport, AttributeFormsOfOldOpsetsImport) {
   EXPECT_EQ(ampx::op_name(g.node(3).op), "Clip");
 }
 
+// Resize's ONNX forms past sizes = in * scale: a fractional in * scale
+// floors the size and carries ONNX's scales (the coordinates map by them),
+// keep_aspect_ratio_policy rounds one scale half up, tf_crop_and_resize
+// carries its roi over all dimensions, cubic its coefficient.
+TEST(OnnxImport, ResizeFormsCarryOnnxScalesAndRoi) {
+  TempDir dir;
+  const auto resize_of = [&](const ampx::Graph& g) -> const ampx::Node& {
+    for (size_t i = 0; i < g.num_nodes(); ++i)
+      if (g.node(i).op == ampx::OpType::kResize) return g.node(i);
+    ADD_FAILURE() << "no Resize";
+    return g.node(0);
+  };
+  {
+    ModelMaker mm(13);
+    mm.input("x", {"1", "2", "3", "4"});
+    mm.init_f32_values("sc", {1, 1, 1.75f, 0.6f});  // 5.25 -> 5, 2.4 -> 2
+    ModelMaker::attr_string(mm.node("Resize", {"x", "", "sc"}, {"y"}), "mode", "cubic");
+    mm.output("y");
+    const ampx::Graph g = import_onnx(mm.save(dir / "f.onnx"));
+    const ampx::Node& n = resize_of(g);
+    EXPECT_EQ(g.value(n.outputs[0]).type.shape, (ampx::Shape{1, 2, 5, 2}));
+    EXPECT_EQ(std::get<std::vector<double>>(n.attrs.at("scales")),
+              (std::vector<double>{1, 1, double(1.75f), double(0.6f)}));
+    EXPECT_EQ(std::get<double>(n.attrs.at("cubic_coeff_a")), -0.75);
+  }
+  {
+    ModelMaker mm(18);
+    mm.input("x", {"1", "2", "3", "4"});
+    mm.init_i64("sz", {6, 5});
+    auto* r = mm.node("Resize", {"x", "", "", "sz"}, {"y"});
+    ModelMaker::attr_string(r, "keep_aspect_ratio_policy", "not_larger");
+    ModelMaker::attr_ints(r, "axes", {2, 3});
+    mm.output("y");
+    const ampx::Graph g = import_onnx(mm.save(dir / "k.onnx"));
+    const ampx::Node& n = resize_of(g);
+    // min(6/3, 5/4) = 1.25: 3.75 -> 4, 5 -> 5.
+    EXPECT_EQ(g.value(n.outputs[0]).type.shape, (ampx::Shape{1, 2, 4, 5}));
+    EXPECT_EQ(std::get<std::vector<double>>(n.attrs.at("scales")),
+              (std::vector<double>{1, 1, 1.25, 1.25}));
+  }
+  {
+    ModelMaker mm(18);
+    mm.input("x", {"1", "2", "3", "4"});
+    mm.init_f32_values("roi", {0.1f, 0.2f, 0.9f, 0.7f});
+    mm.init_i64("sz", {5, 5});
+    auto* r = mm.node("Resize", {"x", "roi", "", "sz"}, {"y"});
+    ModelMaker::attr_string(r, "coordinate_transformation_mode", "tf_crop_and_resize");
+    ModelMaker::attr_ints(r, "axes", {3, 2});
+    ModelMaker::attr_float(r, "extrapolation_value", 7.0f);
+    mm.output("y");
+    const ampx::Graph g = import_onnx(mm.save(dir / "c.onnx"));
+    const ampx::Node& n = resize_of(g);
+    EXPECT_EQ(
+        std::get<std::vector<double>>(n.attrs.at("roi")),
+        (std::vector<double>{0, 0, double(0.2f), double(0.1f), 1, 1, double(0.7f), double(0.9f)}));
+    EXPECT_EQ(std::get<double>(n.attrs.at("extrapolation_value")), 7.0);
+    EXPECT_FALSE(n.attrs.contains("scales"));
+  }
+}
+
+// 1-D pooling and ConvTranspose run as the 2-D op over [N, C, 1, L], the
+// attributes lifted (a 1 or a 0 for the added H); LpPool is
+// (K * AveragePool(|x|^p, count_include_pad=1))^(1/p).
+TEST(OnnxImport, OneDimensionalWindowsAndLpPoolLiftToTwoDimensions) {
+  TempDir dir;
+  using Ints = std::vector<int64_t>;
+  const auto ops_of = [](const ampx::Graph& g) {
+    std::vector<std::string> ops;
+    for (size_t i = 0; i < g.num_nodes(); ++i) ops.emplace_back(ampx::op_name(g.node(i).op));
+    return ops;
+  };
+  {
+    ModelMaker mm(17);
+    mm.input("x", {"1", "2", "9"});
+    auto* p = mm.node("AveragePool", {"x"}, {"y"});
+    ModelMaker::attr_ints(p, "kernel_shape", {3});
+    ModelMaker::attr_ints(p, "strides", {2});
+    ModelMaker::attr_ints(p, "pads", {1, 2});
+    ModelMaker::attr_int(p, "count_include_pad", 1);
+    mm.output("y");
+    const ampx::Graph g = import_onnx(mm.save(dir / "a.onnx"));
+    ASSERT_EQ(ops_of(g), (std::vector<std::string>{"Reshape", "AveragePool", "Reshape"}));
+    const ampx::Node& n = g.node(1);
+    EXPECT_EQ(std::get<Ints>(n.attrs.at("kernel_shape")), (Ints{1, 3}));
+    EXPECT_EQ(std::get<Ints>(n.attrs.at("strides")), (Ints{1, 2}));
+    EXPECT_EQ(std::get<Ints>(n.attrs.at("pads")), (Ints{0, 1, 0, 2}));
+    EXPECT_EQ(std::get<int64_t>(n.attrs.at("count_include_pad")), 1);
+    EXPECT_EQ(g.value(g.node(2).outputs[0]).type.shape,
+              (ampx::Shape{1, 2, 5}));  // (9 + 3 - 3) / 2 + 1
+  }
+  {
+    ModelMaker mm(17);
+    mm.input("x", {"1", "2", "5"});
+    mm.init_f32("w", {2, 3, 4});
+    auto* c = mm.node("ConvTranspose", {"x", "w"}, {"y"});
+    ModelMaker::attr_ints(c, "strides", {3});
+    ModelMaker::attr_ints(c, "output_padding", {1});
+    mm.output("y");
+    const ampx::Graph g = import_onnx(mm.save(dir / "t.onnx"));
+    // The weight's Reshape folds.
+    ASSERT_EQ(ops_of(g), (std::vector<std::string>{"Reshape", "ConvTranspose", "Reshape"}));
+    const ampx::Node& n = g.node(1);
+    EXPECT_EQ(std::get<Ints>(n.attrs.at("strides")), (Ints{1, 3}));
+    EXPECT_EQ(std::get<Ints>(n.attrs.at("output_padding")), (Ints{0, 1}));
+    // (5 - 1) * 3 + 4 + 1 = 17
+    EXPECT_EQ(g.value(g.node(2).outputs[0]).type.shape, (ampx::Shape{1, 3, 17}));
+  }
+  {
+    ModelMaker mm(18);
+    mm.input("x", {"1", "2", "4", "4"});
+    auto* p = mm.node("LpPool", {"x"}, {"y"});
+    ModelMaker::attr_ints(p, "kernel_shape", {2, 3});
+    ModelMaker::attr_int(p, "p", 3);
+    mm.output("y");
+    const ampx::Graph g = import_onnx(mm.save(dir / "l.onnx"));
+    const auto ops = ops_of(g);
+    ASSERT_EQ(ops, (std::vector<std::string>{"Abs", "Pow", "AveragePool", "Mul", "Pow"}));
+    EXPECT_EQ(std::get<int64_t>(g.node(2).attrs.at("count_include_pad")), 1);
+  }
+}
+
 // Each refusal of a version-specific form names the node and the reason.
 TEST(OnnxImport, OldAndNewFormsAmpxDoesNotImportAreNamed) {
   TempDir dir;
@@ -322,16 +443,17 @@ TEST(OnnxImport, OldAndNewFormsAmpxDoesNotImportAreNamed) {
          mm.init_f32_values("sc", {1, 1, 2, 0.5f});
          mm.node("Resize", {"x", "sc"}, {"y"});
        }},
-      {"Resize with a fractional output size", 13, "gives 5.25 output elements, not a whole",
-       [](ModelMaker& mm) {
-         mm.init_f32_values("sc", {1, 1, 1.75f, 2});  // 3 * 1.75
-         mm.node("Resize", {"x", "", "sc"}, {"y"});
-       }},
-      {"Resize-18 keep_aspect_ratio_policy", 18, "keep_aspect_ratio_policy 'not_larger'",
+      {"Resize tf_crop_and_resize without roi", 13, "tf_crop_and_resize needs the roi input",
        [](ModelMaker& mm) {
          mm.init_i64("sz", {1, 2, 6, 8});
          ModelMaker::attr_string(mm.node("Resize", {"x", "", "", "sz"}, {"y"}),
-                                 "keep_aspect_ratio_policy", "not_larger");
+                                 "coordinate_transformation_mode", "tf_crop_and_resize");
+       }},
+      {"Resize-18 keep_aspect_ratio_policy", 18, "keep_aspect_ratio_policy 'fit' is not valid",
+       [](ModelMaker& mm) {
+         mm.init_i64("sz", {1, 2, 6, 8});
+         ModelMaker::attr_string(mm.node("Resize", {"x", "", "", "sz"}, {"y"}),
+                                 "keep_aspect_ratio_policy", "fit");
        }},
   };
   for (const Case& c : cases) {

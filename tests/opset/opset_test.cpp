@@ -69,7 +69,8 @@ constexpr std::string_view kReleasedIds =
     "AveragePoolGrad SliceGrad GatherGrad DropoutTraining SoftmaxCrossEntropy "
     "SoftmaxCrossEntropyGrad SgdUpdate AdamUpdate UpdateGuard TensorStats MultiSgdUpdate "
     "MultiAdamUpdate RMSNorm CumProd Attention RotaryEmbedding BitShift BitwiseAnd BitwiseOr "
-    "BitwiseXor BitwiseNot BitCast Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh";
+    "BitwiseXor BitwiseNot BitCast Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh "
+    "GridSample";
 
 TEST(Catalogue, IdsAreStableAndDense) {
   std::vector<std::string_view> released;

@@ -57,12 +57,18 @@ bool pow_scalar(const NodeView& v, float* exponent) {
 bool resampling_matches(const NodeView& v) {
   const ampx_tensor_desc &x = v.input(0), &y = v.output(0);
   if (x.rank != 4) return false;
+  // ONNX's own scales, cubic, antialias and the crop have no primitive.
+  const std::string mode = v.get_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") return false;
+  if (v.has_attr("scales") || v.has_attr("roi") || v.get_int("antialias", 0) != 0 ||
+      v.get_int("exclude_outside", 0) != 0)
+    return false;
   const std::string ctm = v.get_string("coordinate_transformation_mode", "half_pixel");
   const bool pytorch = ctm == "pytorch_half_pixel";
   if (ctm != "half_pixel" && !pytorch) return false;
   for (int d = 2; d < 4; ++d)
     if (pytorch && y.dims[d] == 1) return false;
-  if (v.get_string("mode", "nearest") == "linear") return true;
+  if (mode == "linear") return true;
   const std::string nm = v.get_string("nearest_mode", "round_prefer_floor");
   if (nm == "round_prefer_ceil") return true;
   if (nm != "round_prefer_floor") return false;

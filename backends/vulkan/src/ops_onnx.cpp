@@ -111,7 +111,15 @@ OpPlan plan_pad(const NodeView& v, const PlanTarget& t) {
 OpPlan plan_resize(const NodeView& v, Variant var) {
   const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
   const size_t r = x.size(), sp = std::min<size_t>(2, r);
-  const bool linear = v.get_string("mode", "nearest") == "linear";
+  const std::string mode = v.get_string("mode", "nearest");
+  // resize.comp reads two taps per axis at out/in: the general form
+  // (cubic, ONNX's scales, antialias, the crop) has no kernel here.
+  if (mode != "nearest" && mode != "linear")
+    throw Unsupported("Resize mode \"" + mode + "\": no kernel");
+  if (v.has_attr("scales") || v.has_attr("roi") || v.get_int("antialias", 0) != 0 ||
+      v.get_int("exclude_outside", 0) != 0)
+    throw Unsupported("Resize with scales, roi, antialias or exclude_outside: no kernel");
+  const bool linear = mode == "linear";
   const std::string ctm = v.get_string("coordinate_transformation_mode", "half_pixel");
   const std::string nm = v.get_string("nearest_mode", "round_prefer_floor");
   const int64_t h = sp == 2 ? x[r - 2] : 1, oh = sp == 2 ? y[r - 2] : 1;

@@ -270,6 +270,16 @@ class Exporter {
     add_initializer(name, DType::kI64, Shape{static_cast<int64_t>(values.size())}, bytes);
     return name;
   }
+  std::string const_f32(const std::string& base, const std::vector<double>& values) {
+    const std::string name = unique(base);
+    std::vector<std::byte> bytes(values.size() * sizeof(float));
+    for (size_t k = 0; k < values.size(); ++k) {
+      const auto v = static_cast<float>(values[k]);
+      std::memcpy(bytes.data() + k * sizeof(float), &v, sizeof(float));
+    }
+    add_initializer(name, DType::kF32, Shape{static_cast<int64_t>(values.size())}, bytes);
+    return name;
+  }
   std::string const_scalar(const std::string& base, DType dtype, double value) {
     const std::string name = unique(base);
     add_initializer(name, dtype, Shape{}, scalar_bytes(dtype, value));
@@ -783,12 +793,45 @@ class Exporter {
         break;
       }
       case OpType::kResize: {
-        auto* p = add("Resize",
-                      {in(n.inputs.at(0)), "", "", const_i64(n.name + "/sizes", is("sizes"))}, {y});
+        // opset 17 has no antialias (18); ONNX's scales become the scales
+        // input, which must say the same in f32 (the output size floors).
+        if (i("antialias", 0) != 0) fail("Resize with antialias needs opset 18 (export writes 17)");
+        std::string roi, scales, sizes;
+        if (has("roi"))
+          roi = const_f32(n.name + "/roi", std::get<std::vector<double>>(attrs().at("roi")));
+        if (has("scales")) {
+          const auto& sc = std::get<std::vector<double>>(attrs().at("scales"));
+          const Shape& xs = g_.value(n.inputs.at(0)).type.shape;
+          const std::vector<int64_t> want = is("sizes");
+          for (size_t d = 0; d < sc.size(); ++d) {
+            const auto f32 = static_cast<float>(sc[d]);
+            if (static_cast<double>(f32) != sc[d] ||
+                static_cast<int64_t>(std::floor(static_cast<double>(xs[d]) * sc[d])) != want[d])
+              fail("Resize scales that opset 17's f32 scales input cannot carry");
+          }
+          scales = const_f32(n.name + "/scales", sc);
+        } else {
+          sizes = const_i64(n.name + "/sizes", is("sizes"));
+        }
+        auto* p = add("Resize", {in(n.inputs.at(0)), roi, scales, sizes}, {y});
         set_string(p, "mode", s("mode", "nearest"));
+        if (has("cubic_coeff_a")) set_float(p, "cubic_coeff_a", f("cubic_coeff_a", -0.75));
+        if (has("exclude_outside")) set_int(p, "exclude_outside", i("exclude_outside", 0));
+        if (has("extrapolation_value"))
+          set_float(p, "extrapolation_value", f("extrapolation_value", 0));
         set_string(p, "coordinate_transformation_mode",
                    s("coordinate_transformation_mode", "half_pixel"));
         set_string(p, "nearest_mode", s("nearest_mode", "round_prefer_floor"));
+        break;
+      }
+      case OpType::kGridSample: {  // opset 16's: 4-D, bilinear/bicubic
+        if (g_.value(n.inputs.at(0)).type.shape.size() != 4)
+          fail("GridSample on a non-4-D X needs opset 20 (export writes 17)");
+        const std::string mode = s("mode", "linear");
+        auto* p = add("GridSample", {in(n.inputs.at(0)), in(n.inputs.at(1))}, {y});
+        set_string(p, "mode", mode == "linear" ? "bilinear" : mode == "cubic" ? "bicubic" : mode);
+        set_string(p, "padding_mode", s("padding_mode", "zeros"));
+        set_int(p, "align_corners", i("align_corners", 0));
         break;
       }
       case OpType::kLSTM:

@@ -169,16 +169,17 @@ std::vector<int64_t> resolve_pads(I& im, const N& n, const Shape& x, std::span<c
   return pads;
 }
 
-// Conv, ConvTranspose and pooling: 2 strides and dilations, each >= 1.
+// Conv, ConvTranspose and pooling: `s` (the spatial rank) strides and
+// dilations, each >= 1.
 struct Window {
   std::vector<int64_t> strides, dilations;
 };
 
-Window window_attrs(I& im, const N& n) {
-  Window w{im.attr_ints(n, "strides").value_or(std::vector<int64_t>{1, 1}),
-           im.attr_ints(n, "dilations").value_or(std::vector<int64_t>{1, 1})};
-  if (w.strides.size() != 2 || w.dilations.size() != 2)
-    im.fail("strides/dilations must have 2 values");
+Window window_attrs(I& im, const N& n, size_t s = 2) {
+  Window w{im.attr_ints(n, "strides").value_or(std::vector<int64_t>(s, 1)),
+           im.attr_ints(n, "dilations").value_or(std::vector<int64_t>(s, 1))};
+  if (w.strides.size() != s || w.dilations.size() != s)
+    im.fail(fmt::format("strides/dilations must have {} value{}", s, s == 1 ? "" : "s"));
   require_at_least(im, "attribute 'strides'", w.strides, 1);
   require_at_least(im, "attribute 'dilations'", w.dilations, 1);
   return w;
@@ -251,71 +252,166 @@ void conv(I& im, const N& n) {
 
 // ONNX: with output_shape (one value per spatial dimension) or SAME
 // padding, total_padding = stride * (in - 1) + output_padding + eff_kernel - out.
+// An output_shape past what the pads can reach (total_padding < 0) is the
+// full output grown at the end: ONNX's reference pads it as output_padding
+// does, so that part goes to `output_padding` (still below the stride).
 std::vector<int64_t> conv_transpose_pads(I& im, const N& n, const Shape& xs,
                                          std::span<const int64_t> k, const Window& win,
-                                         std::span<const int64_t> output_padding) {
-  std::vector<int64_t> pads = im.attr_ints(n, "pads").value_or(std::vector<int64_t>(4, 0));
+                                         std::vector<int64_t>& output_padding) {
+  const size_t s = k.size();
+  std::vector<int64_t> pads = im.attr_ints(n, "pads").value_or(std::vector<int64_t>(2 * s, 0));
+  if (pads.size() != 2 * s)
+    im.fail(fmt::format("pads has {} values, expected {}", pads.size(), 2 * s));
   const std::string auto_pad = im.attr_string_or(n, "auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
       auto_pad != "SAME_LOWER")
     im.fail("auto_pad '" + auto_pad + "' is not valid");
   const auto output_shape = im.attr_ints(n, "output_shape");
-  if (output_shape && output_shape->size() != 2)
-    im.fail(fmt::format("output_shape has {} values, expected 2 (one per spatial dimension)",
-                        output_shape->size()));
+  if (output_shape && output_shape->size() != s)
+    im.fail(fmt::format("output_shape has {} values, expected {} (one per spatial dimension)",
+                        output_shape->size(), s));
   if (output_shape) require_at_least(im, "attribute 'output_shape'", *output_shape, 1);
   if (!output_shape && (auto_pad == "NOTSET" || auto_pad == "VALID"))
-    return auto_pad == "VALID" ? std::vector<int64_t>(4, 0) : pads;
-  pads.assign(4, 0);
-  for (size_t i = 0; i < 2; ++i) {
+    return auto_pad == "VALID" ? std::vector<int64_t>(2 * s, 0) : pads;
+  pads.assign(2 * s, 0);
+  for (size_t i = 0; i < s; ++i) {
     const __int128 in = xs[2 + i], stride = win.strides[i];
     const __int128 eff = (__int128{k[i]} - 1) * win.dilations[i] + 1;
     const __int128 out = output_shape ? __int128{(*output_shape)[i]} : in * stride;
     const __int128 total = stride * (in - 1) + output_padding[i] + eff - out;
-    if (total < 0) im.fail("output_shape is larger than the input allows");
+    if (total < 0) {
+      if (-total + output_padding[i] >= std::max<__int128>(stride, win.dilations[i]))
+        im.fail("output_shape is larger than the input allows");
+      output_padding[i] += static_cast<int64_t>(-total);
+      continue;
+    }
     const int64_t all = im.to_i64(total, "the padding");
     const bool upper = auto_pad == "SAME_UPPER";
     pads[i] = upper ? all / 2 : all - all / 2;
-    pads[i + 2] = upper ? all - all / 2 : all / 2;
+    pads[i + s] = upper ? all - all / 2 : all / 2;
   }
   return pads;
 }
 
+// The 2-D form of 1-D spatial attributes: a leading 1 (or, for pads, a 0
+// before each half), as the op runs over [N, C, 1, L].
+std::vector<int64_t> lift_1d(std::span<const int64_t> v, int64_t lead) {
+  if (v.size() == 2) return {lead, v[0], lead, v[1]};
+  return {lead, v[0]};
+}
+
+ValueId unsqueeze_h(I& im, ValueId x) {
+  const Shape s = im.type(x).shape;
+  return im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{s[0], s[1], 1, s[2]}}});
+}
+
+ValueId squeeze_h(I& im, ValueId y) {
+  const Shape s = im.type(y).shape;
+  return im.emit1("Reshape", {y}, {{"shape", std::vector<int64_t>{s[0], s[1], s[3]}}});
+}
+
+// Spatial rank of X (rank - 2): 2, or 1, which the importer lifts to
+// [N, C, 1, L].
+size_t spatial_rank(I& im, ValueId x, const char* what) {
+  const int64_t r = rank_of(im, x);
+  if (r != 3 && r != 4)
+    im.fail(fmt::format(
+        "only 1-D and 2-D {} (a 3-D NCL or 4-D NCHW input) is supported, got rank {}", what, r));
+  return static_cast<size_t>(r - 2);
+}
+
 void conv_transpose(I& im, const N& n) {
   const ValueId x = im.input(n, 0), w = im.input(n, 1);
-  require_2d(im, x, "transposed convolution");
-  const std::vector<int64_t> k = weight_kernel(im, w);
-  const Window win = window_attrs(im, n);
-  auto output_padding = im.attr_ints(n, "output_padding").value_or(std::vector<int64_t>{0, 0});
-  if (output_padding.size() != 2) im.fail("output_padding must have 2 values");
+  const size_t s = spatial_rank(im, x, "transposed convolution");
+  const Shape ws = im.type(w).shape;
+  if (ws.size() != s + 2)
+    im.fail(fmt::format("weight must be {}-D, got rank {}", s + 2, ws.size()));
+  const std::vector<int64_t> k(ws.begin() + 2, ws.end());
+  require_at_least(im, "the weight's kernel dimension", k, 1);
+  const Window win = window_attrs(im, n, s);
+  auto output_padding = im.attr_ints(n, "output_padding").value_or(std::vector<int64_t>(s, 0));
+  if (output_padding.size() != s)
+    im.fail(fmt::format("output_padding must have {} value{}", s, s == 1 ? "" : "s"));
   require_at_least(im, "attribute 'output_padding'", output_padding, 0);
+  auto pads = conv_transpose_pads(im, n, im.type(x).shape, k, win, output_padding);
+  const bool one_d = s == 1;
   AttrMap attrs{{"group", group_attr(im, n)},
-                {"pads", conv_transpose_pads(im, n, im.type(x).shape, k, win, output_padding)},
-                {"strides", win.strides},
-                {"dilations", win.dilations},
-                {"output_padding", output_padding}};
-  std::vector<ValueId> ins{x, w};
+                {"pads", one_d ? lift_1d(pads, 0) : pads},
+                {"strides", one_d ? lift_1d(win.strides, 1) : win.strides},
+                {"dilations", one_d ? lift_1d(win.dilations, 1) : win.dilations},
+                {"output_padding", one_d ? lift_1d(output_padding, 0) : output_padding}};
+  std::vector<ValueId> ins{one_d ? unsqueeze_h(im, x) : x, one_d ? unsqueeze_h(im, w) : w};
   if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
-  im.bind(n, 0, im.emit1("ConvTranspose", std::move(ins), std::move(attrs)));
+  const ValueId y = im.emit1("ConvTranspose", std::move(ins), std::move(attrs));
+  im.bind(n, 0, one_d ? squeeze_h(im, y) : y);
+}
+
+// MaxPool and AveragePool (`op`) of X; 1-D ones run as 2-D over
+// [N, C, 1, L], which counts the same cells (the added dimension has no
+// padding). `count_include_pad` is AveragePool's.
+ValueId emit_pool(I& im, const N& n, ValueId x, std::string_view op, int64_t count_include_pad) {
+  const size_t s = spatial_rank(im, x, "pooling");
+  const auto k = im.attr_ints(n, "kernel_shape");
+  if (!k || k->size() != s)
+    im.fail(fmt::format("kernel_shape must have {} value{}", s, s == 1 ? "" : "s"));
+  require_at_least(im, "attribute 'kernel_shape'", *k, 1);
+  const Window win = window_attrs(im, n, s);
+  if (std::any_of(win.dilations.begin(), win.dilations.end(), [](int64_t d) { return d != 1; }))
+    im.fail("dilated pooling is not supported");
+  const auto pads = resolve_pads(im, n, im.type(x).shape, *k, win.strides, win.dilations);
+  const bool one_d = s == 1;
+  AttrMap attrs{{"kernel_shape", one_d ? lift_1d(*k, 1) : *k},
+                {"strides", one_d ? lift_1d(win.strides, 1) : win.strides},
+                {"pads", one_d ? lift_1d(pads, 0) : pads},
+                {"ceil_mode", im.attr_int_or(n, "ceil_mode", 0)}};
+  if (op == "AveragePool") attrs["count_include_pad"] = count_include_pad;
+  const ValueId y = im.emit1(op, {one_d ? unsqueeze_h(im, x) : x}, std::move(attrs));
+  return one_d ? squeeze_h(im, y) : y;
 }
 
 void pool(I& im, const N& n) {
-  const ValueId x = im.input(n, 0);
-  require_2d(im, x, "pooling");
-  const auto k = im.attr_ints(n, "kernel_shape");
-  if (!k || k->size() != 2) im.fail("kernel_shape must have 2 values");
-  require_at_least(im, "attribute 'kernel_shape'", *k, 1);
-  const Window win = window_attrs(im, n);
-  if (std::any_of(win.dilations.begin(), win.dilations.end(), [](int64_t d) { return d != 1; }))
-    im.fail("dilated pooling is not supported");
-  AttrMap attrs{{"kernel_shape", *k},
-                {"strides", win.strides},
-                {"pads", resolve_pads(im, n, im.type(x).shape, *k, win.strides, win.dilations)},
-                {"ceil_mode", im.attr_int_or(n, "ceil_mode", 0)}};
   const bool max = n.op_type() == "MaxPool";
   if (max && im.output_used(n, 1)) im.fail("the Indices output of MaxPool is not supported");
-  if (!max) attrs["count_include_pad"] = im.attr_int_or(n, "count_include_pad", 0);
-  im.bind(n, 0, im.emit1(max ? "MaxPool" : "AveragePool", {x}, std::move(attrs)));
+  im.bind(n, 0,
+          emit_pool(im, n, im.input(n, 0), max ? "MaxPool" : "AveragePool",
+                    max ? 0 : im.attr_int_or(n, "count_include_pad", 0)));
+}
+
+// A constant of X's dtype holding `num / den`, shape [1].
+ValueId scalar_like(I& im, ValueId x, int64_t num, int64_t den) {
+  const AttrMap to{{"to", int64_t(to_c(im.type(x).dtype))}};
+  const ValueId a = im.emit1("Cast", {im.constant_i64(std::vector<int64_t>{num}, {1})}, to);
+  if (den == 1) return a;
+  return im.emit1("Div",
+                  {a, im.emit1("Cast", {im.constant_i64(std::vector<int64_t>{den}, {1})}, to)});
+}
+
+// LpPool as ONNX defines it, (sum over the window of |x|^p)^(1/p), with
+// the padding's zeros adding nothing: K * AveragePool(|x|^p,
+// count_include_pad=1) is that sum (K the kernel's cell count), as ONNX's
+// reference computes it. ceil_mode's windows that hang past the padding
+// count fewer cells than K, so ceil_mode=1 is refused.
+void lp_pool(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  if (!is_float(im.type(x).dtype)) im.fail("input must be floating point");
+  const int64_t p = im.attr_int_or(n, "p", 2);
+  if (p < 1) im.fail(fmt::format("attribute 'p' is {}, it must be >= 1", p));
+  if (im.attr_int_or(n, "ceil_mode", 0) != 0) im.fail("ceil_mode=1 is not supported");
+  const auto k = im.attr_ints(n, "kernel_shape");
+  if (!k) im.fail("attribute 'kernel_shape' is required");
+  __int128 cells = 1;
+  for (int64_t d : *k) cells *= std::max<int64_t>(d, 1);
+  const int64_t kcells = im.to_i64(cells, "the kernel's cell count");
+  const ValueId a = im.emit1("Abs", {x});
+  const ValueId ap = p == 1   ? a
+                     : p == 2 ? im.emit1("Mul", {a, a})
+                              : im.emit1("Pow", {a, scalar_like(im, x, p, 1)});
+  const ValueId sum =
+      im.emit1("Mul", {emit_pool(im, n, ap, "AveragePool", 1), scalar_like(im, x, kcells, 1)});
+  im.bind(n, 0,
+          p == 1   ? sum
+          : p == 2 ? im.emit1("Sqrt", {sum})
+                   : im.emit1("Pow", {sum, scalar_like(im, x, 1, p)}));
 }
 
 // --- contractions and normalisation ---------------------------------------
@@ -629,33 +725,25 @@ void pad(I& im, const N& n) {
           {{"pads", pads}, {"mode", im.attr_string_or(n, "mode", "constant")}, {"value", value}}));
 }
 
-// ONNX's output sizes from scales (floor(in * scale)). ampx's Resize maps
-// output to input coordinates by output/input size, ONNX (and ONNX Runtime)
-// by the scale: the same only when in * scale is a whole number (up to
-// float rounding). align_corners too: ONNX's reference divides by
-// in * scale - 1, not by the floored size - 1 (the node suite's
-// test_resize_downsample_scales_linear_align_corners). Other scales are
-// refused rather than imported with shifted sampling points.
-std::vector<int64_t> sizes_from_scales(I& im, const Shape& s, std::span<const double> scales) {
+// ONNX's output sizes from scales: floor(in * scale). ONNX samples at
+// multiples of 1/scale, not of in/out: where in * scale is a whole number
+// (up to float rounding) the two agree and the Resize carries sizes only,
+// else `exact` is cleared and the Resize carries the scales as well
+// (docs/OPS.md, Resize).
+std::vector<int64_t> sizes_from_scales(I& im, const Shape& s, std::span<const double> scales,
+                                       bool& exact) {
   if (scales.size() != s.size())
     im.fail(fmt::format("scales has {} values, the input has rank {}", scales.size(), s.size()));
   std::vector<int64_t> sizes;
+  exact = true;
   for (size_t i = 0; i < s.size(); ++i) {
-    const double exact = static_cast<double>(s[i]) * scales[i];
-    const double size = std::floor(exact);
+    const double whole = static_cast<double>(s[i]) * scales[i];
+    const double size = std::floor(whole);
     // Checked as a double: casting NaN or one past int64 is undefined.
     if (!(scales[i] > 0 && size >= 1 && size <= double(kMaxTensorBytes)))
       im.fail(fmt::format("scale {} of dimension {} is not valid", scales[i], i));
     sizes.push_back(static_cast<int64_t>(size));
-  }
-  for (size_t i = 0; i < s.size(); ++i) {
-    const double exact = static_cast<double>(s[i]) * scales[i];
-    if (std::abs(exact - static_cast<double>(sizes[i])) > 1e-5 * exact)
-      im.fail(fmt::format(
-          "scale {} of dimension {} (size {}) gives {} output elements, not a whole number: "
-          "ONNX samples at multiples of 1/scale, ampx's Resize at output/input size; this "
-          "scale is not supported",
-          scales[i], i, s[i], exact));
+    if (std::abs(whole - size) > 1e-5 * whole) exact = false;
   }
   return sizes;
 }
@@ -676,18 +764,26 @@ std::string legacy_nearest_mode(I& im, std::span<const double> scales) {
 }
 
 void emit_resize(I& im, const N& n, ValueId x, std::vector<int64_t> sizes, const std::string& mode,
-                 const std::string& ctm, const std::string& nearest_mode) {
-  im.bind(n, 0,
-          im.emit1("Resize", {x},
-                   {{"sizes", std::move(sizes)},
-                    {"mode", mode},
-                    {"coordinate_transformation_mode", ctm},
-                    {"nearest_mode", nearest_mode}}));
+                 const std::string& ctm, const std::string& nearest_mode, AttrMap extra = {}) {
+  extra["sizes"] = std::move(sizes);
+  extra["mode"] = mode;
+  extra["coordinate_transformation_mode"] = ctm;
+  extra["nearest_mode"] = nearest_mode;
+  im.bind(n, 0, im.emit1("Resize", {x}, std::move(extra)));
+}
+
+// `scales` for emit_resize's extra attributes, where sizes alone would
+// sample elsewhere.
+AttrMap scales_attr(std::span<const double> scales, bool exact) {
+  if (exact) return {};
+  return {{"scales", std::vector<double>(scales.begin(), scales.end())}};
 }
 
 std::string resize_mode(I& im, const N& n) {
   const std::string mode = im.attr_string_or(n, "mode", "nearest");
-  if (mode != "nearest" && mode != "linear") im.fail("mode '" + mode + "' is not supported");
+  const bool cubic = mode == "cubic" && n.op_type() == "Resize" && im.opset() >= 11;
+  if (mode != "nearest" && mode != "linear" && !cubic)
+    im.fail("mode '" + mode + "' is not supported");
   return mode;
 }
 
@@ -709,32 +805,66 @@ void upsample(I& im, const N& n) {
     if (!(scales[i] >= 1))
       im.fail(fmt::format("scale {} of dimension {} is below 1 (Upsample only enlarges)", scales[i],
                           i));
-  auto sizes = sizes_from_scales(im, s, scales);
-  emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales));
+  bool exact = true;
+  auto sizes = sizes_from_scales(im, s, scales, exact);
+  emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales),
+              scales_attr(scales, exact));
+}
+
+// keep_aspect_ratio_policy not_larger/not_smaller (opset 18): one scale,
+// the smallest/largest of sizes/in over `axes`, and sizes rounded half up
+// from it (ONNX's reference).
+std::vector<double> keep_aspect_ratio(I& im, const N& n, const Shape& s,
+                                      std::span<const int64_t> axes, std::vector<int64_t>& sizes) {
+  const std::string policy = im.attr_string_or(n, "keep_aspect_ratio_policy", "stretch");
+  std::vector<double> scales(s.size(), 1.0);
+  for (size_t i = 0; i < s.size(); ++i)
+    scales[i] = static_cast<double>(sizes[i]) / static_cast<double>(s[i]);
+  if (policy == "stretch") return scales;
+  if (policy != "not_larger" && policy != "not_smaller")
+    im.fail("keep_aspect_ratio_policy '" + policy + "' is not valid");
+  double scale = scales[static_cast<size_t>(axes[0])];
+  for (int64_t a : axes)
+    scale = policy == "not_larger" ? std::min(scale, scales[static_cast<size_t>(a)])
+                                   : std::max(scale, scales[static_cast<size_t>(a)]);
+  std::fill(scales.begin(), scales.end(), 1.0);
+  for (int64_t a : axes) {
+    const auto u = static_cast<size_t>(a);
+    scales[u] = scale;
+    const double size = std::floor(scale * static_cast<double>(s[u]) + 0.5);
+    if (!(size >= 1 && size <= double(kMaxTensorBytes)))
+      im.fail(fmt::format("keep_aspect_ratio_policy gives dimension {} size {}", a, size));
+    sizes[u] = static_cast<int64_t>(size);
+  }
+  return scales;
 }
 
 // Resize 10: X and scales, the asymmetric transform. 11+: roi, scales,
 // sizes inputs (one of scales/sizes non-empty), coordinate_transformation_mode,
-// nearest_mode; 18+: axes, antialias, keep_aspect_ratio_policy.
+// nearest_mode, cubic_coeff_a, exclude_outside, extrapolation_value; 18+:
+// axes, antialias, keep_aspect_ratio_policy.
 void resize(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const Shape s = im.type(x).shape;  // a copy: emit() grows the value table
   const std::string mode = resize_mode(im, n);
   if (im.opset() < 11) {
     const auto scales = im.const_floats(n, 1, "scales");
-    auto sizes = sizes_from_scales(im, s, scales);
-    emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales));
+    bool exact = true;
+    auto sizes = sizes_from_scales(im, s, scales, exact);
+    emit_resize(im, n, x, std::move(sizes), mode, "asymmetric", legacy_nearest_mode(im, scales),
+                scales_attr(scales, exact));
     return;
   }
   const std::string ctm = im.attr_string_or(n, "coordinate_transformation_mode", "half_pixel");
   if (ctm != "half_pixel" && ctm != "asymmetric" && ctm != "align_corners" &&
-      ctm != "pytorch_half_pixel")
+      ctm != "pytorch_half_pixel" && ctm != "half_pixel_symmetric" && ctm != "tf_crop_and_resize")
     im.fail("coordinate_transformation_mode '" + ctm + "' is not supported");
   const auto rank = static_cast<int64_t>(s.size());
-  // opset 18's axes: scales/sizes name those dimensions only.
+  // opset 18's axes: scales/sizes/roi name those dimensions only.
   std::vector<int64_t> axes(static_cast<size_t>(rank));
   std::iota(axes.begin(), axes.end(), 0);
   if (auto a = im.attr_ints(n, "axes")) axes = distinct_axes(im, *a, rank, "axes");
+  if (axes.empty()) im.fail("axes is empty");
   std::vector<int64_t> given_sizes;
   std::vector<double> given_scales;
   if (im.has_input(n, 3)) given_sizes = im.const_ints(n, 3, "sizes");
@@ -744,22 +874,47 @@ void resize(I& im, const N& n) {
   if (given != axes.size())
     im.fail(fmt::format("{} has {} values, expected {}", given_sizes.empty() ? "scales" : "sizes",
                         given, axes.size()));
+  AttrMap extra;
   std::vector<int64_t> sizes(s.begin(), s.end());
   if (!given_sizes.empty()) {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (given_sizes[i] < 1)
+        im.fail(fmt::format("sizes value {} of axis {} must be >= 1", given_sizes[i], axes[i]));
+      sizes[static_cast<size_t>(axes[i])] = given_sizes[i];
+    }
     const std::string policy = im.attr_string_or(n, "keep_aspect_ratio_policy", "stretch");
-    if (policy != "stretch")
-      im.fail("keep_aspect_ratio_policy '" + policy + "' is not supported (only 'stretch')");
-    for (size_t i = 0; i < axes.size(); ++i) sizes[static_cast<size_t>(axes[i])] = given_sizes[i];
+    const std::vector<double> scales = keep_aspect_ratio(im, n, s, axes, sizes);
+    if (policy != "stretch") extra["scales"] = scales;
   } else {
     std::vector<double> scales(s.size(), 1.0);
     for (size_t i = 0; i < axes.size(); ++i) scales[static_cast<size_t>(axes[i])] = given_scales[i];
-    sizes = sizes_from_scales(im, s, scales);
+    bool exact = true;
+    sizes = sizes_from_scales(im, s, scales, exact);
+    // half_pixel_symmetric differs from half_pixel only where the size was
+    // floored: it needs the scales too.
+    extra = scales_attr(scales, exact && ctm != "half_pixel_symmetric");
   }
-  if (im.attr_int_or(n, "antialias", 0) != 0 && mode == "linear")
-    for (size_t i = 0; i < s.size(); ++i)
-      if (sizes[i] < s[i]) im.fail("antialias=1 when shrinking is not supported");
+  if (ctm == "tf_crop_and_resize") {
+    if (!im.has_input(n, 1)) im.fail("tf_crop_and_resize needs the roi input");
+    const std::vector<double> given_roi = im.const_floats(n, 1, "roi");
+    if (given_roi.size() != 2 * axes.size())
+      im.fail(fmt::format("roi has {} values, expected {}", given_roi.size(), 2 * axes.size()));
+    std::vector<double> roi(2 * s.size(), 0.0);
+    std::fill(roi.begin() + rank, roi.end(), 1.0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      roi[static_cast<size_t>(axes[i])] = given_roi[i];
+      roi[static_cast<size_t>(axes[i] + rank)] = given_roi[i + axes.size()];
+    }
+    extra["roi"] = roi;
+    extra["extrapolation_value"] = double(im.attr_float_or(n, "extrapolation_value", 0.0f));
+  }
+  if (mode == "cubic")
+    extra["cubic_coeff_a"] = double(im.attr_float_or(n, "cubic_coeff_a", -0.75f));
+  if (im.attr_int_or(n, "exclude_outside", 0) != 0) extra["exclude_outside"] = int64_t{1};
+  // antialias applies to linear and cubic only (ONNX: nearest ignores it).
+  if (im.attr_int_or(n, "antialias", 0) != 0 && mode != "nearest") extra["antialias"] = int64_t{1};
   emit_resize(im, n, x, std::move(sizes), mode, ctm,
-              im.attr_string_or(n, "nearest_mode", "round_prefer_floor"));
+              im.attr_string_or(n, "nearest_mode", "round_prefer_floor"), std::move(extra));
 }
 
 void cast(I& im, const N& n) {
@@ -909,7 +1064,7 @@ void range_op(I& im, const N& n) {
 const std::unordered_map<std::string_view, OpConverter>& table() {
   static const std::unordered_map<std::string_view, OpConverter> t{
       {"Conv", {{"Conv2d", "Reshape"}, conv}},
-      {"ConvTranspose", {{"ConvTranspose"}, conv_transpose}},
+      {"ConvTranspose", {{"ConvTranspose", "Reshape"}, conv_transpose}},
       {"BatchNormalization", {{"BatchNorm"}, batch_norm}},
       {"LayerNormalization",
        {{"LayerNorm", "Cast", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal"},
@@ -969,8 +1124,9 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Mean", {{"Mean"}, variadic}},
       {"MatMul", {{"MatMul"}, same_binary}},
       {"Gemm", {{"Gemm"}, gemm}},
-      {"MaxPool", {{"MaxPool"}, pool}},
-      {"AveragePool", {{"AveragePool"}, pool}},
+      {"MaxPool", {{"MaxPool", "Reshape"}, pool}},
+      {"AveragePool", {{"AveragePool", "Reshape"}, pool}},
+      {"LpPool", {{"Abs", "Mul", "Pow", "Sqrt", "Div", "Cast", "AveragePool", "Reshape"}, lp_pool}},
       {"Softmax", {{"Softmax", "Reshape"}, softmax}},
       {"LogSoftmax", {{"LogSoftmax", "Reshape"}, softmax}},
       {"ReduceMean", {{"ReduceMean"}, reduce}},
@@ -995,6 +1151,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Expand", {{"Expand"}, expand, 8}},
       {"Pad", {{"Pad"}, pad}},
       {"Resize", {{"Resize"}, resize, 10}},
+      {"GridSample", {{"GridSample", "Cast"}, grid_sample, 16}},
       {"Upsample", {{"Resize"}, upsample, 7, 10}},  // deprecated in 10
       {"Cast", {{"Cast"}, cast}},
       {"Identity", {{}, identity}},

@@ -83,6 +83,9 @@ void scatter_elements(Importer& im, const onnx::NodeProto& n);
 // CastLike as a Cast (onnx_node_forms.cpp).
 void cast_like(Importer& im, const onnx::NodeProto& n);
 
+// GridSample (onnx_spatial.cpp).
+void grid_sample(Importer& im, const onnx::NodeProto& n);
+
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);
 

@@ -74,6 +74,9 @@ constexpr AttrDef kTopKAttrs[] = {{"k", AMPX_ATTR_INT, true},
                                   {"sorted", AMPX_ATTR_INT, false}};
 constexpr AttrDef kGatherNDAttrs[] = {{"batch_dims", AMPX_ATTR_INT, false}};
 constexpr AttrDef kScatterNDAttrs[] = {{"reduction", AMPX_ATTR_STRING, false}};
+constexpr AttrDef kGridSampleAttrs[] = {{"mode", AMPX_ATTR_STRING, false},
+                                        {"padding_mode", AMPX_ATTR_STRING, false},
+                                        {"align_corners", AMPX_ATTR_INT, false}};
 constexpr AttrDef kArgMaxAttrs[] = {{"axis", AMPX_ATTR_INT, false},
                                     {"keepdims", AMPX_ATTR_INT, false},
                                     {"select_last_index", AMPX_ATTR_INT, false}};
@@ -85,7 +88,13 @@ constexpr AttrDef kPadAttrs[] = {{"pads", AMPX_ATTR_INTS, true},
 constexpr AttrDef kResizeAttrs[] = {{"sizes", AMPX_ATTR_INTS, true},
                                     {"mode", AMPX_ATTR_STRING, false},
                                     {"coordinate_transformation_mode", AMPX_ATTR_STRING, false},
-                                    {"nearest_mode", AMPX_ATTR_STRING, false}};
+                                    {"nearest_mode", AMPX_ATTR_STRING, false},
+                                    {"scales", AMPX_ATTR_FLOATS, false},
+                                    {"roi", AMPX_ATTR_FLOATS, false},
+                                    {"extrapolation_value", AMPX_ATTR_FLOAT, false},
+                                    {"cubic_coeff_a", AMPX_ATTR_FLOAT, false},
+                                    {"exclude_outside", AMPX_ATTR_INT, false},
+                                    {"antialias", AMPX_ATTR_INT, false}};
 
 // Training ops (docs/OPS.md, "Training ops").
 constexpr AttrDef kConvGradWeightAttrs[] = {

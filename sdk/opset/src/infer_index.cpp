@@ -1,5 +1,5 @@
 // Output types of the indexing, sorting and running-sum ops (docs/OPS.md):
-// Mod, CumSum, CumProd, TopK, GatherElements, GatherND and ScatterND, with ONNX's
+// Mod, CumSum, CumProd, TopK, GatherElements, GatherND, ScatterND and GridSample, with ONNX's
 // shape rules. The index values themselves are checked by the kernels at
 // run time (they are data).
 #include <algorithm>
@@ -130,6 +130,34 @@ Outputs scatter_nd(const Node& c) {
   return std::vector<TensorSpec>{x};
 }
 
+// GridSample: X [N, C, D1..Dk] (k >= 1), grid [N, O1..Ok, k] -> Y [N, C,
+// O1..Ok], one float dtype.
+Outputs grid_sample(const Node& c) {
+  const TensorSpec &x = c.in[0], &g = c.in[1];
+  require_same_dtype(c, c.in);
+  require_float(c, x, "input X");
+  AMPX_CHECK(x.dims.size() >= 3,
+             "input X must have rank >= 3 ([N, C, D1, ...]), got " + std::to_string(x.dims.size()));
+  const size_t k = x.dims.size() - 2;
+  AMPX_CHECK(
+      g.dims.size() == k + 2 && g.dims[0] == x.dims[0] && g.dims.back() == static_cast<int64_t>(k),
+      "grid must be [N, O1.." + std::to_string(k) + ", " + std::to_string(k) + "] for X " +
+          dims_str(x.dims) + ", got " + dims_str(g.dims));
+  for (size_t i = 2; i < x.dims.size(); ++i)
+    AMPX_CHECK(x.dims[i] > 0, "cannot sample an empty spatial dimension of X " + dims_str(x.dims));
+  const std::string mode = c.v.get_string("mode", "linear");
+  AMPX_CHECK(mode == "linear" || mode == "nearest" || mode == "cubic",
+             "mode must be 'linear', 'nearest' or 'cubic', got '" + mode + "'");
+  const std::string pad = c.v.get_string("padding_mode", "zeros");
+  AMPX_CHECK(pad == "zeros" || pad == "border" || pad == "reflection",
+             "padding_mode must be 'zeros', 'border' or 'reflection', got '" + pad + "'");
+  const int64_t ac = c.v.get_int("align_corners", 0);
+  AMPX_CHECK(ac == 0 || ac == 1, "attribute 'align_corners' must be 0 or 1");
+  Dims y{x.dims[0], x.dims[1]};
+  y.insert(y.end(), g.dims.begin() + 1, g.dims.end() - 1);
+  return std::vector<TensorSpec>{{x.dtype, y}};
+}
+
 }  // namespace
 
 Outputs infer_index(const Node& c, std::string_view op) {
@@ -139,6 +167,7 @@ Outputs infer_index(const Node& c, std::string_view op) {
   if (op == "GatherElements") return gather_elements(c);
   if (op == "GatherND") return gather_nd(c);
   if (op == "ScatterND") return scatter_nd(c);
+  if (op == "GridSample") return grid_sample(c);
   return std::nullopt;
 }
 

@@ -1,5 +1,6 @@
 // Output types of normalisation, softmax, pooling, reductions, ArgMax and Resize.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -126,22 +127,39 @@ Outputs infer_nn(const Node& c, std::string_view op) {
                "sizes must have " + std::to_string(x.dims.size()) + " values");
     for (int64_t d : sizes) AMPX_CHECK(d > 0, "sizes must be positive");
     const auto mode = c.v.get_string("mode", "nearest");
-    AMPX_CHECK(mode == "nearest" || mode == "linear",
-               "mode must be 'nearest' or 'linear', got '" + mode + "'");
+    AMPX_CHECK(mode == "nearest" || mode == "linear" || mode == "cubic",
+               "mode must be 'nearest', 'linear' or 'cubic', got '" + mode + "'");
     const auto ctm = c.v.get_string("coordinate_transformation_mode", "half_pixel");
     AMPX_CHECK(ctm == "half_pixel" || ctm == "asymmetric" || ctm == "align_corners" ||
-                   ctm == "pytorch_half_pixel",
+                   ctm == "pytorch_half_pixel" || ctm == "half_pixel_symmetric" ||
+                   ctm == "tf_crop_and_resize",
                "unsupported coordinate_transformation_mode '" + ctm + "'");
     const auto nm = c.v.get_string("nearest_mode", "round_prefer_floor");
     AMPX_CHECK(
         nm == "round_prefer_floor" || nm == "round_prefer_ceil" || nm == "floor" || nm == "ceil",
         "unsupported nearest_mode '" + nm + "'");
+    const auto scales = c.v.get_floats("scales");
+    AMPX_CHECK(scales.empty() || scales.size() == x.dims.size(),
+               "scales must have " + std::to_string(x.dims.size()) + " values");
+    for (double s : scales) AMPX_CHECK(s > 0 && std::isfinite(s), "scales must be positive");
+    const auto roi = c.v.get_floats("roi");
+    AMPX_CHECK(roi.size() == (ctm == "tf_crop_and_resize" ? 2 * x.dims.size() : 0),
+               "roi must have " + std::to_string(2 * x.dims.size()) +
+                   " values with tf_crop_and_resize, and none otherwise");
+    for (const char* flag : {"exclude_outside", "antialias"}) {
+      const int64_t f = c.v.get_int(flag, 0);
+      AMPX_CHECK(f == 0 || f == 1, std::string("attribute '") + flag + "' must be 0 or 1");
+    }
     for (size_t i = 0; i < x.dims.size(); ++i) {
       const bool spatial = x.dims.size() >= 2 && i + 2 >= x.dims.size();
       AMPX_CHECK(spatial || sizes[i] == x.dims[i], "only the last two dimensions may be resized");
+      AMPX_CHECK(spatial || scales.empty() || scales[i] == 1.0,
+                 "only the last two dimensions may be resized");
+      AMPX_CHECK(spatial || roi.empty() || (roi[i] == 0.0 && roi[i + x.dims.size()] == 1.0),
+                 "only the last two dimensions may be cropped");
       AMPX_CHECK(!spatial || x.dims[i] > 0, "cannot resize an empty dimension");
     }
-    if (mode == "linear") AMPX_CHECK(x.dims.size() == 4, "linear mode needs a 4-D NCHW input");
+    if (mode != "nearest") AMPX_CHECK(x.dims.size() == 4, mode + " mode needs a 4-D NCHW input");
     return std::vector<TensorSpec>{{x.dtype, Dims(sizes.begin(), sizes.end())}};
   }
   return std::nullopt;

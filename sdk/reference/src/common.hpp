@@ -186,6 +186,8 @@ std::unique_ptr<CpuKernel> make_bitwise_or(Ctx&);
 std::unique_ptr<CpuKernel> make_bitwise_xor(Ctx&);
 std::unique_ptr<CpuKernel> make_bitwise_not(Ctx&);
 std::unique_ptr<CpuKernel> make_bit_cast(Ctx&);
+// GridSample (ops_grid_sample.cpp).
+std::unique_ptr<CpuKernel> make_grid_sample(Ctx&);
 // LSTM, GRU and RNN (ops_recurrent.cpp).
 std::unique_ptr<CpuKernel> make_recurrent(Ctx&);
 

@@ -274,6 +274,7 @@ constexpr OpEntry kOps[] = {
     {"BitwiseXor", make_bitwise_xor},
     {"BitwiseNot", make_bitwise_not},
     {"BitCast", make_bit_cast},
+    {"GridSample", make_grid_sample},
     {"LSTM", make_recurrent},
     {"GRU", make_recurrent},
     {"RNN", make_recurrent},

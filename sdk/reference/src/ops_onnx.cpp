@@ -255,6 +255,61 @@ class ResizeKernel final : public CpuKernel {
   AxisMap my_, mx_;
 };
 
+// The general form (cubic, antialias, ONNX's scales, tf_crop_and_resize):
+// y[i, j] = sum over the taps of wy * wx * x[iy, ix], or extrapolation_value
+// where either axis maps outside the crop. Accumulated in T.
+template <class T>
+class ResizeTapsKernel final : public CpuKernel {
+ public:
+  ResizeTapsKernel(int64_t planes, int64_t h, int64_t w, opset::ResizeAxisTaps my,
+                   opset::ResizeAxisTaps mx, double extrapolation)
+      : planes_(planes),
+        h_(h),
+        w_(w),
+        my_(std::move(my)),
+        mx_(std::move(mx)),
+        extrapolation_(extrapolation) {}
+  void run(std::span<const void* const> in, std::span<void* const> out) override {
+    const auto* x = static_cast<const T*>(in[0]);
+    auto* y = static_cast<T*>(out[0]);
+    const auto oh = static_cast<int64_t>(my_.outside.size()),
+               ow = static_cast<int64_t>(mx_.outside.size());
+    const int64_t ty = my_.taps, tx = mx_.taps;
+    parallel_for(
+        planes_, threads_for(static_cast<double>(planes_ * oh * ow * ty * tx) * 2),
+        [&](int64_t p0, int64_t p1) {
+          for (int64_t p = p0; p < p1; ++p) {
+            const T* xp = x + p * h_ * w_;
+            T* yp = y + p * oh * ow;
+            for (int64_t i = 0; i < oh; ++i)
+              for (int64_t j = 0; j < ow; ++j) {
+                if (my_.outside[static_cast<size_t>(i)] || mx_.outside[static_cast<size_t>(j)]) {
+                  yp[i * ow + j] = static_cast<T>(extrapolation_);
+                  continue;
+                }
+                T acc = 0;
+                for (int64_t a = 0; a < ty; ++a) {
+                  const auto ua = static_cast<size_t>(i * ty + a);
+                  const T* row = xp + my_.index[ua] * w_;
+                  T r = 0;
+                  for (int64_t b = 0; b < tx; ++b) {
+                    const auto ub = static_cast<size_t>(j * tx + b);
+                    r += static_cast<T>(mx_.weight[ub]) * row[mx_.index[ub]];
+                  }
+                  acc += static_cast<T>(my_.weight[ua]) * r;
+                }
+                yp[i * ow + j] = acc;
+              }
+          }
+        });
+  }
+
+ private:
+  int64_t planes_, h_, w_;
+  opset::ResizeAxisTaps my_, mx_;
+  double extrapolation_;
+};
+
 }  // namespace
 
 std::unique_ptr<CpuKernel> make_conv_transpose(Ctx& c) {
@@ -360,6 +415,16 @@ std::unique_ptr<CpuKernel> make_argmin(Ctx& c) {
   return make_arg_extreme(c, true);
 }
 
+namespace {
+// Whether a Resize needs the general form (more than the two-tap map of
+// resize_axis_map that the other backends share).
+bool resize_general_form(const NodeView& v, const std::string& mode, const std::string& ctm) {
+  return mode == "cubic" || v.has_attr("scales") || v.has_attr("roi") ||
+         v.get_int("antialias", 0) != 0 || v.get_int("exclude_outside", 0) != 0 ||
+         ctm == "tf_crop_and_resize" || ctm == "half_pixel_symmetric";
+}
+}  // namespace
+
 std::unique_ptr<CpuKernel> make_resize(Ctx& c) {
   c.arity(1, 1, 1);
   c.v.require_attr("sizes");
@@ -371,10 +436,10 @@ std::unique_ptr<CpuKernel> make_resize(Ctx& c) {
   }
   if (x.empty()) c.fail("input X is a scalar; Resize needs rank >= 1");
   const std::string mode = c.v.get_string("mode", "nearest");
-  if (mode != "nearest" && mode != "linear")
-    c.fail("attribute 'mode' must be \"nearest\" or \"linear\", got \"" + mode + "\"");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    c.fail("attribute 'mode' must be \"nearest\", \"linear\" or \"cubic\", got \"" + mode + "\"");
   const bool linear = mode == "linear";
-  if (linear && x.size() != 4) c.fail("mode \"linear\" needs a 4-D NCHW input");
+  if (mode != "nearest" && x.size() != 4) c.fail("mode \"" + mode + "\" needs a 4-D NCHW input");
   const size_t r = x.size(), sp = std::min<size_t>(2, r);
   for (size_t i = 0; i < r; ++i) {
     if (i < r - sp && sizes[i] != x[i])
@@ -387,6 +452,42 @@ std::unique_ptr<CpuKernel> make_resize(Ctx& c) {
   const std::string ctm = c.v.get_string("coordinate_transformation_mode", "half_pixel");
   const std::string nm = c.v.get_string("nearest_mode", "round_prefer_floor");
   const int64_t h = sp == 2 ? x[r - 2] : 1, oh = sp == 2 ? sizes[r - 2] : 1;
+  if (resize_general_form(c.v, mode, ctm)) {
+    const std::vector<double> scales = c.v.get_floats("scales");
+    const std::vector<double> roi = c.v.get_floats("roi");
+    if (!scales.empty() && scales.size() != r)
+      c.fail("attribute 'scales' has " + std::to_string(scales.size()) + " values, expected " +
+             std::to_string(r));
+    if (ctm == "tf_crop_and_resize" && roi.size() != 2 * r)
+      c.fail("attribute 'roi' must have " + std::to_string(2 * r) + " values (tf_crop_and_resize)");
+    const auto taps = [&](size_t d, int64_t in, int64_t out) {
+      opset::ResizeAxisSpec s;
+      s.in = in;
+      s.out = out;
+      s.scale = scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : scales[d];
+      if (!(s.scale > 0)) c.fail("attribute 'scales' must be positive");
+      s.mode = mode;
+      s.coordinate_transformation_mode = ctm;
+      s.nearest_mode = nm;
+      s.cubic_coeff_a = c.v.get_float("cubic_coeff_a", -0.75);
+      s.exclude_outside = c.v.get_int("exclude_outside", 0) != 0;
+      s.antialias = c.v.get_int("antialias", 0) != 0;
+      if (!roi.empty()) {
+        s.roi_start = roi[d];
+        s.roi_end = roi[d + r];
+      }
+      try {
+        return opset::resize_axis_taps(s);
+      } catch (const std::invalid_argument& e) {
+        c.fail(e.what());
+      }
+    };
+    opset::ResizeAxisTaps ty =
+        sp == 2 ? taps(r - 2, h, oh) : opset::resize_axis_taps(opset::ResizeAxisSpec{});
+    opset::ResizeAxisTaps tx = taps(r - 1, x[r - 1], sizes[r - 1]);
+    return typed<ResizeTapsKernel>(c, product(x, 0, r - sp), h, x[r - 1], std::move(ty),
+                                   std::move(tx), c.v.get_float("extrapolation_value", 0.0));
+  }
   AxisMap my = axis_map(c, h, oh, linear, ctm, nm);
   AxisMap mx = axis_map(c, x[r - 1], sizes[r - 1], linear, ctm, nm);
   return typed<ResizeKernel>(c, product(x, 0, r - sp), h, x[r - 1], std::move(my), std::move(mx));

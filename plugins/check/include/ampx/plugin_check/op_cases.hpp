@@ -1142,6 +1142,91 @@ inline const std::map<std::string, Maker>& cases() {
              .attr_str("mode", "linear")
              .attr_str("coordinate_transformation_mode", "align_corners");
        }},
+      // Resize's general form (ONNX's own scales, cubic, antialias, the
+      // crop): cpu_ref's tap loop on every backend that runs it.
+      {"Resize_general_cubic_scales",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 2, 5, 4}));
+         c.nb.output(dt, {1, 2, 8, 2})  // floor(5 * 1.7), floor(4 * 0.6)
+             .attr_ints("sizes", {1, 2, 8, 2})
+             .attr_floats("scales", {1, 1, 1.7, 0.6})
+             .attr_str("mode", "cubic");
+       }},
+      {"Resize_general_cubic_antialias_exclude_outside",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {2, 1, 9, 7}));
+         c.nb.output(dt, {2, 1, 4, 3})
+             .attr_ints("sizes", {2, 1, 4, 3})
+             .attr_str("mode", "cubic")
+             .attr_float("cubic_coeff_a", -0.5)
+             .attr_int("exclude_outside", 1)
+             .attr_int("antialias", 1);
+       }},
+      {"Resize_general_linear_antialias",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 3, 8, 6}));
+         c.nb.output(dt, {1, 3, 3, 4})
+             .attr_ints("sizes", {1, 3, 3, 4})
+             .attr_str("mode", "linear")
+             .attr_int("antialias", 1);
+       }},
+      {"Resize_general_tf_crop_and_resize",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 2, 6, 5}));
+         c.nb.output(dt, {1, 2, 4, 7})
+             .attr_ints("sizes", {1, 2, 4, 7})
+             .attr_str("mode", "linear")
+             .attr_str("coordinate_transformation_mode", "tf_crop_and_resize")
+             .attr_floats("roi", {0, 0, 0.2, -0.1, 1, 1, 0.9, 1.3})
+             .attr_float("extrapolation_value", 2.5);
+       }},
+      {"Resize_general_nearest_half_pixel_symmetric",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Resize", "n");
+         in(c, rnd(r, dt, {1, 2, 5, 3}));
+         c.nb.output(dt, {1, 2, 3, 4})  // floor(5 * 0.7), floor(3 * 1.5)
+             .attr_ints("sizes", {1, 2, 3, 4})
+             .attr_floats("scales", {1, 1, 0.7, 1.5})
+             .attr_str("coordinate_transformation_mode", "half_pixel_symmetric");
+       }},
+      // GridSample: grid points inside and past the edges (|g| up to 1.3).
+      {"GridSample_linear_zeros",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {2, 3, 5, 4}));
+         in(c, rnd(r, dt, {2, 3, 6, 2}, 1.3));
+         c.nb.output(dt, {2, 3, 3, 6});
+       }},
+      {"GridSample_cubic_reflection_align_corners",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 6}));
+         in(c, rnd(r, dt, {1, 5, 3, 2}, 1.3));
+         c.nb.output(dt, {1, 2, 5, 3})
+             .attr_str("mode", "cubic")
+             .attr_str("padding_mode", "reflection")
+             .attr_int("align_corners", 1);
+       }},
+      {"GridSample_nearest_border",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 5}));
+         in(c, rnd(r, dt, {1, 3, 4, 2}, 1.3));
+         c.nb.output(dt, {1, 2, 3, 4})
+             .attr_str("mode", "nearest")
+             .attr_str("padding_mode", "border");
+       }},
+      {"GridSample_volumetric_linear_border",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 3, 4, 5}));
+         in(c, rnd(r, dt, {1, 2, 3, 2, 3}, 1.3));
+         c.nb.output(dt, {1, 2, 2, 3, 2}).attr_str("padding_mode", "border");
+       }},
       // The later ONNX ops (is_reference_only_op), odd shapes.
       {"Floor", unary("Floor", {3, 5, 7})},
       {"Ceil", unary("Ceil", {3, 5, 7})},
