@@ -186,14 +186,16 @@ AmpPlan plan_decisions(const Graph& g, const AmpPolicy& policy, PlanQueries& que
     if (full) np.name = n.name;
     np.op = n.op;
     if (full) np.origin = n.origin;
-    // A Cast's dtypes are its own, and the overflow probe reads every
-    // tensor in the dtype it has (a Cast in front would hide nothing and
-    // cost a copy): neither is planned to a precision.
-    np.is_float_node = n.op != OpType::kCast && n.op != OpType::kTensorStats && touches_float(g, n);
+    // A Cast's dtypes are its own (a BitCast's too: its bits are the
+    // value), and the overflow probe reads every tensor in the dtype it has
+    // (a Cast in front would hide nothing and cost a copy): none is planned
+    // to a precision.
+    const bool cast = n.op == OpType::kCast || n.op == OpType::kBitCast;
+    np.is_float_node = !cast && n.op != OpType::kTensorStats && touches_float(g, n);
     bool want16 = false;
 
     if (!np.is_float_node) {
-      np.intent_reason = n.op == OpType::kCast          ? IntentReason::kExplicitCast
+      np.intent_reason = cast                           ? IntentReason::kExplicitCast
                          : n.op == OpType::kTensorStats ? IntentReason::kProbe
                                                         : IntentReason::kNotFloat;
       np.intended = np.effective = g.value(n.outputs.at(0)).type.dtype;

@@ -1381,7 +1381,9 @@ inline const std::map<std::string, Maker>& cases() {
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("BitCast", "n");
          in(c, rnd(r, dt, {3, 4}));
-         const ampx_dtype to = dt == F32 ? AMPX_DTYPE_U32 : AMPX_DTYPE_I16;
+         const ampx_dtype to = dt == F32                ? AMPX_DTYPE_U32
+                               : dt == AMPX_DTYPE_F64 ? AMPX_DTYPE_I64
+                                                      : AMPX_DTYPE_I16;
          c.nb.output(to, {3, 4}).attr_int("to", to);
        }},
       {"Add_u16_wraps",
