@@ -50,8 +50,10 @@ TEST(IntegerOps, ArithmeticWrapsInTheNarrowAndUnsignedTypes) {
             (I16{-3, -3, -32768}));
   using U32 = std::vector<uint32_t>;
   // u32's divisor of UINT32_MAX is no -1: a true quotient, not a negation.
-  EXPECT_EQ(binary("Div", AMPX_DTYPE_U32, U32{4294967295u, 9}, U32{4294967295u, 2}), (U32{1, 4}));
-  EXPECT_EQ(binary("Mod", AMPX_DTYPE_U32, U32{4294967295u, 9}, U32{4294967295u, 4}), (U32{0, 1}));
+  EXPECT_EQ(binary("Div", AMPX_DTYPE_U32, U32{4294967295u, 9, 5}, U32{4294967295u, 2, 4294967295u}),
+            (U32{1, 4, 0}));
+  EXPECT_EQ(binary("Mod", AMPX_DTYPE_U32, U32{4294967295u, 9, 5}, U32{4294967295u, 4, 4294967295u}),
+            (U32{0, 1, 5}));
   using U64 = std::vector<uint64_t>;
   constexpr uint64_t kTop = uint64_t{1} << 63;
   EXPECT_EQ(binary("Max", AMPX_DTYPE_U64, U64{kTop, 1}, U64{5, 2}), (U64{kTop, 2}));

@@ -147,7 +147,6 @@ void check_case(const Plugin& dev, const Plugin& ref, const std::string& name, b
   }
 }
 
-
 TEST_P(CudaOps, MatchesCpuRefWhereverItRuns) {
   check_case(*cuda_, *ref_, GetParam(), true);
   // Convolutions (Conv2dGradWeight included) once more on the direct

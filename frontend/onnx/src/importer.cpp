@@ -394,8 +394,8 @@ std::vector<double> Importer::const_floats(const onnx::NodeProto& n, int i,
   const Value& v = graph_.value(input(n, i));
   // i64/i32 read as integers first (const_ints: exact, and its message for
   // any other non-integer type); the other integer types through a double.
-  if (!is_float(v.type.dtype) && (!is_integer(v.type.dtype) || v.type.dtype == DType::kI64 ||
-                                  v.type.dtype == DType::kI32)) {
+  if (!is_float(v.type.dtype) &&
+      (!is_integer(v.type.dtype) || v.type.dtype == DType::kI64 || v.type.dtype == DType::kI32)) {
     const auto ints = const_ints(n, i, what);
     return {ints.begin(), ints.end()};
   }
