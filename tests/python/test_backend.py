@@ -123,11 +123,12 @@ def test_supports_device(device_ids):
 
 
 def test_refusals_raise_ampx_errors():
-    x = np.zeros((2, 3), np.int8)
-    # The device has no int8 Add, and the backend has no fallback (as
-    # onnxruntime.backend): a DeviceError naming the node and the device.
+    x = np.zeros((2, 3), np.uint8)
+    # The device answers no for an unsigned Neg, and the backend has no
+    # fallback (as onnxruntime.backend): a DeviceError naming the node and
+    # the device.
     with pytest.raises(ampx.DeviceError, match="cpu_ref:0"):
-        backend.run_node(oh.make_node("Add", ["a", "b"], ["s"]), [x, x], "cpu_ref:0")
+        backend.run_node(oh.make_node("Neg", ["a"], ["s"]), [x], "cpu_ref:0")
     unknown = oh.make_model(oh.make_graph(
         [oh.make_node("NoSuchOp", ["x"], ["y"])], "g",
         [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
