@@ -1,6 +1,7 @@
 #version 450
-// Add, Sub, Mul, Div, Pow, PRelu, Mod (fmod) with NumPy broadcasting. OP:
-// 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 prelu (A = X, B = the slope), 6 fmod.
+// Add, Sub, Mul, Div, Pow, PRelu, Mod with NumPy broadcasting. OP:
+// 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 prelu (A = X, B = the slope), 6 fmod
+// (Mod fmod=1), 7 floored mod (Mod fmod=0, ONNX Mod 28).
 // p: broadcast.glsl's, two inputs.
 #include "common.glsl"
 #include "broadcast.glsl"
@@ -49,6 +50,15 @@ float fmod_(float a, float b) {
   return a < 0.0 ? -x : x;
 }
 
+// ONNX Mod 28's fmod=0 on floats, as the reference kernel: a zero takes the
+// divisor's sign; a remainder of the other sign moves by one divisor (x
+// finite and y infinite: y). NaN, infinite x or zero y stay fmod's NaN.
+float floor_mod_(float a, float b) {
+  float r = fmod_(a, b);
+  if (r == 0.0) return b < 0.0 ? -0.0 : 0.0;
+  return (r < 0.0) != (b < 0.0) ? r + b : r;
+}
+
 void main() {
   uint i = linear_group() * 256u + gl_LocalInvocationID.x;
   if (i >= uint(p[0])) return;
@@ -60,6 +70,7 @@ void main() {
   else if (OP == 3) r = CT(float(va) / float(vb));  // division correctly rounded in f32
   else if (OP == 4) r = CT(pow_(float(va), float(vb)));
   else if (OP == 5) r = CT(float(va) < 0.0 ? float(vb) * float(va) : float(va));
-  else r = CT(fmod_(float(va), float(vb)));
+  else if (OP == 6) r = CT(fmod_(float(va), float(vb)));
+  else r = CT(floor_mod_(float(va), float(vb)));
   y[pc.off[2] + i] = ST(r);
 }

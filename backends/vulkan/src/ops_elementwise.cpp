@@ -110,17 +110,14 @@ OpPlan plan_unary(const NodeView& v, Variant var) {
 
 OpPlan plan_binary(const NodeView& v, Variant var) {
   const std::string_view op = v.op_type();
-  const uint32_t code = op == "Add"     ? 0
-                        : op == "Sub"   ? 1
-                        : op == "Mul"   ? 2
-                        : op == "Div"   ? 3
-                        : op == "Pow"   ? 4
-                        : op == "PRelu" ? 5
-                                        : 6;  // Mod (fmod: the op set's only float form)
-  // The shader's float Mod is C's fmod; the floored form (fmod=0, ONNX
-  // Mod 28) has no kernel.
-  if (code == 6 && v.get_int("fmod", 0) == 0)
-    throw Unsupported("Mod with fmod=0 on floats: no kernel");
+  const uint32_t code = op == "Add"                 ? 0
+                        : op == "Sub"               ? 1
+                        : op == "Mul"               ? 2
+                        : op == "Div"               ? 3
+                        : op == "Pow"               ? 4
+                        : op == "PRelu"             ? 5
+                        : v.get_int("fmod", 0) != 0 ? 6   // Mod: C's fmod
+                                                    : 7;  // Mod: floored (ONNX Mod 28)
   const uint32_t es = elem_bytes(v.input(0).dtype);
   Dispatch d =
       linear_dispatch(sh("binary", var), static_cast<uint64_t>(numel(dims_of(v.output(0)))));
