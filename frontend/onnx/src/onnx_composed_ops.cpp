@@ -58,16 +58,6 @@ ValueId float_input(Importer& im, const N& n, int i) {
   return x;
 }
 
-int64_t rank_of(Importer& im, ValueId v) {
-  return static_cast<int64_t>(im.type(v).shape.size());
-}
-
-int64_t norm_axis(Importer& im, int64_t axis, int64_t rank) {
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) im.fail(fmt::format("axis {} is out of range for rank {}", axis, rank));
-  return a;
-}
-
 ValueId reshape(Importer& im, ValueId v, const Shape& shape) {
   return im.emit1("Reshape", {v}, {{"shape", std::vector<int64_t>(shape.begin(), shape.end())}});
 }

@@ -16,20 +16,21 @@
 #include "tensor_size.hpp"
 
 namespace ampx::onnx_io {
-namespace {
 
-using N = onnx::NodeProto;
-using I = Importer;
-
-int64_t rank_of(I& im, ValueId v) {
+int64_t rank_of(Importer& im, ValueId v) {
   return static_cast<int64_t>(im.type(v).shape.size());
 }
 
-int64_t norm_axis(I& im, int64_t axis, int64_t rank) {
+int64_t norm_axis(Importer& im, int64_t axis, int64_t rank) {
   const int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank) im.fail(fmt::format("axis {} is out of range for rank {}", axis, rank));
   return a;
 }
+
+namespace {
+
+using N = onnx::NodeProto;
+using I = Importer;
 
 // norm_axis() of each of `axes`, refusing an axis listed twice (ONNX
 // requires them distinct; a repeat would silently lose one of its values).

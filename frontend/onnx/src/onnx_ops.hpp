@@ -21,6 +21,11 @@ struct OpConverter {
   int64_t until = 0;  // 0: still defined
 };
 
+// The rank of a value, and an attribute's axis in [0, rank) (negative
+// counts from the end; out of range is the importer's one-line error).
+int64_t rank_of(Importer& im, ValueId v);
+int64_t norm_axis(Importer& im, int64_t axis, int64_t rank);
+
 // LSTM, GRU and RNN (onnx_recurrent.cpp).
 void recurrent(Importer& im, const onnx::NodeProto& n);
 // Ops imported as a few op-set ops (onnx_decomposed_ops.cpp).

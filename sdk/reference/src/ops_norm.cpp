@@ -288,11 +288,20 @@ std::unique_ptr<CpuKernel> make_batchnorm(Ctx& c) {
   return with_activation(typed<BatchNormKernel>(c, x[0], x[1], product(x, 2), eps), c);
 }
 
-std::unique_ptr<CpuKernel> make_layernorm(Ctx& c) {
-  c.arity(2, 3, 1);
+namespace {
+
+// LayerNorm's and RMSNorm's shared checks: X normalised over [axis, rank),
+// scale (and bias) of those dims, Y like X, epsilon >= 0.
+struct RowNorm {
+  int64_t rows;
+  int64_t cols;
+  double eps;
+};
+
+RowNorm row_norm(Ctx& c, const char* op) {
   const auto& x = c.in[0].dims;
   const auto r = static_cast<int64_t>(x.size());
-  if (r == 0) c.fail("input X is a scalar; LayerNorm needs rank >= 1");
+  if (r == 0) c.fail(std::string("input X is a scalar; ") + op + " needs rank >= 1");
   const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", -1), r, "axis"));
   const std::vector<int64_t> norm(x.begin() + static_cast<ptrdiff_t>(axis), x.end());
   c.dims(c.in[1], "scale", norm);
@@ -300,21 +309,21 @@ std::unique_ptr<CpuKernel> make_layernorm(Ctx& c) {
   c.dims(c.out[0], "output", x);
   const double eps = c.v.get_float("epsilon", 1e-5);
   if (!(eps >= 0)) c.fail("attribute 'epsilon' must be >= 0");
-  return typed<LayerNormKernel>(c, product(x, 0, axis), product(norm), eps, c.in.size() == 3);
+  return {product(x, 0, axis), product(norm), eps};
+}
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_layernorm(Ctx& c) {
+  c.arity(2, 3, 1);
+  const RowNorm n = row_norm(c, "LayerNorm");
+  return typed<LayerNormKernel>(c, n.rows, n.cols, n.eps, c.in.size() == 3);
 }
 
 std::unique_ptr<CpuKernel> make_rmsnorm(Ctx& c) {
   c.arity(2, 2, 1);
-  const auto& x = c.in[0].dims;
-  const auto r = static_cast<int64_t>(x.size());
-  if (r == 0) c.fail("input X is a scalar; RMSNorm needs rank >= 1");
-  const auto axis = static_cast<size_t>(c.axis(c.v.get_int("axis", -1), r, "axis"));
-  const std::vector<int64_t> norm(x.begin() + static_cast<ptrdiff_t>(axis), x.end());
-  c.dims(c.in[1], "scale", norm);
-  c.dims(c.out[0], "output", x);
-  const double eps = c.v.get_float("epsilon", 1e-5);
-  if (!(eps >= 0)) c.fail("attribute 'epsilon' must be >= 0");
-  return typed<RmsNormKernel>(c, product(x, 0, axis), product(norm), eps);
+  const RowNorm n = row_norm(c, "RMSNorm");
+  return typed<RmsNormKernel>(c, n.rows, n.cols, n.eps);
 }
 
 namespace {
