@@ -1,4 +1,4 @@
-// ONNX models in: a .onnx file (opsets 7-26 of the default domain) becomes
+// ONNX models in: a .onnx file (opsets 7-28 of the default domain) becomes
 // an ampx Graph with only real compute left. Shapes are static: symbolic
 // input dimensions must be pinned by the caller. Everything computable at
 // import (shape subgraphs, Constant nodes, all-constant nodes) is folded by
