@@ -151,7 +151,12 @@ ResizeAxisTaps resize_axis_taps(const ResizeAxisSpec& s) {
     const auto n = static_cast<int64_t>(c.size());
     if (o == 0) t.taps = n;
     // The n taps nearest x, ties to the smaller index (n is even).
-    const int64_t first = static_cast<int64_t>(fl) + (whole ? -n / 2 : 1 - n / 2);
+    // Past a few pixels beyond either edge every tap clamps to the edge (or
+    // counts as outside) alike, so the index is taken from a bounded floor:
+    // a huge or NaN coordinate (an extreme scale or roi) stays defined.
+    const double bound = static_cast<double>(s.in) + 8.0;
+    const double fl_index = std::isnan(fl) ? 0.0 : std::clamp(fl, -bound, bound);
+    const int64_t first = static_cast<int64_t>(fl_index) + (whole ? -n / 2 : 1 - n / 2);
     if (s.exclude_outside) {
       double sum = 0;
       for (int64_t i = 0; i < n; ++i) {
