@@ -522,11 +522,10 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
     // 8-bit storage. The training ops run as the forward ops do; the
     // optimizer updates are f32 in every case (op_cases), so `native`.
     const std::string op = c.nb.op_type();
-    const bool declined = is_epilogue_case(name) ||
-                          (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
-                          name.rfind("Resize_general_", 0) == 0 ||  // two taps only
-                          (has_bool_tensor(c.nb.desc()) && !storage8) ||
-                          has_unstored_integer(c.nb.desc());
+    const bool declined =
+        is_epilogue_case(name) || (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
+        name.rfind("Resize_general_", 0) == 0 ||  // two taps only
+        (has_bool_tensor(c.nb.desc()) && !storage8) || has_unstored_integer(c.nb.desc());
     const ampx_support want = declined ? AMPX_SUPPORT_UNSUPPORTED
                               : dt == F32 || is_update(op) || no_float_tensor(c.nb.desc())
                                   ? AMPX_SUPPORT_NATIVE
