@@ -525,6 +525,23 @@ def op_seeds():
                "Atanh"]:
         add(op, [node(op, ["x"])])
     add("ReduceMax-bool", [node("ReduceMax", ["c"], keepdims=0)], [("c", BOOL, [2, 3])], opset=20)
+    # Signal ops (onnx_signal.cpp): constants from known sizes, the DFT as a MatMul.
+    for op in ["HannWindow", "HammingWindow", "BlackmanWindow"]:
+        add(op, [node(op, ["n"], ["w"], periodic=0), node("Add", ["v", "w"])], [("v", F, [8])],
+            inits=[i32("n", 8)], opset=17)
+    add("MelWeightMatrix",
+        [node("MelWeightMatrix", ["b", "l", "r", "lo", "hi"], ["m"]), node("Add", ["v", "m"])],
+        [("v", F, [9, 4])],
+        inits=[i32("b", 4), i32("l", 16), i32("r", 8192), f32("lo", 0.0), f32("hi", 4096.0)],
+        opset=17)
+    add("DFT-opset17-rfft", [node("DFT", ["s", "len"], axis=1, onesided=1)], [("s", F, [2, 8, 1])],
+        inits=[i64("len", 6)], opset=17)
+    add("DFT-opset20-inverse", [node("DFT", ["c", "", "ax"], inverse=1)], [("c", F, [3, 5, 2])],
+        inits=[i64("ax", -2)], opset=20)
+    add("DFT-opset20-irfft", [node("DFT", ["c", "", "ax"], inverse=1, onesided=1)],
+        [("c", F, [2, 5, 2])], inits=[i64("ax", 1)], opset=20)
+    add("STFT-window", [node("STFT", ["s", "st", "wn"])], [("s", F, [1, 32, 1])],
+        inits=[i64("st", 4), f32("wn", np.hanning(8))], opset=17)
     return s
 
 

@@ -1201,6 +1201,13 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
          "Cast", "Not", "Equal", "Where"},
         negative_log_likelihood_loss,
         12}},
+      // Signal processing (onnx_signal.cpp): constants, and the DFT as a MatMul.
+      {"HannWindow", {{"Cast"}, hann_window, 17}},
+      {"HammingWindow", {{"Cast"}, hamming_window, 17}},
+      {"BlackmanWindow", {{"Cast"}, blackman_window, 17}},
+      {"MelWeightMatrix", {{"Cast"}, mel_weight_matrix, 17}},
+      {"DFT", {{"Transpose", "Reshape", "MatMul", "Cast"}, dft, 17}},
+      {"STFT", {{"Gather", "Mul", "Transpose", "Reshape", "MatMul", "Cast"}, stft, 17}},
       // Compositions of op-set ops (onnx_composed_ops.cpp).
       {"Trilu", {{"Where", "Cast"}, trilu, 14}},
       {"Xor", {{"And", "Or", "Not"}, xor_op}},

@@ -91,6 +91,14 @@ void cast_like(Importer& im, const onnx::NodeProto& n);
 // GridSample (onnx_spatial.cpp).
 void grid_sample(Importer& im, const onnx::NodeProto& n);
 
+// Windows, MelWeightMatrix, DFT and STFT (onnx_signal.cpp).
+void hann_window(Importer& im, const onnx::NodeProto& n);
+void hamming_window(Importer& im, const onnx::NodeProto& n);
+void blackman_window(Importer& im, const onnx::NodeProto& n);
+void mel_weight_matrix(Importer& im, const onnx::NodeProto& n);
+void dft(Importer& im, const onnx::NodeProto& n);
+void stft(Importer& im, const onnx::NodeProto& n);
+
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);
 
