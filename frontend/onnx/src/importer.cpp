@@ -261,11 +261,26 @@ void for_each_node(const onnx::GraphProto& g, const Fn& fn) {
   }
 }
 
+// An ai.onnx.preview op ampx imports (FlexAttention), in a model that
+// imports that domain's version 1 (the only one ONNX defines).
+bool Importer::preview_supported(const onnx::NodeProto& n) const {
+  const OpConverter* c = find_preview_converter(n.domain(), n.op_type());
+  if (!c) return false;
+  const auto& imports = model_.opset_import();
+  if (std::none_of(imports.begin(), imports.end(), [&](const onnx::OperatorSetIdProto& o) {
+        return o.domain() == n.domain() && o.version() == 1;
+      }))
+    return false;
+  return std::all_of(c->ir_ops.begin(), c->ir_ops.end(),
+                     [](std::string_view op) { return parse_op(op).has_value(); });
+}
+
 void Importer::check_supported() const {
   std::map<std::string, int> missing;
   for_each_node(model_.graph(), [&](const onnx::NodeProto& n) {
     const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
     if (default_domain && is_supported(n.op_type(), opset_)) return;
+    if (preview_supported(n)) return;
     std::string what = default_domain ? n.op_type() : n.domain() + "." + n.op_type();
     // An op ampx imports, but not one this opset defines (ONNX Runtime
     // refuses it too): say which opsets do.
@@ -649,7 +664,9 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
 // (an allocation, a library precondition) still becomes one line naming the
 // node.
 void Importer::convert_node(const onnx::NodeProto& n) {
-  const OpConverter* conv = find_converter(n.op_type());  // check_supported() ran first
+  // check_supported() ran first
+  const OpConverter* conv = find_preview_converter(n.domain(), n.op_type());
+  if (!conv) conv = find_converter(n.op_type());
   try {
     conv->convert(*this, n);
   } catch (const OnnxError&) {

@@ -122,6 +122,7 @@ class Importer {
   void read_initializers();
   void read_inputs();
   void check_supported() const;
+  bool preview_supported(const onnx::NodeProto& n) const;
   void convert_nodes();
   void convert_graph_nodes(const onnx::GraphProto& g);
   void bind_outputs();

@@ -5,9 +5,25 @@
 // the cache's length aligns the causal and window frontiers; a
 // nonpad_kv_seqlen without a mask gets an all-true mask so that the op's
 // optional inputs stay positional.
+//
+// ai.onnx.preview's FlexAttention: without score_mod/prob_mod it is the
+// fused Attention op (scale only); with them it is composed as ONNX's
+// reference computes it, the modifiers inlined between the products:
+//   S = (Q·√s)(K·√s)ᵀ in the inputs' dtype, cast to the softmax dtype
+//   (f32; f64 for double inputs; softmax_precision when given),
+//   S = score_mod(S), P = Softmax(S), P = prob_mod(P),
+//   Y = Cast(P · Cast(V)) to V's dtype.
+// Grouped-query heads need no copies: Q's Hq heads regroup as
+// [B, Hkv, g·L, E] against K's [B, Hkv, S, E] (query head h reads KV head
+// h/g), and the scores and probabilities reshape between that and the
+// [B, Hq, L, S] the modifiers see.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstring>
+
 #include "onnx_ops.hpp"
+#include "tensor_proto.hpp"
 
 namespace ampx::onnx_io {
 namespace {
@@ -21,6 +37,42 @@ ValueId to_heads(Importer& im, ValueId x, int64_t heads, const char* what) {
   const ValueId r =
       im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{s[0], s[1], heads, s[2] / heads}}});
   return im.emit1("Transpose", {r}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+}
+
+// A rank-0 constant `value` in `dt` (an f64 constant cast, folded at import).
+ValueId scalar_of(Importer& im, DType dt, double value) {
+  std::vector<std::byte> bytes(8);
+  std::memcpy(bytes.data(), &value, 8);
+  const ValueId c = im.constant({DType::kF64, {}}, std::move(bytes));
+  if (dt == DType::kF64) return c;
+  return im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}});
+}
+
+const onnx::GraphProto* modifier(Importer& im, const onnx::NodeProto& n, const char* name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) {
+      if (a.type() != onnx::AttributeProto::GRAPH || !a.has_g())
+        im.fail(fmt::format("attribute '{}' is not a graph", name));
+      if (a.g().input_size() != 1 || a.g().output_size() != 1)
+        im.fail(fmt::format("attribute '{}' must have one input and one output, it has {} and {}",
+                            name, a.g().input_size(), a.g().output_size()));
+      return &a.g();
+    }
+  return nullptr;
+}
+
+// The modifier applied to x ([B, Hq, L, S]): same shape and dtype out.
+ValueId apply_modifier(Importer& im, const onnx::GraphProto& g, const char* name, ValueId x) {
+  const ValueId y = im.inline_subgraph(g, name, std::span<const ValueId>(&x, 1)).at(0);
+  if (im.type(y).dtype != im.type(x).dtype || im.type(y).shape != im.type(x).shape)
+    im.fail(fmt::format("{} must return its input's type {}{}, it returns {}{}", name,
+                        dtype_name(im.type(x).dtype), shape_str(im.type(x).shape),
+                        dtype_name(im.type(y).dtype), shape_str(im.type(y).shape)));
+  return y;
+}
+
+ValueId reshaped(Importer& im, ValueId x, std::vector<int64_t> shape) {
+  return im.emit1("Reshape", {x}, {{"shape", std::move(shape)}});
 }
 
 }  // namespace
@@ -105,6 +157,69 @@ void attention(Importer& im, const onnx::NodeProto& n) {
   if (n.output_size() > 1 && im.output_used(n, 1)) im.bind(n, 1, k);
   if (n.output_size() > 2 && im.output_used(n, 2)) im.bind(n, 2, v);
   if (want_qk) im.bind(n, 3, outs[1]);
+}
+
+void flex_attention(Importer& im, const onnx::NodeProto& n) {
+  const ValueId q = im.input(n, 0), k = im.input(n, 1), v = im.input(n, 2);
+  const DType dt = im.type(q).dtype;
+  if (!is_float(dt)) im.fail(fmt::format("Q is {}, expected a float tensor", dtype_name(dt)));
+  if (im.type(k).dtype != dt || im.type(v).dtype != dt)
+    im.fail("Q, K and V must have the same element type");
+  const Shape qs = im.type(q).shape, ks = im.type(k).shape, vs = im.type(v).shape;
+  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4)
+    im.fail(fmt::format("Q, K and V must be 4-D, got ranks {}, {} and {}", qs.size(), ks.size(),
+                        vs.size()));
+  const int64_t b = qs[0], hq = qs[1], l = qs[2], e = qs[3];
+  const int64_t hkv = ks[1], s = ks[2], ev = vs[3];
+  if (ks[0] != b || vs[0] != b) im.fail("Q, K and V must have the same batch size");
+  if (vs[1] != hkv || vs[2] != s) im.fail("K and V must have the same heads and sequence length");
+  if (ks[3] != e) im.fail(fmt::format("Q's head size is {}, K's {}", e, ks[3]));
+  if (hkv <= 0 || hq % hkv != 0)
+    im.fail(fmt::format("Q's {} heads are not a multiple of K's {}", hq, hkv));
+  const double scale = im.attr_float(n, "scale").value_or(1.0 / std::sqrt(double(e)));
+  // ONNX's reference multiplies Q and K by √scale each.
+  if (!std::isfinite(scale) || scale < 0)
+    im.fail(fmt::format("scale is {}, expected a finite value >= 0", scale));
+  const onnx::GraphProto* score_mod = modifier(im, n, "score_mod");
+  const onnx::GraphProto* prob_mod = modifier(im, n, "prob_mod");
+  // The softmax's dtype, which the modifiers see: ONNX's default is f32
+  // (f64 for double inputs).
+  DType sdt = dt == DType::kF64 ? DType::kF64 : DType::kF32;
+  const auto precision = im.attr_int(n, "softmax_precision");
+  if (precision) {
+    const auto p = dtype_from_onnx(int32_t(*precision));
+    if (!p || !is_float(*p))
+      im.fail(
+          fmt::format("softmax_precision {} is not a float type (float, float16, bfloat16 "
+                      "or double)",
+                      *precision));
+    sdt = *p;
+  }
+  if (!score_mod && !prob_mod && (sdt == DType::kF32 || sdt == DType::kF64)) {
+    // Attention computes in f32 (f64 with softmax_f64), which is the
+    // softmax dtype asked for.
+    AttrMap attrs{{"scale", scale}};
+    if (sdt == DType::kF64) attrs["softmax_f64"] = int64_t{1};
+    im.bind(n, 0, im.emit1("Attention", {q, k, v}, std::move(attrs)));
+    return;
+  }
+  // ONNX's reference scales Q and K by √scale, taken in f32 and rounded to
+  // the inputs' dtype.
+  const ValueId root = scalar_of(im, dt, double(std::sqrt(static_cast<float>(scale))));
+  const int64_t g = hq / hkv;
+  const ValueId qg = reshaped(im, im.emit1("Mul", {q, root}), {b, hkv, g * l, e});
+  const ValueId kt = im.emit1("Transpose", {im.emit1("Mul", {k, root})},
+                              {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  ValueId scores = reshaped(im, im.emit1("MatMul", {qg, kt}), {b, hq, l, s});
+  if (sdt != dt) scores = im.emit1("Cast", {scores}, {{"to", int64_t(to_c(sdt))}});
+  if (score_mod) scores = apply_modifier(im, *score_mod, "score_mod", scores);
+  ValueId probs = im.emit1("Softmax", {scores}, {{"axis", int64_t{-1}}});
+  if (prob_mod) probs = apply_modifier(im, *prob_mod, "prob_mod", probs);
+  const ValueId vc = sdt != dt ? im.emit1("Cast", {v}, {{"to", int64_t(to_c(sdt))}}) : v;
+  ValueId y = im.emit1("MatMul", {reshaped(im, probs, {b, hkv, g * l, s}), vc});
+  y = reshaped(im, y, {b, hq, l, ev});
+  if (sdt != dt) y = im.emit1("Cast", {y}, {{"to", int64_t(to_c(dt))}});
+  im.bind(n, 0, y);
 }
 
 void rotary_embedding(Importer& im, const onnx::NodeProto& n) {

@@ -1248,6 +1248,12 @@ const OpConverter* find_converter(std::string_view op_type) {
   return it == t.end() ? nullptr : &it->second;
 }
 
+const OpConverter* find_preview_converter(std::string_view domain, std::string_view op_type) {
+  static const OpConverter flex{
+      {"Attention", "Mul", "Transpose", "Reshape", "MatMul", "Cast", "Softmax"}, flex_attention};
+  return domain == "ai.onnx.preview" && op_type == "FlexAttention" ? &flex : nullptr;
+}
+
 namespace {
 bool defined_at(const OpConverter& c, int64_t opset) {
   return opset >= c.since && (c.until == 0 || opset < c.until);

@@ -61,6 +61,9 @@ void scan_op(Importer& im, const onnx::NodeProto& n);
 // Attention and RotaryEmbedding as the op set's fused ops (onnx_attention.cpp).
 void attention(Importer& im, const onnx::NodeProto& n);
 void rotary_embedding(Importer& im, const onnx::NodeProto& n);
+// ai.onnx.preview's FlexAttention: Attention, or composed around its
+// score_mod/prob_mod subgraphs (onnx_attention.cpp).
+void flex_attention(Importer& im, const onnx::NodeProto& n);
 // If with a condition that folds (onnx_control_flow.cpp).
 void if_op(Importer& im, const onnx::NodeProto& n);
 // Ops imported exactly as compositions of op-set ops (onnx_composed_ops.cpp).
@@ -101,6 +104,10 @@ void stft(Importer& im, const onnx::NodeProto& n);
 
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);
+
+// The converter of an op of ai.onnx.preview (FlexAttention, the domain's
+// version 1); nullptr for any other domain or op type.
+const OpConverter* find_preview_converter(std::string_view domain, std::string_view op_type);
 
 // True when the converter exists, every IR op it needs is known and the
 // op is defined at `opset`.
