@@ -627,6 +627,30 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
       im.fresh_ = std::move(fresh);
     }
   };
+  // The subgraph's own names shadow the outer graph's only inside it: an
+  // outer value of a name the subgraph defines too ("scores", "x") is the
+  // outer one again after it (nodes after the If or FlexAttention read it).
+  // Restored on failure too (an If goes on without a branch that fails).
+  struct Unshadow {
+    std::unordered_map<std::string, ValueId>& values;
+    std::vector<std::pair<std::string, ValueId>> saved;
+    ~Unshadow() {
+      // In reverse: a name defined twice gets its first (outer) value back.
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+        if (it->second == kNone)
+          values.erase(it->first);
+        else
+          values[it->first] = it->second;
+      }
+    }
+  } unshadow{values_, {}};
+  const auto shadow = [&](const std::string& name) {
+    if (!name.empty()) unshadow.saved.emplace_back(name, value_named(name));
+  };
+  for (const auto& in : g.input()) shadow(in.name());
+  for (const auto& t : g.initializer()) shadow(t.name());
+  for (const auto& node : g.node())
+    for (const auto& out : node.output()) shadow(out);
   std::vector<ValueId> outs;
   {
     const Restore restore{*this};
@@ -645,8 +669,10 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
         continue;
       }
       TensorData d = read_tensor(t, base_dir_, where_tensor(t.name()), max_tensor_bytes_);
+      // Suffixed: two subgraphs (two FlexAttention nodes' modifiers) may
+      // name their initializers alike.
       values_[t.name()] = subgraph_constants_[key] =
-          graph_.add_constant(t.name(), d.type, std::move(d.bytes));
+          graph_.add_constant(t.name() + value_suffix_, d.type, std::move(d.bytes));
     }
     convert_graph_nodes(g);
   }

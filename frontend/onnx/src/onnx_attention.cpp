@@ -61,9 +61,14 @@ const onnx::GraphProto* modifier(Importer& im, const onnx::NodeProto& n, const c
   return nullptr;
 }
 
-// The modifier applied to x ([B, Hq, L, S]): same shape and dtype out.
-ValueId apply_modifier(Importer& im, const onnx::GraphProto& g, const char* name, ValueId x) {
-  const ValueId y = im.inline_subgraph(g, name, std::span<const ValueId>(&x, 1)).at(0);
+// The modifier applied to x ([B, Hq, L, S]): same shape and dtype out. Its
+// values' names take the node's output name and its own as a suffix: both
+// modifiers, and those of other FlexAttention nodes, may name theirs alike.
+ValueId apply_modifier(Importer& im, const onnx::NodeProto& n, const onnx::GraphProto& g,
+                       const char* name, ValueId x) {
+  const ValueId y = im.inline_subgraph(g, name, std::span<const ValueId>(&x, 1),
+                                       fmt::format("@{}.{}", n.output(0), name))
+                        .at(0);
   if (im.type(y).dtype != im.type(x).dtype || im.type(y).shape != im.type(x).shape)
     im.fail(fmt::format("{} must return its input's type {}{}, it returns {}{}", name,
                         dtype_name(im.type(x).dtype), shape_str(im.type(x).shape),
@@ -195,9 +200,9 @@ void flex_attention(Importer& im, const onnx::NodeProto& n) {
                       *precision));
     sdt = *p;
   }
-  if (!score_mod && !prob_mod && (sdt == DType::kF32 || sdt == DType::kF64)) {
+  if (!score_mod && !prob_mod && scale > 0 && (sdt == DType::kF32 || sdt == DType::kF64)) {
     // Attention computes in f32 (f64 with softmax_f64), which is the
-    // softmax dtype asked for.
+    // softmax dtype asked for; its scale must be positive.
     AttrMap attrs{{"scale", scale}};
     if (sdt == DType::kF64) attrs["softmax_f64"] = int64_t{1};
     im.bind(n, 0, im.emit1("Attention", {q, k, v}, std::move(attrs)));
@@ -212,9 +217,9 @@ void flex_attention(Importer& im, const onnx::NodeProto& n) {
                               {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
   ValueId scores = reshaped(im, im.emit1("MatMul", {qg, kt}), {b, hq, l, s});
   if (sdt != dt) scores = im.emit1("Cast", {scores}, {{"to", int64_t(to_c(sdt))}});
-  if (score_mod) scores = apply_modifier(im, *score_mod, "score_mod", scores);
+  if (score_mod) scores = apply_modifier(im, n, *score_mod, "score_mod", scores);
   ValueId probs = im.emit1("Softmax", {scores}, {{"axis", int64_t{-1}}});
-  if (prob_mod) probs = apply_modifier(im, *prob_mod, "prob_mod", probs);
+  if (prob_mod) probs = apply_modifier(im, n, *prob_mod, "prob_mod", probs);
   const ValueId vc = sdt != dt ? im.emit1("Cast", {v}, {{"to", int64_t(to_c(sdt))}}) : v;
   ValueId y = im.emit1("MatMul", {reshaped(im, probs, {b, hkv, g * l, s}), vc});
   y = reshaped(im, y, {b, hq, l, ev});
