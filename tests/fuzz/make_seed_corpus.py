@@ -59,12 +59,14 @@ def node(op, inputs, outputs=("y",), **attrs):
     return helper.make_node(op, list(inputs), list(outputs), **attrs)
 
 
-def build(name, nodes, inputs, inits=(), outputs=("y",), opset=17):
-    """A checked model whose output types come from ONNX shape inference."""
+def build(name, nodes, inputs, inits=(), outputs=("y",), opset=17, domains=()):
+    """A checked model whose output types come from ONNX shape inference;
+    `domains`: (domain, version) pairs it imports besides the default one."""
     graph = helper.make_graph(
         nodes, name, [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
         [helper.make_empty_tensor_value_info(o) for o in outputs], list(inits))
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)] +
+                          [helper.make_opsetid(d, v) for d, v in domains],
                           producer_name="ampx-fuzz-seeds")
     m.ir_version = 8 if opset <= 18 else 9 if opset <= 21 else 10 if opset == 22 else 11
     m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
@@ -82,8 +84,8 @@ def op_seeds():
     takes another path in onnx_ops.cpp."""
     s = []
 
-    def add(name, nodes, inputs=X, inits=(), outputs=("y",), opset=17):
-        s.append((name, build(name, nodes, inputs, inits, outputs, opset)))
+    def add(name, nodes, inputs=X, inits=(), outputs=("y",), opset=17, domains=()):
+        s.append((name, build(name, nodes, inputs, inits, outputs, opset, domains)))
 
     # element-wise
     for op in ["Erf", "Exp", "Log", "Neg", "Reciprocal", "Relu", "Sigmoid", "Sqrt", "Tanh",
@@ -289,6 +291,26 @@ def op_seeds():
     add("Attention-nonpad_kv_seqlen-opset24",
         [node("Attention", ["q", "k", "v", "", "", "", "nl"], is_causal=1)], qkv4,
         [i64("nl", [4])], opset=24)
+    # ai.onnx.preview's FlexAttention: the fused Attention (grouped heads),
+    # and composed around a causal score_mod (indices from Shape/Range) and
+    # a prob_mod, both subgraphs inlined.
+    preview = [("ai.onnx.preview", 1)]
+    gqa = [("q", F, [1, 4, 3, 4]), ("k", F, [1, 2, 5, 4]), ("v", F, [1, 2, 5, 6])]
+    add("FlexAttention-gqa-scale", [node("FlexAttention", ["q", "k", "v"], domain="ai.onnx.preview",
+                                         scale=0.25)], gqa, opset=26, domains=preview)
+    sx = [helper.make_tensor_value_info("x", F, None)]
+    sy = [helper.make_tensor_value_info("y", F, None)]
+    causal = helper.make_graph(
+        [node("Shape", ["x"], ["sh"]), node("Gather", ["sh", "two"], ["L"], axis=0),
+         node("Gather", ["sh", "three"], ["S"], axis=0), node("Range", ["zero", "L", "one"], ["qi"]),
+         node("Reshape", ["qi", "qs"], ["qc"]), node("Range", ["zero", "S", "one"], ["ki"]),
+         node("GreaterOrEqual", ["qc", "ki"], ["m"]), node("Where", ["m", "x", "ninf"], ["y"])],
+        "causal", sx, sy, [i64("zero", 0), i64("one", 1), i64("two", 2), i64("three", 3),
+                           i64("qs", [-1, 1]), f32("ninf", -np.inf)])
+    square = helper.make_graph([node("Mul", ["x", "x"])], "square", sx, sy)
+    add("FlexAttention-score_mod-prob_mod",
+        [node("FlexAttention", ["q", "k", "v"], domain="ai.onnx.preview", score_mod=causal,
+              prob_mod=square)], gqa, opset=26, domains=preview)
     add("RotaryEmbedding-position_ids-interleaved",
         [node("RotaryEmbedding", ["x", "cs", "sn", "pos"], interleaved=1)],
         inits=[w("cs", 6, 2), w("sn", 6, 2), i64("pos", [[5, 0, 2, 1]])], opset=23)
