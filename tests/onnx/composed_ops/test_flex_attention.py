@@ -226,3 +226,38 @@ def test_modifier_names_do_not_shadow_the_graph():
         got = ampx.backend.prepare(m, device).run([f["Q"], f["K"], f["V"], x])
         np.testing.assert_allclose(got[0], want[0], rtol=2e-5, atol=2e-6)
         np.testing.assert_array_equal(got[1], 2 * x)
+
+
+def test_identity_modifiers():
+    # A modifier with no nodes hands its input back.
+    shapes = SHAPES["gqa"]
+    ident = helper.make_graph([], "id", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)])
+    check(model(shapes, score_mod=ident, prob_mod=ident), feed(shapes, np.float32))
+
+
+def test_modifier_reads_an_outer_value():
+    # A bias the graph computes, read by score_mod from the outer scope.
+    shapes = SHAPES["mha"]
+    t = TensorProto.FLOAT
+    ins = [helper.make_tensor_value_info(k, t, s) for k, s in zip("QKV", shapes)]
+    ins.append(helper.make_tensor_value_info("bias", t, [7]))
+    add = mod_graph("outer", [helper.make_node("Add", ["x", "bias2"], ["y"])])
+    nodes = [helper.make_node("Mul", ["bias", "bias"], ["bias2"]),
+             helper.make_node("FlexAttention", ["Q", "K", "V"], ["Y"], domain=PREVIEW,
+                              score_mod=add)]
+    m = helper.make_model(
+        helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info("Y", t, None)]),
+        opset_imports=[helper.make_opsetid("", 26), helper.make_opsetid(PREVIEW, 1)])
+    m.ir_version = 11
+    f = feed(shapes, np.float32)
+    bias = np.linspace(-1.5, 1.5, 7).astype(np.float32)
+    # ONNX's reference gives a modifier no outer scope; ONNX's subgraphs
+    # have one (an If's branches read outer values): numpy in float64.
+    q, k, v = (f[n].astype(np.float64) for n in "QKV")
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]) + bias.astype(np.float64) ** 2
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v
+    for device in DEVICES:
+        got = ampx.backend.prepare(m, device).run([f["Q"], f["K"], f["V"], bias])[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=device)
