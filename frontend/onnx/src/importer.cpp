@@ -177,9 +177,10 @@ void Importer::read_opset() {
       if (!first && is_default_domain(n.domain())) first = &n;
     });
     if (first)
-      fail(fmt::format(
-          "no opset of the default ONNX domain is imported, but node '{}' ({}) is of that domain",
-          first->name(), first->op_type()));
+      fail(fmt::format("no opset of the default ONNX domain is imported, but {} is of that domain",
+                       first->name().empty()
+                           ? fmt::format("a {} node", first->op_type())
+                           : fmt::format("node '{}' ({})", first->name(), first->op_type())));
     return;
   }
   if (opset_ < kMinImportOpset || opset_ > kMaxImportOpset)
