@@ -21,6 +21,12 @@ const std::map<std::string_view, std::map<std::string_view, OpConverter>>& table
        {
            {"Binarizer", {{"Greater", "Cast"}, binarizer}},
            {"ArrayFeatureExtractor", {{"Gather", "Reshape"}, array_feature_extractor}},
+           {"TreeEnsemble",
+            {{"Gather", "GatherElements", "LessOrEqual", "Less", "GreaterOrEqual", "Greater",
+              "Equal", "Not", "Or", "And", "Where", "Reshape", "Cast", "ReduceMax", "ReduceMin",
+              "ReduceSum", "Sub", "Softmax", "Sigmoid"},
+             tree_ensemble,
+             5}},
        }},
       {kTraining,
        {

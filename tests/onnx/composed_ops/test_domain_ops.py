@@ -251,3 +251,97 @@ def test_optimizer_refusals():
     refused(model("Momentum", feed, n_out=2, opsets=((TRAINING, 1),), domain=TRAINING,
                   alpha=0.9, beta=0.1, mode="heavy", norm_coefficient=0.0),
             "mode 'heavy' is not 'standard' or 'nesterov'")
+
+
+# --- TreeEnsemble (ai.onnx.ml 5) --------------------------------------------------------
+
+def random_ensemble(rng, trees, features, n_targets, modes, missing):
+    """Random trees, nodes numbered in preorder (the order ONNX's reference
+    reads membership_values in, which is the order in nodes_modes here)."""
+    a = {k: [] for k in ("feat", "mode", "split", "t", "f", "tl", "fl", "miss")}
+    leaf_t, leaf_w, members, roots = [], [], [], []
+
+    def leaf():
+        leaf_t.append(int(rng.integers(n_targets)))
+        leaf_w.append(float(rng.integers(-20, 20)) / 4)
+        return len(leaf_t) - 1
+
+    def node(depth):
+        i = len(a["feat"])
+        mode = int(rng.choice(modes))
+        a["feat"].append(int(rng.integers(features)))
+        a["mode"].append(mode)
+        a["split"].append(float(rng.integers(-4, 5)) / 2)
+        a["miss"].append(int(rng.integers(2)) if missing else 0)
+        if mode == 6:  # a set without 0.0 (the reference stops a set at a falsy member)
+            members.extend([float(v) / 2 for v in rng.choice([-3, -1, 1, 2, 5], 2)] + [np.nan])
+        for side in ("t", "f"):
+            a[side].append(None)
+            a[side + "l"].append(None)
+        for side in ("t", "f"):
+            if depth >= 3 or rng.random() < 0.3:
+                a[side][i], a[side + "l"][i] = leaf(), 1
+            else:
+                a[side][i], a[side + "l"][i] = node(depth + 1), 0
+        return i
+
+    for _ in range(trees):
+        roots.append(node(0))
+    attrs = dict(
+        nodes_featureids=a["feat"], nodes_truenodeids=a["t"], nodes_falsenodeids=a["f"],
+        nodes_trueleafs=a["tl"], nodes_falseleafs=a["fl"], leaf_targetids=leaf_t,
+        tree_roots=roots, n_targets=n_targets,
+        nodes_modes=helper.make_tensor("m", TensorProto.UINT8, [len(a["mode"])], a["mode"]),
+        nodes_splits=helper.make_tensor("s", TensorProto.FLOAT, [len(a["split"])], a["split"]),
+        leaf_weights=helper.make_tensor("w", TensorProto.FLOAT, [len(leaf_w)], leaf_w))
+    if missing:
+        attrs["nodes_missing_value_tracks_true"] = a["miss"]
+    if members:
+        attrs["membership_values"] = helper.make_tensor("mv", TensorProto.FLOAT, [len(members)],
+                                                        members)
+    return attrs
+
+
+@pytest.mark.parametrize("aggregate", [0, 1, 2, 3])
+@pytest.mark.parametrize("modes,missing", [([0], False), ([0, 1, 2, 3, 4, 5, 6], True),
+                                           ([1, 6], False)])
+def test_tree_ensemble_random_forests(aggregate, modes, missing):
+    rng = np.random.default_rng(aggregate * 10 + len(modes))
+    attrs = random_ensemble(rng, trees=5, features=3, n_targets=3, modes=modes, missing=missing)
+    x = (rng.integers(-5, 6, (40, 3)) / 2).astype(np.float32)  # hits the splits exactly
+    x[::7, 1] = np.nan
+    check(model("TreeEnsemble", {"x": x}, opsets=((ML, 5),), domain=ML,
+                aggregate_function=aggregate, **attrs), {"x": x})
+
+
+def test_tree_ensemble_post_transform_as_onnx_runtime():
+    # ONNX's reference ignores post_transform; ONNX Runtime applies it
+    rng = np.random.default_rng(7)
+    attrs = random_ensemble(rng, trees=3, features=2, n_targets=2, modes=[0], missing=False)
+    x = rng.standard_normal((8, 2)).astype(np.float32)
+    (raw,) = ReferenceEvaluator(model("TreeEnsemble", {"x": x}, opsets=((ML, 5),), domain=ML,
+                                      **attrs)).run(None, {"x": x})
+    check(model("TreeEnsemble", {"x": x}, opsets=((ML, 5),), domain=ML, post_transform=2,
+                **attrs), {"x": x}, want=[1 / (1 + np.exp(-raw))])
+    e = np.exp(raw - raw.max(axis=1, keepdims=True))
+    check(model("TreeEnsemble", {"x": x}, opsets=((ML, 5),), domain=ML, post_transform=1,
+                **attrs), {"x": x}, want=[e / e.sum(axis=1, keepdims=True)])
+
+
+def test_tree_ensemble_refusals():
+    x = np.zeros((2, 2), np.float32)
+    base = random_ensemble(np.random.default_rng(1), trees=1, features=2, n_targets=1,
+                           modes=[0], missing=False)
+
+    def ensemble(**change):
+        return model("TreeEnsemble", {"x": x}, opsets=((ML, 5),), domain=ML, **{**base, **change})
+
+    refused(ensemble(post_transform=4), "post_transform 4 is not supported")
+    refused(ensemble(nodes_featureids=[5] * len(base["nodes_featureids"])),
+            "node 0 reads feature 5, X has 2")
+    cyc = list(base["nodes_truenodeids"])
+    tl = list(base["nodes_trueleafs"])
+    cyc[0], tl[0] = 0, 0  # the root's true branch back to itself
+    refused(ensemble(nodes_truenodeids=cyc, nodes_trueleafs=tl), "the trees have a cycle")
+    refused(ensemble(tree_roots=[len(base["nodes_featureids"])]), "tree root .* is not a node")
+    refused(ensemble(leaf_targetids=[3] * len(base["leaf_targetids"])), "leaf 0 has target 3")
