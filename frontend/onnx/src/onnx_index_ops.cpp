@@ -159,6 +159,7 @@ void one_hot(Importer& im, const onnx::NodeProto& n) {
   index_shape.insert(index_shape.begin() + axis, 1);
   iota_shape[static_cast<size_t>(axis)] = depth;
   im.check_size({vt.dtype, out}, "the output");
+  im.check_size({DType::kI64, iota_shape}, "the iota of depth");
 
   ValueId idx = it.dtype == DType::kI64
                     ? indices

@@ -66,11 +66,11 @@ std::vector<int64_t> ints_attr(Importer& im, const N& n, const char* name) {
   return *v;
 }
 
-// The levels a walk from `root` takes to a leaf (the longest path), each
-// node visited once (a shared subtree is not walked twice); a cycle is an
-// error.
-int64_t tree_depth(Importer& im, const Tables& t, int64_t root) {
-  std::vector<int64_t> depth(static_cast<size_t>(t.nodes), -1);  // -2: on the path
+// The levels a walk from `root` takes to a leaf (the longest path); each
+// node's depth is computed once, in `depth` (-1: not yet, -2: on the
+// current path), shared by every root (a shared subtree is not walked
+// twice); a cycle is an error.
+int64_t tree_depth(Importer& im, const Tables& t, int64_t root, std::vector<int64_t>& depth) {
   std::vector<std::pair<int64_t, bool>> stack{{root, false}};
   while (!stack.empty()) {
     auto [id, expanded] = stack.back();
@@ -87,7 +87,6 @@ int64_t tree_depth(Importer& im, const Tables& t, int64_t root) {
       continue;
     }
     if (depth[k] >= 0) continue;
-    if (depth[k] == -2) im.fail(fmt::format("the trees have a cycle through node {}", id));
     depth[k] = -2;
     stack.push_back({id, true});
     for (int64_t c : {t.next_true[k], t.next_false[k]})
@@ -177,10 +176,11 @@ Tables read_tables(Importer& im, const N& n, int64_t features, const std::vector
       im.fail(fmt::format("leaf {} has target {}, n_targets is {}", j,
                           targets[static_cast<size_t>(j)], n_targets));
   }
+  std::vector<int64_t> depth(static_cast<size_t>(t.nodes), -1);
   for (int64_t r : roots) {
     if (r < 0 || r >= t.nodes)
       im.fail(fmt::format("tree root {} is not a node (there are {})", r, t.nodes));
-    t.depth = std::max(t.depth, tree_depth(im, t, r));
+    t.depth = std::max(t.depth, tree_depth(im, t, r, depth));
   }
   return t;
 }
@@ -297,6 +297,7 @@ void tree_ensemble(Importer& im, const N& n) {
     tab[6] = f64_constant(im, sets, {ids, static_cast<int64_t>(width)}, xt.dtype);
   }
 
+  im.check_size({DType::kI64, {batch, trees}}, "the walks' positions");
   std::vector<int64_t> start(static_cast<size_t>(batch * trees));
   for (size_t k = 0; k < start.size(); ++k) start[k] = roots[k % roots.size()];
   ValueId at = im.constant_i64(start, {batch, trees});
