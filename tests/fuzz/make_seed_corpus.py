@@ -551,6 +551,17 @@ def op_seeds():
               membership_values=f32("mv", [1.0, 3.0, np.nan]),
               leaf_targetids=[0, 1, 1, 0], leaf_weights=f32("w", [1.0, -2.0, 0.5, 4.0]))],
         [("f", F, [4, 2])], domains=ml)
+    add("ml-TreeEnsembleRegressor",
+        [node("TreeEnsembleRegressor", ["f"], domain="ai.onnx.ml", n_targets=1,
+              aggregate_function="AVERAGE", base_values=[0.5], nodes_treeids=[0, 0, 0, 1, 1, 1],
+              nodes_nodeids=[0, 1, 2, 0, 1, 2], nodes_featureids=[1, 0, 0, 0, 0, 0],
+              nodes_modes=["BRANCH_NEQ", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "LEAF"],
+              nodes_values=[0.0, 0, 0, 0.25, 0, 0], nodes_truenodeids=[1, 0, 0, 1, 0, 0],
+              nodes_falsenodeids=[2, 0, 0, 2, 0, 0],
+              nodes_missing_value_tracks_true=[1, 0, 0, 0, 0, 0],
+              target_treeids=[0, 0, 1, 1], target_nodeids=[1, 2, 1, 2], target_ids=[0, 0, 0, 0],
+              target_weights=[1.0, -1.0, 2.0, 0.5])],
+        [("f", F, [4, 2])], domains=[("ai.onnx.ml", 3)])
     training = [("ai.onnx.preview.training", 1)]
     opt = [("r", F, []), ("t", I64, [])] + [(k, F, [3]) for k in ("x", "g", "v", "h")]
     add("training-Adam",

@@ -92,8 +92,10 @@ void compress(Importer& im, const onnx::NodeProto& n);
 // ai.onnx.ml (onnx_ml_ops.cpp).
 void binarizer(Importer& im, const onnx::NodeProto& n);
 void array_feature_extractor(Importer& im, const onnx::NodeProto& n);
-// TreeEnsemble (ml 5) as a level-by-level walk (onnx_tree_ensemble.cpp).
+// TreeEnsemble (ml 5) and TreeEnsembleRegressor (ml 1-4) as a level-by-level walk
+// (onnx_tree_ensemble.cpp).
 void tree_ensemble(Importer& im, const onnx::NodeProto& n);
+void tree_ensemble_regressor(Importer& im, const onnx::NodeProto& n);
 // ai.onnx.preview.training's optimizers, element-wise (onnx_training_ops.cpp).
 void adagrad(Importer& im, const onnx::NodeProto& n);
 void adam(Importer& im, const onnx::NodeProto& n);

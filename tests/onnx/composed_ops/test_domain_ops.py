@@ -345,3 +345,78 @@ def test_tree_ensemble_refusals():
     refused(ensemble(nodes_truenodeids=cyc, nodes_trueleafs=tl), "the trees have a cycle")
     refused(ensemble(tree_roots=[len(base["nodes_featureids"])]), "tree root .* is not a node")
     refused(ensemble(leaf_targetids=[3] * len(base["leaf_targetids"])), "leaf 0 has target 3")
+
+
+# --- TreeEnsembleRegressor (ai.onnx.ml 1 to 4) ---------------------------------------------
+
+REG_MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
+
+
+def random_regressor(rng, trees, features, n_targets, modes, missing):
+    """scikit-learn's converters' form: nodes by (tree id, node id), LEAF
+    nodes, and target_* entries (here one or two per leaf)."""
+    a = {k: [] for k in ("tree", "id", "feat", "mode", "value", "t", "f", "miss")}
+    targets = {k: [] for k in ("tree", "node", "id", "w")}
+
+    def node(tree, depth, next_id):
+        nid = next_id[0]
+        next_id[0] += 1
+        i = len(a["tree"])
+        leaf = depth >= 3 or (depth > 0 and rng.random() < 0.3)
+        a["tree"].append(tree)
+        a["id"].append(nid)
+        a["feat"].append(int(rng.integers(features)) if not leaf else 0)
+        a["mode"].append("LEAF" if leaf else str(rng.choice(modes)))
+        a["value"].append(float(rng.integers(-4, 5)) / 2 if not leaf else 0.0)
+        a["miss"].append(int(rng.integers(2)) if missing and not leaf else 0)
+        a["t"].append(0)
+        a["f"].append(0)
+        if leaf:
+            count = int(rng.integers(1, min(n_targets, 2) + 1))
+            for target in rng.choice(n_targets, count, replace=False):
+                targets["tree"].append(tree)
+                targets["node"].append(nid)
+                targets["id"].append(int(target))
+                targets["w"].append(float(rng.integers(-20, 20)) / 4)
+        else:
+            a["t"][i] = node(tree, depth + 1, next_id)
+            a["f"][i] = node(tree, depth + 1, next_id)
+        return nid
+
+    for tree in range(trees):
+        node(tree, 0, [0])
+    attrs = dict(nodes_treeids=a["tree"], nodes_nodeids=a["id"], nodes_featureids=a["feat"],
+                 nodes_modes=a["mode"], nodes_values=a["value"], nodes_truenodeids=a["t"],
+                 nodes_falsenodeids=a["f"], target_treeids=targets["tree"],
+                 target_nodeids=targets["node"], target_ids=targets["id"],
+                 target_weights=targets["w"], n_targets=n_targets,
+                 # all zeros without `missing` (ONNX's reference needs the list)
+                 nodes_missing_value_tracks_true=a["miss"])
+    return attrs
+
+
+@pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
+@pytest.mark.parametrize("modes,missing", [(["BRANCH_LEQ"], False), (REG_MODES, True)])
+def test_tree_ensemble_regressor(aggregate, modes, missing):
+    rng = np.random.default_rng(len(aggregate) * 10 + len(modes))
+    attrs = random_regressor(rng, trees=6, features=3, n_targets=2, modes=modes, missing=missing)
+    x = (rng.integers(-5, 6, (40, 3)) / 2).astype(np.float32)
+    x[::5, 0] = np.nan
+    check(model("TreeEnsembleRegressor", {"x": x}, opsets=((ML, 3),), domain=ML,
+                aggregate_function=aggregate, base_values=[0.5, -1.0], **attrs), {"x": x})
+
+
+def test_tree_ensemble_regressor_double_and_refusals():
+    rng = np.random.default_rng(3)
+    attrs = random_regressor(rng, trees=2, features=2, n_targets=1, modes=["BRANCH_LEQ"],
+                             missing=False)
+    x = rng.standard_normal((5, 2))
+    check(model("TreeEnsembleRegressor", {"x": x}, opsets=((ML, 3),), domain=ML, **attrs),
+          {"x": x})
+    bad = dict(attrs, nodes_truenodeids=[99] * len(attrs["nodes_truenodeids"]))
+    refused(model("TreeEnsembleRegressor", {"x": x}, opsets=((ML, 3),), domain=ML, **bad),
+            "node 0 of tree 0 branches to node 99, which the tree does not have")
+    refused(model("TreeEnsembleRegressor", {"x": x}, opsets=((ML, 3),), domain=ML,
+                  post_transform="PROBIT", **attrs), "post_transform 'PROBIT' is not supported")
+    refused(model("TreeEnsembleRegressor", {"x": x}, opsets=((ML, 5),), domain=ML, **attrs),
+            r"TreeEnsembleRegressor x1 \(defined in opsets 1 to 4 of ai.onnx.ml\)")
