@@ -21,6 +21,10 @@ const std::map<std::string_view, std::map<std::string_view, OpConverter>>& table
        {
            {"Binarizer", {{"Greater", "Cast"}, binarizer}},
            {"ArrayFeatureExtractor", {{"Gather", "Reshape"}, array_feature_extractor}},
+           {"LabelEncoder",
+            {{"Reshape", "Equal", "Cast", "ArgMax", "ReduceMax", "Gather", "Where"},
+             label_encoder,
+             2}},
            {"TreeEnsemble",
             {{"Gather", "GatherElements", "LessOrEqual", "Less", "GreaterOrEqual", "Greater",
               "Equal", "Not", "Or", "And", "Where", "Reshape", "Cast", "ReduceMax", "ReduceMin",

@@ -92,6 +92,7 @@ void compress(Importer& im, const onnx::NodeProto& n);
 // ai.onnx.ml (onnx_ml_ops.cpp).
 void binarizer(Importer& im, const onnx::NodeProto& n);
 void array_feature_extractor(Importer& im, const onnx::NodeProto& n);
+void label_encoder(Importer& im, const onnx::NodeProto& n);
 // TreeEnsemble (ml 5) and TreeEnsembleRegressor (ml 1-4) as a level-by-level walk
 // (onnx_tree_ensemble.cpp).
 void tree_ensemble(Importer& im, const onnx::NodeProto& n);

@@ -420,3 +420,25 @@ def test_tree_ensemble_regressor_double_and_refusals():
                   post_transform="PROBIT", **attrs), "post_transform 'PROBIT' is not supported")
     refused(model("TreeEnsembleRegressor", {"x": x}, opsets=((ML, 5),), domain=ML, **attrs),
             r"TreeEnsembleRegressor x1 \(defined in opsets 1 to 4 of ai.onnx.ml\)")
+
+
+# --- LabelEncoder (ai.onnx.ml 2+), numeric ---------------------------------------------------
+
+@pytest.mark.parametrize("opset,x,attrs", [
+    (2, np.array([[1, 7, 3], [3, -2, 7]], np.int64),
+     dict(keys_int64s=[3, 7, 1, 7], values_floats=[0.5, -1.0, 2.0, 9.0], default_float=-4.0)),
+    (2, np.array([0.5, np.nan, -1.0, 2.25], np.float32),
+     dict(keys_floats=[2.25, 0.5], values_int64s=[10, 20])),  # the default -1
+    (4, np.array([4, 5, 6], np.int64),
+     dict(keys_tensor=helper.make_tensor("k", TensorProto.INT64, [2], [6, 4]),
+          values_tensor=helper.make_tensor("v", TensorProto.INT32, [2], [-7, 8]),
+          default_tensor=helper.make_tensor("d", TensorProto.INT32, [1], [42]))),
+])
+def test_label_encoder_numeric(opset, x, attrs):
+    check(model("LabelEncoder", {"x": x}, opsets=((ML, opset),), domain=ML, **attrs), {"x": x})
+
+
+def test_label_encoder_strings_refused():
+    x = np.array([1, 2], np.int64)
+    refused(model("LabelEncoder", {"x": x}, opsets=((ML, 2),), domain=ML, keys_int64s=[1],
+                  values_strings=["a"]), "values are strings, which ampx does not support")
