@@ -59,15 +59,15 @@ def node(op, inputs, outputs=("y",), **attrs):
     return helper.make_node(op, list(inputs), list(outputs), **attrs)
 
 
-def build(name, nodes, inputs, inits=(), outputs=("y",), opset=17, domains=()):
+def build(name, nodes, inputs, inits=(), outputs=("y",), opset=17, domains=None):
     """A checked model whose output types come from ONNX shape inference;
-    `domains`: (domain, version) pairs it imports besides the default one."""
+    `domains` [(domain, version)] replaces the default opset import (the
+    ai.onnx.ml and training models import only their domain)."""
     graph = helper.make_graph(
         nodes, name, [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
         [helper.make_empty_tensor_value_info(o) for o in outputs], list(inits))
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)] +
-                          [helper.make_opsetid(d, v) for d, v in domains],
-                          producer_name="ampx-fuzz-seeds")
+    imports = [helper.make_opsetid(d, v) for d, v in domains or [("", opset)]]
+    m = helper.make_model(graph, opset_imports=imports, producer_name="ampx-fuzz-seeds")
     m.ir_version = 8 if opset <= 18 else 9 if opset <= 21 else 10 if opset == 22 else 11
     m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
     del m.graph.value_info[:]
@@ -84,7 +84,7 @@ def op_seeds():
     takes another path in onnx_ops.cpp."""
     s = []
 
-    def add(name, nodes, inputs=X, inits=(), outputs=("y",), opset=17, domains=()):
+    def add(name, nodes, inputs=X, inits=(), outputs=("y",), opset=17, domains=None):
         s.append((name, build(name, nodes, inputs, inits, outputs, opset, domains)))
 
     # element-wise
@@ -294,7 +294,7 @@ def op_seeds():
     # ai.onnx.preview's FlexAttention: the fused Attention (grouped heads),
     # and composed around a causal score_mod (indices from Shape/Range) and
     # a prob_mod, both subgraphs inlined.
-    preview = [("ai.onnx.preview", 1)]
+    preview = [("", 26), ("ai.onnx.preview", 1)]
     gqa = [("q", F, [1, 4, 3, 4]), ("k", F, [1, 2, 5, 4]), ("v", F, [1, 2, 5, 6])]
     add("FlexAttention-gqa-scale", [node("FlexAttention", ["q", "k", "v"], domain="ai.onnx.preview",
                                          scale=0.25)], gqa, opset=26, domains=preview)
@@ -564,6 +564,56 @@ def op_seeds():
         [("c", F, [2, 5, 2])], inits=[i64("ax", 1)], opset=20)
     add("STFT-window", [node("STFT", ["s", "st", "wn"])], [("s", F, [1, 32, 1])],
         inits=[i64("st", 4), f32("wn", np.hanning(8))], opset=17)
+    # OneHot (its depth a constant; Compress's output has no static shape
+    # for ONNX's inference), the
+    # ai.onnx.ml and training ops (onnx_index_ops.cpp, onnx_ml_ops.cpp,
+    # onnx_tree_ensemble.cpp, onnx_training_ops.cpp)
+    add("OneHot-axis", [node("OneHot", ["i", "d", "v"], axis=1)], [("i", I64, [2, 3])],
+        inits=[i64("d", 5), f32("v", [0.0, 2.0])], opset=11)
+    ml = [("ai.onnx.ml", 5)]
+    add("ml-Binarizer", [node("Binarizer", ["x"], domain="ai.onnx.ml", threshold=0.5)],
+        domains=ml)
+    add("ml-ArrayFeatureExtractor",
+        [node("ArrayFeatureExtractor", ["x", "k"], domain="ai.onnx.ml")],
+        inits=[i64("k", [3, 0])], domains=ml)
+    # two trees: a LEQ root over a MEMBER node and a leaf, and a degenerate one
+    add("ml-TreeEnsemble",
+        [node("TreeEnsemble", ["f"], domain="ai.onnx.ml", n_targets=2, aggregate_function=0,
+              post_transform=2, tree_roots=[0, 2], nodes_featureids=[0, 1, 1],
+              nodes_truenodeids=[1, 0, 3], nodes_trueleafs=[0, 1, 1],
+              nodes_falsenodeids=[1, 1, 3], nodes_falseleafs=[1, 1, 1],
+              nodes_missing_value_tracks_true=[1, 0, 0],
+              nodes_modes=numpy_helper.from_array(np.array([0, 6, 3], np.uint8), "m"),
+              nodes_splits=f32("s", [0.5, 0.0, -1.0]),
+              membership_values=f32("mv", [1.0, 3.0, np.nan]),
+              leaf_targetids=[0, 1, 1, 0], leaf_weights=f32("w", [1.0, -2.0, 0.5, 4.0]))],
+        [("f", F, [4, 2])], domains=ml)
+    add("ml-TreeEnsembleRegressor",
+        [node("TreeEnsembleRegressor", ["f"], domain="ai.onnx.ml", n_targets=1,
+              aggregate_function="AVERAGE", base_values=[0.5], nodes_treeids=[0, 0, 0, 1, 1, 1],
+              nodes_nodeids=[0, 1, 2, 0, 1, 2], nodes_featureids=[1, 0, 0, 0, 0, 0],
+              nodes_modes=["BRANCH_NEQ", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "LEAF"],
+              nodes_values=[0.0, 0, 0, 0.25, 0, 0], nodes_truenodeids=[1, 0, 0, 1, 0, 0],
+              nodes_falsenodeids=[2, 0, 0, 2, 0, 0],
+              nodes_missing_value_tracks_true=[1, 0, 0, 0, 0, 0],
+              target_treeids=[0, 0, 1, 1], target_nodeids=[1, 2, 1, 2], target_ids=[0, 0, 0, 0],
+              target_weights=[1.0, -1.0, 2.0, 0.5])],
+        [("f", F, [4, 2])], domains=[("ai.onnx.ml", 3)])
+    training = [("ai.onnx.preview.training", 1)]
+    opt = [("r", F, []), ("t", I64, [])] + [(k, F, [3]) for k in ("x", "g", "v", "h")]
+    add("training-Adam",
+        [node("Adam", ["r", "t", "x", "g", "v", "h"], ["x2", "v2", "h2"],
+              domain="ai.onnx.preview.training", alpha=0.9, beta=0.99, epsilon=1e-6)],
+        opt, outputs=("x2", "v2", "h2"), domains=training)
+    add("training-Momentum-nesterov",
+        [node("Momentum", ["r", "t", "x", "g", "v"], ["x2", "v2"],
+              domain="ai.onnx.preview.training", alpha=0.9, beta=0.1, mode="nesterov",
+              norm_coefficient=0.01)],
+        opt[:5], outputs=("x2", "v2"), domains=training)
+    add("training-Adagrad",
+        [node("Adagrad", ["r", "t", "x", "g", "h"], ["x2", "h2"],
+              domain="ai.onnx.preview.training", decay_factor=0.1)],
+        opt[:4] + opt[5:], outputs=("x2", "h2"), domains=training)
     return s
 
 

@@ -147,10 +147,42 @@ void Importer::load() {
   if (!model_.producer_version().empty()) stats_.producer += " " + model_.producer_version();
 }
 
+// The nodes of a graph and of every subgraph in it (If branches, Loop
+// bodies), depth first.
+template <class Fn>
+void for_each_node(const onnx::GraphProto& g, const Fn& fn) {
+  for (const auto& n : g.node()) {
+    fn(n);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) for_each_node(a.g(), fn);
+      for (const auto& sub : a.graphs()) for_each_node(sub, fn);
+    }
+  }
+}
+
+// The default domain's opset, and the versions of the other domains a
+// model imports (ai.onnx.ml, ai.onnx.preview.training). A model may import
+// no default opset when every node is of another domain (ONNX's
+// ai.onnx.ml and training cases do): then no node may be of it.
 void Importer::read_opset() {
-  for (const auto& o : model_.opset_import())
-    if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
-  if (opset_ == 0) fail("no opset of the default ONNX domain is imported");
+  for (const auto& o : model_.opset_import()) {
+    if (is_default_domain(o.domain()))
+      opset_ = o.version();
+    else
+      domain_opsets_[o.domain()] = o.version();
+  }
+  if (opset_ == 0) {
+    const onnx::NodeProto* first = nullptr;
+    for_each_node(model_.graph(), [&](const onnx::NodeProto& n) {
+      if (!first && is_default_domain(n.domain())) first = &n;
+    });
+    if (first)
+      fail(fmt::format("no opset of the default ONNX domain is imported, but {} is of that domain",
+                       first->name().empty()
+                           ? fmt::format("a {} node", first->op_type())
+                           : fmt::format("node '{}' ({})", first->name(), first->op_type())));
+    return;
+  }
   if (opset_ < kMinImportOpset || opset_ > kMaxImportOpset)
     fail(fmt::format("opset {} is not supported (ampx imports opsets {} to {})", opset_,
                      kMinImportOpset, kMaxImportOpset));
@@ -248,46 +280,17 @@ void Importer::read_inputs() {
 
 // Every unsupported op type at once, with its count: a user porting a model
 // sees the whole list, not the first miss.
-// The nodes of a graph and of every subgraph in it (If branches, Loop
-// bodies), depth first.
-template <class Fn>
-void for_each_node(const onnx::GraphProto& g, const Fn& fn) {
-  for (const auto& n : g.node()) {
-    fn(n);
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) for_each_node(a.g(), fn);
-      for (const auto& sub : a.graphs()) for_each_node(sub, fn);
-    }
-  }
-}
-
-// An ai.onnx.preview op ampx imports (FlexAttention), in a model that
-// imports that domain's version 1 (the only one ONNX defines).
-bool Importer::preview_supported(const onnx::NodeProto& n) const {
-  const OpConverter* c = find_preview_converter(n.domain(), n.op_type());
-  if (!c) return false;
-  const auto& imports = model_.opset_import();
-  if (std::none_of(imports.begin(), imports.end(), [&](const onnx::OperatorSetIdProto& o) {
-        return o.domain() == n.domain() && o.version() == 1;
-      }))
-    return false;
-  return std::all_of(c->ir_ops.begin(), c->ir_ops.end(),
-                     [](std::string_view op) { return parse_op(op).has_value(); });
-}
-
 void Importer::check_supported() const {
   std::map<std::string, int> missing;
   for_each_node(model_.graph(), [&](const onnx::NodeProto& n) {
-    const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-    if (default_domain && is_supported(n.op_type(), opset_)) return;
-    if (preview_supported(n)) return;
+    const bool default_domain = is_default_domain(n.domain());
+    const int64_t version = default_domain ? opset_ : domain_opset(n.domain());
+    if (is_supported(n.domain(), n.op_type(), version)) return;
     std::string what = default_domain ? n.op_type() : n.domain() + "." + n.op_type();
     // An op ampx imports, but not one this opset defines (ONNX Runtime
     // refuses it too): say which opsets do.
-    if (default_domain) {
-      const std::string where = defined_in(n.op_type(), opset_);
-      if (!where.empty()) what += " (" + where + ")";
-    }
+    const std::string where = defined_in(n.domain(), n.op_type(), version);
+    if (!where.empty()) what += " (" + where + ")";
     missing[what]++;
   });
   if (missing.empty()) return;
@@ -302,8 +305,13 @@ void Importer::check_supported() const {
                               op.substr(paren));
     total += count;
   }
-  fail(fmt::format("{} unsupported op type{} ({} node{}, opset {}): {}", missing.size(),
-                   missing.size() == 1 ? "" : "s", total, total == 1 ? "" : "s", opset_, list));
+  // The opsets the model imports: the default domain's, then the others.
+  std::string opsets = opset_ > 0 ? fmt::format("opset {}", opset_) : "";
+  for (const auto& [domain, version] : domain_opsets_)
+    opsets += fmt::format("{}{} {}", opsets.empty() ? "" : ", ", domain, version);
+  fail(fmt::format("{} unsupported op type{} ({} node{}{}{}): {}", missing.size(),
+                   missing.size() == 1 ? "" : "s", total, total == 1 ? "" : "s",
+                   opsets.empty() ? "" : ", ", opsets, list));
 }
 
 std::string Importer::unique_node_name(const onnx::NodeProto& n, int index) {
@@ -691,8 +699,7 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
 // node.
 void Importer::convert_node(const onnx::NodeProto& n) {
   // check_supported() ran first
-  const OpConverter* conv = find_preview_converter(n.domain(), n.op_type());
-  if (!conv) conv = find_converter(n.op_type());
+  const OpConverter* conv = find_converter(n.domain(), n.op_type());
   try {
     conv->convert(*this, n);
   } catch (const OnnxError&) {

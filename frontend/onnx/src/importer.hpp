@@ -26,6 +26,12 @@ class Importer {
 
   // --- for converters; `n` is the node being converted.
   int64_t opset() const { return opset_; }
+  // The version the model imports of another domain (ai.onnx.ml,
+  // ai.onnx.preview.training); 0 when it imports none.
+  int64_t domain_opset(std::string_view domain) const {
+    const auto it = domain_opsets_.find(std::string(domain));
+    return it == domain_opsets_.end() ? 0 : it->second;
+  }
   [[noreturn]] void fail(const std::string& what) const;  // names the current node
   // fail() for a constant computed at run time from the graph's inputs,
   // whose values were not given: ValueNeededError.
@@ -122,7 +128,6 @@ class Importer {
   void read_initializers();
   void read_inputs();
   void check_supported() const;
-  bool preview_supported(const onnx::NodeProto& n) const;
   void convert_nodes();
   void convert_graph_nodes(const onnx::GraphProto& g);
   void bind_outputs();
@@ -137,7 +142,8 @@ class Importer {
   const ImportOptions& options_;
   uint64_t max_tensor_bytes_;
   onnx::ModelProto model_;
-  int64_t opset_ = 0;
+  int64_t opset_ = 0;  // of the default domain; 0: not imported (no node of it)
+  std::map<std::string, int64_t> domain_opsets_;  // the other domains'
   Graph graph_;
   std::unordered_map<std::string, ValueId> values_;  // ONNX name -> value
   std::unordered_set<std::string> node_names_;

@@ -126,3 +126,96 @@ void non_zero(Importer& im, const onnx::NodeProto& n) {
 }
 
 }  // namespace ampx::onnx_io
+
+namespace ampx::onnx_io {
+
+// OneHot (9+): Where(Equal(indices, iota), on, off), the iota [0, depth)
+// along the new axis. `depth` must be known at import (a constant, or a
+// small input whose value is given: each depth is its own plan), since it
+// is the output's shape. Non-integer indices and depth are cast to int64
+// (ONNX's text; a cast truncates); from opset 11 an index in [-depth, -1]
+// counts from the end; any other index out of range gives a row of
+// off_value.
+void one_hot(Importer& im, const onnx::NodeProto& n) {
+  const ValueId indices = im.input(n, 0), values = im.input(n, 2);
+  const TensorType it = im.type(indices), vt = im.type(values);
+  if (it.dtype == DType::kBool) im.fail("indices must be numeric, got bool");
+  if (element_count(vt.shape) != 2 || vt.shape.size() != 1)
+    im.fail(fmt::format("values ('{}') must be [off_value, on_value], shape [2], got {}",
+                        n.input(2), shape_str(vt.shape)));
+  const double d = im.const_scalar(n, 1, "depth");
+  // A cast to int64 truncates; anything not at least 1 leaves no class.
+  if (!(d >= 1.0 && d < 9.0e18))
+    im.fail(fmt::format("depth ('{}') must be at least 1, got {}", n.input(1), d));
+  const auto depth = static_cast<int64_t>(d);
+  const auto rank = static_cast<int64_t>(it.shape.size());
+  int64_t axis = im.attr_int_or(n, "axis", -1);
+  if (axis < -rank - 1 || axis > rank)
+    im.fail(fmt::format("axis {} is out of range for indices of rank {} (output rank {})", axis,
+                        rank, rank + 1));
+  if (axis < 0) axis += rank + 1;
+  Shape out = it.shape, index_shape = it.shape, iota_shape(static_cast<size_t>(rank + 1), 1);
+  out.insert(out.begin() + axis, depth);
+  index_shape.insert(index_shape.begin() + axis, 1);
+  iota_shape[static_cast<size_t>(axis)] = depth;
+  im.check_size({vt.dtype, out}, "the output");
+  im.check_size({DType::kI64, iota_shape}, "the iota of depth");
+
+  ValueId idx = it.dtype == DType::kI64
+                    ? indices
+                    : im.emit1("Cast", {indices}, {{"to", int64_t(to_c(DType::kI64))}});
+  if (im.opset() >= 11) {
+    const std::vector<int64_t> zero{0}, dep{depth};
+    const ValueId negative = im.emit1("Less", {idx, im.constant_i64(zero, {})});
+    idx = im.emit1("Where", {negative, im.emit1("Add", {idx, im.constant_i64(dep, {})}), idx});
+  }
+  idx = im.emit1("Reshape", {idx},
+                 {{"shape", std::vector<int64_t>(index_shape.begin(), index_shape.end())}});
+  std::vector<int64_t> iota(static_cast<size_t>(depth));
+  for (int64_t k = 0; k < depth; ++k) iota[static_cast<size_t>(k)] = k;
+  const ValueId hot = im.emit1("Equal", {idx, im.constant_i64(iota, iota_shape)});
+  const std::vector<int64_t> first{0}, second{1};
+  const ValueId off = im.emit1("Gather", {values, im.constant_i64(first, {})}, {{"axis", 0}});
+  const ValueId on = im.emit1("Gather", {values, im.constant_i64(second, {})}, {{"axis", 0}});
+  im.bind(n, 0, im.emit1("Where", {hot, on, off}));
+}
+
+// Compress (9+): a Gather of the positions the condition selects, along
+// `axis` (or of the flattened input without one). The output's shape is
+// the number of true values, so the condition must be known at import (a
+// constant, or a small input whose value is given).
+void compress(Importer& im, const onnx::NodeProto& n) {
+  ValueId x = im.input(n, 0);
+  const ValueId cond = im.input(n, 1);
+  const TensorType ct = im.type(cond);
+  if (ct.dtype != DType::kBool)
+    im.fail(fmt::format("condition must be bool, got {}", dtype_name(ct.dtype)));
+  if (ct.shape.size() != 1)
+    im.fail(fmt::format("condition must have rank 1, got shape {}", shape_str(ct.shape)));
+  const ConstantData known = im.known_value(cond);
+  if (!known)
+    im.fail_needs_value(fmt::format(
+        "the condition ('{}') is computed at run time: Compress's output shape depends on its "
+        "values, and ampx plans fixed shapes (a constant condition, or one given as an input "
+        "value, is supported)",
+        n.input(1)));
+  const Shape xs = im.type(x).shape;
+  int64_t axis = 0;
+  if (const auto a = im.attr_int(n, "axis")) {
+    axis = norm_axis(im, *a, static_cast<int64_t>(xs.size()));
+  } else {
+    x = im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{element_count(xs)}}});
+  }
+  const int64_t size = im.attr_int(n, "axis") ? xs[static_cast<size_t>(axis)] : element_count(xs);
+  std::vector<int64_t> picked;
+  for (int64_t k = 0; k < ct.shape[0]; ++k) {
+    if ((*known)[static_cast<size_t>(k)] == std::byte{0}) continue;
+    if (k >= size)
+      im.fail(fmt::format("condition selects position {}, past the axis' {} elements", k, size));
+    picked.push_back(k);
+  }
+  const auto count = static_cast<int64_t>(picked.size());
+  im.bind(n, 0, im.emit1("Gather", {x, im.constant_i64(picked, {count})}, {{"axis", axis}}));
+}
+
+}  // namespace ampx::onnx_io

@@ -1236,6 +1236,9 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"ScatterElements", {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 11}},
       {"Scatter",
        {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 9, 11}},  // deprecated in 11
+      // OneHot's and Compress's inputs read at import (onnx_index_ops.cpp).
+      {"OneHot", {{"Equal", "Where", "Less", "Add", "Cast", "Reshape", "Gather"}, one_hot, 9}},
+      {"Compress", {{"Gather", "Reshape"}, compress, 9}},
   };
   return t;
 }
@@ -1248,30 +1251,37 @@ const OpConverter* find_converter(std::string_view op_type) {
   return it == t.end() ? nullptr : &it->second;
 }
 
-const OpConverter* find_preview_converter(std::string_view domain, std::string_view op_type) {
-  static const OpConverter flex{
-      {"Attention", "Mul", "Transpose", "Reshape", "MatMul", "Cast", "Softmax"}, flex_attention};
-  return domain == "ai.onnx.preview" && op_type == "FlexAttention" ? &flex : nullptr;
-}
-
 namespace {
 bool defined_at(const OpConverter& c, int64_t opset) {
   return opset >= c.since && (c.until == 0 || opset < c.until);
 }
 }  // namespace
 
-bool is_supported(std::string_view op_type, int64_t opset) {
-  const OpConverter* c = find_converter(op_type);
+const OpConverter* find_converter(std::string_view domain, std::string_view op_type) {
+  return is_default_domain(domain) ? find_converter(op_type)
+                                   : find_domain_converter(domain, op_type);
+}
+
+bool is_supported(std::string_view domain, std::string_view op_type, int64_t opset) {
+  const OpConverter* c = find_converter(domain, op_type);
   if (!c || !defined_at(*c, opset)) return false;
+  if (!is_default_domain(domain) && opset > newest_domain_opset(domain)) return false;
   return std::all_of(c->ir_ops.begin(), c->ir_ops.end(),
                      [](std::string_view op) { return parse_op(op).has_value(); });
 }
 
-std::string defined_in(std::string_view op_type, int64_t opset) {
-  const OpConverter* c = find_converter(op_type);
-  if (!c || defined_at(*c, opset)) return "";
-  if (c->until == 0) return fmt::format("defined from opset {}", c->since);
-  return fmt::format("defined in opsets {} to {}", c->since, c->until - 1);
+std::string defined_in(std::string_view domain, std::string_view op_type, int64_t opset) {
+  const OpConverter* c = find_converter(domain, op_type);
+  if (!c) return "";
+  const bool other = !is_default_domain(domain);
+  if (other && opset == 0) return fmt::format("the model imports no opset of {}", domain);
+  if (other && opset > newest_domain_opset(domain))
+    return fmt::format("{} opset {}: ampx knows opsets 1 to {}", domain, opset,
+                       newest_domain_opset(domain));
+  if (defined_at(*c, opset)) return "";
+  const std::string of = other ? fmt::format(" of {}", domain) : "";
+  if (c->until == 0) return fmt::format("defined from opset {}{}", c->since, of);
+  return fmt::format("defined in opsets {} to {}{}", c->since, c->until - 1, of);
 }
 
 }  // namespace ampx::onnx_io

@@ -88,6 +88,23 @@ void global_max_pool(Importer& im, const onnx::NodeProto& n);
 void center_crop_pad(Importer& im, const onnx::NodeProto& n);
 void scatter_elements(Importer& im, const onnx::NodeProto& n);
 
+// OneHot and Compress as Equal/Where and Gather (onnx_index_ops.cpp).
+void one_hot(Importer& im, const onnx::NodeProto& n);
+void compress(Importer& im, const onnx::NodeProto& n);
+
+// ai.onnx.ml (onnx_ml_ops.cpp).
+void binarizer(Importer& im, const onnx::NodeProto& n);
+void array_feature_extractor(Importer& im, const onnx::NodeProto& n);
+void label_encoder(Importer& im, const onnx::NodeProto& n);
+// TreeEnsemble (ml 5) and TreeEnsembleRegressor (ml 1-4) as a level-by-level walk
+// (onnx_tree_ensemble.cpp).
+void tree_ensemble(Importer& im, const onnx::NodeProto& n);
+void tree_ensemble_regressor(Importer& im, const onnx::NodeProto& n);
+// ai.onnx.preview.training's optimizers, element-wise (onnx_training_ops.cpp).
+void adagrad(Importer& im, const onnx::NodeProto& n);
+void adam(Importer& im, const onnx::NodeProto& n);
+void momentum(Importer& im, const onnx::NodeProto& n);
+
 // CastLike as a Cast (onnx_node_forms.cpp).
 void cast_like(Importer& im, const onnx::NodeProto& n);
 
@@ -102,19 +119,29 @@ void mel_weight_matrix(Importer& im, const onnx::NodeProto& n);
 void dft(Importer& im, const onnx::NodeProto& n);
 void stft(Importer& im, const onnx::NodeProto& n);
 
+// ONNX's default domain: "" or its alias "ai.onnx".
+inline bool is_default_domain(std::string_view domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);
-
-// The converter of an op of ai.onnx.preview (FlexAttention, the domain's
-// version 1); nullptr for any other domain or op type.
-const OpConverter* find_preview_converter(std::string_view domain, std::string_view op_type);
+// The converter of `op_type` in `domain` (the default one, ai.onnx.ml or
+// ai.onnx.preview.training); nullptr for one ampx does not import.
+const OpConverter* find_converter(std::string_view domain, std::string_view op_type);
 
 // True when the converter exists, every IR op it needs is known and the
-// op is defined at `opset`.
-bool is_supported(std::string_view op_type, int64_t opset);
+// op is defined at `opset` (of its domain).
+bool is_supported(std::string_view domain, std::string_view op_type, int64_t opset);
 
 // Where `op_type` is known but not defined at `opset`: the opsets that
 // define it ("opset 20+", "opsets 7 to 9"); empty otherwise.
-std::string defined_in(std::string_view op_type, int64_t opset);
+std::string defined_in(std::string_view domain, std::string_view op_type, int64_t opset);
+
+// The table of the domains other than the default (onnx_domains.cpp):
+// nullptr for an op type or domain it does not hold; and the newest
+// version of a domain ampx knows (0: not a domain ampx imports).
+const OpConverter* find_domain_converter(std::string_view domain, std::string_view op_type);
+int64_t newest_domain_opset(std::string_view domain);
 
 }  // namespace ampx::onnx_io

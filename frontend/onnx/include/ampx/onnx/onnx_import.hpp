@@ -1,4 +1,5 @@
-// ONNX models in: a .onnx file (opsets 7-28 of the default domain) becomes
+// ONNX models in: a .onnx file (opsets 7-28 of the default domain, and the
+// ops of ai.onnx.ml and ai.onnx.preview.training docs/ONNX.md lists) becomes
 // an ampx Graph with only real compute left. Shapes are static: symbolic
 // input dimensions must be pinned by the caller. Everything computable at
 // import (shape subgraphs, Constant nodes, all-constant nodes) is folded by
