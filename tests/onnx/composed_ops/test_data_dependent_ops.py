@@ -135,6 +135,18 @@ def test_nms_refusals():
         ampx.backend.prepare(m, "cpu_ref:0")
 
 
+def test_nms_work_is_bounded():
+    # 40,000 boxes kept up to 2^62 per class: 1.6e9 IoU tests, refused
+    # before reading them (an untrusted model's constants)
+    boxes = np.zeros((1, 40000, 4), np.float32)
+    m, _ = nms(boxes, np.zeros((1, 1, 40000), np.float32), 2**62, 0.5, as_inputs=False)
+    with pytest.raises(ampx.ModelError, match="too much to evaluate at import"):
+        ampx.backend.prepare(m, "cpu_ref:0")
+    m, _ = nms(BOXES, np.zeros((1, 1, 5), np.float32), 1, 0.5, as_inputs=False)
+    with pytest.raises(ampx.ModelError, match=r"scores must be \[batches, classes, boxes\]"):
+        ampx.backend.prepare(m, "cpu_ref:0")
+
+
 def test_nms_of_run_time_boxes_is_refused():
     # boxes larger than a specialising input: computed at run time
     boxes = np.zeros((1, 20, 4), np.float32)
