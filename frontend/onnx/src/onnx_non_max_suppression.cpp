@@ -61,9 +61,11 @@ bool suppresses(const float* a, const float* b, bool center, float iou_threshold
 std::vector<float> known_floats(Importer& im, const onnx::NodeProto& n, int i, const char* what) {
   const ValueId x = im.input(n, i);
   const TensorType& t = im.type(x);
-  if (!is_float(t.dtype))
-    im.fail(fmt::format("{} ('{}') must be a float tensor, got {}", what, n.input(i),
-                        dtype_name(t.dtype)));
+  // ONNX defines float32; f16 and bf16 widen exactly (a float64 value
+  // past float32's range would not narrow: refused).
+  if (t.dtype != DType::kF32 && t.dtype != DType::kF16 && t.dtype != DType::kBF16)
+    im.fail(fmt::format("{} ('{}') must be float32 (or float16, bfloat16), got {}", what,
+                        n.input(i), dtype_name(t.dtype)));
   const ConstantData known = im.known_value(x);
   if (!known)
     im.fail_needs_value(fmt::format(

@@ -23,7 +23,7 @@ DEVICES = os.environ.get("AMPX_COMPOSED_DEVICES", "cpu_ref:0,onednn:0").split(",
 ONNX_TYPE = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16,
              np.dtype(np.int64): TensorProto.INT64, np.dtype(np.int32): TensorProto.INT32,
              np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8,
-             np.dtype(np.uint64): TensorProto.UINT64}
+             np.dtype(np.uint64): TensorProto.UINT64, np.dtype(np.float64): TensorProto.DOUBLE}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -144,6 +144,14 @@ def test_nms_work_is_bounded():
         ampx.backend.prepare(m, "cpu_ref:0")
     m, _ = nms(BOXES, np.zeros((1, 1, 5), np.float32), 1, 0.5, as_inputs=False)
     with pytest.raises(ampx.ModelError, match=r"scores must be \[batches, classes, boxes\]"):
+        ampx.backend.prepare(m, "cpu_ref:0")
+
+
+def test_nms_float64_boxes_are_refused():
+    # ONNX defines float32 boxes; 1e300 would not narrow to float32
+    m = model("NonMaxSuppression", {}, {"boxes": np.full((1, 1, 4), 1e300),
+                                        "scores": np.ones((1, 1, 1), np.float32)}, 1)
+    with pytest.raises(ampx.ModelError, match=r"boxes .* must be float32 .*, got f"):
         ampx.backend.prepare(m, "cpu_ref:0")
 
 
