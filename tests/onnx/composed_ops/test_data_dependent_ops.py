@@ -208,6 +208,15 @@ def test_unique_large_initializer_and_y_only():
     check(*unique(x, as_input=False, axis=0))
 
 
+def test_empty_inputs():
+    check(*unique(np.zeros((0,), np.float32), as_input=False))
+    check(*unique(np.zeros((2, 0), np.int64), as_input=False, axis=0),
+          want=[np.zeros((1, 0), np.int64), np.array([0]), np.array([0, 0]), np.array([2])])
+    check(*unique(np.array(3.5, np.float32), as_input=False))
+    boxes, scores = np.zeros((1, 0, 4), np.float32), np.zeros((1, 2, 0), np.float32)
+    check(*nms(boxes, scores, 3, 0.5, as_inputs=False))
+
+
 def test_unique_refusals():
     with pytest.raises(ampx.ModelError, match="axis 2 is out of range for rank 2"):
         ampx.backend.prepare(unique(np.zeros((2, 2), np.float32), as_input=False, axis=2)[0],
