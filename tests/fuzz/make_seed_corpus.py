@@ -274,6 +274,20 @@ def op_seeds():
     add("NonZero-folded", [node("NonZero", ["nz"], ["n"]), node("Cast", ["n"], ["nf"], to=F),
                            node("ReduceSum", ["nf"], ["r"], keepdims=0),
                            node("Add", ["x", "r"])], inits=[f32("nz", [0.0, 2.0, 0.0, -1.0])])
+    # NonMaxSuppression and Unique, evaluated at import (onnx_non_max_suppression.cpp,
+    # onnx_unique.cpp): their selections' sizes feed an Add on x.
+    add("NonMaxSuppression-folded",
+        [node("NonMaxSuppression", ["bx", "sc", "mo", "io", "st"], ["s"], center_point_box=1),
+         node("Cast", ["s"], ["sf"], to=F), node("ReduceSum", ["sf"], ["r"], keepdims=0),
+         node("Add", ["x", "r"])],
+        inits=[f32("bx", np.array([[[0.5, 0.5, 1, 1], [0.6, 0.5, 1, 1], [3, 3, 1, 2]]])),
+               f32("sc", np.array([[[0.9, 0.8, 0.7], [0.1, 0.95, 0.2]]])), i64("mo", [2]),
+               f32("io", [0.5]), f32("st", [0.15])], opset=11)
+    add("Unique-folded-axis",
+        [node("Unique", ["uq"], ["u", "ui", "uv", "uc"], axis=-1, sorted=0),
+         node("Cast", ["uc"], ["ucf"], to=F), node("ReduceSum", ["ucf"], ["r"], keepdims=0),
+         node("Add", ["x", "r"])],
+        inits=[f32("uq", np.array([[1.0, 0.0, 1.0, -0.0], [2.0, 3.0, 2.0, 3.0]]))], opset=11)
     # Attention and RotaryEmbedding (onnx_attention.cpp): 3-D with grouped
     # heads, a float mask and a KV cache; 4-D with a bool mask and the
     # probabilities output; opset 24's nonpad_kv_seqlen; rotary with

@@ -1187,6 +1187,8 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"GatherND", {{"GatherND"}, gather_nd, 11}},
       {"ScatterND", {{"ScatterND"}, scatter_nd, 11}},
       {"NonZero", {{}, non_zero, 9}},
+      {"NonMaxSuppression", {{}, non_max_suppression, 10}},
+      {"Unique", {{}, unique, 11}},
       {"Attention", {{"Attention", "Reshape", "Transpose", "Concat"}, attention, 23}},
       {"RotaryEmbedding", {{"RotaryEmbedding"}, rotary_embedding, 23}},
       {"Einsum", {{"Transpose", "Reshape", "MatMul", "ReduceSum"}, einsum, 12}},

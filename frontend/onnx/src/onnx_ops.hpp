@@ -42,6 +42,9 @@ void gather_elements(Importer& im, const onnx::NodeProto& n);
 void gather_nd(Importer& im, const onnx::NodeProto& n);
 void scatter_nd(Importer& im, const onnx::NodeProto& n);
 void non_zero(Importer& im, const onnx::NodeProto& n);
+// Evaluated at import, as NonZero (onnx_non_max_suppression.cpp, onnx_unique.cpp).
+void non_max_suppression(Importer& im, const onnx::NodeProto& n);
+void unique(Importer& im, const onnx::NodeProto& n);
 // RMSNormalization, LayerNormalization's Mean and InvStdDev (onnx_norm.cpp).
 void rms_norm(Importer& im, const onnx::NodeProto& n);
 void layer_norm_statistics(Importer& im, const onnx::NodeProto& n);
