@@ -109,10 +109,12 @@ def test_quantize_and_dequantize_blocked(block):
 
 
 def test_quantize_f16_divides_in_f16():
-    # 2049 / 1 is 2048 in f16 (ties to even at 2^11): the quotient is rounded
-    # to f16 before Round, as ONNX's reference divides in the scale's type.
-    x = np.array([2049, 4097, -2049, 0.3, 1000.7], np.float16)
-    feed = {"x": x, "s": np.array(1.0, np.float16), "z": np.array(0, np.int16)}
+    # 3002 / 3 is 1000.67, 1000.5 in f16 (spacing 0.5 there), which rounds
+    # to even: 1000 (f32's quotient would give 1001). ONNX's reference divides
+    # in the scale's type.
+    x = np.array([3002, -3002, 0.3, 1000.7], np.float16)
+    feed = {"x": x, "s": np.array(3.0, np.float16), "z": np.array(0, np.int16)}
+    assert ReferenceEvaluator(model("QuantizeLinear", feed)).run(None, feed)[0][0] == 1000
     check(model("QuantizeLinear", feed), feed)
 
 
