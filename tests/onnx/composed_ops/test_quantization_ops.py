@@ -223,3 +223,15 @@ def test_o3_plan_keeps_the_integer_arithmetic_f32(tmp_path):
         assert floats, plan
         for n in floats:
             assert (n.intended, n.effective, n.reason) == ("f32", "f32", "integer-exact"), str(n)
+
+
+def test_matmul_integer_per_row_zero_point():
+    # The spec's per-row a_zero_point ([M]: one per row of A); ONNX's reference
+    # broadcasts it along K instead (an error for M != K), so the expectation
+    # is written here.
+    rng = np.random.default_rng(8)
+    a, b = _int_matrix(rng, np.int8, (3, 4)), _int_matrix(rng, np.int8, (4, 2))
+    az = np.array([1, -128, 127], np.int8)
+    feed = {"a": a, "b": b, "az": az}
+    want = (a.astype(np.int32) - az.astype(np.int32)[:, None]) @ b.astype(np.int32)
+    check(model("MatMulInteger", feed, opset=10), feed, [want])
