@@ -105,7 +105,7 @@ ValueId broadcast_param(Importer& im, ValueId v, const Shape& xs, int64_t axis, 
     return reshape(im, v, std::move(s));
   }
   const auto ua = static_cast<size_t>(a);
-  const int64_t blocks = (xs[ua] + block - 1) / block;
+  const int64_t blocks = xs[ua] / block + (xs[ua] % block != 0);  // no overflow: block is any int64
   bool ok = vs.size() == xs.size();
   for (size_t i = 0; ok && i < xs.size(); ++i) ok = vs[i] == (i == ua ? blocks : xs[i]);
   if (!ok)

@@ -201,6 +201,8 @@ def test_refusals_are_one_line():
     blocked = {"x": np.zeros((2, 5), np.float32), "s": np.ones((2, 2), np.float32)}
     refused(model("QuantizeLinear", blocked, axis=1, block_size=2), "blocked")
     refused(model("QuantizeLinear", blocked, axis=1, block_size=-1), "block_size")
+    huge = {"x": np.zeros((2, 5), np.float32), "s": np.ones((2, 1), np.float32)}
+    refused(model("QuantizeLinear", huge, axis=1, block_size=2**63 - 1), "y_scale")
     f = {"x": np.zeros(3, np.float32), "s": np.array(1, np.float32)}
     refused(model("DequantizeLinear", f), "x is f32")
 
