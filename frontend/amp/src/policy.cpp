@@ -121,14 +121,6 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
     r.reason = IntentReason::kMasterWeights;
     return r;
   }
-  // Integer arithmetic written in f32 (an imported quantization op): a
-  // 16-bit value holds 11 significant bits, so the sums, products and the
-  // rounding would change the integers. Not a precision choice: an
-  // override does not move it either.
-  if (n.keep_f32) {
-    r.reason = IntentReason::kIntegerExact;
-    return r;
-  }
   const size_t op_index = static_cast<size_t>(n.op);
   if (!forward_names_collected_) {
     for (const Node& m : g.nodes())
@@ -231,6 +223,14 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
     fb->second = true;
     r.want16 = false;
     r.reason = IntentReason::kOverflowFallback;
+  }
+  // Integer arithmetic written in f32 (an imported quantization op): a
+  // 16-bit value holds 11 significant bits, so the sums, products and the
+  // rounding would change the integers. Not a precision choice: an
+  // override (marked used above) does not move it either.
+  if (n.keep_f32) {
+    r.want16 = false;
+    r.reason = IntentReason::kIntegerExact;
   }
   if (n.grad_of.empty() && !want16_by_node_.empty())
     if (const auto it = want16_by_node_.find(n.name); it != want16_by_node_.end())
