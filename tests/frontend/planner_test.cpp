@@ -292,6 +292,33 @@ TEST(Planner, OverridesByNameAndPrefixWinOverTheLevel) {
   expect_minimal_casts(plan);
 }
 
+// An imported quantization op's integer arithmetic (Node::keep_f32) stays
+// f32 at O3 on a device with native 16-bit kernels, overrides included;
+// the other nodes still go 16-bit.
+TEST(Planner, KeepF32NodesStayF32AtEveryLevelEvenWhenForced) {
+  Graph g = make_builtin_model("cnn");
+  NodeId fc1 = kNone;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id)
+    if (g.node(id).name == "fc1") fc1 = id;
+  ASSERT_NE(fc1, kNone);
+  g.node(fc1).keep_f32 = true;
+  TableCaps caps;
+  caps.default_16 = AMPX_SUPPORT_NATIVE;
+  for (AmpLevel l : {AmpLevel::kO1, AmpLevel::kO2, AmpLevel::kO3, AmpLevel::kAuto}) {
+    AmpPolicy p = level(l);
+    p.overrides = {{"fc1", true}};
+    const AmpPlan plan = plan_amp(g, p, caps);
+    const NodePlan& n = node(plan, "fc1");
+    EXPECT_EQ(n.intended, DType::kF32) << amp_level_name(l);
+    EXPECT_EQ(n.effective, DType::kF32) << amp_level_name(l);
+    EXPECT_EQ(n.reason(), "integer-exact") << amp_level_name(l);
+    EXPECT_GT(plan.summary.effective_16bit, 0) << amp_level_name(l);
+    for (const Node& pn : plan.graph.nodes())
+      if (pn.name == "fc1") EXPECT_TRUE(pn.keep_f32) << "the planned graph keeps the mark";
+    expect_minimal_casts(plan);
+  }
+}
+
 TEST(Planner, OverrideMatchingNothingIsAnError) {
   const Graph g = make_builtin_model("mlp");
   TableCaps caps;

@@ -29,6 +29,7 @@ import make_models  # noqa: E402
 SEED = 20261203
 F, F16, I64, I32, BOOL = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT64,
                           TensorProto.INT32, TensorProto.BOOL)
+U8, I8 = TensorProto.UINT8, TensorProto.INT8
 X = [("x", F, [1, 2, 4, 4])]  # the usual input: NCHW, 32 elements
 
 
@@ -49,6 +50,18 @@ def f32(name, values):
 
 def i64(name, values):
     return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def u8(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.uint8), name)
+
+
+def i8(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int8), name)
+
+
+def i16(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int16), name)
 
 
 def i32(name, values):
@@ -628,6 +641,32 @@ def op_seeds():
         [node("Adagrad", ["r", "t", "x", "g", "h"], ["x2", "h2"],
               domain="ai.onnx.preview.training", decay_factor=0.1)],
         opt[:4] + opt[5:], outputs=("x2", "h2"), domains=training)
+    # quantization (onnx_quantization.cpp): blocked, per-axis, the integer products
+    add("QuantizeLinear-blocked-partial",
+        [node("QuantizeLinear", ["m", "s", "z"], axis=1, block_size=3)], [("m", F, [3, 4])],
+        inits=[f32("s", [[0.5, 2.0]] * 3), u8("z", [[3, 250]] * 3)], opset=21)
+    add("DequantizeLinear-axis-int16",
+        [node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),
+         node("DequantizeLinear", ["q", "s", "z"], axis=1)],
+        inits=[f32("s", [0.1, 0.2]), i16("z", [-7, 9])], opset=21)
+    add("DynamicQuantizeLinear", [node("DynamicQuantizeLinear", ["x"], ["y", "ys", "yz"])],
+        outputs=("y", "ys", "yz"), opset=11)
+    add("QLinearMatMul-per-column",
+        [node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"])],
+        [("a", U8, [2, 3, 4])],
+        inits=[f32("as", 0.1), u8("az", 3), u8("b", [[1, 2, 250]] * 4), f32("bs", [0.1, 0.2, 0.3]),
+               u8("bz", [0, 1, 2]), f32("ys", 0.5), u8("yz", 128)], opset=10)
+    add("QLinearConv-bias",
+        [node("QLinearConv", ["q", "xs", "xz", "wq", "ws", "wz", "ys", "yz", "bias"],
+              pads=[1, 1, 1, 1])],
+        [("q", I8, [1, 2, 4, 4])],
+        inits=[f32("xs", 0.05), i8("xz", -2), i8("wq", [[[[1, -1], [2, -128]]] * 2] * 3),
+               f32("ws", [0.1, 0.2, 0.3]), i8("wz", [0, 0, 0]), f32("ys", 0.2), i8("yz", 5),
+               i32("bias", [100, -100, 7])], opset=10)
+    add("ConvInteger-1d", [node("ConvInteger", ["c", "wc", "cz"], strides=[2])],
+        [("c", U8, [1, 2, 9])], inits=[u8("wc", [[[1, 2, 3]] * 2] * 4), u8("cz", 128)], opset=10)
+    add("MatMulInteger-per-row", [node("MatMulInteger", ["a", "b2", "az2"])], [("a", I8, [3, 4])],
+        inits=[i8("b2", [[1, -2]] * 4), i8("az2", [1, 2, 3])], opset=10)
     return s
 
 

@@ -50,6 +50,8 @@ std::string_view intent_reason_name(IntentReason r) {
       return "overflow-fallback";
     case IntentReason::kProbe:
       return "probe";
+    case IntentReason::kIntegerExact:
+      return "integer-exact";
   }
   return "?";
 }

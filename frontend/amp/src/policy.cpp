@@ -224,6 +224,14 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
     r.want16 = false;
     r.reason = IntentReason::kOverflowFallback;
   }
+  // Integer arithmetic written in f32 (an imported quantization op): a
+  // 16-bit value holds 11 significant bits, so the sums, products and the
+  // rounding would change the integers. Not a precision choice: an
+  // override (marked used above) does not move it either.
+  if (n.keep_f32) {
+    r.want16 = false;
+    r.reason = IntentReason::kIntegerExact;
+  }
   if (n.grad_of.empty() && !want16_by_node_.empty())
     if (const auto it = want16_by_node_.find(n.name); it != want16_by_node_.end())
       it->second = r.want16;

@@ -110,6 +110,7 @@ class Rewriter {
     const NodeId id = pg.add_node(n.name, n.op, std::move(inputs), std::move(out_types), n.attrs);
     pg.node(id).origin = n.origin;
     pg.node(id).grad_of = n.grad_of;
+    pg.node(id).keep_f32 = n.keep_f32;
     pg.node(id).device = device;
     const auto& outs = pg.node(id).outputs;
     for (size_t i = 0; i < outs.size(); ++i) {

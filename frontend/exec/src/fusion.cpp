@@ -559,6 +559,7 @@ class Fuser {
       const NodeId nid = out.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
       out.node(nid).origin = n.origin;
       out.node(nid).grad_of = n.grad_of;
+      out.node(nid).keep_f32 = n.keep_f32;
       out.node(nid).device = n.device;
       for (size_t i = 0; i < n.outputs.size(); ++i) {
         const ValueId nv = out.node(nid).outputs[i];

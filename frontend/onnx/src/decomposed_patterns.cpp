@@ -369,6 +369,7 @@ Graph remove_dead_nodes(const Graph& g) {
     for (ValueId v : n.outputs) types.push_back(g.value(v).type);
     const NodeId nid = out.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
     out.node(nid).origin = n.origin;
+    out.node(nid).keep_f32 = n.keep_f32;
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       const ValueId nv = out.node(nid).outputs[i];
       out.value(nv).name = g.value(n.outputs[i]).name;

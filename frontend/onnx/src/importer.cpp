@@ -534,6 +534,7 @@ std::vector<ValueId> Importer::emit(std::string_view op_name, std::vector<ValueI
   }
   const NodeId id = graph_.add_node(name, *op, std::move(inputs), out_types, std::move(attrs));
   graph_.node(id).origin = origin_;
+  graph_.node(id).keep_f32 = keep_f32_;
   for (ValueId v : graph_.node(id).outputs) {
     graph_.value(v).name = fmt::format("{}:{}", name, outs.size());
     outs.push_back(v);
@@ -593,6 +594,7 @@ void Importer::convert_graph_nodes(const onnx::GraphProto& g) {
     node_ = &n;
     node_name_ = unique_node_name(n, stats_.onnx_nodes++);
     origin_.clear();
+    keep_f32_ = false;
     emitted_ = 0;
     fresh_.clear();
     // Every op of the default domain has an output; a converter may read
@@ -620,6 +622,7 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
     Importer& im;
     const onnx::NodeProto* node = im.node_;
     std::string name = im.node_name_, origin = im.origin_;
+    bool keep_f32 = im.keep_f32_;
     int emitted = im.emitted_;
     // Moved, not copied: every node of the subgraph starts by clearing it,
     // and a copy per inlined iteration made unrolling quadratic in the
@@ -631,6 +634,7 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
       im.node_ = node;
       im.node_name_ = std::move(name);
       im.origin_ = std::move(origin);
+      im.keep_f32_ = keep_f32;
       im.emitted_ = emitted;
       im.fresh_ = std::move(fresh);
     }

@@ -110,6 +110,9 @@ class Importer {
   void bind(const onnx::NodeProto& n, int i, ValueId v);
   // Marks the current IR node(s) as coming from a different ONNX op type.
   void set_origin(std::string origin) { origin_ = std::move(origin); }
+  // Marks the current node's IR nodes Node::keep_f32 (the planner keeps
+  // them f32): integer arithmetic written in f32.
+  void set_keep_f32() { keep_f32_ = true; }
 
   // Fails, naming `what`, when a tensor of this type is past max_tensor_bytes()
   // (or its size overflows): call it before allocating one.
@@ -152,6 +155,7 @@ class Importer {
   const onnx::NodeProto* node_ = nullptr;
   std::string node_name_;
   std::string origin_;
+  bool keep_f32_ = false;
   int emitted_ = 0;
   std::unordered_set<ValueId> fresh_;  // values the current node made
   std::string value_suffix_;           // of the iteration being inlined

@@ -209,8 +209,7 @@ void require_2d(I& im, ValueId x, const char* what) {
 
 // A 1-D convolution (X [N, C, L], W [O, C/group, K]) as a 2-D one over
 // [N, C, 1, L]: audio front ends (Silero VAD's STFT) are Conv1d.
-void conv1d(I& im, const N& n) {
-  const ValueId x = im.input(n, 0), w = im.input(n, 1);
+ValueId conv1d(I& im, const N& n, ValueId x, ValueId w, ValueId bias) {
   const Shape xs = im.type(x).shape, ws = im.type(w).shape;
   if (ws.size() != 3)
     im.fail(fmt::format("a 1-D convolution's weight must be 3-D, got rank {}", ws.size()));
@@ -230,25 +229,16 @@ void conv1d(I& im, const N& n) {
   std::vector<ValueId> ins{
       im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{xs[0], xs[1], 1, xs[2]}}}),
       im.emit1("Reshape", {w}, {{"shape", std::vector<int64_t>{ws[0], ws[1], 1, ws[2]}}})};
-  if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
+  if (bias != kNone) ins.push_back(bias);
   const ValueId y = im.emit1("Conv2d", std::move(ins), std::move(attrs));
   const Shape ys = im.type(y).shape;
-  im.bind(n, 0, im.emit1("Reshape", {y}, {{"shape", std::vector<int64_t>{ys[0], ys[1], ys[3]}}}));
+  return im.emit1("Reshape", {y}, {{"shape", std::vector<int64_t>{ys[0], ys[1], ys[3]}}});
 }
 
 void conv(I& im, const N& n) {
-  const ValueId x = im.input(n, 0), w = im.input(n, 1);
-  if (rank_of(im, x) == 3) return conv1d(im, n);
-  require_2d(im, x, "convolution");
-  const std::vector<int64_t> k = weight_kernel(im, w);
-  const Window win = window_attrs(im, n);
-  AttrMap attrs{{"group", group_attr(im, n)},
-                {"pads", resolve_pads(im, n, im.type(x).shape, k, win.strides, win.dilations)},
-                {"strides", win.strides},
-                {"dilations", win.dilations}};
-  std::vector<ValueId> ins{x, w};
-  if (im.has_input(n, 2)) ins.push_back(im.input(n, 2));
-  im.bind(n, 0, im.emit1("Conv2d", std::move(ins), std::move(attrs)));
+  im.bind(n, 0,
+          conv_values(im, n, im.input(n, 0), im.input(n, 1),
+                      im.has_input(n, 2) ? im.input(n, 2) : kNone));
 }
 
 // ONNX: with output_shape (one value per spatial dimension) or SAME
@@ -1241,11 +1231,47 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       // OneHot's and Compress's inputs read at import (onnx_index_ops.cpp).
       {"OneHot", {{"Equal", "Where", "Less", "Add", "Cast", "Reshape", "Gather"}, one_hot, 9}},
       {"Compress", {{"Gather", "Reshape"}, compress, 9}},
+      // Quantization as f32 arithmetic on integer values (onnx_quantization.cpp).
+      {"QuantizeLinear",
+       {{"Cast", "Div", "Round", "Add", "Clip", "Reshape", "Expand", "Slice"},
+        quantize_linear,
+        10}},
+      {"DequantizeLinear",
+       {{"Cast", "Sub", "Mul", "Reshape", "Expand", "Slice"}, dequantize_linear, 10}},
+      {"DynamicQuantizeLinear",
+       {{"Cast", "ReduceMax", "ReduceMin", "Max", "Min", "Sub", "Div", "Equal", "Where", "Neg",
+         "Round", "Add", "Clip"},
+        dynamic_quantize_linear,
+        11}},
+      {"MatMulInteger", {{"Cast", "Sub", "Reshape", "MatMul"}, matmul_integer, 10}},
+      {"ConvInteger", {{"Cast", "Sub", "Reshape", "Conv2d"}, conv_integer, 10}},
+      {"QLinearMatMul",
+       {{"Cast", "Sub", "Reshape", "MatMul", "Mul", "Div", "Add", "Round", "Clip"},
+        qlinear_matmul,
+        10}},
+      {"QLinearConv",
+       {{"Cast", "Sub", "Reshape", "Conv2d", "Mul", "Div", "Add", "Round", "Clip"},
+        qlinear_conv,
+        10}},
   };
   return t;
 }
 
 }  // namespace
+
+ValueId conv_values(Importer& im, const onnx::NodeProto& n, ValueId x, ValueId w, ValueId bias) {
+  if (rank_of(im, x) == 3) return conv1d(im, n, x, w, bias);
+  require_2d(im, x, "convolution");
+  const std::vector<int64_t> k = weight_kernel(im, w);
+  const Window win = window_attrs(im, n);
+  AttrMap attrs{{"group", group_attr(im, n)},
+                {"pads", resolve_pads(im, n, im.type(x).shape, k, win.strides, win.dilations)},
+                {"strides", win.strides},
+                {"dilations", win.dilations}};
+  std::vector<ValueId> ins{x, w};
+  if (bias != kNone) ins.push_back(bias);
+  return im.emit1("Conv2d", std::move(ins), std::move(attrs));
+}
 
 const OpConverter* find_converter(std::string_view op_type) {
   const auto& t = table();

@@ -111,6 +111,20 @@ void momentum(Importer& im, const onnx::NodeProto& n);
 // CastLike as a Cast (onnx_node_forms.cpp).
 void cast_like(Importer& im, const onnx::NodeProto& n);
 
+// Conv's IR nodes (a 1-D one through a 2-D one) for `x` and `w` with node
+// `n`'s attributes; `bias` may be kNone (onnx_ops.cpp).
+ValueId conv_values(Importer& im, const onnx::NodeProto& n, ValueId x, ValueId w, ValueId bias);
+
+// The quantization ops as f32 arithmetic on integer values, every IR node
+// kept f32 by the planner (onnx_quantization.cpp).
+void quantize_linear(Importer& im, const onnx::NodeProto& n);
+void dequantize_linear(Importer& im, const onnx::NodeProto& n);
+void dynamic_quantize_linear(Importer& im, const onnx::NodeProto& n);
+void matmul_integer(Importer& im, const onnx::NodeProto& n);
+void conv_integer(Importer& im, const onnx::NodeProto& n);
+void qlinear_matmul(Importer& im, const onnx::NodeProto& n);
+void qlinear_conv(Importer& im, const onnx::NodeProto& n);
+
 // GridSample (onnx_spatial.cpp).
 void grid_sample(Importer& im, const onnx::NodeProto& n);
 

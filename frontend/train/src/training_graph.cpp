@@ -398,6 +398,7 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
     for (ValueId v : n.outputs) types.push_back(f.value(v).type);
     const NodeId c = s.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
     s.node(c).origin = n.origin;
+    s.node(c).keep_f32 = n.keep_f32;
     for (size_t k = 0; k < n.outputs.size(); ++k)
       map[static_cast<size_t>(n.outputs[k])] = s.node(c).outputs[k];
   }
@@ -575,6 +576,7 @@ Graph with_batch_size(const Graph& f, int64_t batch) {
     }
     const NodeId c = g.add_node(n.name, n.op, std::move(ins), std::move(out), n.attrs);
     g.node(c).origin = n.origin;
+    g.node(c).keep_f32 = n.keep_f32;
     for (size_t k = 0; k < n.outputs.size(); ++k)
       map[static_cast<size_t>(n.outputs[k])] = g.node(c).outputs[k];
   }

@@ -63,6 +63,10 @@ struct Node {
   // differentiates. The planner gives it that node's intended precision
   // (docs/PLANNER.md, "Training"). Empty for forward nodes.
   std::string grad_of;
+  // The node computes integer values in f32 (an ONNX quantization op's
+  // composition, frontend/onnx): exact only there, so the planner keeps it
+  // f32 at every level (intent reason `integer-exact`, docs/PLANNER.md).
+  bool keep_f32 = false;
   // Placement: the index of the device the node runs on, into the device
   // list of the plan that produced the graph (AmpPlan::devices). 0 for
   // single-device plans and for graphs no planner has seen.
