@@ -85,6 +85,9 @@ void global_max_pool(Importer& im, const onnx::NodeProto& n);
 void center_crop_pad(Importer& im, const onnx::NodeProto& n);
 void scatter_elements(Importer& im, const onnx::NodeProto& n);
 
+// Sequence and optional ops as list operations at import (onnx_sequences.cpp).
+void sequence_op(Importer& im, const onnx::NodeProto& n);
+
 // CastLike as a Cast (onnx_node_forms.cpp).
 void cast_like(Importer& im, const onnx::NodeProto& n);
 
