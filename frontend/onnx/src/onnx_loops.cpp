@@ -141,16 +141,6 @@ void check_unrolled_nodes(Importer& im, int64_t count, const onnx::GraphProto& b
       count, count_text(per_iteration), count_text(adds), so_far, kMaxUnrolledNodes));
 }
 
-// While unrolling: the nodes made so far, for loops whose sizes were not
-// known before (a nested trip count computed from the iteration).
-void check_nodes_so_far(Importer& im, int64_t iteration) {
-  if (static_cast<int64_t>(im.node_count()) > kMaxUnrolledNodes)
-    im.fail(fmt::format(
-        "unrolling made {} nodes by iteration {}; ampx unrolls loops at import, up to {} nodes "
-        "in a model",
-        im.node_count(), iteration, kMaxUnrolledNodes));
-}
-
 const onnx::GraphProto& body_of(Importer& im, const onnx::NodeProto& n) {
   for (const auto& a : n.attribute())
     if (a.name() == "body") {
@@ -202,6 +192,17 @@ void check_iterations(Importer& im, int64_t count, size_t body_nodes) {
 }
 
 }  // namespace
+
+// While unrolling: the nodes made so far, for loops whose sizes were not
+// known before (a nested trip count computed from the iteration; a
+// SequenceMap's elements).
+void check_nodes_so_far(Importer& im, int64_t iteration) {
+  if (static_cast<int64_t>(im.node_count()) > kMaxUnrolledNodes)
+    im.fail(fmt::format(
+        "unrolling made {} nodes by iteration {}; ampx unrolls loops at import, up to {} nodes "
+        "in a model",
+        im.node_count(), iteration, kMaxUnrolledNodes));
+}
 
 void loop_op(Importer& im, const onnx::NodeProto& n) {
   const onnx::GraphProto& body = body_of(im, n);

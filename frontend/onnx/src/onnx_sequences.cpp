@@ -215,6 +215,7 @@ void sequence_map(I& im, const N& n) {
         fmt::format("the body has {} outputs, the node {}", body->output_size(), n.output_size()));
   std::vector<CompositeValue> outs(static_cast<size_t>(n.output_size()));
   for (int64_t k = 0; k < length; ++k) {
+    check_nodes_so_far(im, k);  // nested SequenceMaps and Loops multiply
     std::vector<ValueId> args;
     for (const HeldValue& in : ins)
       args.push_back(std::holds_alternative<ValueId>(in)
