@@ -25,6 +25,21 @@ from ._session import Session, _model_bytes, _plan_args
 # ONNX Runtime's type names -> ampx's dtypes.
 _DTYPES = {onnx_type: dtype for dtype, onnx_type in _tensors.ONNX_TYPES.items()}
 
+
+
+def _kind(type_name: str) -> tuple[str | None, str | None]:
+    """(kind, ampx dtype) of ONNX Runtime's type name: kind "tensor", "seq",
+    "optional" (of a tensor) or "optional(seq)"; None for what ampx does not
+    take (a sequence of sequences, a string tensor)."""
+    for prefix in ("optional(", "seq("):
+        if type_name.startswith(prefix) and type_name.endswith(")"):
+            inner, dtype = _kind(type_name[len(prefix):-1])
+            if prefix == "seq(":
+                return ("seq" if inner == "tensor" else None), dtype
+            return {"tensor": "optional", "seq": "optional(seq)"}.get(inner or ""), dtype
+    return "tensor", _DTYPES.get(type_name)
+
+
 # ONNX Runtime's provider names and the ampx devices they stand for.
 _PROVIDERS = {
     "CPUExecutionProvider": ["onednn:0", "cpu_ref:0"],
@@ -87,9 +102,11 @@ class InferenceSession:
         self._model = session._impl.shape_cached(self._path, **_plan_args(**plan_options))
         # Fixed shapes: planned and compiled now (or refused now), unless
         # the graph is built from an input's values, planned at the first run.
+        # A sequence's length and an optional's presence come with each
+        # run, so a model taking one is planned at its first run.
         typed = [(a.name, _DTYPES.get(a.type), a.shape) for a in self._inputs]
         fixed = [t for t in typed if t[1] is not None and all(isinstance(n, int) for n in t[2])]
-        untaken = [a for a in self._inputs if a.type not in _DTYPES]
+        untaken = [a for a in self._inputs if None in _kind(a.type)]
         if untaken:
             # An input of a type ampx does not take: the import says why
             # (the op, opset or element type), else this.
@@ -152,15 +169,41 @@ class InferenceSession:
         for n in names:
             if n not in {o.name for o in self._outputs}:
                 raise ValueError(f"'{n}' is not an output of the model")
-        arrays = []
+        arrays: list[tuple[str, str, Any]] = []
+        lengths: dict[str, int] = {}
+        absent: list[str] = []
         for arg in self._inputs:
-            dtype = _DTYPES[arg.type]  # the constructor refused others
-            arrays.append((arg.name, dtype, _tensors.to_input(arg.name, dtype, input_feed[arg.name])))
-        raw = self._model.run(arrays)
-        if len(raw) != len(self._outputs):
-            raise _ampx.Error(f"the model declares {len(self._outputs)} outputs, its run gave {len(raw)}")
-        # The model's own output names, in order: the planned graph may
-        # rename an output it computes in 16-bit and casts back.
-        outputs = {arg.name: _tensors.from_output(dtype, arr)
-                   for arg, (_, dtype, arr) in zip(self._outputs, raw)}
+            kind, dtype = _kind(arg.type)  # the constructor refused what ampx does not take
+            value = input_feed[arg.name]
+            if kind in ("optional", "optional(seq)") and value is None:
+                absent.append(arg.name)
+            elif kind in ("seq", "optional(seq)"):
+                if not isinstance(value, (list, tuple)):
+                    raise TypeError(f"input '{arg.name}' is a sequence ({arg.type}): pass a list "
+                                    f"of arrays, not {type(value).__name__}")
+                lengths[arg.name] = len(value)
+                for i, element in enumerate(value):
+                    name = f"{arg.name}[{i}]"
+                    arrays.append((name, dtype, _tensors.to_input(name, dtype, element)))
+            else:
+                arrays.append((arg.name, dtype, _tensors.to_input(arg.name, dtype, value)))
+        raw = self._model.run(arrays, lengths, absent)
+        # Named as imported: an output NAME, or a sequence's NAME[0], NAME[1], ...
+        by_name = {name: _tensors.from_output(dtype, arr) for name, dtype, arr in raw}
+        outputs = {arg.name: self._output(arg, by_name) for arg in self._outputs}
         return [outputs[n] for n in names]
+
+    @staticmethod
+    def _output(arg: NodeArg, by_name: dict[str, Any]) -> Any:
+        """Output `arg` of a run: an array, a list of them (a sequence) or
+        None (an optional holding none)."""
+        if arg.name in by_name:
+            return by_name[arg.name]
+        kind, _ = _kind(arg.type)
+        if kind == "tensor" and arg.type in _DTYPES:
+            raise _ampx.Error(f"the run gave no output '{arg.name}'")
+        elements = []
+        while f"{arg.name}[{len(elements)}]" in by_name:
+            elements.append(by_name[f"{arg.name}[{len(elements)}]"])
+        # An optional sequence holding an empty one is not told from none.
+        return None if kind in ("optional", "optional(seq)") and not elements else elements

@@ -8,6 +8,7 @@
 
 #include <ampx/session/shape_cached_model.hpp>
 
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -34,6 +35,15 @@ struct ShapeCachedState {
 
 // (name, ampx dtype, array) per input, any order.
 using NamedInput = std::tuple<std::string, std::string, InputArray>;
+
+// A run's sequence lengths and optional inputs given as none.
+onnx_io::CompositeInputs composites_of(const std::map<std::string, int64_t>& sequence_lengths,
+                                       const std::vector<std::string>& absent) {
+  onnx_io::CompositeInputs c;
+  c.sequence_lengths.insert(sequence_lengths.begin(), sequence_lengths.end());
+  c.absent.insert(absent.begin(), absent.end());
+  return c;
+}
 
 std::shared_ptr<ShapeCachedState> load(
     std::shared_ptr<SessionState> self, const std::string& model, const std::string& amp,
@@ -62,7 +72,10 @@ std::shared_ptr<ShapeCachedState> load(
 // One run: imported, planned and compiled first where the shapes (or the
 // values the graph is built for) are new. Returns (name, dtype, array) per
 // output, in the model's order.
-nb::list run(ShapeCachedState& s, const std::vector<NamedInput>& inputs) {
+nb::list run(ShapeCachedState& s, const std::vector<NamedInput>& inputs,
+             const std::map<std::string, int64_t>& sequence_lengths,
+             const std::vector<std::string>& absent) {
+  const onnx_io::CompositeInputs composites = composites_of(sequence_lengths, absent);
   std::vector<HostTensorView> views;
   views.reserve(inputs.size());
   for (const auto& [name, dtype, array] : inputs) {
@@ -74,7 +87,7 @@ nb::list run(ShapeCachedState& s, const std::vector<NamedInput>& inputs) {
   {
     nb::gil_scoped_release release;
     const std::lock_guard lock(s.session->mutex);
-    outputs = s.model->run(views);
+    outputs = s.model->run(views, composites);
   }
   nb::list out;
   for (HostTensor& t : outputs) {
@@ -87,9 +100,11 @@ nb::list run(ShapeCachedState& s, const std::vector<NamedInput>& inputs) {
 
 // ShapeCachedModel::prepare for (name, dtype, shape) per input: planned
 // now unless the graph is built from the inputs' values.
-bool prepare(
-    ShapeCachedState& s,
-    const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& inputs) {
+bool prepare(ShapeCachedState& s,
+             const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>>& inputs,
+             const std::map<std::string, int64_t>& sequence_lengths,
+             const std::vector<std::string>& absent) {
+  const onnx_io::CompositeInputs composites = composites_of(sequence_lengths, absent);
   std::vector<HostTensorView> views;
   for (const auto& [name, dtype, dims] : inputs) {
     const std::optional<DType> t = parse_dtype(dtype);
@@ -98,7 +113,7 @@ bool prepare(
   }
   nb::gil_scoped_release release;
   const std::lock_guard lock(s.session->mutex);
-  return s.model->prepare(views);
+  return s.model->prepare(views, composites);
 }
 
 // The plan of the last run, as Session.plan's Plan wraps it (a copy: the
@@ -143,9 +158,16 @@ void add_shape_cached(nb::module_& m, nb::class_<SessionState>& session) {
   nb::class_<ShapeCachedState>(m, "ShapeCachedModel",
                                "A model planned per input shapes and values (ShapeCachedModel).")
       .def("run", &run, nb::arg("inputs"),
-           "One run of (name, dtype, array) per input (read in place): planned and compiled "
-           "first for shapes or values not in the cache. Returns (name, dtype, array) per output.")
+           nb::arg("sequence_lengths") = std::map<std::string, int64_t>{},
+           nb::arg("absent") = std::vector<std::string>{},
+           "One run of (name, dtype, array) per input (read in place; a sequence input's "
+           "elements as NAME[0], NAME[1], ..., its length in sequence_lengths, optional inputs "
+           "given as none in absent): planned and compiled first for shapes, lengths or values "
+           "not in the cache. Returns (name, dtype, array) per output, named as imported (a "
+           "sequence output's elements NAME[i]).")
       .def("prepare", &prepare, nb::arg("inputs"),
+           nb::arg("sequence_lengths") = std::map<std::string, int64_t>{},
+           nb::arg("absent") = std::vector<std::string>{},
            "Plan and compile for (name, dtype, shape) per input before any run; False when the "
            "graph is built from the inputs' values (planned at the first run).")
       .def("plan", &last_plan, "The plan of the last run (std::logic_error before the first).")

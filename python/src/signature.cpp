@@ -53,22 +53,30 @@ const char* onnx_type_name(int32_t elem) {
   }
 }
 
-// (name, type, dims): a dimension is its value, its symbol, or None.
+// ONNX Runtime's type name ("tensor(float)", "seq(tensor(int64))",
+// "optional(seq(tensor(float)))"); the innermost tensor type's dimensions
+// go to `dims`: a dimension is its value, its symbol, or None.
+std::string type_name(const onnx::TypeProto& t, nb::list& dims) {
+  if (t.has_sequence_type()) return "seq(" + type_name(t.sequence_type().elem_type(), dims) + ")";
+  if (t.has_optional_type())
+    return "optional(" + type_name(t.optional_type().elem_type(), dims) + ")";
+  if (!t.has_tensor_type()) return "unknown";
+  const auto& tt = t.tensor_type();
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value())
+      dims.append(d.dim_value());
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      dims.append(d.dim_param());
+    else
+      dims.append(nb::none());
+  }
+  return onnx_type_name(tt.elem_type());
+}
+
+// (name, type, dims); a sequence's or optional's dims are its tensors'.
 nb::tuple describe(const onnx::ValueInfoProto& v) {
   nb::list dims;
-  const char* type = "unknown";
-  if (v.type().has_tensor_type()) {
-    const auto& tt = v.type().tensor_type();
-    type = onnx_type_name(tt.elem_type());
-    for (const auto& d : tt.shape().dim()) {
-      if (d.has_dim_value())
-        dims.append(d.dim_value());
-      else if (d.has_dim_param() && !d.dim_param().empty())
-        dims.append(d.dim_param());
-      else
-        dims.append(nb::none());
-    }
-  }
+  const std::string type = type_name(v.type(), dims);
   return nb::make_tuple(v.name(), type, dims);
 }
 

@@ -383,6 +383,21 @@ def op_seeds():
                                    node("Reshape", ["l", "shp"])],
         inits=[i64("m", 4000), numpy_helper.from_array(np.array(True), "t"),
                i64("shp", [1, 2, 4, 4])], opset=16)
+    # Sequences and optionals as lists at import (onnx_sequences.cpp): split,
+    # insert, erase, at, a SequenceMap body per element, concatenation.
+    mbody = helper.make_graph(
+        [node("Relu", ["e"], ["r"])], "map_body",
+        [helper.make_tensor_value_info("e", F, None)], [helper.make_tensor_value_info("r", F, None)])
+    add("Sequences", [node("SplitToSequence", ["x", "parts"], ["s"], axis=1),
+                      node("SequenceInsert", ["s", "x", "zero"], ["s2"]),
+                      node("SequenceErase", ["s2"], ["s3"]),
+                      node("SequenceMap", ["s3"], ["s4"], body=mbody),
+                      node("SequenceAt", ["s4", "zero"], ["a"]),
+                      node("ConcatFromSequence", ["s4"], ["c"], axis=1),
+                      node("Optional", ["c"], ["o"]),
+                      node("OptionalGetElement", ["o"], ["g"]),
+                      node("Reshape", ["g", "shp"])],  # a static shape for ONNX's inference
+        inits=[i64("parts", [1, 1]), i64("zero", 0), i64("shp", [1, 3, 4, 4])], opset=18)
     add("Conv-1d", [node("Conv", ["a", "k"], pads=[1, 2], strides=[2])], [("a", F, [1, 2, 9])],
         [w("k", 3, 2, 4)])
     for op in ["ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"]:

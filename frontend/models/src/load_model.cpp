@@ -32,6 +32,7 @@ Graph load_model(std::string_view spec, const ModelOptions& options) {
     io.input_shapes = options.input_shapes;
     io.input_shape_origins = options.input_shape_origins;
     io.input_values = options.input_values;
+    io.composite_inputs = options.composite_inputs;
     io.batch_size = options.batch_size;
     io.max_tensor_bytes = options.max_tensor_bytes;
     return onnx_io::import_onnx(std::string(spec), io);

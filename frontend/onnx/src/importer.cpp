@@ -201,71 +201,83 @@ void Importer::read_initializers() {
   }
 }
 
+ValueId Importer::add_tensor_input(const std::string& name, const onnx::TypeProto_Tensor& tt) {
+  const std::string what = fmt::format("input '{}'", name);
+  const auto dtype = dtype_from_onnx(tt.elem_type());
+  if (!dtype)
+    fail(fmt::format("{} has element type {}, which ampx does not support", what,
+                     onnx_elem_type_name(tt.elem_type())));
+  const auto pinned = options_.input_shapes.find(name);
+  const auto origin_it = options_.input_shape_origins.find(name);
+  const std::string origin =
+      origin_it == options_.input_shape_origins.end() ? "--input-shape" : origin_it->second;
+  Shape shape;
+  if (!tt.has_shape()) {
+    if (pinned == options_.input_shapes.end())
+      fail(fmt::format("{} has no shape: give it with --input-shape {}=DIMS", what, name));
+    shape = pinned->second;
+  } else {
+    const auto& dims = tt.shape().dim();
+    if (pinned != options_.input_shapes.end() &&
+        pinned->second.size() != static_cast<size_t>(dims.size()))
+      fail(fmt::format("{} has rank {}, but {} gives {} dimensions", what, dims.size(), origin,
+                       pinned->second.size()));
+    for (int i = 0; i < dims.size(); ++i) {
+      const auto& d = dims.Get(i);
+      const bool fixed = d.has_dim_value() && d.dim_value() > 0;
+      if (pinned != options_.input_shapes.end()) {
+        const int64_t want = pinned->second[static_cast<size_t>(i)];
+        if (fixed && d.dim_value() != want)
+          fail(fmt::format("{} dimension {} is fixed to {} in the model, {} says {}", what, i,
+                           d.dim_value(), origin, want));
+        shape.push_back(want);
+      } else if (fixed) {
+        shape.push_back(d.dim_value());
+      } else if (i == 0 && options_.batch_size > 0) {
+        shape.push_back(options_.batch_size);
+      } else if (d.has_dim_value() && d.dim_value() == 0) {
+        shape.push_back(0);  // an empty input (read as a constant below)
+      } else {
+        const std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unknown";
+        fail(
+            fmt::format("{} dimension {} is symbolic ({}): pin it with --input-shape {}=DIMS "
+                        "(e.g. 1x3x224x224) or give the array (--input {}=FILE.npy)",
+                        what, i, sym, name, name));
+      }
+    }
+  }
+  for (int64_t d : shape)
+    if (d < 0) fail(fmt::format("{} has a negative dimension in {}", what, shape_str(shape)));
+  check_size({*dtype, shape}, what);
+  const ValueId id = graph_.add_input(name, {*dtype, shape});
+  // An input with no elements has one value, the empty tensor, whatever
+  // is fed (an empty `axes`, CastLike's type-only `target_type`): the
+  // nodes read it as that constant, and it stays an input of the graph
+  // (fed, unused) so the model's signature is the same.
+  if (element_count(shape) == 0)
+    return graph_.add_constant(name + "/empty", {*dtype, shape}, std::vector<std::byte>{});
+  return id;
+}
+
 void Importer::read_inputs() {
   std::vector<std::string> names;
   for (const auto& in : model_.graph().input()) {
     // Old exporters list initializers as inputs too: they stay constants.
     if (values_.contains(in.name())) continue;
-    names.push_back(in.name());
-    const std::string what = fmt::format("input '{}'", in.name());
-    if (!in.type().has_tensor_type()) fail(what + " is not a tensor");
-    const auto& tt = in.type().tensor_type();
-    const auto dtype = dtype_from_onnx(tt.elem_type());
-    if (!dtype)
-      fail(fmt::format("{} has element type {}, which ampx does not support", what,
-                       onnx_elem_type_name(tt.elem_type())));
-    const auto pinned = options_.input_shapes.find(in.name());
-    const auto origin_it = options_.input_shape_origins.find(in.name());
-    const std::string origin =
-        origin_it == options_.input_shape_origins.end() ? "--input-shape" : origin_it->second;
-    Shape shape;
-    if (!tt.has_shape()) {
-      if (pinned == options_.input_shapes.end())
-        fail(fmt::format("{} has no shape: give it with --input-shape {}=DIMS", what, in.name()));
-      shape = pinned->second;
-    } else {
-      const auto& dims = tt.shape().dim();
-      if (pinned != options_.input_shapes.end() &&
-          pinned->second.size() != static_cast<size_t>(dims.size()))
-        fail(fmt::format("{} has rank {}, but {} gives {} dimensions", what, dims.size(), origin,
-                         pinned->second.size()));
-      for (int i = 0; i < dims.size(); ++i) {
-        const auto& d = dims.Get(i);
-        const bool fixed = d.has_dim_value() && d.dim_value() > 0;
-        if (pinned != options_.input_shapes.end()) {
-          const int64_t want = pinned->second[static_cast<size_t>(i)];
-          if (fixed && d.dim_value() != want)
-            fail(fmt::format("{} dimension {} is fixed to {} in the model, {} says {}", what, i,
-                             d.dim_value(), origin, want));
-          shape.push_back(want);
-        } else if (fixed) {
-          shape.push_back(d.dim_value());
-        } else if (i == 0 && options_.batch_size > 0) {
-          shape.push_back(options_.batch_size);
-        } else if (d.has_dim_value() && d.dim_value() == 0) {
-          shape.push_back(0);  // an empty input (read as a constant below)
-        } else {
-          const std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unknown";
-          fail(
-              fmt::format("{} dimension {} is symbolic ({}): pin it with --input-shape {}=DIMS "
-                          "(e.g. 1x3x224x224) or give the array (--input {}=FILE.npy)",
-                          what, i, sym, in.name(), in.name()));
-        }
-      }
+    if (in.type().has_sequence_type() || in.type().has_optional_type()) {
+      read_composite_input(in, names);
+      continue;
     }
-    for (int64_t d : shape)
-      if (d < 0) fail(fmt::format("{} has a negative dimension in {}", what, shape_str(shape)));
-    check_size({*dtype, shape}, what);
-    const ValueId id = graph_.add_input(in.name(), {*dtype, shape});
-    values_[in.name()] = id;
-    // An input with no elements has one value, the empty tensor, whatever
-    // is fed (an empty `axes`, CastLike's type-only `target_type`): the
-    // nodes read it as that constant, and it stays an input of the graph
-    // (fed, unused) so the model's signature is the same.
-    if (element_count(shape) == 0)
-      values_[in.name()] =
-          graph_.add_constant(in.name() + "/empty", {*dtype, shape}, std::vector<std::byte>{});
+    names.push_back(in.name());
+    if (!in.type().has_tensor_type()) fail(fmt::format("input '{}' is not a tensor", in.name()));
+    values_[in.name()] = add_tensor_input(in.name(), in.type().tensor_type());
   }
+  for (const auto& [name, length] : options_.composite_inputs.sequence_lengths)
+    if (!composites_.contains(name))
+      fail(fmt::format("a sequence length is given for '{}', which is not a sequence input", name));
+  for (const auto& name : options_.composite_inputs.absent)
+    if (!composites_.contains(name))
+      fail(fmt::format("'{}' is given as none, but it is not an optional input", name));
   for (const auto& [name, shape] : options_.input_shapes) {
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     std::string known;
@@ -329,6 +341,9 @@ bool Importer::has_input(const onnx::NodeProto& n, int i) const {
 ValueId Importer::input(const onnx::NodeProto& n, int i) const {
   if (!has_input(n, i)) fail(fmt::format("input {} is missing", i));
   const auto it = values_.find(n.input(i));
+  if (const CompositeValue* c = composite_named(n.input(i)))
+    fail(fmt::format("input {} ('{}') is {}, where a tensor is expected", i, n.input(i),
+                     c->kind == CompositeValue::Kind::kSequence ? "a sequence" : "an optional"));
   if (it == values_.end())
     fail(
         fmt::format("input '{}' is not produced by an earlier node, an initializer or a graph "
@@ -563,6 +578,7 @@ void Importer::bind(const onnx::NodeProto& n, int i, ValueId v) {
   // A value made by this node takes the ONNX output's name; an alias
   // (Identity, Dropout) keeps its producer's.
   if (fresh_.contains(v)) graph_.value(v).name = n.output(i) + value_suffix_;
+  composites_.erase(n.output(i));
   values_[n.output(i)] = v;
 }
 
@@ -608,7 +624,7 @@ void Importer::convert_graph_nodes(const onnx::GraphProto& g) {
     }
     convert_node(n);
     for (int i = 0; i < n.output_size(); ++i)
-      if (!n.output(i).empty() && !values_.contains(n.output(i)) && output_used(n, i))
+      if (!n.output(i).empty() && !has_value(n.output(i)) && output_used(n, i))
         fail(fmt::format("output {} ('{}') is not supported", i, n.output(i)));
   }
 }
@@ -616,6 +632,22 @@ void Importer::convert_graph_nodes(const onnx::GraphProto& g) {
 std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const std::string& what,
                                                std::span<const ValueId> inputs,
                                                const std::string& suffix) {
+  const std::vector<HeldValue> held =
+      inline_subgraph_held(g, what, std::vector<HeldValue>(inputs.begin(), inputs.end()), suffix);
+  std::vector<ValueId> outs;
+  for (size_t i = 0; i < held.size(); ++i) {
+    if (!std::holds_alternative<ValueId>(held[i]))
+      fail(fmt::format("{}: output '{}' is a sequence or optional, where a tensor is expected",
+                       what, g.output(static_cast<int>(i)).name()));
+    outs.push_back(std::get<ValueId>(held[i]));
+  }
+  return outs;
+}
+
+std::vector<HeldValue> Importer::inline_subgraph_held(const onnx::GraphProto& g,
+                                                      const std::string& what,
+                                                      std::span<const HeldValue> inputs,
+                                                      const std::string& suffix) {
   // The converting node's state, restored when the branch is done or has
   // failed (an If may go on without a branch that cannot be built).
   struct Restore {
@@ -641,37 +673,59 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
   };
   // The subgraph's own names shadow the outer graph's only inside it: an
   // outer value of a name the subgraph defines too ("scores", "x") is the
-  // outer one again after it (nodes after the If or FlexAttention read it).
-  // Restored on failure too (an If goes on without a branch that fails).
+  // outer one again after it (nodes after the If or FlexAttention read it),
+  // tensor or sequence alike. Restored on failure too (an If goes on
+  // without a branch that fails).
   struct Unshadow {
-    std::unordered_map<std::string, ValueId>& values;
-    std::vector<std::pair<std::string, ValueId>> saved;
+    Importer& im;
+    struct Saved {
+      std::string name;
+      std::optional<ValueId> value;
+      std::optional<CompositeValue> composite;
+    };
+    std::vector<Saved> saved;
     ~Unshadow() {
       // In reverse: a name defined twice gets its first (outer) value back.
       for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-        if (it->second == kNone)
-          values.erase(it->first);
+        if (it->value)
+          im.values_[it->name] = *it->value;
         else
-          values[it->first] = it->second;
+          im.values_.erase(it->name);
+        if (it->composite)
+          im.composites_[it->name] = *it->composite;
+        else
+          im.composites_.erase(it->name);
       }
     }
-  } unshadow{values_, {}};
+  } unshadow{*this, {}};
   const auto shadow = [&](const std::string& name) {
-    if (!name.empty()) unshadow.saved.emplace_back(name, value_named(name));
+    if (name.empty()) return;
+    Unshadow::Saved s{name, std::nullopt, std::nullopt};
+    if (const auto it = values_.find(name); it != values_.end()) s.value = it->second;
+    if (const auto it = composites_.find(name); it != composites_.end()) s.composite = it->second;
+    unshadow.saved.push_back(std::move(s));
   };
   for (const auto& in : g.input()) shadow(in.name());
   for (const auto& t : g.initializer()) shadow(t.name());
   for (const auto& node : g.node())
     for (const auto& out : node.output()) shadow(out);
-  std::vector<ValueId> outs;
+  std::vector<HeldValue> outs;
   {
     const Restore restore{*this};
     value_suffix_ += suffix;
     if (static_cast<size_t>(g.input_size()) != inputs.size())
       fail(fmt::format("{} has {} inputs, expected {}", what, g.input_size(), inputs.size()));
     for (int i = 0; i < g.input_size(); ++i) {
-      if (g.input(i).name().empty()) fail(fmt::format("{}: input {} has no name", what, i));
-      values_[g.input(i).name()] = inputs[static_cast<size_t>(i)];
+      const std::string& name = g.input(i).name();
+      if (name.empty()) fail(fmt::format("{}: input {} has no name", what, i));
+      const HeldValue& in = inputs[static_cast<size_t>(i)];
+      if (const auto* c = std::get_if<CompositeValue>(&in)) {
+        values_.erase(name);
+        composites_[name] = *c;
+      } else {
+        composites_.erase(name);
+        values_[name] = std::get<ValueId>(in);
+      }
     }
     for (const auto& t : g.initializer()) {
       if (t.name().empty()) fail(what + ": an initializer has no name");
@@ -689,11 +743,15 @@ std::vector<ValueId> Importer::inline_subgraph(const onnx::GraphProto& g, const 
     convert_graph_nodes(g);
   }
   for (const auto& o : g.output()) {
+    if (const CompositeValue* c = composite_named(o.name())) {
+      outs.emplace_back(*c);
+      continue;
+    }
     const auto it = values_.find(o.name());
     if (it == values_.end())
       fail(fmt::format("{}: output '{}' is not produced by the branch or an outer value", what,
                        o.name()));
-    outs.push_back(it->second);
+    outs.emplace_back(it->second);
   }
   return outs;
 }
@@ -738,20 +796,27 @@ void Importer::bind_outputs() {
   std::unordered_set<std::string> input_names;
   for (ValueId in : graph_.inputs()) input_names.insert(graph_.value(in).name);
   for (const auto& out : model_.graph().output()) {
+    if (input_names.contains(out.name()))
+      fail(fmt::format("graph output '{}' is also the name of a graph input", out.name()));
+    if (const CompositeValue* c = composite_named(out.name())) {
+      bind_composite_output(out.name(), *c, seen);
+      continue;
+    }
     const auto it = values_.find(out.name());
     if (it == values_.end())
       fail(fmt::format("graph output '{}' is not produced by any node", out.name()));
-    ValueId v = it->second;
-    const Value& val = graph_.value(v);
-    if (input_names.contains(out.name()))
-      fail(fmt::format("graph output '{}' is also the name of a graph input", out.name()));
-    if (val.is_constant() || val.producer == kNone || seen.contains(v))
-      v = output_copy(v, out.name());
-    seen.insert(v);
-    graph_.value(v).name = out.name();
-    graph_.add_output(v);
+    add_output(it->second, out.name(), seen);
   }
-  if (graph_.outputs().empty()) fail("the graph has no outputs");
+  if (graph_.outputs().empty())
+    fail("the graph has no outputs (or only empty sequences and optionals holding none)");
+}
+
+void Importer::add_output(ValueId v, const std::string& name, std::unordered_set<ValueId>& seen) {
+  const Value& val = graph_.value(v);
+  if (val.is_constant() || val.producer == kNone || seen.contains(v)) v = output_copy(v, name);
+  seen.insert(v);
+  graph_.value(v).name = name;
+  graph_.add_output(v);
 }
 
 Graph Importer::run(ImportStats* stats) {

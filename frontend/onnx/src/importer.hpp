@@ -8,6 +8,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "composite_value.hpp"
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -42,8 +44,10 @@ class Importer {
 
   bool has_input(const onnx::NodeProto& n, int i) const;
   // Whether a value of this ONNX name exists so far (an input, an
-  // initializer, an earlier node's output).
-  bool has_value(const std::string& name) const { return values_.contains(name); }
+  // initializer, an earlier node's output; a tensor, sequence or optional).
+  bool has_value(const std::string& name) const {
+    return values_.contains(name) || composites_.contains(name);
+  }
   // The value of that name so far; kNone when there is none.
   ValueId value_named(const std::string& name) const {
     const auto it = values_.find(name);
@@ -106,8 +110,23 @@ class Importer {
   std::vector<ValueId> inline_subgraph(const onnx::GraphProto& g, const std::string& what,
                                        std::span<const ValueId> inputs = {},
                                        const std::string& suffix = "");
+  // The same with inputs and outputs that may be sequences or optionals
+  // (composite_value.hpp): If branches and Loop bodies.
+  std::vector<HeldValue> inline_subgraph_held(const onnx::GraphProto& g, const std::string& what,
+                                              std::span<const HeldValue> inputs = {},
+                                              const std::string& suffix = "");
   // Binds ONNX output i of the current node to `v`.
   void bind(const onnx::NodeProto& n, int i, ValueId v);
+
+  // --- sequences and optionals (composite_value.hpp, onnx_sequences.cpp)
+  // The sequence or optional of that name; nullptr for a tensor or none.
+  const CompositeValue* composite_named(const std::string& name) const;
+  // Input i as a sequence or optional, or an error naming it (`what`).
+  const CompositeValue& composite_input(const onnx::NodeProto& n, int i, const char* what) const;
+  // Input i as what it holds, a tensor or a sequence or optional.
+  HeldValue held_input(const onnx::NodeProto& n, int i) const;
+  void bind_composite(const onnx::NodeProto& n, int i, CompositeValue v);
+  void bind_held(const onnx::NodeProto& n, int i, HeldValue v);
   // Marks the current IR node(s) as coming from a different ONNX op type.
   void set_origin(std::string origin) { origin_ = std::move(origin); }
   // Marks the current node's IR nodes Node::keep_f32 (the planner keeps
@@ -130,6 +149,14 @@ class Importer {
   void read_opset();
   void read_initializers();
   void read_inputs();
+  // A graph input of sequence or optional type (composite_io.cpp).
+  void read_composite_input(const onnx::ValueInfoProto& in, std::vector<std::string>& names);
+  // Reads a tensor input's type (pinned shapes, symbols) and adds it.
+  ValueId add_tensor_input(const std::string& name, const onnx::TypeProto_Tensor& tt);
+  // A graph output holding a sequence or optional: its tensors as outputs.
+  void bind_composite_output(const std::string& name, const CompositeValue& c,
+                             std::unordered_set<ValueId>& seen);
+  void add_output(ValueId v, const std::string& name, std::unordered_set<ValueId>& seen);
   void check_supported() const;
   void convert_nodes();
   void convert_graph_nodes(const onnx::GraphProto& g);
@@ -149,6 +176,8 @@ class Importer {
   std::map<std::string, int64_t> domain_opsets_;  // the other domains'
   Graph graph_;
   std::unordered_map<std::string, ValueId> values_;  // ONNX name -> value
+  // ONNX name -> sequence or optional (never also in values_).
+  std::unordered_map<std::string, CompositeValue> composites_;
   std::unordered_set<std::string> node_names_;
   std::unordered_map<std::string, int> uses_;  // ONNX value name -> consumers (+ graph outputs)
   // The node being converted.

@@ -72,6 +72,14 @@ void check_references(Importer& im, const onnx::GraphProto& g, const char* what)
 void if_select(Importer& im, const onnx::NodeProto& n, ValueId cond) {
   if (im.type(cond).dtype != DType::kBool || element_count(im.type(cond).shape) != 1)
     im.fail(fmt::format("the condition '{}' must be one bool", n.input(0)));
+  // Sequences and optionals are lists known at import: a branch that
+  // gives one needs its condition there.
+  for (const auto& out : branch(im, n, "then_branch")->output())
+    if (out.type().has_sequence_type() || out.type().has_optional_type())
+      im.fail_needs_value(fmt::format(
+          "the condition '{}' is computed at run time and the branches give a sequence or "
+          "optional ('{}'), which ampx builds at import",
+          n.input(0), out.name()));
   check_references(im, *branch(im, n, "then_branch"), "then_branch");
   check_references(im, *branch(im, n, "else_branch"), "else_branch");
   std::vector<ValueId> outs[2];
@@ -149,10 +157,11 @@ void if_op(Importer& im, const onnx::NodeProto& n) {
   const char* name = taken ? "then_branch" : "else_branch";
   const onnx::GraphProto* g = branch(im, n, name);
   (void)branch(im, n, taken ? "else_branch" : "then_branch");  // both must be there
-  const std::vector<ValueId> outs = im.inline_subgraph(*g, name);
+  std::vector<HeldValue> outs = im.inline_subgraph_held(*g, name);
   if (static_cast<int>(outs.size()) != n.output_size())
     im.fail(fmt::format("{} has {} outputs, the node has {}", name, outs.size(), n.output_size()));
-  for (int i = 0; i < n.output_size(); ++i) im.bind(n, i, outs[static_cast<size_t>(i)]);
+  for (int i = 0; i < n.output_size(); ++i)
+    im.bind_held(n, i, std::move(outs[static_cast<size_t>(i)]));
 }
 
 }  // namespace ampx::onnx_io

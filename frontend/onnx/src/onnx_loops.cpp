@@ -141,16 +141,6 @@ void check_unrolled_nodes(Importer& im, int64_t count, const onnx::GraphProto& b
       count, count_text(per_iteration), count_text(adds), so_far, kMaxUnrolledNodes));
 }
 
-// While unrolling: the nodes made so far, for loops whose sizes were not
-// known before (a nested trip count computed from the iteration).
-void check_nodes_so_far(Importer& im, int64_t iteration) {
-  if (static_cast<int64_t>(im.node_count()) > kMaxUnrolledNodes)
-    im.fail(fmt::format(
-        "unrolling made {} nodes by iteration {}; ampx unrolls loops at import, up to {} nodes "
-        "in a model",
-        im.node_count(), iteration, kMaxUnrolledNodes));
-}
-
 const onnx::GraphProto& body_of(Importer& im, const onnx::NodeProto& n) {
   for (const auto& a : n.attribute())
     if (a.name() == "body") {
@@ -203,6 +193,17 @@ void check_iterations(Importer& im, int64_t count, size_t body_nodes) {
 
 }  // namespace
 
+// While unrolling: the nodes made so far, for loops whose sizes were not
+// known before (a nested trip count computed from the iteration; a
+// SequenceMap's elements).
+void check_nodes_so_far(Importer& im, int64_t iteration) {
+  if (static_cast<int64_t>(im.node_count()) > kMaxUnrolledNodes)
+    im.fail(fmt::format(
+        "unrolling made {} nodes by iteration {}; ampx unrolls loops at import, up to {} nodes "
+        "in a model",
+        im.node_count(), iteration, kMaxUnrolledNodes));
+}
+
 void loop_op(Importer& im, const onnx::NodeProto& n) {
   const onnx::GraphProto& body = body_of(im, n);
   const int carried = n.input_size() - 2;
@@ -238,8 +239,9 @@ void loop_op(Importer& im, const onnx::NodeProto& n) {
           n.input(1)));
   }
   if (!trips && !has_cond) im.fail("has neither a trip count nor a condition (an endless loop)");
-  std::vector<ValueId> state;
-  for (int i = 0; i < carried; ++i) state.push_back(im.input(n, 2 + i));
+  // Loop-carried values may be sequences or optionals (lists at import).
+  std::vector<HeldValue> state;
+  for (int i = 0; i < carried; ++i) state.push_back(im.held_input(n, 2 + i));
   std::vector<std::vector<ValueId>> scanned(static_cast<size_t>(scans));
   for (int64_t it = 0;; ++it) {
     if (trips && it >= *trips) break;
@@ -247,12 +249,20 @@ void loop_op(Importer& im, const onnx::NodeProto& n) {
     check_iterations(im, it + 1, static_cast<size_t>(body.node_size()));
     if (!trips) check_unrolled_nodes(im, 1, body);  // a loop run by its condition
     check_nodes_so_far(im, it);
-    std::vector<ValueId> ins{im.constant_i64(std::vector<int64_t>{it}, Shape{}), cond};
+    std::vector<HeldValue> ins{im.constant_i64(std::vector<int64_t>{it}, Shape{}), cond};
     ins.insert(ins.end(), state.begin(), state.end());
-    const std::vector<ValueId> outs = im.inline_subgraph(
+    const std::vector<HeldValue> outs = im.inline_subgraph_held(
         body, fmt::format("body (iteration {})", it), ins, fmt::format("@{}", it));
+    auto tensor_out = [&](size_t k, const char* what) {
+      if (!std::holds_alternative<ValueId>(outs[k]))
+        im.fail(
+            fmt::format("the body's {} ('{}') is a sequence or optional, where a tensor is "
+                        "expected",
+                        what, body.output(static_cast<int>(k)).name()));
+      return std::get<ValueId>(outs[k]);
+    };
     if (has_cond) {
-      cond = outs[0];
+      cond = tensor_out(0, "condition");
       if (!constant_bool(im, cond, "the body's condition"))
         im.fail_needs_value(fmt::format(
             "the body's condition '{}' is computed at run time (a while loop): ampx unrolls "
@@ -260,20 +270,30 @@ void loop_op(Importer& im, const onnx::NodeProto& n) {
             body.output(0).name()));
     }
     for (int i = 0; i < carried; ++i) {
-      const ValueId v = outs[static_cast<size_t>(1 + i)];
-      if (!(im.type(v) == im.type(state[static_cast<size_t>(i)])))
-        im.fail(fmt::format("loop-carried value {} changes from {} {} to {} {}", i,
-                            dtype_name(im.type(state[static_cast<size_t>(i)]).dtype),
-                            shape_str(im.type(state[static_cast<size_t>(i)]).shape),
-                            dtype_name(im.type(v).dtype), shape_str(im.type(v).shape)));
-      state[static_cast<size_t>(i)] = v;
+      HeldValue& was = state[static_cast<size_t>(i)];
+      const HeldValue& now = outs[static_cast<size_t>(1 + i)];
+      if (was.index() != now.index())
+        im.fail(
+            fmt::format("loop-carried value {} changes between a tensor and a sequence or "
+                        "optional",
+                        i));
+      // A sequence may grow; a tensor keeps its type.
+      if (const auto* v = std::get_if<ValueId>(&now)) {
+        const ValueId w = std::get<ValueId>(was);
+        if (!(im.type(*v) == im.type(w)))
+          im.fail(fmt::format("loop-carried value {} changes from {} {} to {} {}", i,
+                              dtype_name(im.type(w).dtype), shape_str(im.type(w).shape),
+                              dtype_name(im.type(*v).dtype), shape_str(im.type(*v).shape)));
+      }
+      was = now;
     }
     for (int k = 0; k < scans; ++k)
-      scanned[static_cast<size_t>(k)].push_back(outs[static_cast<size_t>(1 + carried + k)]);
+      scanned[static_cast<size_t>(k)].push_back(
+          tensor_out(static_cast<size_t>(1 + carried + k), "scan output"));
   }
   im.set_origin("Loop");
   for (int i = 0; i < carried && i < n.output_size(); ++i)
-    im.bind(n, i, state[static_cast<size_t>(i)]);
+    im.bind_held(n, i, state[static_cast<size_t>(i)]);
   for (int k = 0; k < scans && carried + k < n.output_size(); ++k) {
     if (!im.output_used(n, carried + k)) continue;
     if (scanned[static_cast<size_t>(k)].empty())

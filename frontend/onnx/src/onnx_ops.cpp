@@ -922,8 +922,9 @@ void cast(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Cast", {x}, {{"to", int64_t(to_c(*dtype))}}));
 }
 
+// A tensor, sequence or optional (opsets 14+ and 16+) passes through.
 void identity(I& im, const N& n) {
-  im.bind(n, 0, im.input(n, 0));
+  im.bind_held(n, 0, im.held_input(n, 0));
 }
 
 // Dropout is the identity at inference. Opsets 7 to 11: `ratio` attribute
@@ -1155,6 +1156,18 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"If", {{"Where"}, if_op}},
       {"Loop", {{"Reshape", "Concat"}, loop_op}},
       {"Scan", {{"Gather", "Reshape", "Concat"}, scan_op, 9}},
+      {"SequenceEmpty", {{}, sequence_op, 11}},
+      {"SequenceConstruct", {{}, sequence_op, 11}},
+      {"SequenceInsert", {{}, sequence_op, 11}},
+      {"SequenceAt", {{}, sequence_op, 11}},
+      {"SequenceErase", {{}, sequence_op, 11}},
+      {"SequenceLength", {{}, sequence_op, 11}},
+      {"ConcatFromSequence", {{"Concat", "Reshape"}, sequence_op, 11}},
+      {"SplitToSequence", {{"Split", "Reshape"}, sequence_op, 11}},
+      {"SequenceMap", {{}, sequence_op, 17}},
+      {"Optional", {{}, sequence_op, 15}},
+      {"OptionalHasElement", {{}, sequence_op, 15}},
+      {"OptionalGetElement", {{}, sequence_op, 15}},
       {"InstanceNormalization", {{"LayerNorm", "Reshape", "Mul", "Add"}, instance_norm}},
       {"GroupNormalization", {{"LayerNorm", "Reshape", "Mul", "Add", "Expand"}, group_norm, 18}},
       {"DepthToSpace", {{"Reshape", "Transpose"}, depth_to_space}},

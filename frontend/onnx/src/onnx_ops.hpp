@@ -60,6 +60,9 @@ void softmax_cross_entropy_loss(Importer& im, const onnx::NodeProto& n);
 void negative_log_likelihood_loss(Importer& im, const onnx::NodeProto& n);
 // Loop and Scan, unrolled at import (onnx_loops.cpp).
 void loop_op(Importer& im, const onnx::NodeProto& n);
+// Fails once the graph holds more nodes than unrolling may make
+// (kMaxUnrolledNodes), naming the iteration: each unrolled iteration.
+void check_nodes_so_far(Importer& im, int64_t iteration);
 void scan_op(Importer& im, const onnx::NodeProto& n);
 // Attention and RotaryEmbedding as the op set's fused ops (onnx_attention.cpp).
 void attention(Importer& im, const onnx::NodeProto& n);
@@ -107,6 +110,9 @@ void tree_ensemble_regressor(Importer& im, const onnx::NodeProto& n);
 void adagrad(Importer& im, const onnx::NodeProto& n);
 void adam(Importer& im, const onnx::NodeProto& n);
 void momentum(Importer& im, const onnx::NodeProto& n);
+
+// Sequence and optional ops as list operations at import (onnx_sequences.cpp).
+void sequence_op(Importer& im, const onnx::NodeProto& n);
 
 // CastLike as a Cast (onnx_node_forms.cpp).
 void cast_like(Importer& im, const onnx::NodeProto& n);

@@ -10,10 +10,12 @@ namespace ampx {
 
 struct ShapeCachedModel::Entry {
   std::vector<std::pair<std::string, Shape>> key;  // by input name, sorted
+  onnx_io::CompositeInputs composites;             // sequence lengths, absent optionals
   // The inputs whose values the graph was built for (Graph::specialised_on)
   // and those values: a run with other values needs another entry.
   std::vector<std::pair<std::string, std::vector<std::byte>>> values;
-  std::vector<std::string> order;  // the graph's inputs
+  std::vector<std::string> order;    // the graph's inputs
+  std::vector<std::string> outputs;  // the imported graph's output names
   AmpPlan plan;
   CompiledModel model;
 };
@@ -36,6 +38,7 @@ ShapeCachedModel& ShapeCachedModel::operator=(ShapeCachedModel&&) noexcept = def
 ShapeCachedModel::~ShapeCachedModel() = default;
 
 ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensorView> inputs,
+                                                     const onnx_io::CompositeInputs& composites,
                                                      Values given) {
   std::vector<std::pair<std::string, Shape>> key;
   for (const HostTensorView& t : inputs) {
@@ -55,7 +58,7 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensorV
     return true;
   };
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (it->key == key && same_values(*it)) {
+    if (it->key == key && it->composites == composites && same_values(*it)) {
       entries_.splice(entries_.begin(), entries_, it);  // most recently used
       return entries_.front();
     }
@@ -65,6 +68,7 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensorV
   // input), planned and compiled.
   const auto t0 = std::chrono::steady_clock::now();
   ModelOptions mo = base_;
+  mo.composite_inputs = composites;
   for (const auto& [name, shape] : key) {
     mo.input_shapes[name] = shape;
     mo.input_shape_origins[name] = "the run's input '" + name + "'";
@@ -83,6 +87,8 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensorV
         values.emplace_back(name, std::vector<std::byte>(t.data.begin(), t.data.end()));
   std::vector<std::string> order;
   for (ValueId v : graph.inputs()) order.push_back(graph.value(v).name);
+  std::vector<std::string> outputs;
+  for (ValueId v : graph.outputs()) outputs.push_back(graph.value(v).name);
   for (const std::string& name : order)
     if (!std::binary_search(key.begin(), key.end(), std::pair<std::string, Shape>{name, {}},
                             [](const auto& a, const auto& b) { return a.first < b.first; }))
@@ -104,17 +110,28 @@ ShapeCachedModel::Entry& ShapeCachedModel::entry_for(std::span<const HostTensorV
     entries_.pop_back();
     ++stats_.evictions;
   }
-  entries_.push_front(Entry{std::move(key), std::move(values), std::move(order), std::move(plan),
-                            std::move(compiled)});
+  entries_.push_front(Entry{std::move(key), composites, std::move(values), std::move(order),
+                            std::move(outputs), std::move(plan), std::move(compiled)});
   return entries_.front();
 }
 
-std::vector<HostTensor> ShapeCachedModel::run(std::span<const HostTensor> inputs) {
-  return run(views_of(inputs));
+std::vector<HostTensor> ShapeCachedModel::run(std::span<const HostTensor> inputs,
+                                              const onnx_io::CompositeInputs& composites) {
+  return run(views_of(inputs), composites);
 }
 
-std::vector<HostTensor> ShapeCachedModel::run(std::span<const HostTensorView> inputs) {
-  Entry& e = entry_for(inputs);
+std::vector<HostTensor> ShapeCachedModel::run(std::span<const HostTensorView> inputs,
+                                              const onnx_io::CompositeInputs& composites) {
+  Entry& e = entry_for(inputs, composites);
+  std::vector<HostTensor> outs = run_entry(e, inputs);
+  // Named as imported (the planned graph may rename an output it computes
+  // in 16-bit and casts back): a sequence's elements are found by name.
+  for (size_t i = 0; i < outs.size() && i < e.outputs.size(); ++i) outs[i].name = e.outputs[i];
+  return outs;
+}
+
+std::vector<HostTensor> ShapeCachedModel::run_entry(Entry& e,
+                                                    std::span<const HostTensorView> inputs) {
   ++stats_.runs;
   // The executor takes the graph's inputs in order: given so, as they are;
   // else the views reordered (the data is never copied for a run).
@@ -131,9 +148,10 @@ std::vector<HostTensor> ShapeCachedModel::run(std::span<const HostTensorView> in
   return e.model.run(ordered);
 }
 
-bool ShapeCachedModel::prepare(std::span<const HostTensorView> inputs) {
+bool ShapeCachedModel::prepare(std::span<const HostTensorView> inputs,
+                               const onnx_io::CompositeInputs& composites) {
   try {
-    (void)entry_for(inputs, Values::kUnknown);
+    (void)entry_for(inputs, composites, Values::kUnknown);
     return true;
   } catch (const onnx_io::ValueNeededError&) {
     return false;  // the first run plans it, from its values

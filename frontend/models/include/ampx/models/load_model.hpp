@@ -3,6 +3,7 @@
 
 #include <ampx/exec/host_tensor.hpp>
 #include <ampx/ir/graph.hpp>
+#include <ampx/onnx/onnx_import.hpp>
 
 #include <cstdint>
 #include <map>
@@ -22,6 +23,9 @@ struct ModelOptions {
   // time is evaluated at import, and the graph is built for these values
   // (Graph::specialised_on names the inputs used).
   std::map<std::string, HostTensor, std::less<>> input_values;
+  // The lengths of an ONNX model's sequence inputs and its optional inputs
+  // given as none (onnx_io::ImportOptions::composite_inputs).
+  onnx_io::CompositeInputs composite_inputs;
   // > 0: symbolic batch dimensions (dimension 0) of ONNX inputs take this
   // value (onnx_io::ImportOptions::batch_size).
   int64_t batch_size = 0;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -41,6 +42,27 @@ class ValueNeededError : public OnnxError {
 inline constexpr int64_t kMinImportOpset = 7;
 inline constexpr int64_t kMaxImportOpset = 28;
 
+// How a run gives the model's sequence and optional graph inputs (docs/ONNX.md,
+// "Sequences and optionals"): ampx's graphs take tensors, so a sequence
+// input NAME of length n is imported as the tensor inputs NAME[0] ...
+// NAME[n-1] (each pinned and fed as any input), and an optional input
+// given as none is no input at all. A graph output is flattened the same
+// way: a sequence's elements are the outputs NAME[0], NAME[1], ...; an
+// optional holding a tensor is the output NAME, one holding none no output.
+struct CompositeInputs {
+  // Every sequence input's length (an optional input holding a sequence too).
+  std::map<std::string, int64_t, std::less<>> sequence_lengths;
+  // The optional inputs given as none; an optional input not named here
+  // holds a value (a tensor input of its own name, or a sequence).
+  std::set<std::string, std::less<>> absent;
+
+  bool empty() const { return sequence_lengths.empty() && absent.empty(); }
+  auto operator<=>(const CompositeInputs&) const = default;
+};
+
+// The name of element `index` of sequence input or output `name` ("x[2]").
+std::string sequence_element_name(std::string_view name, int64_t index);
+
 struct ImportOptions {
   // Full shapes for graph inputs by name ("--input-shape x=1x3x224x224"):
   // they replace symbolic dimensions; fixed ones must agree.
@@ -60,6 +82,9 @@ struct ImportOptions {
   // so (shape-like values: a condition on an image stays a run-time If).
   // Inputs not needed that way stay inputs.
   std::map<std::string, HostTensor, std::less<>> input_values;
+  // The lengths of sequence inputs and the optional inputs given as none
+  // (a sequence input without a length is an error naming it).
+  CompositeInputs composite_inputs;
   // > 0: a symbolic dimension 0 (the batch) of an input that input_shapes
   // does not name takes this value (`ampx train` passes --batch).
   int64_t batch_size = 0;

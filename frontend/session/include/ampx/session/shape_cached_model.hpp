@@ -16,13 +16,18 @@
 // A model whose shapes (a Reshape's shape, Resize's scales, Reduce axes,
 // TopK's k) are computed from an input's *values* is built for the values
 // it is run with (onnx_io::ImportOptions::input_values), and those values
-// join the cache key: another value is another plan.
+// join the cache key: another value is another plan. A model with sequence
+// or optional inputs is run with each sequence's elements as the inputs
+// NAME[0], NAME[1], ... and the lengths (and the optionals given as none)
+// in onnx_io::CompositeInputs, which join the key too (docs/ONNX.md,
+// "Sequences and optionals").
 #pragma once
 
 #include <ampx/amp/planner.hpp>
 #include <ampx/exec/fusion.hpp>
 #include <ampx/exec/host_tensor.hpp>
 #include <ampx/models/load_model.hpp>
+#include <ampx/onnx/onnx_import.hpp>
 #include <ampx/session/plan_request.hpp>
 
 #include <cstddef>
@@ -62,10 +67,14 @@ class ShapeCachedModel {
   // compiled first. Throws std::invalid_argument
   // naming a missing or unknown input, onnx_io::OnnxError when the shapes
   // contradict the model (one line naming the input and dimension).
-  std::vector<HostTensor> run(std::span<const HostTensor> inputs);
+  // The outputs are named as the imported graph names them: the model's
+  // output names, a sequence output's elements NAME[0], NAME[1], ...
+  std::vector<HostTensor> run(std::span<const HostTensor> inputs,
+                              const onnx_io::CompositeInputs& composites = {});
   // The same, reading the inputs in place (the Python package's NumPy
   // arrays): they are copied only where a new plan needs their values.
-  std::vector<HostTensor> run(std::span<const HostTensorView> inputs);
+  std::vector<HostTensor> run(std::span<const HostTensorView> inputs,
+                              const onnx_io::CompositeInputs& composites = {});
 
   // Imports, plans and compiles for the names and types of `inputs` (their
   // data is not read) before any run, so that a model with fixed shapes is
@@ -73,7 +82,8 @@ class ShapeCachedModel {
   // graph is built from an input's values (the import stops at a constant
   // computed from them, onnx_io::ValueNeededError): its first run plans it.
   // Throws what the import, planning or compiling throws otherwise.
-  bool prepare(std::span<const HostTensorView> inputs);
+  bool prepare(std::span<const HostTensorView> inputs,
+               const onnx_io::CompositeInputs& composites = {});
 
   const ShapeCacheStats& stats() const { return stats_; }
   size_t cached() const { return entries_.size(); }
@@ -88,7 +98,10 @@ class ShapeCachedModel {
   struct Entry;
   // kUnknown: the graph imported without the inputs' values (prepare()).
   enum class Values { kGiven, kUnknown };
-  Entry& entry_for(std::span<const HostTensorView> inputs, Values values = Values::kGiven);
+  Entry& entry_for(std::span<const HostTensorView> inputs,
+                   const onnx_io::CompositeInputs& composites, Values values = Values::kGiven);
+
+  std::vector<HostTensor> run_entry(Entry& e, std::span<const HostTensorView> inputs);
 
   Session* session_;
   std::string model_;
