@@ -104,12 +104,57 @@ void pow_op(I& im, const N& n) {
   refuse_legacy_broadcast(im, n);
   const ValueId x = im.input(n, 0);
   ValueId y = im.input(n, 1);
+  const DType xt = im.type(x).dtype;
+  if (is_integer(xt)) {
+    // Integer bases (Pow 12+): ONNX Runtime's std::pow in double, the
+    // result converted to X's type; here Cast to int saturates (and NaN is
+    // 0) where C++'s conversion would be undefined. Exact while |X^Y| < 2^53.
+    const auto to = [&](ValueId v, DType dt) {
+      return im.emit1("Cast", {v}, {{"to", int64_t(to_c(dt))}});
+    };
+    const ValueId p = im.emit1("Pow", {to(x, DType::kF64), to(y, DType::kF64)});
+    return im.bind(n, 0, to(p, xt));
+  }
   if (im.type(y).dtype != im.type(x).dtype)
     y = im.emit1("Cast", {y}, {{"to", int64_t(to_c(im.type(x).dtype))}});
   im.bind(n, 0, im.emit1("Pow", {x, y}));
 }
 
+// numpy's matmul: a 1-D A is a row [1, K] and a 1-D B a column [K, 1],
+// the dimension added dropped from the result (MatMul 1, 9 and 13 say so).
+void matmul(I& im, const N& n) {
+  ValueId a = im.input(n, 0), b = im.input(n, 1);
+  const Shape as = im.type(a).shape, bs = im.type(b).shape;
+  if (as.empty() || bs.empty()) im.fail("MatMul inputs must not be scalars");
+  if (as.size() >= 2 && bs.size() >= 2) return im.bind(n, 0, im.emit1("MatMul", {a, b}));
+  const auto reshape = [&](ValueId v, Shape s) {
+    return im.emit1("Reshape", {v}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}});
+  };
+  if (as.size() == 1) a = reshape(a, {1, as[0]});
+  if (bs.size() == 1) b = reshape(b, {bs[0], 1});
+  const ValueId y = im.emit1("MatMul", {a, b});
+  Shape ys = im.type(y).shape;  // drop the added dims: the column's, then the row's
+  if (bs.size() == 1) ys.erase(ys.end() - 1);
+  if (as.size() == 1) ys.erase(ys.end() - 1);
+  im.bind(n, 0, reshape(y, ys));
+}
+
 void clip(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  if (is_integer(im.type(x).dtype)) {
+    // Integer Clip (opset 12+): Max with min, then Min with max, on the
+    // inputs themselves (exact at any width; min > max gives max, as ONNX).
+    if (im.opset() < 12) im.fail("Clip of integers is defined from opset 12");
+    ValueId y = x;
+    for (int i : {1, 2}) {
+      if (!im.has_input(n, i)) continue;
+      const ValueId bound = im.input(n, i);
+      if (element_count(im.type(bound).shape) != 1)
+        im.fail(fmt::format("{} must be a scalar", i == 1 ? "min" : "max"));
+      y = im.emit1(i == 1 ? "Max" : "Min", {y, bound});
+    }
+    return im.bind(n, 0, y);
+  }
   AttrMap attrs;
   if (im.opset() < 11) {
     if (auto v = im.attr_float(n, "min")) attrs["min"] = double(*v);
@@ -1032,7 +1077,7 @@ void constant_of_shape(I& im, const N& n) {
 }
 
 // Range 27 added float16/bfloat16 and `stash_type` (their accumulation
-// precision); for the types imported here (i32, i64, f32) it is Range 11.
+// precision); for i32, i64, f32 and f64 it is Range 11.
 void range_op(I& im, const N& n) {
   const DType dt = im.type(im.input(n, 0)).dtype;
   const double start = im.const_scalar(n, 0, "start");
@@ -1057,8 +1102,34 @@ void range_op(I& im, const N& n) {
     for (int64_t i = 0; i < count; ++i)
       v[static_cast<size_t>(i)] = static_cast<float>(start + static_cast<double>(i) * delta);
     im.bind(n, 0, scalar_constant<float>(im, DType::kF32, v, false));
+  } else if (dt == DType::kF64) {
+    std::vector<double> v(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i)
+      v[static_cast<size_t>(i)] = start + static_cast<double>(i) * delta;
+    im.bind(n, 0, scalar_constant<double>(im, DType::kF64, v, false));
+  } else if ((dt == DType::kF16 || dt == DType::kBF16) && im.opset() >= 27) {
+    // Range 27: start + i * delta in `stash_type` (f32 by default, or f64),
+    // as ONNX's reference (numpy's arange) computes it, then Cast to X's type.
+    const int64_t stash = im.attr_int_or(n, "stash_type", 1);
+    ValueId c;
+    if (stash == 1) {
+      std::vector<float> v(static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i)
+        v[static_cast<size_t>(i)] =
+            static_cast<float>(start) + static_cast<float>(i) * static_cast<float>(delta);
+      c = scalar_constant<float>(im, DType::kF32, v, false);
+    } else if (stash == 11) {
+      std::vector<double> v(static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i)
+        v[static_cast<size_t>(i)] = start + static_cast<double>(i) * delta;
+      c = scalar_constant<double>(im, DType::kF64, v, false);
+    } else {
+      im.fail(fmt::format("stash_type {} is not FLOAT (1) or DOUBLE (11)", stash));
+    }
+    im.bind(n, 0, im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}}));
   } else {
-    im.fail("Range of " + std::string(dtype_name(dt)) + " is not supported");
+    im.fail("Range of " + std::string(dtype_name(dt)) + " is not supported" +
+            (dt == DType::kF16 || dt == DType::kBF16 ? " before opset 27" : ""));
   }
 }
 
@@ -1087,7 +1158,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"HardSigmoid", {{"HardSigmoid"}, hard_sigmoid}},
       {"PRelu", {{"PRelu"}, same_binary}},
       {"Gelu", {{"Gelu"}, gelu, 20}},
-      {"Clip", {{"Clip"}, clip}},
+      {"Clip", {{"Clip", "Max", "Min"}, clip}},
       {"Add", {{"Add"}, broadcasting_binary}},
       {"Sub", {{"Sub"}, broadcasting_binary}},
       {"Mul", {{"Mul"}, broadcasting_binary}},
@@ -1123,7 +1194,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Max", {{"Max"}, variadic}},
       {"Sum", {{"Sum"}, variadic}},
       {"Mean", {{"Mean"}, variadic}},
-      {"MatMul", {{"MatMul"}, same_binary}},
+      {"MatMul", {{"MatMul", "Reshape"}, matmul}},
       {"Gemm", {{"Gemm"}, gemm}},
       {"MaxPool", {{"MaxPool", "Reshape"}, pool}},
       {"AveragePool", {{"AveragePool", "Reshape"}, pool}},
