@@ -163,4 +163,90 @@ TEST(OnnxNumpyForms, IntegerPow) {
   }
 }
 
+// A reduction over an empty axis is its identity: the lowest/highest value
+// of an integer type for max/min, -inf for a float max, 0 for a sum (also
+// of f64, which the reference ReduceSum does not fold).
+TEST(OnnxNumpyForms, ReductionsOverAnEmptyAxisAreTheirIdentity) {
+  TempDir dir;
+  struct Case {
+    const char* op;
+    int elem;
+    double want;
+  };
+  for (const Case& c : {Case{"ReduceMax", onnx::TensorProto::INT32, -2147483648.0},
+                        Case{"ReduceMin", onnx::TensorProto::INT32, 2147483647.0},
+                        Case{"ReduceMax", onnx::TensorProto::FLOAT, -INFINITY},
+                        Case{"ReduceSum", onnx::TensorProto::DOUBLE, 0.0}}) {
+    ModelMaker mm(20);
+    mm.input("x", {"2", "0", "3"}, c.elem);
+    mm.init_i64("axes", {1});
+    auto* r = mm.node(c.op, {"x", "axes"}, {"y"});
+    ModelMaker::attr_int(r, "keepdims", 0);
+    mm.output("y");
+    const ampx::DType dt = c.elem == onnx::TensorProto::INT32   ? ampx::DType::kI32
+                           : c.elem == onnx::TensorProto::FLOAT ? ampx::DType::kF32
+                                                                : ampx::DType::kF64;
+    const auto out =
+        run_model(mm.save(dir / "r.onnx"), {ampx::HostTensor{"x", {dt, {2, 0, 3}}, {}}});
+    ASSERT_EQ(out.size(), 1u);
+    const ampx::HostTensor& y = out[0];
+    EXPECT_EQ(y.type.shape, (ampx::Shape{2, 3}));
+    double got = 0;
+    if (dt == ampx::DType::kI32) got = values<int32_t>(y)[5];
+    if (dt == ampx::DType::kF32) got = values<float>(y)[5];
+    if (dt == ampx::DType::kF64) got = values<double>(y)[5];
+    EXPECT_EQ(got, c.want) << c.op;
+  }
+}
+
+// Reshape allowzero=1: a 0 in the shape is a dimension of 0 (X must be
+// empty), and -1 beside it is invalid.
+TEST(OnnxNumpyForms, ReshapeAllowzeroToAnEmptyShape) {
+  TempDir dir;
+  for (bool with_minus_one : {false, true}) {
+    ModelMaker mm(14);
+    mm.input("x", {"0", "3", "4"});
+    mm.init_i64("shape",
+                with_minus_one ? std::vector<int64_t>{3, -1, 0} : std::vector<int64_t>{3, 4, 0});
+    auto* r = mm.node("Reshape", {"x", "shape"}, {"y"});
+    ModelMaker::attr_int(r, "allowzero", 1);
+    mm.output("y");
+    const fs::path path = mm.save(dir / "r.onnx");
+    if (with_minus_one) {
+      EXPECT_TRUE(has(import_error(path), "both 0 and -1")) << import_error(path);
+      continue;
+    }
+    const ampx::Graph g = import_onnx(path);
+    EXPECT_EQ(g.value(g.outputs()[0]).type.shape, (ampx::Shape{3, 4, 0}));
+  }
+}
+
+// Range 27 of f16: start + i * delta in f32 (stash_type's default), then
+// rounded to f16; before 27 Range has no f16.
+TEST(OnnxNumpyForms, RangeOfFloat16FromOpset27) {
+  TempDir dir;
+  for (int64_t opset : {26, 27}) {
+    ModelMaker mm(opset);
+    for (const auto& [name, v] : {std::pair{"s", 0x3C00}, std::pair{"l", 0x4500},  // 1, 5
+                                  std::pair{"d", 0x3E00}}) {                       // 1.5
+      auto* t = mm.g->add_initializer();
+      t->set_name(name);
+      t->set_data_type(onnx::TensorProto::FLOAT16);
+      t->add_int32_data(v);
+    }
+    mm.node("Range", {"s", "l", "d"}, {"y"});
+    mm.output("y");
+    const fs::path path = mm.save(dir / "r.onnx");
+    if (opset == 26) {
+      EXPECT_TRUE(has(import_error(path), "Range of f16 is not supported before opset 27"));
+      continue;
+    }
+    const auto out = run_model(path, {});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].type.dtype, ampx::DType::kF16);
+    EXPECT_EQ(values<uint16_t>(out[0]),
+              (std::vector<uint16_t>{0x3C00, 0x4100, 0x4400}));  // 1, 2.5, 4
+  }
+}
+
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include "tensor_proto.hpp"
@@ -544,6 +545,31 @@ void softmax(I& im, const N& n) {
 
 // The Reduce ops: axes are an attribute before opset 18 (ReduceSum: 13)
 // and an optional input from then on.
+// The value of a reduction over nothing, for the reductions that have one
+// (ONNX's reference: 0 for sums, 1 for a product, -inf/+inf for max/min, or
+// the integer type's lowest/highest, false/true for bool max/min).
+std::optional<double> empty_reduction_identity(std::string_view op, DType dt) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (op == "ReduceSum" || op == "ReduceSumSquare" || op == "ReduceL2") return 0.0;
+  if (op == "ReduceProd") return 1.0;
+  if (op == "ReduceLogSumExp" && is_float(dt)) return -inf;
+  if (op == "ReduceMax") return dt == DType::kBool ? 0.0 : -inf;  // Cast saturates
+  if (op == "ReduceMin") return dt == DType::kBool ? 1.0 : inf;
+  return std::nullopt;
+}
+
+// A constant of `type` holding `value` everywhere: an f64 constant Cast to
+// the type (folded; Cast saturates an infinity to an integer's bound).
+ValueId filled(I& im, const TensorType& type, double value) {
+  const TensorType wide{DType::kF64, type.shape};
+  im.check_size(wide, "its output");
+  std::vector<double> v(static_cast<size_t>(element_count(type.shape)), value);
+  std::vector<std::byte> bytes(v.size() * sizeof(double));
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+  const ValueId c = im.constant(wide, std::move(bytes));
+  return type.dtype == DType::kF64 ? c : im.emit1("Cast", {c}, {{"to", int64_t(to_c(type.dtype))}});
+}
+
 void reduce(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const bool axes_input = n.op_type() == "ReduceSum" ? im.opset() >= 13 : im.opset() >= 18;
@@ -571,6 +597,24 @@ void reduce(I& im, const N& n) {
                         dtype_name(im.type(x).dtype)));
   AttrMap attrs{{"keepdims", im.attr_int_or(n, "keepdims", 1)}};
   if (!axes.empty()) attrs["axes"] = axes;
+  if (const auto identity = empty_reduction_identity(n.op_type(), im.type(x).dtype)) {
+    // Over an empty axis each output is the reduction's identity (ONNX 18+:
+    // a max of nothing is -inf or the type's lowest, ...): a constant.
+    const Shape& xs = im.type(x).shape;
+    std::vector<bool> reduced(xs.size(), axes.empty());
+    for (int64_t a : distinct_axes(im, axes, rank_of(im, x), "axes"))
+      reduced[static_cast<size_t>(a)] = true;
+    bool empty = false;
+    Shape ys;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      empty = empty || (reduced[i] && xs[i] == 0);
+      if (!reduced[i])
+        ys.push_back(xs[i]);
+      else if (std::get<int64_t>(attrs["keepdims"]) != 0)
+        ys.push_back(1);
+    }
+    if (empty) return im.bind(n, 0, filled(im, {im.type(x).dtype, ys}, *identity));
+  }
   if (im.type(x).dtype == DType::kBool &&
       (n.op_type() == "ReduceMax" || n.op_type() == "ReduceMin")) {
     // bool (ONNX 20+): any / all, as the max / min of 0s and 1s in f32.
@@ -596,8 +640,19 @@ void arg_max(I& im, const N& n) {
 void reshape(I& im, const N& n) {
   const auto shape = im.const_ints(n, 1, "shape");
   if (im.attr_int_or(n, "allowzero", 0) != 0 &&
-      std::find(shape.begin(), shape.end(), 0) != shape.end())
-    im.fail("allowzero=1 with a 0 in the shape (an empty tensor) is not supported");
+      std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+    // allowzero=1: a 0 is a dimension of 0, not a copy, so Y is empty and
+    // so must X be; Y is then an empty constant. ONNX forbids -1 beside it.
+    const ValueId x = im.input(n, 0);
+    if (std::find(shape.begin(), shape.end(), -1) != shape.end())
+      im.fail("allowzero=1 with both 0 and -1 in the shape is invalid");
+    for (int64_t d : shape)
+      if (d < 0) im.fail(fmt::format("shape has dimension {}", d));
+    if (element_count(im.type(x).shape) != 0)
+      im.fail(fmt::format("cannot reshape {} elements to a shape with a 0 (allowzero=1)",
+                          element_count(im.type(x).shape)));
+    return im.bind(n, 0, im.constant({im.type(x).dtype, Shape(shape.begin(), shape.end())}, {}));
+  }
   im.bind(n, 0, im.emit1("Reshape", {im.input(n, 0)}, {{"shape", shape}}));
 }
 
@@ -1201,16 +1256,16 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"LpPool", {{"Abs", "Mul", "Pow", "Sqrt", "Div", "Cast", "AveragePool", "Reshape"}, lp_pool}},
       {"Softmax", {{"Softmax", "Reshape"}, softmax}},
       {"LogSoftmax", {{"LogSoftmax", "Reshape"}, softmax}},
-      {"ReduceMean", {{"ReduceMean"}, reduce}},
-      {"ReduceSum", {{"ReduceSum"}, reduce}},
-      {"ReduceMax", {{"ReduceMax"}, reduce}},
+      {"ReduceMean", {{"ReduceMean", "Cast"}, reduce}},
+      {"ReduceSum", {{"ReduceSum", "Cast"}, reduce}},
+      {"ReduceMax", {{"ReduceMax", "Cast"}, reduce}},
       {"ArgMax", {{"ArgMax"}, arg_max}},
       {"ArgMin", {{"ArgMin"}, arg_max}},
-      {"ReduceMin", {{"ReduceMin"}, reduce}},
-      {"ReduceProd", {{"ReduceProd"}, reduce}},
-      {"ReduceL2", {{"ReduceL2"}, reduce}},
-      {"ReduceSumSquare", {{"ReduceSumSquare"}, reduce}},
-      {"ReduceLogSumExp", {{"ReduceLogSumExp"}, reduce}},
+      {"ReduceMin", {{"ReduceMin", "Cast"}, reduce}},
+      {"ReduceProd", {{"ReduceProd", "Cast"}, reduce}},
+      {"ReduceL2", {{"ReduceL2", "Cast"}, reduce}},
+      {"ReduceSumSquare", {{"ReduceSumSquare", "Cast"}, reduce}},
+      {"ReduceLogSumExp", {{"ReduceLogSumExp", "Cast"}, reduce}},
       {"Reshape", {{"Reshape"}, reshape}},
       {"Flatten", {{"Flatten"}, flatten}},
       {"Transpose", {{"Transpose"}, transpose}},
