@@ -430,11 +430,11 @@ TEST(OnnxImport, OldAndNewFormsAmpxDoesNotImportAreNamed) {
          mm.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y", "", "", "sm"});
          mm.output("sm");
        }},
-      {"BatchNormalization-15 training_mode=1", 15, "training_mode=1 is not supported",
+      {"BatchNormalization-15 training_mode=2", 15, "training_mode is 2, it must be 0 or 1",
        [](ModelMaker& mm) {
          for (const char* t : {"s", "b", "m", "v"}) mm.init_f32(t, {2});
          ModelMaker::attr_int(mm.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}),
-                              "training_mode", 1);
+                              "training_mode", 2);
        }},
       {"Dropout-12 training_mode=true", 12, "training_mode=true is not supported",
        [](ModelMaker& mm) {

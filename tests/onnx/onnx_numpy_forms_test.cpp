@@ -249,4 +249,57 @@ TEST(OnnxNumpyForms, RangeOfFloat16FromOpset27) {
   }
 }
 
+// Pad 'wrap' (19+) repeats the axis circularly, as often as the pads need
+// (numpy's np.pad mode='wrap'); a negative pad crops first.
+TEST(OnnxNumpyForms, WrapPad) {
+  TempDir dir;
+  struct Case {
+    std::vector<int64_t> pads;
+    ampx::Shape want_shape;
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{{0, 4, 0, 2}, {1, 9}, {2, 0, 1, 2, 0, 1, 2, 0, 1}},
+                        Case{{0, -1, 0, 2}, {1, 4}, {1, 2, 1, 2}},
+                        Case{{1, 0, 0, 0}, {2, 3}, {0, 1, 2, 0, 1, 2}}}) {
+    ModelMaker mm(19);
+    mm.input("x", {"1", "3"});
+    mm.init_i64("pads", c.pads);
+    ModelMaker::attr_string(mm.node("Pad", {"x", "pads"}, {"y"}), "mode", "wrap");
+    mm.output("y");
+    const auto out = run_model(mm.save(dir / "p.onnx"), {f32_tensor("x", {1, 3}, {0, 1, 2})});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].type.shape, c.want_shape);
+    EXPECT_EQ(floats(out[0]), c.want);
+  }
+}
+
+// BatchNormalization training_mode=1 (14+): normalised with the batch's
+// mean and population variance per channel; the running statistics mix the
+// inputs' with the batch's by momentum.
+TEST(OnnxNumpyForms, BatchNormTrainingMode) {
+  TempDir dir;
+  ModelMaker mm(15);
+  mm.input("x", {"2", "1", "2"});
+  mm.init_f32_values("s", {2});
+  mm.init_f32_values("b", {1});
+  mm.init_f32_values("m", {10});
+  mm.init_f32_values("v", {4});
+  auto* bn = mm.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y", "rm", "rv"});
+  ModelMaker::attr_int(bn, "training_mode", 1);
+  ModelMaker::attr_float(bn, "epsilon", 0);
+  ModelMaker::attr_float(bn, "momentum", 0.75f);
+  mm.output("y");
+  mm.output("rm");
+  mm.output("rv");
+  // The batch: 1, 3, 5, 7 (mean 4, variance 5).
+  const auto out = run_model(mm.save(dir / "bn.onnx"), {f32_tensor("x", {2, 1, 2}, {1, 3, 5, 7})});
+  ASSERT_EQ(out.size(), 3u);
+  const float r5 = std::sqrt(5.0f);
+  const auto y = floats(out[0]);
+  const std::vector<float> want{-6 / r5 + 1, -2 / r5 + 1, 2 / r5 + 1, 6 / r5 + 1};
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(y[i], want[i], 1e-6) << i;
+  EXPECT_NEAR(floats(out[1])[0], 10 * 0.75f + 4 * 0.25f, 1e-6);
+  EXPECT_NEAR(floats(out[2])[0], 4 * 0.75f + 5 * 0.25f, 1e-6);
+}
+
 }  // namespace

@@ -489,8 +489,10 @@ void batch_norm(I& im, const N& n) {
         fmt::format("spatial={} (statistics per activation, not per channel) is not "
                     "supported; only spatial=1",
                     im.attr_int_or(n, "spatial", 1)));
-  if (im.attr_int_or(n, "training_mode", 0) != 0)
-    im.fail("training_mode=1 is not supported (inference import)");
+  if (const int64_t t = im.attr_int_or(n, "training_mode", 0); t != 0) {
+    if (t != 1) im.fail(fmt::format("training_mode is {}, it must be 0 or 1", t));
+    return batch_norm_training(im, n);  // opset 14+: the batch's statistics
+  }
   const bool v14 = im.opset() >= 14;
   for (int i = 1; i < (v14 ? 3 : 5); ++i)
     if (im.output_used(n, i))
@@ -783,6 +785,34 @@ void expand(I& im, const N& n) {
 
 // Pad 2 (opsets 7 to 10): `pads` and `value` attributes; 11+: inputs
 // (18+: an `axes` input).
+// Pad mode 'wrap' (19+, numpy's): each padded axis is one Gather of the
+// indices lo + (j - begin) mod len, j over the output, which repeats the
+// axis circularly as often as the pads need; negative pads crop first.
+ValueId wrap_pad(I& im, ValueId x, std::span<const int64_t> pads) {
+  const Shape s = im.type(x).shape;
+  const size_t rank = s.size();
+  if (pads.size() != 2 * rank)
+    im.fail(fmt::format("pads has {} values, expected {}", pads.size(), 2 * rank));
+  ValueId y = x;
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t begin = pads[a], end = pads[a + rank];
+    if (begin == 0 && end == 0) continue;
+    const int64_t lo = std::max<int64_t>(0, -begin);
+    const int64_t len = s[a] - lo - std::max<int64_t>(0, -end);
+    const __int128 out = __int128{len} + std::max<int64_t>(0, begin) + std::max<int64_t>(0, end);
+    if (len < 0) im.fail(fmt::format("pads crop more than axis {}'s {} elements", a, s[a]));
+    if (len == 0 && out > 0) im.fail(fmt::format("wrap-padding axis {}, which is empty", a));
+    const int64_t count = im.to_i64(out, "the padded size");
+    im.check_size({DType::kI64, Shape{count}}, "the wrap indices");
+    std::vector<int64_t> idx(static_cast<size_t>(count));
+    const int64_t shift = std::max<int64_t>(0, begin) % std::max<int64_t>(len, 1);
+    for (int64_t j = 0; j < count; ++j)
+      idx[static_cast<size_t>(j)] = lo + ((j % len) - shift + len) % len;
+    y = im.emit1("Gather", {y, im.constant_i64(idx, {count})}, {{"axis", static_cast<int64_t>(a)}});
+  }
+  return y;
+}
+
 void pad(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const int64_t rank = rank_of(im, x);
@@ -813,6 +843,10 @@ void pad(I& im, const N& n) {
   if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; })) {
     im.bind(n, 0, x);
     return;
+  }
+  if (im.attr_string_or(n, "mode", "constant") == "wrap") {
+    if (im.opset() < 19) im.fail("Pad mode 'wrap' is defined from opset 19");
+    return im.bind(n, 0, wrap_pad(im, x, pads));
   }
   double value = 0;
   if (legacy)
@@ -1192,7 +1226,9 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
   static const std::unordered_map<std::string_view, OpConverter> t{
       {"Conv", {{"Conv2d", "Reshape"}, conv}},
       {"ConvTranspose", {{"ConvTranspose", "Reshape"}, conv_transpose}},
-      {"BatchNormalization", {{"BatchNorm"}, batch_norm}},
+      {"BatchNormalization",
+       {{"BatchNorm", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Reshape", "Cast"},
+        batch_norm}},
       {"LayerNormalization",
        {{"LayerNorm", "Cast", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal"},
         layer_norm,
@@ -1276,7 +1312,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Squeeze", {{"Reshape"}, squeeze}},
       {"Unsqueeze", {{"Reshape"}, unsqueeze}},
       {"Expand", {{"Expand"}, expand, 8}},
-      {"Pad", {{"Pad"}, pad}},
+      {"Pad", {{"Pad", "Gather"}, pad}},
       {"Resize", {{"Resize"}, resize, 10}},
       {"GridSample", {{"GridSample", "Cast"}, grid_sample, 16}},
       {"Upsample", {{"Resize"}, upsample, 7, 10}},  // deprecated in 10

@@ -45,6 +45,7 @@ void non_zero(Importer& im, const onnx::NodeProto& n);
 // RMSNormalization, LayerNormalization's Mean and InvStdDev (onnx_norm.cpp).
 void rms_norm(Importer& im, const onnx::NodeProto& n);
 void layer_norm_statistics(Importer& im, const onnx::NodeProto& n);
+void batch_norm_training(Importer& im, const onnx::NodeProto& n);
 // BitShift, BitwiseAnd/Or/Xor/Not, BitCast (onnx_bitwise.cpp).
 void bit_shift(Importer& im, const onnx::NodeProto& n);
 void bitwise_binary(Importer& im, const onnx::NodeProto& n);
