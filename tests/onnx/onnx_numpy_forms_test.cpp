@@ -302,4 +302,56 @@ TEST(OnnxNumpyForms, BatchNormTrainingMode) {
   EXPECT_NEAR(floats(out[2])[0], 4 * 0.75f + 5 * 0.25f, 1e-6);
 }
 
+// ReverseSequence (10+): per batch, the first sequence_lens[b] time steps
+// reversed, the rest kept; either axis order; a length past T is an error.
+TEST(OnnxNumpyForms, ReverseSequence) {
+  TempDir dir;
+  for (int64_t batch_axis : {0, 1}) {
+    ModelMaker mm(10);
+    mm.input("x", {"3", "3"});
+    mm.init_i64("lens", {0, 2, 3});
+    auto* r = mm.node("ReverseSequence", {"x", "lens"}, {"y"});
+    ModelMaker::attr_int(r, "batch_axis", batch_axis);
+    ModelMaker::attr_int(r, "time_axis", 1 - batch_axis);
+    mm.output("y");
+    const auto out =
+        run_model(mm.save(dir / "rs.onnx"), {f32_tensor("x", {3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8})});
+    ASSERT_EQ(out.size(), 1u);
+    const std::vector<float> want = batch_axis == 0 ? std::vector<float>{0, 1, 2, 4, 3, 5, 8, 7, 6}
+                                                    : std::vector<float>{0, 4, 8, 3, 1, 5, 6, 7, 2};
+    EXPECT_EQ(floats(out[0]), want);
+  }
+  ModelMaker bad(10);
+  bad.input("x", {"2", "2"});
+  bad.init_i64("lens", {3, 1});
+  bad.node("ReverseSequence", {"x", "lens"}, {"y"});
+  bad.output("y");
+  EXPECT_TRUE(has(import_error(bad.save(dir / "bad.onnx")), "value 3 is outside [0, 2]"));
+}
+
+// TensorScatter (24+): the update's rows written along `axis` at each
+// batch's write index, wrapping in circular mode; linear must fit.
+TEST(OnnxNumpyForms, TensorScatter) {
+  TempDir dir;
+  for (const char* mode : {"circular", "linear"}) {
+    ModelMaker mm(24);
+    mm.input("past", {"2", "3", "1"});
+    mm.input("upd", {"2", "2", "1"});
+    mm.init_i64("at", {2, 0});
+    auto* t = mm.node("TensorScatter", {"past", "upd", "at"}, {"y"});
+    ModelMaker::attr_string(t, "mode", mode);
+    ModelMaker::attr_int(t, "axis", 1);
+    mm.output("y");
+    const fs::path path = mm.save(dir / "ts.onnx");
+    if (std::string(mode) == "linear") {
+      EXPECT_TRUE(has(import_error(path), "does not fit")) << import_error(path);
+      continue;
+    }
+    const auto out = run_model(path, {f32_tensor("past", {2, 3, 1}, {0, 1, 2, 3, 4, 5}),
+                                      f32_tensor("upd", {2, 2, 1}, {10, 11, 12, 13})});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(floats(out[0]), (std::vector<float>{11, 1, 10, 12, 13, 5}));
+  }
+}
+
 }  // namespace

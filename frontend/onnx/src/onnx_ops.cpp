@@ -1349,6 +1349,8 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"GatherND", {{"GatherND"}, gather_nd, 11}},
       {"ScatterND", {{"ScatterND"}, scatter_nd, 11}},
       {"NonZero", {{}, non_zero, 9}},
+      {"ReverseSequence", {{"Reshape", "Gather"}, reverse_sequence, 10}},
+      {"TensorScatter", {{"Transpose", "Reshape", "Concat", "Gather"}, tensor_scatter, 24}},
       {"Attention", {{"Attention", "Reshape", "Transpose", "Concat"}, attention, 23}},
       {"RotaryEmbedding", {{"RotaryEmbedding"}, rotary_embedding, 23}},
       {"Einsum", {{"Transpose", "Reshape", "MatMul", "ReduceSum"}, einsum, 12}},

@@ -42,6 +42,9 @@ void gather_elements(Importer& im, const onnx::NodeProto& n);
 void gather_nd(Importer& im, const onnx::NodeProto& n);
 void scatter_nd(Importer& im, const onnx::NodeProto& n);
 void non_zero(Importer& im, const onnx::NodeProto& n);
+// ReverseSequence and TensorScatter as one Gather (onnx_gathered_ops.cpp).
+void reverse_sequence(Importer& im, const onnx::NodeProto& n);
+void tensor_scatter(Importer& im, const onnx::NodeProto& n);
 // RMSNormalization, LayerNormalization's Mean and InvStdDev (onnx_norm.cpp).
 void rms_norm(Importer& im, const onnx::NodeProto& n);
 void layer_norm_statistics(Importer& im, const onnx::NodeProto& n);
