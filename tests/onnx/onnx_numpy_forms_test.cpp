@@ -354,4 +354,50 @@ TEST(OnnxNumpyForms, TensorScatter) {
   }
 }
 
+// Scan 8 (the opset-8 form): sequence_lens first, a batch axis 0 on every
+// input and output that the body does not see, `directions`.
+TEST(OnnxNumpyForms, Scan8RunsEachBatchElement) {
+  TempDir dir;
+  ModelMaker mm(8);
+  mm.input("init", {"2", "1"});
+  mm.input("x", {"2", "3", "1"});
+  mm.init_i64("lens", {3, 3});
+  auto* scan = mm.node("Scan", {"lens", "init", "x"}, {"final", "ys"});
+  ModelMaker::attr_int(scan, "num_scan_inputs", 1);
+  ModelMaker::attr_ints(scan, "directions", {1});
+  auto* a = scan->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = a->mutable_g();
+  body->set_name("body");
+  for (const char* in : {"s", "xi"}) {
+    auto* v = body->add_input();
+    v->set_name(in);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(1);
+  }
+  auto* add = body->add_node();
+  add->set_op_type("Add");
+  add->add_input("s");
+  add->add_input("xi");
+  add->add_output("s2");
+  auto* id = body->add_node();
+  id->set_op_type("Identity");
+  id->add_input("s2");
+  id->add_output("y");
+  body->add_output()->set_name("s2");
+  body->add_output()->set_name("y");
+  mm.output("final");
+  mm.output("ys");
+  const auto out = run_model(
+      mm.save(dir / "scan8.onnx"),
+      {f32_tensor("init", {2, 1}, {0, 100}), f32_tensor("x", {2, 3, 1}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(floats(out[0]), (std::vector<float>{6, 115}));
+  EXPECT_EQ(out[1].type.shape, (ampx::Shape{2, 3, 1}));
+  // Scanned backwards: 3, 3+2, 3+2+1.
+  EXPECT_EQ(floats(out[1]), (std::vector<float>{3, 5, 6, 106, 111, 115}));
+}
+
 }  // namespace

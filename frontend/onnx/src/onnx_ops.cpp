@@ -1326,7 +1326,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Range", {{"Cast"}, range_op, 11}},
       {"If", {{"Where"}, if_op}},
       {"Loop", {{"Reshape", "Concat"}, loop_op}},
-      {"Scan", {{"Gather", "Reshape", "Concat"}, scan_op, 9}},
+      {"Scan", {{"Gather", "Reshape", "Concat"}, scan_op, 8}},
       {"InstanceNormalization", {{"LayerNorm", "Reshape", "Mul", "Add"}, instance_norm}},
       {"GroupNormalization", {{"LayerNorm", "Reshape", "Mul", "Add", "Expand"}, group_norm, 18}},
       {"DepthToSpace", {{"Reshape", "Transpose"}, depth_to_space}},
