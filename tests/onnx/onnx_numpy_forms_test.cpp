@@ -400,4 +400,35 @@ TEST(OnnxNumpyForms, Scan8RunsEachBatchElement) {
   EXPECT_EQ(floats(out[1]), (std::vector<float>{3, 5, 6, 106, 111, 115}));
 }
 
+// Einsum with a label repeated inside one input: its diagonal (numpy's
+// einsum), also apart ('iji->j') and summed ('ii->', the trace).
+TEST(OnnxNumpyForms, EinsumDiagonals) {
+  TempDir dir;
+  struct Case {
+    const char* eq;
+    std::vector<std::string> dims;
+    ampx::Shape shape;
+    std::vector<float> want;
+  };
+  // x holds 0, 1, 2, ... in row-major order.
+  const std::vector<Case> cases{
+      {"...ii->...i", {"2", "2", "2"}, {2, 2, 2}, {0, 3, 4, 7}},
+      {"iji->j", {"2", "3", "2"}, {2, 3, 2}, {0 + 7, 2 + 9, 4 + 11}},
+      {"ii->", {"3", "3"}, {3, 3}, {0 + 4 + 8}},
+  };
+  for (const Case& c : cases) {
+    ModelMaker mm(12);
+    mm.input("x", c.dims);
+    ModelMaker::attr_string(mm.node("Einsum", {"x"}, {"y"}), "equation", c.eq);
+    mm.output("y");
+    int64_t count = 1;
+    for (int64_t d : c.shape) count *= d;
+    std::vector<float> x(static_cast<size_t>(count));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+    const auto out = run_model(mm.save(dir / "e.onnx"), {f32_tensor("x", c.shape, x)});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(floats(out[0]), c.want) << c.eq;
+  }
+}
+
 }  // namespace

@@ -1353,7 +1353,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"TensorScatter", {{"Transpose", "Reshape", "Concat", "Gather"}, tensor_scatter, 24}},
       {"Attention", {{"Attention", "Reshape", "Transpose", "Concat"}, attention, 23}},
       {"RotaryEmbedding", {{"RotaryEmbedding"}, rotary_embedding, 23}},
-      {"Einsum", {{"Transpose", "Reshape", "MatMul", "ReduceSum"}, einsum, 12}},
+      {"Einsum", {{"Transpose", "Reshape", "MatMul", "ReduceSum", "Gather"}, einsum, 12}},
       {"SoftmaxCrossEntropyLoss",
        {{"LogSoftmax", "GatherElements", "Reshape", "Neg", "Mul", "Div", "ReduceSum", "ReduceMean",
          "Gather", "Cast", "Not", "Equal", "Where"},
