@@ -65,7 +65,7 @@ TEST(OnnxNumpyForms, MatMulWithOneDimensionalOperands) {
   // A holds 1, 2, ...; B holds 1, 2, ... too.
   const std::vector<Case> cases{
       {{"3"}, {"3"}, {3}, {3}, {}, {14}},
-      {{"2"}, {"2", "2", "1"}, {2}, {2, 2, 1}, {2, 1}, {5, 11}},
+      {{"2"}, {"2", "2", "3"}, {2}, {2, 2, 3}, {2, 3}, {9, 12, 15, 27, 30, 33}},
       {{"1", "2", "3"}, {"3"}, {1, 2, 3}, {3}, {1, 2}, {14, 32}},
   };
   for (const Case& c : cases) {

@@ -107,6 +107,7 @@ void pow_op(I& im, const N& n) {
   ValueId y = im.input(n, 1);
   const DType xt = im.type(x).dtype;
   if (is_integer(xt)) {
+    if (im.opset() < 12) im.fail("Pow of integers is defined from opset 12");
     // Integer bases (Pow 12+): ONNX Runtime's std::pow in double, the
     // result converted to X's type; here Cast to int saturates (and NaN is
     // 0) where C++'s conversion would be undefined. Exact while |X^Y| < 2^53.
@@ -134,9 +135,9 @@ void matmul(I& im, const N& n) {
   if (as.size() == 1) a = reshape(a, {1, as[0]});
   if (bs.size() == 1) b = reshape(b, {bs[0], 1});
   const ValueId y = im.emit1("MatMul", {a, b});
-  Shape ys = im.type(y).shape;  // drop the added dims: the column's, then the row's
+  Shape ys = im.type(y).shape;  // [..., M, N]: drop the row's M, then the column's N
+  if (as.size() == 1) ys.erase(ys.end() - 2);
   if (bs.size() == 1) ys.erase(ys.end() - 1);
-  if (as.size() == 1) ys.erase(ys.end() - 1);
   im.bind(n, 0, reshape(y, ys));
 }
 
