@@ -151,15 +151,30 @@ TEST(OnnxNumpyForms, IntegerPow) {
   }
   {
     ModelMaker mm(15);
-    mm.input("x", {"3"}, onnx::TensorProto::INT64);
-    mm.input("e", {"3"});
+    mm.input("x", {"4"}, onnx::TensorProto::INT64);
+    mm.input("e", {"4"});
     mm.node("Pow", {"x", "e"}, {"y"});
     mm.output("y");
     const auto out = run_model(mm.save(dir / "pif.onnx"),
-                               {tensor<int64_t>("x", ampx::DType::kI64, {3}, {4, 9, 1 << 20}),
-                                f32_tensor("e", {3}, {0.5f, 1.5f, 2.0f})});
+                               {tensor<int64_t>("x", ampx::DType::kI64, {4}, {4, 9, 1 << 20, 3}),
+                                f32_tensor("e", {4}, {0.5f, 1.5f, 2.0f, 3.0f})});
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(values<int64_t>(out[0]), (std::vector<int64_t>{2, 27, int64_t{1} << 40}));
+    EXPECT_EQ(values<int64_t>(out[0]), (std::vector<int64_t>{2, 27, int64_t{1} << 40, 27}));
+  }
+  {
+    // An integer exponent known at import, >= 0: exact by squaring at any
+    // size (3^33 is past f32's and 3^41 past int64's range: it wraps, as
+    // numpy's power does).
+    ModelMaker mm(15);
+    mm.input("x", {"3"}, onnx::TensorProto::INT64);
+    mm.init_i64("e", {33, 41, 0});
+    mm.node("Pow", {"x", "e"}, {"y"});
+    mm.output("y");
+    const auto out = run_model(mm.save(dir / "pk.onnx"),
+                               {tensor<int64_t>("x", ampx::DType::kI64, {3}, {3, 3, -7})});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(values<int64_t>(out[0]),
+              (std::vector<int64_t>{5559060566555523, -420491770248316829, 1}));
   }
 }
 

@@ -100,6 +100,47 @@ void gelu(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Gelu", {im.input(n, 0)}, {{"approximate", approx}}));
 }
 
+// A constant of `type` holding `value` everywhere: an f64 constant Cast to
+// the type (folded; Cast saturates an infinity to an integer's bound).
+ValueId filled(I& im, const TensorType& type, double value) {
+  const TensorType wide{DType::kF64, type.shape};
+  im.check_size(wide, "its output");
+  std::vector<double> v(static_cast<size_t>(element_count(type.shape)), value);
+  std::vector<std::byte> bytes(v.size() * sizeof(double));
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+  const ValueId c = im.constant(wide, std::move(bytes));
+  return type.dtype == DType::kF64 ? c : im.emit1("Cast", {c}, {{"to", int64_t(to_c(type.dtype))}});
+}
+
+// An i32/i64 base to an i32/i64 exponent known at import and >= 0:
+// exponentiation by squaring in X's type (Mul wraps, as numpy's power and
+// so ONNX's reference do), exact at any size. A bit of the exponents is a
+// bool constant selecting, per element, whether this square multiplies in.
+std::optional<ValueId> exact_integer_pow(I& im, const N& n, ValueId x, ValueId y) {
+  const DType xt = im.type(x).dtype, yt = im.type(y).dtype;
+  const bool ints =
+      (xt == DType::kI32 || xt == DType::kI64) && (yt == DType::kI32 || yt == DType::kI64);
+  if (!ints || !im.known_value(y)) return std::nullopt;
+  const auto e = im.const_ints(n, 1, "the exponent");
+  int64_t top = 0;
+  for (int64_t v : e) {
+    if (v < 0) return std::nullopt;  // ONNX Runtime's double pow, truncated
+    top = std::max(top, v);
+  }
+  const auto out_shape = broadcast_shapes(im.type(x).shape, im.type(y).shape);
+  if (!out_shape) im.fail("X and Y do not broadcast");
+  ValueId r = filled(im, {xt, *out_shape}, 1.0);
+  ValueId b = x;
+  for (int bit = 0; bit < 63 && (top >> bit) != 0; ++bit) {
+    if (bit > 0) b = im.emit1("Mul", {b, b});
+    const TensorType mt{DType::kBool, im.type(y).shape};
+    std::vector<std::byte> mask(e.size());
+    for (size_t i = 0; i < e.size(); ++i) mask[i] = std::byte((e[i] >> bit) & 1);
+    r = im.emit1("Where", {im.constant(mt, std::move(mask)), im.emit1("Mul", {r, b}), r});
+  }
+  return r;
+}
+
 // Pow's exponent may be any numeric type in ONNX; the IR wants X's dtype.
 void pow_op(I& im, const N& n) {
   refuse_legacy_broadcast(im, n);
@@ -108,9 +149,12 @@ void pow_op(I& im, const N& n) {
   const DType xt = im.type(x).dtype;
   if (is_integer(xt)) {
     if (im.opset() < 12) im.fail("Pow of integers is defined from opset 12");
-    // Integer bases (Pow 12+): ONNX Runtime's std::pow in double, the
-    // result converted to X's type; here Cast to int saturates (and NaN is
-    // 0) where C++'s conversion would be undefined. Exact while |X^Y| < 2^53.
+    if (const auto r = exact_integer_pow(im, n, x, y)) return im.bind(n, 0, *r);
+    // Otherwise (a float exponent, a negative or run-time one): ONNX
+    // Runtime's std::pow in double, the result converted to X's type; here
+    // Cast to int saturates (NaN is 0) where C++'s conversion is undefined.
+    // The planner runs the f64 Pow in f32 (docs/OPS.md, "f64"), so this is
+    // exact while |X^Y| < 2^24.
     const auto to = [&](ValueId v, DType dt) {
       return im.emit1("Cast", {v}, {{"to", int64_t(to_c(dt))}});
     };
@@ -559,18 +603,6 @@ std::optional<double> empty_reduction_identity(std::string_view op, DType dt) {
   if (op == "ReduceMax") return dt == DType::kBool ? 0.0 : -inf;  // Cast saturates
   if (op == "ReduceMin") return dt == DType::kBool ? 1.0 : inf;
   return std::nullopt;
-}
-
-// A constant of `type` holding `value` everywhere: an f64 constant Cast to
-// the type (folded; Cast saturates an infinity to an integer's bound).
-ValueId filled(I& im, const TensorType& type, double value) {
-  const TensorType wide{DType::kF64, type.shape};
-  im.check_size(wide, "its output");
-  std::vector<double> v(static_cast<size_t>(element_count(type.shape)), value);
-  std::vector<std::byte> bytes(v.size() * sizeof(double));
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-  const ValueId c = im.constant(wide, std::move(bytes));
-  return type.dtype == DType::kF64 ? c : im.emit1("Cast", {c}, {{"to", int64_t(to_c(type.dtype))}});
 }
 
 void reduce(I& im, const N& n) {
@@ -1255,7 +1287,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Sub", {{"Sub"}, broadcasting_binary}},
       {"Mul", {{"Mul"}, broadcasting_binary}},
       {"Div", {{"Div"}, broadcasting_binary}},
-      {"Pow", {{"Pow", "Cast"}, pow_op}},
+      {"Pow", {{"Pow", "Cast", "Mul", "Where"}, pow_op}},
       {"Equal", {{"Equal"}, broadcasting_binary}},
       {"Where", {{"Where"}, where, 9}},
       {"Floor", {{"Floor"}, same_unary}},
