@@ -286,6 +286,14 @@ TEST(OnnxNumpyForms, WrapPad) {
     EXPECT_EQ(out[0].type.shape, c.want_shape);
     EXPECT_EQ(floats(out[0]), c.want);
   }
+  // An untrusted model's huge pads: one line, before allocating anything.
+  ModelMaker big(19);
+  big.input("x", {"1", "3"});
+  big.init_i64("pads", {0, int64_t{1} << 40, 0, 0});
+  ModelMaker::attr_string(big.node("Pad", {"x", "pads"}, {"y"}), "mode", "wrap");
+  big.output("y");
+  const std::string msg = import_error(big.save(dir / "big.onnx"));
+  EXPECT_TRUE(has(msg, "wrap indices")) << msg;
 }
 
 // BatchNormalization training_mode=1 (14+): normalised with the batch's

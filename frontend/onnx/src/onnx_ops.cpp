@@ -837,6 +837,9 @@ ValueId wrap_pad(I& im, ValueId x, std::span<const int64_t> pads) {
     if (len == 0 && out > 0) im.fail(fmt::format("wrap-padding axis {}, which is empty", a));
     const int64_t count = im.to_i64(out, "the padded size");
     im.check_size({DType::kI64, Shape{count}}, "the wrap indices");
+    Shape padded = im.type(y).shape;
+    padded[a] = count;
+    im.check_size({im.type(y).dtype, padded}, "its output");
     std::vector<int64_t> idx(static_cast<size_t>(count));
     const int64_t shift = std::max<int64_t>(0, begin) % std::max<int64_t>(len, 1);
     for (int64_t j = 0; j < count; ++j)
@@ -1233,6 +1236,7 @@ void range_op(I& im, const N& n) {
     // Range 27: start + i * delta in `stash_type` (f32 by default, or f64),
     // as ONNX's reference (numpy's arange) computes it, then Cast to X's type.
     const int64_t stash = im.attr_int_or(n, "stash_type", 1);
+    im.check_size({stash == 11 ? DType::kF64 : DType::kF32, Shape{count}}, "its stash");
     ValueId c;
     if (stash == 1) {
       std::vector<float> v(static_cast<size_t>(count));
