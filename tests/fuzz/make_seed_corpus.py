@@ -506,6 +506,21 @@ def op_seeds():
     add("Pad-opset10-attrs", [node("Pad", ["x"], pads=[0, 0, 1, 0, 0, 0, 0, 2], value=0.5)],
         opset=10)
     add("Clip-opset10-attrs", [node("Clip", ["x"], min=-0.5, max=0.5)], opset=10)
+    # forms composed at import (issue 40)
+    add("MatMul-1d", [node("MatMul", ["v", "W"])], [("v", F, [4])], [w("W", 2, 4, 3)])
+    add("BatchNormalization-training", [node("BatchNormalization",
+                                             ["x", "scale", "B", "mean", "var"],
+                                             ["y", "rm", "rv"], training_mode=1)],
+        inits=[w("scale", 2, lo=0.5, hi=1.5), w("B", 2), w("mean", 2),
+               w("var", 2, lo=0.5, hi=1.5)], outputs=("y", "rm", "rv"), opset=15)
+    add("Pad-opset19-wrap", [node("Pad", ["x", "pads"], mode="wrap")],
+        inits=[i64("pads", [0, 0, 5, -1, 0, 0, 1, 2])], opset=19)
+    add("Einsum-diagonal", [node("Einsum", ["x"], equation="bcii->bci")], opset=12)
+    add("ReverseSequence", [node("ReverseSequence", ["s", "lens"], batch_axis=0, time_axis=1)],
+        [("s", F, [3, 4, 2])], [i64("lens", [0, 2, 4])], opset=10)
+    add("TensorScatter-circular", [node("TensorScatter", ["x", "u", "at"], mode="circular")],
+        [("x", F, [1, 2, 4, 4]), ("u", F, [1, 2, 3, 4])], [i64("at", [3])], opset=24)
+    add("Not-opset1", [node("Not", ["b"])], [("b", onnx.TensorProto.BOOL, [2, 3])], opset=1)
     add("BatchNormalization-opset7-spatial",
         [node("BatchNormalization", ["x", "scale", "B", "mean", "var"], spatial=1)],
         inits=[w("scale", 2, lo=0.5, hi=1.5), w("B", 2), w("mean", 2),

@@ -186,17 +186,17 @@ TEST(OnnxImport, NarrowAndUnsignedIntegersAndTheBitOps) {
 // refuses the rest in one line naming the opset and the range.
 TEST(OnnxImport, OpsetOutsideTheSupportedRange) {
   TempDir dir;
-  for (int64_t opset : {6, 29, 1, 100}) {
+  for (int64_t opset : {29, -3, 100}) {
     ModelMaker mm(opset);
     mm.input("x", {"1"});
     mm.node("Relu", {"x"}, {"y"});
     mm.output("y");
     const std::string msg = import_error(mm.save(dir / "o.onnx"));
-    EXPECT_TRUE(has(
-        msg, "opset " + std::to_string(opset) + " is not supported (ampx imports opsets 7 to 28)"))
+    EXPECT_TRUE(has(msg, "opset " + std::to_string(opset) +
+                             " is not supported (ampx imports opsets 7 to 28, and 1 to 6 where"))
         << msg;
   }
-  for (int64_t opset : {7, 9, 10, 20, 21, 26, 27, 28}) {
+  for (int64_t opset : {6, 7, 9, 10, 20, 21, 26, 27, 28}) {
     ModelMaker mm(opset);
     mm.input("x", {"1"});
     mm.node("Relu", {"x"}, {"y"});
@@ -206,6 +206,40 @@ TEST(OnnxImport, OpsetOutsideTheSupportedRange) {
     EXPECT_EQ(stats.opset, opset);
     EXPECT_EQ(g.num_nodes(), 1u);
   }
+}
+
+// Opsets 1 to 6: imported as opset 7 where every op (subgraphs included)
+// has its opset-7 definition (Not-1, Relu-6), refused naming the first op
+// that changed at 7 (Relu-1's consumed_inputs, Add-6's legacy broadcast).
+TEST(OnnxImport, LegacyOpsetsImportWhereEveryOpKeepsItsOpset7Form) {
+  TempDir dir;
+  {
+    ModelMaker mm(1);
+    mm.input("x", {"2"}, onnx::TensorProto::BOOL);
+    mm.node("Not", {"x"}, {"y"});
+    mm.output("y");
+    ImportStats stats;
+    const ampx::Graph g = import_onnx(mm.save(dir / "not.onnx"), {}, &stats);
+    EXPECT_EQ(stats.opset, 1);
+    ASSERT_EQ(g.num_nodes(), 1u);
+    EXPECT_EQ(g.node(0).op, ampx::OpType::kNot);
+  }
+  const auto refused = [&](int64_t opset, const char* op, int inputs, const std::string& want) {
+    ModelMaker mm(opset);
+    mm.input("x", {"2"});
+    mm.input("x2", {"2"});
+    mm.node("Not", {"b"}, {"nb"});  // unchanged since 1: not the one named
+    mm.input("b", {"2"}, onnx::TensorProto::BOOL);
+    mm.node(op, inputs == 1 ? std::vector<std::string>{"x"} : std::vector<std::string>{"x", "x2"},
+            {"y"});
+    mm.output("y");
+    mm.output("nb");
+    const std::string msg = import_error(mm.save(dir / "r.onnx"));
+    EXPECT_TRUE(has(msg, want)) << msg;
+  };
+  refused(1, "Relu", 1, "Relu at opset 1 is Relu-1, which opset 7 changed");
+  refused(6, "Add", 2, "Add at opset 6 is Add-6, which opset 7 changed");
+  refused(3, "Gelu", 1, "Gelu is not defined at opset 3");
 }
 
 // An op ampx imports, in a model whose opset does not define it (ONNX
@@ -396,11 +430,11 @@ TEST(OnnxImport, OldAndNewFormsAmpxDoesNotImportAreNamed) {
          mm.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y", "", "", "sm"});
          mm.output("sm");
        }},
-      {"BatchNormalization-15 training_mode=1", 15, "training_mode=1 is not supported",
+      {"BatchNormalization-15 training_mode=2", 15, "training_mode is 2, it must be 0 or 1",
        [](ModelMaker& mm) {
          for (const char* t : {"s", "b", "m", "v"}) mm.init_f32(t, {2});
          ModelMaker::attr_int(mm.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}),
-                              "training_mode", 1);
+                              "training_mode", 2);
        }},
       {"Dropout-12 training_mode=true", 12, "training_mode=true is not supported",
        [](ModelMaker& mm) {

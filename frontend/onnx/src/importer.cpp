@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/defs/schema.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -183,10 +184,17 @@ void Importer::read_opset() {
                            : fmt::format("node '{}' ({})", first->name(), first->op_type())));
     return;
   }
-  if (opset_ < kMinImportOpset || opset_ > kMaxImportOpset)
-    fail(fmt::format("opset {} is not supported (ampx imports opsets {} to {})", opset_,
-                     kMinImportOpset, kMaxImportOpset));
+  if (opset_ < kMinLegacyOpset || opset_ > kMaxImportOpset)
+    fail(
+        fmt::format("opset {} is not supported (ampx imports opsets {} to {}, and {} to {} where "
+                    "each op has its opset-{} definition)",
+                    opset_, kMinImportOpset, kMaxImportOpset, kMinLegacyOpset, kMinImportOpset - 1,
+                    kMinImportOpset));
   stats_.opset = opset_;
+  if (opset_ < kMinImportOpset) {
+    check_legacy_opset();
+    opset_ = kMinImportOpset;  // every op has its opset-7 form: convert it as that
+  }
 }
 
 void Importer::read_initializers() {
@@ -324,6 +332,26 @@ void Importer::check_supported() const {
   fail(fmt::format("{} unsupported op type{} ({} node{}{}{}): {}", missing.size(),
                    missing.size() == 1 ? "" : "s", total, total == 1 ? "" : "s",
                    opsets.empty() ? "" : ", ", opsets, list));
+}
+
+// Opsets 1-6: each default-domain op must have the definition (ONNX's
+// schema, by the version that introduced it) that applies at opset 7, so
+// that converting the node as opset 7 is exact.
+void Importer::check_legacy_opset() const {
+  std::string refused;
+  for_each_node(model_.graph(), [&](const onnx::NodeProto& n) {
+    if (!refused.empty() || !(n.domain().empty() || n.domain() == "ai.onnx")) return;
+    const auto* old = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset_), "");
+    const auto* at7 = onnx::OpSchemaRegistry::Schema(n.op_type(), kMinImportOpset, "");
+    if (!old)
+      refused = fmt::format("{} is not defined at opset {}", n.op_type(), opset_);
+    else if (!at7 || at7->since_version() != old->since_version())
+      refused = fmt::format(
+          "{} at opset {} is {}-{}, which opset 7 changed; ampx imports opsets "
+          "1-6 only where every op has its opset-7 definition",
+          n.op_type(), opset_, n.op_type(), old->since_version());
+  });
+  if (!refused.empty()) fail(refused);
 }
 
 std::string Importer::unique_node_name(const onnx::NodeProto& n, int index) {

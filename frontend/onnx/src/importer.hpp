@@ -147,6 +147,7 @@ class Importer {
   std::string located(const std::string& what) const;
   void load();
   void read_opset();
+  void check_legacy_opset() const;
   void read_initializers();
   void read_inputs();
   // A graph input of sequence or optional type (composite_io.cpp).

@@ -9,7 +9,8 @@
 // as PyTorch autocast does for einsum.
 // An ellipsis stands for the same broadcast dims in every operand (aligned
 // right, as NumPy). A label repeated inside one operand (a diagonal) is
-// refused, as are shared labels of different sizes (no broadcasting of
+// taken first, by a Gather of every (d + 1)-th entry of the two dims
+// merged; shared labels of different sizes are refused (no broadcasting of
 // labelled dims).
 #include <fmt/format.h>
 #include <ampx/fileio/file_error.hpp>
@@ -65,6 +66,40 @@ std::string expand_ellipsis(Importer& im, const std::string& term, size_t rank,
 std::vector<int64_t> dims_of(Importer& im, ValueId v) {
   const Shape s = im.type(v).shape;
   return {s.begin(), s.end()};
+}
+
+// `t` with each label repeated inside it (a diagonal, 'ii->i') taken once:
+// the second axis moved next to the first, the two merged into d * d, and
+// the diagonal's d entries (every (d + 1)-th) gathered.
+Term diagonals(Importer& im, Term t, const std::string& eq, size_t k) {
+  for (size_t j = 0; j < t.labels.size(); ++j) {
+    const size_t i = t.labels.find(t.labels[j]);
+    if (i == j) continue;
+    const auto dims = dims_of(im, t.value);
+    if (dims[i] != dims[j])
+      im.fail(fmt::format("equation '{}': label '{}' repeats in input {} with sizes {} and {}", eq,
+                          t.labels[j], k, dims[i], dims[j]));
+    std::vector<int64_t> perm;
+    for (size_t a = 0; a < dims.size(); ++a) {
+      if (a == j) continue;
+      perm.push_back(static_cast<int64_t>(a));
+      if (a == i) perm.push_back(static_cast<int64_t>(j));
+    }
+    const ValueId moved = im.emit1("Transpose", {t.value}, {{"perm", perm}});
+    const int64_t d = dims[i];
+    std::vector<int64_t> merged;
+    for (int64_t a : perm)
+      if (a != static_cast<int64_t>(j))
+        merged.push_back(a == static_cast<int64_t>(i) ? d * d : dims[static_cast<size_t>(a)]);
+    const ValueId flat = im.emit1("Reshape", {moved}, {{"shape", merged}});
+    std::vector<int64_t> idx(static_cast<size_t>(d));
+    for (int64_t e = 0; e < d; ++e) idx[static_cast<size_t>(e)] = e * (d + 1);
+    t.value =
+        im.emit1("Gather", {flat, im.constant_i64(idx, {d})}, {{"axis", static_cast<int64_t>(i)}});
+    t.labels.erase(j, 1);
+    j = i;  // labels after i shifted; look again from there
+  }
+  return t;
 }
 
 // Sums `t` over the labels not in `keep`.
@@ -168,22 +203,19 @@ void einsum(Importer& im, const onnx::NodeProto& n) {
   for (size_t k = 0; k < ins.size(); ++k) {
     const auto dims = dims_of(im, ins[k]);
     Term t{ins[k], expand_ellipsis(im, terms[k], dims.size(), &ellipsis_rank)};
+    t = diagonals(im, std::move(t), eq, k);
+    const auto tdims = dims_of(im, t.value);
     for (size_t i = 0; i < t.labels.size(); ++i) {
       const char ch = t.labels[i];
-      if (t.labels.find(ch) != i)
-        im.fail(
-            fmt::format("equation '{}': label '{}' repeats in input {} (a diagonal), which is "
-                        "not supported",
-                        eq, ch, k));
-      const auto [it, fresh] = size.emplace(ch, dims[i]);
-      if (!fresh && it->second != dims[i]) {
+      const auto [it, fresh] = size.emplace(ch, tdims[i]);
+      if (!fresh && it->second != tdims[i]) {
         if (ch >= '0' && ch <= '9')
           im.fail(
               fmt::format("equation '{}': the ellipsis dims differ between inputs ({} and {}); "
                           "broadcasting them is not supported",
-                          eq, it->second, dims[i]));
+                          eq, it->second, tdims[i]));
         im.fail(fmt::format("equation '{}': label '{}' is {} in one input and {} in input {}", eq,
-                            ch, it->second, dims[i], k));
+                            ch, it->second, tdims[i], k));
       }
     }
     ops.push_back(std::move(t));

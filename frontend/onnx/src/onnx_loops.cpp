@@ -307,8 +307,101 @@ void loop_op(Importer& im, const onnx::NodeProto& n) {
 
 // Scan 9+: N states, then M scan inputs sliced along their axes; the body
 // returns N states and K per-iteration scan outputs.
+// Scan 8: an optional sequence_lens input first, then the states and the
+// scan inputs, each with a batch axis 0 the body does not see (scan inputs
+// [B, T, ...], scanned along 1, `directions` per scan input); outputs
+// likewise batched. Unrolled per batch element, each as Scan 9 with axis
+// 0, and stacked. sequence_lens, when given, must be T for every batch
+// (the padded steps' outputs are not pinned down by ONNX).
+void scan8_op(Importer& im, const onnx::NodeProto& n, const onnx::GraphProto& body) {
+  const auto m_attr = im.attr_int(n, "num_scan_inputs");
+  if (!m_attr) im.fail("attribute 'num_scan_inputs' is required");
+  const int64_t m = *m_attr;
+  const int64_t states = n.input_size() - 1 - m;
+  if (m < 1 || states < 0)
+    im.fail(
+        fmt::format("num_scan_inputs = {} does not fit {} inputs (the first is "
+                    "sequence_lens)",
+                    m, n.input_size()));
+  const int64_t k = body.output_size() - states;
+  if (body.input_size() != states + m || k < 0)
+    im.fail(fmt::format("the body has {} inputs and {} outputs for {} states and {} scan inputs",
+                        body.input_size(), body.output_size(), states, m));
+  const auto dirs =
+      im.attr_ints(n, "directions").value_or(std::vector<int64_t>(static_cast<size_t>(m), 0));
+  if (static_cast<int64_t>(dirs.size()) != m)
+    im.fail(fmt::format("attribute 'directions' has {} values, expected {}", dirs.size(), m));
+  std::vector<ValueId> ins;
+  for (int i = 1; i < n.input_size(); ++i) ins.push_back(im.input(n, i));
+  const int64_t batch = rank_of(im, ins[0]) > 0 ? im.type(ins[0]).shape[0] : -1;
+  int64_t length = -1;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const Shape& s = im.type(ins[i]).shape;
+    const bool scan = static_cast<int64_t>(i) >= states;
+    if (s.size() < (scan ? 2u : 1u) || s[0] != batch)
+      im.fail(fmt::format("input {} must have the batch ({}) as axis 0{}", i + 1, batch,
+                          scan ? " and the steps as axis 1" : ""));
+    if (scan && length >= 0 && s[1] != length)
+      im.fail(fmt::format("scan inputs have {} and {} steps", length, s[1]));
+    if (scan) length = s[1];
+  }
+  if (im.has_input(n, 0))
+    for (int64_t l : im.const_ints(n, 0, "sequence_lens"))
+      if (l != length)
+        im.fail(
+            fmt::format("sequence_lens {} differs from the {} steps; only full sequences "
+                        "are supported",
+                        l, length));
+  if (length == 0 || batch == 0) im.fail("the scan inputs are empty");
+  check_iterations(im, batch * length, static_cast<size_t>(body.node_size()));
+  check_unrolled_nodes(im, batch * length, body);
+  std::vector<std::vector<ValueId>> finals(static_cast<size_t>(states)),
+      scanned(static_cast<size_t>(k));
+  for (int64_t b = 0; b < batch; ++b) {
+    const ValueId at_b = im.constant_i64(std::vector<int64_t>{b}, Shape{});
+    std::vector<ValueId> state, xs;
+    for (size_t i = 0; i < ins.size(); ++i)
+      (static_cast<int64_t>(i) < states ? state : xs)
+          .push_back(im.emit1("Gather", {ins[i], at_b}, {{"axis", int64_t{0}}}));
+    std::vector<std::vector<ValueId>> steps(static_cast<size_t>(k));
+    for (int64_t t = 0; t < length; ++t) {
+      check_nodes_so_far(im, b * length + t);
+      std::vector<ValueId> step_ins = state;
+      for (int64_t j = 0; j < m; ++j) {
+        const int64_t step = dirs[static_cast<size_t>(j)] ? length - 1 - t : t;
+        const ValueId at = im.constant_i64(std::vector<int64_t>{step}, Shape{});
+        step_ins.push_back(
+            im.emit1("Gather", {xs[static_cast<size_t>(j)], at}, {{"axis", int64_t{0}}}));
+      }
+      const std::vector<ValueId> outs =
+          im.inline_subgraph(body, fmt::format("body (batch {}, step {})", b, t), step_ins,
+                             fmt::format("@{}.{}", b, t));
+      for (int64_t i = 0; i < states; ++i) {
+        const ValueId v = outs[static_cast<size_t>(i)];
+        if (!(im.type(v) == im.type(state[static_cast<size_t>(i)])))
+          im.fail(fmt::format("state {} changes type or shape between steps", i));
+        state[static_cast<size_t>(i)] = v;
+      }
+      for (int64_t j = 0; j < k; ++j)
+        steps[static_cast<size_t>(j)].push_back(outs[static_cast<size_t>(states + j)]);
+    }
+    for (int64_t i = 0; i < states; ++i)
+      finals[static_cast<size_t>(i)].push_back(state[static_cast<size_t>(i)]);
+    for (int64_t j = 0; j < k; ++j)
+      scanned[static_cast<size_t>(j)].push_back(
+          stack(im, steps[static_cast<size_t>(j)], 0, "scan output"));
+  }
+  im.set_origin("Scan");
+  for (int64_t i = 0; i < states && i < n.output_size(); ++i)
+    im.bind(n, static_cast<int>(i), stack(im, finals[static_cast<size_t>(i)], 0, "state"));
+  for (int64_t j = 0; j < k && states + j < n.output_size(); ++j)
+    im.bind(n, static_cast<int>(states + j),
+            stack(im, scanned[static_cast<size_t>(j)], 0, "scan output"));
+}
+
 void scan_op(Importer& im, const onnx::NodeProto& n) {
   const onnx::GraphProto& body = body_of(im, n);
+  if (im.opset() < 9) return scan8_op(im, n, body);
   const auto m_attr = im.attr_int(n, "num_scan_inputs");
   if (!m_attr) im.fail("attribute 'num_scan_inputs' is required");
   const int64_t m = *m_attr;

@@ -1,5 +1,6 @@
 // RMSNormalization (opset 23) as the op set's fused RMSNorm, and
-// LayerNormalization's optional Mean and InvStdDev outputs (docs/ONNX.md).
+// LayerNormalization's optional Mean and InvStdDev outputs, and
+// BatchNormalization in training mode (docs/ONNX.md).
 //
 // LayerNorm's Y stays the fused op; the statistics, when a graph reads
 // them, are the few op-set ops that compute them in the stash type
@@ -106,6 +107,55 @@ void rms_norm(Importer& im, const onnx::NodeProto& n) {
   im.bind(n, 0,
           im.emit1("RMSNorm", {x, scale},
                    {{"axis", axis}, {"epsilon", double(im.attr_float_or(n, "epsilon", 1e-5f))}}));
+}
+
+}  // namespace ampx::onnx_io
+
+namespace ampx::onnx_io {
+
+// BatchNormalization 14+ with training_mode=1, as ONNX's reference computes
+// it: the batch's mean and (population) variance per channel, over every
+// axis but 1; Y = (X - mean) / sqrt(var + epsilon) * scale + B with them;
+// running_mean/var = input_mean/var * momentum + batch's * (1 - momentum).
+void batch_norm_training(Importer& im, const onnx::NodeProto& n) {
+  const ValueId x = im.input(n, 0);
+  const Shape xs = im.type(x).shape;
+  const DType dt = im.type(x).dtype;
+  if (!is_float(dt)) im.fail(fmt::format("X is {}, expected a float tensor", dtype_name(dt)));
+  if (xs.size() < 2) im.fail("X must have rank >= 2 ([N, C, ...])");
+  const int64_t c = xs[1];
+  std::vector<int64_t> axes{0}, per_channel(xs.size(), 1);
+  for (int64_t a = 2; a < static_cast<int64_t>(xs.size()); ++a) axes.push_back(a);
+  per_channel[1] = c;
+  // Inputs 1-4 as [C] in X's type, and as [1, C, 1, ...] to broadcast.
+  const auto channel = [&](int i) {
+    ValueId v = im.input(n, i);
+    if (im.type(v).shape != Shape{c})
+      im.fail(fmt::format("input {} must have shape [C] = [{}]", i, c));
+    if (!is_float(im.type(v).dtype)) im.fail(fmt::format("input {} is not a float tensor", i));
+    if (im.type(v).dtype != dt) v = im.emit1("Cast", {v}, {{"to", int64_t(to_c(dt))}});
+    return v;
+  };
+  const auto wide = [&](ValueId v) { return im.emit1("Reshape", {v}, {{"shape", per_channel}}); };
+  const AttrMap reduce{{"axes", axes}, {"keepdims", int64_t{0}}};
+  const ValueId mean = im.emit1("ReduceMean", {x}, reduce);
+  const ValueId centred = im.emit1("Sub", {x, wide(mean)});
+  const ValueId var = im.emit1("ReduceMean", {im.emit1("Mul", {centred, centred})}, reduce);
+  const double eps = im.attr_float_or(n, "epsilon", 1e-5f);
+  const ValueId std_dev = im.emit1("Sqrt", {im.emit1("Add", {wide(var), scalar(im, dt, eps)})});
+  const ValueId normed = im.emit1("Div", {centred, std_dev});
+  im.bind(n, 0, im.emit1("Add", {im.emit1("Mul", {normed, wide(channel(1))}), wide(channel(2))}));
+  const double momentum = im.attr_float_or(n, "momentum", 0.9f);
+  for (int i : {1, 2}) {
+    if (!im.output_used(n, i)) continue;
+    const ValueId running = channel(i + 2);
+    const DType ut = im.type(im.input(n, i + 2)).dtype;
+    ValueId r =
+        im.emit1("Add", {im.emit1("Mul", {running, scalar(im, dt, momentum)}),
+                         im.emit1("Mul", {i == 1 ? mean : var, scalar(im, dt, 1.0 - momentum)})});
+    if (ut != dt) r = im.emit1("Cast", {r}, {{"to", int64_t(to_c(ut))}});
+    im.bind(n, i, r);
+  }
 }
 
 }  // namespace ampx::onnx_io

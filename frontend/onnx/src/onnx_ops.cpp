@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include "tensor_proto.hpp"
@@ -99,17 +100,107 @@ void gelu(I& im, const N& n) {
   im.bind(n, 0, im.emit1("Gelu", {im.input(n, 0)}, {{"approximate", approx}}));
 }
 
+// A constant of `type` holding `value` everywhere: an f64 constant Cast to
+// the type (folded; Cast saturates an infinity to an integer's bound).
+ValueId filled(I& im, const TensorType& type, double value) {
+  const TensorType wide{DType::kF64, type.shape};
+  im.check_size(wide, "its output");
+  std::vector<double> v(static_cast<size_t>(element_count(type.shape)), value);
+  std::vector<std::byte> bytes(v.size() * sizeof(double));
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+  const ValueId c = im.constant(wide, std::move(bytes));
+  return type.dtype == DType::kF64 ? c : im.emit1("Cast", {c}, {{"to", int64_t(to_c(type.dtype))}});
+}
+
+// An i32/i64 base to an i32/i64 exponent known at import and >= 0:
+// exponentiation by squaring in X's type (Mul wraps, as numpy's power and
+// so ONNX's reference do), exact at any size. A bit of the exponents is a
+// bool constant selecting, per element, whether this square multiplies in.
+std::optional<ValueId> exact_integer_pow(I& im, const N& n, ValueId x, ValueId y) {
+  const DType xt = im.type(x).dtype, yt = im.type(y).dtype;
+  const bool ints =
+      (xt == DType::kI32 || xt == DType::kI64) && (yt == DType::kI32 || yt == DType::kI64);
+  if (!ints || !im.known_value(y)) return std::nullopt;
+  const auto e = im.const_ints(n, 1, "the exponent");
+  int64_t top = 0;
+  for (int64_t v : e) {
+    if (v < 0) return std::nullopt;  // ONNX Runtime's double pow, truncated
+    top = std::max(top, v);
+  }
+  const auto out_shape = broadcast_shapes(im.type(x).shape, im.type(y).shape);
+  if (!out_shape) im.fail("X and Y do not broadcast");
+  ValueId r = filled(im, {xt, *out_shape}, 1.0);
+  ValueId b = x;
+  for (int bit = 0; bit < 63 && (top >> bit) != 0; ++bit) {
+    if (bit > 0) b = im.emit1("Mul", {b, b});
+    const TensorType mt{DType::kBool, im.type(y).shape};
+    std::vector<std::byte> mask(e.size());
+    for (size_t i = 0; i < e.size(); ++i) mask[i] = std::byte((e[i] >> bit) & 1);
+    r = im.emit1("Where", {im.constant(mt, std::move(mask)), im.emit1("Mul", {r, b}), r});
+  }
+  return r;
+}
+
 // Pow's exponent may be any numeric type in ONNX; the IR wants X's dtype.
 void pow_op(I& im, const N& n) {
   refuse_legacy_broadcast(im, n);
   const ValueId x = im.input(n, 0);
   ValueId y = im.input(n, 1);
+  const DType xt = im.type(x).dtype;
+  if (is_integer(xt)) {
+    if (im.opset() < 12) im.fail("Pow of integers is defined from opset 12");
+    if (const auto r = exact_integer_pow(im, n, x, y)) return im.bind(n, 0, *r);
+    // Otherwise (a float exponent, a negative or run-time one): ONNX
+    // Runtime's std::pow in double, the result converted to X's type; here
+    // Cast to int saturates (NaN is 0) where C++'s conversion is undefined.
+    // The planner runs the f64 Pow in f32 (docs/OPS.md, "f64"), so this is
+    // exact while |X^Y| < 2^24.
+    const auto to = [&](ValueId v, DType dt) {
+      return im.emit1("Cast", {v}, {{"to", int64_t(to_c(dt))}});
+    };
+    const ValueId p = im.emit1("Pow", {to(x, DType::kF64), to(y, DType::kF64)});
+    return im.bind(n, 0, to(p, xt));
+  }
   if (im.type(y).dtype != im.type(x).dtype)
     y = im.emit1("Cast", {y}, {{"to", int64_t(to_c(im.type(x).dtype))}});
   im.bind(n, 0, im.emit1("Pow", {x, y}));
 }
 
+// numpy's matmul: a 1-D A is a row [1, K] and a 1-D B a column [K, 1],
+// the dimension added dropped from the result (MatMul 1, 9 and 13 say so).
+void matmul(I& im, const N& n) {
+  ValueId a = im.input(n, 0), b = im.input(n, 1);
+  const Shape as = im.type(a).shape, bs = im.type(b).shape;
+  if (as.empty() || bs.empty()) im.fail("MatMul inputs must not be scalars");
+  if (as.size() >= 2 && bs.size() >= 2) return im.bind(n, 0, im.emit1("MatMul", {a, b}));
+  const auto reshape = [&](ValueId v, Shape s) {
+    return im.emit1("Reshape", {v}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}});
+  };
+  if (as.size() == 1) a = reshape(a, {1, as[0]});
+  if (bs.size() == 1) b = reshape(b, {bs[0], 1});
+  const ValueId y = im.emit1("MatMul", {a, b});
+  Shape ys = im.type(y).shape;  // [..., M, N]: drop the row's M, then the column's N
+  if (as.size() == 1) ys.erase(ys.end() - 2);
+  if (bs.size() == 1) ys.erase(ys.end() - 1);
+  im.bind(n, 0, reshape(y, ys));
+}
+
 void clip(I& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  if (is_integer(im.type(x).dtype)) {
+    // Integer Clip (opset 12+): Max with min, then Min with max, on the
+    // inputs themselves (exact at any width; min > max gives max, as ONNX).
+    if (im.opset() < 12) im.fail("Clip of integers is defined from opset 12");
+    ValueId y = x;
+    for (int i : {1, 2}) {
+      if (!im.has_input(n, i)) continue;
+      const ValueId bound = im.input(n, i);
+      if (element_count(im.type(bound).shape) != 1)
+        im.fail(fmt::format("{} must be a scalar", i == 1 ? "min" : "max"));
+      y = im.emit1(i == 1 ? "Max" : "Min", {y, bound});
+    }
+    return im.bind(n, 0, y);
+  }
   AttrMap attrs;
   if (im.opset() < 11) {
     if (auto v = im.attr_float(n, "min")) attrs["min"] = double(*v);
@@ -433,8 +524,10 @@ void batch_norm(I& im, const N& n) {
         fmt::format("spatial={} (statistics per activation, not per channel) is not "
                     "supported; only spatial=1",
                     im.attr_int_or(n, "spatial", 1)));
-  if (im.attr_int_or(n, "training_mode", 0) != 0)
-    im.fail("training_mode=1 is not supported (inference import)");
+  if (const int64_t t = im.attr_int_or(n, "training_mode", 0); t != 0) {
+    if (t != 1) im.fail(fmt::format("training_mode is {}, it must be 0 or 1", t));
+    return batch_norm_training(im, n);  // opset 14+: the batch's statistics
+  }
   const bool v14 = im.opset() >= 14;
   for (int i = 1; i < (v14 ? 3 : 5); ++i)
     if (im.output_used(n, i))
@@ -489,6 +582,19 @@ void softmax(I& im, const N& n) {
 
 // The Reduce ops: axes are an attribute before opset 18 (ReduceSum: 13)
 // and an optional input from then on.
+// The value of a reduction over nothing, for the reductions that have one
+// (ONNX's reference: 0 for sums, 1 for a product, -inf/+inf for max/min, or
+// the integer type's lowest/highest, false/true for bool max/min).
+std::optional<double> empty_reduction_identity(std::string_view op, DType dt) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (op == "ReduceSum" || op == "ReduceSumSquare" || op == "ReduceL2") return 0.0;
+  if (op == "ReduceProd") return 1.0;
+  if (op == "ReduceLogSumExp" && is_float(dt)) return -inf;
+  if (op == "ReduceMax") return dt == DType::kBool ? 0.0 : -inf;  // Cast saturates
+  if (op == "ReduceMin") return dt == DType::kBool ? 1.0 : inf;
+  return std::nullopt;
+}
+
 void reduce(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const bool axes_input = n.op_type() == "ReduceSum" ? im.opset() >= 13 : im.opset() >= 18;
@@ -516,6 +622,24 @@ void reduce(I& im, const N& n) {
                         dtype_name(im.type(x).dtype)));
   AttrMap attrs{{"keepdims", im.attr_int_or(n, "keepdims", 1)}};
   if (!axes.empty()) attrs["axes"] = axes;
+  if (const auto identity = empty_reduction_identity(n.op_type(), im.type(x).dtype)) {
+    // Over an empty axis each output is the reduction's identity (ONNX 18+:
+    // a max of nothing is -inf or the type's lowest, ...): a constant.
+    const Shape& xs = im.type(x).shape;
+    std::vector<bool> reduced(xs.size(), axes.empty());
+    for (int64_t a : distinct_axes(im, axes, rank_of(im, x), "axes"))
+      reduced[static_cast<size_t>(a)] = true;
+    bool empty = false;
+    Shape ys;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      empty = empty || (reduced[i] && xs[i] == 0);
+      if (!reduced[i])
+        ys.push_back(xs[i]);
+      else if (std::get<int64_t>(attrs["keepdims"]) != 0)
+        ys.push_back(1);
+    }
+    if (empty) return im.bind(n, 0, filled(im, {im.type(x).dtype, ys}, *identity));
+  }
   if (im.type(x).dtype == DType::kBool &&
       (n.op_type() == "ReduceMax" || n.op_type() == "ReduceMin")) {
     // bool (ONNX 20+): any / all, as the max / min of 0s and 1s in f32.
@@ -541,8 +665,19 @@ void arg_max(I& im, const N& n) {
 void reshape(I& im, const N& n) {
   const auto shape = im.const_ints(n, 1, "shape");
   if (im.attr_int_or(n, "allowzero", 0) != 0 &&
-      std::find(shape.begin(), shape.end(), 0) != shape.end())
-    im.fail("allowzero=1 with a 0 in the shape (an empty tensor) is not supported");
+      std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+    // allowzero=1: a 0 is a dimension of 0, not a copy, so Y is empty and
+    // so must X be; Y is then an empty constant. ONNX forbids -1 beside it.
+    const ValueId x = im.input(n, 0);
+    if (std::find(shape.begin(), shape.end(), -1) != shape.end())
+      im.fail("allowzero=1 with both 0 and -1 in the shape is invalid");
+    for (int64_t d : shape)
+      if (d < 0) im.fail(fmt::format("shape has dimension {}", d));
+    if (element_count(im.type(x).shape) != 0)
+      im.fail(fmt::format("cannot reshape {} elements to a shape with a 0 (allowzero=1)",
+                          element_count(im.type(x).shape)));
+    return im.bind(n, 0, im.constant({im.type(x).dtype, Shape(shape.begin(), shape.end())}, {}));
+  }
   im.bind(n, 0, im.emit1("Reshape", {im.input(n, 0)}, {{"shape", shape}}));
 }
 
@@ -673,6 +808,37 @@ void expand(I& im, const N& n) {
 
 // Pad 2 (opsets 7 to 10): `pads` and `value` attributes; 11+: inputs
 // (18+: an `axes` input).
+// Pad mode 'wrap' (19+, numpy's): each padded axis is one Gather of the
+// indices lo + (j - begin) mod len, j over the output, which repeats the
+// axis circularly as often as the pads need; negative pads crop first.
+ValueId wrap_pad(I& im, ValueId x, std::span<const int64_t> pads) {
+  const Shape s = im.type(x).shape;
+  const size_t rank = s.size();
+  if (pads.size() != 2 * rank)
+    im.fail(fmt::format("pads has {} values, expected {}", pads.size(), 2 * rank));
+  ValueId y = x;
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t begin = pads[a], end = pads[a + rank];
+    if (begin == 0 && end == 0) continue;
+    const int64_t lo = std::max<int64_t>(0, -begin);
+    const int64_t len = s[a] - lo - std::max<int64_t>(0, -end);
+    const __int128 out = __int128{len} + std::max<int64_t>(0, begin) + std::max<int64_t>(0, end);
+    if (len < 0) im.fail(fmt::format("pads crop more than axis {}'s {} elements", a, s[a]));
+    if (len == 0 && out > 0) im.fail(fmt::format("wrap-padding axis {}, which is empty", a));
+    const int64_t count = im.to_i64(out, "the padded size");
+    im.check_size({DType::kI64, Shape{count}}, "the wrap indices");
+    Shape padded = im.type(y).shape;
+    padded[a] = count;
+    im.check_size({im.type(y).dtype, padded}, "its output");
+    std::vector<int64_t> idx(static_cast<size_t>(count));
+    const int64_t shift = std::max<int64_t>(0, begin) % std::max<int64_t>(len, 1);
+    for (int64_t j = 0; j < count; ++j)
+      idx[static_cast<size_t>(j)] = lo + ((j % len) - shift + len) % len;
+    y = im.emit1("Gather", {y, im.constant_i64(idx, {count})}, {{"axis", static_cast<int64_t>(a)}});
+  }
+  return y;
+}
+
 void pad(I& im, const N& n) {
   const ValueId x = im.input(n, 0);
   const int64_t rank = rank_of(im, x);
@@ -703,6 +869,10 @@ void pad(I& im, const N& n) {
   if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; })) {
     im.bind(n, 0, x);
     return;
+  }
+  if (im.attr_string_or(n, "mode", "constant") == "wrap") {
+    if (im.opset() < 19) im.fail("Pad mode 'wrap' is defined from opset 19");
+    return im.bind(n, 0, wrap_pad(im, x, pads));
   }
   double value = 0;
   if (legacy)
@@ -1023,7 +1193,7 @@ void constant_of_shape(I& im, const N& n) {
 }
 
 // Range 27 added float16/bfloat16 and `stash_type` (their accumulation
-// precision); for the types imported here (i32, i64, f32) it is Range 11.
+// precision); for i32, i64, f32 and f64 it is Range 11.
 void range_op(I& im, const N& n) {
   const DType dt = im.type(im.input(n, 0)).dtype;
   const double start = im.const_scalar(n, 0, "start");
@@ -1048,8 +1218,35 @@ void range_op(I& im, const N& n) {
     for (int64_t i = 0; i < count; ++i)
       v[static_cast<size_t>(i)] = static_cast<float>(start + static_cast<double>(i) * delta);
     im.bind(n, 0, scalar_constant<float>(im, DType::kF32, v, false));
+  } else if (dt == DType::kF64) {
+    std::vector<double> v(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i)
+      v[static_cast<size_t>(i)] = start + static_cast<double>(i) * delta;
+    im.bind(n, 0, scalar_constant<double>(im, DType::kF64, v, false));
+  } else if ((dt == DType::kF16 || dt == DType::kBF16) && im.opset() >= 27) {
+    // Range 27: start + i * delta in `stash_type` (f32 by default, or f64),
+    // as ONNX's reference (numpy's arange) computes it, then Cast to X's type.
+    const int64_t stash = im.attr_int_or(n, "stash_type", 1);
+    im.check_size({stash == 11 ? DType::kF64 : DType::kF32, Shape{count}}, "its stash");
+    ValueId c;
+    if (stash == 1) {
+      std::vector<float> v(static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i)
+        v[static_cast<size_t>(i)] =
+            static_cast<float>(start) + static_cast<float>(i) * static_cast<float>(delta);
+      c = scalar_constant<float>(im, DType::kF32, v, false);
+    } else if (stash == 11) {
+      std::vector<double> v(static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i)
+        v[static_cast<size_t>(i)] = start + static_cast<double>(i) * delta;
+      c = scalar_constant<double>(im, DType::kF64, v, false);
+    } else {
+      im.fail(fmt::format("stash_type {} is not FLOAT (1) or DOUBLE (11)", stash));
+    }
+    im.bind(n, 0, im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}}));
   } else {
-    im.fail("Range of " + std::string(dtype_name(dt)) + " is not supported");
+    im.fail("Range of " + std::string(dtype_name(dt)) + " is not supported" +
+            (dt == DType::kF16 || dt == DType::kBF16 ? " before opset 27" : ""));
   }
 }
 
@@ -1057,7 +1254,9 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
   static const std::unordered_map<std::string_view, OpConverter> t{
       {"Conv", {{"Conv2d", "Reshape"}, conv}},
       {"ConvTranspose", {{"ConvTranspose", "Reshape"}, conv_transpose}},
-      {"BatchNormalization", {{"BatchNorm"}, batch_norm}},
+      {"BatchNormalization",
+       {{"BatchNorm", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Reshape", "Cast"},
+        batch_norm}},
       {"LayerNormalization",
        {{"LayerNorm", "Cast", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal"},
         layer_norm,
@@ -1078,12 +1277,12 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"HardSigmoid", {{"HardSigmoid"}, hard_sigmoid}},
       {"PRelu", {{"PRelu"}, same_binary}},
       {"Gelu", {{"Gelu"}, gelu, 20}},
-      {"Clip", {{"Clip"}, clip}},
+      {"Clip", {{"Clip", "Max", "Min"}, clip}},
       {"Add", {{"Add"}, broadcasting_binary}},
       {"Sub", {{"Sub"}, broadcasting_binary}},
       {"Mul", {{"Mul"}, broadcasting_binary}},
       {"Div", {{"Div"}, broadcasting_binary}},
-      {"Pow", {{"Pow", "Cast"}, pow_op}},
+      {"Pow", {{"Pow", "Cast", "Mul", "Where"}, pow_op}},
       {"Equal", {{"Equal"}, broadcasting_binary}},
       {"Where", {{"Where"}, where, 9}},
       {"Floor", {{"Floor"}, same_unary}},
@@ -1114,23 +1313,23 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Max", {{"Max"}, variadic}},
       {"Sum", {{"Sum"}, variadic}},
       {"Mean", {{"Mean"}, variadic}},
-      {"MatMul", {{"MatMul"}, same_binary}},
+      {"MatMul", {{"MatMul", "Reshape"}, matmul}},
       {"Gemm", {{"Gemm"}, gemm}},
       {"MaxPool", {{"MaxPool", "Reshape"}, pool}},
       {"AveragePool", {{"AveragePool", "Reshape"}, pool}},
       {"LpPool", {{"Abs", "Mul", "Pow", "Sqrt", "Div", "Cast", "AveragePool", "Reshape"}, lp_pool}},
       {"Softmax", {{"Softmax", "Reshape"}, softmax}},
       {"LogSoftmax", {{"LogSoftmax", "Reshape"}, softmax}},
-      {"ReduceMean", {{"ReduceMean"}, reduce}},
-      {"ReduceSum", {{"ReduceSum"}, reduce}},
-      {"ReduceMax", {{"ReduceMax"}, reduce}},
+      {"ReduceMean", {{"ReduceMean", "Cast"}, reduce}},
+      {"ReduceSum", {{"ReduceSum", "Cast"}, reduce}},
+      {"ReduceMax", {{"ReduceMax", "Cast"}, reduce}},
       {"ArgMax", {{"ArgMax"}, arg_max}},
       {"ArgMin", {{"ArgMin"}, arg_max}},
-      {"ReduceMin", {{"ReduceMin"}, reduce}},
-      {"ReduceProd", {{"ReduceProd"}, reduce}},
-      {"ReduceL2", {{"ReduceL2"}, reduce}},
-      {"ReduceSumSquare", {{"ReduceSumSquare"}, reduce}},
-      {"ReduceLogSumExp", {{"ReduceLogSumExp"}, reduce}},
+      {"ReduceMin", {{"ReduceMin", "Cast"}, reduce}},
+      {"ReduceProd", {{"ReduceProd", "Cast"}, reduce}},
+      {"ReduceL2", {{"ReduceL2", "Cast"}, reduce}},
+      {"ReduceSumSquare", {{"ReduceSumSquare", "Cast"}, reduce}},
+      {"ReduceLogSumExp", {{"ReduceLogSumExp", "Cast"}, reduce}},
       {"Reshape", {{"Reshape"}, reshape}},
       {"Flatten", {{"Flatten"}, flatten}},
       {"Transpose", {{"Transpose"}, transpose}},
@@ -1141,7 +1340,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Squeeze", {{"Reshape"}, squeeze}},
       {"Unsqueeze", {{"Reshape"}, unsqueeze}},
       {"Expand", {{"Expand"}, expand, 8}},
-      {"Pad", {{"Pad"}, pad}},
+      {"Pad", {{"Pad", "Gather"}, pad}},
       {"Resize", {{"Resize"}, resize, 10}},
       {"GridSample", {{"GridSample", "Cast"}, grid_sample, 16}},
       {"Upsample", {{"Resize"}, upsample, 7, 10}},  // deprecated in 10
@@ -1155,7 +1354,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Range", {{"Cast"}, range_op, 11}},
       {"If", {{"Where"}, if_op}},
       {"Loop", {{"Reshape", "Concat"}, loop_op}},
-      {"Scan", {{"Gather", "Reshape", "Concat"}, scan_op, 9}},
+      {"Scan", {{"Gather", "Reshape", "Concat"}, scan_op, 8}},
       {"SequenceEmpty", {{}, sequence_op, 11}},
       {"SequenceConstruct", {{}, sequence_op, 11}},
       {"SequenceInsert", {{}, sequence_op, 11}},
@@ -1192,9 +1391,11 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"NonZero", {{}, non_zero, 9}},
       {"NonMaxSuppression", {{}, non_max_suppression, 10}},
       {"Unique", {{}, unique, 11}},
+      {"ReverseSequence", {{"Reshape", "Gather"}, reverse_sequence, 10}},
+      {"TensorScatter", {{"Transpose", "Reshape", "Concat", "Gather"}, tensor_scatter, 24}},
       {"Attention", {{"Attention", "Reshape", "Transpose", "Concat"}, attention, 23}},
       {"RotaryEmbedding", {{"RotaryEmbedding"}, rotary_embedding, 23}},
-      {"Einsum", {{"Transpose", "Reshape", "MatMul", "ReduceSum"}, einsum, 12}},
+      {"Einsum", {{"Transpose", "Reshape", "MatMul", "ReduceSum", "Gather"}, einsum, 12}},
       {"SoftmaxCrossEntropyLoss",
        {{"LogSoftmax", "GatherElements", "Reshape", "Neg", "Mul", "Div", "ReduceSum", "ReduceMean",
          "Gather", "Cast", "Not", "Equal", "Where"},

@@ -45,9 +45,13 @@ void non_zero(Importer& im, const onnx::NodeProto& n);
 // Evaluated at import, as NonZero (onnx_non_max_suppression.cpp, onnx_unique.cpp).
 void non_max_suppression(Importer& im, const onnx::NodeProto& n);
 void unique(Importer& im, const onnx::NodeProto& n);
+// ReverseSequence and TensorScatter as one Gather (onnx_gathered_ops.cpp).
+void reverse_sequence(Importer& im, const onnx::NodeProto& n);
+void tensor_scatter(Importer& im, const onnx::NodeProto& n);
 // RMSNormalization, LayerNormalization's Mean and InvStdDev (onnx_norm.cpp).
 void rms_norm(Importer& im, const onnx::NodeProto& n);
 void layer_norm_statistics(Importer& im, const onnx::NodeProto& n);
+void batch_norm_training(Importer& im, const onnx::NodeProto& n);
 // BitShift, BitwiseAnd/Or/Xor/Not, BitCast (onnx_bitwise.cpp).
 void bit_shift(Importer& im, const onnx::NodeProto& n);
 void bitwise_binary(Importer& im, const onnx::NodeProto& n);

@@ -40,6 +40,11 @@ class ValueNeededError : public OnnxError {
 // loads (it refuses opsets past the newest it knows, and guarantees nothing
 // below 7; docs/ONNX.md has the per-version forms). Another is refused.
 inline constexpr int64_t kMinImportOpset = 7;
+// A model of opset 1 to 6 is imported as opset 7 when every op in it has,
+// at its opset, the definition it has at opset 7 (ONNX's schema registry
+// says which); a node of an op that changed at 7 (Add's legacy
+// broadcasting, ...) is refused, naming it.
+inline constexpr int64_t kMinLegacyOpset = 1;
 inline constexpr int64_t kMaxImportOpset = 28;
 
 // How a run gives the model's sequence and optional graph inputs (docs/ONNX.md,
