@@ -1229,6 +1229,12 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"ScatterElements", {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 11}},
       {"Scatter",
        {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 9, 11}},  // deprecated in 11
+      // The LLM blocks of opsets 27-28 (onnx_llm_ops.cpp).
+      {"SwiGLU", {{"Mul", "Sigmoid", "Cast"}, swiglu, 28}},
+      {"CausalConvWithState",
+       {{"Conv2d", "Reshape", "Concat", "Pad", "Slice", "Mul", "Sigmoid", "Cast"},
+        causal_conv_with_state,
+        27}},
   };
   return t;
 }

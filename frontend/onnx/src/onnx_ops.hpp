@@ -85,6 +85,10 @@ void global_max_pool(Importer& im, const onnx::NodeProto& n);
 void center_crop_pad(Importer& im, const onnx::NodeProto& n);
 void scatter_elements(Importer& im, const onnx::NodeProto& n);
 
+// SwiGLU and CausalConvWithState as op-set ops (onnx_llm_ops.cpp).
+void swiglu(Importer& im, const onnx::NodeProto& n);
+void causal_conv_with_state(Importer& im, const onnx::NodeProto& n);
+
 // CastLike as a Cast (onnx_node_forms.cpp).
 void cast_like(Importer& im, const onnx::NodeProto& n);
 
