@@ -1189,6 +1189,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"NonZero", {{}, non_zero, 9}},
       {"Attention", {{"Attention", "Reshape", "Transpose", "Concat"}, attention, 23}},
       {"RotaryEmbedding", {{"RotaryEmbedding"}, rotary_embedding, 23}},
+      {"LinearAttention", {{"LinearAttention", "Cast"}, linear_attention, 27}},
       {"Einsum", {{"Transpose", "Reshape", "MatMul", "ReduceSum"}, einsum, 12}},
       {"SoftmaxCrossEntropyLoss",
        {{"LogSoftmax", "GatherElements", "Reshape", "Neg", "Mul", "Div", "ReduceSum", "ReduceMean",

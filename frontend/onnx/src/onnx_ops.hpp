@@ -61,6 +61,7 @@ void scan_op(Importer& im, const onnx::NodeProto& n);
 // Attention and RotaryEmbedding as the op set's fused ops (onnx_attention.cpp).
 void attention(Importer& im, const onnx::NodeProto& n);
 void rotary_embedding(Importer& im, const onnx::NodeProto& n);
+void linear_attention(Importer& im, const onnx::NodeProto& n);
 // If with a condition that folds (onnx_control_flow.cpp).
 void if_op(Importer& im, const onnx::NodeProto& n);
 // Ops imported exactly as compositions of op-set ops (onnx_composed_ops.cpp).

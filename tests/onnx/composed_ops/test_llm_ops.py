@@ -1,6 +1,8 @@
-"""SwiGLU (28) and CausalConvWithState (27), imported as compositions of
-op-set ops (frontend/onnx/src/onnx_llm_ops.cpp), against float64 numpy of
-the spec's formula (16-bit inputs rounded first, as the tolerances in
+"""The LLM ops of opsets 27-28: SwiGLU (28) and CausalConvWithState (27),
+imported as compositions of op-set ops (frontend/onnx/src/onnx_llm_ops.cpp),
+and LinearAttention (27), the op set's fused op (its reference kernel,
+sdk/reference/src/ops_linear_attention.cpp), against float64 numpy of the
+spec's formula (16-bit inputs rounded first, as the tolerances in
 sdk/opset/include/ampx/opset/tolerances.hpp assume), and their refusals."""
 
 from __future__ import annotations
@@ -154,3 +156,121 @@ def test_causal_conv_with_state_refusals():
             "must be 3-D")
     refused(model("CausalConvWithState", {"x": x.astype(np.float64), "w": w}, 2, 27),
             "expected float, float16 or bfloat16")
+
+
+# --- LinearAttention --------------------------------------------------------------
+
+def linear_attention64(q, k, v, past, decay, beta, hq, hkv, rule, scale):
+    """ONNX's recurrence in float64 (a port of onnx.reference's)."""
+    b, t, _ = q.shape
+    dk, dv = q.shape[2] // hq, v.shape[2] // hkv
+    q4 = q.astype(np.float64).reshape(b, t, hq, dk).transpose(0, 2, 1, 3)
+    k4 = k.astype(np.float64).reshape(b, t, hkv, dk).transpose(0, 2, 1, 3)
+    v4 = v.astype(np.float64).reshape(b, t, hkv, dv).transpose(0, 2, 1, 3)
+    s = np.zeros((b, hkv, dk, dv)) if past is None else past.astype(np.float64).copy()
+    if decay is not None:
+        g = decay.astype(np.float64).reshape(b, t, hkv, -1).transpose(0, 2, 1, 3)
+    if beta is not None:
+        be = beta.astype(np.float64).reshape(b, t, -1, 1).transpose(0, 2, 1, 3)
+    scale = scale if scale else 1 / np.sqrt(dk)
+    out = np.zeros((b, hq, t, dv))
+    for i in range(t):
+        if rule in ("gated", "gated_delta"):
+            s = s * np.exp(g[:, :, i, :])[..., None]
+        vt = v4[:, :, i, :]
+        if rule in ("delta", "gated_delta"):
+            vt = be[:, :, i, :] * (vt - np.einsum("bhdm,bhd->bhm", s, k4[:, :, i, :]))
+        s = s + k4[:, :, i, :, None] * vt[:, :, None, :]
+        out[:, :, i, :] = scale * np.einsum("bhd,bhdm->bhm", q4[:, :, i, :],
+                                            np.repeat(s, hq // hkv, axis=1))
+    return out.transpose(0, 2, 1, 3).reshape(b, t, hq * dv), s
+
+
+def la_feed(rng, dtype, b, t, hq, hkv, dk, dv, rule, past, decay_per_key=True, beta_one=False):
+    feed = {"q": rng.standard_normal((b, t, hq * dk)).astype(dtype),
+            "k": (rng.standard_normal((b, t, hkv * dk)) / np.sqrt(dk)).astype(dtype),
+            "v": rng.standard_normal((b, t, hkv * dv)).astype(dtype),
+            "past": (rng.standard_normal((b, hkv, dk, dv)) * 0.3).astype(past) if past else None,
+            "decay": None, "beta": None}
+    if rule in ("gated", "gated_delta"):
+        feed["decay"] = (-np.abs(rng.standard_normal((b, t, hkv * dk if decay_per_key else hkv)))
+                         * 0.2).astype(dtype)
+    if rule in ("delta", "gated_delta"):
+        feed["beta"] = rng.random((b, t, 1 if beta_one else hkv)).astype(dtype)
+    return feed
+
+
+def check_la(feed, dtype, state_dtype, hq, hkv, rule=None, scale=None, devices=DEVICES):
+    attrs = {"q_num_heads": hq, "kv_num_heads": hkv}
+    if rule is not None:
+        attrs["update_rule"] = rule
+    if scale is not None:
+        attrs["scale"] = scale
+    m = model("LinearAttention", feed, 2, 27, **attrs)
+    want_y, want_s = linear_attention64(feed["q"], feed["k"], feed["v"], feed["past"],
+                                        feed["decay"], feed["beta"], hq, hkv,
+                                        rule or "gated_delta", scale)
+    given = {k_: v for k_, v in feed.items() if v is not None}
+    for device in devices:
+        y, s = run(m, given, device)
+        close(y, want_y, dtype, device)
+        close(s, want_s, state_dtype, device)
+
+
+@pytest.mark.parametrize("rule", [None, "linear", "gated", "delta", "gated_delta"])
+@pytest.mark.parametrize("heads", [(4, 4), (4, 2), (3, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_linear_attention(rule, heads, dtype):
+    hq, hkv = heads
+    rng = np.random.default_rng(hq * 10 + hkv)
+    feed = la_feed(rng, dtype, 2, 5, hq, hkv, 4, 3, rule or "gated_delta", dtype)
+    check_la(feed, dtype, dtype, hq, hkv, rule)
+
+
+@pytest.mark.parametrize("rule", ["gated", "gated_delta"])
+def test_linear_attention_per_head_decay_scalar_beta_scale(rule):
+    rng = np.random.default_rng(7)
+    feed = la_feed(rng, np.float32, 1, 6, 2, 2, 5, 4, rule, None, decay_per_key=False,
+                   beta_one=True)
+    check_la(feed, np.float32, np.float32, 2, 2, rule, scale=0.3)
+
+
+def test_linear_attention_f32_state_f16_activations():
+    # ONNX's S != T: computed in f32, each output in its own type
+    rng = np.random.default_rng(3)
+    feed = la_feed(rng, np.float16, 2, 4, 4, 2, 4, 4, "gated_delta", np.float32)
+    check_la(feed, np.float16, np.float32, 4, 2)
+
+
+def test_linear_attention_long_sequence():
+    # 300 tokens: the state is carried over the whole sequence (a kernel
+    # resetting it per chunk, or reading the wrong token, drifts)
+    rng = np.random.default_rng(5)
+    feed = la_feed(rng, np.float32, 1, 300, 2, 1, 8, 8, "gated_delta", np.float32)
+    check_la(feed, np.float32, np.float32, 2, 1)
+
+
+def test_linear_attention_refusals():
+    x = np.ones((1, 2, 8), np.float32)
+    base = {"q": x, "k": x, "v": x}
+    refused(model("LinearAttention", base, 2, 27, q_num_heads=2, kv_num_heads=2),
+            "update_rule 'gated_delta' needs the decay input")
+    refused(model("LinearAttention", {**base, "p": None, "d": x}, 2, 27, q_num_heads=2,
+                  kv_num_heads=2, update_rule="linear"),
+            "update_rule 'linear' forbids the decay input")
+    refused(model("LinearAttention", base, 2, 27, q_num_heads=3, kv_num_heads=2,
+                  update_rule="linear"), "must be a positive multiple of kv_num_heads")
+    refused(model("LinearAttention", base, 2, 27, q_num_heads=2, kv_num_heads=2,
+                  update_rule="mamba"), "update_rule 'mamba' is not one of")
+    refused(model("LinearAttention", base, 2, 27, kv_num_heads=2, update_rule="linear"),
+            "are required")
+    refused(model("LinearAttention", {**base, "p": np.ones((1, 2, 4, 3), np.float32)}, 2, 27,
+                  q_num_heads=2, kv_num_heads=2, update_rule="linear"),
+            r"past_state has shape \[1x2x4x3\], expected \[1x2x4x4\]")
+    refused(model("LinearAttention", {**base, "p": None, "d": np.ones((1, 2, 3), np.float32)},
+                  2, 27, q_num_heads=2, kv_num_heads=2, update_rule="gated"),
+            r"decay has shape \[1x2x3\]")
+    refused(model("LinearAttention", {"q": x, "k": x, "v": x.astype(np.float16)}, 2, 27,
+                  q_num_heads=2, kv_num_heads=2, update_rule="linear"), "one type")
+    refused(model("LinearAttention", base, 2, 26, q_num_heads=2, kv_num_heads=2,
+                  update_rule="linear"), "opset 27")
