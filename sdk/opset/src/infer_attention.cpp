@@ -170,6 +170,12 @@ Outputs linear_attention(const Node& c) {
              "query's last dimension must be a multiple of q_num_heads and value's of "
              "kv_num_heads, got " +
                  dims_str(q.dims) + " and " + dims_str(v.dims));
+  // Head sizes >= 1: also bounds the head counts by the dims (no overflow
+  // in hq * dv from a huge attribute).
+  AMPX_CHECK(q.dims[2] >= hq && v.dims[2] >= hkv,
+             "query and value need head sizes >= 1, got " + dims_str(q.dims) + " for " +
+                 std::to_string(hq) + " heads and " + dims_str(v.dims) + " for " +
+                 std::to_string(hkv));
   const int64_t dk = q.dims[2] / hq, dv = v.dims[2] / hkv;
   AMPX_CHECK(k.dims[2] == hkv * dk, "key has shape " + dims_str(k.dims) + ", expected [" +
                                         std::to_string(B) + ", " + std::to_string(T) + ", " +

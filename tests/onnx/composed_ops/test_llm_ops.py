@@ -272,5 +272,10 @@ def test_linear_attention_refusals():
             r"decay has shape \[1x2x3\]")
     refused(model("LinearAttention", {"q": x, "k": x, "v": x.astype(np.float16)}, 2, 27,
                   q_num_heads=2, kv_num_heads=2, update_rule="linear"), "one type")
+    e = np.ones((1, 2, 0), np.float32)  # 0 % any head count is 0: hq * dv must not overflow
+    refused(model("LinearAttention", {"q": e, "k": e, "v": e,
+                                      "p": np.ones((1, 1, 0, 0), np.float32)}, 2, 27,
+                  q_num_heads=2**62,
+                  kv_num_heads=2**61, update_rule="linear"), "head sizes >= 1")
     refused(model("LinearAttention", base, 2, 26, q_num_heads=2, kv_num_heads=2,
                   update_rule="linear"), "opset 27")
