@@ -265,6 +265,23 @@ def op_seeds():
         inits=[w("gr", 1, 3, 5, 2, lo=-1.3, hi=1.3)], opset=16)
     add("GridSample-volumetric", [node("GridSample", ["v", "gr"], mode="linear")],
         [("v", F, [1, 2, 3, 4, 4])], inits=[w("gr", 1, 2, 3, 2, 3, lo=-1.3, hi=1.3)], opset=20)
+    # the LLM blocks of opsets 27-28 (onnx_llm_ops.cpp, onnx_attention.cpp)
+    add("SwiGLU-alpha", [node("SwiGLU", ["x", "x"], alpha=1.702)], opset=28)
+    add("CausalConvWithState-silu_past", [node("CausalConvWithState", ["l", "cw", "cb", "cs"],
+                                               ["y", "st"], activation="silu")],
+        [("l", F, [1, 2, 5])], inits=[w("cw", 2, 1, 3), w("cb", 2), w("cs", 1, 2, 2)],
+        outputs=("y", "st"), opset=27)
+    add("LinearAttention-gated_delta_gqa",
+        [node("LinearAttention", ["q", "k", "v", "", "dc", "bt"], ["y", "st"], q_num_heads=4,
+              kv_num_heads=2)],
+        [("q", F, [1, 3, 8]), ("k", F, [1, 3, 4]), ("v", F, [1, 3, 6])],
+        inits=[w("dc", 1, 3, 4, lo=-0.3, hi=0.0), w("bt", 1, 3, 2, lo=0.0, hi=1.0)],
+        outputs=("y", "st"), opset=27)
+    add("LinearAttention-linear_past", [node("LinearAttention", ["q", "k", "v", "ps"], ["y", "st"],
+                                             update_rule="linear", q_num_heads=2,
+                                             kv_num_heads=2, scale=0.5)],
+        [("q", F, [1, 3, 8]), ("k", F, [1, 3, 8]), ("v", F, [1, 3, 6])],
+        inits=[w("ps", 1, 2, 4, 3)], outputs=("y", "st"), opset=27)
     add("LpPool-p3", [node("LpPool", ["x"], kernel_shape=[2, 3], p=3, pads=[1, 0, 0, 1])],
         opset=18)
     add("MaxPool-1d", [node("MaxPool", ["l"], kernel_shape=[3], strides=[2], pads=[1, 1])],

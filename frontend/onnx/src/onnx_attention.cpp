@@ -4,7 +4,10 @@
 // cache is a Concat (present_key = past_key ++ K along the sequence), and
 // the cache's length aligns the causal and window frontiers; a
 // nonpad_kv_seqlen without a mask gets an all-true mask so that the op's
-// optional inputs stay positional.
+// optional inputs stay positional. LinearAttention (27+) is the op set's
+// LinearAttention in ONNX's own packed 3-D layout: an absent past_state
+// becomes a zero constant, and a state type other than the activations'
+// runs the op in f32 between Casts.
 //
 // ai.onnx.preview's FlexAttention: without score_mod/prob_mod it is the
 // fused Attention op (scale only); with them it is composed as ONNX's
@@ -234,6 +237,83 @@ void rotary_embedding(Importer& im, const onnx::NodeProto& n) {
   for (const char* name : {"interleaved", "rotary_embedding_dim", "num_heads"})
     if (const auto a = im.attr_int(n, name)) attrs[name] = *a;
   im.bind(n, 0, im.emit1("RotaryEmbedding", std::move(ins), std::move(attrs)));
+}
+
+// query, key, value [B, T, H*D], past_state? [B, Hkv, dk, dv], decay?, beta?
+// -> output [B, T, Hq*dv], present_state. The op set checks the shapes.
+void linear_attention(Importer& im, const onnx::NodeProto& n) {
+  const ValueId q = im.input(n, 0);
+  const DType t = im.type(q).dtype;
+  if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16)
+    im.fail(fmt::format("query is {}, expected float, float16 or bfloat16", dtype_name(t)));
+  const std::string rule = im.attr_string_or(n, "update_rule", "gated_delta");
+  if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+    im.fail(fmt::format("update_rule '{}' is not one of linear, gated, delta, gated_delta", rule));
+  const bool gated = rule == "gated" || rule == "gated_delta";
+  const bool delta = rule == "delta" || rule == "gated_delta";
+  if (gated != im.has_input(n, 4))
+    im.fail(fmt::format("update_rule '{}' {} the decay input", rule, gated ? "needs" : "forbids"));
+  if (delta != im.has_input(n, 5))
+    im.fail(fmt::format("update_rule '{}' {} the beta input", rule, delta ? "needs" : "forbids"));
+  const auto hq = im.attr_int(n, "q_num_heads"), hkv = im.attr_int(n, "kv_num_heads");
+  if (!hq || !hkv) im.fail("attributes 'q_num_heads' and 'kv_num_heads' are required");
+  if (*hq <= 0 || *hkv <= 0 || *hq % *hkv != 0)
+    im.fail(fmt::format("q_num_heads ({}) must be a positive multiple of kv_num_heads ({})", *hq,
+                        *hkv));
+  const float scale = im.attr_float_or(n, "scale", 0.0f);
+  if (!std::isfinite(scale)) im.fail("attribute 'scale' must be finite");
+
+  std::vector<ValueId> ins{q, im.input(n, 1), im.input(n, 2)};
+  for (int i : {1, 2})
+    if (im.type(ins[static_cast<size_t>(i)]).dtype != t)
+      im.fail(fmt::format("{} is {}, query is {}: they must have one type",
+                          i == 1 ? "key" : "value",
+                          dtype_name(im.type(ins[static_cast<size_t>(i)]).dtype), dtype_name(t)));
+  const Shape qs = im.type(q).shape, vs = im.type(ins[2]).shape;
+  if (qs.size() != 3 || vs.size() != 3)
+    im.fail("query, key and value must be 3-D [batch, sequence, heads * head size]");
+  if (qs[2] % *hq != 0 || vs[2] % *hkv != 0)
+    im.fail(
+        fmt::format("query's last dimension {} is not a multiple of q_num_heads {}, or "
+                    "value's {} of kv_num_heads {}",
+                    qs[2], *hq, vs[2], *hkv));
+  // The state's type S (past_state's, else T's): another than T runs the op
+  // in f32, as ONNX's reference computes, and casts each output back.
+  DType s = t;
+  ValueId state;
+  if (im.has_input(n, 3)) {
+    state = im.input(n, 3);
+    s = im.type(state).dtype;
+    if (s != DType::kF32 && s != DType::kF16 && s != DType::kBF16)
+      im.fail(fmt::format("past_state is {}, expected float, float16 or bfloat16", dtype_name(s)));
+  } else {
+    const TensorType zeros{t, {qs[0], *hkv, qs[2] / *hq, vs[2] / *hkv}};
+    im.check_size(zeros, "the zero past_state");
+    state = im.constant(
+        zeros,
+        std::vector<std::byte>(static_cast<size_t>(element_count(zeros.shape)) * dtype_size(t)));
+  }
+  ins.push_back(state);
+  for (int i : {4, 5}) {
+    if (!im.has_input(n, i)) continue;
+    const ValueId x = im.input(n, i);
+    if (im.type(x).dtype != t)
+      im.fail(fmt::format("{} is {}, query is {}: they must have one type",
+                          i == 4 ? "decay" : "beta", dtype_name(im.type(x).dtype), dtype_name(t)));
+    ins.push_back(x);
+  }
+  const DType compute = s == t ? t : DType::kF32;
+  const auto cast = [&](ValueId v, DType to) {
+    return im.type(v).dtype == to ? v : im.emit1("Cast", {v}, {{"to", int64_t(to_c(to))}});
+  };
+  for (ValueId& v : ins) v = cast(v, compute);
+  AttrMap attrs{{"update_rule", rule},
+                {"scale", static_cast<double>(scale)},
+                {"q_num_heads", *hq},
+                {"kv_num_heads", *hkv}};
+  const auto outs = im.emit("LinearAttention", std::move(ins), std::move(attrs));
+  im.bind(n, 0, cast(outs.at(0), t));
+  im.bind(n, 1, cast(outs.at(1), s));
 }
 
 }  // namespace ampx::onnx_io

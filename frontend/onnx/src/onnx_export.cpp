@@ -871,6 +871,10 @@ class Exporter {
       case OpType::kRotaryEmbedding:
         fail(std::string(op) + " needs opset 23; the export writes opset " +
              std::to_string(kOpset));
+      // ONNX defines it from opset 27; its opset-17 form would be the
+      // recurrence unrolled over the tokens (a Scan): not written.
+      case OpType::kLinearAttention:
+        fail("LinearAttention needs opset 27; the export writes opset " + std::to_string(kOpset));
       default:
         fail("no ONNX form for this op");
     }

@@ -1395,6 +1395,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"TensorScatter", {{"Transpose", "Reshape", "Concat", "Gather"}, tensor_scatter, 24}},
       {"Attention", {{"Attention", "Reshape", "Transpose", "Concat"}, attention, 23}},
       {"RotaryEmbedding", {{"RotaryEmbedding"}, rotary_embedding, 23}},
+      {"LinearAttention", {{"LinearAttention", "Cast"}, linear_attention, 27}},
       {"Einsum", {{"Transpose", "Reshape", "MatMul", "ReduceSum", "Gather"}, einsum, 12}},
       {"SoftmaxCrossEntropyLoss",
        {{"LogSoftmax", "GatherElements", "Reshape", "Neg", "Mul", "Div", "ReduceSum", "ReduceMean",
@@ -1467,6 +1468,12 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
        {{"Cast", "Sub", "Reshape", "Conv2d", "Mul", "Div", "Add", "Round", "Clip"},
         qlinear_conv,
         10}},
+      // The LLM blocks of opsets 27-28 (onnx_llm_ops.cpp).
+      {"SwiGLU", {{"Mul", "Sigmoid", "Cast"}, swiglu, 28}},
+      {"CausalConvWithState",
+       {{"Conv2d", "Reshape", "Concat", "Pad", "Slice", "Mul", "Sigmoid", "Cast"},
+        causal_conv_with_state,
+        27}},
   };
   return t;
 }

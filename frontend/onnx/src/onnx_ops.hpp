@@ -74,6 +74,7 @@ void rotary_embedding(Importer& im, const onnx::NodeProto& n);
 // ai.onnx.preview's FlexAttention: Attention, or composed around its
 // score_mod/prob_mod subgraphs (onnx_attention.cpp).
 void flex_attention(Importer& im, const onnx::NodeProto& n);
+void linear_attention(Importer& im, const onnx::NodeProto& n);
 // If with a condition that folds (onnx_control_flow.cpp).
 void if_op(Importer& im, const onnx::NodeProto& n);
 // Ops imported exactly as compositions of op-set ops (onnx_composed_ops.cpp).
@@ -117,6 +118,9 @@ void momentum(Importer& im, const onnx::NodeProto& n);
 
 // Sequence and optional ops as list operations at import (onnx_sequences.cpp).
 void sequence_op(Importer& im, const onnx::NodeProto& n);
+// SwiGLU and CausalConvWithState as op-set ops (onnx_llm_ops.cpp).
+void swiglu(Importer& im, const onnx::NodeProto& n);
+void causal_conv_with_state(Importer& im, const onnx::NodeProto& n);
 
 // CastLike as a Cast (onnx_node_forms.cpp).
 void cast_like(Importer& im, const onnx::NodeProto& n);

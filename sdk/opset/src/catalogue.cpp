@@ -160,6 +160,12 @@ constexpr AttrDef kAttentionAttrs[] = {
     {"is_causal", AMPX_ATTR_INT, false},   {"past_length", AMPX_ATTR_INT, false},
     {"left_window", AMPX_ATTR_INT, false}, {"right_window", AMPX_ATTR_INT, false},
     {"qk_output", AMPX_ATTR_INT, false},   {"softmax_f64", AMPX_ATTR_INT, false}};
+// LinearAttention (ONNX's, opset 27): `update_rule` linear, gated, delta or
+// gated_delta (default), `scale` (0: 1/sqrt(dk)), both head counts.
+constexpr AttrDef kLinearAttentionAttrs[] = {{"update_rule", AMPX_ATTR_STRING, false},
+                                             {"scale", AMPX_ATTR_FLOAT, false},
+                                             {"q_num_heads", AMPX_ATTR_INT, true},
+                                             {"kv_num_heads", AMPX_ATTR_INT, true}};
 // RotaryEmbedding (ONNX's, opset 23): `num_heads` for a 3-D input.
 constexpr AttrDef kRotaryEmbeddingAttrs[] = {{"interleaved", AMPX_ATTR_INT, false},
                                              {"rotary_embedding_dim", AMPX_ATTR_INT, false},

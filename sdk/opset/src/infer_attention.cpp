@@ -1,5 +1,7 @@
-// Output types of Attention and RotaryEmbedding (docs/OPS.md), with ONNX's
-// shape rules in the op set's 4-D form of Attention.
+// Output types of Attention, RotaryEmbedding and LinearAttention
+// (docs/OPS.md), with ONNX's shape rules in the op set's 4-D form of
+// Attention and ONNX's packed 3-D form of LinearAttention.
+#include <cmath>
 #include <string>
 
 #include "infer_common.hpp"
@@ -133,11 +135,79 @@ Outputs rotary_embedding(const Node& c) {
   return std::vector<TensorSpec>{x};
 }
 
+// query [B, T, Hq*dk], key [B, T, Hkv*dk], value [B, T, Hkv*dv],
+// past_state [B, Hkv, dk, dv], then decay [B, T, Hkv*dk or Hkv] for the
+// gated rules and beta [B, T, Hkv or 1] for the delta rules, one float
+// dtype -> output [B, T, Hq*dv], present_state [B, Hkv, dk, dv].
+Outputs linear_attention(const Node& c) {
+  const TensorSpec &q = c.in[0], &k = c.in[1], &v = c.in[2], &s = c.in[3];
+  require_float(c, q, "query");
+  require_same_dtype(c, c.in);
+  const std::string rule = c.v.get_string("update_rule", "gated_delta");
+  AMPX_CHECK(rule == "linear" || rule == "gated" || rule == "delta" || rule == "gated_delta",
+             "update_rule must be 'linear', 'gated', 'delta' or 'gated_delta', got '" + rule + "'");
+  const bool gated = rule == "gated" || rule == "gated_delta";
+  const bool delta = rule == "delta" || rule == "gated_delta";
+  const size_t want_n = 4 + (gated ? 1 : 0) + (delta ? 1 : 0);
+  AMPX_CHECK(c.n == want_n, "update_rule '" + rule + "' takes " + std::to_string(want_n) +
+                                " inputs (query, key, value, past_state" +
+                                (gated ? ", decay" : "") + (delta ? ", beta" : "") + "), got " +
+                                std::to_string(c.n));
+  const int64_t hq = c.v.get_int("q_num_heads", 0), hkv = c.v.get_int("kv_num_heads", 0);
+  AMPX_CHECK(hq > 0 && hkv > 0 && hq % hkv == 0,
+             "q_num_heads (" + std::to_string(hq) +
+                 ") must be a positive multiple of kv_num_heads (" + std::to_string(hkv) + ")");
+  for (const auto* t : {&q, &k, &v})
+    AMPX_CHECK(t->dims.size() == 3,
+               "query, key and value must be 3-D [batch, sequence, heads * "
+               "head size], got " +
+                   dims_str(q.dims) + ", " + dims_str(k.dims) + ", " + dims_str(v.dims));
+  const int64_t B = q.dims[0], T = q.dims[1];
+  AMPX_CHECK(k.dims[0] == B && k.dims[1] == T && v.dims[0] == B && v.dims[1] == T,
+             "query, key and value differ in batch or sequence: " + dims_str(q.dims) + ", " +
+                 dims_str(k.dims) + ", " + dims_str(v.dims));
+  AMPX_CHECK(q.dims[2] % hq == 0 && v.dims[2] % hkv == 0,
+             "query's last dimension must be a multiple of q_num_heads and value's of "
+             "kv_num_heads, got " +
+                 dims_str(q.dims) + " and " + dims_str(v.dims));
+  // Head sizes >= 1: also bounds the head counts by the dims (no overflow
+  // in hq * dv from a huge attribute).
+  AMPX_CHECK(q.dims[2] >= hq && v.dims[2] >= hkv,
+             "query and value need head sizes >= 1, got " + dims_str(q.dims) + " for " +
+                 std::to_string(hq) + " heads and " + dims_str(v.dims) + " for " +
+                 std::to_string(hkv));
+  const int64_t dk = q.dims[2] / hq, dv = v.dims[2] / hkv;
+  AMPX_CHECK(k.dims[2] == hkv * dk, "key has shape " + dims_str(k.dims) + ", expected [" +
+                                        std::to_string(B) + ", " + std::to_string(T) + ", " +
+                                        std::to_string(hkv * dk) + "]");
+  const Dims state{B, hkv, dk, dv};
+  AMPX_CHECK(s.dims == state,
+             "past_state has shape " + dims_str(s.dims) + ", expected " + dims_str(state));
+  size_t i = 4;
+  if (gated) {
+    const Dims& d = c.in[i++].dims;
+    AMPX_CHECK(d.size() == 3 && d[0] == B && d[1] == T && (d[2] == hkv || d[2] == hkv * dk),
+               "decay has shape " + dims_str(d) + ", expected [" + std::to_string(B) + ", " +
+                   std::to_string(T) + ", " + std::to_string(hkv) + " or " +
+                   std::to_string(hkv * dk) + "]");
+  }
+  if (delta) {
+    const Dims& d = c.in[i].dims;
+    AMPX_CHECK(d.size() == 3 && d[0] == B && d[1] == T && (d[2] == hkv || d[2] == 1),
+               "beta has shape " + dims_str(d) + ", expected [" + std::to_string(B) + ", " +
+                   std::to_string(T) + ", " + std::to_string(hkv) + " or 1]");
+  }
+  const double scale = c.v.get_float("scale", 0.0);
+  AMPX_CHECK(std::isfinite(scale), "attribute 'scale' must be finite");
+  return std::vector<TensorSpec>{{q.dtype, {B, T, hq * dv}}, {q.dtype, state}};
+}
+
 }  // namespace
 
 Outputs infer_attention(const Node& c, std::string_view op) {
   if (op == "Attention") return attention(c);
   if (op == "RotaryEmbedding") return rotary_embedding(c);
+  if (op == "LinearAttention") return linear_attention(c);
   return std::nullopt;
 }
 

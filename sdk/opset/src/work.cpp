@@ -55,6 +55,12 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
       w.flops = 2 * static_cast<double>(x.dims[0]) * static_cast<double>(x.dims[1]) *
                 product(v.input(1), 0) / std::max<double>(1, static_cast<double>(x.dims[2])) *
                 static_cast<double>(x.dims[2] + r.dims[2]);
+    } else if (op == "LinearAttention" && n_in >= 4 && v.input(0).rank == 3) {
+      // Per step and state element: decay, retrieval, update (about 6) and
+      // the reads of the query heads sharing it (2 each).
+      const double group = static_cast<double>(std::max<int64_t>(1, v.get_int("q_num_heads", 1))) /
+                           static_cast<double>(std::max<int64_t>(1, v.get_int("kv_num_heads", 1)));
+      w.flops = static_cast<double>(v.input(0).dims[1]) * product(v.input(3), 0) * (6 + 2 * group);
     } else if (op == "Conv2dGradWeight" && n_in >= 2 && v.input(0).rank == 4) {
       // dW's multiply-adds, and one add per dY element for the optional dB.
       w.flops = 2 * product(v.output(0), 0) * product(v.input(0), 0) /

@@ -188,6 +188,8 @@ std::unique_ptr<CpuKernel> make_bitwise_not(Ctx&);
 std::unique_ptr<CpuKernel> make_bit_cast(Ctx&);
 // GridSample (ops_grid_sample.cpp).
 std::unique_ptr<CpuKernel> make_grid_sample(Ctx&);
+// LinearAttention (ops_linear_attention.cpp).
+std::unique_ptr<CpuKernel> make_linear_attention(Ctx&);
 // LSTM, GRU and RNN (ops_recurrent.cpp).
 std::unique_ptr<CpuKernel> make_recurrent(Ctx&);
 

@@ -1540,6 +1540,58 @@ inline const std::map<std::string, Maker>& cases() {
          c.nb.output(dt, {2, 2, 2, 4}).output(dt, {2, 2, 2, 6}).attr_int("is_causal", 1);
          c.nb.attr_int("left_window", 2).attr_int("qk_output", 2);
        }},
+      // LinearAttention (ONNX's packed 3-D layout): each update rule, the
+      // grouped-query read (Hq = 2 Hkv) and multi-query (Hkv = 1), decay
+      // per key row and per head, beta per head and one for all, the
+      // default and an explicit scale. Decays near 0 (|g| <= 0.3) keep the
+      // state bounded over the few tokens.
+      {"LinearAttention_gated_delta_gqa",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LinearAttention", "n");
+         in(c, rnd(r, dt, {2, 5, 16}));
+         in(c, rnd(r, dt, {2, 5, 8}, 0.5));
+         in(c, rnd(r, dt, {2, 5, 6}));
+         in(c, rnd(r, dt, {2, 2, 4, 3}, 0.3));
+         in(c, rnd(r, dt, {2, 5, 8}, 0.3));
+         in(c, rnd(r, dt, {2, 5, 2}));
+         c.nb.output(dt, {2, 5, 12}).output(dt, {2, 2, 4, 3});
+         c.nb.attr_int("q_num_heads", 4).attr_int("kv_num_heads", 2);
+       }},
+      {"LinearAttention_linear_scale",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LinearAttention", "n");
+         in(c, rnd(r, dt, {1, 4, 8}));
+         in(c, rnd(r, dt, {1, 4, 8}));
+         in(c, rnd(r, dt, {1, 4, 10}));
+         in(c, rnd(r, dt, {1, 2, 4, 5}));
+         c.nb.output(dt, {1, 4, 10}).output(dt, {1, 2, 4, 5});
+         c.nb.attr_int("q_num_heads", 2).attr_int("kv_num_heads", 2);
+         c.nb.attr_str("update_rule", "linear").attr_float("scale", 0.5);
+       }},
+      {"LinearAttention_gated_head_decay",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LinearAttention", "n");
+         in(c, rnd(r, dt, {2, 3, 12}));
+         in(c, rnd(r, dt, {2, 3, 12}));
+         in(c, rnd(r, dt, {2, 3, 6}));
+         in(c, rnd(r, dt, {2, 3, 4, 2}));
+         in(c, rnd(r, dt, {2, 3, 3}, 0.3));
+         c.nb.output(dt, {2, 3, 6}).output(dt, {2, 3, 4, 2});
+         c.nb.attr_int("q_num_heads", 3).attr_int("kv_num_heads", 3);
+         c.nb.attr_str("update_rule", "gated");
+       }},
+      {"LinearAttention_delta_mqa_beta_scalar",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("LinearAttention", "n");
+         in(c, rnd(r, dt, {1, 6, 12}));
+         in(c, rnd(r, dt, {1, 6, 4}, 0.5));
+         in(c, rnd(r, dt, {1, 6, 5}));
+         in(c, rnd(r, dt, {1, 1, 4, 5}, 0.3));
+         in(c, rnd(r, dt, {1, 6, 1}));
+         c.nb.output(dt, {1, 6, 15}).output(dt, {1, 1, 4, 5});
+         c.nb.attr_int("q_num_heads", 3).attr_int("kv_num_heads", 1);
+         c.nb.attr_str("update_rule", "delta");
+       }},
       {"RotaryEmbedding_position_ids_interleaved_partial",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("RotaryEmbedding", "n");
