@@ -275,6 +275,7 @@ constexpr OpEntry kOps[] = {
     {"BitwiseNot", make_bitwise_not},
     {"BitCast", make_bit_cast},
     {"GridSample", make_grid_sample},
+    {"MaxPoolIndices", make_maxpool_indices},
     {"LSTM", make_recurrent},
     {"GRU", make_recurrent},
     {"RNN", make_recurrent},
