@@ -621,7 +621,17 @@ TEST(OnnxImport, UnusedOutputsOfMultiOutputOpsAreFineUsedOnesAreNot) {
   pool.output("y");
   (void)import_onnx(pool.save(dir / "p.onnx"));
   pool.output("i");
-  EXPECT_TRUE(has(import_error(pool.save(dir / "p2.onnx")), "the Indices output of MaxPool"));
+  const ampx::Graph gi = import_onnx(pool.save(dir / "p2.onnx"));
+  EXPECT_EQ(ampx::op_name(gi.node(0).op), "MaxPoolIndices");
+  EXPECT_EQ(gi.value(gi.outputs()[1]).type.dtype, ampx::DType::kI64);
+  // A 3-D pool's Indices is not its two 2-D pools' (onnx_ops.cpp): refused.
+  ModelMaker pool3;
+  pool3.input("x", {"1", "1", "2", "2", "2"});
+  ModelMaker::attr_ints(pool3.node("MaxPool", {"x"}, {"y", "i"}), "kernel_shape", {2, 2, 2});
+  pool3.output("y");
+  pool3.output("i");
+  EXPECT_TRUE(
+      has(import_error(pool3.save(dir / "p3.onnx")), "the Indices output of a 3-D MaxPool"));
 }
 
 TEST(OnnxImport, NonConstantShapeInputIsNamed) {

@@ -83,6 +83,7 @@ void mean_variance_normalization(Importer& im, const onnx::NodeProto& n);
 void eye_like(Importer& im, const onnx::NodeProto& n);
 void global_max_pool(Importer& im, const onnx::NodeProto& n);
 void center_crop_pad(Importer& im, const onnx::NodeProto& n);
+void max_unpool(Importer& im, const onnx::NodeProto& n);
 void scatter_elements(Importer& im, const onnx::NodeProto& n);
 
 // CastLike as a Cast (onnx_node_forms.cpp).
