@@ -177,6 +177,8 @@ TEST_P(NormPool, SoftmaxIsStableForLargeInputs) {
 struct PoolCase {
   std::vector<int64_t> xd, k, s, pads;
   int64_t ceil_mode, include_pad;
+  std::vector<int64_t> d = {1, 1};  // dilations
+  int64_t storage_order = 0;        // MaxPoolIndices'
 };
 
 // Output size: floor or ceil; in ceil mode a window that would start in the
@@ -188,34 +190,50 @@ int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, bool 
   return o;
 }
 
-void check_pool(Rng& rng, ampx_dtype dt, bool is_max, const PoolCase& c) {
-  const int64_t H = c.xd[2], W = c.xd[3];
-  const int64_t OH = pool_out(H, c.k[0], c.s[0], c.pads[0], c.pads[2], c.ceil_mode);
-  const int64_t OW = pool_out(W, c.k[1], c.s[1], c.pads[1], c.pads[3], c.ceil_mode);
-  const Tensor x = random_tensor(rng, dt, c.xd);
-  NodeBuilder nb(is_max ? "MaxPool" : "AveragePool", "pool");
+// A pool node (MaxPool, AveragePool, MaxPoolIndices) of x under c.
+NodeBuilder pool_node(const std::string& op, const Tensor& x, const PoolCase& c, int64_t OH,
+                      int64_t OW) {
+  NodeBuilder nb(op, "pool");
   add_input(nb, x);
-  nb.output(dt, {c.xd[0], c.xd[1], OH, OW})
+  nb.output(op == "MaxPoolIndices" ? AMPX_DTYPE_I64 : x.dtype, {c.xd[0], c.xd[1], OH, OW})
       .attr_ints("kernel_shape", c.k)
       .attr_ints("strides", c.s)
       .attr_ints("pads", c.pads)
       .attr_int("ceil_mode", c.ceil_mode);
-  if (!is_max) nb.attr_int("count_include_pad", c.include_pad);
+  if (c.d != std::vector<int64_t>{1, 1}) nb.attr_ints("dilations", c.d);
+  if (op == "AveragePool") nb.attr_int("count_include_pad", c.include_pad);
+  if (op == "MaxPoolIndices") nb.attr_int("storage_order", c.storage_order);
+  return nb;
+}
+
+// The pool of `x` by its definition, tap by tap in f64; MaxPool's also
+// checks MaxPoolIndices (the window's first maximum, as a flat index).
+void check_pool(Rng& rng, ampx_dtype dt, bool is_max, const PoolCase& c) {
+  const int64_t H = c.xd[2], W = c.xd[3];
+  const int64_t eh = (c.k[0] - 1) * c.d[0] + 1, ew = (c.k[1] - 1) * c.d[1] + 1;
+  const int64_t OH = pool_out(H, eh, c.s[0], c.pads[0], c.pads[2], c.ceil_mode);
+  const int64_t OW = pool_out(W, ew, c.s[1], c.pads[1], c.pads[3], c.ceil_mode);
+  const Tensor x = random_tensor(rng, dt, c.xd);
+  NodeBuilder nb = pool_node(is_max ? "MaxPool" : "AveragePool", x, c, OH, OW);
   const auto out = run_node(nb, {&x});
   const auto X = x.values();
-  std::vector<double> ref;
+  std::vector<double> ref, ref_index;
   for (int64_t p = 0; p < c.xd[0] * c.xd[1]; ++p)
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
         double best = -std::numeric_limits<double>::infinity(), sum = 0;
-        int64_t n_in = 0, n_pad = 0;
+        int64_t n_in = 0, n_pad = 0, best_at = -1;
         for (int64_t i = 0; i < c.k[0]; ++i)
           for (int64_t j = 0; j < c.k[1]; ++j) {
-            const int64_t h = oh * c.s[0] - c.pads[0] + i, w = ow * c.s[1] - c.pads[1] + j;
+            const int64_t h = oh * c.s[0] - c.pads[0] + i * c.d[0];
+            const int64_t w = ow * c.s[1] - c.pads[1] + j * c.d[1];
             const bool in_padded = h < H + c.pads[2] && w < W + c.pads[3];  // h, w >= -pad always
             if (h >= 0 && h < H && w >= 0 && w < W) {
               const double v = X[static_cast<size_t>((p * H + h) * W + w)];
-              best = std::max(best, v);
+              if (v > best) {
+                best = v;
+                best_at = p * H * W + (c.storage_order ? w * H + h : h * W + w);
+              }
               sum += v;
               ++n_in;
               ++n_pad;
@@ -224,8 +242,13 @@ void check_pool(Rng& rng, ampx_dtype dt, bool is_max, const PoolCase& c) {
             }
           }
         ref.push_back(is_max ? best : sum / static_cast<double>(c.include_pad ? n_pad : n_in));
+        ref_index.push_back(static_cast<double>(best_at));
       }
   expect_close(out[0], ref, is_max ? "MaxPool" : "AveragePool");
+  if (!is_max) return;
+  NodeBuilder ni = pool_node("MaxPoolIndices", x, c, OH, OW);
+  const auto indices = run_node(ni, {&x});
+  EXPECT_EQ(indices[0].values(), ref_index) << "MaxPoolIndices";
 }
 
 const std::vector<PoolCase>& pool_cases() {
@@ -236,6 +259,11 @@ const std::vector<PoolCase>& pool_cases() {
       {{1, 2, 7, 13}, {2, 3}, {3, 2}, {1, 2, 0, 1}, 1, 1},
       {{1, 3, 8, 9}, {3, 2}, {2, 3}, {2, 1, 2, 1}, 0, 1},
       {{2, 4, 32, 32}, {2, 2}, {2, 2}, {0, 0, 0, 0}, 0, 0},
+      // dilated windows; MaxPoolIndices column-major in the last two
+      {{1, 2, 9, 8}, {3, 2}, {2, 1}, {2, 1, 1, 2}, 1, 0, {2, 3}},
+      {{2, 3, 10, 7}, {2, 3}, {1, 2}, {1, 0, 0, 2}, 0, 1, {3, 2}},
+      {{1, 2, 6, 11}, {2, 2}, {3, 2}, {2, 2, 2, 2}, 1, 1, {3, 4}, 1},
+      {{1, 1, 5, 5}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 1, 0, {2, 2}, 1},
   };
   return cases;
 }

@@ -113,6 +113,7 @@ void check_case(const Plugin& dev, const Plugin& ref, const std::string& name, b
     // importer's ops nor for some training ops: declined in every dtype.
     const std::string& op = c.nb.op_type();
     const bool declined = is_epilogue_case(name) || is_importer_op(op) ||
+                          is_dilated_pool_case(name) ||
                           (is_training_op(op) && !cuda_runs_training_op(op)) ||
                           (!is_data_movement(op) && has_narrow_integer(c.nb.desc()));
     if (declined) {

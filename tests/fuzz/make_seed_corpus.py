@@ -286,6 +286,20 @@ def op_seeds():
         opset=18)
     add("MaxPool-1d", [node("MaxPool", ["l"], kernel_shape=[3], strides=[2], pads=[1, 1])],
         [("l", F, [1, 2, 9])])
+    add("MaxPool-3d_dilated_ceil", [node("MaxPool", ["v"], kernel_shape=[2, 2, 2],
+                                         dilations=[2, 1, 2], pads=[1, 0, 1, 0, 1, 1],
+                                         ceil_mode=1)], [("v", F, [1, 2, 5, 4, 6])], opset=12)
+    add("AveragePool-2d_dilated", [node("AveragePool", ["x"], kernel_shape=[2, 2],
+                                        dilations=[2, 2], pads=[1, 1, 0, 1],
+                                        count_include_pad=1)], opset=19)
+    add("MaxPool-indices", [node("MaxPool", ["x"], ["y", "yi"], kernel_shape=[3, 2],
+                                 strides=[2, 1], pads=[1, 0, 1, 1], storage_order=1)],
+        outputs=("y", "yi"), opset=12)
+    add("MaxPool-uint8", [node("MaxPool", ["u"], kernel_shape=[2, 2], pads=[1, 1, 0, 0])],
+        [("u", TensorProto.UINT8, [1, 2, 4, 4])], opset=12)
+    add("MaxUnpool", [node("MaxPool", ["x"], ["p", "pi"], kernel_shape=[2, 2], strides=[2, 2]),
+                      node("MaxUnpool", ["p", "pi"], kernel_shape=[2, 2], strides=[2, 2])],
+        opset=11)
     add("ConvTranspose-1d", [node("ConvTranspose", ["l", "wt"], strides=[2], output_padding=[1])],
         [("l", F, [1, 2, 9])], inits=[w("wt", 2, 3, 3)])
     add("Resize-cubic_fractional_scales", [node("Resize", ["x", "", "sc"], mode="cubic",

@@ -98,6 +98,12 @@ TEST(OnnxImportHardening, ConvAndPoolAttributesAreRangeChecked) {
     ModelMaker::attr_ints(last_node(mm), "dilations", {int64_t{1} << 62, 1});
     expect_node_error(mm, dir / "g.onnx", "/op", "Conv", "the SAME padding overflows int64");
   }
+  {  // a dilated window past int64 is larger than any input
+    ModelMaker mm = conv_model("MaxPool");
+    ModelMaker::attr_ints(last_node(mm), "kernel_shape", {2, 2});
+    ModelMaker::attr_ints(last_node(mm), "dilations", {kMax, 1});
+    expect_node_error(mm, dir / "g2.onnx", "/op", "MaxPool", "window larger than the padded input");
+  }
   {  // a huge stride is valid: one output per axis
     ModelMaker mm = conv_model("Conv");
     ModelMaker::attr_string(last_node(mm), "auto_pad", "SAME_UPPER");

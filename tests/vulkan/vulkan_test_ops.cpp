@@ -524,7 +524,7 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
     const std::string op = c.nb.op_type();
     const bool declined =
         is_epilogue_case(name) || (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
-        name.rfind("Resize_general_", 0) == 0 ||  // two taps only
+        is_dilated_pool_case(name) || name.rfind("Resize_general_", 0) == 0 ||  // two taps only
         (has_bool_tensor(c.nb.desc()) && !storage8) || has_unstored_integer(c.nb.desc());
     const ampx_support want = declined ? AMPX_SUPPORT_UNSUPPORTED
                               : dt == F32 || is_update(op) || no_float_tensor(c.nb.desc())

@@ -133,6 +133,9 @@ Answer answer(const ampx_node_desc& node, const DeviceInfo& dev,
       return no("no fused MatMul bias in the CUDA kernels");
     if (name == "Conv2d" && v.num_inputs() > 3)
       return no("no fused Conv2d residual in the CUDA kernels");
+    if ((name == "MaxPool" || name == "AveragePool") && v.has_attr("dilations") &&
+        v.get_ints("dilations") != std::vector<int64_t>{1, 1})
+      return no("no dilated pooling in the CUDA kernels");
     if (name == "Conv2dGradWeight" && v.num_outputs() > 1)
       return no("no fused bias gradient (bias_gradient) in the CUDA kernels");
     if (!dev.kernel_image_error.empty()) return no(dev.kernel_image_error);

@@ -71,7 +71,7 @@ PrimitivePlan plan_pool(const NodeView& v, const dnnl::engine& eng) {
   const std::string_view op = v.op_type();
   const ampx_tensor_desc &x = v.input(0), &y = v.output(0);
   const dims_t xd = dims_of(x), yd = dims_of(y);
-  dims_t kernel, strides{1, 1}, pl{0, 0}, pr{0, 0};
+  dims_t kernel, strides{1, 1}, pl{0, 0}, pr{0, 0}, dil{0, 0};  // oneDNN's dilation: ONNX's - 1
   algorithm alg = algorithm::pooling_max;
   if (op == "GlobalAveragePool") {
     kernel = {xd[2], xd[3]};
@@ -80,13 +80,16 @@ PrimitivePlan plan_pool(const NodeView& v, const dnnl::engine& eng) {
     const auto k = v.get_ints("kernel_shape");
     const auto s = v.get_ints("strides", {1, 1});
     const auto pads = v.get_ints("pads", {0, 0, 0, 0});
+    const auto d = v.get_ints("dilations", {1, 1});
     kernel = {k[0], k[1]};
     strides = {s[0], s[1]};
     pl = {pads[0], pads[1]};
+    dil = {d[0] - 1, d[1] - 1};
     // Right padding that yields exactly the output size: ceil_mode's extra
     // window becomes extra right padding (floor mode may need less than given).
     for (int i = 0; i < 2; ++i) {
-      pr[i] = std::max<int64_t>(0, (yd[2 + i] - 1) * strides[i] + kernel[i] - xd[2 + i] - pl[i]);
+      const int64_t extent = (kernel[i] - 1) * d[i] + 1;
+      pr[i] = std::max<int64_t>(0, (yd[2 + i] - 1) * strides[i] + extent - xd[2 + i] - pl[i]);
     }
     if (op == "AveragePool") {
       const bool include = v.get_int("count_include_pad", 0) != 0;
@@ -101,7 +104,7 @@ PrimitivePlan plan_pool(const NodeView& v, const dnnl::engine& eng) {
   auto make = [=](const memory::desc& src, const memory::desc& dst) {
     return dnnl::pooling_v2_forward::primitive_desc(
         dnnl::pooling_v2_forward::desc(prop_kind::forward_inference, alg, src, dst, strides, kernel,
-                                       dims_t{0, 0}, pl, pr),
+                                       dil, pl, pr),
         plan_attr(), eng);
   };
   PrimitivePlan p;

@@ -33,6 +33,13 @@ std::string node_dtype(const ps::NodeView& v) {
   return v.num_inputs() ? ps::dtype_name(v.input(0).dtype) : "f32";
 }
 
+// A pool whose windows oneDNN cannot express (ops_norm_pool.cpp: an
+// AveragePool counting padding whose ceil_mode windows hang past it, which
+// oneDNN would divide by the whole kernel) runs the reference loop.
+bool pool_loop_on_no_primitive(std::string_view op) {
+  return op == "AveragePool" || op == "MaxPool";
+}
+
 }  // namespace
 
 std::string node_signature(const ampx_node_desc& node) {
@@ -144,6 +151,7 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
     return a;
   }
   const std::string what = node_dtype(v) + " " + std::string(v.op_type());
+  bool no_primitive = false;
   try {
     const PrimitivePlan plan = plan_primitive(v, ctx_->engine());
     const std::string impl = plan.pd.impl_info_str();
@@ -182,6 +190,7 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   } catch (const NoPrimitive& e) {
     a.support = AMPX_SUPPORT_UNSUPPORTED;
     a.note = what + ": " + e.what();
+    no_primitive = true;
   } catch (const dnnl::error& e) {
     a.support = AMPX_SUPPORT_UNSUPPORTED;
     a.note = what + ": no oneDNN implementation on " + ctx_->isa() + " (" + e.what() + ")";
@@ -189,8 +198,10 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   // A training op whose backward primitive oneDNN cannot create for this
   // node (a rank or attribute its primitive lacks) runs on the reference
   // loop as before the primitives were wired in, f32 native (16-bit: below,
-  // as any other node); so does a later ONNX op's.
-  if (a.support == AMPX_SUPPORT_UNSUPPORTED && !uses16 && loop_fallback &&
+  // as any other node); so does a later ONNX op's, and a pool's that
+  // oneDNN cannot express (pool_loop_on_no_primitive()).
+  if (a.support == AMPX_SUPPORT_UNSUPPORTED && !uses16 &&
+      (loop_fallback || (no_primitive && pool_loop_on_no_primitive(v.op_type()))) &&
       reference::can_run(node, nullptr)) {
     a.support = AMPX_SUPPORT_NATIVE;
     a.note += "; plain loop instead";
@@ -249,15 +260,21 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
           },
           threads);
       const std::string_view op = v.op_type();
-      if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool")  // pool_kernel.hpp
+      // pool_kernel.hpp's loop walks undilated windows; a dilated pool runs
+      // the primitive alone.
+      const bool dilated =
+          v.has_attr("dilations") && v.get_ints("dilations") != std::vector<int64_t>{1, 1};
+      if ((op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") && !dilated)
         return std::make_unique<BlockedPoolKernel>(ctx_, v, std::move(kernel), threads);
       return kernel;
     };
     return make_thread_count_free(*ctx_, v, PrimitiveKernel::threads_for(*ctx_, node), make);
   } catch (const NoPrimitive& e) {
     // A training op or a later ONNX op falls back to its loop rather than
-    // failing (measure()).
-    if (opset::is_training_op(v.op_type()) || opset::is_reference_only(v.op_type())) return loop;
+    // failing (measure()); so does a pool oneDNN cannot express.
+    if (opset::is_training_op(v.op_type()) || opset::is_reference_only(v.op_type()) ||
+        pool_loop_on_no_primitive(v.op_type()))
+      return loop;
     throw reference::UnsupportedNode(v.where() + ": " + e.what());
   } catch (const dnnl::error& e) {
     if (opset::is_training_op(v.op_type()) || opset::is_reference_only(v.op_type())) return loop;

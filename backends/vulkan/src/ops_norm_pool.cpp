@@ -75,6 +75,8 @@ OpPlan plan_batchnorm(const NodeView& v, Variant var) {
 
 OpPlan plan_pool(const NodeView& v, Variant var) {
   const bool is_max = v.op_type() == "MaxPool";
+  if (v.has_attr("dilations") && v.get_ints("dilations") != std::vector<int64_t>{1, 1})
+    throw Unsupported("no dilated pooling kernel");
   const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
   const int64_t n = numel(y);
   const uint32_t es = elem_bytes(v.input(0).dtype);

@@ -24,6 +24,9 @@
 //                    ScatterND with the full coordinates of each index:
 //                    constant positions on the other axes, the indices
 //                    on `axis`
+//   MaxUnpool        ScatterND of X into zeros of the inferred shape at the
+//                    flat Indices, then (output_shape) Pad with zeros at the
+//                    end of each spatial axis, as ONNX's reference does
 // A comparison is false for NaN, and each Where is arranged so that a NaN
 // input gives what ONNX's formula gives (NaN, or 0 for ThresholdedRelu).
 #include <fmt/format.h>
@@ -34,6 +37,7 @@
 
 #include "onnx_ops.hpp"
 #include "tensor_proto.hpp"
+#include "tensor_size.hpp"
 
 namespace ampx::onnx_io {
 namespace {
@@ -446,6 +450,72 @@ void scatter_elements(Importer& im, const N& n) {
   }
   const ValueId nd = im.emit1("Concat", std::move(coords), {{"axis", rank}});
   im.bind(n, 0, im.emit1("ScatterND", {data, nd, updates}, {{"reduction", r}}));
+}
+
+// MaxUnpool (opsets 9, 11): Y has the inferred shape, (in - 1) * stride +
+// kernel - pads per spatial axis, zero but at Indices (flat positions in
+// Y, MaxPool's Indices with storage_order 0), which get X's values. An
+// output_shape (input 2) at least that large puts Y at its start and zeros
+// after, as ONNX's reference places it.
+void max_unpool(Importer& im, const N& n) {
+  const ValueId x = im.input(n, 0);
+  ValueId idx = im.input(n, 1);
+  const Shape xs = im.type(x).shape;
+  if (xs.size() < 3) im.fail(fmt::format("X must be [N, C, spatial...], got rank {}", xs.size()));
+  if (im.type(idx).shape != xs) im.fail("I must have X's shape");
+  const DType idt = im.type(idx).dtype;
+  if (idt != DType::kI64 && idt != DType::kI32) im.fail("I must be int64");
+  const size_t s = xs.size() - 2;
+  const auto k = im.attr_ints(n, "kernel_shape");
+  if (!k || k->size() != s)
+    im.fail(fmt::format("kernel_shape must have {} value{}", s, s == 1 ? "" : "s"));
+  const auto strides = im.attr_ints(n, "strides").value_or(std::vector<int64_t>(s, 1));
+  const auto pads = im.attr_ints(n, "pads").value_or(std::vector<int64_t>(2 * s, 0));
+  if (strides.size() != s || pads.size() != 2 * s)
+    im.fail(fmt::format("strides must have {} and pads {} values", s, 2 * s));
+  Shape ys{xs[0], xs[1]};
+  __int128 total = __int128{xs[0]} * xs[1];
+  for (size_t i = 0; i < s; ++i) {
+    if ((*k)[i] < 1 || strides[i] < 1 || pads[i] < 0 || pads[i + s] < 0)
+      im.fail("kernel_shape and strides must be >= 1, pads >= 0");
+    const __int128 d =
+        (__int128{xs[2 + i]} - 1) * strides[i] + (*k)[i] - __int128{pads[i]} - pads[i + s];
+    if (d < 1) im.fail(fmt::format("the inferred output has spatial dimension {} < 1", i));
+    ys.push_back(im.to_i64(d, "the output's size"));
+    total *= d;
+  }
+  const int64_t numel = im.to_i64(total, "the output's size");
+  if (static_cast<uint64_t>(total) * 8 > kMaxTensorBytes) im.fail("the output is too large");
+  if (idt != DType::kI64) idx = im.emit1("Cast", {idx}, {{"to", int64_t(to_c(DType::kI64))}});
+  int64_t m = 1;
+  for (int64_t d : xs) m *= d;  // X exists: no overflow
+  const ValueId zeros = im.emit1("Expand", {scalar(im, im.type(x).dtype, 0.0)},
+                                 {{"shape", std::vector<int64_t>{numel}}});
+  const ValueId flat =
+      im.emit1("ScatterND",
+               {zeros, im.emit1("Reshape", {idx}, {{"shape", std::vector<int64_t>{m, 1}}}),
+                im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{m}}})},
+               {{"reduction", std::string("none")}});
+  ValueId y = im.emit1("Reshape", {flat}, {{"shape", std::vector<int64_t>(ys)}});
+  if (!im.has_input(n, 2)) {
+    im.bind(n, 0, y);
+    return;
+  }
+  const std::vector<int64_t> want = im.const_ints(n, 2, "output_shape");
+  if (want.size() != ys.size())
+    im.fail(fmt::format("output_shape has {} values, X has rank {}", want.size(), ys.size()));
+  std::vector<int64_t> pad(2 * ys.size(), 0);
+  bool any = false;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    if (want[i] < ys[i] || (i < 2 && want[i] != ys[i]))
+      im.fail(fmt::format("output_shape's dimension {} ({}) is not the inferred {} or larger", i,
+                          want[i], ys[i]));
+    pad[ys.size() + i] = want[i] - ys[i];
+    any = any || want[i] != ys[i];
+  }
+  if (any)
+    y = im.emit1("Pad", {y}, {{"pads", pad}, {"mode", std::string("constant")}, {"value", 0.0}});
+  im.bind(n, 0, y);
 }
 
 }  // namespace ampx::onnx_io

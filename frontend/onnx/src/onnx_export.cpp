@@ -673,6 +673,23 @@ class Exporter {
         set_int(p, "ceil_mode", i("ceil_mode", 0));
         if (n.op == OpType::kAveragePool)
           set_int(p, "count_include_pad", i("count_include_pad", 0));
+        if (const auto d = is("dilations", {1, 1}); d != std::vector<int64_t>{1, 1}) {
+          // AveragePool takes dilations from opset 19 on; MaxPool from 10.
+          if (n.op == OpType::kAveragePool)
+            fail(fmt::format("a dilated AveragePool needs opset 19, the export writes {}", kOpset));
+          set_ints(p, "dilations", d);
+        }
+        break;
+      }
+      case OpType::kMaxPoolIndices: {  // ONNX MaxPool's Indices, its Y unused
+        auto* p = add("MaxPool", ins(n), {unique(y + "_values"), y});
+        set_ints(p, "kernel_shape", is("kernel_shape"));
+        set_ints(p, "strides", is("strides", {1, 1}));
+        set_ints(p, "pads", is("pads", {0, 0, 0, 0}));
+        set_int(p, "ceil_mode", i("ceil_mode", 0));
+        set_int(p, "storage_order", i("storage_order", 0));
+        if (const auto d = is("dilations", {1, 1}); d != std::vector<int64_t>{1, 1})
+          set_ints(p, "dilations", d);
         break;
       }
       case OpType::kReduceMean:

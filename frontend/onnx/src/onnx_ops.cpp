@@ -402,9 +402,90 @@ size_t spatial_rank(I& im, ValueId x, const char* what) {
   return static_cast<size_t>(r - 2);
 }
 
+// A 3-D transposed convolution (X [N, C, D, H, W], W [C, M/group, kD, kH,
+// kW]) as kD 2-D ones over [N*D, C, H, W], one per depth tap kd (weights
+// W[:, :, kd]): tap kd's result lands at depth id*sD + kd*dD of the
+// uncropped output, so each is spread to stride sD (zeros between), shifted
+// by kd*dD, and the taps are added; then the pads are cropped from the depth
+// axis and the bias added. Every output is the sum over the same products
+// as the 3-D one, ordered by depth tap first.
+void conv_transpose_3d(I& im, const N& n, const Window& win, const std::vector<int64_t>& k,
+                       const std::vector<int64_t>& pads, const std::vector<int64_t>& opad) {
+  const ValueId x = im.input(n, 0), w = im.input(n, 1);
+  const Shape xs = im.type(x).shape, ws = im.type(w).shape;
+  const int64_t nd = im.to_i64(__int128{xs[0]} * xs[2], "the input's size");
+  const auto reshape = [&](ValueId v, std::vector<int64_t> dims) {
+    return im.emit1("Reshape", {v}, {{"shape", std::move(dims)}});
+  };
+  const ValueId x2 =
+      reshape(im.emit1("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}}),
+              {nd, xs[1], xs[3], xs[4]});
+  const int64_t sd = win.strides[0], dd = win.dilations[0], depth = xs[2];
+  // The uncropped depth: (D - 1) * sD + (kD - 1) * dD + 1 + output_padding.
+  const int64_t full =
+      im.to_i64((__int128{depth} - 1) * sd + (__int128{k[0]} - 1) * dd + 1 + opad[0], "the output");
+  if (pads[0] < 0 || pads[3] < 0 || pads[0] + pads[3] >= full)
+    im.fail("the depth pads must be >= 0 and leave an output depth");
+  // Each tap's spread depth (below 2 * full) and the output's elements are
+  // real tensors: bounded before anything is emitted.
+  if (__int128{full} * 2 * xs[0] * ws[1] * group_attr(im, n) > kMaxTensorBytes)
+    im.fail("the output is too large");
+  AttrMap attrs{{"group", group_attr(im, n)},
+                {"pads", std::vector<int64_t>{pads[1], pads[2], pads[4], pads[5]}},
+                {"strides", std::vector<int64_t>{win.strides[1], win.strides[2]}},
+                {"dilations", std::vector<int64_t>{win.dilations[1], win.dilations[2]}},
+                {"output_padding", std::vector<int64_t>{opad[1], opad[2]}}};
+  ValueId sum = kNone;
+  int64_t m = 0, oh = 0, ow = 0;
+  for (int64_t kd = 0; kd < k[0]; ++kd) {
+    const ValueId wk = reshape(im.emit1("Slice", {w},
+                                        {{"starts", std::vector<int64_t>{kd}},
+                                         {"ends", std::vector<int64_t>{kd + 1}},
+                                         {"axes", std::vector<int64_t>{2}}}),
+                               {ws[0], ws[1], ws[3], ws[4]});
+    const ValueId z = im.emit1("ConvTranspose", {x2, wk}, attrs);
+    const Shape zs = im.type(z).shape;  // [N*D, M, OH, OW]
+    m = zs[1], oh = zs[2], ow = zs[3];
+    // [N, M, D, OH*OW], then D spread to stride sD: [N, M, D*sD, OH*OW].
+    ValueId t = im.emit1("Transpose", {reshape(z, {xs[0], depth, m, oh * ow})},
+                         {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    if (sd > 1 && depth > 1) {
+      t = im.emit1("Pad", {reshape(t, {xs[0], m, depth, 1, oh * ow})},
+                   {{"pads", std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, sd - 1, 0}},
+                    {"mode", std::string("constant")},
+                    {"value", 0.0}});
+      t = reshape(t, {xs[0], m, depth * sd, oh * ow});
+    }
+    // Shifted by kd*dD within `full` (the spread's trailing zeros past it cut).
+    int64_t len = sd > 1 && depth > 1 ? depth * sd : depth;
+    if (kd * dd + len > full) {
+      len = full - kd * dd;
+      t = im.emit1("Slice", {t},
+                   {{"starts", std::vector<int64_t>{0}},
+                    {"ends", std::vector<int64_t>{len}},
+                    {"axes", std::vector<int64_t>{2}}});
+    }
+    if (kd * dd > 0 || kd * dd + len < full)
+      t = im.emit1("Pad", {t},
+                   {{"pads", std::vector<int64_t>{0, 0, kd * dd, 0, 0, 0, full - kd * dd - len, 0}},
+                    {"mode", std::string("constant")},
+                    {"value", 0.0}});
+    sum = sum == kNone ? t : im.emit1("Add", {sum, t});
+  }
+  const int64_t od = full - pads[0] - pads[3];
+  ValueId y = im.emit1("Slice", {sum},
+                       {{"starts", std::vector<int64_t>{pads[0]}},
+                        {"ends", std::vector<int64_t>{pads[0] + od}},
+                        {"axes", std::vector<int64_t>{2}}});
+  y = reshape(y, {xs[0], m, od, oh, ow});
+  if (im.has_input(n, 2)) y = im.emit1("Add", {y, reshape(im.input(n, 2), {1, m, 1, 1, 1})});
+  im.bind(n, 0, y);
+}
+
 void conv_transpose(I& im, const N& n) {
   const ValueId x = im.input(n, 0), w = im.input(n, 1);
-  const size_t s = spatial_rank(im, x, "transposed convolution");
+  const int64_t rank = rank_of(im, x);
+  const size_t s = rank == 5 ? 3 : spatial_rank(im, x, "transposed convolution");
   const Shape ws = im.type(w).shape;
   if (ws.size() != s + 2)
     im.fail(fmt::format("weight must be {}-D, got rank {}", s + 2, ws.size()));
@@ -416,6 +497,7 @@ void conv_transpose(I& im, const N& n) {
     im.fail(fmt::format("output_padding must have {} value{}", s, s == 1 ? "" : "s"));
   require_at_least(im, "attribute 'output_padding'", output_padding, 0);
   auto pads = conv_transpose_pads(im, n, im.type(x).shape, k, win, output_padding);
+  if (s == 3) return conv_transpose_3d(im, n, win, k, pads, output_padding);
   const bool one_d = s == 1;
   AttrMap attrs{{"group", group_attr(im, n)},
                 {"pads", one_d ? lift_1d(pads, 0) : pads},
@@ -428,35 +510,98 @@ void conv_transpose(I& im, const N& n) {
   im.bind(n, 0, one_d ? squeeze_h(im, y) : y);
 }
 
-// MaxPool and AveragePool (`op`) of X; 1-D ones run as 2-D over
-// [N, C, 1, L], which counts the same cells (the added dimension has no
-// padding). `count_include_pad` is AveragePool's.
-ValueId emit_pool(I& im, const N& n, ValueId x, std::string_view op, int64_t count_include_pad) {
-  const size_t s = spatial_rank(im, x, "pooling");
+// One IR pool (`op`, 2-D, over a 4-D NCHW `x`): per axis a kernel, stride
+// and dilation, pads {top, left, bottom, right}.
+struct Pool2d {
+  std::vector<int64_t> k, strides, dilations, pads;
+};
+
+ValueId emit_pool2d(I& im, ValueId x, std::string_view op, const Pool2d& p, int64_t ceil_mode,
+                    const AttrMap& extra) {
+  AttrMap attrs{
+      {"kernel_shape", p.k}, {"strides", p.strides}, {"pads", p.pads}, {"ceil_mode", ceil_mode}};
+  if (std::any_of(p.dilations.begin(), p.dilations.end(), [](int64_t d) { return d != 1; }))
+    attrs["dilations"] = p.dilations;
+  for (const auto& [name, value] : extra) attrs[name] = value;
+  return im.emit1(op, {x}, std::move(attrs));
+}
+
+// MaxPool, AveragePool and MaxPoolIndices (`op`) of X over 1, 2 or 3
+// spatial axes (MaxPoolIndices 1 or 2).
+// - 1-D runs as 2-D over [N, C, 1, L], which counts the same cells (the
+//   added dimension has no padding).
+// - 3-D runs as two 2-D pools, H and W over [N, C*D, H, W], then D over
+//   [N, C, D, OH*OW]: a window is the product of its axes' windows (dilated
+//   or not), so its max is the max over D of the maxima over H and W, and
+//   its average the average over D of the averages over H and W, each
+//   axis's divisor (count_include_pad, ceil_mode's overhang) its own.
+// `extra`: the op's own attributes (AveragePool's count_include_pad,
+// MaxPoolIndices' storage_order).
+ValueId emit_pool(I& im, const N& n, ValueId x, std::string_view op, const AttrMap& extra) {
+  const int64_t r = rank_of(im, x);
+  if (r < 3 || r > 5)
+    im.fail(fmt::format(
+        "only 1-D, 2-D and 3-D pooling (a 3-D, 4-D or 5-D input) is supported, got rank {}", r));
+  const size_t s = static_cast<size_t>(r - 2);
   const auto k = im.attr_ints(n, "kernel_shape");
   if (!k || k->size() != s)
     im.fail(fmt::format("kernel_shape must have {} value{}", s, s == 1 ? "" : "s"));
   require_at_least(im, "attribute 'kernel_shape'", *k, 1);
   const Window win = window_attrs(im, n, s);
-  if (std::any_of(win.dilations.begin(), win.dilations.end(), [](int64_t d) { return d != 1; }))
-    im.fail("dilated pooling is not supported");
-  const auto pads = resolve_pads(im, n, im.type(x).shape, *k, win.strides, win.dilations);
-  const bool one_d = s == 1;
-  AttrMap attrs{{"kernel_shape", one_d ? lift_1d(*k, 1) : *k},
-                {"strides", one_d ? lift_1d(win.strides, 1) : win.strides},
-                {"pads", one_d ? lift_1d(pads, 0) : pads},
-                {"ceil_mode", im.attr_int_or(n, "ceil_mode", 0)}};
-  if (op == "AveragePool") attrs["count_include_pad"] = count_include_pad;
-  const ValueId y = im.emit1(op, {one_d ? unsqueeze_h(im, x) : x}, std::move(attrs));
-  return one_d ? squeeze_h(im, y) : y;
+  const Shape xs = im.type(x).shape;
+  const auto pads = resolve_pads(im, n, xs, *k, win.strides, win.dilations);
+  const int64_t ceil_mode = im.attr_int_or(n, "ceil_mode", 0);
+  if (s == 2) {
+    return emit_pool2d(im, x, op, {*k, win.strides, win.dilations, pads}, ceil_mode, extra);
+  }
+  if (s == 1) {
+    const Pool2d p{lift_1d(*k, 1), lift_1d(win.strides, 1), lift_1d(win.dilations, 1),
+                   lift_1d(pads, 0)};
+    return squeeze_h(im, emit_pool2d(im, unsqueeze_h(im, x), op, p, ceil_mode, extra));
+  }
+  // A 3-D window's index is not the composition's.
+  if (op == "MaxPoolIndices") im.fail("the Indices output of a 3-D MaxPool is not supported");
+  const auto reshape = [&](ValueId v, std::vector<int64_t> dims) {
+    return im.emit1("Reshape", {v}, {{"shape", std::move(dims)}});
+  };
+  const int64_t cd = im.to_i64(__int128{xs[1]} * xs[2], "the input's size");
+  const Pool2d hw{{(*k)[1], (*k)[2]},
+                  {win.strides[1], win.strides[2]},
+                  {win.dilations[1], win.dilations[2]},
+                  {pads[1], pads[2], pads[4], pads[5]}};
+  const ValueId y_hw =
+      emit_pool2d(im, reshape(x, {xs[0], cd, xs[3], xs[4]}), op, hw, ceil_mode, extra);
+  const Shape hs = im.type(y_hw).shape;
+  const Pool2d d{
+      {(*k)[0], 1}, {win.strides[0], 1}, {win.dilations[0], 1}, {pads[0], 0, pads[3], 0}};
+  const ValueId y =
+      emit_pool2d(im, reshape(y_hw, {xs[0], xs[1], xs[2], hs[2] * hs[3]}), op, d, ceil_mode, extra);
+  return reshape(y, {xs[0], xs[1], im.type(y).shape[2], hs[2], hs[3]});
 }
 
+// MaxPool's Indices (output 1) is the op MaxPoolIndices over the same
+// window, beside the MaxPool of Y (output 0).
 void pool(I& im, const N& n) {
-  const bool max = n.op_type() == "MaxPool";
-  if (max && im.output_used(n, 1)) im.fail("the Indices output of MaxPool is not supported");
-  im.bind(n, 0,
-          emit_pool(im, n, im.input(n, 0), max ? "MaxPool" : "AveragePool",
-                    max ? 0 : im.attr_int_or(n, "count_include_pad", 0)));
+  const ValueId x = im.input(n, 0);
+  if (n.op_type() == "AveragePool") {
+    im.bind(n, 0,
+            emit_pool(im, n, x, "AveragePool",
+                      {{"count_include_pad", im.attr_int_or(n, "count_include_pad", 0)}}));
+    return;
+  }
+  const DType dt = im.type(x).dtype;
+  // ONNX's integer MaxPool (int8/uint8) selects: exact in f32, where the
+  // pool runs, every value of those types being one.
+  const bool int8 = dt == DType::kI8 || dt == DType::kU8;
+  const ValueId xf = int8 ? im.emit1("Cast", {x}, {{"to", int64_t(to_c(DType::kF32))}}) : x;
+  if (im.output_used(n, 1)) {
+    const int64_t order = im.attr_int_or(n, "storage_order", 0);
+    if (order != 0 && order != 1)
+      im.fail(fmt::format("attribute 'storage_order' is {}, it must be 0 or 1", order));
+    im.bind(n, 1, emit_pool(im, n, xf, "MaxPoolIndices", {{"storage_order", order}}));
+  }
+  const ValueId y = emit_pool(im, n, xf, "MaxPool", {});
+  im.bind(n, 0, int8 ? im.emit1("Cast", {y}, {{"to", int64_t(to_c(dt))}}) : y);
 }
 
 // A constant of X's dtype holding `num / den`, shape [1].
@@ -489,7 +634,8 @@ void lp_pool(I& im, const N& n) {
                      : p == 2 ? im.emit1("Mul", {a, a})
                               : im.emit1("Pow", {a, scalar_like(im, x, p, 1)});
   const ValueId sum =
-      im.emit1("Mul", {emit_pool(im, n, ap, "AveragePool", 1), scalar_like(im, x, kcells, 1)});
+      im.emit1("Mul", {emit_pool(im, n, ap, "AveragePool", {{"count_include_pad", int64_t{1}}}),
+                       scalar_like(im, x, kcells, 1)});
   im.bind(n, 0,
           p == 1   ? sum
           : p == 2 ? im.emit1("Sqrt", {sum})
@@ -1253,7 +1399,8 @@ void range_op(I& im, const N& n) {
 const std::unordered_map<std::string_view, OpConverter>& table() {
   static const std::unordered_map<std::string_view, OpConverter> t{
       {"Conv", {{"Conv2d", "Reshape"}, conv}},
-      {"ConvTranspose", {{"ConvTranspose", "Reshape"}, conv_transpose}},
+      {"ConvTranspose",
+       {{"ConvTranspose", "Reshape", "Transpose", "Slice", "Pad", "Add"}, conv_transpose}},
       {"BatchNormalization",
        {{"BatchNorm", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Reshape", "Cast"},
         batch_norm}},
@@ -1315,7 +1462,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Mean", {{"Mean"}, variadic}},
       {"MatMul", {{"MatMul", "Reshape"}, matmul}},
       {"Gemm", {{"Gemm"}, gemm}},
-      {"MaxPool", {{"MaxPool", "Reshape"}, pool}},
+      {"MaxPool", {{"MaxPool", "MaxPoolIndices", "Reshape", "Cast"}, pool}},
       {"AveragePool", {{"AveragePool", "Reshape"}, pool}},
       {"LpPool", {{"Abs", "Mul", "Pow", "Sqrt", "Div", "Cast", "AveragePool", "Reshape"}, lp_pool}},
       {"Softmax", {{"Softmax", "Reshape"}, softmax}},
@@ -1439,6 +1586,7 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
         9}},
       {"EyeLike", {{"Cast"}, eye_like, 9}},
       {"GlobalMaxPool", {{"ReduceMax"}, global_max_pool}},
+      {"MaxUnpool", {{"Expand", "ScatterND", "Reshape", "Pad", "Cast"}, max_unpool, 9}},
       {"CenterCropPad", {{"Slice", "Pad", "Reshape"}, center_crop_pad, 18}},
       {"ScatterElements", {{"ScatterND", "Concat", "Reshape", "Cast"}, scatter_elements, 11}},
       {"Scatter",

@@ -97,6 +97,7 @@ void mean_variance_normalization(Importer& im, const onnx::NodeProto& n);
 void eye_like(Importer& im, const onnx::NodeProto& n);
 void global_max_pool(Importer& im, const onnx::NodeProto& n);
 void center_crop_pad(Importer& im, const onnx::NodeProto& n);
+void max_unpool(Importer& im, const onnx::NodeProto& n);
 void scatter_elements(Importer& im, const onnx::NodeProto& n);
 
 // OneHot and Compress as Equal/Where and Gather (onnx_index_ops.cpp).

@@ -1,5 +1,6 @@
 // Gradient rules of the contractions, normalisations, pools, reductions,
 // Softmax and the loss.
+#include <algorithm>
 #include <numeric>
 
 #include "grad_rules.hpp"
@@ -120,6 +121,10 @@ void log_softmax(RuleContext& c) {
 }
 
 AttrMap pool_attrs(const RuleContext& c, bool average) {
+  // The gradient ops walk undilated windows only.
+  const auto d = c.attr_is("dilations", {1, 1});
+  if (std::any_of(d.begin(), d.end(), [](int64_t v) { return v != 1; }))
+    c.fail("a dilated pool has no gradient rule");
   AttrMap a{{"kernel_shape", c.attr_is("kernel_shape")},
             {"strides", c.attr_is("strides", {1, 1})},
             {"pads", c.attr_is("pads", {0, 0, 0, 0})},

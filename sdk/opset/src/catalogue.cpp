@@ -39,12 +39,25 @@ constexpr AttrDef kGeluAttrs[] = {{"approximate", AMPX_ATTR_STRING, false}};
 constexpr AttrDef kMaxPoolAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
                                      {"strides", AMPX_ATTR_INTS, false},
                                      {"pads", AMPX_ATTR_INTS, false},
-                                     {"ceil_mode", AMPX_ATTR_INT, false}};
+                                     {"ceil_mode", AMPX_ATTR_INT, false},
+                                     {"dilations", AMPX_ATTR_INTS, false}};
 constexpr AttrDef kAvgPoolAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
                                      {"strides", AMPX_ATTR_INTS, false},
                                      {"pads", AMPX_ATTR_INTS, false},
                                      {"ceil_mode", AMPX_ATTR_INT, false},
-                                     {"count_include_pad", AMPX_ATTR_INT, false}};
+                                     {"count_include_pad", AMPX_ATTR_INT, false},
+                                     {"dilations", AMPX_ATTR_INTS, false}};
+// MaxPool's, and storage_order: 1 numbers X's cells column-major per plane.
+constexpr AttrDef kMaxPoolIndicesAttrs[] = {
+    {"kernel_shape", AMPX_ATTR_INTS, true}, {"strides", AMPX_ATTR_INTS, false},
+    {"pads", AMPX_ATTR_INTS, false},        {"ceil_mode", AMPX_ATTR_INT, false},
+    {"dilations", AMPX_ATTR_INTS, false},   {"storage_order", AMPX_ATTR_INT, false}};
+// The gradients run undilated windows only (the training rules refuse a
+// dilated forward pool).
+constexpr AttrDef kMaxPoolGradAttrs[] = {{"kernel_shape", AMPX_ATTR_INTS, true},
+                                         {"strides", AMPX_ATTR_INTS, false},
+                                         {"pads", AMPX_ATTR_INTS, false},
+                                         {"ceil_mode", AMPX_ATTR_INT, false}};
 constexpr AttrDef kReduceAttrs[] = {{"axes", AMPX_ATTR_INTS, false},
                                     {"keepdims", AMPX_ATTR_INT, false}};
 constexpr AttrDef kReshapeAttrs[] = {{"shape", AMPX_ATTR_INTS, true}};

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <climits>
 #include <numeric>
 
 #include "infer_common.hpp"
@@ -113,10 +115,17 @@ Dims pool_output(const Node& c, const Dims& x) {
   auto p = pair_attr(c, "pads", {0, 0, 0, 0}, 4, false);
   const bool ceil = flag_attr(c, "ceil_mode");
   if (c.v.has_attr("count_include_pad")) (void)flag_attr(c, "count_include_pad");
-  AMPX_CHECK(p[0] < k[0] && p[2] < k[0] && p[1] < k[1] && p[3] < k[1],
-             "pads must be smaller than the kernel");
-  const int64_t oh = window_out(x[2], k[0], s[0], p[0], p[2], 1, ceil);
-  const int64_t ow = window_out(x[3], k[1], s[1], p[1], p[3], 1, ceil);
+  // MaxPool/AveragePool's (the gradients' catalogue entries have none).
+  auto d = pair_attr(c, "dilations", {1, 1}, 2, true);
+  // The dilated window's extent; a pad as wide leaves a window of padding only.
+  auto extent = [](int64_t kk, int64_t dd) {
+    return static_cast<int64_t>(std::min<__int128>((__int128{kk} - 1) * dd + 1, INT64_MAX));
+  };
+  const int64_t eh = extent(k[0], d[0]), ew = extent(k[1], d[1]);
+  AMPX_CHECK(p[0] < eh && p[2] < eh && p[1] < ew && p[3] < ew,
+             "pads must be smaller than the kernel (its dilated extent)");
+  const int64_t oh = window_out(x[2], k[0], s[0], p[0], p[2], d[0], ceil);
+  const int64_t ow = window_out(x[3], k[1], s[1], p[1], p[3], d[1], ceil);
   AMPX_CHECK(oh > 0 && ow > 0, "window larger than the padded input " + dims_str(x));
   return {x[0], x[1], oh, ow};
 }

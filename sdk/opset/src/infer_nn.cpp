@@ -69,6 +69,11 @@ Outputs infer_nn(const Node& c, std::string_view op) {
     require_float(c, x, "input");
     return std::vector<TensorSpec>{{x.dtype, pool_output(c, x.dims)}};
   }
+  if (op == "MaxPoolIndices") {
+    require_float(c, x, "input");
+    (void)flag_attr(c, "storage_order");
+    return std::vector<TensorSpec>{{AMPX_DTYPE_I64, pool_output(c, x.dims)}};
+  }
   if (op == "GlobalAveragePool") {
     require_float(c, x, "input");
     AMPX_CHECK(x.dims.size() == 4, "input must be 4-D NCHW, got " + dims_str(x.dims));

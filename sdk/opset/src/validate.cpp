@@ -30,7 +30,7 @@ ampx_dtype tensor_dtype(const NodeView& v, size_t i) {
 
 // Tensors of a compute op that have a dtype of their own (docs/OPS.md):
 // Where's condition and the comparisons' results are bool, the logical ops
-// are bool throughout, ArgMax's and ArgMin's results are i64.
+// are bool throughout, ArgMax's, ArgMin's and MaxPoolIndices' results are i64.
 bool is_comparison(std::string_view op) {
   return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
          op == "GreaterOrEqual";
@@ -39,7 +39,8 @@ ampx_dtype fixed_dtype(std::string_view op, size_t slot, size_t n_in) {
   if (op == "Where" && slot == 0) return AMPX_DTYPE_BOOL;
   if (is_comparison(op) && slot == n_in) return AMPX_DTYPE_BOOL;
   if (op == "Not" || op == "And" || op == "Or") return AMPX_DTYPE_BOOL;
-  if ((op == "ArgMax" || op == "ArgMin") && slot == n_in) return AMPX_DTYPE_I64;
+  if ((op == "ArgMax" || op == "ArgMin" || op == "MaxPoolIndices") && slot == n_in)
+    return AMPX_DTYPE_I64;
   if (op == "TopK" && slot == n_in + 1) return AMPX_DTYPE_I64;  // the indices
   // Class labels and the dropout seed are i64 (docs/OPS.md, "Training ops").
   if (op == "SoftmaxCrossEntropy" && slot == 1) return AMPX_DTYPE_I64;

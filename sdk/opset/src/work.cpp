@@ -67,7 +67,7 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
                 std::max(1.0, static_cast<double>(v.input(0).dims[1]));
       if (v.num_outputs() > 1) w.flops += product(v.input(0), 0);
     } else if (op == "MaxPool" || op == "AveragePool" || op == "MaxPoolGrad" ||
-               op == "AveragePoolGrad") {
+               op == "AveragePoolGrad" || op == "MaxPoolIndices") {
       double k = 1;
       for (int64_t d : v.get_ints("kernel_shape", {1, 1})) k *= static_cast<double>(d);
       w.flops = out_elems * k;

@@ -82,6 +82,8 @@ std::unique_ptr<CpuKernel> make_matmul(Ctx&);
 std::unique_ptr<CpuKernel> make_gemm(Ctx&);
 std::unique_ptr<CpuKernel> make_maxpool(Ctx&);
 std::unique_ptr<CpuKernel> make_avgpool(Ctx&);
+// MaxPoolIndices (ops_pool_indices.cpp).
+std::unique_ptr<CpuKernel> make_maxpool_indices(Ctx&);
 std::unique_ptr<CpuKernel> make_global_avgpool(Ctx&);
 
 std::unique_ptr<CpuKernel> make_batchnorm(Ctx&);

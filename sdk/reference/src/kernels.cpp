@@ -276,6 +276,7 @@ constexpr OpEntry kOps[] = {
     {"BitCast", make_bit_cast},
     {"GridSample", make_grid_sample},
     {"LinearAttention", make_linear_attention},
+    {"MaxPoolIndices", make_maxpool_indices},
     {"LSTM", make_recurrent},
     {"GRU", make_recurrent},
     {"RNN", make_recurrent},

@@ -254,16 +254,16 @@ class PoolKernel final : public CpuKernel {
         const auto [hs, he, ws, we, count] = pool_window(s, oh, ow, include_pad_);
         if constexpr (kMax) {
           T m = -std::numeric_limits<T>::infinity();  // padding never wins
-          for (int64_t h = hs; h < he; ++h)
-            for (int64_t w = ws; w < we; ++w) {
+          for (int64_t h = hs; h < he; h += s.dh)
+            for (int64_t w = ws; w < we; w += s.dw) {
               const T v = x[h * s.W + w];
               if (v > m || std::isnan(v)) m = v;  // NaN propagates
             }
           y[oh * s.OW + ow] = m;
         } else {
           T sum = T(0);
-          for (int64_t h = hs; h < he; ++h)
-            for (int64_t w = ws; w < we; ++w) sum += x[h * s.W + w];
+          for (int64_t h = hs; h < he; h += s.dh)
+            for (int64_t w = ws; w < we; w += s.dw) sum += x[h * s.W + w];
           y[oh * s.OW + ow] = sum / static_cast<T>(count);
         }
       }
@@ -294,7 +294,7 @@ std::unique_ptr<CpuKernel> make_pool(Ctx& c) {
   c.arity(1, 1, 1);
   c.rank(c.in[0], "input X", 4);
   bool include_pad = false;
-  const PoolShape s = pool_shape(c, c.in[0].dims, kMax, include_pad);
+  const PoolShape s = pool_shape(c, c.in[0].dims, kMax, include_pad, true);
   const auto& d = c.in[0].dims;
   c.dims(c.out[0], "output", {d[0], d[1], s.OH, s.OW});
   if (c.dtype == AMPX_DTYPE_F64) return std::make_unique<PoolKernel<double, kMax>>(s, include_pad);

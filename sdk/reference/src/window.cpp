@@ -1,5 +1,7 @@
 #include "window.hpp"
 
+#include <climits>
+
 namespace ampx::reference::detail {
 
 std::vector<int64_t> positive_ints(const Ctx& c, const char* name, size_t n, int64_t def,
@@ -79,11 +81,13 @@ void im2col(const ConvShape& s, const T* xg, T* col) {
 template void im2col<float>(const ConvShape& s, const float* xg, float* col);
 template void im2col<double>(const ConvShape& s, const double* xg, double* col);
 
-PoolShape pool_shape(const Ctx& c, const std::vector<int64_t>& d, bool max, bool& include_pad) {
+PoolShape pool_shape(const Ctx& c, const std::vector<int64_t>& d, bool max, bool& include_pad,
+                     bool dilated) {
   c.v.require_attr("kernel_shape");
   const auto k = positive_ints(c, "kernel_shape", 2, 1, 1);
   const auto st = positive_ints(c, "strides", 2, 1, 1);
   const auto pads = positive_ints(c, "pads", 4, 0, 0);
+  const auto dil = dilated ? positive_ints(c, "dilations", 2, 1, 1) : std::vector<int64_t>{1, 1};
   const int64_t ceil_mode = c.v.get_int("ceil_mode", 0);
   if (ceil_mode != 0 && ceil_mode != 1) c.fail("attribute 'ceil_mode' must be 0 or 1");
   include_pad = false;
@@ -92,11 +96,16 @@ PoolShape pool_shape(const Ctx& c, const std::vector<int64_t>& d, bool max, bool
     if (cip != 0 && cip != 1) c.fail("attribute 'count_include_pad' must be 0 or 1");
     include_pad = cip == 1;
   }
-  PoolShape s{d[0] * d[1], d[2],  d[3],    0,       0,       k[0],   k[1],
-              st[0],       st[1], pads[0], pads[1], pads[2], pads[3]};
+  PoolShape s{d[0] * d[1], d[2],    d[3],    0,       0,       k[0],   k[1],  st[0],
+              st[1],       pads[0], pads[1], pads[2], pads[3], dil[0], dil[1]};
+  // The dilated window's extent (attribute values are untrusted: clamped).
+  auto extent = [](int64_t kk, int64_t dd) {
+    return static_cast<int64_t>(std::min<__int128>((__int128{kk} - 1) * dd + 1, INT64_MAX / 4));
+  };
+  const int64_t eh = extent(s.kH, s.dh), ew = extent(s.kW, s.dw);
   // Every window must overlap the input: no window of padding only.
-  if (s.pt >= s.kH || s.pb >= s.kH || s.pl >= s.kW || s.pr >= s.kW) {
-    c.fail("attribute 'pads' " + dims_str(pads) + " must be smaller than 'kernel_shape' " +
+  if (s.pt >= eh || s.pb >= eh || s.pl >= ew || s.pr >= ew) {
+    c.fail("attribute 'pads' " + dims_str(pads) + " must be smaller than the (dilated) kernel " +
            dims_str(k));
   }
   auto out_size = [&](int64_t in, int64_t kk, int64_t ss, int64_t p0, int64_t p1) -> int64_t {
@@ -110,8 +119,8 @@ PoolShape pool_shape(const Ctx& c, const std::vector<int64_t>& d, bool max, bool
     if ((o - 1) * ss >= in + p0) --o;
     return o;
   };
-  s.OH = out_size(s.H, s.kH, s.sh, s.pt, s.pb);
-  s.OW = out_size(s.W, s.kW, s.sw, s.pl, s.pr);
+  s.OH = out_size(s.H, eh, s.sh, s.pt, s.pb);
+  s.OW = out_size(s.W, ew, s.sw, s.pl, s.pr);
   return s;
 }
 

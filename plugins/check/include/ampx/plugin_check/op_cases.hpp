@@ -79,6 +79,22 @@ inline Maker pool(std::string op, int ceil, int include_pad) {
   };
 }
 
+// A dilated window: kernel 3x2, dilations 2x3, strides 2x1, uneven pads on
+// 9x8 (ceil_mode's last row of windows hangs past the bottom padding).
+inline Maker dilated_pool(std::string op, int ceil, int include_pad) {
+  return [=](Rng& r, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "pool");
+    in(c, rnd(r, dt, {1, 3, 9, 8}));
+    c.nb.output(dt, {1, 3, ceil ? 5 : 4, 8})
+        .attr_ints("kernel_shape", {3, 2})
+        .attr_ints("strides", {2, 1})
+        .attr_ints("pads", {2, 1, 1, 2})
+        .attr_ints("dilations", {2, 3})
+        .attr_int("ceil_mode", ceil);
+    if (op == "AveragePool") c.nb.attr_int("count_include_pad", include_pad);
+  };
+}
+
 // Two inputs of `dt` where b repeats some of a's elements (ties, so that
 // Less and LessOrEqual differ), then a bool output of the broadcast shape.
 inline Maker compare(std::string op) {
@@ -132,6 +148,14 @@ inline Maker conv_epilogue(std::string act, std::optional<double> alpha = std::n
 // decline them (answer `unsupported`), and the host then does not fuse.
 inline bool is_epilogue_case(const std::string& name) {
   return name.size() > 9 && name.compare(name.size() - 9, 9, "_epilogue") == 0;
+}
+
+// MaxPool and AveragePool with `dilations` (dilated_pool): cpu_ref and
+// onednn run them; the vulkan and cuda kernels walk undilated windows and
+// must answer `unsupported` in every dtype.
+inline bool is_dilated_pool_case(const std::string& name) {
+  return (name.rfind("MaxPool_", 0) == 0 || name.rfind("AveragePool_", 0) == 0) &&
+         name.find("_dilated") != std::string::npos;
 }
 
 // The later ONNX ops (docs/OPS.md, the op set's own list): cpu_ref and
@@ -787,6 +811,10 @@ inline const std::map<std::string, Maker>& cases() {
              .attr_ints("pads", {1, 1, 1, 1})
              .attr_int("count_include_pad", 1);
        }},
+      {"MaxPool_dilated", dilated_pool("MaxPool", 1, 0)},
+      {"AveragePool_dilated_exclude", dilated_pool("AveragePool", 1, 0)},
+      {"AveragePool_dilated_include_pad", dilated_pool("AveragePool", 0, 1)},
+      {"AveragePool_dilated_ceil_include_pad", dilated_pool("AveragePool", 1, 1)},
       {"GlobalAveragePool",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("GlobalAveragePool", "gap");
@@ -1192,6 +1220,29 @@ inline const std::map<std::string, Maker>& cases() {
              .attr_ints("sizes", {1, 2, 3, 4})
              .attr_floats("scales", {1, 1, 0.7, 1.5})
              .attr_str("coordinate_transformation_mode", "half_pixel_symmetric");
+       }},
+      // MaxPoolIndices: ceil_mode windows past the padding; a dilated window
+      // numbered column-major.
+      {"MaxPoolIndices_ceil",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MaxPoolIndices", "n");
+         in(c, rnd(r, dt, {1, 2, 7, 6}));
+         c.nb.output(I64, {1, 2, 4, 3})
+             .attr_ints("kernel_shape", {3, 2})
+             .attr_ints("strides", {2, 2})
+             .attr_ints("pads", {1, 0, 1, 1})
+             .attr_int("ceil_mode", 1);
+       }},
+      {"MaxPoolIndices_dilated_column_major",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MaxPoolIndices", "n");
+         in(c, rnd(r, dt, {2, 2, 7, 6}));
+         c.nb.output(I64, {2, 2, 6, 3})
+             .attr_ints("kernel_shape", {2, 2})
+             .attr_ints("strides", {1, 2})
+             .attr_ints("pads", {1, 2, 0, 1})
+             .attr_ints("dilations", {2, 3})
+             .attr_int("storage_order", 1);
        }},
       // GridSample: grid points inside and past the edges (|g| up to 1.3).
       {"GridSample_linear_zeros",
