@@ -27,8 +27,8 @@
 //   destination answers GreaterOrEqual (and LessOrEqual) true for NaN.
 // - Floor and Ceil (2.6 has eltwise_round only), Not, And, Or, Mod, CumSum,
 //   CumProd, RMSNorm (2.6's layer_normalization always subtracts the mean),
-//   TopK, ReduceLogSumExp, ArgMin, GridSample; GatherElements, GatherND and ScatterND
-//   (data movement, any dtype).
+//   TopK, ReduceLogSumExp, ArgMin, GridSample, Det, Col2Im; GatherElements,
+//   GatherND and ScatterND (data movement, any dtype).
 // - Integer dtypes, empty tensors, and Sum/Mean whose first two inputs are
 //   both broadcast.
 //

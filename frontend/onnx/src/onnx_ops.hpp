@@ -88,8 +88,14 @@ void scatter_elements(Importer& im, const onnx::NodeProto& n);
 // CastLike as a Cast (onnx_node_forms.cpp).
 void cast_like(Importer& im, const onnx::NodeProto& n);
 
-// GridSample (onnx_spatial.cpp).
+// GridSample, AffineGrid (onnx_spatial.cpp).
 void grid_sample(Importer& im, const onnx::NodeProto& n);
+void affine_grid(Importer& im, const onnx::NodeProto& n);
+// Det and Col2Im (onnx_vision.cpp).
+void det(Importer& im, const onnx::NodeProto& n);
+void col2im(Importer& im, const onnx::NodeProto& n);
+// LRN as Mul/AveragePool/Pow (onnx_lrn.cpp).
+void lrn(Importer& im, const onnx::NodeProto& n);
 
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);

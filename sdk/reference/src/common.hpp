@@ -188,6 +188,9 @@ std::unique_ptr<CpuKernel> make_bitwise_not(Ctx&);
 std::unique_ptr<CpuKernel> make_bit_cast(Ctx&);
 // GridSample (ops_grid_sample.cpp).
 std::unique_ptr<CpuKernel> make_grid_sample(Ctx&);
+// Det and Col2Im (ops_vision.cpp).
+std::unique_ptr<CpuKernel> make_det(Ctx&);
+std::unique_ptr<CpuKernel> make_col2im(Ctx&);
 // LSTM, GRU and RNN (ops_recurrent.cpp).
 std::unique_ptr<CpuKernel> make_recurrent(Ctx&);
 

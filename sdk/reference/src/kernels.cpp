@@ -275,6 +275,8 @@ constexpr OpEntry kOps[] = {
     {"BitwiseNot", make_bitwise_not},
     {"BitCast", make_bit_cast},
     {"GridSample", make_grid_sample},
+    {"Det", make_det},
+    {"Col2Im", make_col2im},
     {"LSTM", make_recurrent},
     {"GRU", make_recurrent},
     {"RNN", make_recurrent},
