@@ -138,7 +138,7 @@ TEST(VisionOps, BadShapesAndAttributesAreOneLineErrors) {
   const auto kernel = [](NodeBuilder& nb) { (void)reference::make_kernel(nb.desc()); };
   NodeBuilder det("Det", "d");
   det.input(AMPX_DTYPE_F32, {2, 3, 4}).output(AMPX_DTYPE_F32, {2});
-  expect_throw_msg([&] { kernel(det); }, {"d", "[2, 3, 4]"});
+  expect_throw_msg([&] { kernel(det); }, {"node 'd'", "square matrices"});
   NodeBuilder col("Col2Im", "c");
   col.input(AMPX_DTYPE_F32, {1, 4, 9})
       .output(AMPX_DTYPE_F32, {1, 1, 4, 4})
@@ -150,13 +150,13 @@ TEST(VisionOps, BadShapesAndAttributesAreOneLineErrors) {
       .output(AMPX_DTYPE_F32, {1, 1, 4, 4})
       .attr_ints("image_shape", {4, 4})
       .attr_ints("block_shape", {2, 2});
-  expect_throw_msg([&] { kernel(wrong_l); }, {"c", "[1, 4, 8]"});
+  expect_throw_msg([&] { kernel(wrong_l); }, {"node 'c'", "fewer than the block positions"});
   NodeBuilder too_big("Col2Im", "c");
-  too_big.input(AMPX_DTYPE_F32, {1, 4, 9})
+  too_big.input(AMPX_DTYPE_F32, {1, 12, 9})
       .output(AMPX_DTYPE_F32, {1, 1, 4, 4})
       .attr_ints("image_shape", {4, 4})
       .attr_ints("block_shape", {2, 6});
-  expect_throw_msg([&] { kernel(too_big); }, {"c", "does not fit"});
+  expect_throw_msg([&] { kernel(too_big); }, {"node 'c'", "does not fit"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, VisionOps, float_dtypes(), DtypeName());
