@@ -282,6 +282,14 @@ def op_seeds():
                                              kv_num_heads=2, scale=0.5)],
         [("q", F, [1, 3, 8]), ("k", F, [1, 3, 8]), ("v", F, [1, 3, 6])],
         inits=[w("ps", 1, 2, 4, 3)], outputs=("y", "st"), opset=27)
+    add("AffineGrid-3d_align_corners",
+        [node("AffineGrid", ["th", "sz"], align_corners=1)],
+        [("th", F, [1, 3, 4])], inits=[i64("sz", [1, 2, 3, 2, 4])], opset=20)
+    add("LRN-even_size", [node("LRN", ["x"], size=4, alpha=2e-4, beta=0.5, bias=2.0)])
+    add("Det-batched", [node("Det", ["d"])], [("d", F, [2, 3, 3])])
+    add("Col2Im-strided_padded",
+        [node("Col2Im", ["c", "im", "bl"], strides=[1, 2], dilations=[2, 1], pads=[1, 0, 0, 1])],
+        [("c", F, [1, 12, 12])], inits=[i64("im", [5, 6]), i64("bl", [2, 3])], opset=18)
     add("LpPool-p3", [node("LpPool", ["x"], kernel_shape=[2, 3], p=3, pads=[1, 0, 0, 1])],
         opset=18)
     add("MaxPool-1d", [node("MaxPool", ["l"], kernel_shape=[3], strides=[2], pads=[1, 1])],

@@ -70,7 +70,7 @@ constexpr std::string_view kReleasedIds =
     "SoftmaxCrossEntropyGrad SgdUpdate AdamUpdate UpdateGuard TensorStats MultiSgdUpdate "
     "MultiAdamUpdate RMSNorm CumProd Attention RotaryEmbedding BitShift BitwiseAnd BitwiseOr "
     "BitwiseXor BitwiseNot BitCast Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh "
-    "GridSample LinearAttention MaxPoolIndices";
+    "GridSample LinearAttention MaxPoolIndices Det Col2Im";
 
 TEST(Catalogue, IdsAreStableAndDense) {
   std::vector<std::string_view> released;

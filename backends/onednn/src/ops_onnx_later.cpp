@@ -27,9 +27,9 @@
 //   destination answers GreaterOrEqual (and LessOrEqual) true for NaN.
 // - Floor and Ceil (2.6 has eltwise_round only), Not, And, Or, Mod, CumSum,
 //   CumProd, RMSNorm (2.6's layer_normalization always subtracts the mean),
-//   TopK, ReduceLogSumExp, ArgMin, GridSample, LinearAttention (a recurrence
-//   over tokens: no primitive), MaxPoolIndices (2.6 pooling's workspace is
-//   no index); GatherElements, GatherND and ScatterND
+//   TopK, ReduceLogSumExp, ArgMin, GridSample, Det, Col2Im, LinearAttention
+//   (a recurrence over tokens: no primitive), MaxPoolIndices (2.6 pooling's
+//   workspace is no index); GatherElements, GatherND and ScatterND
 //   (data movement, any dtype).
 // - Integer dtypes, empty tensors, and Sum/Mean whose first two inputs are
 //   both broadcast.

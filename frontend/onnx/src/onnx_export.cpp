@@ -767,6 +767,11 @@ class Exporter {
         fail(std::string(op) + " needs opset 18; the export writes 17");
       case OpType::kBitCast:
         fail("BitCast needs opset 26; the export writes 17");
+      case OpType::kDet:  // opset 11's Det is the op set's
+        add("Det", ins(n), {y});
+        break;
+      case OpType::kCol2Im:
+        fail("Col2Im needs opset 18; the export writes 17");
       case OpType::kReshape:
         add("Reshape", {in(n.inputs.at(0)), const_i64(n.name + "/shape", is("shape"))}, {y});
         break;

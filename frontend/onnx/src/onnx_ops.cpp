@@ -1490,6 +1490,10 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       {"Pad", {{"Pad", "Gather"}, pad}},
       {"Resize", {{"Resize"}, resize, 10}},
       {"GridSample", {{"GridSample", "Cast"}, grid_sample, 16}},
+      {"AffineGrid", {{"Cast", "Transpose", "MatMul", "Reshape"}, affine_grid, 20}},
+      {"LRN", {{"Mul", "Reshape", "AveragePool", "Add", "Pow", "Div", "Cast"}, lrn}},
+      {"Det", {{"Det"}, det, 11}},
+      {"Col2Im", {{"Col2Im"}, col2im, 18}},
       {"Upsample", {{"Resize"}, upsample, 7, 10}},  // deprecated in 10
       {"Cast", {{"Cast"}, cast}},
       {"Identity", {{}, identity}},

@@ -141,7 +141,14 @@ void qlinear_matmul(Importer& im, const onnx::NodeProto& n);
 void qlinear_conv(Importer& im, const onnx::NodeProto& n);
 
 // GridSample (onnx_spatial.cpp).
+// GridSample, AffineGrid (onnx_spatial.cpp).
 void grid_sample(Importer& im, const onnx::NodeProto& n);
+void affine_grid(Importer& im, const onnx::NodeProto& n);
+// Det and Col2Im (onnx_vision.cpp).
+void det(Importer& im, const onnx::NodeProto& n);
+void col2im(Importer& im, const onnx::NodeProto& n);
+// LRN as Mul/AveragePool/Pow (onnx_lrn.cpp).
+void lrn(Importer& im, const onnx::NodeProto& n);
 
 // Windows, MelWeightMatrix, DFT and STFT (onnx_signal.cpp).
 void hann_window(Importer& im, const onnx::NodeProto& n);

@@ -90,6 +90,11 @@ constexpr AttrDef kScatterNDAttrs[] = {{"reduction", AMPX_ATTR_STRING, false}};
 constexpr AttrDef kGridSampleAttrs[] = {{"mode", AMPX_ATTR_STRING, false},
                                         {"padding_mode", AMPX_ATTR_STRING, false},
                                         {"align_corners", AMPX_ATTR_INT, false}};
+constexpr AttrDef kCol2ImAttrs[] = {{"image_shape", AMPX_ATTR_INTS, true},
+                                    {"block_shape", AMPX_ATTR_INTS, true},
+                                    {"dilations", AMPX_ATTR_INTS, false},
+                                    {"pads", AMPX_ATTR_INTS, false},
+                                    {"strides", AMPX_ATTR_INTS, false}};
 constexpr AttrDef kArgMaxAttrs[] = {{"axis", AMPX_ATTR_INT, false},
                                     {"keepdims", AMPX_ATTR_INT, false},
                                     {"select_last_index", AMPX_ATTR_INT, false}};

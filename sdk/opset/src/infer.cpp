@@ -54,7 +54,7 @@ std::vector<TensorSpec> infer_outputs(const ampx_node_desc& node) {
   const Node c(v);
   for (auto* family : {detail::infer_contraction, detail::infer_nn, detail::infer_elementwise,
                        detail::infer_data, detail::infer_index, detail::infer_recurrent,
-                       detail::infer_training, detail::infer_attention}) {
+                       detail::infer_training, detail::infer_attention, detail::infer_vision}) {
     if (auto out = family(c, op->name)) return std::move(*out);
   }
   v.fail("the op set defines no output rule for this op");

@@ -64,5 +64,6 @@ Outputs infer_recurrent(const Node& c, std::string_view op);
 Outputs infer_index(const Node& c, std::string_view op);
 Outputs infer_training(const Node& c, std::string_view op);
 Outputs infer_attention(const Node& c, std::string_view op);  // infer_attention.cpp
+Outputs infer_vision(const Node& c, std::string_view op);     // infer_vision.cpp
 
 }  // namespace ampx::opset::detail

@@ -192,6 +192,9 @@ std::unique_ptr<CpuKernel> make_bit_cast(Ctx&);
 std::unique_ptr<CpuKernel> make_grid_sample(Ctx&);
 // LinearAttention (ops_linear_attention.cpp).
 std::unique_ptr<CpuKernel> make_linear_attention(Ctx&);
+// Det and Col2Im (ops_vision.cpp).
+std::unique_ptr<CpuKernel> make_det(Ctx&);
+std::unique_ptr<CpuKernel> make_col2im(Ctx&);
 // LSTM, GRU and RNN (ops_recurrent.cpp).
 std::unique_ptr<CpuKernel> make_recurrent(Ctx&);
 

@@ -277,6 +277,8 @@ constexpr OpEntry kOps[] = {
     {"GridSample", make_grid_sample},
     {"LinearAttention", make_linear_attention},
     {"MaxPoolIndices", make_maxpool_indices},
+    {"Det", make_det},
+    {"Col2Im", make_col2im},
     {"LSTM", make_recurrent},
     {"GRU", make_recurrent},
     {"RNN", make_recurrent},

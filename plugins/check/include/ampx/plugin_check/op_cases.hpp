@@ -1278,6 +1278,38 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, rnd(r, dt, {1, 2, 3, 2, 3}, 1.3));
          c.nb.output(dt, {1, 2, 2, 3, 2}).attr_str("padding_mode", "border");
        }},
+      // Det: a batch of 4x4 matrices, and a single 1x1 one (a scalar out).
+      {"Det_batched",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Det", "n");
+         in(c, rnd(r, dt, {2, 3, 4, 4}));
+         c.nb.output(dt, {2, 3});
+       }},
+      {"Det_1x1",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Det", "n");
+         in(c, rnd(r, dt, {1, 1}));
+         c.nb.output(dt, {});
+       }},
+      // Col2Im: strides, dilations and uneven pads on a 2-D image (L = 4 * 3
+      // block positions), and a 1-D one with overlapping blocks.
+      {"Col2Im_2d_strided_dilated_padded",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Col2Im", "n");
+         in(c, rnd(r, dt, {2, 12, 12}));
+         c.nb.output(dt, {2, 2, 5, 6})
+             .attr_ints("image_shape", {5, 6})
+             .attr_ints("block_shape", {2, 3})
+             .attr_ints("strides", {1, 2})
+             .attr_ints("dilations", {2, 1})
+             .attr_ints("pads", {1, 0, 0, 1});
+       }},
+      {"Col2Im_1d_overlapping",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Col2Im", "n");
+         in(c, rnd(r, dt, {1, 6, 5}));
+         c.nb.output(dt, {1, 2, 7}).attr_ints("image_shape", {7}).attr_ints("block_shape", {3});
+       }},
       // The later ONNX ops (is_reference_only_op), odd shapes.
       {"Floor", unary("Floor", {3, 5, 7})},
       {"Ceil", unary("Ceil", {3, 5, 7})},
