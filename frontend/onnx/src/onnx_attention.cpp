@@ -42,15 +42,6 @@ ValueId to_heads(Importer& im, ValueId x, int64_t heads, const char* what) {
   return im.emit1("Transpose", {r}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
 }
 
-// A rank-0 constant `value` in `dt` (an f64 constant cast, folded at import).
-ValueId scalar_of(Importer& im, DType dt, double value) {
-  std::vector<std::byte> bytes(8);
-  std::memcpy(bytes.data(), &value, 8);
-  const ValueId c = im.constant({DType::kF64, {}}, std::move(bytes));
-  if (dt == DType::kF64) return c;
-  return im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}});
-}
-
 const onnx::GraphProto* modifier(Importer& im, const onnx::NodeProto& n, const char* name) {
   for (const auto& a : n.attribute())
     if (a.name() == name) {
@@ -213,7 +204,7 @@ void flex_attention(Importer& im, const onnx::NodeProto& n) {
   }
   // ONNX's reference scales Q and K by √scale, taken in f32 and rounded to
   // the inputs' dtype.
-  const ValueId root = scalar_of(im, dt, double(std::sqrt(static_cast<float>(scale))));
+  const ValueId root = cast_scalar(im, dt, double(std::sqrt(static_cast<float>(scale))));
   const int64_t g = hq / hkv;
   const ValueId qg = reshaped(im, im.emit1("Mul", {q, root}), {b, hkv, g * l, e});
   const ValueId kt = im.emit1("Transpose", {im.emit1("Mul", {k, root})},

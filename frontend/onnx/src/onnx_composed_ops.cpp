@@ -44,16 +44,6 @@ namespace {
 
 using N = onnx::NodeProto;
 
-// A scalar (rank 0) constant `value` in `dt`: an f64 constant cast to dt,
-// folded at import by the reference Cast, so every dtype rounds as Cast does.
-ValueId scalar(Importer& im, DType dt, double value) {
-  std::vector<std::byte> bytes(8);
-  std::memcpy(bytes.data(), &value, 8);
-  const ValueId c = im.constant({DType::kF64, {}}, std::move(bytes));
-  if (dt == DType::kF64) return c;
-  return im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}});
-}
-
 ValueId float_input(Importer& im, const N& n, int i) {
   const ValueId x = im.input(n, i);
   if (!is_float(im.type(x).dtype))
@@ -128,7 +118,7 @@ void trilu(Importer& im, const N& n) {
     const __int128 d = __int128{e % cols} - e / cols;
     return upper ? d >= k : d <= k;
   });
-  im.bind(n, 0, where(im, mask, x, scalar(im, im.type(x).dtype, 0)));
+  im.bind(n, 0, where(im, mask, x, cast_scalar(im, im.type(x).dtype, 0)));
 }
 
 void xor_op(Importer& im, const N& n) {
@@ -203,7 +193,7 @@ void lp_normalization(Importer& im, const N& n) {
   else
     im.fail(fmt::format("p must be 1 or 2, got {}", p));
   // A zero norm gives 0, not 0/0 (ONNX's reference, opset 22's text).
-  const ValueId zero = scalar(im, im.type(x).dtype, 0);
+  const ValueId zero = cast_scalar(im, im.type(x).dtype, 0);
   im.bind(n, 0, where(im, im.emit1("Equal", {norm, zero}), zero, im.emit1("Div", {x, norm})));
 }
 
@@ -219,9 +209,9 @@ void is_inf(Importer& im, const N& n) {
   const bool neg = im.attr_int_or(n, "detect_negative", 1) != 0;
   constexpr double inf = std::numeric_limits<double>::infinity();
   std::optional<ValueId> y;
-  if (pos) y = im.emit1("Equal", {x, scalar(im, dt, inf)});
+  if (pos) y = im.emit1("Equal", {x, cast_scalar(im, dt, inf)});
   if (neg) {
-    const ValueId m = im.emit1("Equal", {x, scalar(im, dt, -inf)});
+    const ValueId m = im.emit1("Equal", {x, cast_scalar(im, dt, -inf)});
     y = y ? im.emit1("Or", {*y, m}) : m;
   }
   // Neither: all false (x < x is false for every x, NaN included).
@@ -232,22 +222,24 @@ void is_inf(Importer& im, const N& n) {
 void elu(Importer& im, const N& n) {
   const ValueId x = float_input(im, n, 0);
   const DType dt = im.type(x).dtype;
-  const ValueId alpha = scalar(im, dt, im.attr_float_or(n, "alpha", 1.0f));
+  const ValueId alpha = cast_scalar(im, dt, im.attr_float_or(n, "alpha", 1.0f));
   const ValueId neg =
-      im.emit1("Mul", {alpha, im.emit1("Sub", {im.emit1("Exp", {x}), scalar(im, dt, 1)})});
-  im.bind(n, 0, where(im, im.emit1("Less", {x, scalar(im, dt, 0)}), neg, x));
+      im.emit1("Mul", {alpha, im.emit1("Sub", {im.emit1("Exp", {x}), cast_scalar(im, dt, 1)})});
+  im.bind(n, 0, where(im, im.emit1("Less", {x, cast_scalar(im, dt, 0)}), neg, x));
 }
 
 // gamma·x where x > 0, else gamma·(alpha·exp(x) - alpha); NaN stays NaN.
 void selu(Importer& im, const N& n) {
   const ValueId x = float_input(im, n, 0);
   const DType dt = im.type(x).dtype;
-  const ValueId alpha = scalar(im, dt, im.attr_float_or(n, "alpha", 1.67326319217681884765625f));
-  const ValueId gamma = scalar(im, dt, im.attr_float_or(n, "gamma", 1.05070102214813232421875f));
+  const ValueId alpha =
+      cast_scalar(im, dt, im.attr_float_or(n, "alpha", 1.67326319217681884765625f));
+  const ValueId gamma =
+      cast_scalar(im, dt, im.attr_float_or(n, "gamma", 1.05070102214813232421875f));
   const ValueId neg = im.emit1("Sub", {im.emit1("Mul", {alpha, im.emit1("Exp", {x})}), alpha});
   // x <= 0 picks the exponential: a NaN takes the x branch, so no backend's
   // exp of NaN is read.
-  const ValueId y = where(im, im.emit1("LessOrEqual", {x, scalar(im, dt, 0)}), neg, x);
+  const ValueId y = where(im, im.emit1("LessOrEqual", {x, cast_scalar(im, dt, 0)}), neg, x);
   im.bind(n, 0, im.emit1("Mul", {gamma, y}));
 }
 
@@ -259,23 +251,23 @@ void celu(Importer& im, const N& n) {
   const DType dt = im.type(x).dtype;
   const float a = im.attr_float_or(n, "alpha", 1.0f);
   if (a == 0.0f) im.fail("alpha must not be 0 (CELU divides by it)");
-  const ValueId alpha = scalar(im, dt, a);
+  const ValueId alpha = cast_scalar(im, dt, a);
   const ValueId e = im.emit1("Exp", {im.emit1("Div", {x, alpha})});
-  const ValueId neg = im.emit1("Mul", {alpha, im.emit1("Sub", {e, scalar(im, dt, 1)})});
-  im.bind(n, 0, where(im, im.emit1("Less", {x, scalar(im, dt, 0)}), neg, x));
+  const ValueId neg = im.emit1("Mul", {alpha, im.emit1("Sub", {e, cast_scalar(im, dt, 1)})});
+  im.bind(n, 0, where(im, im.emit1("Less", {x, cast_scalar(im, dt, 0)}), neg, x));
 }
 
 // x where x > alpha, else 0 (NaN too, as ONNX's reference).
 void thresholded_relu(Importer& im, const N& n) {
   const ValueId x = float_input(im, n, 0);
   const DType dt = im.type(x).dtype;
-  const ValueId alpha = scalar(im, dt, im.attr_float_or(n, "alpha", 1.0f));
-  im.bind(n, 0, where(im, im.emit1("Greater", {x, alpha}), x, scalar(im, dt, 0)));
+  const ValueId alpha = cast_scalar(im, dt, im.attr_float_or(n, "alpha", 1.0f));
+  im.bind(n, 0, where(im, im.emit1("Greater", {x, alpha}), x, cast_scalar(im, dt, 0)));
 }
 
 void softsign(Importer& im, const N& n) {
   const ValueId x = float_input(im, n, 0);
-  const ValueId den = im.emit1("Add", {scalar(im, im.type(x).dtype, 1), im.emit1("Abs", {x})});
+  const ValueId den = im.emit1("Add", {cast_scalar(im, im.type(x).dtype, 1), im.emit1("Abs", {x})});
   im.bind(n, 0, im.emit1("Div", {x, den}));
 }
 
@@ -285,10 +277,10 @@ void shrink(Importer& im, const N& n) {
   const ValueId x = float_input(im, n, 0);
   const DType dt = im.type(x).dtype;
   const double lambd = im.attr_float_or(n, "lambd", 0.5f);
-  const ValueId bias = scalar(im, dt, im.attr_float_or(n, "bias", 0.0f));
-  const ValueId below = im.emit1("Less", {x, scalar(im, dt, -lambd)});
-  const ValueId above = im.emit1("Greater", {x, scalar(im, dt, lambd)});
-  const ValueId mid = where(im, above, im.emit1("Sub", {x, bias}), scalar(im, dt, 0));
+  const ValueId bias = cast_scalar(im, dt, im.attr_float_or(n, "bias", 0.0f));
+  const ValueId below = im.emit1("Less", {x, cast_scalar(im, dt, -lambd)});
+  const ValueId above = im.emit1("Greater", {x, cast_scalar(im, dt, lambd)});
+  const ValueId mid = where(im, above, im.emit1("Sub", {x, bias}), cast_scalar(im, dt, 0));
   im.bind(n, 0, where(im, below, im.emit1("Add", {x, bias}), mid));
 }
 
@@ -298,16 +290,16 @@ void sign(Importer& im, const N& n) {
   const DType dt = im.type(x).dtype;
   if (!is_float(dt) && dt != DType::kI64 && dt != DType::kI32)
     im.fail(fmt::format("input is {}, expected a float, i64 or i32 tensor", dtype_name(dt)));
-  const ValueId zero = scalar(im, dt, 0);
+  const ValueId zero = cast_scalar(im, dt, 0);
   ValueId rest = zero;
   if (is_float(dt)) rest = where(im, im.emit1("Equal", {x, x}), zero, x);
-  rest = where(im, im.emit1("Less", {x, zero}), scalar(im, dt, -1), rest);
-  im.bind(n, 0, where(im, im.emit1("Greater", {x, zero}), scalar(im, dt, 1), rest));
+  rest = where(im, im.emit1("Less", {x, zero}), cast_scalar(im, dt, -1), rest);
+  im.bind(n, 0, where(im, im.emit1("Greater", {x, zero}), cast_scalar(im, dt, 1), rest));
 }
 
 void swish(Importer& im, const N& n) {
   const ValueId x = float_input(im, n, 0);
-  const ValueId alpha = scalar(im, im.type(x).dtype, im.attr_float_or(n, "alpha", 1.0f));
+  const ValueId alpha = cast_scalar(im, im.type(x).dtype, im.attr_float_or(n, "alpha", 1.0f));
   im.bind(n, 0, im.emit1("Mul", {x, im.emit1("Sigmoid", {im.emit1("Mul", {alpha, x})})}));
 }
 
@@ -319,12 +311,12 @@ void mean_variance_normalization(Importer& im, const N& n) {
   std::vector<int64_t> norm;
   for (int64_t a : axes) norm.push_back(norm_axis(im, a, rank));
   const AttrMap attrs{{"axes", norm}, {"keepdims", int64_t{1}}};
-  const ValueId two = scalar(im, dt, 2);
+  const ValueId two = cast_scalar(im, dt, 2);
   const ValueId mean = im.emit1("ReduceMean", {x}, attrs);
   const ValueId mean_sq = im.emit1("Pow", {mean, two});
   const ValueId sq_mean = im.emit1("ReduceMean", {im.emit1("Pow", {x, two})}, attrs);
   const ValueId std_dev = im.emit1("Sqrt", {im.emit1("Sub", {sq_mean, mean_sq})});
-  const ValueId den = im.emit1("Add", {std_dev, scalar(im, dt, 1e-9)});
+  const ValueId den = im.emit1("Add", {std_dev, cast_scalar(im, dt, 1e-9)});
   im.bind(n, 0, im.emit1("Div", {im.emit1("Sub", {x, mean}), den}));
 }
 
@@ -489,7 +481,7 @@ void max_unpool(Importer& im, const N& n) {
   if (idt != DType::kI64) idx = im.emit1("Cast", {idx}, {{"to", int64_t(to_c(DType::kI64))}});
   int64_t m = 1;
   for (int64_t d : xs) m *= d;  // X exists: no overflow
-  const ValueId zeros = im.emit1("Expand", {scalar(im, im.type(x).dtype, 0.0)},
+  const ValueId zeros = im.emit1("Expand", {cast_scalar(im, im.type(x).dtype, 0.0)},
                                  {{"shape", std::vector<int64_t>{numel}}});
   const ValueId flat =
       im.emit1("ScatterND",

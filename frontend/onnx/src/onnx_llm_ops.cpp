@@ -18,16 +18,6 @@ namespace {
 
 using N = onnx::NodeProto;
 
-// A rank-0 constant `value` in `dt`, folded from f64 by the reference Cast
-// (the rounding Cast gives), as onnx_composed_ops.cpp does.
-ValueId scalar(Importer& im, DType dt, double value) {
-  std::vector<std::byte> bytes(8);
-  std::memcpy(bytes.data(), &value, 8);
-  const ValueId c = im.constant({DType::kF64, {}}, std::move(bytes));
-  if (dt == DType::kF64) return c;
-  return im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}});
-}
-
 ValueId reshape(Importer& im, ValueId v, const Shape& shape) {
   return im.emit1("Reshape", {v}, {{"shape", std::vector<int64_t>(shape.begin(), shape.end())}});
 }
@@ -66,7 +56,7 @@ void swiglu(Importer& im, const N& n) {
     im.fail(fmt::format("B is {}, A is {}: they must have one type", dtype_name(im.type(b).dtype),
                         dtype_name(ta.dtype)));
   require_shape(im, b, "B", ta.shape);
-  const ValueId alpha = scalar(im, ta.dtype, im.attr_float_or(n, "alpha", 1.0f));
+  const ValueId alpha = cast_scalar(im, ta.dtype, im.attr_float_or(n, "alpha", 1.0f));
   const ValueId gate = im.emit1("Mul", {a, im.emit1("Sigmoid", {im.emit1("Mul", {alpha, a})})});
   im.bind(n, 0, im.emit1("Mul", {gate, b}));
 }

@@ -22,14 +22,6 @@ namespace {
 
 using N = onnx::NodeProto;
 
-ValueId scalar_of(Importer& im, DType dt, double value) {
-  std::vector<std::byte> bytes(8);
-  std::memcpy(bytes.data(), &value, 8);
-  const ValueId c = im.constant({DType::kF64, {}}, std::move(bytes));
-  if (dt == DType::kF64) return c;
-  return im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}});
-}
-
 }  // namespace
 
 // T: float, double, int64, int32. For an integer X, x > t is x > floor(t)
@@ -46,7 +38,7 @@ void binarizer(Importer& im, const N& n) {
     const double hi = dt == DType::kI32 ? 2147483647.0 : 9.2233720368547748e18;
     t = std::clamp(std::floor(t), lo, hi);
   }
-  const ValueId above = im.emit1("Greater", {x, scalar_of(im, dt, t)});
+  const ValueId above = im.emit1("Greater", {x, cast_scalar(im, dt, t)});
   im.bind(n, 0, im.emit1("Cast", {above}, {{"to", int64_t(to_c(dt))}}));
 }
 

@@ -1646,6 +1646,14 @@ ValueId conv_values(Importer& im, const onnx::NodeProto& n, ValueId x, ValueId w
   return im.emit1("Conv2d", std::move(ins), std::move(attrs));
 }
 
+ValueId cast_scalar(Importer& im, DType dt, double value) {
+  std::vector<std::byte> bytes(8);
+  std::memcpy(bytes.data(), &value, 8);
+  const ValueId c = im.constant({DType::kF64, {}}, std::move(bytes));
+  if (dt == DType::kF64) return c;
+  return im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}});
+}
+
 const OpConverter* find_converter(std::string_view op_type) {
   const auto& t = table();
   const auto it = t.find(op_type);

@@ -163,6 +163,10 @@ inline bool is_default_domain(std::string_view domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+// A rank-0 constant `value` in `dt`: an f64 constant cast to dt, folded at
+// import by the reference Cast, so every dtype rounds as Cast does.
+ValueId cast_scalar(Importer& im, DType dt, double value);
+
 // nullptr for op types of the default domain ampx does not import.
 const OpConverter* find_converter(std::string_view op_type);
 // The converter of `op_type` in `domain` (the default one, ai.onnx.ml or

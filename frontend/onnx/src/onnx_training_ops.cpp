@@ -27,14 +27,6 @@ namespace {
 
 using N = onnx::NodeProto;
 
-ValueId scalar_of(Importer& im, DType dt, double value) {
-  std::vector<std::byte> bytes(8);
-  std::memcpy(bytes.data(), &value, 8);
-  const ValueId c = im.constant({DType::kF64, {}}, std::move(bytes));
-  if (dt == DType::kF64) return c;
-  return im.emit1("Cast", {c}, {{"to", int64_t(to_c(dt))}});
-}
-
 ValueId cast_to(Importer& im, ValueId v, DType dt) {
   if (im.type(v).dtype == dt) return v;
   return im.emit1("Cast", {v}, {{"to", int64_t(to_c(dt))}});
@@ -119,7 +111,7 @@ ValueId after_first_step(Importer& im, const Operands& o) {
 ValueId regularized(Importer& im, const Operands& o, int64_t i, double norm) {
   const ValueId x = o.tensor(0, i);
   const DType dt = im.type(x).dtype;
-  return add(im, mul(im, scalar_of(im, dt, norm), x), o.tensor(1, i));
+  return add(im, mul(im, cast_scalar(im, dt, norm), x), o.tensor(1, i));
 }
 
 }  // namespace
@@ -135,12 +127,13 @@ void adagrad(Importer& im, const N& n) {
     const DType dt = im.type(x).dtype;
     const ValueId rate = per_dtype(rates, dt, [&] {
       const ValueId t = cast_to(im, o.t, dt);
-      const ValueId denom = add(im, scalar_of(im, dt, 1.0), mul(im, t, scalar_of(im, dt, decay)));
+      const ValueId denom =
+          add(im, cast_scalar(im, dt, 1.0), mul(im, t, cast_scalar(im, dt, decay)));
       return div(im, cast_to(im, o.r, dt), denom);
     });
     const ValueId g = regularized(im, o, i, norm);
     const ValueId h_new = add(im, h, mul(im, g, g));
-    const ValueId h_sqrt = add(im, im.emit1("Sqrt", {h_new}), scalar_of(im, dt, eps));
+    const ValueId h_sqrt = add(im, im.emit1("Sqrt", {h_new}), cast_scalar(im, dt, eps));
     im.bind(n, static_cast<int>(i), sub(im, x, div(im, mul(im, rate, g), h_sqrt)));
     im.bind(n, static_cast<int>(o.n + i), h_new);
   }
@@ -162,21 +155,21 @@ void adam(Importer& im, const N& n) {
     // first, where that is 0/0 (Where picks R, the NaN is not read).
     const ValueId rate = per_dtype(rates, dt, [&] {
       const ValueId r = cast_to(im, o.r, dt), t = cast_to(im, o.t, dt);
-      const ValueId one = scalar_of(im, dt, 1.0);
-      const ValueId beta_t = im.emit1("Pow", {scalar_of(im, dt, beta), t});
-      const ValueId alpha_t = im.emit1("Pow", {scalar_of(im, dt, alpha), t});
+      const ValueId one = cast_scalar(im, dt, 1.0);
+      const ValueId beta_t = im.emit1("Pow", {cast_scalar(im, dt, beta), t});
+      const ValueId alpha_t = im.emit1("Pow", {cast_scalar(im, dt, alpha), t});
       const ValueId corrected =
           div(im, mul(im, r, im.emit1("Sqrt", {sub(im, one, beta_t)})), sub(im, one, alpha_t));
       return im.emit1("Where", {later, corrected, r});
     });
     const ValueId g = regularized(im, o, i, norm);
-    const ValueId v_new =
-        add(im, mul(im, scalar_of(im, dt, alpha), v), mul(im, scalar_of(im, dt, 1.0 - alpha), g));
-    const ValueId h_new = add(im, mul(im, scalar_of(im, dt, beta), h),
-                              mul(im, scalar_of(im, dt, 1.0 - beta), mul(im, g, g)));
-    const ValueId h_sqrt = add(im, im.emit1("Sqrt", {h_new}), scalar_of(im, dt, eps));
+    const ValueId v_new = add(im, mul(im, cast_scalar(im, dt, alpha), v),
+                              mul(im, cast_scalar(im, dt, 1.0 - alpha), g));
+    const ValueId h_new = add(im, mul(im, cast_scalar(im, dt, beta), h),
+                              mul(im, cast_scalar(im, dt, 1.0 - beta), mul(im, g, g)));
+    const ValueId h_sqrt = add(im, im.emit1("Sqrt", {h_new}), cast_scalar(im, dt, eps));
     const ValueId x_new = sub(im, x, mul(im, rate, div(im, v_new, h_sqrt)));
-    im.bind(n, static_cast<int>(i), mul(im, scalar_of(im, dt, 1.0 - post), x_new));
+    im.bind(n, static_cast<int>(i), mul(im, cast_scalar(im, dt, 1.0 - post), x_new));
     im.bind(n, static_cast<int>(o.n + i), v_new);
     im.bind(n, static_cast<int>(2 * o.n + i), h_new);
   }
@@ -198,11 +191,11 @@ void momentum(Importer& im, const N& n) {
     const DType dt = im.type(x).dtype;
     // The gradient's coefficient is 1 at the first step.
     const ValueId b = per_dtype(betas, dt, [&] {
-      return im.emit1("Where", {later, scalar_of(im, dt, *beta), scalar_of(im, dt, 1.0)});
+      return im.emit1("Where", {later, cast_scalar(im, dt, *beta), cast_scalar(im, dt, 1.0)});
     });
     const ValueId r = per_dtype(rates, dt, [&] { return cast_to(im, o.r, dt); });
     const ValueId g = regularized(im, o, i, *norm);
-    const ValueId a = scalar_of(im, dt, *alpha);
+    const ValueId a = cast_scalar(im, dt, *alpha);
     const ValueId v_new = add(im, mul(im, a, v), mul(im, b, g));
     const ValueId step = *mode == "standard" ? v_new : add(im, g, mul(im, a, v_new));
     im.bind(n, static_cast<int>(i), sub(im, x, mul(im, r, step)));
