@@ -8,6 +8,7 @@
 #include <ampx/onnx/onnx_import.hpp>
 
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -160,6 +161,21 @@ inline std::string import_error(const fs::path& path, const ImportOptions& opts 
   }
   ADD_FAILURE() << "import of " << path << " did not fail";
   return "";
+}
+
+// An f32 host tensor of `v`, and an f32 tensor's values.
+inline ampx::HostTensor f32_tensor(const std::string& name, ampx::Shape shape,
+                                   std::vector<float> v) {
+  ampx::HostTensor t{
+      name, {ampx::DType::kF32, std::move(shape)}, std::vector<std::byte>(v.size() * 4)};
+  if (!v.empty()) std::memcpy(t.data.data(), v.data(), v.size() * 4);
+  return t;
+}
+
+inline std::vector<float> floats(const ampx::HostTensor& t) {
+  std::vector<float> v(t.data.size() / 4);
+  if (!v.empty()) std::memcpy(v.data(), t.data.data(), t.data.size());
+  return v;
 }
 
 inline bool has(const std::string& s, const std::string& part) {

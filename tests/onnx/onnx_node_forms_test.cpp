@@ -18,19 +18,6 @@ namespace {
 
 using namespace ampx_onnx_test;
 
-ampx::HostTensor f32_tensor(const std::string& name, ampx::Shape shape, std::vector<float> v) {
-  ampx::HostTensor t{
-      name, {ampx::DType::kF32, std::move(shape)}, std::vector<std::byte>(v.size() * 4)};
-  if (!v.empty()) std::memcpy(t.data.data(), v.data(), v.size() * 4);
-  return t;
-}
-
-std::vector<float> floats(const ampx::HostTensor& t) {
-  std::vector<float> v(t.data.size() / 4);
-  if (!v.empty()) std::memcpy(v.data(), t.data.data(), t.data.size());
-  return v;
-}
-
 // The model's outputs on cpu_ref:0.
 std::vector<ampx::HostTensor> run_model(const fs::path& path,
                                         const std::vector<ampx::HostTensor>& inputs) {

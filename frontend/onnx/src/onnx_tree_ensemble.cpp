@@ -53,6 +53,19 @@ struct Tables {
   // says, whatever the comparison (TreeEnsemble: the comparison, or true
   // where the flag is set).
   bool nan_by_flag = false;
+
+  // Every table sized for nodes + leaves ids, a leaf (LEQ on feature 0)
+  // until the nodes are read.
+  void allocate() {
+    const auto ids = static_cast<size_t>(nodes + leaves);
+    feature.assign(ids, 0);
+    mode.assign(ids, kLeq);
+    split.assign(ids, 0.0);
+    missing_true.assign(ids, 0);
+    members.resize(ids);
+    next_true.resize(ids);
+    next_false.resize(ids);
+  }
 };
 
 std::vector<double> tensor_values(Importer& im, const N& n, const char* name, bool required) {
@@ -134,14 +147,7 @@ Tables read_tables(Importer& im, const N& n, int64_t features, const std::vector
   if (weights.size() != targets.size())
     im.fail(fmt::format("leaf_weights has {} values, leaf_targetids {}", weights.size(),
                         targets.size()));
-  const int64_t ids = t.nodes + t.leaves;
-  t.feature.assign(static_cast<size_t>(ids), 0);
-  t.mode.assign(static_cast<size_t>(ids), kLeq);
-  t.split.assign(static_cast<size_t>(ids), 0.0);
-  t.missing_true.assign(static_cast<size_t>(ids), 0);
-  t.members.resize(static_cast<size_t>(ids));
-  t.next_true.resize(static_cast<size_t>(ids));
-  t.next_false.resize(static_cast<size_t>(ids));
+  t.allocate();
   const auto members = tensor_values(im, n, "membership_values", false);
   size_t member_at = 0;
   for (int64_t i = 0; i < t.nodes; ++i) {
@@ -396,14 +402,7 @@ Tables read_regressor(Importer& im, const N& n, int64_t features, int64_t n_targ
   for (size_t i = 0; i < count; ++i)
     if (mode[i] < 0) slot[i] += t.nodes;
   if (t.nodes == 0 || t.leaves == 0) im.fail("the ensemble has no branch nodes or no leaves");
-  const int64_t ids = t.nodes + t.leaves;
-  t.feature.assign(static_cast<size_t>(ids), 0);
-  t.mode.assign(static_cast<size_t>(ids), kLeq);
-  t.split.assign(static_cast<size_t>(ids), 0.0);
-  t.missing_true.assign(static_cast<size_t>(ids), 0);
-  t.members.resize(static_cast<size_t>(ids));
-  t.next_true.resize(static_cast<size_t>(ids));
-  t.next_false.resize(static_cast<size_t>(ids));
+  t.allocate();
   std::map<int64_t, int64_t> first;  // tree id -> its first node's new id
   for (size_t i = 0; i < count; ++i) {
     const auto k = static_cast<size_t>(slot[i]);
