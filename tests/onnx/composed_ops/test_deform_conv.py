@@ -90,3 +90,30 @@ def test_deform_conv_refusals():
                              "offset": np.zeros((1, 8, 3, 3), np.float32)}, opset=19,
               strides=[0, 1])
     refused(m, "strides")
+
+
+def _bilinear(img, y, x):
+    h, w = img.shape
+    y0, x0, s = int(np.floor(y)), int(np.floor(x)), 0.0
+    for yy in (y0, y0 + 1):
+        for xx in (x0, x0 + 1):
+            if 0 <= yy < h and 0 <= xx < w:
+                s += img[yy, xx] * (1 - abs(y - yy)) * (1 - abs(x - xx))
+    return s
+
+
+def test_deform_conv_height_one():
+    """X of height 1: ONNX's reference divides by H - 1 (NaN, then it
+    raises); numpy's direct sum of the bilinear samples instead."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 2, 1, 4)).astype(np.float32)
+    w = rng.standard_normal((2, 2, 1, 2)).astype(np.float32)
+    off = rng.uniform(-1, 1, (1, 4, 1, 3)).astype(np.float32)
+    o = off.reshape(2, 2, 3)  # [tap, (y, x), ow]
+    want = np.zeros((1, 2, 1, 3), np.float32)
+    for oc in range(2):
+        for j in range(3):
+            want[0, oc, 0, j] = sum(w[oc, ic, 0, t] * _bilinear(x[0, ic], o[t, 0, j], j + t + o[t, 1, j])
+                                    for ic in range(2) for t in range(2))
+    feed = {"X": x, "W": w, "offset": off}
+    check(model("DeformConv", feed, opset=22), feed, want=[want], rtol=1e-5, atol=1e-6)
