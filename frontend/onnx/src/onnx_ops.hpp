@@ -144,6 +144,8 @@ void qlinear_conv(Importer& im, const onnx::NodeProto& n);
 // GridSample, AffineGrid (onnx_spatial.cpp).
 void grid_sample(Importer& im, const onnx::NodeProto& n);
 void affine_grid(Importer& im, const onnx::NodeProto& n);
+// DeformConv (2-D) as GridSample + MatMul (onnx_deform_conv.cpp).
+void deform_conv(Importer& im, const onnx::NodeProto& n);
 // Det and Col2Im (onnx_vision.cpp).
 void det(Importer& im, const onnx::NodeProto& n);
 void col2im(Importer& im, const onnx::NodeProto& n);
