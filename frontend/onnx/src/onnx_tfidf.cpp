@@ -11,6 +11,7 @@
 // String pools are refused: ampx has no string type.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -136,7 +137,8 @@ ValueId count_grams(Importer& im, ValueId x, int64_t b, int64_t c, int64_t n,
   std::vector<ValueId> columns;
   for (size_t j = 0; j < size_t(n); ++j) columns.push_back(gram_column(im, grams, j, dtype));
   ValueId total = kNone;
-  const int64_t skips = n == 1 ? 1 : max_skip + 1;
+  // Skip distances past C fit no window (and max_skip + 1 may overflow).
+  const int64_t skips = n == 1 ? 1 : std::min(max_skip, c) + 1;
   for (int64_t d = 1; d <= skips; ++d) {
     const int64_t len = c - d * (n - 1);
     if (len < 1) break;
@@ -193,7 +195,10 @@ void tfidf_vectorizer(Importer& im, const onnx::NodeProto& n) {
           if (v < INT32_MIN || v > INT32_MAX) return true;
         return false;
       });
-    nodes += (len == 1 ? 1 : std::min(t.max_skip + 1, c)) * (3 * len + 3);
+    // Each factor capped at the bound, so the product cannot overflow.
+    const int64_t skips = len == 1 ? 1 : std::min({t.max_skip, c, kMaxTfIdfNodes}) + 1;
+    nodes += skips * (3 * std::min(len, kMaxTfIdfNodes) + 3);
+    if (nodes > kMaxTfIdfNodes) break;  // and no overflow
   }
   if (nodes > kMaxTfIdfNodes)
     im.fail(
@@ -201,6 +206,10 @@ void tfidf_vectorizer(Importer& im, const onnx::NodeProto& n) {
                     "nodes, over ampx's bound of {}",
                     t.max_skip, nodes, kMaxTfIdfNodes));
 
+  if (c == 0) {  // an empty input (after a Tokenizer, say): a zero output, as the reference
+    im.bind(n, 0, f32_constant(im, std::vector<float>(size_t(b * out_size), 0.0f), out_shape));
+    return;
+  }
   if (!batched) x = im.emit1("Reshape", {x}, {{"shape", std::vector<int64_t>{1, c}}});
   std::vector<ValueId> parts;
   std::vector<int64_t> part_columns;

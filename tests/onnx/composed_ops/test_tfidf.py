@@ -108,3 +108,25 @@ def test_refusals(attrs, match):
     x = np.zeros((2, 300), np.int64)
     with pytest.raises(ampx.ModelError, match=match):
         ampx.backend.prepare(model(x, **{**base, **attrs}), "cpu_ref:0")
+
+
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (1, 1)])
+def test_empty_and_short_inputs(shape):
+    x = np.zeros(shape, np.int64)
+    check(model(x, mode="TFIDF", min_gram_length=1, max_gram_length=2, max_skip_count=3,
+                ngram_counts=[0, 2], ngram_indexes=[0, 1, 2], pool_int64s=[0, 1, 0, 0],
+                weights=[1.0, 2.0, 3.0]), x)
+
+
+def test_int32_input_and_pool_values_past_int32():
+    x = np.array([[1, 2**31 - 1, 5]], np.int32)
+    check(model(x, mode="TF", min_gram_length=1, max_gram_length=1, max_skip_count=0,
+                ngram_counts=[0], ngram_indexes=[0, 1], pool_int64s=[2**33 + 5, 2**31 - 1]), x)
+
+
+def test_huge_max_skip_count():
+    # the reference would loop 2^63 times: every skip up to C - 1 fits, the rest do not
+    x = np.array([[1, 2, 1, 2]], np.int64)
+    m = model(x, mode="TF", min_gram_length=2, max_gram_length=2, max_skip_count=2**63 - 1,
+              ngram_counts=[0, 0], ngram_indexes=[0], pool_int64s=[1, 2])
+    np.testing.assert_array_equal(ampx.backend.prepare(m, "cpu_ref:0").run([x])[0], [[3.0]])
