@@ -1602,6 +1602,12 @@ const std::unordered_map<std::string_view, OpConverter>& table() {
       // OneHot's and Compress's inputs read at import (onnx_index_ops.cpp).
       {"OneHot", {{"Equal", "Where", "Less", "Add", "Cast", "Reshape", "Gather"}, one_hot, 9}},
       {"Compress", {{"Gather", "Reshape"}, compress, 9}},
+      // Integer n-gram counts against a constant pool (onnx_tfidf.cpp).
+      {"TfIdfVectorizer",
+       {{"Slice", "Reshape", "Equal", "And", "Cast", "ReduceSum", "Add", "Concat", "MatMul",
+         "Greater", "Mul"},
+        tfidf_vectorizer,
+        9}},
       // Quantization as f32 arithmetic on integer values (onnx_quantization.cpp).
       {"QuantizeLinear",
        {{"Cast", "Div", "Round", "Add", "Clip", "Reshape", "Expand", "Slice"},

@@ -102,6 +102,8 @@ void scatter_elements(Importer& im, const onnx::NodeProto& n);
 
 // OneHot and Compress as Equal/Where and Gather (onnx_index_ops.cpp).
 void one_hot(Importer& im, const onnx::NodeProto& n);
+// TfIdfVectorizer over integer n-grams as Slice/Equal/And counts (onnx_tfidf.cpp).
+void tfidf_vectorizer(Importer& im, const onnx::NodeProto& n);
 void compress(Importer& im, const onnx::NodeProto& n);
 
 // ai.onnx.ml (onnx_ml_ops.cpp).
