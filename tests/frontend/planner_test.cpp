@@ -314,7 +314,9 @@ TEST(Planner, KeepF32NodesStayF32AtEveryLevelEvenWhenForced) {
     EXPECT_EQ(n.reason(), "integer-exact") << amp_level_name(l);
     EXPECT_GT(plan.summary.effective_16bit, 0) << amp_level_name(l);
     for (const Node& pn : plan.graph.nodes())
-      if (pn.name == "fc1") EXPECT_TRUE(pn.keep_f32) << "the planned graph keeps the mark";
+      if (pn.name == "fc1") {
+        EXPECT_TRUE(pn.keep_f32) << "the planned graph keeps the mark";
+      }
     expect_minimal_casts(plan);
   }
 }
