@@ -434,6 +434,18 @@ ConstantData Importer::required_value(const onnx::NodeProto& n, int i, const cha
   return known;
 }
 
+ConstantData Importer::value_for_output_shape(const onnx::NodeProto& n, int i,
+                                              const char* what) const {
+  ConstantData known = known_value(input(n, i));
+  if (!known)
+    fail_needs_value(fmt::format(
+        "{} ('{}') is computed at run time: {}'s output shape depends on its values, and ampx "
+        "plans fixed shapes (a constant, a value that folds, or a graph input of at most {} "
+        "elements given per run is supported)",
+        what, n.input(i), n.op_type(), kMaxSpecialisingElements));
+  return known;
+}
+
 std::vector<int64_t> Importer::const_ints(const onnx::NodeProto& n, int i, const char* what) const {
   const Value& v = graph_.value(input(n, i));
   const ConstantData known = required_value(n, i, what);

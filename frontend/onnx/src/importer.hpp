@@ -70,6 +70,10 @@ class Importer {
   ConstantData known_value(ValueId v) const;
   // known_value() of input i, or an error naming it (`what`) and the cure.
   ConstantData required_value(const onnx::NodeProto& n, int i, const char* what) const;
+  // known_value() of input i of an op whose output shape depends on that
+  // value (NonZero, Compress, Unique, NonMaxSuppression: evaluated or
+  // specialised at import), or an error naming it (`what`) and why.
+  ConstantData value_for_output_shape(const onnx::NodeProto& n, int i, const char* what) const;
   std::vector<int64_t> const_ints(const onnx::NodeProto& n, int i, const char* what) const;
   std::vector<double> const_floats(const onnx::NodeProto& n, int i, const char* what) const;
   // A constant input that must hold exactly one value (a scalar or [1]).

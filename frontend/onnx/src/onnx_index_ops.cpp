@@ -86,13 +86,7 @@ void scatter_nd(Importer& im, const onnx::NodeProto& n) {
 void non_zero(Importer& im, const onnx::NodeProto& n) {
   const ValueId x = im.input(n, 0);
   const Value& v = im.value(x);
-  const ConstantData known = im.known_value(x);
-  if (!known)
-    im.fail_needs_value(fmt::format(
-        "the input ('{}') is computed at run time: NonZero's output shape depends on its values, "
-        "and ampx plans fixed shapes (NonZero of a constant, or of a value that folds, is "
-        "supported)",
-        n.input(0)));
+  const ConstantData known = im.value_for_output_shape(n, 0, "the input");
   const Shape shape = v.type.shape;
   const HostTensor t{"", v.type, *known};
   std::vector<bool> nz;
@@ -192,13 +186,7 @@ void compress(Importer& im, const onnx::NodeProto& n) {
     im.fail(fmt::format("condition must be bool, got {}", dtype_name(ct.dtype)));
   if (ct.shape.size() != 1)
     im.fail(fmt::format("condition must have rank 1, got shape {}", shape_str(ct.shape)));
-  const ConstantData known = im.known_value(cond);
-  if (!known)
-    im.fail_needs_value(fmt::format(
-        "the condition ('{}') is computed at run time: Compress's output shape depends on its "
-        "values, and ampx plans fixed shapes (a constant condition, or one given as an input "
-        "value, is supported)",
-        n.input(1)));
+  const ConstantData known = im.value_for_output_shape(n, 1, "the condition");
   const Shape xs = im.type(x).shape;
   int64_t axis = 0;
   if (const auto a = im.attr_int(n, "axis")) {

@@ -66,13 +66,7 @@ std::vector<float> known_floats(Importer& im, const onnx::NodeProto& n, int i, c
   if (t.dtype != DType::kF32 && t.dtype != DType::kF16 && t.dtype != DType::kBF16)
     im.fail(fmt::format("{} ('{}') must be float32 (or float16, bfloat16), got {}", what,
                         n.input(i), dtype_name(t.dtype)));
-  const ConstantData known = im.known_value(x);
-  if (!known)
-    im.fail_needs_value(fmt::format(
-        "{} ('{}') is computed at run time: NonMaxSuppression's output length depends on the "
-        "values, and ampx plans fixed shapes (it is evaluated at import when boxes, scores and "
-        "the thresholds are constants, values that fold, or small graph inputs given per run)",
-        what, n.input(i)));
+  const ConstantData known = im.value_for_output_shape(n, i, what);
   std::vector<float> out;
   for (double d : to_doubles(HostTensor{"", t, *known})) out.push_back(static_cast<float>(d));
   return out;

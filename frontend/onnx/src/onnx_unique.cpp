@@ -114,13 +114,7 @@ Groups group(const Keys& keys, const Slicing& s, bool sorted) {
 void unique(Importer& im, const onnx::NodeProto& n) {
   const ValueId x = im.input(n, 0);
   const TensorType type = im.type(x);
-  const ConstantData known = im.known_value(x);
-  if (!known)
-    im.fail_needs_value(fmt::format(
-        "the input ('{}') is computed at run time: Unique's output shape depends on its values, "
-        "and ampx plans fixed shapes (Unique of a constant, a value that folds, or a small graph "
-        "input given per run is supported)",
-        n.input(0)));
+  const ConstantData known = im.value_for_output_shape(n, 0, "the input");
   const auto rank = static_cast<int64_t>(type.shape.size());
   const auto axis_attr = im.attr_int(n, "axis");
   Slicing s;
