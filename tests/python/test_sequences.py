@@ -85,3 +85,28 @@ def test_a_sequence_output_of_tensor_inputs_is_planned_at_construction():
     x = np.arange(6, dtype=np.float32).reshape(3, 2)
     (parts,) = sess.run(None, {"x": x})
     assert [p.tolist() for p in parts] == x.tolist()
+
+
+def test_a_branch_sequence_shadows_an_outer_one_only_inside_the_branch():
+    """The If branch names its own sequence `s` (one element) like the outer
+    one (two): inside it SequenceLength(s) is 1, after it the outer s is back."""
+    x = oh.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    then = oh.make_graph(
+        [oh.make_node("SequenceConstruct", ["x"], ["s"]),
+         oh.make_node("SequenceLength", ["s"], ["m"])], "then", [],
+        [oh.make_tensor_value_info("m", TensorProto.INT64, [])])
+    other = oh.make_graph([oh.make_node("SequenceLength", ["s"], ["m"])], "else", [],
+                          [oh.make_tensor_value_info("m", TensorProto.INT64, [])])
+    graph = oh.make_graph(
+        [oh.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+         oh.make_node("If", ["c"], ["inner"], then_branch=then, else_branch=other),
+         oh.make_node("SequenceLength", ["s"], ["outer"]),
+         oh.make_node("Add", ["x", "x"], ["y"])], "g", [x],
+        [oh.make_tensor_value_info("inner", TensorProto.INT64, []),
+         oh.make_tensor_value_info("outer", TensorProto.INT64, []),
+         oh.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [oh.make_tensor("c", TensorProto.BOOL, [], [True])])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]).SerializeToString()
+    sess = ampx.InferenceSession(model, providers=["cpu_ref:0"], amp="O0")
+    inner, outer, _ = sess.run(None, {"x": np.ones(2, np.float32)})
+    assert (int(inner), int(outer)) == (1, 2)
