@@ -23,6 +23,7 @@
 
 #include "constant_folding.hpp"
 #include "decomposed_patterns.hpp"
+#include "model_metadata.hpp"
 #include "onnx_ops.hpp"
 #include "tensor_proto.hpp"
 #include "tensor_size.hpp"
@@ -144,6 +145,13 @@ void Importer::load() {
   }
   if (!model_.has_graph() || model_.ir_version() <= 0)
     fail("not an ONNX model (no graph or no ir_version; empty or another kind of file?)");
+  for (const auto& prop : model_.metadata_props())
+    if (prop.key() == kKeepF32NodesKey)
+      for (size_t at = 0; at <= prop.value().size();) {
+        const size_t end = std::min(prop.value().find('\n', at), prop.value().size());
+        keep_f32_nodes_.insert(prop.value().substr(at, end - at));
+        at = end + 1;
+      }
   stats_.producer = model_.producer_name();
   if (!model_.producer_version().empty()) stats_.producer += " " + model_.producer_version();
 }
@@ -650,7 +658,7 @@ void Importer::convert_graph_nodes(const onnx::GraphProto& g) {
     node_ = &n;
     node_name_ = unique_node_name(n, stats_.onnx_nodes++);
     origin_.clear();
-    keep_f32_ = false;
+    keep_f32_ = keep_f32_nodes_.contains(n.name());
     emitted_ = 0;
     fresh_.clear();
     // Every op of the default domain has an output; a converter may read

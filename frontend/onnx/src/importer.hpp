@@ -190,6 +190,8 @@ class Importer {
   std::string node_name_;
   std::string origin_;
   bool keep_f32_ = false;
+  // Nodes an ampx export marked integer-exact (model_metadata.hpp).
+  std::unordered_set<std::string> keep_f32_nodes_;
   int emitted_ = 0;
   std::unordered_set<ValueId> fresh_;  // values the current node made
   std::string value_suffix_;           // of the iteration being inlined

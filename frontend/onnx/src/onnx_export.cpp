@@ -11,6 +11,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <unordered_set>
 
 #include "constant_folding.hpp"
+#include "model_metadata.hpp"
 #include "tensor_proto.hpp"
 
 namespace ampx::onnx_io {
@@ -126,6 +128,7 @@ class Exporter {
         if (!io.contains(v) && !constant_[static_cast<size_t>(v)])
           value_info(gp_->add_value_info(), v);
 
+    write_keep_f32_nodes();
     check();
     std::string bytes;
     if (model_.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
@@ -325,6 +328,7 @@ class Exporter {
     // "name/Op".
     p->set_name(first_ ? unique_node(node_->name) : unique_node(node_->name + "/" + op_type));
     first_ = false;
+    if (node_->keep_f32) keep_f32_nodes_.push_back(p->name());
     for (auto& s : inputs) p->add_input(s);
     for (auto& s : outputs) p->add_output(s);
     for (ValueId v : node_->outputs)
@@ -333,6 +337,13 @@ class Exporter {
         break;
       }
     return p;
+  }
+  // model_metadata.hpp: the planner's integer-exact marks, for a re-import.
+  void write_keep_f32_nodes() {
+    if (keep_f32_nodes_.empty()) return;
+    auto* prop = model_.add_metadata_props();
+    prop->set_key(std::string(kKeepF32NodesKey));
+    prop->set_value(fmt::format("{}", fmt::join(keep_f32_nodes_, "\n")));
   }
   std::string unique_node(const std::string& base) {
     if (node_names_.insert(base).second) return base;
@@ -926,7 +937,8 @@ class Exporter {
   std::vector<std::string> names_;         // per ValueId
   std::unordered_set<std::string> taken_;  // value and initializer names
   std::unordered_set<std::string> node_names_;
-  std::vector<ConstantData> constant_;  // per ValueId: weights and folded values
+  std::vector<std::string> keep_f32_nodes_;  // ONNX nodes of Node::keep_f32 IR nodes
+  std::vector<ConstantData> constant_;       // per ValueId: weights and folded values
   std::vector<bool> initialized_;
   const Node* node_ = nullptr;
   int64_t batch_ = 0;             // ExportOptions::batch_dim: the graph's batch size

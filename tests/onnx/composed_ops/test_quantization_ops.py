@@ -227,6 +227,29 @@ def test_o3_plan_keeps_the_integer_arithmetic_f32(tmp_path):
             assert (n.intended, n.effective, n.reason) == ("f32", "f32", "integer-exact"), str(n)
 
 
+def test_an_exported_plan_keeps_the_integer_arithmetic_f32_on_reimport(tmp_path):
+    """`ampx export` writes the integer-exact marks into the model's
+    metadata (model_metadata.hpp): the exported O0 model, planned again at
+    O3, keeps the MatMul f32, and runs bit for bit as the original."""
+    rng = np.random.default_rng(11)
+    feed = {"a": _int_matrix(rng, np.uint8, (4, 64)), "as": np.array(0.1, np.float32),
+            "az": np.array(3, np.uint8), "b": _int_matrix(rng, np.uint8, (64, 4)),
+            "bs": np.array(0.1, np.float32), "bz": np.array(5, np.uint8),
+            "ys": np.array(20.0, np.float32), "yz": np.array(7, np.uint8)}
+    src, out = tmp_path / "q.onnx", tmp_path / "exported.onnx"
+    src.write_bytes(model("QLinearMatMul", feed, opset=10).SerializeToString())
+    sess = ampx.Session(devices="cpu_ref:0")
+    sess.plan(str(src), amp="O0").export(str(out))
+    plan = sess.plan(str(out), amp="O3", dtype="f16")
+    matmuls = [n for n in plan.nodes if n.op == "MatMul"]
+    assert matmuls, plan
+    for n in matmuls:
+        assert (n.effective, n.reason) == ("f32", "integer-exact"), str(n)
+    want = ReferenceEvaluator(model("QLinearMatMul", feed, opset=10)).run(None, feed)[0]
+    got = sess.compile(plan).run(feed)
+    np.testing.assert_array_equal(list(got.values())[0], want)
+
+
 def test_matmul_integer_per_row_zero_point():
     # The spec's per-row a_zero_point ([M]: one per row of A); ONNX's reference
     # broadcasts it along K instead (an error for M != K), so the expectation
