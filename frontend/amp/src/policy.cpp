@@ -64,6 +64,10 @@ std::vector<OpType> default_black_list() {
           OpType::kSoftmaxCrossEntropy, OpType::kRMSNorm};
 }
 
+bool black_listed_origin(std::string_view onnx_op) {
+  return onnx_op == "DFT" || onnx_op == "STFT" || onnx_op == "AffineGrid";
+}
+
 std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag) {
   std::vector<OpType> ops;
   size_t pos = 0;
@@ -133,6 +137,7 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
   auto forward = n.grad_of.empty() ? want16_by_node_.end() : want16_by_node_.find(n.grad_of);
   if (forward != want16_by_node_.end() && !forward->second) forward = want16_by_node_.end();
   const bool listed = (custom_white_ && white_[op_index]) || (custom_black_ && black_[op_index]);
+  const bool black_origin = !custom_black_ && black_listed_origin(n.origin);
   if (forward != want16_by_node_.end() && !listed) {
     r.want16 = *forward->second;
     r.reason = IntentReason::kFollowsForward;
@@ -146,7 +151,7 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
         r.reason = r.want16 ? IntentReason::kWhiteList : IntentReason::kNotWhiteListed;
         break;
       case AmpLevel::kO2:
-        r.want16 = !black_[op_index];
+        r.want16 = !black_[op_index] && !black_origin;
         r.reason = r.want16 ? IntentReason::kLevelDefault : IntentReason::kBlackList;
         break;
       case AmpLevel::kO3:
@@ -164,6 +169,7 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
         if (custom_black_ && cls == AmpCategory::kBlack) cls = AmpCategory::kFollow;
         if (custom_white_ && white_[op_index]) cls = AmpCategory::kWhite;
         if (custom_black_ && black_[op_index]) cls = AmpCategory::kBlack;
+        if (black_origin) cls = AmpCategory::kBlack;
         if (cls == AmpCategory::kWhite) {
           r.want16 = true;
           r.reason = IntentReason::kWhiteList;

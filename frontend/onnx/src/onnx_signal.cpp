@@ -327,6 +327,7 @@ bool flag(Importer& im, const N& n, const char* name, int64_t def) {
 // DFT-17 (axis an attribute, default 1) and DFT-20 (axis input 2, default
 // -2); dft_length input 1 in both.
 void dft(Importer& im, const N& n) {
+  im.set_origin("DFT");  // the default black list keeps it f32 (amp/policy.hpp)
   const ValueId x = signal_input(im, n, 2, "input");
   const auto rank = static_cast<int64_t>(im.type(x).shape.size());
   int64_t axis = 0;
@@ -352,6 +353,7 @@ void dft(Importer& im, const N& n) {
 // STFT-17: signal [batch, length, 1 or 2], frame_step, window [frame_length]
 // and frame_length, both optional; output [batch, frames, bins, 2].
 void stft(Importer& im, const N& n) {
+  im.set_origin("STFT");
   const ValueId x = signal_input(im, n, 3, "signal");
   const Shape s = im.type(x).shape;
   if (s.size() != 3)

@@ -50,6 +50,7 @@ void grid_sample(Importer& im, const onnx::NodeProto& n) {
 // (computed in f64, cast to theta's dtype) and the op is one MatMul with
 // theta transposed, as ONNX's reference computes it.
 void affine_grid(Importer& im, const onnx::NodeProto& n) {
+  im.set_origin("AffineGrid");  // the default black list keeps it f32 (amp/policy.hpp)
   const ValueId theta = im.input(n, 0);
   const TensorType tt = im.type(theta);  // a copy: emit() grows the graph
   if (!is_float(tt.dtype)) im.fail("theta must be floating point");

@@ -53,6 +53,13 @@ std::vector<OpType> default_white_list();  // O1: Conv2d, MatMul, Gemm, Relu
 // O2: BatchNorm, LayerNorm; in training BatchNormTraining and the loss
 // (SoftmaxCrossEntropy).
 std::vector<OpType> default_black_list();
+// Whether the default black list (O2, auto) takes the IR nodes an ONNX op
+// of this type was composed of (ir::Node::origin): DFT and STFT (one GEMM
+// with a DFT matrix: PyTorch autocast keeps fft_* in f32, and a long
+// signal's DC bin passes f16's 65504) and AffineGrid (a GEMM that makes
+// GridSample's coordinates, black for their precision). A custom black
+// list replaces it.
+bool black_listed_origin(std::string_view onnx_op);
 
 // "Conv2d,MatMul" -> ops; throws std::invalid_argument naming an unknown op.
 std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag);
