@@ -238,12 +238,18 @@ TEST(CudaAnswers, LaterOnnxOps) {
     }
   }
   // Every op of the list has a case in the catalogue.
-  for (const char* op :
-       {"Sin",        "Cos",           "Tan",        "Asin",      "Acos",
-        "Atan",       "Sinh",          "Cosh",       "Asinh",     "Acosh",
-        "Atanh",      "BitShift",      "BitwiseAnd", "BitwiseOr", "BitwiseXor",
-        "BitwiseNot", "BitCast",       "CumProd",    "RMSNorm",   "RotaryEmbedding",
-        "Col2Im",     "MaxPoolIndices"})
+  for (const char* op : {"Sin",         "Cos",           "Tan",
+                         "Asin",        "Acos",          "Atan",
+                         "Sinh",        "Cosh",          "Asinh",
+                         "Acosh",       "Atanh",         "LeakyRelu",
+                         "HardSigmoid", "HardSwish",     "Erf",
+                         "Sqrt",        "Reciprocal",    "Exp",
+                         "Log",         "Floor",         "Ceil",
+                         "Round",       "Softplus",      "Mish",
+                         "BitShift",    "BitwiseAnd",    "BitwiseOr",
+                         "BitwiseXor",  "BitwiseNot",    "BitCast",
+                         "CumProd",     "RMSNorm",       "RotaryEmbedding",
+                         "Col2Im",      "MaxPoolIndices"})
     EXPECT_EQ(seen.count(op), 1u) << op << " has no catalogue case";
   // The paths the catalogue misses: valid nodes (cpu_ref runs them), native here.
   const Plugin ref(plugin_path("cpu_ref"));

@@ -17,8 +17,10 @@ namespace ampx::cuda::kern {
 
 // ------------------------------------------------------ math unaries
 
-// Sin ... Atanh: the CUDA math library's accurate f32 functions (sinf,
-// asinhf, ...; never the __sinf intrinsics), dt in {f32, f16, bf16}.
+// Sin ... Atanh and the importer's float-only unaries (LeakyRelu to Mish):
+// the CUDA math library's accurate f32 functions (sinf, asinhf, erff, ...;
+// never the __sinf intrinsics), dt in {f32, f16, bf16}. Formulas are
+// cpu_ref's (sdk/reference/src/ops_elementwise.cpp).
 enum class MathOp : int32_t {
   kSin,
   kCos,
@@ -30,9 +32,26 @@ enum class MathOp : int32_t {
   kCosh,
   kAsinh,
   kAcosh,
-  kAtanh
+  kAtanh,
+  kLeakyRelu,    // x < 0 ? alpha x : x
+  kHardSigmoid,  // clamp(alpha x + beta, 0, 1)
+  kHardSwish,    // x clamp(x / 6 + 1/2, 0, 1)
+  kErf,
+  kSqrt,
+  kReciprocal,
+  kExp,
+  kLog,
+  kFloor,
+  kCeil,
+  kRound,  // halves to even
+  kSoftplus,
+  kMish
 };
-cudaError_t math_unary(ampx_dtype dt, MathOp op, const void* x, void* y, int64_t n,
+struct MathParams {
+  MathOp op = MathOp::kSin;
+  float alpha = 0, beta = 0;  // LeakyRelu, HardSigmoid
+};
+cudaError_t math_unary(ampx_dtype dt, const MathParams& p, const void* x, void* y, int64_t n,
                        cudaStream_t stream);
 
 // ---------------------------------------------------------- bit ops

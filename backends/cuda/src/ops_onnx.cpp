@@ -1,8 +1,9 @@
 // The later ONNX ops of issue 40 on the own kernels (kernels_onnx.hpp):
-// Sin ... Atanh, the bit ops, CumProd, RMSNorm, RotaryEmbedding, Col2Im,
-// MaxPoolIndices. BitCast is a byte copy (make_copy, ops_data.cpp).
+// Sin ... Atanh and the importer's float-only unaries, the bit ops, CumProd, RMSNorm,
+// RotaryEmbedding, Col2Im, MaxPoolIndices. BitCast is a byte copy (make_copy, ops_data.cpp).
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "allocator.hpp"
 #include "cuda_error.hpp"
@@ -18,17 +19,35 @@ using Out = std::span<void* const>;
 
 kern::MathOp math_op(std::string_view op) {
   using M = kern::MathOp;
-  if (op == "Sin") return M::kSin;
-  if (op == "Cos") return M::kCos;
-  if (op == "Tan") return M::kTan;
-  if (op == "Asin") return M::kAsin;
-  if (op == "Acos") return M::kAcos;
-  if (op == "Atan") return M::kAtan;
-  if (op == "Sinh") return M::kSinh;
-  if (op == "Cosh") return M::kCosh;
-  if (op == "Asinh") return M::kAsinh;
-  if (op == "Acosh") return M::kAcosh;
-  return M::kAtanh;  // the registry sends nothing else here
+  static constexpr std::pair<std::string_view, M> kOps[] = {
+      {"Sin", M::kSin},
+      {"Cos", M::kCos},
+      {"Tan", M::kTan},
+      {"Asin", M::kAsin},
+      {"Acos", M::kAcos},
+      {"Atan", M::kAtan},
+      {"Sinh", M::kSinh},
+      {"Cosh", M::kCosh},
+      {"Asinh", M::kAsinh},
+      {"Acosh", M::kAcosh},
+      {"Atanh", M::kAtanh},
+      {"LeakyRelu", M::kLeakyRelu},
+      {"HardSigmoid", M::kHardSigmoid},
+      {"HardSwish", M::kHardSwish},
+      {"Erf", M::kErf},
+      {"Sqrt", M::kSqrt},
+      {"Reciprocal", M::kReciprocal},
+      {"Exp", M::kExp},
+      {"Log", M::kLog},
+      {"Floor", M::kFloor},
+      {"Ceil", M::kCeil},
+      {"Round", M::kRound},
+      {"Softplus", M::kSoftplus},
+      {"Mish", M::kMish},
+  };
+  for (const auto& [name, m] : kOps)
+    if (name == op) return m;
+  throw std::logic_error("no math unary " + std::string(op));  // the registry sends none
 }
 
 // RotaryEmbedding: a position outside the caches is a data error (cpu_ref
@@ -69,12 +88,19 @@ class RotaryOp final : public CudaOp {
 }  // namespace
 
 std::unique_ptr<CudaOp> make_math_unary(OpContext& c) {
-  const kern::MathOp op = math_op(c.v.op_type());
+  kern::MathParams p;
+  p.op = math_op(c.v.op_type());
+  // Attributes as f32, like cpu_ref's T(alpha) in the compute type.
+  if (p.op == kern::MathOp::kLeakyRelu) p.alpha = static_cast<float>(c.v.get_float("alpha", 0.01));
+  if (p.op == kern::MathOp::kHardSigmoid) {
+    p.alpha = static_cast<float>(c.v.get_float("alpha", 0.2));
+    p.beta = static_cast<float>(c.v.get_float("beta", 0.5));
+  }
   const ampx_dtype dt = c.in[0].dtype;
   const int64_t n = c.out[0].numel;
   cudaStream_t s = c.dev.stream();
   return fn_op("math_unary",
-               [=](In in, Out out) { return kern::math_unary(dt, op, in[0], out[0], n, s); });
+               [=](In in, Out out) { return kern::math_unary(dt, p, in[0], out[0], n, s); });
 }
 
 std::unique_ptr<CudaOp> make_bitwise(OpContext& c) {

@@ -20,7 +20,7 @@ OpContext::OpContext(const plugin_support::NodeView& view, DeviceContext& d, con
 }
 
 // Entries of the later ONNX ops of issue 40 (the block at the end of kOps).
-constexpr size_t kOnnxOps = 22;
+constexpr size_t kOnnxOps = 35;
 
 const OpEntry* find_op(std::string_view op) noexcept {
   static constexpr std::array<OpEntry, 45 + kOnnxOps> kOps = {{
@@ -84,6 +84,19 @@ const OpEntry* find_op(std::string_view op) noexcept {
       {"Asinh", OpClass::kCompute, &make_math_unary},
       {"Acosh", OpClass::kCompute, &make_math_unary},
       {"Atanh", OpClass::kCompute, &make_math_unary},
+      {"LeakyRelu", OpClass::kCompute, &make_math_unary},
+      {"HardSigmoid", OpClass::kCompute, &make_math_unary},
+      {"HardSwish", OpClass::kCompute, &make_math_unary},
+      {"Erf", OpClass::kCompute, &make_math_unary},
+      {"Sqrt", OpClass::kCompute, &make_math_unary},
+      {"Reciprocal", OpClass::kCompute, &make_math_unary},
+      {"Exp", OpClass::kCompute, &make_math_unary},
+      {"Log", OpClass::kCompute, &make_math_unary},
+      {"Floor", OpClass::kCompute, &make_math_unary},
+      {"Ceil", OpClass::kCompute, &make_math_unary},
+      {"Round", OpClass::kCompute, &make_math_unary},
+      {"Softplus", OpClass::kCompute, &make_math_unary},
+      {"Mish", OpClass::kCompute, &make_math_unary},
       {"BitShift", OpClass::kIntegerCompute, &make_bitwise},
       {"BitwiseAnd", OpClass::kIntegerCompute, &make_bitwise},
       {"BitwiseOr", OpClass::kIntegerCompute, &make_bitwise},
