@@ -7,6 +7,7 @@
 #include "allocator.hpp"
 #include "capability.hpp"
 #include "cuda_harness.hpp"
+#include "cuda_onnx_ops.hpp"
 #include "device.hpp"
 #include "op_cases.hpp"
 #include "ops.hpp"
@@ -197,6 +198,93 @@ TEST(CudaAnswers, TrainingOps) {
     const cuda::Answer a = ask(dw, 90, *lib);
     EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED) << a.note;
     EXPECT_NE(a.note.find("bias_gradient"), std::string::npos) << a.note;
+  }
+}
+
+// The later ONNX ops with a CUDA kernel (cuda_onnx_ops.hpp), every case of
+// the catalogue: native in f32, f16 and (sm_80+) bf16, the integer forms
+// and BitCast on every GPU; f64 and the importer ops without a kernel say
+// why they are declined.
+TEST(CudaAnswers, LaterOnnxOps) {
+  const cuda::CudnnLibrary cudnn(false);
+  std::set<std::string> seen;
+  for (const auto& [name, make] : op_cases::cases()) {
+    for (ampx_dtype dt : {F32, F16, BF16}) {
+      Rng rng(3);
+      op_cases::Case c;
+      make(rng, dt, c);
+      const std::string op = c.nb.op_type();
+      if (!cuda_runs_onnx_op(op)) break;
+      seen.insert(op);
+      SCOPED_TRACE(name + " " + dtype_str(dt));
+      const ampx_node_desc& d = c.nb.desc();
+      bool has_float = false;
+      for (size_t i = 0; i < d.num_inputs; ++i)
+        has_float = has_float || plugin_support::is_float_dtype(d.inputs[i].dtype);
+      for (size_t i = 0; i < d.num_outputs; ++i)
+        has_float = has_float || plugin_support::is_float_dtype(d.outputs[i].dtype);
+      // BitCast copies bytes: no arithmetic, every GPU.
+      const bool needs_bf16 = op != "BitCast" && has_float && dt == BF16;
+      for (int cc : {75, 90}) {
+        const cuda::Answer a = cuda::answer(c.nb.desc(), device(cc), cudnn);
+        if (needs_bf16 && cc < 80) {
+          EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED) << a.note;
+          EXPECT_NE(a.note.find("sm_80"), std::string::npos) << a.note;
+        } else {
+          EXPECT_EQ(a.support, AMPX_SUPPORT_NATIVE) << "sm_" << cc << ": " << a.note;
+        }
+        EXPECT_TRUE(cuda::find_op(op) != nullptr);
+      }
+    }
+  }
+  // Every op of the list has a case in the catalogue.
+  for (const char* op : {"Sin",         "Cos",           "Tan",
+                         "Asin",        "Acos",          "Atan",
+                         "Sinh",        "Cosh",          "Asinh",
+                         "Acosh",       "Atanh",         "LeakyRelu",
+                         "HardSigmoid", "HardSwish",     "Erf",
+                         "Sqrt",        "Reciprocal",    "Exp",
+                         "Log",         "Floor",         "Ceil",
+                         "Round",       "Softplus",      "Mish",
+                         "BitShift",    "BitwiseAnd",    "BitwiseOr",
+                         "BitwiseXor",  "BitwiseNot",    "BitCast",
+                         "CumProd",     "RMSNorm",       "RotaryEmbedding",
+                         "Col2Im",      "MaxPoolIndices"})
+    EXPECT_EQ(seen.count(op), 1u) << op << " has no catalogue case";
+  // The paths the catalogue misses: valid nodes (cpu_ref runs them), native here.
+  const Plugin ref(plugin_path("cpu_ref"));
+  for (const OnnxExtraCase& e : onnx_extra_cases()) {
+    for (ampx_dtype dt : {F32, F16, BF16}) {
+      if (dt != F32 && !e.float_case) break;
+      SCOPED_TRACE(e.name + " " + dtype_str(dt));
+      Rng rng(23);
+      op_cases::Case c;
+      e.make(rng, dt, c);
+      const cuda::Answer a = cuda::answer(c.nb.desc(), device(90), cudnn);
+      EXPECT_EQ(a.support, AMPX_SUPPORT_NATIVE) << a.note;
+      EXPECT_NO_THROW(run_on(ref, c.nb, c.inputs));
+    }
+  }
+  // Integer CumProd (wrapping) and every integer width of the bit ops.
+  for (ampx_dtype it : {AMPX_DTYPE_I8, AMPX_DTYPE_U8, AMPX_DTYPE_I16, AMPX_DTYPE_U16,
+                        AMPX_DTYPE_I32, AMPX_DTYPE_U32, AMPX_DTYPE_I64, AMPX_DTYPE_U64}) {
+    SCOPED_TRACE(dtype_str(it));
+    NodeBuilder cp("CumProd", "cp");
+    cp.input(it, {3, 4}).output(it, {3, 4}).attr_int("axis", 1);
+    EXPECT_EQ(ask(cp, 75, cudnn).support, AMPX_SUPPORT_NATIVE);
+    NodeBuilder sh("BitShift", "sh");
+    sh.input(it, {3, 4}).input(it, {4}).output(it, {3, 4}).attr_str("direction", "RIGHT");
+    EXPECT_EQ(ask(sh, 75, cudnn).support, AMPX_SUPPORT_NATIVE);
+  }
+  // f64 has no CUDA kernel; the op set refuses a float BitwiseAnd.
+  NodeBuilder cp64("CumProd", "cp");
+  cp64.input(AMPX_DTYPE_F64, {4}).output(AMPX_DTYPE_F64, {4}).attr_int("axis", 0);
+  NodeBuilder and32("BitwiseAnd", "and");
+  and32.input(F32, {4}).input(F32, {4}).output(F32, {4});
+  for (NodeBuilder* nb : {&cp64, &and32}) {
+    const cuda::Answer a = ask(*nb, 90, cudnn);
+    EXPECT_EQ(a.support, AMPX_SUPPORT_UNSUPPORTED) << nb->op_type();
+    EXPECT_FALSE(a.note.empty()) << nb->op_type();
   }
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "cuda_harness.hpp"
+#include "cuda_onnx_ops.hpp"
 #include "op_cases.hpp"
 
 namespace ampx::test {
@@ -112,10 +113,13 @@ void check_case(const Plugin& dev, const Plugin& ref, const std::string& name, b
     // No fused epilogues in the CUDA kernels yet, no kernels for the
     // importer's ops nor for some training ops: declined in every dtype.
     const std::string& op = c.nb.op_type();
-    const bool declined = is_epilogue_case(name) || is_importer_op(op) ||
-                          is_dilated_pool_case(name) ||
-                          (is_training_op(op) && !cuda_runs_training_op(op)) ||
-                          (!is_data_movement(op) && has_narrow_integer(c.nb.desc()));
+    // The later ONNX ops with a kernel here (cuda_onnx_ops.hpp) run, the
+    // bit ops, BitCast and CumProd in every integer dtype too.
+    const bool declined =
+        is_epilogue_case(name) || (is_importer_op(op) && !cuda_runs_onnx_op(op)) ||
+        is_dilated_pool_case(name) || (is_training_op(op) && !cuda_runs_training_op(op)) ||
+        (!is_data_movement(op) && !cuda_runs_onnx_integer_op(op) &&
+         has_narrow_integer(c.nb.desc()));
     if (declined) {
       EXPECT_EQ(cap.support, AMPX_SUPPORT_UNSUPPORTED) << cap.note;
     } else if (dt == F32) {
@@ -139,7 +143,9 @@ void check_case(const Plugin& dev, const Plugin& ref, const std::string& name, b
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_EQ(got[i].dtype, want[i].dtype);
-      if (is_data_movement(op)) {
+      // Integer results (the bit ops, BitCast, MaxPoolIndices' indices,
+      // integer CumProd) are exact.
+      if (is_data_movement(op) || plugin_support::is_integer_dtype(got[i].dtype)) {
         expect_bits_equal(got[i], want[i]);
       } else {
         expect_close(got[i], want[i].values(), name + " (" + cap.note + ")");

@@ -71,6 +71,11 @@ Answer decide(const ps::NodeView& v, const OpEntry& op, const DeviceInfo& dev,
       return no("bf16 needs sm_80+ (this GPU is " + sm(cc) + ")");
     return {AMPX_SUPPORT_NATIVE, cost_hint(node, false), "own kernel, vectorised"};
   }
+  if (op.cls == OpClass::kIntegerCompute && ps::is_integer_dtype(v.input(0).dtype)) {
+    // The op set gives these nodes one dtype; every integer width has a
+    // kernel instantiation of its own (exact, wrapping).
+    return {AMPX_SUPPORT_NATIVE, cost_hint(node, false), "own kernel, integer"};
+  }
   if (dt != AMPX_DTYPE_F32 && !is16)
     return no(std::string(ps::dtype_name(dt == AMPX_DTYPE_INVALID ? v.input(0).dtype : dt)) +
               " has no CUDA kernel (f32, f16, bf16 only)");
@@ -100,6 +105,9 @@ Answer decide(const ps::NodeView& v, const OpEntry& op, const DeviceInfo& dev,
               std::string(is16 ? "direct conv kernel, no tensor cores (" : "direct conv kernel (") +
                   why + ")"};
     }
+    case OpClass::kIntegerCompute:  // CumProd of a float: the product in double, as cpu_ref
+      return {AMPX_SUPPORT_NATIVE, cost_hint(node, false),
+              is16 ? "own kernel, 16-bit I/O, f64 products" : "own kernel, f64 products"};
     default:
       // Memory-bound kernels: 16-bit loads/stores halve the traffic, which is
       // what makes them fast; the math is f32 in registers.

@@ -56,6 +56,9 @@ enum class OpClass {
   kDataMovement,  // bit copies, any dtype
   kCast,
   kProbe,  // TensorStats: reads each input in its own dtype, computes nothing 16-bit
+  // Own kernels for every integer dtype as well as f32/f16/bf16: the bit
+  // ops (integers only, by the op set), CumProd.
+  kIntegerCompute,
 };
 
 struct OpEntry {
@@ -97,6 +100,15 @@ std::unique_ptr<CudaOp> make_sgd_update(OpContext&);
 std::unique_ptr<CudaOp> make_adam_update(OpContext&);
 std::unique_ptr<CudaOp> make_update_guard(OpContext&);
 std::unique_ptr<CudaOp> make_tensor_stats(OpContext&);
+// The later ONNX ops of issue 40 (ops_onnx.cpp; BitCast is make_copy).
+std::unique_ptr<CudaOp> make_math_unary(OpContext&);
+std::unique_ptr<CudaOp> make_bitwise(OpContext&);
+std::unique_ptr<CudaOp> make_bitwise_not(OpContext&);
+std::unique_ptr<CudaOp> make_cum_prod(OpContext&);
+std::unique_ptr<CudaOp> make_rmsnorm(OpContext&);
+std::unique_ptr<CudaOp> make_rotary_embedding(OpContext&);
+std::unique_ptr<CudaOp> make_col2im(OpContext&);
+std::unique_ptr<CudaOp> make_maxpool_indices(OpContext&);
 
 // Whether Conv2d `node` can go through cuDNN here (loaded, symmetric pads,
 // dims within int); otherwise false and why. Shared by the answer and the
@@ -104,6 +116,10 @@ std::unique_ptr<CudaOp> make_tensor_stats(OpContext&);
 bool cudnn_conv_usable(const plugin_support::NodeView& v, const CudnnLibrary& cudnn,
                        std::string* why);
 
+// NumPy broadcasting of a and b into y (ops_elementwise.cpp): y's dims and
+// each input's element strides over them, 0 where broadcast.
+kern::Broadcast make_broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                               const std::vector<int64_t>& y);
 // Row-major dense strides of dims, in elements.
 std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims);
 // Checks a launch result: throws with the CUDA error text.

@@ -57,6 +57,16 @@ void broadcast_strides(const std::vector<int64_t>& dims, const std::vector<int64
 
 }  // namespace
 
+kern::Broadcast make_broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                               const std::vector<int64_t>& y) {
+  kern::Broadcast bc;
+  bc.rank = static_cast<int32_t>(y.size());
+  for (size_t d = 0; d < y.size(); ++d) bc.dims[d] = y[d];
+  broadcast_strides(a, y, bc.a_strides);
+  broadcast_strides(b, y, bc.b_strides);
+  return bc;
+}
+
 std::unique_ptr<CudaOp> make_unary(OpContext& c) {
   kern::UnaryParams p;
   const std::string_view op = c.v.op_type();
@@ -86,14 +96,7 @@ std::unique_ptr<CudaOp> make_binary(OpContext& c) {
                                            : kern::BinaryOp::kDiv;
   std::optional<kern::Broadcast> bc;
   const auto& y = c.out[0].dims;
-  if (c.in[0].dims != y || c.in[1].dims != y) {
-    kern::Broadcast b;
-    b.rank = static_cast<int32_t>(y.size());
-    for (size_t d = 0; d < y.size(); ++d) b.dims[d] = y[d];
-    broadcast_strides(c.in[0].dims, y, b.a_strides);
-    broadcast_strides(c.in[1].dims, y, b.b_strides);
-    bc = b;
-  }
+  if (c.in[0].dims != y || c.in[1].dims != y) bc = make_broadcast(c.in[0].dims, c.in[1].dims, y);
   return std::make_unique<BinaryOp>(c.dev, c.out[0].dtype, bop, c.out[0].numel, bc);
 }
 

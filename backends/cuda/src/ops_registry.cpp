@@ -19,8 +19,11 @@ OpContext::OpContext(const plugin_support::NodeView& view, DeviceContext& d, con
   for (size_t k = 0; k < v.num_outputs(); ++k) out.push_back(fill(v.output(k)));
 }
 
+// Entries of the later ONNX ops of issue 40 (the block at the end of kOps).
+constexpr size_t kOnnxOps = 35;
+
 const OpEntry* find_op(std::string_view op) noexcept {
-  static constexpr std::array<OpEntry, 45> kOps = {{
+  static constexpr std::array<OpEntry, 45 + kOnnxOps> kOps = {{
       {"MatMul", OpClass::kContraction, &make_matmul},
       {"Gemm", OpClass::kContraction, &make_gemm},
       {"Conv2d", OpClass::kConvolution, &make_conv2d},
@@ -69,6 +72,42 @@ const OpEntry* find_op(std::string_view op) noexcept {
       {"AdamUpdate", OpClass::kCompute, &make_adam_update},
       {"UpdateGuard", OpClass::kCompute, &make_update_guard},
       {"TensorStats", OpClass::kProbe, &make_tensor_stats},
+      // The later ONNX ops of issue 40 (ops_onnx.cpp): kOnnxOps entries.
+      {"Sin", OpClass::kCompute, &make_math_unary},
+      {"Cos", OpClass::kCompute, &make_math_unary},
+      {"Tan", OpClass::kCompute, &make_math_unary},
+      {"Asin", OpClass::kCompute, &make_math_unary},
+      {"Acos", OpClass::kCompute, &make_math_unary},
+      {"Atan", OpClass::kCompute, &make_math_unary},
+      {"Sinh", OpClass::kCompute, &make_math_unary},
+      {"Cosh", OpClass::kCompute, &make_math_unary},
+      {"Asinh", OpClass::kCompute, &make_math_unary},
+      {"Acosh", OpClass::kCompute, &make_math_unary},
+      {"Atanh", OpClass::kCompute, &make_math_unary},
+      {"LeakyRelu", OpClass::kCompute, &make_math_unary},
+      {"HardSigmoid", OpClass::kCompute, &make_math_unary},
+      {"HardSwish", OpClass::kCompute, &make_math_unary},
+      {"Erf", OpClass::kCompute, &make_math_unary},
+      {"Sqrt", OpClass::kCompute, &make_math_unary},
+      {"Reciprocal", OpClass::kCompute, &make_math_unary},
+      {"Exp", OpClass::kCompute, &make_math_unary},
+      {"Log", OpClass::kCompute, &make_math_unary},
+      {"Floor", OpClass::kCompute, &make_math_unary},
+      {"Ceil", OpClass::kCompute, &make_math_unary},
+      {"Round", OpClass::kCompute, &make_math_unary},
+      {"Softplus", OpClass::kCompute, &make_math_unary},
+      {"Mish", OpClass::kCompute, &make_math_unary},
+      {"BitShift", OpClass::kIntegerCompute, &make_bitwise},
+      {"BitwiseAnd", OpClass::kIntegerCompute, &make_bitwise},
+      {"BitwiseOr", OpClass::kIntegerCompute, &make_bitwise},
+      {"BitwiseXor", OpClass::kIntegerCompute, &make_bitwise},
+      {"BitwiseNot", OpClass::kIntegerCompute, &make_bitwise_not},
+      {"BitCast", OpClass::kDataMovement, &make_copy},  // the bytes as they are
+      {"CumProd", OpClass::kIntegerCompute, &make_cum_prod},
+      {"RMSNorm", OpClass::kCompute, &make_rmsnorm},
+      {"RotaryEmbedding", OpClass::kCompute, &make_rotary_embedding},
+      {"Col2Im", OpClass::kCompute, &make_col2im},
+      {"MaxPoolIndices", OpClass::kCompute, &make_maxpool_indices},
   }};
   static constexpr OpEntry kCast{"Cast", OpClass::kCast, &make_cast};
   if (op == kCast.op) return &kCast;

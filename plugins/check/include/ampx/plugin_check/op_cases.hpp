@@ -160,16 +160,16 @@ inline bool is_dilated_pool_case(const std::string& name) {
 
 // The later ONNX ops (docs/OPS.md, the op set's own list): cpu_ref and
 // onednn run all of them, vulkan all but LSTM, GRU and RNN (each backend's
-// tests say which it must run); the cuda plugin answers `unsupported` in
-// every dtype, and placement runs them elsewhere.
+// tests say which it must run); the cuda plugin those of
+// tests/cuda/cuda_onnx_ops.hpp, and placement runs the rest elsewhere.
 inline bool is_reference_only_op(const std::string& op) {
   return opset::is_reference_only(op);
 }
 
 // The ops added for the ONNX importer (docs/OPS.md): cpu_ref and onednn run
 // them, vulkan those its tests list (vulkan_runs_importer_op); the cuda
-// plugin has no kernels for them yet and must answer `unsupported` in every
-// dtype.
+// plugin those of tests/cuda/cuda_onnx_ops.hpp and must answer the others
+// `unsupported` in every dtype.
 inline bool is_importer_op(const std::string& op) {
   if (is_reference_only_op(op)) return true;
   for (const char* o :
