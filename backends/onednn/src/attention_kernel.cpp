@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "ampx/half.hpp"
@@ -204,10 +205,17 @@ class RowSoftmax {
     return add;
   }
 
-  // The reference's softmax: exp(x - m) / sum, in A.
+  // The reference's softmax: exp(x - m) / sum, in A. In f32 each exp is
+  // kept for the division (the reference computes it twice: the same
+  // value, half the exps); in f64 it would not fit back into x.
   template <class A>
   void softmax(float* x, float m) const {
     A sum = 0;
+    if constexpr (std::is_same_v<A, float>) {
+      for (int64_t j = 0; j < g_.T; ++j) sum += x[j] = std::exp(x[j] - m);
+      for (int64_t j = 0; j < g_.T; ++j) x[j] = x[j] / sum;
+      return;
+    }
     for (int64_t j = 0; j < g_.T; ++j) sum += std::exp(A(x[j]) - A(m));
     for (int64_t j = 0; j < g_.T; ++j) x[j] = static_cast<float>(std::exp(A(x[j]) - A(m)) / sum);
   }
