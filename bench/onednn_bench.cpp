@@ -23,6 +23,7 @@
 //                          [--recurrent-only (table 4 alone)]
 //                          [--determinism-only (table 5 alone)]
 //                          [--reduction-only (table 6 alone)]
+//                          [--attention-only (table 7 alone)]
 //  6. ReduceSum 32x64x16x16 -> 1x64x1x1 f32 (a convolution's bias
 //     gradient): oneDNN's reduction primitive (`ref:any` for these axes)
 //     against the plugin's vectorised loop (reduce_loop.hpp) that runs it.
@@ -314,12 +315,24 @@ Graph lstm_graph(int64_t T, int64_t N, int64_t I, int64_t H, double clip) {
   return std::move(b).build();
 }
 
+// One Attention node: Q [B, H, S, E], K and V [B, H, T, E], optionally
+// causal.
+Graph attention_graph(int64_t B, int64_t H, int64_t S, int64_t T, int64_t E, bool causal,
+                      DType dt) {
+  GraphBuilder b("attention");
+  const ValueId q = b.input("q", dt, {B, H, S, E});
+  const ValueId k = b.input("k", dt, {B, H, T, E});
+  const ValueId v = b.input("v", dt, {B, H, T, E});
+  b.output(b.add(OpType::kAttention, "attn", {q, k, v}, {{"is_causal", int64_t{causal}}}));
+  return std::move(b).build();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 30;
   bool layouts_only = false, recurrent_only = false, determinism_only = false,
-       reduction_only = false;
+       reduction_only = false, attention_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--reps" && i + 1 < argc)
       reps = std::max(1, std::atoi(argv[i + 1]));
@@ -327,6 +340,7 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--recurrent-only") recurrent_only = true;
     if (std::string(argv[i]) == "--determinism-only") determinism_only = true;
     if (std::string(argv[i]) == "--reduction-only") reduction_only = true;
+    if (std::string(argv[i]) == "--attention-only") attention_only = true;
   }
 
   plugins::PluginHostOptions opts;
@@ -526,6 +540,56 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // 7. Attention on the plugin's kernel (two matmul primitives around the
+  // f32 softmax loop: backends/onednn/src/attention_kernel.hpp) against
+  // the reference loop that ran it before (cpu_ref:0's kernel is the same
+  // code), at the same thread count.
+  auto attention = [&] {
+    fmt::print("\n### 7. Attention on two matmuls vs the reference loop\n\n");
+    fmt::print(
+        "One thread: the calling thread's CPU time (median of the rounds); {} threads: wall "
+        "time, median (fastest).\n\n",
+        cores);
+    fmt::print(
+        "| Attention (B, H, S=T, E) | dtype | threads | onednn:0 | cpu_ref:0 loop | loop / "
+        "onednn |\n");
+    fmt::print("|---|---|---|---|---|---|\n");
+    for (const bool causal : {false, true})
+      for (const DType dt : {DType::kF32, DType::kBF16}) {
+        const Graph g = attention_graph(1, 8, 512, 512, 64, causal, dt);
+        const auto in = random_inputs(g, 7);
+        for (const unsigned threads : {1u, cores}) {
+          plugins::PluginHostOptions o;
+          o.plugin_options["onednn"] = "threads=" + std::to_string(threads);
+          o.plugin_options["cpu_ref"] = "threads=" + std::to_string(threads);
+          const plugins::PluginHost h(o);
+          const plugins::Device& one = h.device("onednn:0");
+          const plugins::Device* ref = h.find_device("cpu_ref:0");
+          if (threads == 1 && !causal) {  // the answer, once per dtype
+            const LoweredNode node(g, 0);
+            fmt::print("| kernel | {} | | `{}` | | |\n", dtype_name(dt),
+                       DeviceCapabilities(one).query(node.desc()).note);
+          }
+          Executor a(g, one);
+          std::unique_ptr<Executor> b = ref ? std::make_unique<Executor>(g, *ref) : nullptr;
+          std::vector<std::function<void()>> v = {[&] { (void)a.run(in); }};
+          if (b) v.push_back([&] { (void)b->run(in); });
+          const bool cpu_time = threads == 1;
+          const auto t = interleaved_rounds(v, std::max(3, reps / 5), cpu_time);
+          const auto shown = [&](const std::vector<double>& x) {
+            return cpu_time ? fmt::format("{:.2f} ms", median(x)) : median_and_min(x);
+          };
+          fmt::print("| 1, 8, 512, 64{} | {} | {} | {} | {} | {} |\n", causal ? ", causal" : "",
+                     dtype_name(dt), threads, shown(t[0]), b ? shown(t[1]) : "—",
+                     b ? fmt::format("{:.1f}", median(t[1]) / median(t[0])) : "—");
+        }
+      }
+  };
+  if (attention_only) {
+    attention();
+    return 0;
+  }
+
   // 1. Executor overhead.
   fmt::print("### 1. Executor overhead (O0 f32, fused plan)\n\n");
   fmt::print("| model | ampx on onednn:0 | same primitives, direct loop | overhead |\n");
@@ -618,5 +682,6 @@ int main(int argc, char** argv) {
   }
 
   recurrent();
+  attention();
   return 0;
 }

@@ -47,7 +47,9 @@ bool runs_as_loop(const NodeView& v) {
     return true;
   // The later ONNX ops: a primitive where oneDNN 2.6 computes what the
   // reference does (ops_onnx_later.cpp), else the loop. LSTM, GRU and RNN
-  // choose at prepare and run (rnn_kernel.hpp).
+  // choose at prepare and run (rnn_kernel.hpp); Attention at its answer
+  // (attention_kernel.hpp).
+  if (op == "Attention") return false;
   if (opset::is_reference_only(op) && !is_recurrent_op(op)) return !later_op_has_primitive(v);
   // The training ops oneDNN 2.6 has no primitive for: the loss, SliceGrad
   // and GatherGrad (scatters), the dropout draw (docs/OPS.md fixes its bits)

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "attention_kernel.hpp"
 #include "concat_kernel.hpp"
 #include "loop_kernel.hpp"
 #include "ops.hpp"
@@ -103,6 +104,9 @@ host_plugin::CapabilityAnswer OnednnPolicy::measure(const ampx_node_desc& node) 
   // LSTM, GRU, RNN: oneDNN's RNN primitives where they fit, else the loop
   // (rnn_kernel.hpp).
   if (is_recurrent_op(v.op_type())) return answer_recurrent(v, *ctx_, kFastFlops, kSlowFlops);
+  // Attention: two matmul primitives around an f32 softmax loop where both
+  // are jit, else the loop (attention_kernel.hpp).
+  if (v.op_type() == "Attention") return answer_attention(v, *ctx_, kFastFlops, kSlowFlops);
   // The other later ONNX ops (opset::is_reference_only) and the training
   // ops: a primitive where oneDNN has a fast one, else the reference loop
   // (f32 native, 16-bit emulated), never `unsupported` where the reference
@@ -242,6 +246,13 @@ std::unique_ptr<reference::CpuKernel> OnednnPolicy::make_kernel(const ampx_node_
       return make_recurrent_kernel(
           ctx_, v, std::make_unique<LoopKernel>(ctx_, reference::make_kernel(node)), threads);
     });
+  }
+  if (v.op_type() == "Attention") {  // the matmuls and the softmax loop, or the loop
+    if (a.reference_kernel) return loop;
+    return make_thread_count_free(
+        *ctx_, v, PrimitiveKernel::threads_for(*ctx_, node),
+        [&](int threads) { return make_attention_kernel(ctx_, v, threads); },
+        [&](size_t slot, void* p) { return fill_attention_input(v, slot, p); });
   }
   if (a.reference_kernel && reduce_loop_fits(v))
     return std::make_unique<ReduceLoopKernel>(ctx_, v, PrimitiveKernel::threads_for(*ctx_, node));

@@ -82,7 +82,8 @@ int first_differing_output(Context& ctx, std::span<void* const> many, std::span<
 }
 
 std::unique_ptr<reference::CpuKernel> make_thread_count_free(Context& ctx, const ps::NodeView& v,
-                                                             int threads, const KernelMaker& make) {
+                                                             int threads, const KernelMaker& make,
+                                                             const InputFill& fill) {
   if (threads <= 1 || ctx.determinism() == Determinism::kFastest ||
       opset::is_data_movement(v.op_type()))
     return make(threads);
@@ -98,7 +99,7 @@ std::unique_ptr<reference::CpuKernel> make_thread_count_free(Context& ctx, const
       continue;
     }
     Words& w = d.storage.emplace_back(words_for(ps::byte_size(t)));
-    if (!fill_drawn(t.dtype, ps::element_count(t), i, w.data())) {
+    if (!fill_drawn(t.dtype, ps::element_count(t), i, w.data()) && !(fill && fill(i, w.data()))) {
       ctx.count_thread_check(true);
       log("on one thread: input " + std::to_string(i) + " (" + ps::dtype_name(t.dtype) +
           ") picks the kernel's path at run time, so no drawn input can check its bits at " +

@@ -43,9 +43,15 @@ using KernelMaker = std::function<std::unique_ptr<reference::CpuKernel>(int thre
 // (Determinism::kThreadCountFree; with kFastest always make(threads)). Each
 // check is counted (Context::count_thread_check); a pinned node is logged
 // at info level.
+//
+// `fill` (optional) gives a non-float input whose values do not change the
+// kernel's path a stand-in (Attention's bool mask and nonpad_kv_seqlen:
+// attention_kernel.hpp); false, or no `fill`: the node is pinned unchecked.
+using InputFill = std::function<bool(size_t slot, void* p)>;
 std::unique_ptr<reference::CpuKernel> make_thread_count_free(Context& ctx,
                                                              const plugin_support::NodeView& v,
-                                                             int threads, const KernelMaker& make);
+                                                             int threads, const KernelMaker& make,
+                                                             const InputFill& fill = {});
 
 // The check's parts, for a kernel that builds its threaded and one-thread
 // versions itself (train_kernels.cpp: a variant per producer layout).

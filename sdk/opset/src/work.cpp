@@ -55,6 +55,14 @@ WorkEstimate estimate_work(const ampx_node_desc& node) noexcept {
       w.flops = 2 * static_cast<double>(x.dims[0]) * static_cast<double>(x.dims[1]) *
                 product(v.input(1), 0) / std::max<double>(1, static_cast<double>(x.dims[2])) *
                 static_cast<double>(x.dims[2] + r.dims[2]);
+    } else if (op == "Attention" && n_in >= 3 && v.input(0).rank == 4 && v.input(1).rank == 4 &&
+               v.input(2).rank == 4) {
+      // Q·Kᵀ and P·V for every query row and key, the softmax (about 10
+      // per score): B·Hq·S·T·(2E + 2Ev + 10).
+      const ampx_tensor_desc &q = v.input(0), &k = v.input(1), &val = v.input(2);
+      w.flops = product(q, 0) / std::max(1.0, static_cast<double>(q.dims[3])) *
+                static_cast<double>(k.dims[2]) *
+                static_cast<double>(2 * q.dims[3] + 2 * val.dims[3] + 10);
     } else if (op == "LinearAttention" && n_in >= 4 && v.input(0).rank == 3) {
       // Per step and state element: decay, retrieval, update (about 6) and
       // the reads of the query heads sharing it (2 each).

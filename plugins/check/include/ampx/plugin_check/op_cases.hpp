@@ -1623,6 +1623,36 @@ inline const std::map<std::string, Maker>& cases() {
          c.nb.output(dt, {2, 2, 2, 4}).output(dt, {2, 2, 2, 6}).attr_int("is_causal", 1);
          c.nb.attr_int("left_window", 2).attr_int("qk_output", 2);
        }},
+      // Attention's other paths: multi-query (one KV head for three query
+      // heads), a rank-3 per-head mask shorter than the keys (the keys past
+      // it masked), a right window, the softcapped scores as qk_output 0
+      // and the softmax in f64; i32 nonpad_kv_seqlen with a bool mask
+      // with one fully masked row, the causal frontier offset by
+      // nonpad_kv_seqlen - S per batch (past_length is ignored then), and
+      // the raw scores (qk_output 1).
+      {"Attention_mqa_short_mask_right_window_f64",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Attention", "n");
+         in(c, rnd(r, dt, {1, 3, 4, 8}));
+         in(c, rnd(r, dt, {1, 1, 7, 8}));
+         in(c, rnd(r, dt, {1, 1, 7, 5}));
+         in(c, rnd(r, dt, {3, 1, 5}, 0.5));
+         c.nb.output(dt, {1, 3, 4, 5}).output(dt, {1, 3, 4, 7}).attr_int("qk_output", 0);
+         c.nb.attr_int("right_window", 1).attr_int("softmax_f64", 1).attr_float("softcap", 2.0);
+       }},
+      {"Attention_nonpad_i32_bool_mask_past",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Attention", "n");
+         in(c, rnd(r, dt, {2, 2, 3, 4}));
+         in(c, rnd(r, dt, {2, 2, 5, 4}));
+         in(c, rnd(r, dt, {2, 2, 5, 3}));
+         in(c, Tensor::of(AMPX_DTYPE_BOOL, {2, 1, 3, 5},
+                          {1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1,
+                           1, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {2}, {5, 3}));
+         c.nb.output(dt, {2, 2, 3, 3}).output(dt, {2, 2, 3, 5}).attr_int("qk_output", 1);
+         c.nb.attr_int("past_length", 2).attr_int("is_causal", 1);
+       }},
       // LinearAttention (ONNX's packed 3-D layout): each update rule, the
       // grouped-query read (Hq = 2 Hkv) and multi-query (Hkv = 1), decay
       // per key row and per head, beta per head and one for all, the
