@@ -1591,7 +1591,8 @@ inline const std::map<std::string, Maker>& cases() {
       // mask with a fully masked row (Y and the probabilities 0 there) and
       // the post-softmax output; per-batch nonpad_kv_seqlen with the
       // bottom-right causal frontier and a window. RotaryEmbedding: 4-D with
-      // position_ids, interleaved and partial; 3-D halves.
+      // position_ids, interleaved and partial; 3-D with i32 position_ids,
+      // interleaved and partial; 3-D halves.
       {"Attention_gqa_mask_past_softcap",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("Attention", "n");
@@ -1684,6 +1685,16 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(I64, {2, 4}, {0, 1, 2, 3, 9, 4, -1, 0}));
          c.nb.output(dt, {2, 3, 4, 8}).attr_int("interleaved", 1).attr_int(
              "rotary_embedding_dim", 6);
+       }},
+      {"RotaryEmbedding_3d_i32_positions_interleaved",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("RotaryEmbedding", "n");
+         in(c, rnd(r, dt, {2, 3, 16}));
+         in(c, rnd(r, dt, {5, 2}));
+         in(c, rnd(r, dt, {5, 2}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {2, 3}, {4, 0, -5, 2, 2, -1}));
+         c.nb.output(dt, {2, 3, 16}).attr_int("num_heads", 2).attr_int("interleaved", 1);
+         c.nb.attr_int("rotary_embedding_dim", 4);
        }},
       {"RotaryEmbedding_3d_halves",
        [](Rng& r, ampx_dtype dt, Case& c) {
