@@ -137,6 +137,8 @@ OpPlan plan_cumsum(const NodeView& v, Variant var);  // floats (ops_onnx.cpp)
 OpPlan plan_topk(const NodeView& v, Variant var);    // floats, rows <= 4096 (ops_onnx.cpp)
 // The transformer ops (ops_attention.cpp).
 OpPlan plan_rotary_embedding(const NodeView& v, Variant var);  // i64/i32 position_ids
+// Heads of at most 512; bool masks need 8-bit storage; no softmax_f64.
+OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t);
 // Data movement, in any dtype elem_storage() has (they set the variant).
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
 OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);

@@ -3,6 +3,7 @@
 // (linear_attention.comp: the state's columns walked token by token). All
 // arithmetic f32 in every variant, as cpu_ref's (16-bit widened, outputs
 // rounded once).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -52,6 +53,73 @@ OpPlan plan_rotary_embedding(const NodeView& v, Variant var) {
               pos ? i32(dims_of(v.input(1))[0]) : 0};
   d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(2, es), pos ? in_ref(3, 4) : in_ref(0, es),
                out_ref(0, es)};
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t) {
+  // Shapes and attributes were checked by the op set (infer_attention.cpp).
+  const auto q = dims_of(v.input(0)), k = dims_of(v.input(1)), vd = dims_of(v.input(2));
+  const int64_t B = q[0], Hq = q[1], S = q[2], E = q[3], Hkv = k[1], T = k[2], Ev = vd[3];
+  const int32_t mode = static_cast<int32_t>(v.get_int("qk_output", -1));
+  OpPlan plan;
+  const int64_t rows = B * Hq * S;
+  if (rows == 0 || (Ev == 0 && (mode < 0 || T == 0))) return plan;  // nothing to write
+  if (T == 0 || E == 0 || Ev == 0)
+    throw Unsupported("Attention with empty keys or heads: no kernel");
+  // attention.comp keeps a Q row and a Y row in shared memory.
+  constexpr int64_t kMaxHead = 512;
+  if (E > kMaxHead || Ev > kMaxHead)
+    throw Unsupported("Attention head size " + std::to_string(std::max(E, Ev)) +
+                      " > 512: attention.comp keeps a head in shared memory");
+  if (v.get_int("softmax_f64", 0) != 0)
+    throw Unsupported("Attention softmax_f64: no f64 softmax kernel");
+  const bool has_mask = v.num_inputs() > 3;
+  const bool mask_bool = has_mask && v.input(3).dtype == AMPX_DTYPE_BOOL;
+  if (mask_bool && !t.storage8)
+    throw Unsupported("a bool mask: device has no storageBuffer8BitAccess");
+  // The mask broadcast into [B, Hq, S, Tm] (right-aligned, as cpu_ref).
+  int32_t mb = 0, mh = 0, mi = 0, tm = 0;
+  if (has_mask) {
+    const auto m = dims_of(v.input(3));
+    std::vector<int64_t> d(4 - m.size(), 1);
+    d.insert(d.end(), m.begin(), m.end());
+    tm = i32(d[3]);
+    mi = d[2] == 1 ? 0 : i32(d[3]);
+    mh = d[1] == 1 ? 0 : i32(d[2] * d[3]);
+    mb = d[0] == 1 ? 0 : i32(d[1] * d[2] * d[3]);
+  }
+  const int32_t lens = index_kind(v, 4, "nonpad_kv_seqlen");
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  Dispatch d = linear_dispatch(sh(mask_bool ? "attention_bmask" : "attention", var),
+                               static_cast<uint64_t>(rows), 1);
+  d.params = {i32(rows),
+              i32(S),
+              i32(Hq),
+              i32(Hkv),
+              i32(T),
+              i32(E),
+              i32(Ev),
+              float_bits(v.get_float("scale", 1.0 / std::sqrt(double(E)))),
+              float_bits(v.get_float("softcap", 0.0)),
+              v.get_int("is_causal", 0) != 0 ? 1 : 0,
+              i32(v.get_int("past_length", 0)),
+              i32(v.get_int("left_window", -1)),
+              i32(v.get_int("right_window", -1)),
+              mode,
+              has_mask ? 1 : 0,
+              mb,
+              mh,
+              mi,
+              tm,
+              lens};
+  d.tensors = {in_ref(0, es),
+               in_ref(1, es),
+               in_ref(2, es),
+               has_mask ? in_ref(3, mask_bool ? 1 : es) : in_ref(0, es),
+               lens ? in_ref(4, 4) : in_ref(0, es),
+               out_ref(0, es),
+               out_ref(mode >= 0 ? 1 : 0, es)};
   plan.dispatches.push_back(std::move(d));
   return plan;
 }
