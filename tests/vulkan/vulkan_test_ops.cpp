@@ -74,8 +74,8 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         "GatherND", "TopK",
                         // scatter_nd.comp; Mod (binary.comp's exact fmod, iarith.comp)
                         "ScatterND", "Mod",
-                        // rotary.comp, attention.comp
-                        "RotaryEmbedding", "Attention"})
+                        // rotary.comp, attention.comp, linear_attention.comp
+                        "RotaryEmbedding", "Attention", "LinearAttention"})
     if (op == o) return true;
   return false;
 }

@@ -139,6 +139,7 @@ OpPlan plan_topk(const NodeView& v, Variant var);    // floats, rows <= 4096 (op
 OpPlan plan_rotary_embedding(const NodeView& v, Variant var);  // i64/i32 position_ids
 // Heads of at most 512; bool masks need 8-bit storage; no softmax_f64.
 OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t);
+OpPlan plan_linear_attention(const NodeView& v, Variant var);  // every update rule
 // Data movement, in any dtype elem_storage() has (they set the variant).
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
 OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);

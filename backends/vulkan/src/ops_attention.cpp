@@ -124,4 +124,63 @@ OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t) {
   return plan;
 }
 
+OpPlan plan_linear_attention(const NodeView& v, Variant var) {
+  // Shapes and attributes were checked by the op set (infer_attention.cpp).
+  const std::string rule = v.get_string("update_rule", "gated_delta");
+  const bool gated = rule == "gated" || rule == "gated_delta";
+  const bool delta = rule == "delta" || rule == "gated_delta";
+  const auto q = dims_of(v.input(0)), val = dims_of(v.input(2)), st = dims_of(v.input(3));
+  const int64_t B = q[0], T = q[1], Hq = v.get_int("q_num_heads", 0),
+                Hkv = v.get_int("kv_num_heads", 0), dk = st[2], dv = st[3];
+  const size_t decay = 4, beta = gated ? 5 : 4;
+  const bool per_key = gated && dims_of(v.input(decay)).back() == Hkv * dk;
+  const bool per_head = delta && dims_of(v.input(beta)).back() == Hkv;
+  const double sc = v.get_float("scale", 0.0);
+  const int64_t cols = B * Hkv * dv;
+  OpPlan plan;
+  if (cols == 0) return plan;  // no state, no output
+  if (dk == 0) throw Unsupported("LinearAttention with an empty key dimension: no kernel");
+  const bool tokens = T > 0 && Hq > 0;
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  plan.scratch_bytes = static_cast<uint64_t>(cols * dk) * 4;
+  i32(cols * dk);
+  const std::vector<int32_t> params = {
+      i32(cols),
+      i32(T),
+      i32(Hq),
+      i32(Hkv),
+      i32(dk),
+      i32(dv),
+      gated ? 1 : 0,
+      delta ? 1 : 0,
+      per_key ? 1 : 0,
+      per_head ? 1 : 0,
+      float_bits(sc == 0.0 ? 1.0 / std::sqrt(static_cast<double>(dk)) : sc)};
+  const TensorRef first = in_ref(tokens ? 0 : 3, es);
+  for (uint32_t phase : {0u, 1u, 2u}) {
+    if (phase == 1 && !tokens) continue;  // an empty sequence: the state passes through
+    Dispatch d = linear_dispatch(sh("linear_attention", var), static_cast<uint64_t>(cols), 64);
+    d.spec = {phase};
+    d.params = params;
+    if (phase == 1)
+      d.tensors = {in_ref(0, es),
+                   in_ref(1, es),
+                   in_ref(2, es),
+                   gated ? in_ref(decay, es) : in_ref(0, es),
+                   delta ? in_ref(beta, es) : in_ref(0, es),
+                   scratch_ref(),
+                   out_ref(0, es)};
+    else
+      d.tensors = {phase == 0 ? in_ref(3, es) : first,
+                   first,
+                   first,
+                   first,
+                   first,
+                   scratch_ref(),
+                   out_ref(1, es)};
+    plan.dispatches.push_back(std::move(d));
+  }
+  return plan;
+}
+
 }  // namespace ampx::vulkan

@@ -134,6 +134,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_rotary_embedding(v, var);
   else if (op == "Attention")
     p = plan_attention(v, var, t);
+  else if (op == "LinearAttention")
+    p = plan_linear_attention(v, var);
   else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
            op == "ClipGrad")
     p = plan_elementwise_grad(v, var);
