@@ -7,6 +7,7 @@
 // bool cases (typed_cases: i64/i32 copies, Gather, Expand, Pad, Equal and the
 // orderings, Where, And/Or/Not; bool needs 8-bit storage) must match cpu_ref
 // bit for bit. Importer ops without a Vulkan kernel must answer `unsupported`.
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -1266,7 +1267,8 @@ TEST(VulkanMod, FmodIsExact) {
 
 // What the importer's kernels decline, with a reason: a variadic op of more
 // inputs than a dispatch binds (floats) or than the integer kernel takes
-// (2), TopK over long rows, integer CumSum.
+// (2), TopK over long rows, integer CumSum, Attention heads past 512 and
+// softmax_f64.
 // cpu_ref runs them.
 TEST(VulkanImporterOps, DeclinedWithReasons) {
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
@@ -1285,6 +1287,14 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
   NodeBuilder cumsum_i64("CumSum", "n");
   cumsum_i64.input(I64, {4, 3}).output(I64, {4, 3}).attr_int("axis", 0);
   nodes.push_back(cumsum_i64);
+  NodeBuilder wide_head("Attention", "n");  // a head lives in shared memory
+  wide_head.input(F32, {1, 1, 2, 520}).input(F32, {1, 1, 3, 520}).input(F32, {1, 1, 3, 4});
+  wide_head.output(F32, {1, 1, 2, 4});
+  nodes.push_back(wide_head);
+  NodeBuilder softmax_f64("Attention", "n");  // no f64 kernel
+  softmax_f64.input(F32, {1, 1, 2, 8}).input(F32, {1, 1, 3, 8}).input(F32, {1, 1, 3, 4});
+  softmax_f64.output(F32, {1, 1, 2, 4}).attr_int("softmax_f64", 1);
+  nodes.push_back(softmax_f64);
   for (NodeBuilder& b : nodes) {
     SCOPED_TRACE(b.op_type());
     ASSERT_NE(ref.capability(b).support, AMPX_SUPPORT_UNSUPPORTED) << ref.capability(b).note;
@@ -1297,6 +1307,38 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
   for (int i = 0; i < 7; ++i) max7.input(F32, {3, 4});
   max7.output(F32, {3, 4});
   EXPECT_EQ(vk.capability(max7).support, AMPX_SUPPORT_NATIVE);
+}
+
+// RotaryEmbedding: a position outside the caches (cpu_ref's run-time
+// error, which a shader cannot report) writes NaN over that token's head
+// vector, an i64 outside int32 included; the other tokens are as cpu_ref's.
+TEST(VulkanRotary, PositionOutsideTheCachesWritesNaN) {
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  const auto make = [&](const std::vector<double>& pos) {
+    Case c;
+    c.nb = NodeBuilder("RotaryEmbedding", "n");
+    Rng same(5);
+    in(c, rnd(same, F32, {1, 1, 4, 6}));
+    in(c, rnd(same, F32, {3, 2}));
+    in(c, rnd(same, F32, {3, 2}));
+    in(c, Tensor::of(I64, {1, 4}, pos));
+    c.nb.output(F32, {1, 1, 4, 6}).attr_int("rotary_embedding_dim", 4);
+    return c;
+  };
+  Case bad = make({2, 3, 4294967297.0, -3});  // 3 and 2^32 + 1 are outside 3 rows
+  ASSERT_EQ(vk.capability(bad.nb).support, AMPX_SUPPORT_NATIVE);
+  const auto got = run_on(vk, bad.nb, bad.inputs)[0].values();
+  Case good = make({2, 0, 0, -3});
+  const auto want = run_on(ref, good.nb, good.inputs)[0].values();
+  for (size_t i = 0; i < got.size(); ++i) {
+    const size_t token = i / 6;
+    if (token == 1 || token == 2)
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+    else
+      EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+  }
+  expect_no_validation_errors(vk);
 }
 
 // No 16-bit storage at all: f16 is unsupported, f32 unaffected.
