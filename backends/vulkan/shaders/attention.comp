@@ -11,7 +11,9 @@
 // order. A row whose bias is −∞ everywhere (or whose logits all are −∞)
 // gives p = 0, a NaN logit p = NaN, as cpu_ref. Rows of at most CHUNK keys
 // keep x in shared memory; longer ones recompute it in passes 2 and 3.
-// MASK_U8: the mask is bool (bytes; needs 8-bit storage).
+// MASK_U8: the mask is bool (bytes; needs 8-bit storage). SOFTMAX_F64
+// (softmax_f64; needs shaderFloat64): the exp-sum and the quotients in f64,
+// as cpu_ref's softmax<double>.
 // p: 0 rows, 1 S, 2 Hq, 3 Hkv, 4 T, 5 E, 6 Ev, 7 scale bits, 8 softcap
 //    bits, 9 is_causal, 10 past_length, 11 left_window, 12 right_window,
 //    13 qk_output, 14 has mask, 15..17 mask strides (b, h, i; 0 where
@@ -48,6 +50,26 @@ shared uint redu[64];
 #define NEG_INF uintBitsToFloat(0xff800000u)
 #define QNAN uintBitsToFloat(0x7fc00000u)
 
+#ifdef SOFTMAX_F64
+#define ACC double
+shared double redd[64];
+// exp(r) in f64 for r <= 0 (GLSL has no f64 exp): r = k·ln2 + f with
+// |f| <= ln2/2 (Cody-Waite: k·ln2's high part is exact), e^f by its Taylor
+// polynomial of degree 13 (error < 1e-17), then 2^k.
+double exp_d(double r) {
+  if (r < -746.0LF) return 0.0LF;
+  double k = roundEven(r * 1.4426950408889634LF);
+  double f = r - k * 6.93147180369123816490e-01LF - k * 1.90821492927058770002e-10LF;
+  double e = 1.0LF;
+  for (int i = 13; i >= 1; --i) e = 1.0LF + f * e / double(i);
+  return ldexp(e, int(k));
+}
+#define EXP_M(x) exp_d(double(x) - double(m))
+#else
+#define ACC float
+#define EXP_M(x) exp((x) - m)
+#endif
+
 uint E, T, kbase, mrow;
 int irow, len, offset;
 float scale, cap;
@@ -80,6 +102,23 @@ float reduce_sum(float x) {
   barrier();
   return r;
 }
+
+#ifdef SOFTMAX_F64
+double reduce_acc(double x) {
+  uint t = gl_LocalInvocationID.x;
+  redd[t] = x;
+  barrier();
+  for (uint s = 32u; s > 0u; s >>= 1) {
+    if (t < s) redd[t] += redd[t + s];
+    barrier();
+  }
+  double r = redd[0];
+  barrier();
+  return r;
+}
+#else
+float reduce_acc(float x) { return reduce_sum(x); }
+#endif
 
 uint reduce_or(uint x) {
   uint t = gl_LocalInvocationID.x;
@@ -180,11 +219,11 @@ void main() {
   nan = reduce_or(nan);
   // 0: a softmax; 1: no attendable key, p = 0; 2: a NaN logit, p = NaN.
   uint state = bmax == NEG_INF || (m == NEG_INF && nan == 0u) ? 1u : nan != 0u ? 2u : 0u;
-  float sum = 1.0;
+  ACC sum = ACC(1);
   if (state == 0u) {
-    float s = 0.0;
-    for (uint j = t; j < T; j += 64u) s += exp((resident ? xs[j] : score(j) + bias(j)) - m);
-    sum = reduce_sum(s);
+    ACC s = ACC(0);
+    for (uint j = t; j < T; j += 64u) s += EXP_M(resident ? xs[j] : score(j) + bias(j));
+    sum = reduce_acc(s);
   }
 
   for (uint e = t; e < Ev; e += 64u) acc[e] = 0.0;
@@ -194,7 +233,7 @@ void main() {
     for (uint jj = t; jj < n; jj += 64u) {
       uint j = c0 + jj;
       float pj = state == 1u ? 0.0 : QNAN;
-      if (state == 0u) pj = exp((resident ? xs[j] : score(j) + bias(j)) - m) / sum;
+      if (state == 0u) pj = float(EXP_M(resident ? xs[j] : score(j) + bias(j)) / sum);
       if (mode == 3) qk[qko + j] = ST(pj);
       xs[jj] = pj;
     }

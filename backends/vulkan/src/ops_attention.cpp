@@ -72,8 +72,8 @@ OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t) {
   if (E > kMaxHead || Ev > kMaxHead)
     throw Unsupported("Attention head size " + std::to_string(std::max(E, Ev)) +
                       " > 512: attention.comp keeps a head in shared memory");
-  if (v.get_int("softmax_f64", 0) != 0)
-    throw Unsupported("Attention softmax_f64: no f64 softmax kernel");
+  const bool f64 = v.get_int("softmax_f64", 0) != 0;
+  if (f64 && !t.float64) throw Unsupported("Attention softmax_f64: device has no shaderFloat64");
   const bool has_mask = v.num_inputs() > 3;
   const bool mask_bool = has_mask && v.input(3).dtype == AMPX_DTYPE_BOOL;
   if (mask_bool && !t.storage8)
@@ -91,8 +91,10 @@ OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t) {
   }
   const int32_t lens = index_kind(v, 4, "nonpad_kv_seqlen");
   const uint32_t es = elem_bytes(v.input(0).dtype);
-  Dispatch d = linear_dispatch(sh(mask_bool ? "attention_bmask" : "attention", var),
-                               static_cast<uint64_t>(rows), 1);
+  // attention_sm64*: the softmax's exp-sum and quotient in f64.
+  const std::string name =
+      std::string(mask_bool ? "attention_bmask" : "attention") + (f64 ? "_sm64" : "");
+  Dispatch d = linear_dispatch(sh(name.c_str(), var), static_cast<uint64_t>(rows), 1);
   d.params = {i32(rows),
               i32(S),
               i32(Hq),
