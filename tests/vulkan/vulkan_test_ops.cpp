@@ -7,6 +7,7 @@
 // bool cases (typed_cases: i64/i32 copies, Gather, Expand, Pad, Equal and the
 // orderings, Where, And/Or/Not; bool needs 8-bit storage) must match cpu_ref
 // bit for bit. Importer ops without a Vulkan kernel must answer `unsupported`.
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -73,7 +74,9 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         // gather_nd.comp, topk.comp
                         "GatherND", "TopK",
                         // scatter_nd.comp; Mod (binary.comp's exact fmod, iarith.comp)
-                        "ScatterND", "Mod"})
+                        "ScatterND", "Mod",
+                        // rotary.comp, attention.comp, linear_attention.comp
+                        "RotaryEmbedding", "Attention", "LinearAttention"})
     if (op == o) return true;
   return false;
 }
@@ -1264,7 +1267,7 @@ TEST(VulkanMod, FmodIsExact) {
 
 // What the importer's kernels decline, with a reason: a variadic op of more
 // inputs than a dispatch binds (floats) or than the integer kernel takes
-// (2), TopK over long rows, integer CumSum.
+// (2), TopK over long rows, integer CumSum, Attention heads past 512.
 // cpu_ref runs them.
 TEST(VulkanImporterOps, DeclinedWithReasons) {
   Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
@@ -1283,6 +1286,10 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
   NodeBuilder cumsum_i64("CumSum", "n");
   cumsum_i64.input(I64, {4, 3}).output(I64, {4, 3}).attr_int("axis", 0);
   nodes.push_back(cumsum_i64);
+  NodeBuilder wide_head("Attention", "n");  // a head lives in shared memory
+  wide_head.input(F32, {1, 1, 2, 520}).input(F32, {1, 1, 3, 520}).input(F32, {1, 1, 3, 4});
+  wide_head.output(F32, {1, 1, 2, 4});
+  nodes.push_back(wide_head);
   for (NodeBuilder& b : nodes) {
     SCOPED_TRACE(b.op_type());
     ASSERT_NE(ref.capability(b).support, AMPX_SUPPORT_UNSUPPORTED) << ref.capability(b).note;
@@ -1295,6 +1302,95 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
   for (int i = 0; i < 7; ++i) max7.input(F32, {3, 4});
   max7.output(F32, {3, 4});
   EXPECT_EQ(vk.capability(max7).support, AMPX_SUPPORT_NATIVE);
+}
+
+// Attention's softmax_f64 (the exp-sum and quotients in f64): `native` where
+// the device has shaderFloat64 (lavapipe), as cpu_ref's in f32 and f16, with
+// a float and a bool mask and past 2,048 keys; `unsupported` with the
+// feature masked. (The op_cases catalogue has no softmax_f64 case: whether
+// it runs depends on the device.)
+TEST(VulkanAttention, SoftmaxF64NeedsShaderFloat64) {
+  const auto make = [](ampx_dtype dt, bool bool_mask, int64_t T, Case& c) {
+    Rng r(9);
+    c.nb = NodeBuilder("Attention", "n");
+    in(c, rnd(r, dt, {1, 2, 3, 8}, 2.0));
+    in(c, rnd(r, dt, {1, 1, T, 8}, 2.0));
+    in(c, rnd(r, dt, {1, 1, T, 5}));
+    if (bool_mask) {
+      Tensor m = Tensor::zeros(AMPX_DTYPE_BOOL, {3, T});
+      for (int64_t i = 0; i < 3 * T; ++i)
+        m.set(static_cast<size_t>(i), (i * 7) % 5 != 0 ? 1.0 : 0.0);
+      in(c, m);
+    } else {
+      in(c, rnd(r, dt, {3, T}, 0.5));
+    }
+    c.nb.output(dt, {1, 2, 3, 5}).output(dt, {1, 2, 3, T}).attr_int("qk_output", 3);
+    c.nb.attr_int("softmax_f64", 1).attr_int("is_causal", 1).attr_int("past_length", T - 3);
+  };
+  {
+    Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+    AMPX_SKIP_WITHOUT_VULKAN(vk);
+    const bool f64 = plugin_note(vk).find("shaderFloat64 yes") != std::string::npos;
+    for (ampx_dtype dt : {F32, F16})
+      for (bool bool_mask : {false, true})
+        for (int64_t T : {6, 2100}) {
+          SCOPED_TRACE(std::string(dtype_str(dt)) + (bool_mask ? " bool" : " float") + " T " +
+                       std::to_string(T));
+          Case c;
+          make(dt, bool_mask, T, c);
+          const auto cap = vk.capability(c.nb);
+          if (!f64 || (bool_mask && !has_storage8(vk))) {
+            EXPECT_EQ(cap.support, AMPX_SUPPORT_UNSUPPORTED) << cap.note;
+            continue;
+          }
+          ASSERT_NE(cap.support, AMPX_SUPPORT_UNSUPPORTED) << cap.note;
+          EXPECT_NE(std::string(cap.note).find("_sm64"), std::string::npos) << cap.note;
+          const auto got = run_on(vk, c.nb, c.inputs);
+          const auto want = run_on(ref, c.nb, c.inputs);
+          for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i].values(), "out");
+        }
+    expect_no_validation_errors(vk);
+  }
+  ScopedEnv mask("AMPX_VULKAN_MASK_FEATURES", "shaderFloat64");
+  Plugin vk(plugin_path("vulkan"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  Case c;
+  make(F32, false, 6, c);
+  const auto cap = vk.capability(c.nb);
+  EXPECT_EQ(cap.support, AMPX_SUPPORT_UNSUPPORTED) << cap.note;
+  EXPECT_NE(std::string(cap.note).find("shaderFloat64"), std::string::npos) << cap.note;
+}
+
+// RotaryEmbedding: a position outside the caches (cpu_ref's run-time
+// error, which a shader cannot report) writes NaN over that token's head
+// vector, an i64 outside int32 included; the other tokens are as cpu_ref's.
+TEST(VulkanRotary, PositionOutsideTheCachesWritesNaN) {
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  const auto make = [&](const std::vector<double>& pos) {
+    Case c;
+    c.nb = NodeBuilder("RotaryEmbedding", "n");
+    Rng same(5);
+    in(c, rnd(same, F32, {1, 1, 4, 6}));
+    in(c, rnd(same, F32, {3, 2}));
+    in(c, rnd(same, F32, {3, 2}));
+    in(c, Tensor::of(I64, {1, 4}, pos));
+    c.nb.output(F32, {1, 1, 4, 6}).attr_int("rotary_embedding_dim", 4);
+    return c;
+  };
+  Case bad = make({2, 3, 4294967297.0, -3});  // 3 and 2^32 + 1 are outside 3 rows
+  ASSERT_EQ(vk.capability(bad.nb).support, AMPX_SUPPORT_NATIVE);
+  const auto got = run_on(vk, bad.nb, bad.inputs)[0].values();
+  Case good = make({2, 0, 0, -3});
+  const auto want = run_on(ref, good.nb, good.inputs)[0].values();
+  for (size_t i = 0; i < got.size(); ++i) {
+    const size_t token = i / 6;
+    if (token == 1 || token == 2)
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+    else
+      EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+  }
+  expect_no_validation_errors(vk);
 }
 
 // No 16-bit storage at all: f16 is unsupported, f32 unaffected.

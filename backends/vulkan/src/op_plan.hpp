@@ -70,6 +70,7 @@ struct PlanTarget {
   bool storage16 = false;
   bool storage8 = false;      // storageBuffer8BitAccess: bool, i8, u8 tensors
   bool blocked_gemm = false;  // PhysicalDevice::blocked_gemm
+  bool float64 = false;       // shaderFloat64: Attention's softmax_f64
 };
 
 // The plan for a node already validated against docs/OPS.md
@@ -135,6 +136,11 @@ OpPlan plan_argmax(const NodeView& v, Variant var);  // ArgMax, ArgMin: float in
 OpPlan plan_resize(const NodeView& v, Variant var);  // nearest, linear (ops_onnx.cpp)
 OpPlan plan_cumsum(const NodeView& v, Variant var);  // floats (ops_onnx.cpp)
 OpPlan plan_topk(const NodeView& v, Variant var);    // floats, rows <= 4096 (ops_onnx.cpp)
+// The transformer ops (ops_attention.cpp).
+OpPlan plan_rotary_embedding(const NodeView& v, Variant var);  // i64/i32 position_ids
+// Heads of at most 512; bool masks need 8-bit storage, softmax_f64 shaderFloat64.
+OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t);
+OpPlan plan_linear_attention(const NodeView& v, Variant var);  // every update rule
 // Data movement, in any dtype elem_storage() has (they set the variant).
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
 OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);

@@ -130,6 +130,12 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_cumsum(v, var);
   else if (op == "TopK")
     p = plan_topk(v, var);
+  else if (op == "RotaryEmbedding")
+    p = plan_rotary_embedding(v, var);
+  else if (op == "Attention")
+    p = plan_attention(v, var, t);
+  else if (op == "LinearAttention")
+    p = plan_linear_attention(v, var);
   else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
            op == "ClipGrad")
     p = plan_elementwise_grad(v, var);

@@ -1591,7 +1591,8 @@ inline const std::map<std::string, Maker>& cases() {
       // mask with a fully masked row (Y and the probabilities 0 there) and
       // the post-softmax output; per-batch nonpad_kv_seqlen with the
       // bottom-right causal frontier and a window. RotaryEmbedding: 4-D with
-      // position_ids, interleaved and partial; 3-D halves.
+      // position_ids, interleaved and partial; 3-D with i32 position_ids,
+      // interleaved and partial; 3-D halves.
       {"Attention_gqa_mask_past_softcap",
        [](Rng& r, ampx_dtype dt, Case& c) {
          c.nb = NodeBuilder("Attention", "n");
@@ -1652,6 +1653,33 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(AMPX_DTYPE_I32, {2}, {5, 3}));
          c.nb.output(dt, {2, 2, 3, 3}).output(dt, {2, 2, 3, 5}).attr_int("qk_output", 1);
          c.nb.attr_int("past_length", 2).attr_int("is_causal", 1);
+        }},
+      // More than 2,048 keys (Vulkan's attention.comp recomputes the scores
+      // instead of keeping them in shared memory) with both windows around
+      // a KV cache's offset, a per-head float mask and the raw scores out;
+      // i32 nonpad_kv_seqlen with an empty batch (its rows 0), a 2-D mask
+      // and the softcapped scores out.
+      {"Attention_long_keys_windows_head_mask",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Attention", "n");
+         in(c, rnd(r, dt, {1, 2, 2, 8}));
+         in(c, rnd(r, dt, {1, 1, 2100, 8}));
+         in(c, rnd(r, dt, {1, 1, 2100, 4}));
+         in(c, rnd(r, dt, {2, 1, 2100}, 0.5));
+         c.nb.output(dt, {1, 2, 2, 4}).output(dt, {1, 2, 2, 2100}).attr_int("qk_output", 0);
+         c.nb.attr_int("past_length", 2090).attr_int("left_window", 1500).attr_int(
+             "right_window", 3);
+       }},
+      {"Attention_i32_nonpad_empty_batch_softcap",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Attention", "n");
+         in(c, rnd(r, dt, {2, 2, 3, 4}, 2.0));
+         in(c, rnd(r, dt, {2, 2, 5, 4}, 2.0));
+         in(c, rnd(r, dt, {2, 2, 5, 3}));
+         in(c, rnd(r, dt, {3, 5}, 0.5));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {2}, {0, 4}));
+         c.nb.output(dt, {2, 2, 3, 3}).output(dt, {2, 2, 3, 5}).attr_int("qk_output", 1);
+         c.nb.attr_float("softcap", 2.0).attr_float("scale", 0.7);
        }},
       // LinearAttention (ONNX's packed 3-D layout): each update rule, the
       // grouped-query read (Hq = 2 Hkv) and multi-query (Hkv = 1), decay
@@ -1714,6 +1742,16 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(I64, {2, 4}, {0, 1, 2, 3, 9, 4, -1, 0}));
          c.nb.output(dt, {2, 3, 4, 8}).attr_int("interleaved", 1).attr_int(
              "rotary_embedding_dim", 6);
+       }},
+      {"RotaryEmbedding_3d_i32_positions_interleaved",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("RotaryEmbedding", "n");
+         in(c, rnd(r, dt, {2, 3, 16}));
+         in(c, rnd(r, dt, {5, 2}));
+         in(c, rnd(r, dt, {5, 2}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {2, 3}, {4, 0, -5, 2, 2, -1}));
+         c.nb.output(dt, {2, 3, 16}).attr_int("num_heads", 2).attr_int("interleaved", 1);
+         c.nb.attr_int("rotary_embedding_dim", 4);
        }},
       {"RotaryEmbedding_3d_halves",
        [](Rng& r, ampx_dtype dt, Case& c) {
