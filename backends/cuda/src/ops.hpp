@@ -97,6 +97,11 @@ std::unique_ptr<CudaOp> make_sgd_update(OpContext&);
 std::unique_ptr<CudaOp> make_adam_update(OpContext&);
 std::unique_ptr<CudaOp> make_update_guard(OpContext&);
 std::unique_ptr<CudaOp> make_tensor_stats(OpContext&);
+// Importer ops (ops_attention.cpp, ops_sample_det.cpp).
+std::unique_ptr<CudaOp> make_attention(OpContext&);
+std::unique_ptr<CudaOp> make_linear_attention(OpContext&);
+std::unique_ptr<CudaOp> make_grid_sample(OpContext&);
+std::unique_ptr<CudaOp> make_det(OpContext&);
 
 // Whether Conv2d `node` can go through cuDNN here (loaded, symmetric pads,
 // dims within int); otherwise false and why. Shared by the answer and the

@@ -20,7 +20,7 @@ OpContext::OpContext(const plugin_support::NodeView& view, DeviceContext& d, con
 }
 
 const OpEntry* find_op(std::string_view op) noexcept {
-  static constexpr std::array<OpEntry, 45> kOps = {{
+  static constexpr std::array<OpEntry, 49> kOps = {{
       {"MatMul", OpClass::kContraction, &make_matmul},
       {"Gemm", OpClass::kContraction, &make_gemm},
       {"Conv2d", OpClass::kConvolution, &make_conv2d},
@@ -69,6 +69,11 @@ const OpEntry* find_op(std::string_view op) noexcept {
       {"AdamUpdate", OpClass::kCompute, &make_adam_update},
       {"UpdateGuard", OpClass::kCompute, &make_update_guard},
       {"TensorStats", OpClass::kProbe, &make_tensor_stats},
+      // Importer ops: Attention, LinearAttention, GridSample, Det.
+      {"Attention", OpClass::kCompute, &make_attention},
+      {"LinearAttention", OpClass::kCompute, &make_linear_attention},
+      {"GridSample", OpClass::kCompute, &make_grid_sample},
+      {"Det", OpClass::kCompute, &make_det},
   }};
   static constexpr OpEntry kCast{"Cast", OpClass::kCast, &make_cast};
   if (op == kCast.op) return &kCast;
