@@ -64,13 +64,14 @@ class LinearAttentionOp final : public CudaOp {
 
 }  // namespace
 
-std::unique_ptr<CudaOp> make_attention(OpContext& c) {
+kern::AttentionParams attention_params(const plugin_support::NodeView& node,
+                                       const std::vector<TensorInfo>& in) {
   // Shapes and attributes were checked by the op set (infer_attention.cpp).
-  const auto &q = c.in[0].dims, &k = c.in[1].dims, &v = c.in[2].dims;
+  const auto &q = in[0].dims, &k = in[1].dims, &v = in[2].dims;
   kern::AttentionParams p;
   p.B = q[0], p.Hq = q[1], p.S = q[2], p.E = q[3], p.Hkv = k[1], p.T = k[2], p.Ev = v[3];
-  if (c.in.size() > 3) {
-    const TensorInfo& m = c.in[3];
+  if (in.size() > 3) {
+    const TensorInfo& m = in[3];
     p.has_mask = true;
     p.mask_bool = m.dtype == AMPX_DTYPE_BOOL;
     // Right-aligned into [B, Hq, S, Tm]: strides 0 where broadcast.
@@ -81,41 +82,51 @@ std::unique_ptr<CudaOp> make_attention(OpContext& c) {
     p.mh = d[1] == 1 ? 0 : d[2] * d[3];
     p.mb = d[0] == 1 ? 0 : d[1] * d[2] * d[3];
   }
-  if (c.in.size() > 4) {
+  if (in.size() > 4) {
     p.has_len = true;
-    p.len64 = c.in[4].dtype == AMPX_DTYPE_I64;
+    p.len64 = in[4].dtype == AMPX_DTYPE_I64;
   }
   // As the reference: the attributes in double, then the compute type.
-  p.scale = static_cast<float>(c.v.get_float("scale", 1.0 / std::sqrt(double(p.E))));
-  p.softcap = static_cast<float>(c.v.get_float("softcap", 0.0));
-  p.causal = c.v.get_int("is_causal", 0) != 0;
-  p.past = c.v.get_int("past_length", 0);
-  p.left = c.v.get_int("left_window", -1);
-  p.right = c.v.get_int("right_window", -1);
-  p.mode = static_cast<int32_t>(c.v.get_int("qk_output", -1));
-  p.softmax_f64 = c.v.get_int("softmax_f64", 0) != 0;
+  p.scale = static_cast<float>(node.get_float("scale", 1.0 / std::sqrt(double(p.E))));
+  p.softcap = static_cast<float>(node.get_float("softcap", 0.0));
+  p.causal = node.get_int("is_causal", 0) != 0;
+  p.past = node.get_int("past_length", 0);
+  p.left = node.get_int("left_window", -1);
+  p.right = node.get_int("right_window", -1);
+  p.mode = static_cast<int32_t>(node.get_int("qk_output", -1));
+  p.softmax_f64 = node.get_int("softmax_f64", 0) != 0;
   p.blocks = attention_blocks(p.B * p.Hq * p.S, p.T);
-  return std::make_unique<AttentionOp>(c.dev, c.in[0].dtype, p);
+  return p;
+}
+
+kern::LinearAttentionParams linear_attention_params(const plugin_support::NodeView& node,
+                                                    const std::vector<TensorInfo>& in) {
+  // Shapes and attributes were checked by the op set (infer_attention.cpp).
+  kern::LinearAttentionParams p;
+  const std::string rule = node.get_string("update_rule", "gated_delta");
+  p.gated = rule == "gated" || rule == "gated_delta";
+  p.delta = rule == "delta" || rule == "gated_delta";
+  p.Hq = node.get_int("q_num_heads", 0);
+  p.Hkv = node.get_int("kv_num_heads", 0);
+  p.B = in[0].dims[0];
+  p.T = in[0].dims[1];
+  p.dk = in[0].dims[2] / p.Hq;
+  p.dv = in[2].dims[2] / p.Hkv;
+  size_t i = 4;
+  if (p.gated) p.decay_per_key = in[i++].dims[2] == p.Hkv * p.dk;
+  if (p.delta) p.beta_per_head = in[i].dims[2] == p.Hkv;
+  const double scale = node.get_float("scale", 0.0);
+  p.scale = static_cast<float>(scale == 0.0 ? 1.0 / std::sqrt(static_cast<double>(p.dk)) : scale);
+  return p;
+}
+
+std::unique_ptr<CudaOp> make_attention(OpContext& c) {
+  return std::make_unique<AttentionOp>(c.dev, c.in[0].dtype, attention_params(c.v, c.in));
 }
 
 std::unique_ptr<CudaOp> make_linear_attention(OpContext& c) {
-  // Shapes and attributes were checked by the op set (infer_attention.cpp).
-  kern::LinearAttentionParams p;
-  const std::string rule = c.v.get_string("update_rule", "gated_delta");
-  p.gated = rule == "gated" || rule == "gated_delta";
-  p.delta = rule == "delta" || rule == "gated_delta";
-  p.Hq = c.v.get_int("q_num_heads", 0);
-  p.Hkv = c.v.get_int("kv_num_heads", 0);
-  p.B = c.in[0].dims[0];
-  p.T = c.in[0].dims[1];
-  p.dk = c.in[0].dims[2] / p.Hq;
-  p.dv = c.in[2].dims[2] / p.Hkv;
-  size_t i = 4;
-  if (p.gated) p.decay_per_key = c.in[i++].dims[2] == p.Hkv * p.dk;
-  if (p.delta) p.beta_per_head = c.in[i].dims[2] == p.Hkv;
-  const double scale = c.v.get_float("scale", 0.0);
-  p.scale = static_cast<float>(scale == 0.0 ? 1.0 / std::sqrt(static_cast<double>(p.dk)) : scale);
-  return std::make_unique<LinearAttentionOp>(c.dev, c.in[0].dtype, p);
+  return std::make_unique<LinearAttentionOp>(c.dev, c.in[0].dtype,
+                                             linear_attention_params(c.v, c.in));
 }
 
 }  // namespace ampx::cuda

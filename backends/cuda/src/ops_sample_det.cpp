@@ -33,22 +33,28 @@ class DetOp final : public CudaOp {
 
 }  // namespace
 
-std::unique_ptr<CudaOp> make_grid_sample(OpContext& c) {
+kern::GridSampleParams grid_sample_params(const plugin_support::NodeView& node,
+                                          const std::vector<TensorInfo>& in) {
   // Shapes and attributes were checked by the op set (infer_index.cpp);
   // rank <= kMaxRank by the answer, so at most kGridMaxAxes axes.
-  const auto& x = c.in[0].dims;
-  const auto& g = c.in[1].dims;
+  const auto& x = in[0].dims;
+  const auto& g = in[1].dims;
   kern::GridSampleParams p;
   p.N = x[0];
   p.C = x[1];
   p.axes = static_cast<int32_t>(x.size() - 2);
   for (int32_t a = 0; a < p.axes; ++a) p.in[a] = x[static_cast<size_t>(a) + 2];
   p.points = product(g, 1, g.size() - 1);
-  const std::string mode = c.v.get_string("mode", "linear");
+  const std::string mode = node.get_string("mode", "linear");
   p.mode = mode == "nearest" ? 0 : mode == "linear" ? 1 : 2;
-  const std::string pad = c.v.get_string("padding_mode", "zeros");
+  const std::string pad = node.get_string("padding_mode", "zeros");
   p.padding = pad == "zeros" ? 0 : pad == "border" ? 1 : 2;
-  p.align_corners = c.v.get_int("align_corners", 0) != 0;
+  p.align_corners = node.get_int("align_corners", 0) != 0;
+  return p;
+}
+
+std::unique_ptr<CudaOp> make_grid_sample(OpContext& c) {
+  const kern::GridSampleParams p = grid_sample_params(c.v, c.in);
   const ampx_dtype dt = c.in[0].dtype;
   cudaStream_t s = c.dev.stream();
   return fn_op("grid_sample",
