@@ -288,6 +288,45 @@ TEST(CudaAnswers, LaterOnnxOps) {
   }
 }
 
+// The importer ops with CUDA kernels (Attention, LinearAttention,
+// GridSample, Det): every catalogue case native in f32, f16 and (sm_80+)
+// bf16; the limits (Det's matrix size, f64) unsupported with a reason.
+TEST(CudaAnswers, AttentionGridSampleDet) {
+  const cuda::CudnnLibrary cudnn(false);
+  const std::set<std::string> ops = {"Attention", "LinearAttention", "GridSample", "Det"};
+  int answered = 0;
+  for (const auto& [name, make] : op_cases::cases()) {
+    for (ampx_dtype dt : {F32, F16, BF16}) {
+      Rng rng(3);
+      op_cases::Case c;
+      make(rng, dt, c);
+      if (ops.count(c.nb.op_type()) == 0) break;
+      SCOPED_TRACE(name + " " + dtype_str(dt));
+      for (int cc : {75, 90}) {
+        const cuda::Answer a = cuda::answer(c.nb.desc(), device(cc), cudnn);
+        ++answered;
+        EXPECT_EQ(a.support, dt == BF16 && cc < 80 ? AMPX_SUPPORT_UNSUPPORTED : AMPX_SUPPORT_NATIVE)
+            << a.note;
+      }
+    }
+  }
+  EXPECT_GE(answered, 4 * 3 * 2) << "no Attention/LinearAttention/GridSample/Det cases";
+  const auto det = [](int64_t m, ampx_dtype dt) {
+    NodeBuilder nb("Det", "det");
+    nb.input(dt, {3, m, m}).output(dt, {3});
+    return nb;
+  };
+  const cuda::Answer edge = ask(det(cuda::kern::kDetMaxM, F16), 90, cudnn);
+  EXPECT_EQ(edge.support, AMPX_SUPPORT_NATIVE) << edge.note;
+  EXPECT_NE(edge.note.find("f64"), std::string::npos) << edge.note;
+  const cuda::Answer big = ask(det(cuda::kern::kDetMaxM + 1, F32), 90, cudnn);
+  EXPECT_EQ(big.support, AMPX_SUPPORT_UNSUPPORTED);
+  EXPECT_NE(big.note.find("larger than 64 x 64"), std::string::npos) << big.note;
+  const cuda::Answer f64 = ask(det(4, AMPX_DTYPE_F64), 90, cudnn);
+  EXPECT_EQ(f64.support, AMPX_SUPPORT_UNSUPPORTED);
+  EXPECT_NE(f64.note.find("f64"), std::string::npos) << f64.note;
+}
+
 TEST(CudaAnswers, OptionsAndAllocatorRounding) {
   EXPECT_TRUE(cuda::parse_options(nullptr).cudnn);
   EXPECT_FALSE(cuda::parse_options("cudnn=off").cudnn);

@@ -86,6 +86,13 @@ bool cuda_runs_training_op(const std::string& op) {
   return kOps.count(op) > 0;
 }
 
+// The importer's ops (op_cases::is_importer_op) the plugin has kernels for
+// (src/ops_registry.cpp), in f32/f16/bf16; every other one is declined.
+bool cuda_runs_importer_op(const std::string& op) {
+  static const std::set<std::string> kOps = {"Attention", "LinearAttention", "GridSample", "Det"};
+  return kOps.count(op) > 0;
+}
+
 bool asymmetric_pads(NodeBuilder& nb) {
   const ampx_node_desc& d = nb.desc();
   for (size_t i = 0; i < d.num_attrs; ++i) {
@@ -116,7 +123,7 @@ void check_case(const Plugin& dev, const Plugin& ref, const std::string& name, b
     // The later ONNX ops with a kernel here (cuda_onnx_ops.hpp) run, the
     // bit ops, BitCast and CumProd in every integer dtype too.
     const bool declined =
-        is_epilogue_case(name) || (is_importer_op(op) && !cuda_runs_onnx_op(op)) ||
+        is_epilogue_case(name) || (is_importer_op(op) && !cuda_runs_onnx_op(op) && !cuda_runs_importer_op(op)) ||
         is_dilated_pool_case(name) || (is_training_op(op) && !cuda_runs_training_op(op)) ||
         (!is_data_movement(op) && !cuda_runs_onnx_integer_op(op) &&
          has_narrow_integer(c.nb.desc()));

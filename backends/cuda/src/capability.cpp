@@ -109,6 +109,8 @@ Answer decide(const ps::NodeView& v, const OpEntry& op, const DeviceInfo& dev,
       return {AMPX_SUPPORT_NATIVE, cost_hint(node, false),
               is16 ? "own kernel, 16-bit I/O, f64 products" : "own kernel, f64 products"};
     default:
+      if (v.op_type() == "Det")  // whatever the storage, as cpu_ref
+        return {AMPX_SUPPORT_NATIVE, cost_hint(node, false), "own kernel, LU in f64"};
       // Memory-bound kernels: 16-bit loads/stores halve the traffic, which is
       // what makes them fast; the math is f32 in registers.
       return {AMPX_SUPPORT_NATIVE, cost_hint(node, false),
@@ -146,6 +148,11 @@ Answer answer(const ampx_node_desc& node, const DeviceInfo& dev,
       return no("no dilated pooling in the CUDA kernels");
     if (name == "Conv2dGradWeight" && v.num_outputs() > 1)
       return no("no fused bias gradient (bias_gradient) in the CUDA kernels");
+    // Det: one thread per matrix, its f64 copy in scratch (kernels/det.cu).
+    if (name == "Det" && v.input(0).rank >= 2 &&
+        v.input(0).dims[v.input(0).rank - 1] > kern::kDetMaxM)
+      return no("Det of matrices larger than " + std::to_string(kern::kDetMaxM) + " x " +
+                std::to_string(kern::kDetMaxM) + " has no CUDA kernel (one thread per matrix)");
     if (!dev.kernel_image_error.empty()) return no(dev.kernel_image_error);
     return decide(v, *op, dev, cudnn);
   } catch (const std::exception& e) {

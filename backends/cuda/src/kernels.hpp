@@ -136,6 +136,67 @@ struct ConvParams {
 cudaError_t conv2d_direct(ampx_dtype dt, const ConvParams& p, const void* x, const void* w,
                           const void* bias, void* y, cudaStream_t stream);
 
+// ------------------------------- importer ops: Attention, LinearAttention,
+// GridSample, Det (kernels/attention.cu, linear_attention.cu, grid_sample.cu,
+// det.cu). Semantics are cpu_ref's (sdk/reference/src/ops_attention.cpp,
+// ops_linear_attention.cpp, ops_grid_sample.cpp, ops_vision.cpp).
+
+// Attention over Q [B, Hq, S, E], K [B, Hkv, T, E], V [B, Hkv, T, Ev]; the
+// mask broadcast into [B, Hq, S, Tm] through element strides (0 where
+// broadcast). One block per query row; `scratch` holds `blocks` rows of T
+// floats (the row's logits, then its probabilities).
+struct AttentionParams {
+  int64_t B = 0, Hq = 0, S = 0, E = 0, Hkv = 0, T = 0, Ev = 0;
+  bool has_mask = false, mask_bool = false;
+  int64_t mb = 0, mh = 0, mi = 0, Tm = 0;
+  bool has_len = false, len64 = true;
+  float scale = 1, softcap = 0;
+  bool causal = false;
+  int64_t past = 0, left = -1, right = -1;
+  int32_t mode = -1;  // qk_output
+  bool softmax_f64 = false;
+  int64_t blocks = 1;  // rows in flight: the grid, and scratch's rows
+};
+// mask: bool (u8) or dt; lens: i64 or i32 [B]; qk NULL unless mode >= 0.
+cudaError_t attention(ampx_dtype dt, const AttentionParams& p, const void* q, const void* k,
+                      const void* v, const void* mask, const void* lens, void* y, void* qk,
+                      float* scratch, cudaStream_t stream);
+
+// LinearAttention in ONNX's packed layout (docs/OPS.md). One thread per
+// (batch, KV head, value column), walking the tokens in order; `state` is
+// f32 scratch [B, Hkv, dk, dv] (the state stays f32 until present_state is
+// rounded once, as cpu_ref's widened 16-bit run).
+struct LinearAttentionParams {
+  int64_t B = 0, T = 0, Hq = 0, Hkv = 0, dk = 0, dv = 0;
+  bool gated = false, delta = false;
+  bool decay_per_key = false;  // decay [B, T, Hkv*dk], else [B, T, Hkv]
+  bool beta_per_head = false;  // beta [B, T, Hkv], else [B, T, 1]
+  float scale = 1;
+};
+cudaError_t linear_attention(ampx_dtype dt, const LinearAttentionParams& p, const void* q,
+                             const void* k, const void* v, const void* past, const void* decay,
+                             const void* beta, void* y, void* present, float* state,
+                             cudaStream_t stream);
+
+// GridSample: X [N, C, D1..Dk], grid [N, P points, k] -> Y [N, C, P].
+constexpr int kGridMaxAxes = kMaxRank - 2;
+struct GridSampleParams {
+  int64_t N = 0, C = 0, points = 0;
+  int32_t axes = 0;
+  int64_t in[kGridMaxAxes] = {};  // D1..Dk
+  int32_t mode = 1;               // 0 nearest, 1 linear, 2 cubic
+  int32_t padding = 0;            // 0 zeros, 1 border, 2 reflection
+  bool align_corners = false;
+};
+cudaError_t grid_sample(ampx_dtype dt, const GridSampleParams& p, const void* x, const void* grid,
+                        void* y, cudaStream_t stream);
+
+// Det of `batch` M x M matrices: one thread per matrix, LU with partial
+// pivoting in double in `scratch` (batch * M * M doubles).
+constexpr int64_t kDetMaxM = 64;
+cudaError_t det(ampx_dtype dt, int64_t batch, int64_t m, const void* x, void* y, double* scratch,
+                cudaStream_t stream);
+
 // ------------------------------------------------------------------ probe
 
 // cudaFuncGetAttributes on one own kernel for the current device:

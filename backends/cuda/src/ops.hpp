@@ -109,6 +109,19 @@ std::unique_ptr<CudaOp> make_rmsnorm(OpContext&);
 std::unique_ptr<CudaOp> make_rotary_embedding(OpContext&);
 std::unique_ptr<CudaOp> make_col2im(OpContext&);
 std::unique_ptr<CudaOp> make_maxpool_indices(OpContext&);
+// Importer ops (ops_attention.cpp, ops_sample_det.cpp).
+std::unique_ptr<CudaOp> make_attention(OpContext&);
+std::unique_ptr<CudaOp> make_linear_attention(OpContext&);
+std::unique_ptr<CudaOp> make_grid_sample(OpContext&);
+std::unique_ptr<CudaOp> make_det(OpContext&);
+// Their kernels' parameters from the node and its inputs (also used by
+// tests/cuda's host emulation of the kernels).
+kern::AttentionParams attention_params(const plugin_support::NodeView& node,
+                                       const std::vector<TensorInfo>& in);
+kern::LinearAttentionParams linear_attention_params(const plugin_support::NodeView& node,
+                                                    const std::vector<TensorInfo>& in);
+kern::GridSampleParams grid_sample_params(const plugin_support::NodeView& node,
+                                          const std::vector<TensorInfo>& in);
 
 // Whether Conv2d `node` can go through cuDNN here (loaded, symmetric pads,
 // dims within int); otherwise false and why. Shared by the answer and the

@@ -23,7 +23,7 @@ OpContext::OpContext(const plugin_support::NodeView& view, DeviceContext& d, con
 constexpr size_t kOnnxOps = 35;
 
 const OpEntry* find_op(std::string_view op) noexcept {
-  static constexpr std::array<OpEntry, 45 + kOnnxOps> kOps = {{
+  static constexpr std::array<OpEntry, 49 + kOnnxOps> kOps = {{
       {"MatMul", OpClass::kContraction, &make_matmul},
       {"Gemm", OpClass::kContraction, &make_gemm},
       {"Conv2d", OpClass::kConvolution, &make_conv2d},
@@ -108,6 +108,11 @@ const OpEntry* find_op(std::string_view op) noexcept {
       {"RotaryEmbedding", OpClass::kCompute, &make_rotary_embedding},
       {"Col2Im", OpClass::kCompute, &make_col2im},
       {"MaxPoolIndices", OpClass::kCompute, &make_maxpool_indices},
+      // Importer ops: Attention, LinearAttention, GridSample, Det.
+      {"Attention", OpClass::kCompute, &make_attention},
+      {"LinearAttention", OpClass::kCompute, &make_linear_attention},
+      {"GridSample", OpClass::kCompute, &make_grid_sample},
+      {"Det", OpClass::kCompute, &make_det},
   }};
   static constexpr OpEntry kCast{"Cast", OpClass::kCast, &make_cast};
   if (op == kCast.op) return &kCast;

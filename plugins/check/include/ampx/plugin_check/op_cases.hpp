@@ -1291,6 +1291,39 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, rnd(r, dt, {1, 1}));
          c.nb.output(dt, {});
        }},
+      // GridSample with nearest taps reflected (align_corners 0, points up to
+      // 2.5 past the edges: several reflections) and cubic 3-D zeros padding.
+      {"GridSample_nearest_reflection_far",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 3, 5}));
+         in(c, rnd(r, dt, {1, 4, 3, 2}, 2.5));
+         c.nb.output(dt, {1, 2, 4, 3})
+             .attr_str("mode", "nearest")
+             .attr_str("padding_mode", "reflection");
+       }},
+      {"GridSample_volumetric_cubic_zeros",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 3, 4, 4}));
+         in(c, rnd(r, dt, {1, 2, 2, 3, 3}, 1.2));
+         c.nb.output(dt, {1, 2, 2, 2, 3}).attr_str("mode", "cubic");
+       }},
+      // Det: an exactly singular matrix (0) and one that needs row swaps
+      // (det 1), then 12 x 12 matrices (many pivots).
+      {"Det_singular_and_pivoting",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Det", "n");
+         in(c, Tensor::of(dt, {2, 3, 3},
+                          {1, 2, 3, 2, 4, 6, 1, 0, 1, 0, 1, 2, 3, 1, 0, 1, 1, 1}));
+         c.nb.output(dt, {2});
+       }},
+      {"Det_12x12",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Det", "n");
+         in(c, rnd(r, dt, {3, 12, 12}));
+         c.nb.output(dt, {3});
+       }},
       // Col2Im: strides, dilations and uneven pads on a 2-D image (L = 4 * 3
       // block positions), and a 1-D one with overlapping blocks.
       {"Col2Im_2d_strided_dilated_padded",
@@ -1680,6 +1713,30 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(AMPX_DTYPE_I32, {2}, {0, 4}));
          c.nb.output(dt, {2, 2, 3, 3}).output(dt, {2, 2, 3, 5}).attr_int("qk_output", 1);
          c.nb.attr_float("softcap", 2.0).attr_float("scale", 0.7);
+       }},
+      // A float mask shorter than the keys (the rest masked) broadcast over
+      // the heads, i32 nonpad_kv_seqlen, a right window, the softmax in
+      // double and the raw scores out; no mask at all with the scaled and
+      // softcapped scores out.
+      {"Attention_short_mask_i32_lengths_f64_softmax",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Attention", "n");
+         in(c, rnd(r, dt, {2, 2, 3, 4}));
+         in(c, rnd(r, dt, {2, 2, 5, 4}));
+         in(c, rnd(r, dt, {2, 2, 5, 3}));
+         in(c, rnd(r, dt, {2, 1, 3, 4}, 0.5));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {2}, {5, 3}));
+         c.nb.output(dt, {2, 2, 3, 3}).output(dt, {2, 2, 3, 5}).attr_int("qk_output", 0);
+         c.nb.attr_int("right_window", 1).attr_int("softmax_f64", 1);
+       }},
+      {"Attention_no_mask_scores",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Attention", "n");
+         in(c, rnd(r, dt, {1, 3, 2, 6}, 2.0));
+         in(c, rnd(r, dt, {1, 3, 7, 6}, 2.0));
+         in(c, rnd(r, dt, {1, 3, 7, 5}));
+         c.nb.output(dt, {1, 3, 2, 5}).output(dt, {1, 3, 2, 7}).attr_int("qk_output", 1);
+         c.nb.attr_float("softcap", 4.0);
        }},
       // LinearAttention (ONNX's packed 3-D layout): each update rule, the
       // grouped-query read (Hq = 2 Hkv) and multi-query (Hkv = 1), decay
