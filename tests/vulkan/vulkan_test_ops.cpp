@@ -73,7 +73,9 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         // gather_nd.comp, topk.comp
                         "GatherND", "TopK",
                         // scatter_nd.comp; Mod (binary.comp's exact fmod, iarith.comp)
-                        "ScatterND", "Mod"})
+                        "ScatterND", "Mod",
+                        // ops_vision.cpp: pool_indices.comp
+                        "MaxPoolIndices"})
     if (op == o) return true;
   return false;
 }

@@ -1244,6 +1244,23 @@ inline const std::map<std::string, Maker>& cases() {
              .attr_ints("dilations", {2, 3})
              .attr_int("storage_order", 1);
        }},
+      // Ties everywhere (values in {-2, ..., 2}: the window's first maximum
+      // wins) and two NaNs (the first NaN wins over any number).
+      {"MaxPoolIndices_ties_nan",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MaxPoolIndices", "n");
+         Tensor x = rnd(r, dt, {1, 2, 6, 6});
+         for (size_t i = 0; i < static_cast<size_t>(x.numel()); ++i)
+           x.set(i, std::round(x.get(i) * 1.5));
+         x.set(8, NAN);
+         x.set(9, NAN);
+         x.set(50, NAN);
+         in(c, std::move(x));
+         c.nb.output(I64, {1, 2, 3, 3})
+             .attr_ints("kernel_shape", {3, 3})
+             .attr_ints("strides", {2, 2})
+             .attr_ints("pads", {1, 1, 1, 1});
+       }},
       // GridSample: grid points inside and past the edges (|g| up to 1.3).
       {"GridSample_linear_zeros",
        [](Rng& r, ampx_dtype dt, Case& c) {

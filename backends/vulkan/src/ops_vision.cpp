@@ -1,0 +1,39 @@
+// The vision and linear-algebra ops of issue 40: MaxPoolIndices
+// (pool_indices.comp), Col2Im (col2im.comp), GridSample (grid_sample.comp)
+// and Det (det.comp). Each shader gives one invocation one output element
+// (Det: one matrix) and reproduces cpu_ref's order of operations, so no
+// atomics and no cross-invocation reductions.
+#include <string>
+
+#include "op_plan.hpp"
+
+namespace ampx::vulkan {
+namespace {
+
+std::string sh(const char* name, Variant var) {
+  return std::string(name) + "." + variant_suffix(var);
+}
+
+}  // namespace
+
+// pool.comp's window parameters plus the dilations and storage_order; the
+// i64 result is written as pairs of 32-bit words.
+OpPlan plan_maxpool_indices(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
+  const auto dil = v.get_ints("dilations", {1, 1});
+  Dispatch d = linear_dispatch(sh("pool_indices", var), static_cast<uint64_t>(numel(y)));
+  d.params = pool_params(v, x, y, true);
+  // The shader's window arithmetic (a dilated window's extent past the
+  // padded input) stays in 32-bit ints.
+  const auto k = v.get_ints("kernel_shape");
+  for (size_t a = 0; a < 2; ++a)
+    i32((int64_t{i32(k[a])} - 1) * i32(dil[a]) + 2 * (x[2 + a] + 1) + dil[a]);
+  d.params.push_back(i32(dil[0]));
+  d.params.push_back(i32(dil[1]));
+  d.params.push_back(static_cast<int32_t>(v.get_int("storage_order", 0)));
+  i32(2 * numel(y));  // the output's words
+  d.tensors = {in_ref(0, elem_bytes(v.input(0).dtype)), out_ref(0, 4)};
+  return {{d}};
+}
+
+}  // namespace ampx::vulkan
