@@ -74,8 +74,8 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         "GatherND", "TopK",
                         // scatter_nd.comp; Mod (binary.comp's exact fmod, iarith.comp)
                         "ScatterND", "Mod",
-                        // ops_vision.cpp: pool_indices.comp
-                        "MaxPoolIndices"})
+                        // ops_vision.cpp: pool_indices.comp, col2im.comp
+                        "MaxPoolIndices", "Col2Im"})
     if (op == o) return true;
   return false;
 }

@@ -137,6 +137,7 @@ OpPlan plan_cumsum(const NodeView& v, Variant var);  // floats (ops_onnx.cpp)
 OpPlan plan_topk(const NodeView& v, Variant var);    // floats, rows <= 4096 (ops_onnx.cpp)
 // The vision ops (ops_vision.cpp).
 OpPlan plan_maxpool_indices(const NodeView& v, Variant var);  // float in, i64 out
+OpPlan plan_col2im(const NodeView& v, Variant var);           // any spatial rank
 // Data movement, in any dtype elem_storage() has (they set the variant).
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
 OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);

@@ -36,4 +36,31 @@ OpPlan plan_maxpool_indices(const NodeView& v, Variant var) {
   return {{d}};
 }
 
+// Col2Im over any spatial rank k: the block positions per axis as cpu_ref
+// counts them (opset validation has checked that they fit and match L).
+OpPlan plan_col2im(const NodeView& v, Variant var) {
+  const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
+  const auto image = v.get_ints("image_shape");
+  const size_t k = image.size();
+  const auto block = v.get_ints("block_shape");
+  const auto strides = v.get_ints("strides", std::vector<int64_t>(k, 1));
+  const auto dil = v.get_ints("dilations", std::vector<int64_t>(k, 1));
+  const auto pads = v.get_ints("pads", std::vector<int64_t>(2 * k, 0));
+  const int64_t cells = numel(image);
+  Dispatch d = linear_dispatch(sh("col2im", var), static_cast<uint64_t>(numel(y)));
+  d.params = {i32(numel(y)), i32(cells), i32(numel(block)), i32(x[2]),
+              i32(static_cast<int64_t>(k))};
+  for (size_t a = 0; a < k; ++a) {
+    // The shader's cell + pad - offset * dilation stays in 32-bit ints.
+    const int64_t span = i32(image[a]) + int64_t{i32(pads[a])} + i32(pads[a + k]);
+    const int64_t reach = int64_t{i32(dil[a])} * (i32(block[a]) - 1) + 1;
+    i32(span + reach);
+    d.params.insert(d.params.end(), {i32(image[a]), i32(block[a]), i32(strides[a]), i32(dil[a]),
+                                     i32(pads[a]), i32((span - reach) / strides[a] + 1)});
+  }
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  d.tensors = {in_ref(0, es), out_ref(0, es)};
+  return {{d}};
+}
+
 }  // namespace ampx::vulkan

@@ -1327,6 +1327,19 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, rnd(r, dt, {1, 6, 5}));
          c.nb.output(dt, {1, 2, 7}).attr_ints("image_shape", {7}).attr_ints("block_shape", {3});
        }},
+      // A 3-D image: a stride, a dilation and pads on different axes (block
+      // positions 3 x 2 x 3).
+      {"Col2Im_3d",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Col2Im", "n");
+         in(c, rnd(r, dt, {1, 24, 18}));
+         c.nb.output(dt, {1, 2, 3, 4, 5})
+             .attr_ints("image_shape", {3, 4, 5})
+             .attr_ints("block_shape", {2, 2, 3})
+             .attr_ints("strides", {1, 2, 1})
+             .attr_ints("dilations", {1, 1, 2})
+             .attr_ints("pads", {0, 1, 1, 1, 0, 1});
+       }},
       // The later ONNX ops (is_reference_only_op), odd shapes.
       {"Floor", unary("Floor", {3, 5, 7})},
       {"Ceil", unary("Ceil", {3, 5, 7})},
