@@ -75,7 +75,9 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         // scatter_nd.comp; Mod (binary.comp's exact fmod, iarith.comp)
                         "ScatterND", "Mod",
                         // ops_vision.cpp: pool_indices.comp, col2im.comp
-                        "MaxPoolIndices", "Col2Im"})
+                        "MaxPoolIndices", "Col2Im",
+                        // grid_sample.comp
+                        "GridSample"})
     if (op == o) return true;
   return false;
 }

@@ -138,6 +138,7 @@ OpPlan plan_topk(const NodeView& v, Variant var);    // floats, rows <= 4096 (op
 // The vision ops (ops_vision.cpp).
 OpPlan plan_maxpool_indices(const NodeView& v, Variant var);  // float in, i64 out
 OpPlan plan_col2im(const NodeView& v, Variant var);           // any spatial rank
+OpPlan plan_grid_sample(const NodeView& v, Variant var);      // up to 6 spatial axes
 // Data movement, in any dtype elem_storage() has (they set the variant).
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
 OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);

@@ -136,6 +136,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_maxpool_indices(v, var);
   else if (op == "Col2Im")
     p = plan_col2im(v, var);
+  else if (op == "GridSample")
+    p = plan_grid_sample(v, var);
   else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
            op == "ClipGrad")
     p = plan_elementwise_grad(v, var);

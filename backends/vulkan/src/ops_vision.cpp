@@ -3,6 +3,7 @@
 // and Det (det.comp). Each shader gives one invocation one output element
 // (Det: one matrix) and reproduces cpu_ref's order of operations, so no
 // atomics and no cross-invocation reductions.
+#include <algorithm>
 #include <string>
 
 #include "op_plan.hpp"
@@ -60,6 +61,35 @@ OpPlan plan_col2im(const NodeView& v, Variant var) {
   }
   const uint32_t es = elem_bytes(v.input(0).dtype);
   d.tensors = {in_ref(0, es), out_ref(0, es)};
+  return {{d}};
+}
+
+// GridSample over up to 6 spatial axes (grid_sample.comp's per-axis tap
+// arrays); modes and padding modes as parameters.
+OpPlan plan_grid_sample(const NodeView& v, Variant var) {
+  constexpr size_t kMaxAxes = 6;  // grid_sample.comp's MAXK
+  const auto x = dims_of(v.input(0)), y = dims_of(v.output(0));
+  const size_t k = x.size() - 2;
+  if (k > kMaxAxes)
+    throw Unsupported("GridSample over " + std::to_string(k) + " spatial axes (the kernel takes " +
+                      std::to_string(kMaxAxes) + ")");
+  const std::string mode = v.get_string("mode", "linear");
+  const std::string pad = v.get_string("padding_mode", "zeros");
+  const int32_t mode_code = mode == "nearest" ? 0 : mode == "linear" ? 1 : 2;
+  const int32_t pad_code = pad == "zeros" ? 0 : pad == "border" ? 1 : 2;
+  const int64_t points = numel(y) / std::max<int64_t>(1, y[0] * y[1]);
+  Dispatch d = linear_dispatch(sh("grid_sample", var), static_cast<uint64_t>(numel(y)));
+  d.params = {
+      i32(numel(y)), i32(x[1]), i32(std::max<int64_t>(points, 1)),         static_cast<int32_t>(k),
+      mode_code,     pad_code,  v.get_int("align_corners", 0) != 0 ? 1 : 0};
+  // Spatial sizes are exact in f32 (the coordinate arithmetic) below 2^24.
+  for (size_t a = 0; a < k; ++a) {
+    if (x[2 + a] > (int64_t{1} << 24))
+      throw Unsupported("GridSample: a spatial size above 2^24 is not exact in f32");
+    d.params.push_back(i32(x[2 + a]));
+  }
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  d.tensors = {in_ref(0, es), in_ref(1, es), out_ref(0, es)};
   return {{d}};
 }
 

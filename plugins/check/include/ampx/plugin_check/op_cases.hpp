@@ -1295,6 +1295,37 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, rnd(r, dt, {1, 2, 3, 2, 3}, 1.3));
          c.nb.output(dt, {1, 2, 2, 3, 2}).attr_str("padding_mode", "border");
        }},
+      // Grid values on multiples of 1/4 (exact in f16): many coordinates land
+      // on halves (nearest rounds them to even) and past the edges
+      // (reflected back onto whole pixels).
+      {"GridSample_nearest_reflection_halves",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 5}));
+         Tensor g = rnd(r, dt, {1, 4, 5, 2}, 1.5);
+         for (size_t i = 0; i < static_cast<size_t>(g.numel()); ++i)
+           g.set(i, std::round(g.get(i) * 4) / 4);
+         in(c, std::move(g));
+         c.nb.output(dt, {1, 2, 4, 5})
+             .attr_str("mode", "nearest")
+             .attr_str("padding_mode", "reflection");
+       }},
+      // Linear, reflected several times (|g| up to 2.5), edges not corners.
+      {"GridSample_linear_reflection",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {2, 2, 3, 4}));
+         in(c, rnd(r, dt, {2, 3, 5, 2}, 2.5));
+         c.nb.output(dt, {2, 2, 3, 5}).attr_str("padding_mode", "reflection");
+       }},
+      // One spatial axis, cubic taps read as zeros past the edges.
+      {"GridSample_1d_cubic_zeros",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {2, 3, 7}));
+         in(c, rnd(r, dt, {2, 5, 1}, 1.3));
+         c.nb.output(dt, {2, 3, 5}).attr_str("mode", "cubic").attr_int("align_corners", 1);
+       }},
       // Det: a batch of 4x4 matrices, and a single 1x1 one (a scalar out).
       {"Det_batched",
        [](Rng& r, ampx_dtype dt, Case& c) {
