@@ -25,6 +25,7 @@ Device::Device(PhysicalDevice info, int32_t index) : info_(std::move(info)), ind
   VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   s8.storageBuffer8BitAccess = VK_TRUE;
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  feats.features.shaderFloat64 = info_.float64 ? VK_TRUE : VK_FALSE;
   feats.pNext = &s16;
   void** tail = &s16.pNext;
   if (info_.float16) {

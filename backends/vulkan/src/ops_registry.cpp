@@ -138,6 +138,8 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_col2im(v, var);
   else if (op == "GridSample")
     p = plan_grid_sample(v, var);
+  else if (op == "Det")
+    p = plan_det(v, var, t);
   else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
            op == "ClipGrad")
     p = plan_elementwise_grad(v, var);

@@ -93,4 +93,32 @@ OpPlan plan_grid_sample(const NodeView& v, Variant var) {
   return {{d}};
 }
 
+// Det: one invocation per matrix, an O(M^3) serial loop, so M is bounded;
+// the f64 working copies live in the node's scratch buffer, bound whole, so
+// it stays within the smallest maxStorageBufferRange Vulkan allows (2^27).
+OpPlan plan_det(const NodeView& v, Variant var, const PlanTarget& t) {
+  constexpr int64_t kMaxM = 64;
+  constexpr int64_t kMaxScratch = int64_t{1} << 27;
+  if (!t.float64)
+    throw Unsupported("Det: the device has no shaderFloat64 (cpu_ref's LU runs in f64)");
+  const auto x = dims_of(v.input(0));
+  const int64_t m = x.back(), batch = numel(dims_of(v.output(0)));
+  if (m > kMaxM)
+    throw Unsupported("Det of " + std::to_string(m) + "x" + std::to_string(m) +
+                      " matrices: the kernel's serial LU takes M <= " + std::to_string(kMaxM));
+  const int64_t rs = (m + 7) / 8 * 8;  // det.comp's padded row
+  const int64_t scratch = batch * m * rs * 8;
+  if (scratch > kMaxScratch)
+    throw Unsupported("Det: " + std::to_string(batch) + " matrices need " +
+                      std::to_string(scratch) + " bytes of f64 scratch (the kernel binds at most " +
+                      std::to_string(kMaxScratch) + ")");
+  Dispatch d = linear_dispatch(sh("det", var), static_cast<uint64_t>(batch), 64);
+  d.params = {i32(batch), i32(m), i32(rs)};
+  const uint32_t es = elem_bytes(v.input(0).dtype);
+  d.tensors = {in_ref(0, es), out_ref(0, es), TensorRef{false, 0, 8, true}};
+  OpPlan plan{{d}};
+  plan.scratch_bytes = static_cast<uint64_t>(std::max<int64_t>(scratch, 8));
+  return plan;
+}
+
 }  // namespace ampx::vulkan

@@ -162,6 +162,7 @@ PhysicalDevice describe(VkPhysicalDevice pd, uint32_t family,
   d.storage8 = have_8bit_query && s8.storageBuffer8BitAccess == VK_TRUE &&
                !is_masked("storageBuffer8BitAccess");
   d.need_8bit_ext = d.storage8 && !v12;
+  d.float64 = feats.features.shaderFloat64 == VK_TRUE && !is_masked("shaderFloat64");
   d.coop_matrix =
       has_extension(exts, "VK_KHR_cooperative_matrix") && !is_masked("cooperativeMatrix");
   d.bf16_ext = has_extension(exts, "VK_KHR_shader_bfloat16");
@@ -179,8 +180,8 @@ std::string PhysicalDevice::api_string() const {
 std::string PhysicalDevice::features_string() const {
   std::string s = std::string("shaderFloat16 ") + (float16 ? "yes" : "no") +
                   ", storageBuffer16BitAccess " + (storage16 ? "yes" : "no") +
-                  ", storageBuffer8BitAccess " + (storage8 ? "yes" : "no") +
-                  ", cooperative_matrix " + (coop_matrix ? "yes" : "no");
+                  ", storageBuffer8BitAccess " + (storage8 ? "yes" : "no") + ", shaderFloat64 " +
+                  (float64 ? "yes" : "no") + ", cooperative_matrix " + (coop_matrix ? "yes" : "no");
   if (!masked.empty()) {
     s += " (masked:";
     for (const auto& m : masked) s += " " + m;

@@ -42,6 +42,7 @@ struct PhysicalDevice {
   bool float16 = false;             // shaderFloat16
   bool storage16 = false;           // storageBuffer16BitAccess
   bool storage8 = false;            // storageBuffer8BitAccess (bool, i8, u8 tensors)
+  bool float64 = false;             // shaderFloat64 (Det's f64 LU)
   bool coop_matrix = false;         // VK_KHR_cooperative_matrix
   bool bf16_ext = false;            // VK_KHR_shader_bfloat16
   bool need_float16_ext = false;    // VK_KHR_shader_float16_int8 (API < 1.2)
