@@ -1301,6 +1301,18 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
       .input(F32, {1, 1, 1, 1, 1, 1, 1, 2, 7})
       .output(F32, {1, 1, 1, 1, 1, 1, 1, 1, 2});
   nodes.push_back(grid7);
+  // One invocation would loop past lavapipe's 65,535 iterations.
+  NodeBuilder window300("MaxPoolIndices", "n");
+  window300.input(F32, {1, 1, 300, 300})
+      .output(I64, {1, 1, 1, 1})
+      .attr_ints("kernel_shape", {300, 300});
+  nodes.push_back(window300);
+  NodeBuilder block256("Col2Im", "n");
+  block256.input(F32, {1, 65536, 1})
+      .output(F32, {1, 1, 256, 256})
+      .attr_ints("image_shape", {256, 256})
+      .attr_ints("block_shape", {256, 256});
+  nodes.push_back(block256);
   for (NodeBuilder& b : nodes) {
     SCOPED_TRACE(b.op_type());
     ASSERT_NE(ref.capability(b).support, AMPX_SUPPORT_UNSUPPORTED) << ref.capability(b).note;
