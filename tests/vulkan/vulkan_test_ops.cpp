@@ -76,7 +76,11 @@ bool vulkan_runs_importer_op(const std::string& op) {
                         // scatter_nd.comp; Mod (binary.comp's exact fmod, iarith.comp)
                         "ScatterND", "Mod",
                         // rotary.comp, attention.comp, linear_attention.comp
-                        "RotaryEmbedding", "Attention", "LinearAttention"})
+                        "RotaryEmbedding", "Attention", "LinearAttention",
+                        // ops_vision.cpp: pool_indices.comp, col2im.comp
+                        "MaxPoolIndices", "Col2Im",
+                        // grid_sample.comp; det.comp (shaderFloat64)
+                        "GridSample", "Det"})
     if (op == o) return true;
   return false;
 }
@@ -128,6 +132,11 @@ bool no_float_tensor(const ampx_node_desc& d) {
 
 bool has_storage8(const Plugin& vk) {
   return plugin_note(vk).find("storageBuffer8BitAccess yes") != std::string::npos;
+}
+
+// Det's LU runs in f64, as cpu_ref's: only with shaderFloat64.
+bool has_float64(const Plugin& vk) {
+  return plugin_note(vk).find("shaderFloat64 yes") != std::string::npos;
 }
 
 // A comparison of inputs of shapes `a` and `b` (some elements equal).
@@ -509,7 +518,7 @@ const char* support_str(ampx_support s) {
 // f16 answers must be on this (possibly masked) device.
 void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, ampx_support f16) {
   const Maker& make = find_case(name);
-  const bool storage8 = has_storage8(vk);
+  const bool storage8 = has_storage8(vk), float64 = has_float64(vk);
   for (ampx_dtype dt : {F32, F16, BF16}) {
     SCOPED_TRACE(name + " " + dtype_str(dt));
     Rng rng(17);
@@ -528,7 +537,8 @@ void check_case(const Plugin& vk, const Plugin& ref, const std::string& name, am
     const bool declined =
         is_epilogue_case(name) || (is_importer_op(op) && !vulkan_runs_importer_op(op)) ||
         is_dilated_pool_case(name) || name.rfind("Resize_general_", 0) == 0 ||  // two taps only
-        (has_bool_tensor(c.nb.desc()) && !storage8) || has_unstored_integer(c.nb.desc());
+        (has_bool_tensor(c.nb.desc()) && !storage8) || has_unstored_integer(c.nb.desc()) ||
+        (op == "Det" && !float64);
     const ampx_support want = declined ? AMPX_SUPPORT_UNSUPPORTED
                               : dt == F32 || is_update(op) || no_float_tensor(c.nb.desc())
                                   ? AMPX_SUPPORT_NATIVE
@@ -1290,6 +1300,26 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
   wide_head.input(F32, {1, 1, 2, 520}).input(F32, {1, 1, 3, 520}).input(F32, {1, 1, 3, 4});
   wide_head.output(F32, {1, 1, 2, 4});
   nodes.push_back(wide_head);
+  NodeBuilder det65("Det", "n");  // beyond the serial LU's M <= 64
+  det65.input(F32, {65, 65}).output(F32, {});
+  nodes.push_back(det65);
+  NodeBuilder grid7("GridSample", "n");  // 7 spatial axes: grid_sample.comp takes 6
+  grid7.input(F32, {1, 1, 1, 1, 1, 1, 1, 1, 2})
+      .input(F32, {1, 1, 1, 1, 1, 1, 1, 2, 7})
+      .output(F32, {1, 1, 1, 1, 1, 1, 1, 1, 2});
+  nodes.push_back(grid7);
+  // One invocation would loop past lavapipe's 65,535 iterations.
+  NodeBuilder window300("MaxPoolIndices", "n");
+  window300.input(F32, {1, 1, 300, 300})
+      .output(I64, {1, 1, 1, 1})
+      .attr_ints("kernel_shape", {300, 300});
+  nodes.push_back(window300);
+  NodeBuilder block256("Col2Im", "n");
+  block256.input(F32, {1, 65536, 1})
+      .output(F32, {1, 1, 256, 256})
+      .attr_ints("image_shape", {256, 256})
+      .attr_ints("block_shape", {256, 256});
+  nodes.push_back(block256);
   for (NodeBuilder& b : nodes) {
     SCOPED_TRACE(b.op_type());
     ASSERT_NE(ref.capability(b).support, AMPX_SUPPORT_UNSUPPORTED) << ref.capability(b).note;
@@ -1390,6 +1420,22 @@ TEST(VulkanRotary, PositionOutsideTheCachesWritesNaN) {
     else
       EXPECT_NEAR(got[i], want[i], 1e-6) << i;
   }
+}
+
+// shaderFloat64 masked: Det (an f64 LU, as cpu_ref's) is unsupported in
+// every dtype, with the reason; the rest is unaffected.
+TEST(VulkanMasked, NoFloat64MeansNoDet) {
+  ScopedEnv mask("AMPX_VULKAN_MASK_FEATURES", "shaderFloat64");
+  Plugin vk(plugin_path("vulkan")), ref(plugin_path("cpu_ref"));
+  AMPX_SKIP_WITHOUT_VULKAN(vk);
+  const std::string note = plugin_note(vk);
+  EXPECT_NE(note.find("shaderFloat64 no"), std::string::npos) << note;
+  EXPECT_NE(note.find("masked: shaderFloat64"), std::string::npos) << note;
+  for (const char* name : {"Det_batched", "Det_large", "GridSample_linear_zeros", "Col2Im_3d"})
+    check_case(vk, ref, name, real_f16_answer(vk));
+  NodeBuilder det("Det", "n");
+  det.input(F32, {3, 3}).output(F32, {});
+  EXPECT_NE(std::string(vk.capability(det).note).find("shaderFloat64"), std::string::npos);
   expect_no_validation_errors(vk);
 }
 

@@ -70,7 +70,7 @@ struct PlanTarget {
   bool storage16 = false;
   bool storage8 = false;      // storageBuffer8BitAccess: bool, i8, u8 tensors
   bool blocked_gemm = false;  // PhysicalDevice::blocked_gemm
-  bool float64 = false;       // shaderFloat64: Attention's softmax_f64
+  bool float64 = false;       // shaderFloat64: Attention's softmax_f64, Det's f64 LU
 };
 
 // The plan for a node already validated against docs/OPS.md
@@ -141,6 +141,11 @@ OpPlan plan_rotary_embedding(const NodeView& v, Variant var);  // i64/i32 positi
 // Heads of at most 512; bool masks need 8-bit storage, softmax_f64 shaderFloat64.
 OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_linear_attention(const NodeView& v, Variant var);  // every update rule
+// The vision ops (ops_vision.cpp).
+OpPlan plan_maxpool_indices(const NodeView& v, Variant var);           // float in, i64 out
+OpPlan plan_col2im(const NodeView& v, Variant var);                    // any spatial rank
+OpPlan plan_grid_sample(const NodeView& v, Variant var);               // up to 6 spatial axes
+OpPlan plan_det(const NodeView& v, Variant var, const PlanTarget& t);  // f64, M <= 64
 // Data movement, in any dtype elem_storage() has (they set the variant).
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t);  // Reshape, Flatten, Dropout
 OpPlan plan_transpose(const NodeView& v, const PlanTarget& t);

@@ -90,9 +90,11 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     throw Unsupported("no fused Conv2d residual in the Vulkan kernels");
   if (op == "Conv2dGradWeight" && v.num_outputs() > 1)
     throw Unsupported("no fused bias gradient (bias_gradient) in the Vulkan kernels");
-  // Float ops: the float dtype is the output's, except ArgMax's and
-  // ArgMin's (i64 out).
-  const ampx_dtype dt = op == "ArgMax" || op == "ArgMin" ? v.input(0).dtype : v.output(0).dtype;
+  // Float ops: the float dtype is the output's, except ArgMax's, ArgMin's
+  // and MaxPoolIndices' (i64 out).
+  const ampx_dtype dt = op == "ArgMax" || op == "ArgMin" || op == "MaxPoolIndices"
+                            ? v.input(0).dtype
+                            : v.output(0).dtype;
   const Variant var = variant_for(dt, t);
   OpPlan p;
   if (op == "Gemm")
@@ -136,6 +138,14 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_attention(v, var, t);
   else if (op == "LinearAttention")
     p = plan_linear_attention(v, var);
+  else if (op == "MaxPoolIndices")
+    p = plan_maxpool_indices(v, var);
+  else if (op == "Col2Im")
+    p = plan_col2im(v, var);
+  else if (op == "GridSample")
+    p = plan_grid_sample(v, var);
+  else if (op == "Det")
+    p = plan_det(v, var, t);
   else if (op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" || op == "GeluGrad" ||
            op == "ClipGrad")
     p = plan_elementwise_grad(v, var);

@@ -43,7 +43,7 @@ struct PhysicalDevice {
   bool storage16 = false;           // storageBuffer16BitAccess
   bool storage8 = false;            // storageBuffer8BitAccess (bool, i8, u8 tensors)
   bool coop_matrix = false;         // VK_KHR_cooperative_matrix
-  bool float64 = false;             // shaderFloat64 (Attention's softmax_f64)
+  bool float64 = false;             // shaderFloat64 (Attention's softmax_f64, Det's f64 LU)
   bool bf16_ext = false;            // VK_KHR_shader_bfloat16
   bool need_float16_ext = false;    // VK_KHR_shader_float16_int8 (API < 1.2)
   bool need_8bit_ext = false;       // VK_KHR_8bit_storage (API < 1.2)

@@ -1244,6 +1244,23 @@ inline const std::map<std::string, Maker>& cases() {
              .attr_ints("dilations", {2, 3})
              .attr_int("storage_order", 1);
        }},
+      // Ties everywhere (values in {-2, ..., 2}: the window's first maximum
+      // wins) and two NaNs (the first NaN wins over any number).
+      {"MaxPoolIndices_ties_nan",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MaxPoolIndices", "n");
+         Tensor x = rnd(r, dt, {1, 2, 6, 6});
+         for (size_t i = 0; i < static_cast<size_t>(x.numel()); ++i)
+           x.set(i, std::round(x.get(i) * 1.5));
+         x.set(8, NAN);
+         x.set(9, NAN);
+         x.set(50, NAN);
+         in(c, std::move(x));
+         c.nb.output(I64, {1, 2, 3, 3})
+             .attr_ints("kernel_shape", {3, 3})
+             .attr_ints("strides", {2, 2})
+             .attr_ints("pads", {1, 1, 1, 1});
+       }},
       // GridSample: grid points inside and past the edges (|g| up to 1.3).
       {"GridSample_linear_zeros",
        [](Rng& r, ampx_dtype dt, Case& c) {
@@ -1277,6 +1294,37 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, rnd(r, dt, {1, 2, 3, 4, 5}));
          in(c, rnd(r, dt, {1, 2, 3, 2, 3}, 1.3));
          c.nb.output(dt, {1, 2, 2, 3, 2}).attr_str("padding_mode", "border");
+       }},
+      // Grid values on multiples of 1/4 (exact in f16): many coordinates land
+      // on halves (nearest rounds them to even) and past the edges
+      // (reflected back onto whole pixels).
+      {"GridSample_nearest_reflection_halves",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {1, 2, 4, 5}));
+         Tensor g = rnd(r, dt, {1, 4, 5, 2}, 1.5);
+         for (size_t i = 0; i < static_cast<size_t>(g.numel()); ++i)
+           g.set(i, std::round(g.get(i) * 4) / 4);
+         in(c, std::move(g));
+         c.nb.output(dt, {1, 2, 4, 5})
+             .attr_str("mode", "nearest")
+             .attr_str("padding_mode", "reflection");
+       }},
+      // Linear, reflected several times (|g| up to 2.5), edges not corners.
+      {"GridSample_linear_reflection",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {2, 2, 3, 4}));
+         in(c, rnd(r, dt, {2, 3, 5, 2}, 2.5));
+         c.nb.output(dt, {2, 2, 3, 5}).attr_str("padding_mode", "reflection");
+       }},
+      // One spatial axis, cubic taps read as zeros past the edges.
+      {"GridSample_1d_cubic_zeros",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("GridSample", "n");
+         in(c, rnd(r, dt, {2, 3, 7}));
+         in(c, rnd(r, dt, {2, 5, 1}, 1.3));
+         c.nb.output(dt, {2, 3, 5}).attr_str("mode", "cubic").attr_int("align_corners", 1);
        }},
       // Det: a batch of 4x4 matrices, and a single 1x1 one (a scalar out).
       {"Det_batched",
@@ -1324,6 +1372,39 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, rnd(r, dt, {3, 12, 12}));
          c.nb.output(dt, {3});
        }},
+      // Pivoting and singular matrices: matrix 0 has a zero first column
+      // entry on the diagonal (a row swap), matrix 1 two equal rows (an
+      // exactly zero pivot: 0), matrix 2 a zero column (0), matrix 3 is
+      // nearly singular (row 4 = row 0 + 2^-10 row 1: a tiny pivot, exact in
+      // f16) and matrix 4 random.
+      {"Det_pivoting_singular",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Det", "n");
+         Tensor x = rnd(r, dt, {5, 5, 5});
+         auto at = [](size_t m, size_t i, size_t j) { return m * 25 + i * 5 + j; };
+         x.set(at(0, 0, 0), 0);
+         for (size_t j = 0; j < 5; ++j) {
+           x.set(at(1, 3, j), x.get(at(1, 1, j)));
+           x.set(at(2, j, 2), 0);
+           x.set(at(3, 4, j), x.get(at(3, 0, j)) + std::ldexp(x.get(at(3, 1, j)), -10));
+         }
+         in(c, std::move(x));
+         c.nb.output(dt, {5});
+       }},
+      // The largest matrices the Vulkan kernel takes (M = 64) and a middle
+      // size; entries scaled so the determinants stay in f16's range.
+      {"Det_large",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Det", "n");
+         in(c, rnd(r, dt, {2, 64, 64}, 0.4));
+         c.nb.output(dt, {2});
+       }},
+      {"Det_13x13",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Det", "n");
+         in(c, rnd(r, dt, {3, 13, 13}));
+         c.nb.output(dt, {3});
+       }},
       // Col2Im: strides, dilations and uneven pads on a 2-D image (L = 4 * 3
       // block positions), and a 1-D one with overlapping blocks.
       {"Col2Im_2d_strided_dilated_padded",
@@ -1342,6 +1423,19 @@ inline const std::map<std::string, Maker>& cases() {
          c.nb = NodeBuilder("Col2Im", "n");
          in(c, rnd(r, dt, {1, 6, 5}));
          c.nb.output(dt, {1, 2, 7}).attr_ints("image_shape", {7}).attr_ints("block_shape", {3});
+       }},
+      // A 3-D image: a stride, a dilation and pads on different axes (block
+      // positions 3 x 2 x 3).
+      {"Col2Im_3d",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("Col2Im", "n");
+         in(c, rnd(r, dt, {1, 24, 18}));
+         c.nb.output(dt, {1, 2, 3, 4, 5})
+             .attr_ints("image_shape", {3, 4, 5})
+             .attr_ints("block_shape", {2, 2, 3})
+             .attr_ints("strides", {1, 2, 1})
+             .attr_ints("dilations", {1, 1, 2})
+             .attr_ints("pads", {0, 1, 1, 1, 0, 1});
        }},
       // The later ONNX ops (is_reference_only_op), odd shapes.
       {"Floor", unary("Floor", {3, 5, 7})},
