@@ -52,28 +52,33 @@ bool is_data_movement(const std::string& op) {
 // the elementwise ops, comparisons, reductions and data ops around them.
 // Every other importer op must stay `unsupported`.
 bool vulkan_runs_importer_op(const std::string& op) {
-  for (const char* o : {"HardSigmoid", "HardSwish", "LogSoftmax", "ArgMax", "Split", "Where",
-                        "Equal", "ConvTranspose",
-                        // unary.comp
-                        "LeakyRelu", "Erf", "Sqrt", "Reciprocal", "Exp", "Log", "Neg", "Abs",
-                        "Floor", "Ceil", "Round", "Softplus", "Mish",
-                        // binary.comp, variadic.comp
-                        "Pow", "PRelu", "Min", "Max", "Sum", "Mean",
-                        // equal.comp
-                        "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or",
-                        // data movement and Resize
-                        "Pad", "Expand", "Resize",
-                        // layernorm.comp
-                        "RMSNorm",
-                        // reduce.comp, argmax.comp
-                        "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
-                        "ReduceLogSumExp", "ArgMin",
-                        // gather_elements.comp, cumsum.comp
-                        "GatherElements", "CumSum",
-                        // gather_nd.comp, topk.comp
-                        "GatherND", "TopK",
-                        // scatter_nd.comp; Mod (binary.comp's exact fmod, iarith.comp)
-                        "ScatterND", "Mod"})
+  for (const char* o :
+       {"HardSigmoid", "HardSwish", "LogSoftmax", "ArgMax", "Split", "Where", "Equal",
+        "ConvTranspose",
+        // unary.comp
+        "LeakyRelu", "Erf", "Sqrt", "Reciprocal", "Exp", "Log", "Neg", "Abs", "Floor", "Ceil",
+        "Round", "Softplus", "Mish",
+        // unary.comp's trig.glsl
+        "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+        // bitwise.comp (i64/i32, i8/u8), copy.comp (BitCast)
+        "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitCast",
+        // binary.comp, variadic.comp
+        "Pow", "PRelu", "Min", "Max", "Sum", "Mean",
+        // equal.comp
+        "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or",
+        // data movement and Resize
+        "Pad", "Expand", "Resize",
+        // layernorm.comp
+        "RMSNorm",
+        // reduce.comp, argmax.comp
+        "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp",
+        "ArgMin",
+        // gather_elements.comp, cumsum.comp
+        "GatherElements", "CumSum", "CumProd",
+        // gather_nd.comp, topk.comp
+        "GatherND", "TopK",
+        // scatter_nd.comp; Mod (binary.comp's exact fmod, iarith.comp)
+        "ScatterND", "Mod"})
     if (op == o) return true;
   return false;
 }
@@ -1283,6 +1288,15 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
   NodeBuilder cumsum_i64("CumSum", "n");
   cumsum_i64.input(I64, {4, 3}).output(I64, {4, 3}).attr_int("axis", 0);
   nodes.push_back(cumsum_i64);
+  NodeBuilder cumprod_i32("CumProd", "n");  // cumsum.comp's product is f32
+  cumprod_i32.input(AMPX_DTYPE_I32, {4, 3}).output(AMPX_DTYPE_I32, {4, 3}).attr_int("axis", 1);
+  nodes.push_back(cumprod_i32);
+  NodeBuilder and_u16("BitwiseAnd", "n");  // no storage for u16 (elem_storage)
+  and_u16.input(AMPX_DTYPE_U16, {4}).input(AMPX_DTYPE_U16, {4}).output(AMPX_DTYPE_U16, {4});
+  nodes.push_back(and_u16);
+  NodeBuilder bitcast_u32("BitCast", "n");  // nor for u32
+  bitcast_u32.input(F32, {4}).output(AMPX_DTYPE_U32, {4}).attr_int("to", AMPX_DTYPE_U32);
+  nodes.push_back(bitcast_u32);
   for (NodeBuilder& b : nodes) {
     SCOPED_TRACE(b.op_type());
     ASSERT_NE(ref.capability(b).support, AMPX_SUPPORT_UNSUPPORTED) << ref.capability(b).note;
