@@ -13,8 +13,11 @@
 //    cosh from it, sinh by a polynomial for |x| < 1 (no cancellation), and
 //    e^(|x|/2) squared past 88 so sinh(89) does not overflow early;
 //  - asinh/acosh/atanh via log1p forms that do not cancel, the sign applied
-//    to |x|'s result; ln|x| + ln 2 where x^2 would overflow.
-// Needs log1p_ (unary.comp).
+//    to |x|'s result; ln|x| + ln 2 where x^2 would overflow; an own log
+//    (Cephes logf: the builtin's 2^-21 absolute error near 1 is too coarse
+//    for a log1p).
+// The steps whose rounding is the point (the two-part reductions, 1 - a,
+// t = x - 1) are `precise`, so no driver refolds them algebraically.
 
 float nan_() { return uintBitsToFloat(0x7fc00000u); }
 bool not_finite(float v) { return (floatBitsToUint(v) & 0x7f800000u) == 0x7f800000u; }
@@ -130,7 +133,8 @@ float atan_(float x) {
 // with ln 2 in two parts (k * 0.693359375 is exact), Cephes' expf on r.
 float exp_(float v) {
   float k = floor(v * 1.44269504088896341 + 0.5);
-  float r = (v - k * 0.693359375) - k * -2.12194440e-4;
+  // `precise`: the two-part subtraction must not be refolded into one.
+  precise float r = (v - k * 0.693359375) - k * -2.12194440e-4;
   float p = (((((1.9875691500e-4 * r + 1.3981999507e-3) * r + 8.3334519073e-3) * r +
                4.1665795894e-2) * r + 1.6666665459e-1) * r + 5.0000001201e-1) * r * r + r + 1.0;
   return ldexp(p, int(k));
@@ -157,24 +161,56 @@ float sinh_(float x) {
 }
 float cosh_(float x) { return is_nan_(x) ? x : sinh_cosh(abs(x), false); }
 
+// ln v for finite v >= 1 or +inf, Cephes logf: v = f 2^e with f in
+// [sqrt(1/2), sqrt(2)), ln 2 in two parts. Not the builtin: Vulkan only
+// asks log for 2^-21 absolute error on [0.5, 2], too coarse for the
+// log1p below (asinh of 1e-6 would be 5% off).
+float log_(float v) {
+  if (v > 3.4028234e38) return v;
+  int e;
+  float f = frexp(v, e);  // [0.5, 1)
+  if (f < 0.70710678118654752) {
+    e -= 1;
+    f = f + f - 1.0;
+  } else {
+    f = f - 1.0;
+  }
+  float z = f * f;
+  float y = ((((((((7.0376836292e-2 * f - 1.1514610310e-1) * f + 1.1676998740e-1) * f -
+                  1.2420140846e-1) * f + 1.4249322787e-1) * f - 1.6668057665e-1) * f +
+               2.0000714765e-1) * f - 2.4999993993e-1) * f + 3.3333331174e-1) * f * z;
+  float fe = float(e);
+  y += -2.12194440e-4 * fe;
+  y += -0.5 * z;
+  return (f + y) + 0.693359375 * fe;
+}
+// log(1 + v) for v >= 0, +inf or NaN (returned as they are: frexp leaves
+// them undefined), on log_: the rounding of 1 + v divided out.
+float log1p_acc(float v) {
+  precise float u = 1.0 + v;
+  precise float d = u - 1.0;
+  if (!(u < 3.4028234e38)) return u;
+  return u == 1.0 ? v : log_(u) * (v / d);
+}
+
 float asinh_(float x) {
   float a = abs(x), r;
   if (a > 1e18)  // a^2 would overflow: asinh a = ln 2a
-    r = log(a) + kLn2;
+    r = log_(a) + kLn2;
   else  // ln(a + sqrt(a^2 + 1)) = log1p(a + a^2 / (1 + sqrt(a^2 + 1)))
-    r = log1p_(a + a * a / (1.0 + sqrt(a * a + 1.0)));
+    r = log1p_acc(a + a * a / (1.0 + sqrt(a * a + 1.0)));
   return x < 0.0 ? -r : r;
 }
 float acosh_(float x) {
   if (!(x >= 1.0)) return nan_();  // NaN too
-  if (x > 1e18) return log(x) + kLn2;
-  float t = x - 1.0;  // exact near 1
-  return log1p_(t + sqrt(t * (t + 2.0)));
+  if (x > 1e18) return log_(x) + kLn2;
+  precise float t = x - 1.0;  // exact near 1
+  return log1p_acc(t + sqrt(t * (t + 2.0)));
 }
 float atanh_(float x) {
   float a = abs(x);
   if (a > 1.0) return nan_();
   // atanh a = log1p(2a / (1 - a)) / 2; 1 - a is exact near 1.
-  float r = a == 1.0 ? uintBitsToFloat(0x7f800000u) : 0.5 * log1p_(2.0 * a / (1.0 - a));
+  float r = a == 1.0 ? uintBitsToFloat(0x7f800000u) : 0.5 * log1p_acc(2.0 * a / (1.0 - a));
   return x < 0.0 ? -r : r;
 }

@@ -16,10 +16,12 @@ layout(std430, binding = 2) writeonly buffer Y { ST y[]; };
 #include "erf.glsl"
 
 // log(1 + v) accurate for small v (no log1p in GLSL): the rounding of 1 + v
-// is divided out.
+// is divided out. `precise`: without it a driver may fold (1 + v) - 1 into v
+// (lavapipe does: asinh(2.4e-6) came out 1% low).
 float log1p_(float v) {
-  float u = 1.0 + v;
-  return u == 1.0 ? v : log(u) * (v / (u - 1.0));
+  precise float u = 1.0 + v;
+  precise float d = u - 1.0;
+  return u == 1.0 ? v : log(u) * (v / d);
 }
 #include "trig.glsl"
 
