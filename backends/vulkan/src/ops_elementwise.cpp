@@ -181,12 +181,13 @@ OpPlan plan_bitwise(const NodeView& v, const PlanTarget& t) {
   const ElemStorage es = elem_storage(dt, t);
   if (dt != AMPX_DTYPE_I64 && dt != AMPX_DTYPE_I32 && dt != AMPX_DTYPE_I8 && dt != AMPX_DTYPE_U8)
     throw Unsupported(std::string(op) + " on " + plugin_support::dtype_name(dt) + ": no kernel");
-  uint32_t code = op == "BitwiseAnd"   ? 0
-                  : op == "BitwiseOr"  ? 1
-                  : op == "BitwiseXor" ? 2
-                  : op == "BitwiseNot" ? 3
-                                       : 4;
-  if (op == "BitShift") code = v.get_string("direction", "") == "LEFT" ? 4 : 5;
+  // bitwise.comp's OP; BitShift's direction was validated (LEFT or RIGHT).
+  const uint32_t code = op == "BitwiseAnd"                        ? 0
+                        : op == "BitwiseOr"                       ? 1
+                        : op == "BitwiseXor"                      ? 2
+                        : op == "BitwiseNot"                      ? 3
+                        : v.get_string("direction", "") == "LEFT" ? 4
+                                                                  : 5;
   const bool unary = v.num_inputs() == 1;  // Not: B is A again, unread
   Dispatch d =
       linear_dispatch("bitwise." + es.suffix, static_cast<uint64_t>(numel(dims_of(v.output(0)))));
