@@ -2,7 +2,9 @@
 // The unary elementwise ops. OP: 0 relu, 1 sigmoid, 2 tanh, 3 gelu erf,
 // 4 gelu tanh, 5 clip, 6 hard sigmoid, 7 hard swish, 8 leaky relu, 9 erf,
 // 10 sqrt, 11 reciprocal, 12 exp, 13 log, 14 neg, 15 abs, 16 floor, 17 ceil,
-// 18 round (halves to even, as ONNX), 19 softplus, 20 mish.
+// 18 round (halves to even, as ONNX), 19 softplus, 20 mish, 21 sin, 22 cos,
+// 23 tan, 24 asin, 25 acos, 26 atan, 27 sinh, 28 cosh, 29 asinh, 30 acosh,
+// 31 atanh (trig.glsl: f32 in every variant, not the GLSL builtins).
 // p: n, then two f32 attributes as bits: clip min, max; hard sigmoid alpha,
 // beta; leaky relu alpha.
 #include "common.glsl"
@@ -14,11 +16,15 @@ layout(std430, binding = 2) writeonly buffer Y { ST y[]; };
 #include "erf.glsl"
 
 // log(1 + v) accurate for small v (no log1p in GLSL): the rounding of 1 + v
-// is divided out.
+// is divided out. `precise`: without it a driver may fold (1 + v) - 1 into v
+// (lavapipe does: asinh(2.4e-6) came out 1% low).
 float log1p_(float v) {
-  float u = 1.0 + v;
-  return u == 1.0 ? v : log(u) * (v / (u - 1.0));
+  precise float u = 1.0 + v;
+  precise float d = u - 1.0;
+  return u == 1.0 ? v : log(u) * (v / d);
 }
+#include "trig.glsl"
+
 // log(1 + e^v) without overflow, as cpu_ref: v + log1p(e^-v) for v > 0.
 float softplus(float v) { return v > 0.0 ? v + log1p_(exp(-v)) : log1p_(exp(v)); }
 
@@ -53,6 +59,15 @@ void main() {
   else if (OP == 17) r = ceil(f);
   else if (OP == 18) r = roundEven(f);
   else if (OP == 19) r = softplus(f);
-  else r = f * safe_tanh(softplus(f));
+  else if (OP == 20) r = f * safe_tanh(softplus(f));
+  else if (OP <= 23) r = trig(f, OP - 21);
+  else if (OP == 24) r = asin_(f);
+  else if (OP == 25) r = acos_(f);
+  else if (OP == 26) r = atan_(f);
+  else if (OP == 27) r = sinh_(f);
+  else if (OP == 28) r = cosh_(f);
+  else if (OP == 29) r = asinh_(f);
+  else if (OP == 30) r = acosh_(f);
+  else r = atanh_(f);
   y[pc.off[1] + i] = ST(r);
 }

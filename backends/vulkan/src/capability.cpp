@@ -66,7 +66,7 @@ Answer answer_node(const ampx_node_desc& node, const PhysicalDevice& dev) {
       // f32: nothing is rounded to 16 bits.
       a.support = AMPX_SUPPORT_NATIVE;
       a.note = "Vulkan kernel reading each input in its own dtype";
-    } else if (opset::is_data_movement(v.op_type())) {
+    } else if (opset::is_data_movement(v.op_type()) || v.op_type() == "BitCast") {
       // Widening to f32 and back is exact, and the bytes moved are halved.
       a.support = AMPX_SUPPORT_NATIVE;
       a.note = "f16 storage; data movement is exact in any dtype";

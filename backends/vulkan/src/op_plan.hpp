@@ -126,7 +126,9 @@ OpPlan plan_int_arith(const NodeView& v, const PlanTarget& t);
 // Equal and the orderings (f32/f16, i64/i32 -> bool); And, Or, Not (bool).
 OpPlan plan_equal(const NodeView& v, const PlanTarget& t);
 OpPlan plan_where(const NodeView& v, const PlanTarget& t);  // bool cond, f32/f16/integer x, y
-OpPlan plan_softmax(const NodeView& v, Variant var);        // Softmax, LogSoftmax
+// BitShift, BitwiseAnd/Or/Xor/Not on i64/i32 words and i8/u8 bytes.
+OpPlan plan_bitwise(const NodeView& v, const PlanTarget& t);
+OpPlan plan_softmax(const NodeView& v, Variant var);  // Softmax, LogSoftmax
 OpPlan plan_layernorm(const NodeView& v, Variant var);
 OpPlan plan_batchnorm(const NodeView& v, Variant var);
 OpPlan plan_pool(const NodeView& v, Variant var);
@@ -134,7 +136,7 @@ OpPlan plan_global_pool(const NodeView& v, Variant var);
 OpPlan plan_reduce(const NodeView& v, Variant var);  // ReduceSum ... ReduceLogSumExp
 OpPlan plan_argmax(const NodeView& v, Variant var);  // ArgMax, ArgMin: float in, i64 out
 OpPlan plan_resize(const NodeView& v, Variant var);  // nearest, linear (ops_onnx.cpp)
-OpPlan plan_cumsum(const NodeView& v, Variant var);  // floats (ops_onnx.cpp)
+OpPlan plan_cumsum(const NodeView& v, Variant var);  // CumSum, CumProd: floats (ops_onnx.cpp)
 OpPlan plan_topk(const NodeView& v, Variant var);    // floats, rows <= 4096 (ops_onnx.cpp)
 // The transformer ops (ops_attention.cpp).
 OpPlan plan_rotary_embedding(const NodeView& v, Variant var);  // i64/i32 position_ids
@@ -159,6 +161,7 @@ OpPlan plan_gather_nd(const NodeView& v, const PlanTarget& t);        // ops_onn
 OpPlan plan_scatter_nd(const NodeView& v, const PlanTarget& t);       // ops_onnx.cpp
 OpPlan plan_gather(const NodeView& v, const PlanTarget& t);
 OpPlan plan_cast(const NodeView& v, const PlanTarget& t);
+OpPlan plan_bitcast(const NodeView& v, const PlanTarget& t);  // a raw copy of the bytes
 // Training ops (ops_train.cpp); the updates are f32 only.
 OpPlan plan_elementwise_grad(const NodeView& v, Variant var);  // Relu/Sigmoid/Tanh/Gelu/ClipGrad
 OpPlan plan_softmax_grad(const NodeView& v, Variant var);

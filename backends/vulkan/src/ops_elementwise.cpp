@@ -1,8 +1,8 @@
 // The unary elementwise ops (unary.comp); Add, Sub, Mul, Div, Pow, PRelu
 // (binary.comp), Min, Max, Sum, Mean (variadic.comp), Equal, Less, Greater,
 // LessOrEqual, GreaterOrEqual, And, Or, Not (equal.comp) and Where
-// (where.comp) with broadcasting (broadcast.glsl); Softmax and LogSoftmax
-// (softmax.comp).
+// (where.comp) with broadcasting (broadcast.glsl); the bit ops (bitwise.comp);
+// Softmax and LogSoftmax (softmax.comp).
 #include <iterator>
 #include <limits>
 #include <string_view>
@@ -60,8 +60,10 @@ std::vector<int32_t> broadcast_params(const NodeView& v, std::vector<size_t> inp
 
 // unary.comp's codes of the ops without attributes from Erf on (0: none).
 uint32_t simple_unary_code(std::string_view op) {
-  constexpr std::string_view kOps[] = {"Erf", "Sqrt",  "Reciprocal", "Exp",   "Log",      "Neg",
-                                       "Abs", "Floor", "Ceil",       "Round", "Softplus", "Mish"};
+  constexpr std::string_view kOps[] = {"Erf",  "Sqrt",  "Reciprocal", "Exp",   "Log",      "Neg",
+                                       "Abs",  "Floor", "Ceil",       "Round", "Softplus", "Mish",
+                                       "Sin",  "Cos",   "Tan",        "Asin",  "Acos",     "Atan",
+                                       "Sinh", "Cosh",  "Asinh",      "Acosh", "Atanh"};
   for (uint32_t k = 0; k < std::size(kOps); ++k)
     if (op == kOps[k]) return 9 + k;
   return 0;
@@ -166,6 +168,33 @@ OpPlan plan_int_arith(const NodeView& v, const PlanTarget& t) {
   d.params = unary ? broadcast_params(v, {0, 0}) : broadcast_params(v);
   for (size_t k = 0; k < v.num_inputs(); ++k) i32(numel(dims_of(v.input(k))) * es.words);
   i32(numel(dims_of(v.output(0))) * es.words);
+  d.tensors = {in_ref(0, es.bytes), in_ref(unary ? 0 : 1, es.bytes), out_ref(0, es.bytes)};
+  return {{d}};
+}
+
+// BitShift, BitwiseAnd/Or/Xor (broadcast), BitwiseNot on raw words (i32, i64)
+// or bytes (i8, u8: 8-bit storage) in bitwise.comp. The other integer types
+// have no storage here (elem_storage throws their reason).
+OpPlan plan_bitwise(const NodeView& v, const PlanTarget& t) {
+  const std::string_view op = v.op_type();
+  const ampx_dtype dt = v.output(0).dtype;
+  const ElemStorage es = elem_storage(dt, t);
+  if (dt != AMPX_DTYPE_I64 && dt != AMPX_DTYPE_I32 && dt != AMPX_DTYPE_I8 && dt != AMPX_DTYPE_U8)
+    throw Unsupported(std::string(op) + " on " + plugin_support::dtype_name(dt) + ": no kernel");
+  // bitwise.comp's OP; BitShift's direction was validated (LEFT or RIGHT).
+  const uint32_t code = op == "BitwiseAnd"                        ? 0
+                        : op == "BitwiseOr"                       ? 1
+                        : op == "BitwiseXor"                      ? 2
+                        : op == "BitwiseNot"                      ? 3
+                        : v.get_string("direction", "") == "LEFT" ? 4
+                                                                  : 5;
+  const bool unary = v.num_inputs() == 1;  // Not: B is A again, unread
+  Dispatch d =
+      linear_dispatch("bitwise." + es.suffix, static_cast<uint64_t>(numel(dims_of(v.output(0)))));
+  d.spec = {es.words, code, plugin_support::is_unsigned_dtype(dt) ? 0u : 1u};
+  d.params = unary ? broadcast_params(v, {0, 0}) : broadcast_params(v);
+  for (size_t k = 0; k < v.num_inputs(); ++k) i32(numel(dims_of(v.input(k))) * es.words);
+  i32(numel(dims_of(v.output(0))) * es.words);  // word indices
   d.tensors = {in_ref(0, es.bytes), in_ref(unary ? 0 : 1, es.bytes), out_ref(0, es.bytes)};
   return {{d}};
 }

@@ -1,5 +1,5 @@
 // Data movement on the strided copy kernel (copy.comp): Reshape, Flatten,
-// Dropout, Transpose, Slice, Concat, Split, Expand; Gather (gather.comp);
+// Dropout, Transpose, Slice, Concat, Split, Expand, BitCast; Gather (gather.comp);
 // Cast f32 <-> f16 (cast.comp) and integer/bool <-> float (icast.comp). Copies are bit-exact in
 // every dtype elem_storage() has: floats in their variant, integers as raw words, bool/i8/u8 as
 // bytes.
@@ -46,6 +46,24 @@ OpPlan with_variant(OpPlan p, const ElemStorage& es) {
 
 OpPlan plan_identity(const NodeView& v, const PlanTarget& t) {
   const ElemStorage es = elem_storage(v.input(0).dtype, t);
+  const int64_t n = numel(dims_of(v.input(0)));
+  return with_variant({{copy_dispatch(es, {n}, 0, {1}, 0, {1}, in_ref(0, 0), out_ref(0, 0))}}, es);
+}
+
+// BitCast: the bytes moved unchanged. Both dtypes must have storage here
+// (elem_storage gives the reason when one has not); the copy then runs on
+// the raw storage of their common width: words for 4 and 8 bytes (i32 and
+// i64's), float16_t moved without arithmetic for 2, bytes for 1.
+OpPlan plan_bitcast(const NodeView& v, const PlanTarget& t) {
+  const ampx_dtype from = v.input(0).dtype, to = v.output(0).dtype;
+  (void)elem_storage(from, t);
+  (void)elem_storage(to, t);
+  const uint32_t width = elem_bytes(from);
+  const ampx_dtype raw = width == 8   ? AMPX_DTYPE_I64
+                         : width == 4 ? AMPX_DTYPE_I32
+                         : width == 2 ? AMPX_DTYPE_F16
+                                      : AMPX_DTYPE_U8;
+  const ElemStorage es = elem_storage(raw, t);
   const int64_t n = numel(dims_of(v.input(0)));
   return with_variant({{copy_dispatch(es, {n}, 0, {1}, 0, {1}, in_ref(0, 0), out_ref(0, 0))}}, es);
 }

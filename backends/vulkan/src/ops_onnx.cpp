@@ -168,6 +168,7 @@ OpPlan plan_cumsum(const NodeView& v, Variant var) {
   const uint32_t es = elem_bytes(v.input(0).dtype);
   Dispatch d = linear_dispatch("cumsum." + std::string(variant_suffix(var)),
                                static_cast<uint64_t>(outer * inner));
+  d.spec = {v.op_type() == "CumProd" ? 1u : 0u};
   d.params = {i32(outer * inner), i32(len), i32(inner),
               static_cast<int32_t>(v.get_int("exclusive", 0)),
               static_cast<int32_t>(v.get_int("reverse", 0))};

@@ -39,15 +39,22 @@ constexpr DtypeGenericOp kDtypeGeneric[] = {
     {"Or", plan_equal},
     {"Not", plan_equal},
     {"Where", plan_where},
+    {"BitShift", plan_bitwise},
+    {"BitwiseAnd", plan_bitwise},
+    {"BitwiseOr", plan_bitwise},
+    {"BitwiseXor", plan_bitwise},
+    {"BitwiseNot", plan_bitwise},
+    {"BitCast", plan_bitcast},
     {"TensorStats", plan_tensor_stats},
 };
 
 // unary.comp's ops.
 bool is_unary(std::string_view op) {
-  constexpr std::string_view kOps[] = {"Relu",        "Sigmoid",   "Tanh",      "Gelu",     "Clip",
-                                       "HardSigmoid", "HardSwish", "LeakyRelu", "Erf",      "Sqrt",
-                                       "Reciprocal",  "Exp",       "Log",       "Neg",      "Abs",
-                                       "Floor",       "Ceil",      "Round",     "Softplus", "Mish"};
+  constexpr std::string_view kOps[] = {
+      "Relu", "Sigmoid", "Tanh",       "Gelu", "Clip",  "HardSigmoid", "HardSwish", "LeakyRelu",
+      "Erf",  "Sqrt",    "Reciprocal", "Exp",  "Log",   "Neg",         "Abs",       "Floor",
+      "Ceil", "Round",   "Softplus",   "Mish", "Sin",   "Cos",         "Tan",       "Asin",
+      "Acos", "Atan",    "Sinh",       "Cosh", "Asinh", "Acosh",       "Atanh"};
   for (std::string_view o : kOps)
     if (op == o) return true;
   return false;
@@ -79,6 +86,9 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p.uses_16bit = uses16;
     return p;
   }
+  if ((op == "CumSum" || op == "CumProd") && plugin_support::is_integer_dtype(out_dt))
+    throw Unsupported("integer " + std::string(op) +
+                      ": no kernel (cumsum.comp runs in f32; cpu_ref runs it)");
   // Fused epilogues (docs/OPS.md): the GEMM and convolution shaders have
   // none yet, so such nodes are unsupported here and the host does not fuse.
   if ((op == "Gemm" || op == "MatMul" || op == "Conv2d" || op == "BatchNorm") &&
@@ -128,7 +138,7 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
     p = plan_argmax(v, var);
   else if (op == "Resize")
     p = plan_resize(v, var);
-  else if (op == "CumSum")
+  else if (op == "CumSum" || op == "CumProd")
     p = plan_cumsum(v, var);
   else if (op == "TopK")
     p = plan_topk(v, var);

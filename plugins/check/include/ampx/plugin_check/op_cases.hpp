@@ -55,6 +55,16 @@ inline Maker unary(std::string op, std::vector<int64_t> dims,
   };
 }
 
+// A unary op on these values (rounded to the case's dtype).
+inline Maker unary_values(std::string op, std::vector<double> values) {
+  return [=](Rng&, ampx_dtype dt, Case& c) {
+    c.nb = NodeBuilder(op, "n");
+    const std::vector<int64_t> dims = {static_cast<int64_t>(values.size())};
+    in(c, Tensor::of(dt, dims, values));
+    c.nb.output(dt, dims);
+  };
+}
+
 inline Maker binary(std::string op, std::vector<int64_t> a, std::vector<int64_t> b,
                     std::vector<int64_t> y) {
   return [=](Rng& r, ampx_dtype dt, Case& c) {
@@ -1462,6 +1472,41 @@ inline const std::map<std::string, Maker>& cases() {
          in(c, Tensor::of(dt, {3, 5, 7}, v));
          c.nb.output(dt, {3, 5, 7});
        }},
+      // Sin ... Atanh where a textbook formula or a GPU builtin goes wrong:
+      // arguments far beyond pi (the reduction by pi/2 must be exact; f16
+      // makes the largest infinity, so NaN), sinh/cosh at and past f32
+      // overflow (89.4: finite in f32, where e^x overflows past 88.7; no
+      // further, as the float64 mode's results would not overflow) and near 0, asinh of negative x (ln(x + sqrt(x^2 +
+      // 1)) cancels), acosh below 1 (NaN) and near it, atanh at and near
+      // +-1 (+-inf) and past it (NaN), asin/acos/atan at their edges.
+      {"Sin_large_arguments", unary_values("Sin", {1e4, -1e4, 65504, 3e5, 1e10, 3.4e38, -2.5e7,
+                                                   100, 1e6, 12345.678, -0.0, 7, 0.78, -0.8,
+                                                   1.5707964, 3.1415927})},
+      {"Cos_large_arguments", unary_values("Cos", {1e4, -1e4, 65504, 3e5, 1e10, 3.4e38, -2.5e7,
+                                                   100, 1e6, 12345.678, -0.0, 7, 0.78, -0.8,
+                                                   1.5707964, 3.1415927})},
+      {"Tan_large_arguments",
+       unary_values("Tan", {1e4, -1e4, 3e5, 1e10, -2.5e7, 100, 1e6, 12345.678, -0.0, 0.78, -0.8,
+                            1.5, -1.55, 3.1415927, 40000, -7})},
+      {"Sinh_overflow_and_tiny", unary_values("Sinh", {-89.4, 89.2, 88.5, -88.9, 80, 50, 20, 9, -1,
+                                                       1e-3, -1e-4, 0.5, -0.99, 1e-7, 0, 12})},
+      {"Sinh_near_zero",
+       unary_values("Sinh", {1e-3, -1e-4, 0.5, -0.9, 1e-6, 0.01, -0.3, 1.0, 0.125, -2e-8})},
+      {"Cosh_overflow", unary_values("Cosh", {-89.4, 89.2, 88.5, -88.9, 80, 50, 20, 9, -1, 1e-3,
+                                              -1e-4, 0.5, -0.99, 0, 12, 1.5})},
+      {"Asinh_negative", unary_values("Asinh", {-1e3, -100, -10, -1, -0.1, -1e-3, 1e-3, 10, -3.5,
+                                                -0.6, 0.25, -1e-6, 7})},
+      {"Asinh_huge", unary_values("Asinh", {-3e38, 1e20, -1e19, 5e18, 1e10, -65000, 2})},
+      {"Acosh_edges", unary_values("Acosh", {0.5, 1, 1.0001, 1.5, 2, 0, -3, 1e20, 1e5, 3e38,
+                                             1.01, 10})},
+      {"Atanh_edges", unary_values("Atanh", {0.999, -0.9999, 1, -1, 0.5, 1e-4, 1.5, -2, 0,
+                                             -0.3, 0.9, -1e-7})},
+      {"Asin_edges", unary_values("Asin", {1, -1, 0.5, -0.5, 0.51, -0.49, 0.99999,
+                                                     -0.999, 1.0001, -2, 0, 1e-5})},
+      {"Acos_edges", unary_values("Acos", {1, -1, 0.5, -0.5, 0.51, -0.49, 0.99999,
+                                                     -0.999, 1.0001, -2, 0, 1e-5})},
+      {"Atan_large", unary_values("Atan", {1e30, -1e30, 2.5, -2.3, 0.42, -0.4, 1e-6, 0, 3e38,
+                                           -1, 1, 100})},
       {"Less_broadcast", compare("Less")},
       {"Greater_broadcast", compare("Greater")},
       {"LessOrEqual_broadcast", compare("LessOrEqual")},
@@ -1595,6 +1640,121 @@ inline const std::map<std::string, Maker>& cases() {
                                : dt == AMPX_DTYPE_F64 ? AMPX_DTYPE_I64
                                                       : AMPX_DTYPE_I16;
          c.nb.output(to, {3, 4}).attr_int("to", to);
+       }},
+      // The bit ops on the dtypes backends store as words or bytes: i64
+      // shifts across the word boundary, by 63, 64, more and negative
+      // amounts, arithmetic right shifts of negative values; i8/u8 at
+      // their width; i32 and u8 broadcast; BitCast between same-width
+      // signed integers and floats, and between the byte types.
+      {"BitShift_left_i64_edges",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitShift", "n");
+         in(c, Tensor::of(I64, {2, 5}, {1, 3, -3, 5, 0x7fffffff, -1, 123456789012.0, -7, 1, 9}));
+         in(c, Tensor::of(I64, {2, 5}, {0, 31, 32, 33, 63, 64, 20, -1, 100, 1}));
+         c.nb.output(I64, {2, 5}).attr_str("direction", "LEFT");
+       }},
+      {"BitShift_right_i64_edges_broadcast",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitShift", "n");
+         in(c, Tensor::of(I64, {2, 1}, {-35184372088832.0, 35184372088833.0}));
+         in(c, Tensor::of(I64, {6}, {0, 5, 32, 40, 64, -2}));
+         c.nb.output(I64, {2, 6}).attr_str("direction", "RIGHT");
+       }},
+      {"BitShift_right_u8_edges",  // logical: 200 >> 1 is 100
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitShift", "n");
+         in(c, Tensor::of(AMPX_DTYPE_U8, {2, 3}, {255, 1, 128, 7, 200, 3}));
+         in(c, Tensor::of(AMPX_DTYPE_U8, {3}, {1, 8, 7}));
+         c.nb.output(AMPX_DTYPE_U8, {2, 3}).attr_str("direction", "RIGHT");
+       }},
+      {"BitShift_right_i8_edges",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitShift", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I8, {6}, {-128, -1, 127, -7, -100, 64}));
+         in(c, Tensor::of(AMPX_DTYPE_I8, {6}, {7, 8, -1, 1, 2, 9}));
+         c.nb.output(AMPX_DTYPE_I8, {6}).attr_str("direction", "RIGHT");
+       }},
+      {"BitShift_left_i32_edges",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitShift", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I32, {6}, {-16, 1, 3, -1, 7, 5}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {6}, {2, 31, 32, -1, 0, 30}));
+         c.nb.output(AMPX_DTYPE_I32, {6}).attr_str("direction", "LEFT");
+       }},
+      {"BitwiseAnd_i32_broadcast",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseAnd", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I32, {2, 1}, {-1, 0x0F0F0F0F}));
+         in(c, Tensor::of(AMPX_DTYPE_I32, {3}, {-2147483648.0, 255, -256}));
+         c.nb.output(AMPX_DTYPE_I32, {2, 3});
+       }},
+      {"BitwiseOr_i64_broadcast",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseOr", "n");
+         in(c, Tensor::of(I64, {3}, {-4294967296.0, 1, 4294967296.0}));
+         in(c, Tensor::of(I64, {2, 1}, {5, -8589934592.0}));
+         c.nb.output(I64, {2, 3});
+       }},
+      {"BitwiseXor_u8_broadcast",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseXor", "n");
+         in(c, Tensor::of(AMPX_DTYPE_U8, {2, 2}, {255, 0, 170, 15}));
+         in(c, Tensor::of(AMPX_DTYPE_U8, {1}, {85}));
+         c.nb.output(AMPX_DTYPE_U8, {2, 2});
+       }},
+      {"BitwiseNot_i64",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseNot", "n");
+         in(c, Tensor::of(I64, {4}, {0, -1, 4294967296.0, -123456789012.0}));
+         c.nb.output(I64, {4});
+       }},
+      {"BitwiseNot_i32",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseNot", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I32, {3}, {0, -2147483648.0, 12345}));
+         c.nb.output(AMPX_DTYPE_I32, {3});
+       }},
+      {"BitwiseNot_u8",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitwiseNot", "n");
+         in(c, Tensor::of(AMPX_DTYPE_U8, {3}, {0, 255, 90}));
+         c.nb.output(AMPX_DTYPE_U8, {3});
+       }},
+      {"BitCast_float_to_signed",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BitCast", "n");
+         in(c, rnd(r, dt, {3, 4}));
+         const ampx_dtype to = dt == F32                ? AMPX_DTYPE_I32
+                               : dt == AMPX_DTYPE_F64 ? I64
+                                                      : AMPX_DTYPE_I16;
+         c.nb.output(to, {3, 4}).attr_int("to", to);
+       }},
+      {"BitCast_signed_to_float",
+       [](Rng&, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BitCast", "n");
+         // 1.0f, -2.5f, a subnormal, 0, -0.0f, 3.0e38f (f32 bits); 1.0, -2.0,
+         // a subnormal, 0, -0.0, 100.0 (f64); 1.0, -2.0, a subnormal, 0,
+         // -0.0, 65504 (f16).
+         in(c, dt == F32 ? Tensor::of(AMPX_DTYPE_I32, {6},
+                                      {1065353216, -1071644672, 1, 0, -2147483648.0, 2133852341})
+               : dt == AMPX_DTYPE_F64
+                   ? Tensor::of(I64, {6},
+                                {4607182418800017408.0, -4611686018427387904.0, 1, 0,
+                                 -9223372036854775808.0, 4636737291354636288.0})
+                   : Tensor::of(AMPX_DTYPE_I16, {6}, {15360, -16384, 1, 0, -32768, 31743}));
+         c.nb.output(dt, {6}).attr_int("to", dt);
+       }},
+      {"BitCast_same_dtype",  // 16-bit floats: bits moved as they are
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("BitCast", "n");
+         in(c, rnd(r, dt, {7}));
+         c.nb.output(dt, {7}).attr_int("to", dt);
+       }},
+      {"BitCast_i8_to_u8",
+       [](Rng&, ampx_dtype, Case& c) {
+         c.nb = NodeBuilder("BitCast", "n");
+         in(c, Tensor::of(AMPX_DTYPE_I8, {5}, {-128, -1, 0, 1, 127}));
+         c.nb.output(AMPX_DTYPE_U8, {5}).attr_int("to", AMPX_DTYPE_U8);
        }},
       {"Add_u16_wraps",
        [](Rng&, ampx_dtype, Case& c) {
