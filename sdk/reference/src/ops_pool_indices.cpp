@@ -3,7 +3,7 @@
 // plus the cell's offset in the plane, row-major (storage_order 0) or
 // column-major (storage_order 1). The first maximum of the window in its
 // row-major walk wins, as in ONNX's reference; the first NaN wins over any
-// number, as MaxPool propagates it.
+// number, as MaxPool propagates it. A window whose taps miss X is -1.
 #include <cmath>
 
 #include "common.hpp"
@@ -33,7 +33,14 @@ class MaxPoolIndicesKernel final : public CpuKernel {
     for (int64_t oh = 0; oh < s.OH; ++oh) {
       for (int64_t ow = 0; ow < s.OW; ++ow) {
         const PoolWindow win = pool_window(s, oh, ow, false);
-        // Every window holds a cell of X (pool_shape: pads < the window).
+        // pads < the dilated window still lets its taps step over X (H 1,
+        // kH 2, dilation 3, top pad 2): MaxPool's value there is the
+        // padding's -inf, and no cell of X holds it: -1, as ONNX's
+        // reference starts its index at.
+        if (win.hs >= win.he || win.ws >= win.we) {
+          y[oh * s.OW + ow] = -1;
+          continue;
+        }
         int64_t bh = win.hs, bw = win.ws;
         T m = x[bh * s.W + bw];
         for (int64_t h = win.hs; h < win.he && !std::isnan(m); h += s.dh) {

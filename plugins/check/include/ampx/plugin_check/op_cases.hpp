@@ -1254,6 +1254,17 @@ inline const std::map<std::string, Maker>& cases() {
              .attr_ints("dilations", {2, 3})
              .attr_int("storage_order", 1);
        }},
+      // A dilated window whose taps step over X (rows -2 and 1 of a 1-row
+      // X): no cell, index -1 (MaxPool's value there is the padding's -inf).
+      {"MaxPoolIndices_window_misses_x",
+       [](Rng& r, ampx_dtype dt, Case& c) {
+         c.nb = NodeBuilder("MaxPoolIndices", "n");
+         in(c, rnd(r, dt, {1, 2, 1, 4}));
+         c.nb.output(I64, {1, 2, 1, 3})
+             .attr_ints("kernel_shape", {2, 2})
+             .attr_ints("pads", {2, 0, 1, 0})
+             .attr_ints("dilations", {3, 1});
+       }},
       // Ties everywhere (values in {-2, ..., 2}: the window's first maximum
       // wins) and two NaNs (the first NaN wins over any number).
       {"MaxPoolIndices_ties_nan",
