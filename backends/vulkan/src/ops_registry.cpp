@@ -85,6 +85,8 @@ bool loops_with_data(std::string_view shader) {
                                            "conv_grad_w_cpu",
                                            "attention",
                                            "attention_bmask",
+                                           "attention_sm64",
+                                           "attention_bmask_sm64",
                                            "linear_attention",
                                            "bn_train",
                                            "bn_grad",
