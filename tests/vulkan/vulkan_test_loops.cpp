@@ -168,6 +168,16 @@ TEST(VulkanLoopBudget, ForcedBudgetSplitsOrDeclines) {
     const bool reduction = c.nb.op_type().starts_with("Reduce");
     EXPECT_EQ(matches_or_declined(vk, ref, c), reduction) << c.nb.op_type();
   }
+  // f16 storage: the partials stay f32 in the scratch buffer.
+  {
+    Rng r(9);
+    Case c;
+    c.nb = NodeBuilder("ReduceMean", "n");
+    in(c, Tensor::of(AMPX_DTYPE_F16, {2, 3000}, quarters(r, {2, 3000}).values()));
+    c.nb.output(AMPX_DTYPE_F16, {2, 1}).attr_ints("axes", {1});
+    if (vk.capability(c.nb).support != AMPX_SUPPORT_UNSUPPORTED)
+      EXPECT_TRUE(matches_or_declined(vk, ref, c));
+  }
   // Past even the final pass's budget: 1,000,000 / ~160 chunks.
   Rng r(5);
   Case huge = reduce_case("ReduceSum", rnd(r, F32, {1, 1000000}), {1}, {1, 1});
