@@ -126,8 +126,9 @@ class VulkanPlugin {
       if (replicas > 1) note += "; replicas=" + std::to_string(replicas);
       if (!skipped.empty()) note += "; skipped: " + skipped;
     }
+    // First: the note has 256 bytes, and the device facts may fill them.
     const std::string val = instance_->validation_note();
-    if (!val.empty()) note += "; " + val;
+    if (!val.empty()) note = val + "; " + note;
     if (note_.empty()) note_ = note;
   }
 
@@ -141,8 +142,11 @@ class VulkanPlugin {
     // The validation count changes as the plugin runs: report the current one.
     if (instance_ && instance_->validation_on()) {
       const size_t at = note.find("Khronos validation on");
-      if (at != std::string::npos) note.erase(at);
-      note += instance_->validation_note();
+      if (at != std::string::npos) {
+        const size_t end = note.find("; ", at);
+        note.replace(at, end == std::string::npos ? std::string::npos : end - at,
+                     instance_->validation_note());
+      }
     }
     return note;
   }

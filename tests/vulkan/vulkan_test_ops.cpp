@@ -1367,18 +1367,21 @@ TEST(VulkanImporterOps, DeclinedWithReasons) {
       .input(F32, {1, 1, 1, 1, 1, 1, 1, 2, 7})
       .output(F32, {1, 1, 1, 1, 1, 1, 1, 1, 2});
   nodes.push_back(grid7);
-  // One invocation would loop past lavapipe's 65,535 iterations.
-  NodeBuilder window300("MaxPoolIndices", "n");
-  window300.input(F32, {1, 1, 300, 300})
-      .output(I64, {1, 1, 1, 1})
-      .attr_ints("kernel_shape", {300, 300});
-  nodes.push_back(window300);
-  NodeBuilder block256("Col2Im", "n");
-  block256.input(F32, {1, 65536, 1})
-      .output(F32, {1, 1, 256, 256})
-      .attr_ints("image_shape", {256, 256})
-      .attr_ints("block_shape", {256, 256});
-  nodes.push_back(block256);
+  // One invocation would loop past the driver's loop budget (lavapipe's;
+  // other drivers have none: vulkan_test_loops.cpp forces one).
+  if (plugin_note(vk).find("loops unbounded") == std::string::npos) {
+    NodeBuilder window300("MaxPoolIndices", "n");
+    window300.input(F32, {1, 1, 300, 300})
+        .output(I64, {1, 1, 1, 1})
+        .attr_ints("kernel_shape", {300, 300});
+    nodes.push_back(window300);
+    NodeBuilder block256("Col2Im", "n");
+    block256.input(F32, {1, 65536, 1})
+        .output(F32, {1, 1, 256, 256})
+        .attr_ints("image_shape", {256, 256})
+        .attr_ints("block_shape", {256, 256});
+    nodes.push_back(block256);
+  }
   NodeBuilder cumprod_i32("CumProd", "n");  // cumsum.comp's product is f32
   cumprod_i32.input(AMPX_DTYPE_I32, {4, 3}).output(AMPX_DTYPE_I32, {4, 3}).attr_int("axis", 1);
   nodes.push_back(cumprod_i32);

@@ -11,7 +11,7 @@ namespace ampx::vulkan {
 namespace {
 
 PlanTarget target_of(const PhysicalDevice& d) {
-  return {d.float16, d.storage16, d.storage8, d.blocked_gemm, d.float64};
+  return {d.float16, d.storage16, d.storage8, d.blocked_gemm, d.float64, d.loop_budget};
 }
 
 // Drops the "node 'x' (Op): " prefix: a capability note is about the node.

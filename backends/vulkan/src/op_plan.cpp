@@ -117,6 +117,18 @@ int32_t float_bits(double v) {
   return b;
 }
 
+uint64_t loop_passes(int64_t n, uint64_t body) {
+  if (n <= 0) return 1;
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max() / 4;
+  const auto un = static_cast<uint64_t>(n);
+  if (body >= kMax / un) return kMax;
+  return un * (1 + body) + 1;
+}
+
+int64_t strided_trips(int64_t len, int64_t step) {
+  return len <= 0 ? 0 : (len + step - 1) / step;
+}
+
 Dispatch linear_dispatch(std::string shader, uint64_t items, uint64_t per_group) {
   Dispatch d;
   d.shader = std::move(shader);

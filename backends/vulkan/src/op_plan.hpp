@@ -51,6 +51,13 @@ struct Dispatch {
   // total and the launcher lays it out as x*y with pc.gx = the x width.
   std::array<uint64_t, 3> groups{1, 1, 1};
   bool linear = false;
+  // Worst-case loop passes of one invocation, counted as llvmpipe counts
+  // them (loop_passes()): plan_node() declines a plan whose dispatch would
+  // pass PlanTarget::loop_budget, and refuses to plan a shader of
+  // kDataLoopShaders (ops_registry.cpp) whose builder left this 0. Loops of
+  // a fixed small count (rank loops, 64-wide shared-memory trees) may be
+  // left out: the budget keeps a margin for them.
+  uint64_t loop_iterations = 0;
 };
 
 struct OpPlan {
@@ -71,6 +78,7 @@ struct PlanTarget {
   bool storage8 = false;      // storageBuffer8BitAccess: bool, i8, u8 tensors
   bool blocked_gemm = false;  // PhysicalDevice::blocked_gemm
   bool float64 = false;       // shaderFloat64: Attention's softmax_f64, Det's f64 LU
+  uint64_t loop_budget = 0;   // PhysicalDevice::loop_budget (0: none)
 };
 
 // The plan for a node already validated against docs/OPS.md
@@ -110,6 +118,12 @@ int32_t float_bits(double v);  // f32 bits as int32 for the params buffer
 // AveragePool's count_include_pad (0 for MaxPool).
 std::vector<int32_t> pool_params(const NodeView& v, const std::vector<int64_t>& x,
                                  const std::vector<int64_t>& y, bool is_max);
+// The passes a loop of `n` iterations whose body makes `body` passes of
+// inner loops costs in llvmpipe's count: each iteration's back edge, the
+// inner passes, and the exiting pass (n * (1 + body) + 1). Saturates.
+uint64_t loop_passes(int64_t n, uint64_t body = 0);
+// Iterations of `for (j = t; j < len; j += step)`: ceil(len / step).
+int64_t strided_trips(int64_t len, int64_t step);
 // A 1-D dispatch of `items` work items, `per_group` per workgroup.
 Dispatch linear_dispatch(std::string shader, uint64_t items, uint64_t per_group = 256);
 
@@ -132,8 +146,9 @@ OpPlan plan_softmax(const NodeView& v, Variant var);  // Softmax, LogSoftmax
 OpPlan plan_layernorm(const NodeView& v, Variant var);
 OpPlan plan_batchnorm(const NodeView& v, Variant var);
 OpPlan plan_pool(const NodeView& v, Variant var);
-OpPlan plan_global_pool(const NodeView& v, Variant var);
-OpPlan plan_reduce(const NodeView& v, Variant var);  // ReduceSum ... ReduceLogSumExp
+OpPlan plan_global_pool(const NodeView& v, Variant var, const PlanTarget& t);
+// ReduceSum ... ReduceLogSumExp; in two passes past the loop budget.
+OpPlan plan_reduce(const NodeView& v, Variant var, const PlanTarget& t);
 OpPlan plan_argmax(const NodeView& v, Variant var);  // ArgMax, ArgMin: float in, i64 out
 OpPlan plan_resize(const NodeView& v, Variant var);  // nearest, linear (ops_onnx.cpp)
 OpPlan plan_cumsum(const NodeView& v, Variant var);  // CumSum, CumProd: floats (ops_onnx.cpp)

@@ -57,6 +57,21 @@ OpPlan plan_rotary_embedding(const NodeView& v, Variant var) {
   return plan;
 }
 
+// attention.comp's loop passes for one invocation of a row's workgroup:
+// the Q row load, up to three strided passes over the T keys each taking an
+// E-long dot product (scores, max, exp-sum), then CHUNK keys at a time their
+// weights and the E_v columns of the weighted sum over the chunk; the
+// 64-wide trees' passes are a fixed ~30.
+uint64_t attention_loop_passes(int64_t T, int64_t E, int64_t Ev) {
+  constexpr int64_t kChunk = 2048;  // attention.comp's CHUNK
+  const int64_t chunk = std::min(T, kChunk);
+  const uint64_t keys = loop_passes(strided_trips(T, 64), loop_passes(E));
+  const uint64_t step = loop_passes(strided_trips(chunk, 64), loop_passes(E)) +
+                        loop_passes(strided_trips(Ev, 64), loop_passes(chunk));
+  return loop_passes(strided_trips(E, 64)) + 3 * keys +
+         loop_passes(strided_trips(T, kChunk), step) + 2 * loop_passes(strided_trips(Ev, 64)) + 64;
+}
+
 OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t) {
   // Shapes and attributes were checked by the op set (infer_attention.cpp).
   const auto q = dims_of(v.input(0)), k = dims_of(v.input(1)), vd = dims_of(v.input(2));
@@ -115,6 +130,7 @@ OpPlan plan_attention(const NodeView& v, Variant var, const PlanTarget& t) {
               mi,
               tm,
               lens};
+  d.loop_iterations = attention_loop_passes(T, E, Ev);
   d.tensors = {in_ref(0, es),
                in_ref(1, es),
                in_ref(2, es),
@@ -164,6 +180,12 @@ OpPlan plan_linear_attention(const NodeView& v, Variant var) {
     Dispatch d = linear_dispatch(sh("linear_attention", var), static_cast<uint64_t>(cols), 64);
     d.spec = {phase};
     d.params = params;
+    // Phase 1: every token updates the dk-long state column (decay, delta
+    // read, update) and writes the group's outputs; 0 and 2 copy the state.
+    const int64_t group = Hq / std::max<int64_t>(Hkv, 1);
+    d.loop_iterations =
+        phase == 1 ? loop_passes(T, 3 * loop_passes(dk) + loop_passes(group, loop_passes(dk)))
+                   : loop_passes(dk);
     if (phase == 1)
       d.tensors = {in_ref(0, es),
                    in_ref(1, es),

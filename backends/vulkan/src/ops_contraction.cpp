@@ -62,6 +62,21 @@ Dispatch contraction_dispatch(const PlanTarget& t, Variant var, int64_t M, int64
   return blocked_dispatch(sh("gemm_cpu", var), M, N, batches, gemm_mode(a_sm, a_sk, b_sk, b_sn));
 }
 
+// Loop passes of one invocation over a K-long contraction. gemm_cpu: the
+// 4-wide loop over K/4 (taken or not at run time) and the scalar loop (the
+// K % 4 tail, or all of K); its RM/RN loops are unrolled. gemm (tiled): K/TK
+// steps, each loading the tiles in 256-strided loops and walking TK with the
+// RM/RN register block loops.
+uint64_t k_loop_passes(const Dispatch& d, int64_t K) {
+  if (d.shader.starts_with("gemm_cpu")) return loop_passes(K / 4) + loop_passes(K);
+  const int64_t tm = d.spec[0], tn = d.spec[1], tk = d.spec[2], rm = tm / 16, rn = tn / 16;
+  const uint64_t step =
+      loop_passes(strided_trips(tk * tm, 256)) + loop_passes(strided_trips(tk * tn, 256)) +
+      loop_passes(tk, loop_passes(rm) + loop_passes(rn) + loop_passes(rm, loop_passes(rn)));
+  return loop_passes(strided_trips(K, tk), step) + loop_passes(rm * rn) +
+         loop_passes(rm, loop_passes(rn));
+}
+
 }  // namespace
 
 OpPlan plan_gemm(const NodeView& v, Variant var, const PlanTarget& t) {
@@ -98,6 +113,7 @@ OpPlan plan_gemm(const NodeView& v, Variant var, const PlanTarget& t) {
               1,
               0,
               0};
+  d.loop_iterations = k_loop_passes(d, K);
   d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(has_c ? 2 : 0, es), out_ref(0, es)};
   return {{d}};
 }
@@ -133,6 +149,7 @@ OpPlan plan_matmul(const NodeView& v, Variant var, const PlanTarget& t) {
   const auto ao = offsets(ad, M * K), bo = offsets(bd, K * N);
   d.params.insert(d.params.end(), ao.begin(), ao.end());
   d.params.insert(d.params.end(), bo.begin(), bo.end());
+  d.loop_iterations = k_loop_passes(d, K);
   d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(0, es), out_ref(0, es)};
   return {{d}};
 }
@@ -157,6 +174,7 @@ OpPlan plan_conv2d(const NodeView& v, Variant var, const PlanTarget& tg) {
     Dispatch d = linear_dispatch(sh("conv_depthwise", var), static_cast<uint64_t>(n));
     p.push_back(i32(n));
     d.params = p;
+    d.loop_iterations = loop_passes(w[2], loop_passes(w[3]));  // the window
     d.tensors = t;
     return {{d}};
   }
@@ -164,6 +182,9 @@ OpPlan plan_conv2d(const NodeView& v, Variant var, const PlanTarget& tg) {
   const int64_t gm = y[1] / group, gn = y[0] * y[2] * y[3];
   Dispatch d = tg.blocked_gemm ? blocked_dispatch(sh("conv2d_cpu", var), gm, gn, group, 0)
                                : gemm_dispatch(sh("conv2d", var), gm, gn, group);
+  // conv2d_cpu walks Cg x kH x kW directly; conv2d is the tiled GEMM's K.
+  d.loop_iterations = tg.blocked_gemm ? loop_passes(cg, loop_passes(w[2], loop_passes(w[3])))
+                                      : k_loop_passes(d, cg * w[2] * w[3]);
   if (tg.blocked_gemm) d.spec.pop_back();  // conv2d_cpu has no MODE
   d.params = p;
   d.tensors = t;
@@ -193,6 +214,8 @@ OpPlan plan_conv_transpose(const NodeView& v, Variant var, const PlanTarget& tg)
   d.params = {i32(x[0]),    i32(x[1]),   i32(x[2]),   i32(x[3]),  i32(y[1]),        i32(y[2]),
               i32(y[3]),    i32(w[2]),   i32(w[3]),   i32(st[0]), i32(st[1]),       i32(pads[0]),
               i32(pads[1]), i32(dil[0]), i32(dil[1]), i32(group), has_bias ? 1 : 0, i32(n)};
+  // Every tap of the window, and the group's input channels at each.
+  d.loop_iterations = loop_passes(w[2], loop_passes(w[3], loop_passes(x[1] / group)));
   d.tensors = {in_ref(0, es), in_ref(1, es), in_ref(has_bias ? 2 : 0, es), out_ref(0, es)};
   return {{d}};
 }

@@ -260,6 +260,8 @@ OpPlan plan_softmax(const NodeView& v, Variant var) {
   Dispatch d = linear_dispatch(sh("softmax", var), static_cast<uint64_t>(outer * inner), 1);
   d.spec = {v.op_type() == "LogSoftmax" ? 1u : 0u};
   d.params = {i32(outer * inner), i32(L), i32(inner)};
+  // Max, sum and write passes, each strided over the row by 64 invocations.
+  d.loop_iterations = 3 * loop_passes(strided_trips(L, 64));
   i32(numel(x));
   d.tensors = {in_ref(0, es), out_ref(0, es)};
   return {{d}};

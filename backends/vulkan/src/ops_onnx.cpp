@@ -172,6 +172,7 @@ OpPlan plan_cumsum(const NodeView& v, Variant var) {
   d.params = {i32(outer * inner), i32(len), i32(inner),
               static_cast<int32_t>(v.get_int("exclusive", 0)),
               static_cast<int32_t>(v.get_int("reverse", 0))};
+  d.loop_iterations = loop_passes(len);  // one invocation walks the row
   d.tensors = {in_ref(0, es), out_ref(0, es)};
   return {{d}};
 }
@@ -282,6 +283,7 @@ OpPlan plan_topk(const NodeView& v, Variant var) {
   Dispatch d =
       linear_dispatch("topk." + std::string(variant_suffix(var)), static_cast<uint64_t>(n));
   d.params = {i32(n), i32(L), i32(inner), i32(k), v.get_int("largest", 1) != 0 ? 1 : 0};
+  d.loop_iterations = loop_passes(L);  // an element compares itself with its row
   d.tensors = {in_ref(0, es), out_ref(0, es), out_ref(1, 4)};
   plan.dispatches.push_back(std::move(d));
   return plan;

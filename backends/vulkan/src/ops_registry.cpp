@@ -2,6 +2,7 @@
 // shares one dtype (docs/OPS.md), which picks the shader variant. Ops that
 // only move, select or compare elements also take integer and bool tensors
 // (elem_storage()) and pick their variants themselves.
+#include <stdexcept>
 #include <string_view>
 
 #include "op_plan.hpp"
@@ -60,9 +61,80 @@ bool is_unary(std::string_view op) {
   return false;
 }
 
+// Shaders with a loop whose trip count grows with the data (a row, a
+// reduction, a window, K, a sequence): their builders must estimate
+// Dispatch::loop_iterations, or plan_node() refuses the plan, so a builder
+// cannot forget the driver's loop budget.
+bool loops_with_data(std::string_view shader) {
+  constexpr std::string_view kShaders[] = {"reduce",
+                                           "argmax",
+                                           "cumsum",
+                                           "softmax",
+                                           "layernorm",
+                                           "pool",
+                                           "topk",
+                                           "gather_grad",
+                                           "gemm",
+                                           "gemm_cpu",
+                                           "conv2d",
+                                           "conv2d_cpu",
+                                           "conv_depthwise",
+                                           "conv_transpose",
+                                           "conv_transpose_cpu",
+                                           "conv_grad_w",
+                                           "conv_grad_w_cpu",
+                                           "attention",
+                                           "attention_bmask",
+                                           "attention_sm64",
+                                           "attention_bmask_sm64",
+                                           "linear_attention",
+                                           "bn_train",
+                                           "bn_grad",
+                                           "ln_grad",
+                                           "softmax_grad",
+                                           "xent",
+                                           "pool_grad",
+                                           "pool_indices",
+                                           "col2im",
+                                           "det",
+                                           "update_guard",
+                                           "tensor_stats_final"};
+  const std::string_view base = shader.substr(0, shader.find('.'));
+  for (std::string_view s : kShaders)
+    if (base == s) return true;
+  return false;
+}
+
+// The driver's loop budget (PlanTarget::loop_budget): llvmpipe ends an
+// invocation's loops silently past it, so a plan whose dispatch could pass it
+// is declined here, once for every builder, and placement runs the node on
+// another device.
+void check_loop_budget(const OpPlan& p, const PlanTarget& t, std::string_view op) {
+  for (const Dispatch& d : p.dispatches) {
+    if (d.loop_iterations == 0 && loops_with_data(d.shader))
+      throw std::logic_error("Vulkan plan of " + std::string(op) + ": " + d.shader +
+                             " has no loop estimate (Dispatch::loop_iterations)");
+    if (t.loop_budget != 0 && d.loop_iterations > t.loop_budget)
+      throw Unsupported(
+          std::string(op) + ": " + d.shader + " loops " + std::to_string(d.loop_iterations) +
+          " passes per invocation, past the driver's " + std::to_string(t.loop_budget) +
+          "-iteration budget (llvmpipe ends longer loops silently)");
+  }
+}
+
+OpPlan plan_unchecked(const NodeView& v, const PlanTarget& t);
+
 }  // namespace
 
 OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
+  OpPlan p = plan_unchecked(v, t);
+  check_loop_budget(p, t, v.op_type());
+  return p;
+}
+
+namespace {
+
+OpPlan plan_unchecked(const NodeView& v, const PlanTarget& t) {
   // 32-bit indexing in every shader.
   bool uses16 = false;
   for (size_t i = 0; i < v.num_inputs() + v.num_outputs(); ++i) {
@@ -131,9 +203,9 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
   else if (op == "MaxPool" || op == "AveragePool")
     p = plan_pool(v, var);
   else if (op == "GlobalAveragePool")
-    p = plan_global_pool(v, var);
+    p = plan_global_pool(v, var, t);
   else if (op.starts_with("Reduce"))
-    p = plan_reduce(v, var);
+    p = plan_reduce(v, var, t);
   else if (op == "ArgMax" || op == "ArgMin")
     p = plan_argmax(v, var);
   else if (op == "Resize")
@@ -193,5 +265,7 @@ OpPlan plan_node(const NodeView& v, const PlanTarget& t) {
   p.uses_16bit = uses16;
   return p;
 }
+
+}  // namespace
 
 }  // namespace ampx::vulkan

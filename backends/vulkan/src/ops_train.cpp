@@ -79,6 +79,7 @@ OpPlan plan_softmax_grad(const NodeView& v, Variant var) {
   const uint32_t es = elem_bytes(v.output(0).dtype);
   Dispatch d = linear_dispatch(sh("softmax_grad", var), static_cast<uint64_t>(outer * inner), 1);
   d.params = {i32(outer * inner), i32(L), i32(inner)};
+  d.loop_iterations = 2 * loop_passes(strided_trips(L, 64));  // dot, then write
   d.tensors = {in_ref(0, es), in_ref(1, es), out_ref(0, es)};
   return {{d}};
 }
@@ -93,10 +94,14 @@ OpPlan plan_softmax_cross_entropy(const NodeView& v, Variant var) {
   Dispatch rows = linear_dispatch(sh("xent", var), static_cast<uint64_t>(x[0]), 1);
   rows.spec = {0};
   rows.params = {i32(x[0]), i32(x[1])};
+  // Rows: max, exp-sum and write passes strided by 64. Loss: 64 invocations
+  // share the batch, each recomputing its rows' log-sum-exp over C.
+  rows.loop_iterations = 3 * loop_passes(strided_trips(x[1], 64));
   rows.tensors = t;
   Dispatch loss = linear_dispatch(sh("xent", var), 1, 1);
   loss.spec = {1};
   loss.params = rows.params;
+  loss.loop_iterations = loop_passes(strided_trips(x[0], 64), 2 * loop_passes(x[1]));
   loss.tensors = t;
   return {{rows, loss}};
 }
@@ -120,6 +125,11 @@ OpPlan plan_pool_grad(const NodeView& v, Variant var) {
   Dispatch d = linear_dispatch(sh("pool_grad", var), static_cast<uint64_t>(numel(x)));
   d.spec = {is_max ? 0u : 1u};
   d.params = pool_params(v, x, y, is_max);
+  // The windows covering a cell (at most kH x kW of them), each rescanned
+  // for its first maximum (MaxPoolGrad).
+  const auto k = v.get_ints("kernel_shape");
+  const uint64_t rescan = is_max ? loop_passes(k[0], loop_passes(k[1])) : 0;
+  d.loop_iterations = loop_passes(k[0], loop_passes(k[1], rescan));
   d.tensors = {in_ref(0, es), in_ref(is_max ? 1 : 0, es), out_ref(0, es)};
   return {{d}};
 }
@@ -146,6 +156,8 @@ OpPlan plan_conv2d_grad_weight(const NodeView& v, Variant var, const PlanTarget&
   d.params = {i32(x[0]),  i32(x[1]),    i32(x[2]),    i32(x[3]),   i32(w[0]),  i32(w[1]),
               i32(mg),    i32(w[2]),    i32(w[3]),    i32(dy[2]),  i32(dy[3]), i32(st[0]),
               i32(st[1]), i32(pads[0]), i32(pads[1]), i32(dil[0]), i32(dil[1])};
+  // Both kernels reduce over N x OH x OW.
+  d.loop_iterations = loop_passes(x[0], loop_passes(dy[2], loop_passes(dy[3])));
   d.tensors = {in_ref(0, es), in_ref(1, es), out_ref(0, es)};
   return {{d}};
 }
@@ -162,6 +174,8 @@ OpPlan plan_batchnorm_training(const NodeView& v, Variant var) {
                                        float_bits(v.get_float("momentum", 0.9))};
   Dispatch y = linear_dispatch(sh("bn_train", var), static_cast<uint64_t>(x[1]), 1);
   y.spec = {0};
+  // Mean, variance and write passes over the channel, strided by 64.
+  y.loop_iterations = 3 * loop_passes(strided_trips(x[0] * inner, 64));
   y.params = params;
   y.tensors = {in_ref(0, es),  in_ref(1, es),  in_ref(2, es),
                out_ref(0, es), out_ref(3, es), out_ref(4, es)};
@@ -178,6 +192,7 @@ OpPlan plan_batchnorm_grad(const NodeView& v, Variant var) {
   i32(numel(x));
   Dispatch d = linear_dispatch(sh("bn_grad", var), static_cast<uint64_t>(x[1]), 1);
   d.params = {i32(x[0]), i32(x[1]), i32(product(x, 2, x.size()))};
+  d.loop_iterations = 2 * loop_passes(strided_trips(x[0] * product(x, 2, x.size()), 64));
   d.tensors = {in_ref(0, es), in_ref(1, es),  in_ref(2, es),  in_ref(3, es),
                in_ref(4, es), out_ref(0, es), out_ref(1, es), out_ref(2, es)};
   return {{d}};
@@ -194,10 +209,15 @@ OpPlan plan_layernorm_grad(const NodeView& v, Variant var) {
   Dispatch dx = linear_dispatch(sh("ln_grad", var), static_cast<uint64_t>(rows), 1);
   dx.spec = {0};
   dx.params = params;
+  // dX: four passes over the row strided by 64; dScale/dBias: every row,
+  // its statistics reduced again (two strided passes and a 64-wide tree).
+  const uint64_t row = loop_passes(strided_trips(L, 64));
+  dx.loop_iterations = 4 * row;
   dx.tensors = {in_ref(0, es), in_ref(1, es), in_ref(2, es), out_ref(0, es), out_ref(0, es)};
   Dispatch cols = linear_dispatch(sh("ln_grad", var), static_cast<uint64_t>((L + 63) / 64), 1);
   cols.spec = {1};
   cols.params = params;
+  cols.loop_iterations = loop_passes(rows, 2 * row + 2 * loop_passes(6));
   cols.tensors = {in_ref(0, es), in_ref(1, es), in_ref(2, es), out_ref(1, es), out_ref(2, es)};
   return {{dx, cols}};
 }
@@ -240,6 +260,7 @@ OpPlan plan_gather_grad(const NodeView& v, Variant var) {
   Dispatch d = linear_dispatch(sh("gather_grad", var), static_cast<uint64_t>(n));
   d.params = {i32(n), i32(data[axis]), i32(product(data, axis + 1, data.size())), i32(k),
               idx.dtype == AMPX_DTYPE_I64 ? 1 : 0};
+  d.loop_iterations = loop_passes(k);  // every index, for each dData element
   d.tensors = {in_ref(0, es), in_ref(1, 4), out_ref(0, es)};
   return {{d}};
 }
@@ -351,6 +372,7 @@ OpPlan plan_update_guard(const NodeView& v, Variant var) {
   }
   Dispatch d = linear_dispatch("update_guard.f32", 1, 1);
   d.params = {i32(slots), float_bits(clip), skip, i32(hyper)};
+  d.loop_iterations = loop_passes(strided_trips(slots, 256)) + 2 * loop_passes(hyper);
   d.tensors = {out_ref(1, 4), in_ref(0, 4), out_ref(0, 4), scratch_ref()};
   plan.dispatches.push_back(std::move(d));
   plan.scratch_bytes = static_cast<uint64_t>(std::max<int64_t>(slots, 1)) * 2 * 4;
@@ -384,6 +406,9 @@ OpPlan plan_tensor_stats(const NodeView& v, const PlanTarget& t) {
         part, elem_bytes(dt), {float_bits(tiny), static_cast<int32_t>(kReduceChunk)}, first_slot);
   }
   Dispatch d = linear_dispatch("tensor_stats_final.f32", v.num_inputs(), 1);
+  int64_t most = 0;  // the most slots one input has
+  for (size_t r = 0; r + 3 < rows.size(); r += 3) most = std::max<int64_t>(most, rows[r + 2]);
+  d.loop_iterations = loop_passes(strided_trips(most, 256));
   d.params = std::move(rows);
   d.tensors = {out_ref(0, 4), scratch_ref()};
   plan.dispatches.push_back(std::move(d));

@@ -15,16 +15,6 @@ std::string sh(const char* name, Variant var) {
   return std::string(name) + "." + variant_suffix(var);
 }
 
-// llvmpipe (lavapipe) ends a shader invocation's loops after 65,535
-// iterations in all, silently: a kernel whose one invocation would loop
-// longer is declined rather than truncated there.
-constexpr int64_t kLoopCap = 65535;
-void check_loop_iterations(int64_t n, const std::string& what) {
-  if (n > kLoopCap)
-    throw Unsupported(what + ": " + std::to_string(n) +
-                      " loop iterations per invocation (lavapipe stops at 65,535)");
-}
-
 }  // namespace
 
 // pool.comp's window parameters plus the dilations and storage_order; the
@@ -42,8 +32,8 @@ OpPlan plan_maxpool_indices(const NodeView& v, Variant var) {
   d.params.push_back(i32(dil[0]));
   d.params.push_back(i32(dil[1]));
   d.params.push_back(static_cast<int32_t>(v.get_int("storage_order", 0)));
-  check_loop_iterations(k[0] * k[1] + k[0], "MaxPoolIndices window");
-  i32(2 * numel(y));  // the output's words
+  d.loop_iterations = loop_passes(k[0], loop_passes(k[1]));  // the window
+  i32(2 * numel(y));                                         // the output's words
   d.tensors = {in_ref(0, elem_bytes(v.input(0).dtype)), out_ref(0, 4)};
   return {{d}};
 }
@@ -59,8 +49,9 @@ OpPlan plan_col2im(const NodeView& v, Variant var) {
   const auto dil = v.get_ints("dilations", std::vector<int64_t>(k, 1));
   const auto pads = v.get_ints("pads", std::vector<int64_t>(2 * k, 0));
   const int64_t cells = numel(image);
-  check_loop_iterations(numel(block) * static_cast<int64_t>(k + 1), "Col2Im block");
   Dispatch d = linear_dispatch(sh("col2im", var), static_cast<uint64_t>(numel(y)));
+  // Every block offset, decomposed over the k axes.
+  d.loop_iterations = loop_passes(numel(block), loop_passes(static_cast<int64_t>(k)));
   d.params = {i32(numel(y)), i32(cells), i32(numel(block)), i32(x[2]),
               i32(static_cast<int64_t>(k))};
   for (size_t a = 0; a < k; ++a) {
@@ -126,6 +117,11 @@ OpPlan plan_det(const NodeView& v, Variant var, const PlanTarget& t) {
                       std::to_string(kMaxScratch) + ")");
   Dispatch d = linear_dispatch(sh("det", var), static_cast<uint64_t>(batch), 64);
   d.params = {i32(batch), i32(m), i32(rs)};
+  // The load, then per pivot column the pivot search, the row swap and the
+  // eliminations, 8 columns per pass (M = 64: ~46,500 passes).
+  const uint64_t row = loop_passes(rs / 8);
+  d.loop_iterations =
+      loop_passes(m, row) + loop_passes(m, loop_passes(m) + row + loop_passes(m, row));
   const uint32_t es = elem_bytes(v.input(0).dtype);
   d.tensors = {in_ref(0, es), out_ref(0, es), TensorRef{false, 0, 8, true}};
   OpPlan plan{{d}};

@@ -10,6 +10,15 @@
 namespace ampx::vulkan {
 namespace {
 
+// Measured on lavapipe (Mesa 24/25): a ReduceSum whose invocation makes 3
+// loop passes per element stops after 21,845 elements, 4 passes: 16,384, 5
+// passes: 13,107: 65,535 passes in all (LP_MAX_TGSI_LOOP_ITERATIONS), each
+// loop's exiting pass counted too. The plans count their data-dependent
+// loops; the margin covers the fixed ones (rank loops, shared-memory trees).
+constexpr uint64_t kLlvmpipeLoopPasses = 65535;
+constexpr uint64_t kLlvmpipeLoopBudget = 60000;
+static_assert(kLlvmpipeLoopBudget < kLlvmpipeLoopPasses);
+
 std::string vendor_name(uint32_t id) {
   switch (id) {
     case 0x10DE:
@@ -123,6 +132,8 @@ PhysicalDevice describe(VkPhysicalDevice pd, uint32_t family,
   if (have_driver) {
     d.driver_name = driver.driverName;
     d.driver_info = driver.driverInfo;
+    d.driver_id = static_cast<uint32_t>(driver.driverID);
+    if (driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) d.loop_budget = kLlvmpipeLoopBudget;
   } else {
     d.driver_name = "driver";
     d.driver_info = std::to_string(base.driverVersion);
@@ -134,6 +145,13 @@ PhysicalDevice describe(VkPhysicalDevice pd, uint32_t family,
     const long c = std::strtol(cap, nullptr, 10);
     if (c >= 1)
       for (auto& g : d.max_groups) g = std::min<uint32_t>(g, static_cast<uint32_t>(c));
+  }
+  if (const char* b = std::getenv("AMPX_VULKAN_LOOP_BUDGET")) {
+    const long long n = std::strtoll(b, nullptr, 10);
+    if (n >= 1) {
+      d.loop_budget = static_cast<uint64_t>(n);
+      d.loop_budget_forced = true;
+    }
   }
   d.max_storage_range = lim.maxStorageBufferRange;
   d.blocked_gemm = d.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -182,7 +200,9 @@ std::string PhysicalDevice::features_string() const {
                   ", storageBuffer16BitAccess " + (storage16 ? "yes" : "no") +
                   ", storageBuffer8BitAccess " + (storage8 ? "yes" : "no") +
                   ", cooperative_matrix " + (coop_matrix ? "yes" : "no") + ", shaderFloat64 " +
-                  (float64 ? "yes" : "no");
+                  (float64 ? "yes" : "no") + ", loops " +
+                  (loop_budget ? std::to_string(loop_budget) : "unbounded");
+  if (loop_budget_forced) s += " (forced)";
   if (!masked.empty()) {
     s += " (masked:";
     for (const auto& m : masked) s += " " + m;
@@ -197,6 +217,7 @@ std::string PhysicalDevice::fingerprint(const char* plugin_version) const {
   std::string fp = std::string("vulkan/") + plugin_version + "/" + id.str() + "/" + token(name) +
                    "/" + token(driver_name) + "/" + token(driver_info);
   for (const auto& m : masked) fp += "/mask-" + m;
+  if (loop_budget_forced) fp += "/loops-" + std::to_string(loop_budget);
   return fp;
 }
 

@@ -37,6 +37,18 @@ struct PhysicalDevice {
   // queue, and nanoseconds per tick; 0 bits: not supported.
   uint32_t timestamp_bits = 0;
   float timestamp_period_ns = 0;
+  // VkDriverId (0: the driver does not say).
+  uint32_t driver_id = 0;
+  // How many loop passes one invocation may make before the driver ends its
+  // loops silently (0: no limit). llvmpipe (lavapipe) counts every pass of
+  // every loop of the shader, the exiting one included, against
+  // LP_MAX_TGSI_LOOP_ITERATIONS = 65,535 per SIMD batch of invocations; the
+  // budget keeps a margin below that for the small fixed loops the plans'
+  // estimates leave out (Dispatch::loop_iterations). AMPX_VULKAN_LOOP_BUDGET=N
+  // forces N on any driver (tests of the refusal path), and the fingerprint
+  // then gets /loops-N.
+  uint64_t loop_budget = 0;
+  bool loop_budget_forced = false;
 
   // Features as answered (after masking) ...
   bool float16 = false;             // shaderFloat16
@@ -50,7 +62,8 @@ struct PhysicalDevice {
   std::vector<std::string> masked;  // feature names hidden by the switch
 
   std::string api_string() const;
-  // "shaderFloat16 yes, storageBuffer16BitAccess yes, ..." for notes.
+  // "shaderFloat16 yes, storageBuffer16BitAccess yes, ..., loops 60000"
+  // (the loop budget; "unbounded": none) for notes.
   std::string features_string() const;
   // "vulkan/<plugin ver>/<vendor:device>/<name>/<driver>/<driver info>[/mask-...]"
   std::string fingerprint(const char* plugin_version) const;
