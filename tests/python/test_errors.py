@@ -102,3 +102,22 @@ def test_plan_of_another_session_is_refused():
     b = ampx.Session(devices="cpu_ref:0")
     with pytest.raises(ampx.UsageError, match="another Session"):
         b.compile(a.plan("builtin:mlp"))
+
+
+def test_a_cast_no_device_runs_is_a_device_error(tmp_path):
+    """A node vulkan runs in f32 whose f64 input needs a Cast that no listed
+    device runs: the devices' coverage (DeviceError), as an unplaceable node."""
+    from onnx import TensorProto, helper
+
+    session = ampx.Session(devices="vulkan:0", fallback=False)
+    if not any(d.startswith("vulkan:") for d in session.device_ids):
+        pytest.skip("no Vulkan device")
+    f64 = [helper.make_tensor_value_info(n, TensorProto.DOUBLE, [3]) for n in ("a", "b", "y")]
+    node = helper.make_node("Max", ["a", "b"], ["y"])
+    m = helper.make_model(helper.make_graph([node], "g", f64[:2], f64[2:]),
+                          opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    path = tmp_path / "max64.onnx"
+    path.write_bytes(m.SerializeToString())
+    with pytest.raises(ampx.DeviceError, match="Cast f64 -> f32 .*no device of vulkan:0 runs it"):
+        session.plan(str(path), amp="O0")

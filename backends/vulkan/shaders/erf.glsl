@@ -17,5 +17,19 @@ float erf_approx(float v) {
                     t * (-0.82215223 + t * 0.17087277)))))))));
   return v >= 0.0 ? 1.0 - r : r - 1.0;
 }
-// tanh through exp overflows to inf/inf for large |v| on some drivers.
-float safe_tanh(float v) { return tanh(clamp(v, -15.0, 15.0)); }
+// tanh, Cephes tanhf: below |v| = 0.625 an odd polynomial (the builtin,
+// (e^2v - 1) / (e^2v + 1) on lavapipe, is only accurate to ~1e-7 absolute
+// there: Mish(-30) came out 3e5 times too large), above it 1 - 2 / (e^2|v| + 1)
+// with |v| clamped to 15 (tanh 15 is 1 in f32; e^2v overflows to inf/inf
+// on some drivers). NaN stays NaN.
+float safe_tanh(float v) {
+  float a = min(abs(v), 15.0);
+  if (a < 0.625) {
+    float z = v * v;
+    return ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z +
+             1.33314422036e-1) * z - 3.33332819422e-1) * z * v + v;
+  }
+  if ((floatBitsToUint(v) & 0x7fffffffu) > 0x7f800000u) return v;  // NaN (bits: no fast-math fold)
+  float r = 1.0 - 2.0 / (exp(a + a) + 1.0);
+  return v < 0.0 ? -r : r;
+}

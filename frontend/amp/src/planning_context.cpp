@@ -1,6 +1,7 @@
 #include "planning_context.hpp"
 
 #include <ampx/amp/load_time.hpp>
+#include <ampx/amp/placement.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -160,9 +161,10 @@ int PlanningContext::cast_device(ValueId v, DType from, DType to, int consumer) 
           (refusals.empty() ? "" : "; ") + id + (answer.note.empty() ? "" : ": " + answer.note);
   }
   if (chosen < 0) {
-    throw std::runtime_error("Cast " + std::string(dtype_name(from)) + " -> " +
-                             std::string(dtype_name(to)) + " of value '" + g_.value(v).name +
-                             "': no device of " + plan_.device_id + " runs it (" + refusals + ")");
+    // The devices' coverage, as a node no device runs (ampx.DeviceError).
+    throw PlacementError("Cast " + std::string(dtype_name(from)) + " -> " +
+                         std::string(dtype_name(to)) + " of value '" + g_.value(v).name +
+                         "': no device of " + plan_.device_id + " runs it (" + refusals + ")");
   }
   cast_device_memo_.emplace(key, chosen);
   return chosen;
