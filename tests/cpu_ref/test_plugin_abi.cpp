@@ -8,6 +8,7 @@
 #include "harness.hpp"
 #include "loaded_plugin.hpp"
 #include "run_on_plugin.hpp"
+#include "scoped_env.hpp"
 
 namespace ampx::test {
 namespace {
@@ -272,28 +273,6 @@ TEST(PluginAbi, InPlaceAndMisalignedViewsAreStaged) {
 }
 
 // ----------------------------------------------------------- test_native
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 TEST(TestNativePlugin, DefaultsAreEmulated) {
   ScopedEnv a("AMPX_TEST_NATIVE_OPS", nullptr), b("AMPX_TEST_UNSUPPORTED_OPS", nullptr),

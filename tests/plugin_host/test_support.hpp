@@ -13,6 +13,8 @@
 #include <system_error>
 #include <vector>
 
+#include "scoped_env.hpp"
+
 namespace ampx::plugins::test {
 
 namespace fs = std::filesystem;
@@ -34,31 +36,7 @@ inline bool is_loaded(const fs::path& file) {
   return true;
 }
 
-// Sets (or unsets, for nullopt) an environment variable for its lifetime.
-class ScopedEnv {
- public:
-  ScopedEnv(std::string name, std::optional<std::string> value) : name_(std::move(name)) {
-    if (const char* old = std::getenv(name_.c_str())) old_ = old;
-    if (value) {
-      setenv(name_.c_str(), value->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using ampx::test::ScopedEnv;  // scoped_env.hpp
 
 // A fresh directory, removed with everything in it.
 class TempDir {

@@ -12,6 +12,7 @@
 
 #include "op_cases.hpp"
 #include "run_on_plugin.hpp"
+#include "scoped_env.hpp"
 #include "vulkan_harness.hpp"
 
 namespace ampx::test {
@@ -19,27 +20,6 @@ namespace {
 
 using namespace op_cases;
 constexpr ampx_dtype F32 = AMPX_DTYPE_F32, I64 = AMPX_DTYPE_I64;
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 // A row whose largest element is its last: a loop cut short picks an
 // earlier one (ArgMax), and a running sum stops growing (CumSum).

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "op_cases.hpp"
+#include "scoped_env.hpp"
 #include "vulkan_harness.hpp"
 
 namespace ampx::test {
@@ -1120,26 +1121,6 @@ std::vector<std::string> case_names() {
 
 INSTANTIATE_TEST_SUITE_P(All, VulkanOps, ::testing::ValuesIn(case_names()),
                          [](const auto& info) { return info.param; });
-
-// Sets an environment variable for one scope (the plugin reads it at create).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 // shaderFloat16 masked: every f16 node runs the f16-storage/f32-arithmetic
 // kernels, answered `emulated`, still correct; the fingerprint says so.

@@ -56,20 +56,15 @@ __global__ void bitwise_same_kernel(BitOp op, const T* a, const T* b, T* y, int6
     y[i] = apply(op, a[i], b[i]);
 }
 
-// The output index unravelled over bc.dims, as binary_bcast_kernel.
+// The output index unravelled over bc.dims (broadcast_offsets).
 template <class T>
 __global__ void bitwise_bcast_kernel(BitOp op, const T* a, const T* b, T* y, int64_t n,
                                      Broadcast bc) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    int64_t rem = i, ao = 0, bo = 0;
-    for (int d = bc.rank - 1; d >= 0; --d) {
-      const int64_t idx = rem % bc.dims[d];
-      rem /= bc.dims[d];
-      ao += idx * bc.a_strides[d];
-      bo += idx * bc.b_strides[d];
-    }
+    int64_t ao, bo;
+    broadcast_offsets(i, bc, ao, bo);
     y[i] = apply(op, a[ao], b[bo]);
   }
 }

@@ -114,4 +114,19 @@ __device__ __forceinline__ void row_mean_invstd(const T* xr, int64_t cols, float
   inv = 1.0f / sqrtf(var + eps);
 }
 
+// Output element i's offsets into a and b under NumPy broadcasting (the
+// index unravelled over bc.dims, each dim through its stride; 0 where
+// broadcast): the binary and bitwise kernels' broadcast form.
+__device__ inline void broadcast_offsets(int64_t i, const Broadcast& bc, int64_t& ao,
+                                         int64_t& bo) {
+  int64_t rem = i;
+  ao = 0, bo = 0;
+  for (int d = bc.rank - 1; d >= 0; --d) {
+    const int64_t idx = rem % bc.dims[d];
+    rem /= bc.dims[d];
+    ao += idx * bc.a_strides[d];
+    bo += idx * bc.b_strides[d];
+  }
+}
+
 }  // namespace ampx::cuda::kern

@@ -90,13 +90,8 @@ __global__ void binary_bcast_kernel(BinaryOp op, const T* a, const T* b, T* y, i
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    int64_t rem = i, ao = 0, bo = 0;
-    for (int d = bc.rank - 1; d >= 0; --d) {
-      const int64_t idx = rem % bc.dims[d];
-      rem /= bc.dims[d];
-      ao += idx * bc.a_strides[d];
-      bo += idx * bc.b_strides[d];
-    }
+    int64_t ao, bo;
+    broadcast_offsets(i, bc, ao, bo);
     y[i] = from_f32<T>(apply(op, to_f32(a[ao]), to_f32(b[bo])));
   }
 }
