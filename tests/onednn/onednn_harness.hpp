@@ -2,7 +2,10 @@
 // one node run through a plugin's buffers and prepared kernel.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,5 +38,31 @@ inline long long note_number(const Plugin& p, const std::string& label) {
     ADD_FAILURE() << "no '" << label << "' in the note: " << note;
   return n;
 }
+
+// A suite comparing the onednn plugin with cpu_ref, both loaded once per
+// suite (oneDNN's engine and primitive caches are the slow part). CRTP:
+// each suite its own pair; `Derived::kOptions` is onednn's option string
+// ("debug_counters=1" where a test reads the counters), `Base` gtest's
+// Test or TestWithParam<...>.
+template <class Derived, class Base = ::testing::Test>
+class OnednnVsRef : public Base {
+ protected:
+  static void SetUpTestSuite() {
+    owned_onednn_ = std::make_unique<Plugin>(plugin_path("onednn"), Derived::kOptions);
+    owned_ref_ = std::make_unique<Plugin>(plugin_path("cpu_ref"));
+    onednn_ = owned_onednn_.get();
+    ref_ = owned_ref_.get();
+  }
+  static void TearDownTestSuite() {
+    onednn_ = ref_ = nullptr;
+    owned_onednn_.reset();
+    owned_ref_.reset();
+  }
+  static inline Plugin* onednn_ = nullptr;
+  static inline Plugin* ref_ = nullptr;
+
+ private:
+  static inline std::unique_ptr<Plugin> owned_onednn_, owned_ref_;
+};
 
 }  // namespace ampx::test

@@ -41,22 +41,10 @@ std::pair<long long, long long> kernel_runs(const Plugin& p) {
   return {prim, loop};
 }
 
-class OnednnAttention : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    onednn_ = new Plugin(plugin_path("onednn"), "debug_counters=1");
-    ref_ = new Plugin(plugin_path("cpu_ref"));
-  }
-  static void TearDownTestSuite() {
-    delete onednn_;
-    delete ref_;
-    onednn_ = ref_ = nullptr;
-  }
-  static Plugin* onednn_;
-  static Plugin* ref_;
+class OnednnAttention : public OnednnVsRef<OnednnAttention> {
+ public:
+  static constexpr const char* kOptions = "debug_counters=1";
 };
-Plugin* OnednnAttention::onednn_ = nullptr;
-Plugin* OnednnAttention::ref_ = nullptr;
 
 // Every catalogued Attention case in f32, f16 and bf16: f32 on the matmuls
 // on every ISA (oneDNN has a jit f32 GEMM from SSE4.1 on); 16-bit native

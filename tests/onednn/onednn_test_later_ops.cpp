@@ -62,18 +62,11 @@ void expect_same_values(const Tensor& got, const Tensor& want, bool signed_zero,
   }
 }
 
-class OnednnLaterOps : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    onednn_ = new Plugin(plugin_path("onednn"), "debug_counters=1");
-    ref_ = new Plugin(plugin_path("cpu_ref"));
-  }
-  static void TearDownTestSuite() {
-    delete onednn_;
-    delete ref_;
-    onednn_ = ref_ = nullptr;
-  }
+class OnednnLaterOps : public OnednnVsRef<OnednnLaterOps> {
+ public:
+  static constexpr const char* kOptions = "debug_counters=1";
 
+ protected:
   enum class Kernel { kPrimitive, kLoop, kMeasured };
 
   // Runs `c` on onednn (the kernel it must be) and cpu_ref; returns both
@@ -114,12 +107,7 @@ class OnednnLaterOps : public ::testing::Test {
     auto want = run_on(*ref_, c.nb, c.inputs);
     return {std::move(got), std::move(want)};
   }
-
-  static Plugin* onednn_;
-  static Plugin* ref_;
 };
-Plugin* OnednnLaterOps::onednn_ = nullptr;
-Plugin* OnednnLaterOps::ref_ = nullptr;
 
 // Every op case of these ops in f32: the kernel each is meant to run on,
 // and its result within tolerance.

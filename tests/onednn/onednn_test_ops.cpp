@@ -19,22 +19,10 @@ namespace {
 
 using namespace op_cases;
 
-class OnednnOps : public ::testing::TestWithParam<std::string> {
- protected:
-  static void SetUpTestSuite() {
-    onednn_ = new Plugin(plugin_path("onednn"));
-    ref_ = new Plugin(plugin_path("cpu_ref"));
-  }
-  static void TearDownTestSuite() {
-    delete onednn_;
-    delete ref_;
-    onednn_ = ref_ = nullptr;
-  }
-  static Plugin* onednn_;
-  static Plugin* ref_;
+class OnednnOps : public OnednnVsRef<OnednnOps, ::testing::TestWithParam<std::string>> {
+ public:
+  static constexpr const char* kOptions = nullptr;
 };
-Plugin* OnednnOps::onednn_ = nullptr;
-Plugin* OnednnOps::ref_ = nullptr;
 
 using opset::is_data_movement;
 

@@ -44,18 +44,11 @@ bool below_avx512(const Plugin& p) {
   return false;
 }
 
-class OnednnRecurrent : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    onednn_ = new Plugin(plugin_path("onednn"), "debug_counters=1");
-    ref_ = new Plugin(plugin_path("cpu_ref"));
-  }
-  static void TearDownTestSuite() {
-    delete onednn_;
-    delete ref_;
-    onednn_ = ref_ = nullptr;
-  }
+class OnednnRecurrent : public OnednnVsRef<OnednnRecurrent> {
+ public:
+  static constexpr const char* kOptions = "debug_counters=1";
 
+ protected:
   enum class Expect { kPrimitive, kLoop };
 
   // Runs op case `name` in `dt` on onednn and cpu_ref: the answer, which
@@ -93,12 +86,7 @@ class OnednnRecurrent : public ::testing::Test {
       expect_close(got[i], want[i].values(),
                    name + " output " + std::to_string(i) + " (" + note + ")");
   }
-
-  static Plugin* onednn_;
-  static Plugin* ref_;
 };
-Plugin* OnednnRecurrent::onednn_ = nullptr;
-Plugin* OnednnRecurrent::ref_ = nullptr;
 
 // f32 in the forms oneDNN computes: the primitive runs, and matches.
 TEST_F(OnednnRecurrent, PrimitiveRunsWhereItFits) {
