@@ -47,6 +47,8 @@ LAYERS = [
     [("plugins/check", ["plugins/check/"]), ("capability_db", ["capability_db/"])],
     # The frontend, one folder per library: ir -> amp -> exec -> session.
     [("frontend/ir", ["frontend/ir/"])],
+    # Data-parallel communication over MPI (built where MPI is found).
+    [("frontend/dist", ["frontend/dist/"])],
     [("frontend/amp", ["frontend/amp/"])],
     [("frontend/exec", ["frontend/exec/"])],
     [("frontend/onnx", ["frontend/onnx/"])],

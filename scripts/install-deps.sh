@@ -46,6 +46,10 @@ packages=(
   # lavapipe (mesa-vulkan-drivers) is the CPU Vulkan device its tests run on,
   # under the Khronos validation layer
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
+  # optional: data-parallel training (issue 41, docs/DISTRIBUTED.md):
+  # frontend/dist (ampx_dist) is built when CMake finds MPI, and its tests
+  # run under Open MPI's mpirun
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

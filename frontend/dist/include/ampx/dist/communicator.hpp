@@ -1,0 +1,87 @@
+// Communicator: the ranks of one data-parallel run and the collectives the
+// training step needs (issue 41, docs/DISTRIBUTED.md).
+//
+// It owns a duplicate of MPI_COMM_WORLD (MPI_Comm_dup), so its traffic never
+// matches a host's own messages, with MPI_ERRORS_RETURN set on it: a failed
+// call throws DistError naming the call and the rank instead of aborting the
+// job. Every collective must be called by every rank, in the same order,
+// with buffers of the same length (MPI's rule; a mismatch is an error or a
+// hang, except in broadcast(), which checks the lengths first).
+//
+// Buffers longer than MPI's int count are sent in pieces. Reductions are
+// MPI's, over f32, in an order of summation the MPI library chooses (by
+// rank count, length and transport; it is the same from run to run). The
+// MPI standard advises, without requiring, that every rank gets the same
+// result; the tests check that they do here (Open MPI, 2 ranks).
+#pragma once
+
+#include <ampx/dist/mpi_runtime.hpp>
+#include <ampx/dist/pending_allreduce.hpp>
+#include <ampx/ir/dtype.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace ampx::dist {
+
+class Communicator {
+ public:
+  // Collective over MPI_COMM_WORLD: every rank constructs it. Throws
+  // DistError.
+  explicit Communicator(MpiRuntime runtime = MpiRuntime());
+  ~Communicator();  // MPI_Comm_free
+  Communicator(Communicator&&) noexcept;
+  Communicator& operator=(Communicator&&) noexcept;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const;
+  int size() const;
+
+  // In place: every rank's buffer becomes the element-wise sum (average:
+  // the sum divided by size(), one f32 division) over all ranks.
+  void allreduce_sum(std::span<float> values);
+  void allreduce_average(std::span<float> values);
+
+  // 16-bit buffers (`dtype` kF16 or kBF16, bit patterns as the tensors hold
+  // them). Each value is widened to f32 (exactly), the f32 buffers are
+  // all-reduced, and the result is rounded to the 16-bit type once (nearest
+  // even). A reduction operator that added 16-bit values on the wire would
+  // round at every hop, and N-1 roundings of a partial sum lose more than
+  // the one here; the price is the bytes: 4 per element on the wire, as for
+  // f32, plus an f32 copy of the buffer on the host. A sum beyond the
+  // type's range becomes infinity, as the finite check expects. Throws
+  // std::invalid_argument for another dtype.
+  void allreduce_sum(std::span<uint16_t> values, DType dtype);
+  void allreduce_average(std::span<uint16_t> values, DType dtype);
+
+  // Logical AND over the ranks: true only if every rank passed true. The
+  // update guard's finite flag, so every rank applies or skips a step
+  // together.
+  bool all_true(bool value);
+  // True only if every rank passed the same value (a hash of the model,
+  // the plan, the options, a data size): ranks that disagree are refused
+  // before the first step.
+  bool all_equal(uint64_t value);
+
+  // `root`'s bytes into every rank's buffer. The lengths are checked first
+  // (one small all-reduce): ranks with different lengths all throw
+  // DistError. Throws std::invalid_argument for a root outside [0, size()).
+  void broadcast(std::span<std::byte> bytes, int root);
+
+  void barrier();
+
+  // Starts the sum of allreduce_sum() without waiting (MPI_Iallreduce). The
+  // buffer must stay alive and untouched until the returned request is
+  // complete (wait(), or its destruction). Throws DistError if the start
+  // fails.
+  PendingAllreduce start_allreduce_sum(std::span<float> values);
+
+ private:
+  struct Impl;  // src/communicator.cpp
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ampx::dist

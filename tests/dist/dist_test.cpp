@@ -1,0 +1,308 @@
+// frontend/dist under MPI: every test runs on every rank, in the same order,
+// and calls each collective on every rank (a rank that skipped one would
+// hang the others until ctest's timeout). Expected values are written for
+// any number of ranks N: ctest runs the binary under `mpirun -np 2`
+// (Dist.TwoRanks) and alone as an MPI singleton (Dist.OneRank, where every
+// reduction is the identity). AMPX_DIST_EXPECT_RANKS says how many ranks
+// ctest launched: a binary that mpirun started as N singletons (an MPI
+// other than the one it was linked with) would pass everything else.
+#include <ampx/dist/communicator.hpp>
+#include <ampx/dist/dist_error.hpp>
+#include <ampx/dist/mpi_runtime.hpp>
+#include <ampx/half.hpp>
+
+// White box: the one formatter of the library's error lines (src/).
+#include "mpi_call.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace ampx::dist {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// FNV-1a over a buffer's bytes: one number per rank to compare with
+// all_equal().
+uint64_t fnv1a(const void* data, size_t bytes) {
+  uint64_t h = 1469598103934665603ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+class Dist : public ::testing::Test {
+ protected:
+  Communicator comm;
+  int rank = comm.rank();
+  int n = comm.size();
+};
+
+TEST_F(Dist, RanksAsLaunched) {
+  const char* expected = std::getenv("AMPX_DIST_EXPECT_RANKS");
+  ASSERT_NE(expected, nullptr) << "ctest sets AMPX_DIST_EXPECT_RANKS";
+  EXPECT_EQ(n, std::atoi(expected));
+  EXPECT_GE(rank, 0);
+  EXPECT_LT(rank, n);
+}
+
+TEST_F(Dist, RuntimeIsSharedAndFunneled) {
+  MpiRuntime second;  // main() holds the first: this one shares it
+  EXPECT_TRUE(second.initialised_here());
+  EXPECT_GE(second.thread_level(), 1);
+  EXPECT_TRUE(second.on_main_thread());
+}
+
+TEST_F(Dist, SumOfRankDependentBuffers) {
+  // Rank r holds (r + 1) * (i + 1): the sum is (i + 1) * N (N + 1) / 2, exact.
+  std::vector<float> v(1000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((rank + 1) * (i + 1));
+  comm.allreduce_sum(v);
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSERT_EQ(v[i], static_cast<float>((i + 1) * n * (n + 1) / 2)) << "element " << i;
+  }
+}
+
+TEST_F(Dist, AverageOfRankDependentBuffers) {
+  // The average of (r + 1) * (i + 1) over r is (i + 1) (N + 1) / 2: exact for N = 1, 2.
+  std::vector<float> v(257);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((rank + 1) * (i + 1));
+  comm.allreduce_average(v);
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSERT_EQ(v[i], static_cast<float>(i + 1) * static_cast<float>(n + 1) / 2.0f)
+        << "element " << i;
+  }
+}
+
+TEST_F(Dist, EveryRankGetsBitIdenticalSums) {
+  // Values whose sums round: each rank must still hold the same bits.
+  std::vector<float> v(4099);
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = std::sin(static_cast<float>(i) * 0.37f + static_cast<float>(rank)) * 1e3f / 3.0f;
+  }
+  comm.allreduce_sum(v);
+  EXPECT_TRUE(comm.all_equal(fnv1a(v.data(), v.size() * sizeof(float))));
+}
+
+TEST_F(Dist, EmptyBuffersAreNoOps) {
+  std::vector<float> none;
+  comm.allreduce_sum(none);
+  comm.allreduce_average(none);
+  std::vector<uint16_t> none16;
+  comm.allreduce_sum(none16, DType::kF16);
+  PendingAllreduce p = comm.start_allreduce_sum(none);
+  EXPECT_FALSE(p.pending());
+  p.wait();
+}
+
+TEST_F(Dist, F16SumRoundsOnceFromF32) {
+  // Rank r holds 1 + (r + 1) * 2^-10 (each exact in f16): the f32 sum is
+  // exact, and its one rounding to f16 is the expected bits.
+  std::vector<uint16_t> v(64);
+  float sum = 0.0f;
+  for (int r = 0; r < n; ++r) sum += 1.0f + static_cast<float>(r + 1) * 0x1p-10f;
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = float_to_f16_bits(1.0f + static_cast<float>(rank + 1) * 0x1p-10f);
+  }
+  comm.allreduce_sum(v, DType::kF16);
+  for (uint16_t bits : v) ASSERT_EQ(bits, float_to_f16_bits(sum));
+}
+
+TEST_F(Dist, F16SumBeyondItsRangeIsInfinite) {
+  // 60000 per rank: infinity in f16 from two ranks on (the finite check's
+  // cue), the value itself on one.
+  std::vector<uint16_t> v(3, float_to_f16_bits(60000.0f));
+  comm.allreduce_sum(v, DType::kF16);
+  const float got = f16_bits_to_float(v[0]);
+  if (n == 1) {
+    EXPECT_EQ(got, 60000.0f);
+  } else {
+    EXPECT_TRUE(std::isinf(got)) << got;
+  }
+}
+
+TEST_F(Dist, Bf16AverageDividesInF32) {
+  // Rank r holds 3 (r + 1) (exact in bf16); the average 3 (N + 1) / 2 is
+  // rounded to bf16 once.
+  std::vector<uint16_t> v(17, float_to_bf16_bits(3.0f * static_cast<float>(rank + 1)));
+  comm.allreduce_average(v, DType::kBF16);
+  const float expected = 3.0f * static_cast<float>(n + 1) / 2.0f;
+  for (uint16_t bits : v) ASSERT_EQ(bits, float_to_bf16_bits(expected));
+}
+
+TEST_F(Dist, SixteenBitReductionRefusesOtherDtypes) {
+  std::vector<uint16_t> v(2);
+  EXPECT_THROW(comm.allreduce_sum(v, DType::kF32), std::invalid_argument);
+  EXPECT_THROW(comm.allreduce_average(v, DType::kU16), std::invalid_argument);
+}
+
+TEST_F(Dist, AllTrueIsLogicalAnd) {
+  EXPECT_TRUE(comm.all_true(true));
+  EXPECT_FALSE(comm.all_true(false));
+  // The last rank alone says false (with one rank, that is rank 0 itself).
+  EXPECT_FALSE(comm.all_true(rank != n - 1));
+  EXPECT_EQ(comm.all_true(rank == 0), n == 1);
+}
+
+TEST_F(Dist, AllEqualComparesEveryRank) {
+  EXPECT_TRUE(comm.all_equal(42));
+  EXPECT_TRUE(comm.all_equal(~uint64_t{0}));
+  EXPECT_EQ(comm.all_equal(static_cast<uint64_t>(rank)), n == 1);
+}
+
+TEST_F(Dist, BroadcastCopiesTheRootsBytes) {
+  const int root = n - 1;
+  std::vector<std::byte> bytes(1001, std::byte{0});
+  if (rank == root) {
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + 3);
+  }
+  comm.broadcast(bytes, root);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    ASSERT_EQ(bytes[i], static_cast<std::byte>(i * 7 + 3)) << "byte " << i;
+  }
+  std::vector<std::byte> none;
+  comm.broadcast(none, 0);
+}
+
+TEST_F(Dist, BroadcastRefusesBadRootAndUnequalLengths) {
+  std::vector<std::byte> bytes(8);
+  EXPECT_THROW(comm.broadcast(bytes, n), std::invalid_argument);
+  EXPECT_THROW(comm.broadcast(bytes, -1), std::invalid_argument);
+  // Rank 0 passes 4 bytes, the others 8: every rank refuses, none hangs.
+  std::span<std::byte> mine(bytes.data(), rank == 0 ? 4 : 8);
+  if (n == 1) {
+    EXPECT_NO_THROW(comm.broadcast(mine, 0));
+  } else {
+    try {
+      comm.broadcast(mine, 0);
+      ADD_FAILURE() << "no DistError";
+    } catch (const DistError& e) {
+      EXPECT_THAT(e.what(), StartsWith("broadcast failed on rank " + std::to_string(rank)));
+      EXPECT_THAT(e.what(), HasSubstr("differ in length"));
+    }
+  }
+}
+
+TEST_F(Dist, BarrierReturns) {
+  comm.barrier();
+}
+
+TEST_F(Dist, NonBlockingSumOverlapsLocalWork) {
+  // 4 MiB in flight while this rank computes something of its own, letting
+  // MPI progress between pieces of it (as between backward nodes).
+  std::vector<float> grads(size_t{1} << 20);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    grads[i] = static_cast<float>((rank + 1) * static_cast<int>(i % 1000));
+  }
+  PendingAllreduce pending = comm.start_allreduce_sum(grads);
+  EXPECT_TRUE(pending.pending() || n == 1);
+  double local = 0.0;
+  for (int piece = 0; piece < 64; ++piece) {
+    for (int i = 0; i < 20000; ++i) local += std::sqrt(static_cast<double>(piece * 20000 + i));
+    pending.test();
+  }
+  pending.wait();
+  EXPECT_FALSE(pending.pending());
+  EXPECT_GT(local, 0.0);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    ASSERT_EQ(grads[i], static_cast<float>(static_cast<int>(i % 1000) * n * (n + 1) / 2))
+        << "element " << i;
+  }
+}
+
+TEST_F(Dist, DestroyedRequestWaits) {
+  std::vector<float> v(5000, static_cast<float>(rank + 1));
+  { PendingAllreduce pending = comm.start_allreduce_sum(v); }  // no wait(): the destructor's
+  for (float x : v) ASSERT_EQ(x, static_cast<float>(n * (n + 1) / 2));
+}
+
+TEST_F(Dist, MoveAssignmentWaitsForTheOldRequest) {
+  std::vector<float> a(300, 1.0f);
+  std::vector<float> b(300, 2.0f);
+  PendingAllreduce pending = comm.start_allreduce_sum(a);
+  pending = comm.start_allreduce_sum(b);  // a's reduction completes here
+  for (float x : a) ASSERT_EQ(x, static_cast<float>(n));
+  pending.wait();
+  for (float x : b) ASSERT_EQ(x, 2.0f * static_cast<float>(n));
+}
+
+TEST_F(Dist, MovedCommunicatorStillReduces) {
+  Communicator other(std::move(comm));
+  std::vector<float> v(10, 1.0f);
+  other.allreduce_sum(v);
+  EXPECT_EQ(v[0], static_cast<float>(n));
+  EXPECT_EQ(other.rank(), rank);
+}
+
+TEST(DistError, OneLineNamingTheCallAndTheRank) {
+  try {
+    detail::throw_mpi_error(MPI_ERR_TRUNCATE, "MPI_Allreduce", 1, 2);
+    FAIL() << "no exception";
+  } catch (const DistError& e) {
+    EXPECT_THAT(e.what(), StartsWith("MPI_Allreduce failed on rank 1 of 2: "));
+    EXPECT_THAT(e.what(), HasSubstr("TRUNCATE"));  // MPI's own text follows
+    EXPECT_THAT(e.what(), Not(HasSubstr("\n")));
+  }
+}
+
+}  // namespace
+}  // namespace ampx::dist
+
+namespace {
+
+// Rank 0 prints GoogleTest's usual output; the other ranks print only their
+// failures and a last line, each prefixed with the rank, so that the ranks'
+// outputs do not interleave line by line.
+class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  // The name is kept here: UnitTest::current_test_info() would take the
+  // lock GoogleTest holds while it reports a failure (a self-deadlock).
+  void OnTestStart(const ::testing::TestInfo& test) override {
+    test_ = std::string(test.test_suite_name()) + "." + test.name();
+  }
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s: %s:%d: %s\n", rank_, test_.c_str(),
+                 result.file_name() ? result.file_name() : "?", result.line_number(),
+                 result.message());
+  }
+  void OnTestProgramEnd(const ::testing::UnitTest& unit) override {
+    std::fprintf(stderr, "[rank %d] %d tests, %d failed\n", rank_, unit.test_to_run_count(),
+                 unit.failed_test_count());
+  }
+
+ private:
+  int rank_;
+  std::string test_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  // One runtime over every test: MPI is initialised once per process and
+  // finalized after the last communicator is gone.
+  ampx::dist::MpiRuntime runtime;
+  const int rank = ampx::dist::Communicator(runtime).rank();
+  if (rank != 0) {
+    ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    std::unique_ptr<::testing::TestEventListener>(
+        listeners.Release(listeners.default_result_printer()));
+    listeners.Append(new RankFailurePrinter(rank));  // GoogleTest owns it
+  }
+  return RUN_ALL_TESTS();
+}
