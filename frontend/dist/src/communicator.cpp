@@ -71,26 +71,25 @@ void Communicator::allreduce_average(std::span<float> values) {
 }
 
 void Communicator::allreduce_sum(std::span<uint16_t> values, DType dtype) {
-  require_16bit(dtype);
-  const bool f16 = dtype == DType::kF16;
-  std::vector<float> wide(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    wide[i] = f16 ? f16_bits_to_float(values[i]) : bf16_bits_to_float(values[i]);
-  }
-  allreduce_sum(std::span<float>(wide));
-  for (size_t i = 0; i < values.size(); ++i) {
-    values[i] = f16 ? float_to_f16_bits(wide[i]) : float_to_bf16_bits(wide[i]);
-  }
+  allreduce_16bit(values, dtype, /*average=*/false);
 }
 
 void Communicator::allreduce_average(std::span<uint16_t> values, DType dtype) {
+  allreduce_16bit(values, dtype, /*average=*/true);
+}
+
+void Communicator::allreduce_16bit(std::span<uint16_t> values, DType dtype, bool average) {
   require_16bit(dtype);
   const bool f16 = dtype == DType::kF16;
   std::vector<float> wide(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     wide[i] = f16 ? f16_bits_to_float(values[i]) : bf16_bits_to_float(values[i]);
   }
-  allreduce_average(std::span<float>(wide));  // divided in f32: one rounding to 16 bits
+  if (average) {
+    allreduce_average(std::span<float>(wide));  // divided in f32: one rounding to 16 bits
+  } else {
+    allreduce_sum(std::span<float>(wide));
+  }
   for (size_t i = 0; i < values.size(); ++i) {
     values[i] = f16 ? float_to_f16_bits(wide[i]) : float_to_bf16_bits(wide[i]);
   }

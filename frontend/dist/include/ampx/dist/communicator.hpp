@@ -80,6 +80,8 @@ class Communicator {
   PendingAllreduce start_allreduce_sum(std::span<float> values);
 
  private:
+  void allreduce_16bit(std::span<uint16_t> values, DType dtype, bool average);
+
   struct Impl;  // src/communicator.cpp
   std::unique_ptr<Impl> impl_;
 };
