@@ -123,7 +123,8 @@ void check_case(const Plugin& dev, const Plugin& ref, const std::string& name, b
     // The later ONNX ops with a kernel here (cuda_onnx_ops.hpp) run, the
     // bit ops, BitCast and CumProd in every integer dtype too.
     const bool declined =
-        is_epilogue_case(name) || (is_importer_op(op) && !cuda_runs_onnx_op(op) && !cuda_runs_importer_op(op)) ||
+        is_epilogue_case(name) ||
+        (is_importer_op(op) && !cuda_runs_onnx_op(op) && !cuda_runs_importer_op(op)) ||
         is_dilated_pool_case(name) || (is_training_op(op) && !cuda_runs_training_op(op)) ||
         (!is_data_movement(op) && !cuda_runs_onnx_integer_op(op) &&
          has_narrow_integer(c.nb.desc()));

@@ -39,6 +39,34 @@ inline long long note_number(const Plugin& p, const std::string& label) {
   return n;
 }
 
+// Whether the plugin runs below AVX-512 (its fingerprint's ISA), where
+// oneDNN 2.6 has no 16-bit jit kernels.
+inline bool below_avx512(const Plugin& p) {
+  ampx_device_props props{};
+  props.struct_size = sizeof props;
+  p.ok(p.api->device_props(p.plugin, 0, &props));
+  const std::string fp = props.fingerprint;
+  for (const char* isa : {"/sse41/", "/avx/", "/avx2/", "/avx2_vnni/"})
+    if (fp.find(isa) != std::string::npos) return true;
+  return false;
+}
+
+// debug_counters=1's "kernel runs: primitive P, loop L" so far; a failure
+// (and zeros) when the note has none.
+struct KernelRuns {
+  unsigned long long primitive = 0, loop = 0;
+};
+inline KernelRuns kernel_runs(const Plugin& p) {
+  const std::string note = plugin_note(p);
+  KernelRuns r;
+  const size_t at = note.find("kernel runs: ");
+  if (at == std::string::npos ||
+      std::sscanf(note.c_str() + at, "kernel runs: primitive %llu, loop %llu", &r.primitive,
+                  &r.loop) != 2)
+    ADD_FAILURE() << "no kernel runs in the note: " << note;
+  return r;
+}
+
 // A suite comparing the onednn plugin with cpu_ref, both loaded once per
 // suite (oneDNN's engine and primitive caches are the slow part). CRTP:
 // each suite its own pair; `Derived::kOptions` is onednn's option string

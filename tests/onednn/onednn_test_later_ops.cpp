@@ -26,24 +26,6 @@ using namespace op_cases;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-struct Runs {
-  unsigned long long primitive = 0, loop = 0;
-};
-
-Runs kernel_runs(const Plugin& p) {
-  const std::string note = plugin_note(p);
-  Runs r;
-  const size_t at = note.find("kernel runs: ");
-  EXPECT_NE(at, std::string::npos) << note;
-  if (at != std::string::npos) {
-    EXPECT_EQ(std::sscanf(note.c_str() + at, "kernel runs: primitive %llu, loop %llu", &r.primitive,
-                          &r.loop),
-              2)
-        << note;
-  }
-  return r;
-}
-
 // Element by element: NaN where the reference has NaN, else equal (with the
 // sign of zero when `signed_zero`).
 void expect_same_values(const Tensor& got, const Tensor& want, bool signed_zero,
@@ -75,9 +57,9 @@ class OnednnLaterOps : public OnednnVsRef<OnednnLaterOps> {
     const ampx_capability cap = onednn_->capability(c.nb);
     const std::string note = cap.note;
     EXPECT_EQ(cap.support, AMPX_SUPPORT_NATIVE) << note;
-    const Runs before = kernel_runs(*onednn_);
+    const KernelRuns before = kernel_runs(*onednn_);
     auto got = run_on(*onednn_, c.nb, c.inputs);
-    const Runs after = kernel_runs(*onednn_);
+    const KernelRuns after = kernel_runs(*onednn_);
     const bool primitive = after.primitive == before.primitive + 1 && after.loop == before.loop;
     const bool loop = after.loop == before.loop + 1 && after.primitive == before.primitive;
     EXPECT_TRUE(primitive || loop) << "one kernel run: " << plugin_note(*onednn_);

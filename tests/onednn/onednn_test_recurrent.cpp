@@ -34,16 +34,6 @@ Runs recurrent_runs(const Plugin& p) {
   return r;
 }
 
-bool below_avx512(const Plugin& p) {
-  ampx_device_props props{};
-  props.struct_size = sizeof props;
-  p.ok(p.api->device_props(p.plugin, 0, &props));
-  const std::string fp = props.fingerprint;
-  for (const char* isa : {"/sse41/", "/avx/", "/avx2/", "/avx2_vnni/"})
-    if (fp.find(isa) != std::string::npos) return true;
-  return false;
-}
-
 class OnednnRecurrent : public OnednnVsRef<OnednnRecurrent> {
  public:
   static constexpr const char* kOptions = "debug_counters=1";

@@ -77,7 +77,7 @@ __global__ void maxpool_indices_kernel(PoolIndicesParams q, const T* x, int64_t*
     int64_t hs, he, ws, we;
     taps(oh * p.sh - p.pt, p.kH, q.dh, p.H, hs, he);
     taps(ow * p.sw - p.pl, p.kW, q.dw, p.W, ws, we);
-    if (hs >= he || ws >= we) {  // no cell of X: validation rules it out
+    if (hs >= he || ws >= we) {  // the taps step over X: -1, as cpu_ref
       y[i] = -1;
       continue;
     }

@@ -117,8 +117,7 @@ __device__ __forceinline__ void row_mean_invstd(const T* xr, int64_t cols, float
 // Output element i's offsets into a and b under NumPy broadcasting (the
 // index unravelled over bc.dims, each dim through its stride; 0 where
 // broadcast): the binary and bitwise kernels' broadcast form.
-__device__ inline void broadcast_offsets(int64_t i, const Broadcast& bc, int64_t& ao,
-                                         int64_t& bo) {
+__device__ inline void broadcast_offsets(int64_t i, const Broadcast& bc, int64_t& ao, int64_t& bo) {
   int64_t rem = i;
   ao = 0, bo = 0;
   for (int d = bc.rank - 1; d >= 0; --d) {
