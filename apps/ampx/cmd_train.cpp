@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -68,7 +69,71 @@ struct TrainOptions {
   int64_t profile_step = kNoProfileStep;
   std::string trace;
   Format format = Format::kText;
+  // Data parallelism under mpirun (docs/DISTRIBUTED.md).
+  bool data_parallel = false;
+  double bucket_mb = 25;
+  std::string allreduce_dtype = "f32";
+  double comm_timeout_s = 60;
 };
+
+// Ranks other than 0 of a data-parallel run print nothing on stdout (the
+// run's lines come from rank 0) and log only warnings and errors; their
+// one-line errors still reach stderr.
+class QuietRank {
+ public:
+  explicit QuietRank(int rank) {
+    if (rank == 0) return;
+    saved_ = std::cout.rdbuf(nullptr);
+    level_ = spdlog::get_level();
+    spdlog::set_level(std::max(level_, spdlog::level::warn));
+  }
+  ~QuietRank() {
+    if (!saved_) return;
+    std::cout.clear();
+    std::cout.rdbuf(saved_);
+    spdlog::set_level(level_);
+  }
+  QuietRank(const QuietRank&) = delete;
+  QuietRank& operator=(const QuietRank&) = delete;
+
+ private:
+  std::streambuf* saved_ = nullptr;
+  spdlog::level::level_enum level_ = spdlog::level::info;
+};
+
+std::shared_ptr<train::DataParallel> join_data_parallel(const TrainOptions& o) {
+  if (!o.data_parallel) {
+    if (o.bucket_mb != 25 || o.allreduce_dtype != "f32" || o.comm_timeout_s != 60)
+      throw UsageError("--bucket-mb, --allreduce-dtype and --comm-timeout need --data-parallel");
+    return nullptr;
+  }
+  train::DataParallelOptions d;
+  d.bucket_mb = o.bucket_mb;
+  d.allreduce_dtype = train::parse_allreduce_dtype(o.allreduce_dtype);
+  d.comm_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.comm_timeout_s * 1000));
+  try {
+    d.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return std::make_shared<train::DataParallel>(d);
+}
+
+// The epoch's communication, for the JSON line.
+nlohmann::json data_parallel_json(const train::DataParallelEpoch& d) {
+  const double overlap =
+      d.comm_ms_per_step > 0 ? 1.0 - d.exposed_comm_ms_per_step / d.comm_ms_per_step : 0.0;
+  return {{"ranks", d.ranks},
+          {"global_batch", d.global_batch},
+          {"buckets", d.buckets},
+          {"allreduce_dtype", d.allreduce_dtype},
+          {"wire_bytes_per_step", d.wire_bytes_per_step},
+          {"comm_ms_per_step", d.comm_ms_per_step},
+          {"exposed_comm_ms_per_step", d.exposed_comm_ms_per_step},
+          {"overlap", overlap},
+          {"synchronized_per_step", d.synchronized_per_step},
+          {"dropped_rows", d.dropped_rows}};
+}
 
 // The epoch's overflowed steps (the first of them in full, and how many
 // more) and its fallbacks, after the epoch line.
@@ -120,6 +185,9 @@ void print_profiled_step(const train::ProfiledStep& p, const std::string& trace)
 
 int run_train(const GlobalOptions& global, TrainOptions o) {
   train::TrainerOptions t;
+  t.data_parallel = join_data_parallel(o);
+  const int rank = t.data_parallel ? t.data_parallel->rank() : 0;
+  const QuietRank quiet(rank);
   t.graph.optimizer.kind = train::parse_optimizer(o.optimizer);
   t.graph.optimizer.lr = o.lr;
   t.graph.optimizer.momentum = o.momentum;
@@ -193,7 +261,8 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   check_data(data, o.data);
   if (eval) check_data(*eval, o.eval.empty() ? o.data + " (test split)" : o.eval);
   // Steps of the whole run (a resumed one included), for --profile-step.
-  const int64_t run_steps = o.epochs * ((data.size() + o.batch - 1) / o.batch);
+  const int64_t global_batch = o.batch * (t.data_parallel ? t.data_parallel->size() : 1);
+  const int64_t run_steps = o.epochs * ((data.size() + global_batch - 1) / global_batch);
   if (o.profile_step > run_steps)
     throw UsageError(fmt::format("--profile-step {}: the run has {} steps ({} epochs of {})",
                                  o.profile_step, run_steps, o.epochs, run_steps / o.epochs));
@@ -201,7 +270,10 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   train::Trainer trainer = session.train(forward, t);
   // Made once the model and data are known good (nothing is left behind for
   // a bad one), yet before the first epoch's work, not after it.
-  if (!o.checkpoint.empty()) train::make_checkpoint_dir(o.checkpoint);
+  // Rank 0 writes what the run leaves behind (checkpoints, report,
+  // export); every rank reads a checkpoint to resume.
+  const bool writes = rank == 0;
+  if (!o.checkpoint.empty() && writes) train::make_checkpoint_dir(o.checkpoint);
   if (o.resume) {
     if (const auto resumed = train::resume_from_latest(
             trainer, o.checkpoint,
@@ -255,7 +327,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
   // The curves report: this run under its label, written after every epoch
   // (and at a stop), so that a failed run still shows.
   std::optional<TrainCurves> curves;
-  if (!o.report.empty()) {
+  if (!o.report.empty() && writes) {
     std::string label = o.report_label;
     if (label.empty())
       label = fmt::format("{} {}{}, loss scale {}{}", o.policy.amp, half,
@@ -292,7 +364,8 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     }
     std::string saved;
     if (!o.checkpoint.empty()) {
-      saved = train::save_checkpoint(o.checkpoint, trainer.checkpoint(), o.keep).string();
+      const train::Checkpoint c = trainer.checkpoint();  // every rank: it reads the state
+      if (writes) saved = train::save_checkpoint(o.checkpoint, c, o.keep).string();
     }
     if (o.format == Format::kJson) {
       nlohmann::json j{{"schema", "ampx.train/1"}, {"event", "epoch"},
@@ -311,6 +384,11 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       j["overflow_steps"] = r.overflow_steps;
       j["skipped_steps"] = scaler_skips ? r.overflow_steps : 0;
       if (trainer.overflow_diagnostics()) add_epoch_overflows(j, r);
+      if (r.data_parallel) {
+        j["data_parallel"] = data_parallel_json(*r.data_parallel);
+        j["comm_times_ms"] = nlohmann::json::array();
+        for (const train::StepRecord& rec : r.records) j["comm_times_ms"].push_back(rec.comm_ms);
+      }
       std::cout << j.dump() << std::endl;
     } else {
       std::string line = fmt::format("epoch {}/{}: train loss {:.4f}", r.epoch, o.epochs, r.loss);
@@ -319,6 +397,11 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         if (classes > 0) line += fmt::format(", accuracy {:.2f} %", 100.0 * ev->accuracy);
       }
       line += fmt::format(", step {:.2f} ms, {:.0f} samples/s", r.step_ms, r.samples_per_s);
+      if (const auto& d = r.data_parallel)
+        line += fmt::format(
+            " (rank 0 of {}: global batch {}, all-reduce {:.2f} ms/step, {:.2f} ms "
+            "of it waited for)",
+            d->ranks, d->global_batch, d->comm_ms_per_step, d->exposed_comm_ms_per_step);
       if (scaler_skips || r.overflow_steps > 0)
         line += fmt::format(", loss scale {:g}, {} steps {}", r.loss_scale, r.overflow_steps,
                             scaler_skips ? "skipped (overflow)" : "with non-finite gradients");
@@ -327,7 +410,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     }
   }
   if (const std::optional<train::ProfiledStep>& p = trainer.profiled_step()) {
-    if (!o.trace.empty())
+    if (!o.trace.empty() && writes)
       fileio::write_file_atomically(o.trace,
                                     chrome_trace_json({p->profile}, p->devices, p->predicted));
     if (o.format == Format::kJson)
@@ -335,7 +418,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     else
       print_profiled_step(*p, o.trace);
   }
-  if (!o.export_path.empty()) {
+  if (!o.export_path.empty() && writes) {
     onnx_io::ExportOptions eo;
     eo.doc = "trained by ampx train (" + std::to_string(trainer.epoch()) + " epochs)";
     eo.batch_dim = "batch";  // it trained at --batch; it runs at any
@@ -466,6 +549,23 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
                   "write the profiled step (--profile-step, default 3 or the last) to FILE in the "
                   "Chrome trace-event format")
       ->check(kNonEmpty);
+  cmd->add_flag("--data-parallel", o->data_parallel,
+                "train on every rank of the MPI job this process is in (mpirun -np N ampx train "
+                "...): --batch per rank, gradients summed over the ranks (docs/DISTRIBUTED.md)");
+  cmd->add_option("--bucket-mb", o->bucket_mb,
+                  "--data-parallel: gradients per all-reduce bucket, in MiB of f32")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 1e6));
+  cmd->add_option("--allreduce-dtype", o->allreduce_dtype,
+                  "--data-parallel: what gradients travel as: f32, bf16, f16 (the loss-scaled "
+                  "gradients, unscaled after), or auto (each gradient's own dtype)")
+      ->capture_default_str()
+      ->check(one_of({"f32", "bf16", "f16", "auto"}));
+  cmd->add_option("--comm-timeout", o->comm_timeout_s,
+                  "--data-parallel: seconds a collective waits for the other ranks before the "
+                  "run stops")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1e6));
   o->policy.add_to(*cmd);
   o->model_args.add_to(*cmd);
   o->memory.add_to(*cmd);

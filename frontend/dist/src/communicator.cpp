@@ -23,7 +23,7 @@ void require_16bit(DType dtype) {
 
 }  // namespace
 
-Communicator::Communicator(MpiRuntime runtime) : impl_(std::make_unique<Impl>(std::move(runtime))) {
+Communicator::Communicator(MpiRuntime runtime, CommunicatorOptions) : impl_(std::make_unique<Impl>(std::move(runtime))) {
   int world_rank = -1;
   int world_size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -147,6 +147,23 @@ PendingAllreduce Communicator::start_allreduce_sum(std::span<float> values) {
   });
   if (impl->requests.empty()) return PendingAllreduce();
   return PendingAllreduce(std::move(impl));
+}
+
+}  // namespace ampx::dist
+
+namespace ampx::dist {
+
+void Communicator::allreduce_max(std::span<float> values) {
+  detail::for_each_piece(values.size(), [&](size_t offset, int count) {
+    detail::check_mpi(
+        MPI_Allreduce(MPI_IN_PLACE, values.data() + offset, count, MPI_FLOAT, MPI_MAX, impl_->comm),
+        "MPI_Allreduce", impl_->rank, impl_->size);
+  });
+}
+
+PendingAllreduce Communicator::start_allreduce_sum(std::span<uint16_t> values, DType dtype) {
+  allreduce_sum(values, dtype);
+  return PendingAllreduce();
 }
 
 }  // namespace ampx::dist

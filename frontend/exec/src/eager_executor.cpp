@@ -210,12 +210,30 @@ std::vector<HostTensor> EagerExecutor::run_nodes(std::span<const HostTensorView>
     profile->steps.push_back(std::move(t));
   };
   for (NodeId id : plan_.load_time_nodes) launch(id, plan_.node_device[static_cast<size_t>(id)]);
-  for (const ExecutionStep& s : plan_.steps) {
+  // The exchange's side of a value: its buffer on its home device (every
+  // launch has been waited for).
+  const auto exchanged = [&](ValueId v) {
+    const int h = plan_.home[static_cast<size_t>(v)];
+    return std::pair{h, find(v, h)};
+  };
+  const auto exchange_to_host = [&](ValueId v, std::span<std::byte> bytes) {
+    const auto [h, b] = exchanged(v);
+    dev(h).copy_to_host(bytes, *b, 0);
+  };
+  const auto exchange_to_device = [&](ValueId v, std::span<const std::byte> bytes) {
+    const auto [h, b] = exchanged(v);
+    dev(h).copy_to_device(*b, 0, bytes);
+    dev(h).synchronize();
+  };
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const ExecutionStep& s = plan_.steps[i];
+    exchange_.before_step(i, exchange_to_device);
     if (const auto* c = std::get_if<CopyStep>(&s)) {
       copy(c->value, c->from, c->to);
       continue;
     }
     launch(std::get<KernelStep>(s).node, std::get<KernelStep>(s).device);
+    exchange_.after_step(i, exchange_to_host);
   }
   stats_.last_run_copy_us = copy_us;
 

@@ -262,12 +262,28 @@ std::vector<HostTensor> Executor::run_steps(std::span<const HostTensorView> inpu
     pending[static_cast<size_t>(d)] = false;
   };
   double copy_us = 0;
+  // The exchange's side of a value: on its home device, after whatever
+  // launched there has finished.
+  const auto exchange_to_host = [&](ValueId v, std::span<std::byte> bytes) {
+    const int h = plan_.home[static_cast<size_t>(v)];
+    settle(h);
+    const Location l = where(v, h);
+    devices_[static_cast<size_t>(h)]->copy_to_host(bytes, *l.buffer, l.offset);
+  };
+  const auto exchange_to_device = [&](ValueId v, std::span<const std::byte> bytes) {
+    const int h = plan_.home[static_cast<size_t>(v)];
+    settle(h);
+    const Location l = where(v, h);
+    devices_[static_cast<size_t>(h)]->copy_to_device(*l.buffer, l.offset, bytes);
+  };
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = steps_[i];
+    exchange_.before_step(i, exchange_to_device);
     if (s.copy_from < 0) {
       if (!profile) {
         s.kernel->launch(s.inputs, s.outputs);
         pending[static_cast<size_t>(s.device)] = true;
+        exchange_.after_step(i, exchange_to_host);
         continue;
       }
       StepTiming t = step_info_[i];
@@ -283,6 +299,7 @@ std::vector<HostTensor> Executor::run_steps(std::span<const HostTensorView> inpu
         t.casts = r->casts;
       }
       profile->steps.push_back(std::move(t));
+      exchange_.after_step(i, exchange_to_host);
       continue;
     }
     // Waiting for the producer is compute, not copy time.

@@ -1,5 +1,6 @@
 #include <ampx/session/trainer.hpp>
 #include <ampx/train/fused_update.hpp>
+#include <ampx/train/step_gradients.hpp>
 #include <ampx/tune/tuner.hpp>
 
 #include <spdlog/spdlog.h>
@@ -12,6 +13,8 @@
 #include <numeric>
 
 #include <ampx/train/shuffle.hpp>
+
+#include <array>
 
 namespace ampx::train {
 
@@ -26,6 +29,8 @@ struct Trainer::Program {
   // The fused optimizer's 16-bit weight copies: state after tg.state's,
   // derived from the weights (written whenever a weight is), never read back.
   std::vector<WeightCopy> copies;
+  // Data parallelism: what the executor hands the gradients to.
+  std::unique_ptr<StepExchange> exchange;
 
   PlanExecutor& exec() { return compiled->executor(); }
   const PlanExecutor& exec() const { return compiled->executor(); }
@@ -62,6 +67,28 @@ float scalar_of(const HostTensor& t) {
   return v;
 }
 
+// The overflow probe's rows [amax, non-finite share, underflow share] over
+// the ranks: the largest amax, the mean shares (every rank's share has the
+// same weight: its rows are an even share of the global batch, bar the
+// last), so that every rank's diagnostics decide the same.
+void reduce_overflow_stats(DataParallel& dp, std::vector<float>& rows) {
+  const size_t probes = rows.size() / 3;
+  std::vector<float> amax(probes), shares(2 * probes);
+  for (size_t i = 0; i < probes; ++i) {
+    amax[i] = rows[3 * i];
+    shares[2 * i] = rows[3 * i + 1];
+    shares[2 * i + 1] = rows[3 * i + 2];
+  }
+  dp.max(amax);
+  dp.sum(shares);
+  const auto ranks = static_cast<float>(dp.size());
+  for (size_t i = 0; i < probes; ++i) {
+    rows[3 * i] = amax[i];
+    rows[3 * i + 1] = shares[2 * i] / ranks;
+    rows[3 * i + 2] = shares[2 * i + 1] / ranks;
+  }
+}
+
 HostTensor i64_scalar_tensor(const std::string& name, uint64_t value) {
   HostTensor t{name, {DType::kI64, {1}}, std::vector<std::byte>(8)};
   std::memcpy(t.data.data(), &value, 8);
@@ -95,7 +122,75 @@ Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
   options_.graph.diagnose_overflow = options_.overflow.diagnose;
   options_.graph.underflow_below = dtype_min_normal(options_.policy.half);
   Program& p = activate(options_.batch);
+  if (options_.data_parallel) require_agreement(p);
   if (options_.overflow.diagnose) start_diagnostics(p);
+}
+
+void Trainer::require_agreement(const Program& p) {
+  DataParallel& dp = *options_.data_parallel;
+  dp.require_agreement("model", model_fingerprint_);
+  dp.require_agreement("training options", run_options() + " seed " +
+                                               std::to_string(options_.seed) + " loss scale " +
+                                               scaler_.options().str());
+  // The plan: every node's op, device and output dtypes. Ranks whose
+  // devices answer differently (one with native bf16, one without) would
+  // run different steps.
+  std::string plan;
+  for (const Node& n : p.plan().graph.nodes()) {
+    plan += n.name + ":" + std::string(op_name(n.op)) + "@" + std::to_string(n.device);
+    for (ValueId v : n.outputs)
+      plan += "," + std::string(dtype_name(p.plan().graph.value(v).type.dtype));
+    plan += ";";
+  }
+  dp.require_agreement("plan (" + std::to_string(p.plan().graph.num_nodes()) + " nodes)", plan);
+}
+
+void Trainer::attach_exchange(Program& p) {
+  DataParallel& dp = *options_.data_parallel;
+  std::vector<StepGradient> grads = step_gradients(*p.compiled->execution_plan().graph);
+  // The buckets follow the step's weight order, which every rank shares
+  // whatever its plan scheduled.
+  std::map<std::string, size_t> order;
+  for (const StateEntry& e : p.tg.state)
+    if (e.role == StateRole::kWeight) order.emplace(e.name, order.size());
+  if (grads.size() != order.size())
+    throw std::logic_error("the training step's guard reads " + std::to_string(grads.size()) +
+                           " gradients for " + std::to_string(order.size()) + " weights");
+  std::vector<StepGradient> sorted(grads.size());
+  for (StepGradient& g : grads) {
+    const auto it = order.find(g.weight);
+    if (it == order.end())
+      throw std::logic_error("gradient of an unknown weight '" + g.weight + "'");
+    sorted[it->second] = std::move(g);
+  }
+  if (wire_dtypes_.empty()) {
+    for (const StepGradient& g : sorted) {
+      switch (dp.options().allreduce_dtype) {
+        case AllreduceDtype::kF32:
+          wire_dtypes_.push_back(DType::kF32);
+          break;
+        case AllreduceDtype::kBF16:
+          wire_dtypes_.push_back(DType::kBF16);
+          break;
+        case AllreduceDtype::kF16:
+          wire_dtypes_.push_back(DType::kF16);
+          break;
+        case AllreduceDtype::kAuto:
+          wire_dtypes_.push_back(g.produced);
+          break;
+      }
+    }
+  }
+  std::vector<BucketedGradient> bucketed;
+  std::vector<ExchangedValue> values;
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    const Graph& g = *p.compiled->execution_plan().graph;
+    bucketed.push_back(
+        {sorted[k].weight, element_count(g.value(sorted[k].value).type.shape), wire_dtypes_[k]});
+    values.push_back({sorted[k].value, 0});
+  }
+  p.exchange = dp.make_exchange(bucketed, {});
+  p.exec().set_exchange(values, p.exchange.get());
 }
 
 void Trainer::start_diagnostics(const Program& p) {
@@ -187,6 +282,7 @@ Trainer::Program& Trainer::program(int64_t batch) {
     }
   }
   if (!p->compiled) p->compiled.emplace(session_.compile(p->planned, compile));
+  if (options_.data_parallel) attach_exchange(*p);
   spdlog::info(
       "training step for batch {}: {} nodes ({} 16-bit), {} state tensors ({} in place), {}, "
       "planned and compiled in {:.0f} ms",
@@ -213,7 +309,8 @@ Trainer::Program& Trainer::activate(int64_t batch) {
 }
 
 std::vector<HostTensor> Trainer::step_inputs(const Program& p, const Dataset& data,
-                                             std::span<const int64_t> rows) const {
+                                             std::span<const int64_t> rows,
+                                             double loss_weight) const {
   const TrainingGraph& tg = p.tg;
   if (tg.input_count(TrainingInput::kData) != 1)
     throw std::invalid_argument("model '" + forward_.name + "' has " +
@@ -228,9 +325,13 @@ std::vector<HostTensor> Trainer::step_inputs(const Program& p, const Dataset& da
   };
   put(TrainingInput::kData, 0, gather_rows(data.inputs, rows));
   put(TrainingInput::kLabels, 0, gather_rows(data.labels, rows));
+  // Data parallelism: the ranks' gradients arrive summed, so the update
+  // divides by the rank count with the loss scale; a rank's seed carries
+  // its share of an uneven last batch, so that the sum is the global
+  // batch's mean gradient.
   put(TrainingInput::kHyper, 0,
-      hyper_tensor(options_.graph.optimizer, step_ + 1, 1.0 / scaler_.scale()));
-  put(TrainingInput::kLossScale, 0, loss_scale_tensor(scaler_.scale()));
+      hyper_tensor(options_.graph.optimizer, step_ + 1, 1.0 / (scaler_.scale() * ranks())));
+  put(TrainingInput::kLossScale, 0, loss_scale_tensor(scaler_.scale() * loss_weight));
   // Each Dropout's seed follows from (seed, step, node): a resumed run draws
   // the same masks.
   for (size_t d = 0; d < tg.input_count(TrainingInput::kDropoutSeed); ++d)
@@ -244,19 +345,45 @@ EpochResult Trainer::train_epoch(const Dataset& data,
                                  const std::function<void(int64_t, int64_t, double)>& progress) {
   const int64_t n = data.size();
   if (n == 0) throw std::invalid_argument("the training data is empty");
+  if (options_.data_parallel && agreed_data_size_ != n) {
+    options_.data_parallel->require_agreement("training data size", std::to_string(n));
+    agreed_data_size_ = n;
+  }
+  // One order for every rank: step k trains global batch k of it, each
+  // rank its share.
   const std::vector<int64_t> order =
       shuffled(n, splitmix64(options_.seed) ^ static_cast<uint64_t>(epoch_ + 1));
-  const int64_t b = options_.batch;
-  const int64_t steps = (n + b - 1) / b;
+  const int64_t b = options_.batch * ranks();
+  int64_t steps = (n + b - 1) / b;
   EpochResult r;
   r.epoch = epoch_ + 1;
+  if (options_.data_parallel) {
+    r.data_parallel = DataParallelEpoch{
+        .ranks = ranks(),
+        .rank = rank(),
+        .global_batch = b,
+        .allreduce_dtype =
+            std::string(allreduce_dtype_name(options_.data_parallel->options().allreduce_dtype))};
+    // A last global batch with fewer rows than ranks would leave a rank
+    // without a sample: it is not trained.
+    if (const int64_t rest = n % b; rest > 0 && rest < ranks()) {
+      --steps;
+      r.data_parallel->dropped_rows = rest;
+    }
+  }
   double loss_sum = 0, run_ms = 0;
   int64_t loss_samples = 0, timed_steps = 0, timed_samples = 0;
   for (int64_t k = 0; k < steps; ++k) {
-    const int64_t start = k * b, count = std::min(b, n - start);
+    const int64_t start = k * b, global_count = std::min(b, n - start);
+    const RowShare share = rank_share(global_count, ranks(), rank());
+    const int64_t count = share.count;
     Program& p = activate(count);
-    const std::span<const int64_t> rows(order.data() + start, static_cast<size_t>(count));
-    const std::vector<HostTensor> in = step_inputs(p, data, rows);
+    const std::span<const int64_t> rows(order.data() + start + share.first,
+                                        static_cast<size_t>(count));
+    const double loss_weight =
+        static_cast<double>(count * ranks()) / static_cast<double>(global_count);
+    const std::vector<HostTensor> in = step_inputs(p, data, rows, loss_weight);
+    if (p.exchange) p.exchange->begin_step();
     std::vector<HostTensor> out;
     // The step's run time; NaN for the profiled step (not a timed one).
     double ms = std::numeric_limits<double>::quiet_NaN();
@@ -282,19 +409,38 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     }
     float guard[2];
     std::memcpy(guard, out.at(p.tg.output(TrainingOutput::kGuard)).data.data(), sizeof guard);
-    const StepRecord rec{
+    StepRecord rec{
         step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f, static_cast<double>(guard[1]), ms};
+    if (p.exchange) {
+      const StepCommunication c = p.exchange->step_communication();
+      rec.comm_ms = c.comm_ms;
+      rec.exposed_comm_ms = c.exposed_ms;
+      DataParallelEpoch& d = *r.data_parallel;
+      d.buckets = c.buckets;
+      d.wire_bytes_per_step = c.wire_bytes;
+      d.synchronized_per_step = c.synchronized;
+      d.comm_ms_per_step += c.comm_ms;
+      d.exposed_comm_ms_per_step += c.exposed_ms;
+    }
     r.records.push_back(rec);
     if (p.tg.has_output(TrainingOutput::kOverflow) && diagnostics_) {
       const HostTensor& stats = out.at(p.tg.output(TrainingOutput::kOverflow));
       std::vector<float> rows(stats.data.size() / sizeof(float));
       std::memcpy(rows.data(), stats.data.data(), rows.size() * sizeof(float));
+      if (options_.data_parallel) reduce_overflow_stats(*options_.data_parallel, rows);
       const bool can_back_off =
           options_.loss_scale->kind == LossScaleKind::kDynamic && !scaler_.at_floor();
       if (auto event = diagnostics_->record(rec.step, rows, can_back_off))
         r.overflows.push_back(*event);
     }
     scaler_.update(rec.finite, rec.step);
+#ifndef NDEBUG
+    // Debug builds check every step what release builds check per epoch.
+    if (options_.data_parallel)
+      options_.data_parallel->require_agreement(
+          "loss scale after step " + std::to_string(rec.step),
+          std::to_string(scaler_.scale()) + (rec.finite ? " finite" : " overflow"));
+#endif
     if (!rec.finite) ++r.overflow_steps;
     ++step_;
     // Overflowing at the lowest scale again and again: probe every layer
@@ -313,6 +459,21 @@ EpochResult Trainer::train_epoch(const Dataset& data,
   }
   ++epoch_;
   r.steps = steps;
+  if (options_.data_parallel) {
+    // The epoch's loss over every rank's samples; the per-step figures as
+    // means. The loss scale must be the same everywhere (it follows from
+    // the summed gradients' finite check alone).
+    std::array<float, 2> totals{static_cast<float>(loss_sum), static_cast<float>(loss_samples)};
+    options_.data_parallel->sum(totals);
+    loss_sum = totals[0];
+    loss_samples = static_cast<int64_t>(totals[1]);
+    options_.data_parallel->require_agreement("loss scale after epoch " + std::to_string(epoch_),
+                                              std::to_string(scaler_.scale()));
+    if (steps > 0) {
+      r.data_parallel->comm_ms_per_step /= static_cast<double>(steps);
+      r.data_parallel->exposed_comm_ms_per_step /= static_cast<double>(steps);
+    }
+  }
   r.loss = loss_samples > 0 ? loss_sum / static_cast<double>(loss_samples)
                             : std::numeric_limits<double>::quiet_NaN();
   r.step_ms = timed_steps > 0 ? run_ms / static_cast<double>(timed_steps) : 0.0;
@@ -364,8 +525,12 @@ Evaluation Trainer::evaluate(const Dataset& data) {
   std::map<int64_t, std::optional<CompiledModel>> models;
   std::vector<int64_t> all(static_cast<size_t>(n));
   std::iota(all.begin(), all.end(), 0);
-  for (int64_t start = 0; start < n; start += options_.batch) {
-    const int64_t count = std::min(options_.batch, n - start);
+  // Data parallelism: each rank evaluates its share of the rows (every
+  // rank holds the same weights), and the sums are reduced after.
+  const RowShare share = rank_share(n, ranks(), rank());
+  const int64_t end = share.first + share.count;
+  for (int64_t start = share.first; start < end; start += options_.batch) {
+    const int64_t count = std::min(options_.batch, end - start);
     auto& model = models[count];
     if (!model) {
       const Graph g = with_state(with_batch_size(forward_, count), current);
@@ -393,6 +558,12 @@ Evaluation Trainer::evaluate(const Dataset& data) {
         loss += (pred[i] - labels[i]) * (pred[i] - labels[i]) /
                 static_cast<double>(pred.size() / static_cast<size_t>(count));
     }
+  }
+  if (options_.data_parallel) {
+    std::array<float, 2> totals{static_cast<float>(loss), static_cast<float>(correct)};
+    options_.data_parallel->sum(totals);
+    loss = totals[0];
+    correct = static_cast<int64_t>(totals[1]);
   }
   ev.samples = n;
   ev.loss = loss / static_cast<double>(n);
@@ -439,7 +610,9 @@ std::string Trainer::run_options() const {
                         {"momentum", op.momentum},
                         {"nesterov", op.nesterov},
                         {"weight_decay", op.weight_decay},
-                        {"batch", options_.batch},
+                        // The global batch: a run resumed on another
+                        // number of ranks keeps it (and the data order).
+                        {"batch", options_.batch * ranks()},
                         {"loss", options_.graph.loss == LossKind::kMse ? "mse" : "cross-entropy"},
                         {"amp", amp_level_name(options_.policy.level)},
                         {"dtype", dtype_name(options_.policy.half)},

@@ -19,6 +19,7 @@
 #include <ampx/dist/pending_allreduce.hpp>
 #include <ampx/ir/dtype.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -26,11 +27,16 @@
 
 namespace ampx::dist {
 
+struct CommunicatorOptions {
+  // How long any collective may wait for the other ranks.
+  std::chrono::milliseconds timeout{60000};
+};
+
 class Communicator {
  public:
   // Collective over MPI_COMM_WORLD: every rank constructs it. Throws
   // DistError.
-  explicit Communicator(MpiRuntime runtime = MpiRuntime());
+  explicit Communicator(MpiRuntime runtime = MpiRuntime(), CommunicatorOptions options = {});
   ~Communicator();  // MPI_Comm_free
   Communicator(Communicator&&) noexcept;
   Communicator& operator=(Communicator&&) noexcept;
@@ -78,6 +84,10 @@ class Communicator {
   // complete (wait(), or its destruction). Throws DistError if the start
   // fails.
   PendingAllreduce start_allreduce_sum(std::span<float> values);
+  // Interim (a blocking 16-bit sum, nothing left pending): element-wise
+  // maximum and the 16-bit start, until the communicator's own land.
+  void allreduce_max(std::span<float> values);
+  PendingAllreduce start_allreduce_sum(std::span<uint16_t> values, DType dtype);
 
  private:
   void allreduce_16bit(std::span<uint16_t> values, DType dtype, bool average);

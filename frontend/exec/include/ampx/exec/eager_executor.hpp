@@ -35,6 +35,9 @@ class EagerExecutor final : public PlanExecutor {
   void write_state(size_t i, std::span<const std::byte> bytes) override;
   HostTensor read_state(size_t i) const override;
   int state_in_place() const override { return 0; }
+  void set_exchange(std::span<const ExchangedValue> values, ValueExchange* exchange) override {
+    exchange_ = ExchangeHooks(plan_, values, exchange);
+  }
   const ExecutionPlan& plan() const { return plan_; }
   // What an eager run holds on each device: weights, state, and every
   // buffer of one run (ExecutorOptions::memory is checked against it).
@@ -54,6 +57,7 @@ class EagerExecutor final : public PlanExecutor {
   std::vector<bool> is_state_output_;                  // per graph output
   std::vector<int> state_of_input_;                    // by ValueId: its binding, -1
   ExecutorStats stats_;
+  ExchangeHooks exchange_;
 };
 
 }  // namespace ampx

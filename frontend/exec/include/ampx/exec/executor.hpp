@@ -63,6 +63,9 @@ class Executor final : public PlanExecutor {
   HostTensor read_state(size_t i) const override;
   std::span<const StateBinding> state() const { return plan_.state; }
   int state_in_place() const override { return state_in_place_; }
+  void set_exchange(std::span<const ExchangedValue> values, ValueExchange* exchange) override {
+    exchange_ = ExchangeHooks(plan_, values, exchange);
+  }
 
  private:
   struct Step {
@@ -99,6 +102,7 @@ class Executor final : public PlanExecutor {
   ExecutorStats stats_;
   std::vector<bool> is_state_input_, is_state_output_;  // per graph input / output
   int state_in_place_ = 0;
+  ExchangeHooks exchange_;
 };
 
 }  // namespace ampx

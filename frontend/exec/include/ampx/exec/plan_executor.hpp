@@ -7,6 +7,7 @@
 #include <ampx/exec/execution_plan.hpp>
 #include <ampx/exec/host_tensor.hpp>
 #include <ampx/exec/run_profile.hpp>
+#include <ampx/exec/value_exchange.hpp>
 #include <ampx/plugins/device.hpp>
 
 #include <cstdint>
@@ -62,6 +63,12 @@ class PlanExecutor {
   virtual HostTensor read_state(size_t i) const = 0;
   // How many state outputs are updated in place (the rest are copied).
   virtual int state_in_place() const = 0;
+  // Every later run hands `values` (of the executed graph,
+  // ExecutionPlan::graph) to `exchange` between their producer and their
+  // readers (value_exchange.hpp); a null exchange removes it. The
+  // exchange must outlive those runs. Throws std::invalid_argument as
+  // exchange_points() does.
+  virtual void set_exchange(std::span<const ExchangedValue> values, ValueExchange* exchange) = 0;
 };
 
 // The executor of `mode` for `plan` on `devices` (plan.devices, resolved;

@@ -15,6 +15,7 @@
 #include <ampx/amp/planner.hpp>
 #include <ampx/session/session.hpp>
 #include <ampx/train/checkpoint.hpp>
+#include <ampx/train/data_parallel.hpp>
 #include <ampx/train/datasets.hpp>
 #include <ampx/train/loss_scale.hpp>
 #include <ampx/train/overflow_diagnostics.hpp>
@@ -59,6 +60,15 @@ struct TrainerOptions {
   // kPerTensor keeps one node per weight and a Cast per 16-bit weight (the
   // same bits, slower; for comparisons).
   enum class UpdateLowering { kFused, kPerTensor } update_lowering = UpdateLowering::kFused;
+  // Data parallelism across the ranks of an MPI job (docs/DISTRIBUTED.md);
+  // null: this process alone. Every rank passes its own, made with the
+  // same options, and the same model, options and data. `batch` is then
+  // per rank, the global batch size() times it: each step reads its share
+  // of one global batch in the order the seed fixes, the gradients are
+  // summed over the ranks before the update guard, BatchNorm uses the
+  // global batch's statistics, and every rank ends each step with the
+  // same state.
+  std::shared_ptr<DataParallel> data_parallel;
 };
 
 // One step as the loss-scale schedule saw it.
@@ -71,6 +81,25 @@ struct StepRecord {
   // Wall time of the compiled step's run (EpochResult::step_ms's terms);
   // NaN for the profiled step, which is not timed.
   double run_ms = 0;
+  // Data parallelism: the step's all-reduces from start to completion,
+  // summed, and the part of it the step waited for (within run_ms).
+  double comm_ms = 0;
+  double exposed_comm_ms = 0;
+};
+
+// An epoch's communication in a data-parallel run (this rank's figures).
+struct DataParallelEpoch {
+  int ranks = 1;
+  int rank = 0;
+  int64_t global_batch = 0;
+  int buckets = 0;  // per step
+  std::string allreduce_dtype;
+  uint64_t wire_bytes_per_step = 0;
+  double comm_ms_per_step = 0;
+  double exposed_comm_ms_per_step = 0;
+  int synchronized_per_step = 0;  // BatchNorm statistics' reductions
+  // Rows of a last global batch smaller than the rank count, not trained.
+  int64_t dropped_rows = 0;
 };
 
 struct EpochResult {
@@ -89,6 +118,7 @@ struct EpochResult {
   std::vector<OverflowEvent> overflows;
   std::vector<FallbackRecord> fallbacks;
   double replan_ms = 0;
+  std::optional<DataParallelEpoch> data_parallel;
 };
 
 // One step of a run, profiled (Trainer::profile_at_step): every kernel,
@@ -230,10 +260,24 @@ class Trainer {
  private:
   struct Program;
   Program& program(int64_t batch);  // compiled on first use; holds the state while active
+  // Data parallelism: the step's gradients and synchronized statistics
+  // handed to the ranks' exchange.
+  void attach_exchange(Program& p);
+  // What every rank must share, checked once after the first plan.
+  void require_agreement(const Program& p);
+  int ranks() const { return options_.data_parallel ? options_.data_parallel->size() : 1; }
+  int rank() const { return options_.data_parallel ? options_.data_parallel->rank() : 0; }
+  // Per weight in the step's state order: what its gradient travels as
+  // (decided from the first plan, the same for every later one).
+  std::vector<DType> wire_dtypes_;
+  int64_t agreed_data_size_ = -1;
   Program& activate(int64_t batch);
   // The data inputs of step step_ + 1 on `rows` of `data`.
+  // `loss_weight` scales this rank's loss seed: its share of the global
+  // batch against an even share (1 but in an uneven last batch).
   std::vector<HostTensor> step_inputs(const Program& p, const Dataset& data,
-                                      std::span<const int64_t> rows) const;
+                                      std::span<const int64_t> rows,
+                                      double loss_weight = 1.0) const;
   // How the step and the evaluation are planned (Session::plan).
   PlanRequest plan_request() const;
   Session& session_;

@@ -1,0 +1,113 @@
+// A caller's hand inside a run: values of the executed graph that it may
+// rewrite between the step that produces them and the first step that reads
+// them. Data-parallel training (docs/DISTRIBUTED.md) sums the gradients over
+// the ranks this way, each bucket's all-reduce started as soon as its last
+// gradient is produced so that it overlaps the rest of the backward pass,
+// and the synchronized BatchNorm's statistics in the middle of the forward.
+//
+// For each exchanged value the executor (both executors: executor.hpp,
+// eager_executor.hpp) keeps a host copy:
+//   1. right after the value's producer has run, it waits for that device,
+//      copies the value into the host copy and calls produced();
+//   2. between any two steps it calls progress() (MPI advances non-blocking
+//      collectives only inside MPI calls);
+//   3. before the first step that reads the value, it calls needed() and
+//      copies the host copy back to the device: from then on every reader
+//      sees what the exchange left there.
+// A run with no exchange set pays nothing for this.
+#pragma once
+
+#include <ampx/exec/execution_plan.hpp>
+#include <ampx/ir/graph.hpp>
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace ampx {
+
+class ValueExchange {
+ public:
+  virtual ~ValueExchange() = default;
+  // Value i (the order set_exchange() was given) has been produced; `bytes`
+  // is its host copy, which the exchange may work on (and keep) until
+  // needed(i) returns.
+  virtual void produced(size_t i, std::span<std::byte> bytes) = 0;
+  // Called between steps while anything was produced and not yet needed.
+  virtual void progress() = 0;
+  // Value i is about to be read: `bytes` (its host copy, as produced() got
+  // it) must hold the value to use when this returns.
+  virtual void needed(size_t i, std::span<std::byte> bytes) = 0;
+};
+
+// One value to exchange. A group's values are made current together:
+// before the first step that reads any of them after the last of them is
+// produced (a bucket of gradients, read by the optimizer, while a probe
+// that reads one earlier sees the rank's own); a value alone in its group
+// before its first reader.
+struct ExchangedValue {
+  ValueId value = kNone;
+  int group = 0;
+};
+
+// Where a run of `plan` hands each of `values` over: `after[s]` lists the
+// values (indexes into `values`) produced by step s, `before[s]` those made
+// current before step s. Throws std::invalid_argument naming a value that
+// no step of the run produces (a graph input, a constant, a value computed
+// at load) or that no step reads after its group is produced.
+struct ExchangePoints {
+  std::vector<std::vector<size_t>> after;
+  std::vector<std::vector<size_t>> before;
+};
+ExchangePoints exchange_points(const ExecutionPlan& plan, std::span<const ExchangedValue> values);
+
+// What an executor keeps of set_exchange(): the exchange, its points and
+// the host copies; the executor supplies the device side (how to copy a
+// value to and from the host).
+class ExchangeHooks {
+ public:
+  ExchangeHooks() = default;
+  ExchangeHooks(const ExecutionPlan& plan, std::span<const ExchangedValue> values,
+                ValueExchange* exchange)
+      : exchange_(exchange) {
+    if (!exchange_) return;
+    points_ = exchange_points(plan, values);
+    for (const ExchangedValue& v : values) {
+      values_.push_back(v.value);
+      host_.emplace_back(plan.graph->value(v.value).byte_size());
+    }
+  }
+  bool active() const { return exchange_ != nullptr; }
+  // Before step s: progress, and every value s reads first made current
+  // (`to_device(value, bytes)`).
+  template <class ToDevice>
+  void before_step(size_t s, ToDevice&& to_device) {
+    if (!exchange_) return;
+    if (outstanding_ > 0) exchange_->progress();
+    for (size_t i : points_.before[s]) {
+      exchange_->needed(i, host_[i]);
+      to_device(values_[i], std::span<const std::byte>(host_[i]));
+      --outstanding_;
+    }
+  }
+  // After step s: every value it produced copied out
+  // (`to_host(value, bytes)`, which waits for the device) and handed over.
+  template <class ToHost>
+  void after_step(size_t s, ToHost&& to_host) {
+    if (!exchange_) return;
+    for (size_t i : points_.after[s]) {
+      to_host(values_[i], std::span<std::byte>(host_[i]));
+      ++outstanding_;
+      exchange_->produced(i, host_[i]);
+    }
+  }
+
+ private:
+  ValueExchange* exchange_ = nullptr;
+  std::vector<ValueId> values_;
+  ExchangePoints points_;
+  std::vector<std::vector<std::byte>> host_;
+  size_t outstanding_ = 0;
+};
+
+}  // namespace ampx

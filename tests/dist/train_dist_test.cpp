@@ -1,0 +1,254 @@
+// Data-parallel training (docs/DISTRIBUTED.md) under mpirun: every test runs
+// on every rank, in the same order. The single-process references run on
+// each rank alone (no DataParallel), on cpu_ref, so every rank can compare
+// its own state with them.
+#include "../train/train_fixtures.hpp"
+
+#include <ampx/ir/builder.hpp>
+#include <ampx/session/trainer.hpp>
+#include <ampx/train/shuffle.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+namespace ampx::train {
+namespace {
+
+using testing::cpu_ref_only;
+using ::testing::HasSubstr;
+using testing::synthetic;
+
+// Dense layers only: no Dropout (whose masks depend on the rows a rank
+// holds) and no BatchNorm.
+Graph plain_mlp() {
+  GraphBuilder b("plain-mlp", 5);
+  ValueId x = b.input("input", DType::kF32, {8, 12});
+  x = b.dense("fc1", x, 32);
+  x = b.unary(OpType::kRelu, "relu", x);
+  x = b.dense("fc2", x, 24);
+  x = b.unary(OpType::kTanh, "act", x);
+  x = b.dense("fc3", x, 4);
+  b.output(x);
+  return std::move(b).build();
+}
+
+std::shared_ptr<DataParallel> join(DataParallelOptions o = {}) {
+  return std::make_shared<DataParallel>(o);
+}
+
+TrainerOptions options_at(AmpLevel level, int64_t batch) {
+  TrainerOptions o = testing::sgd(batch);
+  o.policy.level = level;
+  // cpu_ref's emulated 16-bit really rounds to 16-bit (as a policy-string
+  // framework plans it), so that O2 is not O0 in disguise here.
+  o.capability_blind = true;
+  // O2's dynamic loss scaling, from a scale that does not overflow at the
+  // first steps: which steps overflow at 2^24 depends on the rows a
+  // 16-bit gradient sums over, and one skip more moves the whole run.
+  if (level == AmpLevel::kO2) o.loss_scale = LossScaleOptions::parse("dynamic:1024,2,1000");
+  return o;
+}
+
+std::vector<HostTensor> train_alone(const Graph& model, TrainerOptions o, const Dataset& data,
+                                    int epochs) {
+  Session session(cpu_ref_only());
+  Trainer t(session, model, std::move(o));
+  for (int e = 0; e < epochs; ++e) t.train_epoch(data);
+  return t.state();
+}
+
+// The largest |a - b| / (1 + |b|) over every weight (not the optimizer's
+// moments), and the name of the tensor where it is.
+std::pair<double, std::string> max_difference(const std::vector<HostTensor>& a,
+                                              const std::vector<HostTensor>& b) {
+  std::pair<double, std::string> worst{0.0, ""};
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::vector<double> x = to_doubles(a[i]), y = to_doubles(b[i]);
+    for (size_t k = 0; k < x.size(); ++k) {
+      const double d = std::abs(x[k] - y[k]) / (1.0 + std::abs(y[k]));
+      if (!(d <= worst.first)) worst = {d, a[i].name};
+    }
+  }
+  return worst;
+}
+
+struct Level {
+  AmpLevel level;
+  double tolerance;
+};
+
+class DataParallelMatchesOneRank : public ::testing::TestWithParam<Level> {};
+
+// N ranks at batch b against one rank at batch N b: the same global batches
+// in the same order, the gradients' sum divided by N against one mean. Only
+// the order of summation differs (and, at O2, where 16-bit values round).
+// 203 samples: the last global batch is uneven on 2 and 3 ranks.
+TEST_P(DataParallelMatchesOneRank, OnAnMlp) {
+  const auto dp = join();
+  const int64_t b = 8;
+  const Dataset data = synthetic(203, 12, 4, 7);
+  const Graph model = plain_mlp();
+  const std::vector<HostTensor> alone =
+      train_alone(model, options_at(GetParam().level, b * dp->size()), data, 2);
+  Session session(cpu_ref_only());
+  TrainerOptions o = options_at(GetParam().level, b);
+  o.data_parallel = dp;
+  Trainer t(session, model, o);
+  EpochResult r;
+  for (int e = 0; e < 2; ++e) r = t.train_epoch(data);
+  ASSERT_TRUE(r.data_parallel);
+  EXPECT_EQ(r.data_parallel->ranks, dp->size());
+  EXPECT_EQ(r.data_parallel->global_batch, b * dp->size());
+  EXPECT_EQ(r.steps, (203 + b * dp->size() - 1) / (b * dp->size()));
+  const auto [diff, where] = max_difference(t.state(), alone);
+  EXPECT_LE(diff, GetParam().tolerance) << "at " << where;
+  // The weights moved: a run that skipped every update would also agree.
+  const auto [moved, _] = max_difference(t.state(), Trainer(session, model, o).state());
+  EXPECT_GT(moved, 10 * GetParam().tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, DataParallelMatchesOneRank,
+                         ::testing::Values(Level{AmpLevel::kO0, 2e-5}, Level{AmpLevel::kO2, 2e-2}),
+                         [](const auto& info) {
+                           return std::string(amp_level_name(info.param.level));
+                         });
+
+TEST(DataParallel, TwoRunsAtTheSameRankCountAreBitIdentical) {
+  const auto dp = join({.bucket_mb = 0.001});  // several buckets
+  const Dataset data = synthetic(100, 12, 4, 9);
+  std::vector<std::vector<std::vector<std::byte>>> runs;
+  for (int run = 0; run < 2; ++run) {
+    Session session(cpu_ref_only());
+    TrainerOptions o = options_at(AmpLevel::kO2, 8);
+    o.data_parallel = dp;
+    Trainer t(session, plain_mlp(), o);
+    const EpochResult r = t.train_epoch(data);
+    EXPECT_GT(r.data_parallel->buckets, 1);
+    runs.push_back(testing::bytes_of(t.state()));
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+}
+
+// Every rank ends each step with the same weights: compared through a hash
+// of the state, by the ranks themselves.
+TEST(DataParallel, EveryRankHoldsTheSameState) {
+  const auto dp = join({.allreduce_dtype = AllreduceDtype::kBF16});
+  Session session(cpu_ref_only());
+  TrainerOptions o = options_at(AmpLevel::kO2, 8);
+  o.data_parallel = dp;
+  Trainer t(session, plain_mlp(), o);
+  t.train_epoch(synthetic(64, 12, 4, 3));
+  std::string text;
+  for (const HostTensor& s : t.state())
+    text.append(reinterpret_cast<const char*>(s.data.data()), s.data.size());
+  EXPECT_NO_THROW(dp->require_agreement("state", text));
+}
+
+// 16-bit on the wire halves the bytes and still trains.
+TEST(DataParallel, SixteenBitAllReduceHalvesTheBytes) {
+  const Dataset data = synthetic(64, 12, 4, 4);
+  uint64_t bytes[2] = {0, 0};
+  std::vector<HostTensor> states[2];
+  int i = 0;
+  for (AllreduceDtype d : {AllreduceDtype::kF32, AllreduceDtype::kF16}) {
+    const auto dp = join({.allreduce_dtype = d});
+    Session session(cpu_ref_only());
+    TrainerOptions o = options_at(AmpLevel::kO2, 8);
+    o.data_parallel = dp;
+    Trainer t(session, plain_mlp(), o);
+    const EpochResult r = t.train_epoch(data);
+    bytes[i] = r.data_parallel->wire_bytes_per_step;
+    EXPECT_EQ(r.data_parallel->allreduce_dtype, allreduce_dtype_name(d));
+    states[i++] = t.state();
+  }
+  EXPECT_EQ(bytes[1] * 2, bytes[0]);
+  // Weights as parameters times 4 bytes in f32.
+  EXPECT_EQ(bytes[0], static_cast<uint64_t>(12 * 32 + 32 + 32 * 24 + 24 + 24 * 4 + 4) * 4);
+  const auto [diff, where] = max_difference(states[1], states[0]);
+  EXPECT_LE(diff, 1e-2) << "at " << where;
+}
+
+// One sample far beyond f16's range on one rank only: that rank's gradients
+// overflow, the sums do too, and every rank skips the step and backs off
+// the loss scale together.
+TEST(DataParallel, AnOverflowOnOneRankSkipsTheStepEverywhere) {
+  const auto dp = join();
+  if (dp->size() < 2) GTEST_SKIP() << "needs two ranks";
+  Dataset data = synthetic(64, 12, 4, 5);
+  // The epoch's order is shuffled: poison the row the last rank reads
+  // first in step 2 of epoch 1.
+  const std::vector<int64_t> order = detail::shuffled(
+      64, detail::splitmix64(3) ^ static_cast<uint64_t>(1));  // options' seed 3, epoch 1
+  const int64_t b = 4, global = b * dp->size();
+  const int64_t row = order[static_cast<size_t>(global + b * (dp->size() - 1))];
+  reinterpret_cast<float*>(data.inputs.data.data())[row * 12] =
+      1e6f;  // beyond f16: infinite once cast
+  Session session(cpu_ref_only());
+  TrainerOptions o = options_at(AmpLevel::kO2, b);
+  o.data_parallel = dp;
+  Trainer t(session, plain_mlp(), o);
+  const EpochResult r = t.train_epoch(data);
+  ASSERT_GE(r.records.size(), 3u);
+  EXPECT_TRUE(r.records[0].finite);
+  EXPECT_FALSE(r.records[1].finite) << "on rank " << dp->rank();
+  EXPECT_TRUE(r.records[2].finite);
+  EXPECT_EQ(r.records[2].scale, 512);
+  EXPECT_EQ(r.overflow_steps, 1);
+}
+
+TEST(DataParallel, RanksThatDisagreeAreRefusedBeforeAnyStep) {
+  const auto dp = join();
+  if (dp->size() < 2) GTEST_SKIP() << "needs two ranks";
+  Session session(cpu_ref_only());
+  TrainerOptions o = options_at(AmpLevel::kO0, 8);
+  o.data_parallel = dp;
+  o.graph.optimizer.lr = dp->rank() == 0 ? 0.05 : 0.01;
+  try {
+    Trainer t(session, plain_mlp(), o);
+    ADD_FAILURE() << "ranks with different learning rates were not refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("ranks disagree on the training options"));
+  }
+  // And a data size that differs, at the first epoch.
+  o.graph.optimizer.lr = 0.05;
+  Trainer t(session, plain_mlp(), o);
+  EXPECT_THROW(t.train_epoch(synthetic(dp->rank() == 0 ? 64 : 65, 12, 4, 1)),
+               std::invalid_argument);
+}
+
+// A checkpoint of an N-rank run resumed on one rank at N times the batch
+// (the global batch kept) continues the same data order: it ends where the
+// N-rank run does, to f32 summation tolerance; resumed at N ranks, bit for
+// bit.
+TEST(DataParallel, ResumesAtTheSameAndAnotherRankCount) {
+  const auto dp = join();
+  const int64_t b = 8;
+  const Dataset data = synthetic(96, 12, 4, 8);
+  const Graph model = plain_mlp();
+  TrainerOptions o = options_at(AmpLevel::kO0, b);
+  o.data_parallel = dp;
+  Session session(cpu_ref_only());
+  Trainer whole(session, model, o);
+  whole.train_epoch(data);
+  const Checkpoint after_one = whole.checkpoint();
+  whole.train_epoch(data);
+
+  Trainer same(session, model, o);
+  same.restore(after_one);
+  same.train_epoch(data);
+  EXPECT_EQ(testing::bytes_of(same.state()), testing::bytes_of(whole.state()));
+
+  TrainerOptions alone = options_at(AmpLevel::kO0, b * dp->size());
+  Trainer other(session, model, alone);
+  other.restore(after_one);
+  other.train_epoch(data);
+  const auto [diff, where] = max_difference(other.state(), whole.state());
+  EXPECT_LE(diff, 2e-5) << "at " << where;
+}
+
+}  // namespace
+}  // namespace ampx::train
