@@ -93,6 +93,7 @@ launcher= # the pid of timeout(1) around mpirun, while it runs
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM HUP
+  set +e # every step, whatever the one before it returned
   # timeout(1) passes the signal on to mpirun, which stops its daemons.
   [[ -n $launcher ]] && kill -TERM "$launcher" 2>/dev/null && wait "$launcher" 2>/dev/null
   remove_namespace "${ns[1]}"
