@@ -156,10 +156,13 @@ done < <(env)
 # MPI and the runtime's own traffic (oob) on it. No tree spawn: the
 # daemon on the second host would launch further daemons through the
 # agent, whose mapping it no longer has (and two hosts have nothing to
-# spread).
+# spread). No binding: each host's daemon would bind its one rank to
+# "its" first core, the same core of this one machine for both, and two
+# ranks polling on one core wait for a scheduler tick (about 5 ms) at
+# every message.
 # shellcheck disable=SC2054 # commas belong to --host's value
 mpirun_args=(
-  --host "${ips[0]},${ips[1]}" -np 2 --map-by node
+  --host "${ips[0]},${ips[1]}" -np 2 --map-by node --bind-to none
   --mca btl self,tcp --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet"
   --mca plm_rsh_no_tree_spawn 1
   "${forward[@]}"
