@@ -12,7 +12,8 @@
 # reason where the hosts cannot be made (not root, no iproute2 or
 # util-linux, no Open MPI, no network namespaces or veth); 124 when the
 # run outlives AMPX_TWO_HOSTS_TIMEOUT; 1 when fewer than
-# AMPX_TWO_HOSTS_MIN_BYTES crossed the veth in either direction.
+# AMPX_TWO_HOSTS_MIN_BYTES crossed the veth in either direction, or for a
+# malformed setting; 2 without a command.
 #
 # Environment:
 #   AMPX_MPIRUN              mpirun to use (default: mpirun on PATH)
@@ -146,12 +147,12 @@ export OMPI_MCA_plm_rsh_agent=$here/netns_rsh.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 forward=()
-while IFS='=' read -r var _; do
+for var in $(compgen -e); do
   case $var in
   AMPX_TWO_HOSTS_* | AMPX_MPIRUN) ;;
   AMPX_* | ASAN_OPTIONS | LSAN_OPTIONS | UBSAN_OPTIONS | TSAN_OPTIONS) forward+=(-x "$var") ;;
   esac
-done < <(env)
+done
 
 # One slot per --host entry, ranks placed round robin by host: rank 0 on
 # the first, rank 1 on the second. btl self,tcp: no shared memory, so
