@@ -119,21 +119,6 @@ std::shared_ptr<train::DataParallel> join_data_parallel(const TrainOptions& o) {
   return std::make_shared<train::DataParallel>(d);
 }
 
-// The epoch's communication, for the JSON line.
-nlohmann::json data_parallel_json(const train::DataParallelEpoch& d) {
-  const double overlap =
-      d.comm_ms_per_step > 0 ? 1.0 - d.exposed_comm_ms_per_step / d.comm_ms_per_step : 0.0;
-  return {{"ranks", d.ranks},
-          {"global_batch", d.global_batch},
-          {"buckets", d.buckets},
-          {"allreduce_dtype", d.allreduce_dtype},
-          {"wire_bytes_per_step", d.wire_bytes_per_step},
-          {"comm_ms_per_step", d.comm_ms_per_step},
-          {"exposed_comm_ms_per_step", d.exposed_comm_ms_per_step},
-          {"overlap", overlap},
-          {"synchronized_per_step", d.synchronized_per_step},
-          {"dropped_rows", d.dropped_rows}};
-}
 
 // The epoch's overflowed steps (the first of them in full, and how many
 // more) and its fallbacks, after the epoch line.
@@ -385,7 +370,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       j["skipped_steps"] = scaler_skips ? r.overflow_steps : 0;
       if (trainer.overflow_diagnostics()) add_epoch_overflows(j, r);
       if (r.data_parallel) {
-        j["data_parallel"] = data_parallel_json(*r.data_parallel);
+        j["data_parallel"] = data_parallel_epoch_json(*r.data_parallel);
         j["comm_times_ms"] = nlohmann::json::array();
         for (const train::StepRecord& rec : r.records) j["comm_times_ms"].push_back(rec.comm_ms);
       }

@@ -74,4 +74,19 @@ nlohmann::json profiled_step_json(const train::ProfiledStep& p) {
           {"per_node", per_node_to_json(summarize_profiles({p.profile}, p.predicted), p.devices)}};
 }
 
+nlohmann::json data_parallel_epoch_json(const train::DataParallelEpoch& d) {
+  const double overlap =
+      d.comm_ms_per_step > 0 ? 1.0 - d.exposed_comm_ms_per_step / d.comm_ms_per_step : 0.0;
+  return {{"ranks", d.ranks},
+          {"global_batch", d.global_batch},
+          {"buckets", d.buckets},
+          {"allreduce_dtype", d.allreduce_dtype},
+          {"wire_bytes_per_step", d.wire_bytes_per_step},
+          {"comm_ms_per_step", d.comm_ms_per_step},
+          {"exposed_comm_ms_per_step", d.exposed_comm_ms_per_step},
+          {"overlap", overlap},
+          {"synchronized_per_step", d.synchronized_per_step},
+          {"dropped_rows", d.dropped_rows}};
+}
+
 }  // namespace ampx::cli

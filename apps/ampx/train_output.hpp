@@ -28,6 +28,13 @@ void add_epoch_overflows(nlohmann::json& record, const train::EpochResult& r);
 nlohmann::json overflow_diagnostics_json(const train::OverflowDiagnostics& d,
                                          const std::vector<train::FallbackRecord>& fallbacks);
 
+// A data-parallel epoch's communication (`--data-parallel`): ranks, global
+// batch, buckets, the all-reduce dtype, payload bytes per step, the
+// all-reduces' time per step, the part the step waited for, the overlap
+// (1 - waited / all-reduce time) and the rows of a too-small last batch
+// left out.
+nlohmann::json data_parallel_epoch_json(const train::DataParallelEpoch& d);
+
 // `--profile-step`'s step (the `profile` event): its per-node table as
 // `ampx run --per-node --format json` has it.
 nlohmann::json profiled_step_json(const train::ProfiledStep& p);

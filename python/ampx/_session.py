@@ -220,7 +220,9 @@ class Session:
                 fallback_after: int = 2, fallback_window: int = 200,
                 fallback_underflow: float = 0.0, keep_fp32: Iterable[str] | None = None,
                 force_16bit: Iterable[str] | None = None, white_list: str | None = None,
-                black_list: str | None = None) -> Trainer:
+                black_list: str | None = None, data_parallel: bool = False,
+                bucket_mb: float = 25.0, allreduce_dtype: str = "f32",
+                comm_timeout: float = 60.0) -> Trainer:
         """``ampx train``'s Trainer (docs/TRAINING.md): the training step of
         MODEL planned at `amp` and compiled on this session's devices, with
         ``ampx train``'s options (optimizer sgd, adam or adamw; loss_scale
@@ -237,7 +239,18 @@ class Session:
         ``fallback_window`` to f32, and with ``fallback_underflow`` > 0 one
         whose gradients averaged more than that share below the 16-bit
         normal range (``--diagnose-overflow``, ``--auto-fallback``,
-        ``--fallback-after``, ``--fallback-window``, ``--fallback-underflow``)."""
+        ``--fallback-after``, ``--fallback-window``, ``--fallback-underflow``).
+
+        data_parallel=True (``ampx train --data-parallel``, docs/DISTRIBUTED.md):
+        this process is one rank of an MPI job (``mpirun -np N python
+        script.py``); every rank makes the same trainer and calls fit with the
+        same data. ``batch`` is per rank, the global batch N times it; the
+        gradients are summed over the ranks in buckets of ``bucket_mb`` MiB,
+        as ``allreduce_dtype`` ("f32", "bf16", "f16" or "auto"); a collective
+        that waits more than ``comm_timeout`` seconds stops the run. Each
+        epoch's record gains ``data_parallel`` (the communication); rank 0
+        writes the checkpoints. Every rank returns the same history: print
+        from one (``trainer.rank == 0``)."""
         if not isinstance(lr, (int, float)) or isinstance(lr, bool):
             raise TypeError("lr must be a number")
         data = _model_bytes(model)
@@ -262,7 +275,11 @@ class Session:
             keep_fp32=_args.names("keep_fp32", keep_fp32),
             force_16bit=_args.names("force_16bit", force_16bit),
             white_list=_args.optional_text("white_list", white_list),
-            black_list=_args.optional_text("black_list", black_list))
+            black_list=_args.optional_text("black_list", black_list),
+            data_parallel=_args.flag("data_parallel", data_parallel),
+            bucket_mb=_number("bucket_mb", bucket_mb),
+            allreduce_dtype=_args.text("allreduce_dtype", allreduce_dtype),
+            comm_timeout=_number("comm_timeout", comm_timeout))
         return Trainer(impl, path)
 
     def __repr__(self) -> str:

@@ -43,6 +43,16 @@ class Trainer:
         return self._impl.step
 
     @property
+    def rank(self) -> int:
+        """This process's rank in a data-parallel run (0 otherwise)."""
+        return self._impl.rank
+
+    @property
+    def ranks(self) -> int:
+        """The ranks of a data-parallel run (1 otherwise)."""
+        return self._impl.ranks
+
+    @property
     def loss_scale(self) -> str:
         """The loss-scale schedule (`--loss-scale`), as `ampx train` prints it."""
         return self._impl.loss_scale
@@ -136,6 +146,9 @@ class Trainer:
                 overflows = record.pop("overflows_json", None)
                 if overflows is not None:
                     record.update(json.loads(overflows))
+                data_parallel = record.pop("data_parallel_json", None)
+                if data_parallel is not None:
+                    record["data_parallel"] = json.loads(data_parallel)
                 if ckpt is not None:
                     record["checkpoint"] = self._impl.checkpoint(ckpt, keep)
                 history.append(record)

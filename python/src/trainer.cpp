@@ -90,7 +90,8 @@ std::shared_ptr<TrainerState> make_trainer(
     bool diagnose_overflow, bool auto_fallback, int64_t fallback_after, int64_t fallback_window,
     double fallback_underflow, const std::vector<std::string>& keep_fp32,
     const std::vector<std::string>& force_16bit, const std::optional<std::string>& white_list,
-    const std::optional<std::string>& black_list) {
+    const std::optional<std::string>& black_list, bool data_parallel, double bucket_mb,
+    const std::string& allreduce_dtype, double comm_timeout) {
   if (batch < 1) throw std::invalid_argument("batch must be 1 or more");
   if (loss != "cross-entropy" && loss != "mse")
     throw std::invalid_argument("loss '" + loss + "': expected cross-entropy or mse");
@@ -128,6 +129,17 @@ std::shared_ptr<TrainerState> make_trainer(
   t.overflow.fallback_window = fallback_window;
   t.overflow.fallback_underflow = fallback_underflow;
   t.overflow.validate();
+  // `--data-parallel`, `--bucket-mb`, `--allreduce-dtype`, `--comm-timeout`:
+  // joins the MPI job this process is a rank of (python under mpirun).
+  if (data_parallel) {
+    train::DataParallelOptions dp;
+    dp.bucket_mb = bucket_mb;
+    dp.allreduce_dtype = train::parse_allreduce_dtype(allreduce_dtype);
+    if (!(comm_timeout > 0) || comm_timeout > 1e6)
+      throw std::invalid_argument("comm_timeout must be in (0, 1e6] seconds");
+    dp.comm_timeout = std::chrono::milliseconds(static_cast<int64_t>(comm_timeout * 1000));
+    t.data_parallel = std::make_shared<train::DataParallel>(dp);
+  }
   ModelOptions mo;
   for (const auto& [name, dims] : input_shapes)
     mo.input_shapes[name] = Shape(dims.begin(), dims.end());
@@ -175,6 +187,7 @@ nb::dict epoch_dict(const train::EpochResult& r, bool skips, bool diagnosed) {
     cli::add_epoch_overflows(j, r);
     d["overflows_json"] = j.dump();
   }
+  if (r.data_parallel) d["data_parallel_json"] = cli::data_parallel_epoch_json(*r.data_parallel).dump();
   return d;
 }
 
@@ -295,7 +308,10 @@ std::string checkpoint(TrainerState& s, const std::string& dir, int keep) {
   if (keep < 1) throw std::invalid_argument("keep must be 1 or more");
   nb::gil_scoped_release release;
   const std::lock_guard lock(s.session->mutex);
-  return train::save_checkpoint(dir, s.trainer->checkpoint(), keep).string();
+  const train::Checkpoint c = s.trainer->checkpoint();
+  // Data parallelism: rank 0 writes, every rank holding the same state.
+  if (const auto& dp = s.trainer->options().data_parallel; dp && dp->rank() != 0) return "";
+  return train::save_checkpoint(dir, c, keep).string();
 }
 
 train::Trainer::LossScaleOnRestore on_restore(bool reset_loss_scale) {
@@ -400,6 +416,16 @@ void add_trainer(nb::module_& m, nb::class_<SessionState>& session) {
       .def_prop_ro("epoch", [](const TrainerState& s) { return s.trainer->epoch(); })
       .def_prop_ro("step", [](const TrainerState& s) { return s.trainer->step(); })
       .def_prop_ro("batch", [](const TrainerState& s) { return s.trainer->options().batch; })
+      .def_prop_ro("rank",
+                   [](const TrainerState& s) {
+                     const auto& dp = s.trainer->options().data_parallel;
+                     return dp ? dp->rank() : 0;
+                   })
+      .def_prop_ro("ranks",
+                   [](const TrainerState& s) {
+                     const auto& dp = s.trainer->options().data_parallel;
+                     return dp ? dp->size() : 1;
+                   })
       .def_prop_ro("loss_scale",
                    [](const TrainerState& s) { return s.trainer->loss_scaler().options().str(); })
       .def_prop_ro("classes", [](const TrainerState& s) { return s.classes; })
@@ -420,6 +446,8 @@ void add_trainer(nb::module_& m, nb::class_<SessionState>& session) {
               nb::arg("keep_fp32") = std::vector<std::string>{},
               nb::arg("force_16bit") = std::vector<std::string>{},
               nb::arg("white_list") = nb::none(), nb::arg("black_list") = nb::none(),
+              nb::arg("data_parallel") = false, nb::arg("bucket_mb") = 25.0,
+              nb::arg("allreduce_dtype") = "f32", nb::arg("comm_timeout") = 60.0,
               "Session::train: a Trainer of MODEL with `ampx train`'s options.");
   m.def("load_digits", &load_digits,
         "builtin:digits: ((x_train, y_train), (x_test, y_test)), as `ampx train` splits it.");
