@@ -10,7 +10,9 @@
 // bound; it prints that one line to stderr, checks that a further call
 // rethrows at once (the communicator stays unusable), writes its exit code
 // to DIR/rank<R>.exit (mpirun --enable-recovery exits 0 whatever the ranks
-// return) and exits 3. A run that ends without a fault exits 0.
+// return), with the time it caught the error (DIR/rank<R>.ms, against the
+// victim's DIR/victim.ms), and exits 3. A run that ends without a fault
+// exits 0.
 //
 //   ampx_dist_fault --victim R --signal kill|stop --timeout-ms T --dir DIR
 #include <ampx/dist/communicator.hpp>
@@ -69,8 +71,16 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-void write_file(const std::string& path, long value) {
+void write_file(const std::string& path, long long value) {
   std::ofstream(path) << value << "\n";
+}
+
+// Wall-clock milliseconds, comparable between the ranks of one machine: the
+// driver reports how long after the victim's signal each survivor stopped.
+long long now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // One training-like step: two buckets in flight over local work, then the
@@ -114,18 +124,21 @@ int main(int argc, char** argv) {
   MpiRuntime runtime;
   std::optional<Communicator> comm;
   int code = 0;
+  long long caught = 0;
   try {
     comm.emplace(runtime, CommunicatorOptions{.timeout = args.timeout});
     std::vector<float> grads(1 << 16, 1.0f);
     std::vector<uint16_t> half_grads(1 << 16, ampx::float_to_f16_bits(1.0f));
     for (int s = 0; s < 200; ++s) {
       if (comm->rank() == args.victim && s == 20) {
-        write_file(args.dir + "/victim.pid", static_cast<long>(getpid()));
+        write_file(args.dir + "/victim.pid", static_cast<long long>(getpid()));
+        write_file(args.dir + "/victim.ms", now_ms());
         std::raise(args.signal);
       }
       step(*comm, grads, half_grads);
     }
   } catch (const DistError& e) {
+    caught = now_ms();
     std::fprintf(stderr, "%s\n", e.what());
     std::fflush(stderr);
     code = 3;
@@ -135,6 +148,10 @@ int main(int argc, char** argv) {
       code = 4;
     }
   }
-  if (comm) write_file(args.dir + "/rank" + std::to_string(comm->rank()) + ".exit", code);
+  if (comm) {
+    const std::string rank = std::to_string(comm->rank());
+    if (code != 0) write_file(args.dir + "/rank" + rank + ".ms", caught);
+    write_file(args.dir + "/rank" + rank + ".exit", code);
+  }
   return code;
 }

@@ -39,7 +39,7 @@ fail() {
 run() {
   local name=$1 limit=$2
   shift 2
-  rm -f "$dir"/rank*.exit "$dir/victim.pid"
+  rm -f "$dir"/rank*.exit "$dir"/rank*.ms "$dir"/victim.*
   local start end
   start=$(date +%s%N)
   timeout --kill-after=5 "$limit" "$mpiexec" "$@" 2>"$dir/$name.err" >"$dir/$name.out"
@@ -60,6 +60,9 @@ expect_survivor() {
     fail "$name: rank $rank wrote no exit code"
   elif [[ $(cat "$dir/rank$rank.exit") -eq 0 ]]; then
     fail "$name: rank $rank exited 0"
+  fi
+  if [[ -f $dir/rank$rank.ms && -f $dir/victim.ms ]]; then
+    echo "rank $rank stopped $(($(cat "$dir/rank$rank.ms") - $(cat "$dir/victim.ms"))) ms after rank 1's signal"
   fi
   local lines
   lines=$(grep -c "on rank $rank\b" "$dir/$name.err")
