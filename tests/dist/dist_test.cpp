@@ -14,6 +14,7 @@
 // White box: the one formatter of the library's error lines and the
 // reduction operators (src/).
 #include "mpi_call.hpp"
+#include "rank_watch.hpp"
 #include "reduce_ops.hpp"
 
 #include <gmock/gmock.h>
@@ -251,6 +252,23 @@ TEST(DistReduceOps, MaxKeepsANanInEitherOperand) {
   EXPECT_EQ(hop(-3.0f, -7.0f), -3.0f);
   EXPECT_EQ(hop(-INFINITY, 2.0f), 2.0f);
   EXPECT_EQ(hop(INFINITY, 2.0f), INFINITY);
+}
+
+TEST_F(Dist, LauncherSeesNoRankLost) {
+  // Every rank is running: the process-table query (where PMIx is active:
+  // under mpirun, built with PMIx) finds none gone. A barrier first, so
+  // that no rank has finished the test binary yet.
+  comm.barrier();
+  detail::RankWatch watch;
+  const auto start = std::chrono::steady_clock::now();
+  const auto lost = watch.find_lost();
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(lost.has_value()) << "rank " << lost->rank << ": " << lost->state;
+  if (std::getenv("AMPX_DIST_PRINT_QUERY_TIME") != nullptr) {
+    std::printf("[rank %d] watch active %d, query %.1f us\n", rank, watch.active() ? 1 : 0,
+                std::chrono::duration<double, std::micro>(took).count());
+  }
+  comm.barrier();
 }
 
 TEST(DistOptions, TimeoutMustBePositive) {

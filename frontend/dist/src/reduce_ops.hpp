@@ -4,7 +4,9 @@
 // - 16-bit sums ON THE WIRE (issue 41's --allreduce-dtype f16|bf16,
 //   Horovod's fp16 compression): over MPI_UINT16_T, two bytes per element;
 //   each hop widens both operands to f32 (exactly), adds them in f32 and
-//   rounds the sum back to the 16-bit type, nearest even. A reduction of N
+//   rounds the sum back to the 16-bit type, nearest even (the correctly
+//   rounded 16-bit sum: where the f32 addition is inexact, the smaller
+//   operand is below a quarter of the larger's 16-bit unit). A reduction of N
 //   ranks thus rounds a partial sum once per hop that adds into it: up to
 //   N-1 times in a ring or a chain, log2 N times in recursive doubling (the
 //   algorithm is the MPI library's), where the blocking
