@@ -241,6 +241,35 @@ TEST(DistReduceOps, SixteenBitSumRoundsAtEachHop) {
       260.0f);
 }
 
+TEST(DistReduceOps, F16SumIsTheScalarRoundingOnEveryPattern) {
+  // The operator's vector path (F16C where the CPU has it) against the
+  // scalar definition, over pseudo-random bit patterns (subnormals,
+  // infinities and overflow among them) and a length that leaves a tail.
+  detail::ReduceOps ops;
+  const int n = 100003;
+  std::vector<uint16_t> a(n);
+  std::vector<uint16_t> b(n);
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<uint16_t>(state >> 16);
+  };
+  for (int i = 0; i < n; ++i) {
+    a[i] = next();
+    b[i] = i % 7 == 0 ? static_cast<uint16_t>(a[i] ^ 0x8000u) : next();  // some exact zeros
+  }
+  std::vector<uint16_t> got = b;
+  ASSERT_EQ(MPI_Reduce_local(a.data(), got.data(), n, MPI_UINT16_T, ops.f16_sum()), MPI_SUCCESS);
+  for (int i = 0; i < n; ++i) {
+    const float sum = f16_bits_to_float(a[i]) + f16_bits_to_float(b[i]);
+    if (std::isnan(sum)) {
+      ASSERT_TRUE(std::isnan(f16_bits_to_float(got[i]))) << "element " << i;
+    } else {
+      ASSERT_EQ(got[i], float_to_f16_bits(sum)) << "element " << i << ": " << a[i] << " + " << b[i];
+    }
+  }
+}
+
 TEST(DistReduceOps, MaxKeepsANanInEitherOperand) {
   detail::ReduceOps ops;
   auto hop = [&](float in, float inout) {

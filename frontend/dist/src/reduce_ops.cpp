@@ -5,9 +5,43 @@
 #include <ampx/half.hpp>
 
 #include <cmath>
+#include <cstdint>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define AMPX_DIST_F16C 1
+#endif
 
 namespace ampx::dist::detail {
 namespace {
+
+#if AMPX_DIST_F16C
+// x86's F16C converts 8 halves at a time, with the same nearest-even
+// rounding, overflow to infinity and subnormals as float_to_f16_bits (only
+// a NaN's payload may differ): the scalar conversions would cost the 16-bit
+// path more time than its halved bytes save. Returns how many elements it
+// did (a multiple of 8).
+__attribute__((target("avx,f16c"))) int add_f16_f16c(const uint16_t* a, uint16_t* b, int n) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    const __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(b + i),
+                     _mm256_cvtps_ph(_mm256_add_ps(x, y), _MM_FROUND_TO_NEAREST_INT));
+  }
+  return i;
+}
+
+// Asked on first use, not by a static initialiser: GCC's CPU model may not
+// be set up yet when one runs (hence __builtin_cpu_init too).
+bool have_f16c() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  }();
+  return yes;
+}
+#endif
 
 // MPI's user function: inout[i] = in[i] op inout[i]. The datatype is
 // MPI_UINT16_T (or MPI_FLOAT for the max); MPI never hands another to an
@@ -15,7 +49,11 @@ namespace {
 void add_f16(void* in, void* inout, int* len, MPI_Datatype*) {
   const auto* a = static_cast<const uint16_t*>(in);
   auto* b = static_cast<uint16_t*>(inout);
-  for (int i = 0; i < *len; ++i) {
+  int i = 0;
+#if AMPX_DIST_F16C
+  if (have_f16c()) i = add_f16_f16c(a, b, *len);
+#endif
+  for (; i < *len; ++i) {
     b[i] = float_to_f16_bits(f16_bits_to_float(a[i]) + f16_bits_to_float(b[i]));
   }
 }
