@@ -19,8 +19,9 @@
 // for the lost rank).
 //
 // Buffers longer than MPI's int count are sent in pieces. Reductions are
-// MPI's, over f32, in an order of summation the MPI library chooses (by
-// rank count, length and transport; it is the same from run to run). The
+// over f32 (MPI's sum; this library's operators for max and for 16 bits on
+// the wire), in an order the MPI library chooses (by rank count, length and
+// transport; it is the same from run to run). The
 // MPI standard advises, without requiring, that every rank gets the same
 // result; the tests check that they do here (Open MPI, 2 ranks).
 #pragma once
