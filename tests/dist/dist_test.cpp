@@ -241,11 +241,11 @@ TEST(DistReduceOps, SixteenBitSumRoundsAtEachHop) {
       260.0f);
 }
 
-TEST(DistReduceOps, F16SumIsTheScalarRoundingOnEveryPattern) {
-  // The operator's vector path (F16C where the CPU has it) against the
-  // scalar definition, over pseudo-random bit patterns (subnormals,
-  // infinities and overflow among them) and a length that leaves a tail.
-  detail::ReduceOps ops;
+// The operators' vector paths (F16C, AVX2 where the CPU has them) against
+// the scalar definition, over pseudo-random bit patterns (subnormals,
+// infinities, NaNs and overflow among them), some exact zeros, and a length
+// that leaves a scalar tail.
+void expect_scalar_rounding(MPI_Op op, float (*widen)(uint16_t), uint16_t (*narrow)(float)) {
   const int n = 100003;
   std::vector<uint16_t> a(n);
   std::vector<uint16_t> b(n);
@@ -256,18 +256,24 @@ TEST(DistReduceOps, F16SumIsTheScalarRoundingOnEveryPattern) {
   };
   for (int i = 0; i < n; ++i) {
     a[i] = next();
-    b[i] = i % 7 == 0 ? static_cast<uint16_t>(a[i] ^ 0x8000u) : next();  // some exact zeros
+    b[i] = i % 7 == 0 ? static_cast<uint16_t>(a[i] ^ 0x8000u) : next();
   }
   std::vector<uint16_t> got = b;
-  ASSERT_EQ(MPI_Reduce_local(a.data(), got.data(), n, MPI_UINT16_T, ops.f16_sum()), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Reduce_local(a.data(), got.data(), n, MPI_UINT16_T, op), MPI_SUCCESS);
   for (int i = 0; i < n; ++i) {
-    const float sum = f16_bits_to_float(a[i]) + f16_bits_to_float(b[i]);
+    const float sum = widen(a[i]) + widen(b[i]);
     if (std::isnan(sum)) {
-      ASSERT_TRUE(std::isnan(f16_bits_to_float(got[i]))) << "element " << i;
+      ASSERT_TRUE(std::isnan(widen(got[i]))) << "element " << i;
     } else {
-      ASSERT_EQ(got[i], float_to_f16_bits(sum)) << "element " << i << ": " << a[i] << " + " << b[i];
+      ASSERT_EQ(got[i], narrow(sum)) << "element " << i << ": " << a[i] << " + " << b[i];
     }
   }
+}
+
+TEST(DistReduceOps, SixteenBitSumsAreTheScalarRoundingOnEveryPattern) {
+  detail::ReduceOps ops;
+  expect_scalar_rounding(ops.f16_sum(), &f16_bits_to_float, &float_to_f16_bits);
+  expect_scalar_rounding(ops.bf16_sum(), &bf16_bits_to_float, &float_to_bf16_bits);
 }
 
 TEST(DistReduceOps, MaxKeepsANanInEitherOperand) {

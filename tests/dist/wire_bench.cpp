@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
        median_us(comm, repeats, [&] { comm.allreduce_sum(f16, ampx::DType::kF16); })},
       {"start_allreduce_sum(u16, f16) + wait: f16 on the wire", 2,
        median_us(comm, repeats, [&] { comm.start_allreduce_sum(f16, ampx::DType::kF16).wait(); })},
+      {"start_allreduce_sum(u16, bf16) + wait: bf16 on the wire", 2,
+       median_us(comm, repeats, [&] { comm.start_allreduce_sum(f16, ampx::DType::kBF16).wait(); })},
   };
   if (comm.rank() == 0) {
     std::printf("%zu elements, %d ranks, median of %d\n", n, comm.size(), repeats);
