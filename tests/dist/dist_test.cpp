@@ -11,8 +11,11 @@
 #include <ampx/dist/mpi_runtime.hpp>
 #include <ampx/half.hpp>
 
-// White box: the one formatter of the library's error lines (src/).
+// White box: the one formatter of the library's error lines and the
+// reduction operators (src/).
 #include "mpi_call.hpp"
+#include "rank_watch.hpp"
+#include "reduce_ops.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -143,6 +146,173 @@ TEST_F(Dist, Bf16AverageDividesInF32) {
   for (uint16_t bits : v) ASSERT_EQ(bits, float_to_bf16_bits(expected));
 }
 
+TEST_F(Dist, MaxTakesTheLargestOfEveryRank) {
+  // Rank r holds (r + 1) * (i - 500) (negatives included): the maximum is
+  // N * (i - 500) for i >= 500, (i - 500) below.
+  std::vector<float> v(1000);
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = static_cast<float>((rank + 1) * (static_cast<int>(i) - 500));
+  }
+  comm.allreduce_max(v);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const int d = static_cast<int>(i) - 500;
+    ASSERT_EQ(v[i], static_cast<float>(d >= 0 ? n * d : d)) << "element " << i;
+  }
+}
+
+TEST_F(Dist, MaxLetsANanOfAnyRankWin) {
+  // The last rank holds NaN at 0 and infinity at 1, the others 1e30 and 5:
+  // NaN and infinity everywhere (amax must see a non-finite value).
+  std::vector<float> v{1e30f, 5.0f, static_cast<float>(rank)};
+  if (rank == n - 1) {
+    v[0] = std::nanf("");
+    v[1] = INFINITY;
+  }
+  comm.allreduce_max(v);
+  EXPECT_TRUE(std::isnan(v[0])) << v[0];
+  EXPECT_EQ(v[1], INFINITY);
+  EXPECT_EQ(v[2], static_cast<float>(n - 1));
+  std::vector<float> none;
+  comm.allreduce_max(none);
+}
+
+TEST_F(Dist, SixteenBitOnTheWireSums) {
+  // Rank r holds 1 + (r + 1) * 2^-10 in f16 and 3 (r + 1) in bf16: with N <=
+  // 2 there is at most one hop, so each sum is rounded once, as from f32.
+  std::vector<uint16_t> h(4097, float_to_f16_bits(1.0f + static_cast<float>(rank + 1) * 0x1p-10f));
+  std::vector<uint16_t> b(33, float_to_bf16_bits(3.0f * static_cast<float>(rank + 1)));
+  PendingAllreduce ph = comm.start_allreduce_sum(h, DType::kF16);
+  PendingAllreduce pb = comm.start_allreduce_sum(b, DType::kBF16);
+  EXPECT_TRUE(ph.pending() || n == 1);
+  ph.test();
+  ph.wait();
+  pb.wait();
+  float hsum = 0.0f;
+  float bsum = 0.0f;
+  for (int r = 0; r < n; ++r) {
+    hsum += 1.0f + static_cast<float>(r + 1) * 0x1p-10f;
+    bsum += 3.0f * static_cast<float>(r + 1);
+  }
+  for (uint16_t bits : h) ASSERT_EQ(bits, float_to_f16_bits(hsum));
+  for (uint16_t bits : b) ASSERT_EQ(bits, float_to_bf16_bits(bsum));
+  EXPECT_TRUE(comm.all_equal(fnv1a(h.data(), h.size() * sizeof(uint16_t))));
+}
+
+TEST_F(Dist, SixteenBitOnTheWireOverflowsToInfinity) {
+  std::vector<uint16_t> v(5, float_to_f16_bits(60000.0f));
+  comm.start_allreduce_sum(v, DType::kF16).wait();
+  const float got = f16_bits_to_float(v[0]);
+  if (n == 1) {
+    EXPECT_EQ(got, 60000.0f);
+  } else {
+    EXPECT_TRUE(std::isinf(got)) << got;
+  }
+  std::vector<uint16_t> none;
+  EXPECT_FALSE(comm.start_allreduce_sum(none, DType::kBF16).pending());
+  EXPECT_THROW(comm.start_allreduce_sum(v, DType::kF32), std::invalid_argument);
+}
+
+// The operators alone (MPI_Reduce_local: no other rank), one hop at a time.
+TEST(DistReduceOps, SixteenBitSumRoundsAtEachHop) {
+  detail::ReduceOps ops;
+  auto hop = [](MPI_Op op, uint16_t in, uint16_t inout) {
+    EXPECT_EQ(MPI_Reduce_local(&in, &inout, 1, MPI_UINT16_T, op), MPI_SUCCESS);
+    return inout;
+  };
+  // f16 holds only even integers from 2048 to 4096: 2048 + 1 is a tie,
+  // rounded to the even 2048 at each hop, so 2048 + 1 + 1 adds up to 2048
+  // on the wire where the f32 sum (the blocking call) would give 2050.
+  const uint16_t one = float_to_f16_bits(1.0f);
+  uint16_t acc = hop(ops.f16_sum(), one, float_to_f16_bits(2048.0f));
+  EXPECT_EQ(f16_bits_to_float(acc), 2048.0f);
+  acc = hop(ops.f16_sum(), one, acc);
+  EXPECT_EQ(f16_bits_to_float(acc), 2048.0f);
+  EXPECT_EQ(
+      f16_bits_to_float(hop(ops.f16_sum(), float_to_f16_bits(3.0f), float_to_f16_bits(2048.0f))),
+      2052.0f);  // 2051: a tie, to the even 2052
+  EXPECT_TRUE(std::isinf(f16_bits_to_float(
+      hop(ops.f16_sum(), float_to_f16_bits(60000.0f), float_to_f16_bits(60000.0f)))));
+  // bf16 (8 significant bits) holds only even integers from 256 to 512.
+  EXPECT_EQ(
+      bf16_bits_to_float(hop(ops.bf16_sum(), float_to_bf16_bits(1.0f), float_to_bf16_bits(256.0f))),
+      256.0f);
+  EXPECT_EQ(
+      bf16_bits_to_float(hop(ops.bf16_sum(), float_to_bf16_bits(3.0f), float_to_bf16_bits(256.0f))),
+      260.0f);
+}
+
+// The operators' vector paths (F16C, AVX2 where the CPU has them) against
+// the scalar definition, over pseudo-random bit patterns (subnormals,
+// infinities, NaNs and overflow among them), some exact zeros, and a length
+// that leaves a scalar tail.
+void expect_scalar_rounding(MPI_Op op, float (*widen)(uint16_t), uint16_t (*narrow)(float)) {
+  const int n = 100003;
+  std::vector<uint16_t> a(n);
+  std::vector<uint16_t> b(n);
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<uint16_t>(state >> 16);
+  };
+  for (int i = 0; i < n; ++i) {
+    a[i] = next();
+    b[i] = i % 7 == 0 ? static_cast<uint16_t>(a[i] ^ 0x8000u) : next();
+  }
+  std::vector<uint16_t> got = b;
+  ASSERT_EQ(MPI_Reduce_local(a.data(), got.data(), n, MPI_UINT16_T, op), MPI_SUCCESS);
+  for (int i = 0; i < n; ++i) {
+    const float sum = widen(a[i]) + widen(b[i]);
+    if (std::isnan(sum)) {
+      ASSERT_TRUE(std::isnan(widen(got[i]))) << "element " << i;
+    } else {
+      ASSERT_EQ(got[i], narrow(sum)) << "element " << i << ": " << a[i] << " + " << b[i];
+    }
+  }
+}
+
+TEST(DistReduceOps, SixteenBitSumsAreTheScalarRoundingOnEveryPattern) {
+  detail::ReduceOps ops;
+  expect_scalar_rounding(ops.f16_sum(), &f16_bits_to_float, &float_to_f16_bits);
+  expect_scalar_rounding(ops.bf16_sum(), &bf16_bits_to_float, &float_to_bf16_bits);
+}
+
+TEST(DistReduceOps, MaxKeepsANanInEitherOperand) {
+  detail::ReduceOps ops;
+  auto hop = [&](float in, float inout) {
+    EXPECT_EQ(MPI_Reduce_local(&in, &inout, 1, MPI_FLOAT, ops.max_nan()), MPI_SUCCESS);
+    return inout;
+  };
+  EXPECT_TRUE(std::isnan(hop(std::nanf(""), 1.0f)));
+  EXPECT_TRUE(std::isnan(hop(1.0f, std::nanf(""))));
+  EXPECT_EQ(hop(-3.0f, -7.0f), -3.0f);
+  EXPECT_EQ(hop(-INFINITY, 2.0f), 2.0f);
+  EXPECT_EQ(hop(INFINITY, 2.0f), INFINITY);
+}
+
+TEST_F(Dist, LauncherSeesNoRankLost) {
+  // Every rank is running: the process-table query (where PMIx is active:
+  // under mpirun, built with PMIx) finds none gone. A barrier first, so
+  // that no rank has finished the test binary yet.
+  comm.barrier();
+  detail::RankWatch watch;
+  const auto start = std::chrono::steady_clock::now();
+  const auto lost = watch.find_lost();
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(lost.has_value()) << "rank " << lost->rank << ": " << lost->state;
+  if (std::getenv("AMPX_DIST_PRINT_QUERY_TIME") != nullptr) {
+    std::printf("[rank %d] watch active %d, query %.1f us\n", rank, watch.active() ? 1 : 0,
+                std::chrono::duration<double, std::micro>(took).count());
+  }
+  comm.barrier();
+}
+
+TEST(DistOptions, TimeoutMustBePositive) {
+  EXPECT_THROW(Communicator(MpiRuntime(), {.timeout = std::chrono::milliseconds(0)}),
+               std::invalid_argument);
+  EXPECT_THROW(Communicator(MpiRuntime(), {.timeout = std::chrono::milliseconds(-5)}),
+               std::invalid_argument);
+}
+
 TEST_F(Dist, SixteenBitReductionRefusesOtherDtypes) {
   std::vector<uint16_t> v(2);
   EXPECT_THROW(comm.allreduce_sum(v, DType::kF32), std::invalid_argument);
@@ -245,6 +415,14 @@ TEST_F(Dist, MovedCommunicatorStillReduces) {
   other.allreduce_sum(v);
   EXPECT_EQ(v[0], static_cast<float>(n));
   EXPECT_EQ(other.rank(), rank);
+}
+
+TEST(DistError, RankLostNamesTheRank) {
+  const RankLost e("rank 1 of 3 was lost during MPI_Iallreduce on rank 0 (proc aborted by signal)",
+                   1);
+  EXPECT_EQ(e.lost_rank(), 1);
+  const DistError& base = e;  // caught as any DistError too
+  EXPECT_THAT(base.what(), StartsWith("rank 1 of 3 was lost"));
 }
 
 TEST(DistError, OneLineNamingTheCallAndTheRank) {

@@ -14,30 +14,81 @@
 namespace ampx::dist {
 namespace {
 
-void require_16bit(DType dtype) {
+void require_16bit(DType dtype, const char* what) {
   if (dtype != DType::kF16 && dtype != DType::kBF16) {
-    throw std::invalid_argument("allreduce of 16-bit values: dtype must be f16 or bf16, not " +
+    throw std::invalid_argument(std::string(what) + ": dtype must be f16 or bf16, not " +
                                 std::string(dtype_name(dtype)));
   }
 }
 
+// One collective, every piece of it started non-blocking (`start(offset,
+// count, &request)` returns MPI's code) and all completed by the polled
+// wait, so that a blocking call honours the timeout and a lost rank too.
+template <class Start>
+void collective(detail::Liveness& live, const char* call, size_t n, Start&& start) {
+  live.check_usable();
+  std::vector<MPI_Request> requests;
+  detail::for_each_piece(n, [&](size_t offset, int count) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int code = start(offset, count, &request);
+    if (code != MPI_SUCCESS) {
+      detail::wait_all_quietly(requests, live);  // the pieces already started
+      detail::throw_mpi_error(code, call, live.rank, live.size);
+    }
+    requests.push_back(request);
+  });
+  detail::wait_all(requests, live, call);
+}
+
+// Starts an in-place MPI_Iallreduce of `n` elements of `type` under `op`,
+// in pieces, as one PendingAllreduce.
+PendingAllreduce start_allreduce(const MpiRuntime& runtime,
+                                 const std::shared_ptr<detail::Liveness>& live, MPI_Comm comm,
+                                 std::byte* data, size_t n, MPI_Datatype type, size_t element_bytes,
+                                 MPI_Op op) {
+  live->check_usable();
+  auto impl = std::make_unique<PendingAllreduce::Impl>(
+      PendingAllreduce::Impl{runtime, live, {}, "MPI_Iallreduce"});
+  detail::for_each_piece(n, [&](size_t offset, int count) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int code = MPI_Iallreduce(MPI_IN_PLACE, data + offset * element_bytes, count, type, op,
+                                    comm, &request);
+    if (code != MPI_SUCCESS) {
+      PendingAllreduce started(std::move(impl));  // waits for the pieces already started
+      detail::throw_mpi_error(code, "MPI_Iallreduce", live->rank, live->size);
+    }
+    impl->requests.push_back(request);
+  });
+  if (impl->requests.empty()) return PendingAllreduce();
+  return PendingAllreduce(std::move(impl));
+}
+
 }  // namespace
 
-Communicator::Communicator(MpiRuntime runtime, CommunicatorOptions) : impl_(std::make_unique<Impl>(std::move(runtime))) {
-  int world_rank = -1;
-  int world_size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+Communicator::Communicator(MpiRuntime runtime, CommunicatorOptions options)
+    : impl_(std::make_unique<Impl>(std::move(runtime))) {
+  if (options.timeout.count() <= 0) {
+    throw std::invalid_argument("Communicator: the timeout must be positive, not " +
+                                std::to_string(options.timeout.count()) + " ms");
+  }
+  detail::Liveness& live = *impl_->live;
+  live.timeout = options.timeout;
+  MPI_Comm_rank(MPI_COMM_WORLD, &live.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &live.size);
   // WORLD keeps the host's error handler (fatal by default), so a failed
-  // dup may abort before this check: only the dup's own calls return.
-  detail::check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &impl_->comm), "MPI_Comm_dup", world_rank,
-                    world_size);
+  // dup may abort before this check: only the dup's own calls return. The
+  // non-blocking dup: a rank that never comes is a timeout here too.
+  MPI_Request request = MPI_REQUEST_NULL;
+  detail::check_mpi(MPI_Comm_idup(MPI_COMM_WORLD, &impl_->comm, &request), "MPI_Comm_idup",
+                    live.rank, live.size);
+  detail::wait_all({&request, 1}, live, "MPI_Comm_idup");
   detail::check_mpi(MPI_Comm_set_errhandler(impl_->comm, MPI_ERRORS_RETURN),
-                    "MPI_Comm_set_errhandler", world_rank, world_size);
-  detail::check_mpi(MPI_Comm_rank(impl_->comm, &impl_->rank), "MPI_Comm_rank", world_rank,
-                    world_size);
-  detail::check_mpi(MPI_Comm_size(impl_->comm, &impl_->size), "MPI_Comm_size", world_rank,
-                    world_size);
+                    "MPI_Comm_set_errhandler", live.rank, live.size);
+  detail::check_mpi(MPI_Comm_rank(impl_->comm, &impl_->rank), "MPI_Comm_rank", live.rank,
+                    live.size);
+  detail::check_mpi(MPI_Comm_size(impl_->comm, &impl_->size), "MPI_Comm_size", live.rank,
+                    live.size);
+  impl_->ops.emplace();
 }
 
 Communicator::~Communicator() = default;
@@ -53,11 +104,11 @@ int Communicator::size() const {
 }
 
 void Communicator::allreduce_sum(std::span<float> values) {
-  detail::for_each_piece(values.size(), [&](size_t offset, int count) {
-    detail::check_mpi(
-        MPI_Allreduce(MPI_IN_PLACE, values.data() + offset, count, MPI_FLOAT, MPI_SUM, impl_->comm),
-        "MPI_Allreduce", impl_->rank, impl_->size);
-  });
+  collective(*impl_->live, "MPI_Iallreduce", values.size(),
+             [&](size_t offset, int count, MPI_Request* r) {
+               return MPI_Iallreduce(MPI_IN_PLACE, values.data() + offset, count, MPI_FLOAT,
+                                     MPI_SUM, impl_->comm, r);
+             });
 }
 
 void Communicator::allreduce_average(std::span<float> values) {
@@ -79,7 +130,7 @@ void Communicator::allreduce_average(std::span<uint16_t> values, DType dtype) {
 }
 
 void Communicator::allreduce_16bit(std::span<uint16_t> values, DType dtype, bool average) {
-  require_16bit(dtype);
+  require_16bit(dtype, "allreduce of 16-bit values");
   const bool f16 = dtype == DType::kF16;
   std::vector<float> wide(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
@@ -95,18 +146,28 @@ void Communicator::allreduce_16bit(std::span<uint16_t> values, DType dtype, bool
   }
 }
 
+void Communicator::allreduce_max(std::span<float> values) {
+  collective(*impl_->live, "MPI_Iallreduce", values.size(),
+             [&](size_t offset, int count, MPI_Request* r) {
+               return MPI_Iallreduce(MPI_IN_PLACE, values.data() + offset, count, MPI_FLOAT,
+                                     impl_->ops->max_nan(), impl_->comm, r);
+             });
+}
+
 bool Communicator::all_true(bool value) {
   int flag = value ? 1 : 0;
-  detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LAND, impl_->comm),
-                    "MPI_Allreduce", impl_->rank, impl_->size);
+  collective(*impl_->live, "MPI_Iallreduce", 1, [&](size_t, int, MPI_Request* r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LAND, impl_->comm, r);
+  });
   return flag != 0;
 }
 
 bool Communicator::all_equal(uint64_t value) {
   // One reduction gives the largest and (through ~) the smallest value.
   uint64_t bounds[2] = {value, ~value};
-  detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, bounds, 2, MPI_UINT64_T, MPI_MAX, impl_->comm),
-                    "MPI_Allreduce", impl_->rank, impl_->size);
+  collective(*impl_->live, "MPI_Iallreduce", 1, [&](size_t, int, MPI_Request* r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, bounds, 2, MPI_UINT64_T, MPI_MAX, impl_->comm, r);
+  });
   return bounds[0] == ~bounds[1];
 }
 
@@ -122,48 +183,29 @@ void Communicator::broadcast(std::span<std::byte> bytes, int root) {
                     std::to_string(impl_->size) + ": the ranks' buffers differ in length (this " +
                     "rank's: " + std::to_string(bytes.size()) + " bytes)");
   }
-  detail::for_each_piece(bytes.size(), [&](size_t offset, int count) {
-    detail::check_mpi(MPI_Bcast(bytes.data() + offset, count, MPI_BYTE, root, impl_->comm),
-                      "MPI_Bcast", impl_->rank, impl_->size);
-  });
+  collective(*impl_->live, "MPI_Ibcast", bytes.size(),
+             [&](size_t offset, int count, MPI_Request* r) {
+               return MPI_Ibcast(bytes.data() + offset, count, MPI_BYTE, root, impl_->comm, r);
+             });
 }
 
 void Communicator::barrier() {
-  detail::check_mpi(MPI_Barrier(impl_->comm), "MPI_Barrier", impl_->rank, impl_->size);
+  collective(*impl_->live, "MPI_Ibarrier", 1,
+             [&](size_t, int, MPI_Request* r) { return MPI_Ibarrier(impl_->comm, r); });
 }
 
 PendingAllreduce Communicator::start_allreduce_sum(std::span<float> values) {
-  auto impl = std::make_unique<PendingAllreduce::Impl>(
-      PendingAllreduce::Impl{impl_->runtime, {}, impl_->rank, impl_->size});
-  detail::for_each_piece(values.size(), [&](size_t offset, int count) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    const int code = MPI_Iallreduce(MPI_IN_PLACE, values.data() + offset, count, MPI_FLOAT, MPI_SUM,
-                                    impl_->comm, &request);
-    if (code != MPI_SUCCESS) {
-      PendingAllreduce started(std::move(impl));  // waits for the pieces already started
-      detail::throw_mpi_error(code, "MPI_Iallreduce", impl_->rank, impl_->size);
-    }
-    impl->requests.push_back(request);
-  });
-  if (impl->requests.empty()) return PendingAllreduce();
-  return PendingAllreduce(std::move(impl));
-}
-
-}  // namespace ampx::dist
-
-namespace ampx::dist {
-
-void Communicator::allreduce_max(std::span<float> values) {
-  detail::for_each_piece(values.size(), [&](size_t offset, int count) {
-    detail::check_mpi(
-        MPI_Allreduce(MPI_IN_PLACE, values.data() + offset, count, MPI_FLOAT, MPI_MAX, impl_->comm),
-        "MPI_Allreduce", impl_->rank, impl_->size);
-  });
+  return start_allreduce(impl_->runtime, impl_->live, impl_->comm,
+                         reinterpret_cast<std::byte*>(values.data()), values.size(), MPI_FLOAT,
+                         sizeof(float), MPI_SUM);
 }
 
 PendingAllreduce Communicator::start_allreduce_sum(std::span<uint16_t> values, DType dtype) {
-  allreduce_sum(values, dtype);
-  return PendingAllreduce();
+  require_16bit(dtype, "start_allreduce_sum of 16-bit values");
+  const MPI_Op op = dtype == DType::kF16 ? impl_->ops->f16_sum() : impl_->ops->bf16_sum();
+  return start_allreduce(impl_->runtime, impl_->live, impl_->comm,
+                         reinterpret_cast<std::byte*>(values.data()), values.size(), MPI_UINT16_T,
+                         sizeof(uint16_t), op);
 }
 
 }  // namespace ampx::dist

@@ -2,6 +2,7 @@
 #include <ampx/dist/mpi_runtime.hpp>
 
 #include "mpi_call.hpp"
+#include "mpi_runtime_state.hpp"
 
 #include <mutex>
 
@@ -16,6 +17,7 @@ struct Registry {
   int handles = 0;
   bool initialised_here = false;
   int thread_level = MPI_THREAD_SINGLE;
+  bool broken = false;  // mark_mpi_broken(): no MPI_Finalize
 };
 
 Registry& registry() {
@@ -72,11 +74,22 @@ MpiRuntime::~MpiRuntime() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   if (--r.handles > 0 || !r.initialised_here) return;
+  if (r.broken) return;  // MPI_Finalize would wait for a lost rank
   r.initialised_here = false;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();  // its errors cannot be reported from here
 }
+
+namespace detail {
+
+void mark_mpi_broken() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.broken = true;
+}
+
+}  // namespace detail
 
 bool MpiRuntime::initialised_here() const {
   Registry& r = registry();

@@ -14,11 +14,11 @@ PendingAllreduce::PendingAllreduce(std::unique_ptr<Impl> impl) : impl_(std::move
 PendingAllreduce::~PendingAllreduce() {
   // Never leak a request, and never let MPI write the buffer after its
   // owner is gone. An error here cannot be thrown (this may run while
-  // another exception unwinds); wait() is where a caller sees it.
-  if (impl_) {
-    MPI_Waitall(static_cast<int>(impl_->requests.size()), impl_->requests.data(),
-                MPI_STATUSES_IGNORE);
-  }
+  // another exception unwinds); wait() is where a caller sees it. The wait
+  // is bounded as wait()'s: after a lost rank or a timeout the request is
+  // abandoned (MPI cannot free it) and nothing more comes to the buffer
+  // from the lost rank.
+  if (impl_) detail::wait_all_quietly(impl_->requests, *impl_->live);
 }
 
 PendingAllreduce::PendingAllreduce(PendingAllreduce&& other) noexcept = default;
@@ -33,14 +33,18 @@ PendingAllreduce& PendingAllreduce::operator=(PendingAllreduce&& other) noexcept
 
 bool PendingAllreduce::test() {
   if (!impl_) return true;
+  if (impl_->live->failure) {
+    std::unique_ptr<Impl> impl = std::move(impl_);  // abandoned: see the destructor
+    impl->live->check_usable();
+  }
   int done = 0;
   const int code = MPI_Testall(static_cast<int>(impl_->requests.size()), impl_->requests.data(),
                                &done, MPI_STATUSES_IGNORE);
   if (code != MPI_SUCCESS) {
     // After an error MPI says nothing of the requests' state: they are
     // dropped, as wait() drops them.
-    const int rank = impl_->rank;
-    const int size = impl_->size;
+    const int rank = impl_->live->rank;
+    const int size = impl_->live->size;
     impl_.reset();
     detail::throw_mpi_error(code, "MPI_Testall", rank, size);
   }
@@ -51,9 +55,7 @@ bool PendingAllreduce::test() {
 void PendingAllreduce::wait() {
   if (!impl_) return;
   std::unique_ptr<Impl> impl = std::move(impl_);  // released whatever happens
-  const int code = MPI_Waitall(static_cast<int>(impl->requests.size()), impl->requests.data(),
-                               MPI_STATUSES_IGNORE);
-  detail::check_mpi(code, "MPI_Waitall", impl->rank, impl->size);
+  detail::wait_all(impl->requests, *impl->live, impl->call);
 }
 
 bool PendingAllreduce::pending() const {

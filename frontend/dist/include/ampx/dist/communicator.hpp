@@ -8,9 +8,20 @@
 // with buffers of the same length (MPI's rule; a mismatch is an error or a
 // hang, except in broadcast(), which checks the lengths first).
 //
+// Faults: every collective, the blocking ones included, is started
+// non-blocking and completed by a polled wait that ends with RankLost when
+// the launcher reports a rank gone (Open MPI's mpirun with
+// --enable-recovery; docs/DISTRIBUTED.md says what each launch gives), or
+// with CommTimeout when CommunicatorOptions::timeout passes with no answer.
+// After either, the communicator is unusable (every call rethrows it, its
+// requests stay abandoned: MPI cannot free them) and the process should
+// report the one line and exit; MPI_Finalize is then skipped (it would wait
+// for the lost rank).
+//
 // Buffers longer than MPI's int count are sent in pieces. Reductions are
-// MPI's, over f32, in an order of summation the MPI library chooses (by
-// rank count, length and transport; it is the same from run to run). The
+// over f32 (MPI's sum; this library's operators for max and for 16 bits on
+// the wire), in an order the MPI library chooses (by rank count, length and
+// transport; it is the same from run to run). The
 // MPI standard advises, without requiring, that every rank gets the same
 // result; the tests check that they do here (Open MPI, 2 ranks).
 #pragma once
@@ -28,14 +39,19 @@
 namespace ampx::dist {
 
 struct CommunicatorOptions {
-  // How long any collective may wait for the other ranks.
+  // How long any collective may wait for the other ranks before it gives up
+  // with CommTimeout (ampx train --comm-timeout, default 60 s). Counted from
+  // the start of each wait (a blocking call, PendingAllreduce::wait()), not
+  // from the start of a non-blocking reduction: the backward pass it
+  // overlaps does not count. Must be positive.
   std::chrono::milliseconds timeout{60000};
 };
 
 class Communicator {
  public:
-  // Collective over MPI_COMM_WORLD: every rank constructs it. Throws
-  // DistError.
+  // Collective over MPI_COMM_WORLD: every rank constructs it (its
+  // duplication honours the timeout too). Throws DistError,
+  // std::invalid_argument for a timeout that is not positive.
   explicit Communicator(MpiRuntime runtime = MpiRuntime(), CommunicatorOptions options = {});
   ~Communicator();  // MPI_Comm_free
   Communicator(Communicator&&) noexcept;
@@ -63,6 +79,11 @@ class Communicator {
   void allreduce_sum(std::span<uint16_t> values, DType dtype);
   void allreduce_average(std::span<uint16_t> values, DType dtype);
 
+  // Element-wise maximum over the ranks, in place (the overflow
+  // diagnostics' amax). A NaN on any rank makes that element NaN on every
+  // rank (MPI_MAX leaves NaN to the order of the operands).
+  void allreduce_max(std::span<float> values);
+
   // Logical AND over the ranks: true only if every rank passed true. The
   // update guard's finite flag, so every rank applies or skips a step
   // together.
@@ -84,9 +105,18 @@ class Communicator {
   // complete (wait(), or its destruction). Throws DistError if the start
   // fails.
   PendingAllreduce start_allreduce_sum(std::span<float> values);
-  // Interim (a blocking 16-bit sum, nothing left pending): element-wise
-  // maximum and the 16-bit start, until the communicator's own land.
-  void allreduce_max(std::span<float> values);
+
+  // Starts a sum of 16-bit values (`dtype` kF16 or kBF16) with 16 bits ON
+  // THE WIRE: 2 bytes per element (issue 41's --allreduce-dtype f16|bf16,
+  // Horovod's fp16 compression), half the bytes of the blocking 16-bit
+  // allreduce_sum above. A reduction operator of this library over a 2-byte
+  // MPI datatype adds in f32 and rounds to the type (nearest even) at each
+  // hop: a partial sum is rounded up to N-1 times over N ranks (a ring),
+  // log2 N times in recursive doubling, against once for the blocking call,
+  // so low bits of a sum of many ranks differ. A sum beyond the type's range
+  // becomes infinity, which the finite check sees. The buffer must stay
+  // alive and untouched until the request completes. Throws
+  // std::invalid_argument for another dtype, DistError if the start fails.
   PendingAllreduce start_allreduce_sum(std::span<uint16_t> values, DType dtype);
 
  private:
