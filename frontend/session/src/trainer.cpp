@@ -399,7 +399,7 @@ EpochResult Trainer::train_epoch(const Dataset& data,
       ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       run_ms += ms;
       ++timed_steps;
-      timed_samples += count;
+      timed_samples += global_count;  // every rank's rows, in the same time
     }
     const auto loss = static_cast<double>(scalar_of(out.at(p.tg.output(TrainingOutput::kLoss))));
     // A step whose forward overflowed has no loss to average.

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# `mpirun ampx train --data-parallel` as a user runs it (ctest
+# TrainDist.Cli; docs/DISTRIBUTED.md):
+#   1. digits-cnn at O2 on 2 ranks x batch 32 reaches the accuracy of one
+#      process at batch 64 (issue 41's "done when"), rank 0 alone printing;
+#   2. a rank killed with kill -9 mid-run: the other stops at once with one
+#      line naming it (mpirun --enable-recovery), nothing hangs; a resume from
+#      the last checkpoint then ends with the weights of an uninterrupted run;
+#   3. ranks started with different options are refused before any step,
+#      each in one line.
+#
+#   train_cli_test.sh AMPX MPIEXEC
+#
+# Every mpirun runs under `timeout`: a hang is a failure, not a stuck test.
+set -u
+ampx=$1
+mpiexec=$2
+dir=$(mktemp -d)
+failures=0
+trap 'pkill -KILL -f "$dir" 2>/dev/null; rm -rf "$dir"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# The last epoch record's eval_accuracy in a --format json output.
+accuracy() {
+  grep '"event":"epoch"' "$1" | tail -1 | sed 's/.*"eval_accuracy":\([0-9.e-]*\).*/\1/'
+}
+
+base=(train builtin:digits-cnn --data builtin:digits --optimizer sgd --momentum 0.9 --amp O2
+  --format json)
+common=("${base[@]}" --lr 0.05)
+
+# 1. Accuracy.
+timeout 120 "$ampx" "${common[@]}" --epochs 12 --batch 64 >"$dir/one.out" 2>"$dir/one.err" ||
+  fail "one process: status $? $(tail -1 "$dir/one.err")"
+timeout 120 "$mpiexec" -np 2 "$ampx" "${common[@]}" --epochs 12 --batch 32 --data-parallel \
+  >"$dir/two.out" 2>"$dir/two.err" || fail "2 ranks: status $? $(tail -1 "$dir/two.err")"
+one=$(accuracy "$dir/one.out")
+two=$(accuracy "$dir/two.out")
+echo "digits-cnn O2, 12 epochs: one process batch 64 $one, 2 ranks x batch 32 $two"
+awk -v a="$one" -v b="$two" 'BEGIN { exit !(b >= a - 0.01 && b >= 0.95) }' ||
+  fail "2 ranks reached $two against one process's $one"
+epochs=$(grep -c '"event":"epoch"' "$dir/two.out")
+[[ $epochs -eq 12 ]] || fail "2 ranks printed $epochs epoch records (rank 0 alone prints: 12)"
+grep -q '"data_parallel":{[^}]*"ranks":2' "$dir/two.out" || fail "no data_parallel record"
+
+# 2. kill -9 of rank 1 after the first checkpoint, then resume.
+ckpt=$dir/ckpt
+(timeout 120 "$mpiexec" --enable-recovery -np 2 "$ampx" "${common[@]}" --epochs 100 --batch 32 \
+  --data-parallel --checkpoint "$ckpt" --comm-timeout 30 >"$dir/killed.out" 2>"$dir/killed.err") &
+launcher=$!
+for _ in $(seq 1 600); do
+  compgen -G "$ckpt/*.ampxckpt" >/dev/null && break
+  sleep 0.1
+done
+killed=0
+start=$(date +%s%N)
+for p in $(pgrep -f "$ckpt"); do
+  if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+    kill -KILL "$p" && killed=1
+  fi
+done
+wait "$launcher"
+ms=$((($(date +%s%N) - start) / 1000000))
+[[ $killed -eq 1 ]] || fail "no rank 1 to kill"
+echo "rank 1 killed: the run ended ${ms} ms later"
+[[ $ms -lt 30000 ]] || fail "the run took ${ms} ms to end after the kill"
+lines=$(grep -c '^ampx: error:' "$dir/killed.err")
+[[ $lines -eq 1 ]] || fail "$lines error lines after the kill: $(cat "$dir/killed.err")"
+grep -q '^ampx: error: rank 1 of 2 was lost' "$dir/killed.err" ||
+  fail "the error line does not name rank 1: $(grep '^ampx' "$dir/killed.err")"
+grep -q '"event":"done"' "$dir/killed.out" && fail "the killed run reported done"
+
+last=$(ls "$ckpt" | sort | tail -1)
+resumed_from=$((10#$(echo "$last" | sed 's/[^0-9]//g')))
+total=$((resumed_from + 2))
+timeout 120 "$mpiexec" -np 2 "$ampx" "${common[@]}" --epochs $total --batch 32 --data-parallel \
+  --checkpoint "$ckpt" --resume --export "$dir/resumed.onnx" >"$dir/resumed.out" \
+  2>"$dir/resumed.err" || fail "resume: status $? $(grep '^ampx' "$dir/resumed.err")"
+first=$(grep '"event":"epoch"' "$dir/resumed.out" | head -1 | sed 's/.*"epoch":\([0-9]*\).*/\1/')
+[[ $first -eq $((resumed_from + 1)) ]] ||
+  fail "the resumed run started at epoch $first, after checkpoint $last"
+timeout 120 "$mpiexec" -np 2 "$ampx" "${common[@]}" --epochs $total --batch 32 --data-parallel \
+  --export "$dir/whole.onnx" >"$dir/whole.out" 2>"$dir/whole.err" || fail "uninterrupted run"
+cmp -s "$dir/resumed.onnx" "$dir/whole.onnx" ||
+  fail "the resumed run's weights differ from the uninterrupted run's"
+echo "resumed after $last: epochs $first..$total, weights identical: $(cmp -s "$dir/resumed.onnx" "$dir/whole.onnx" && echo yes || echo no)"
+
+# 3. Different learning rates on the two ranks.
+start=$(date +%s%N)
+timeout 60 "$mpiexec" -np 2 bash -c \
+  '"$0" "${@:1}" --lr $([[ $OMPI_COMM_WORLD_RANK == 0 ]] && echo 0.05 || echo 0.01)' \
+  "$ampx" "${base[@]}" --epochs 1 --batch 32 --data-parallel >"$dir/disagree.out" \
+  2>"$dir/disagree.err"
+status=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+[[ $status -ne 0 && $status -ne 124 ]] || fail "disagreeing ranks: mpirun status $status"
+lines=$(grep -c '^ampx: error: .*ranks disagree on the training options' "$dir/disagree.err")
+[[ $lines -eq 2 ]] || fail "disagreeing ranks: $lines lines: $(grep '^ampx' "$dir/disagree.err")"
+grep -q '"event":"epoch"' "$dir/disagree.out" && fail "disagreeing ranks trained"
+echo "disagreeing ranks refused in ${ms} ms"
+
+[[ $failures -eq 0 ]] && echo "PASS" || echo "$failures failures"
+exit $((failures > 0))
