@@ -119,7 +119,6 @@ std::shared_ptr<train::DataParallel> join_data_parallel(const TrainOptions& o) {
   return std::make_shared<train::DataParallel>(d);
 }
 
-
 // The epoch's overflowed steps (the first of them in full, and how many
 // more) and its fallbacks, after the epoch line.
 void print_overflows(const train::EpochResult& r) {

@@ -48,7 +48,9 @@ function chart(title,lines,opt){
     let d='',pen=false;
     l.points.forEach(p=>{const ok=p[1]!==null&&isFinite(p[1])&&(!opt.log||p[1]>0);
       if(ok){d+=(pen?'L':'M')+X(p[0]).toFixed(1)+' '+Y(p[1]).toFixed(1);pen=true;}else pen=false;});
-    el('path',{d:d,fill:'none',stroke:colors[i%colors.length],'stroke-width':1.2,class:'series'},svg);
+    const a={d:d,fill:'none',stroke:colors[(opt.pairs?i>>1:i)%colors.length],'stroke-width':1.2,class:'series'};
+    if(opt.pairs&&i%2)a['stroke-dasharray']='4 3';
+    el('path',a,svg);
     if(opt.count)series++;
     (l.marks||[]).forEach(s=>{el('line',{x1:X(s),y1:T+ph,x2:X(s),y2:T+ph-8,stroke:colors[i%colors.length],'stroke-width':1.5,class:'skip'},svg);skips++;});
   });
@@ -59,6 +61,10 @@ const legend=document.getElementById('legend');
 runs.forEach((r,i)=>{const s=document.createElement('span');s.style.background=colors[i%colors.length];legend.appendChild(s);legend.appendChild(document.createTextNode(r.label));});
 chart('loss per step (log scale; ticks at the bottom: skipped steps)',runs.map(r=>({points:r.loss.map((v,k)=>[r.step[k],v]),marks:r.skipped})),{log:true,xlabel:'step',count:true});
 chart('loss scale (log scale)',runs.map(r=>({points:r.scale.map((v,k)=>[r.step[k],v])})),{log:true,xlabel:'step'});
+// Data-parallel runs: each step's all-reduces, start to completion, and the
+// part the step waited for.
+const comm=runs.filter(r=>r.comm_ms);
+if(comm.length)chart('all-reduce per step, ms (solid: start to completion; dashed: waited for)',comm.flatMap(r=>[{points:r.comm_ms.map((v,k)=>[r.step[k],v])},{points:r.exposed_comm_ms.map((v,k)=>[r.step[k],v])}]),{log:false,xlabel:'step',pairs:true});
 chart('accuracy per epoch',runs.map(r=>({points:r.epochs.filter(e=>e.eval_accuracy!==undefined).map(e=>[e.epoch,e.eval_accuracy])})),{log:false,xlabel:'epoch'});
 document.body.dataset.chartsDrawn=String(charts);
 document.body.dataset.seriesDrawn=String(series);
@@ -174,6 +180,10 @@ void TrainCurves::add_epoch(const train::EpochResult& r,
     run_["loss"].push_back(number_or_null(s.loss));
     run_["scale"].push_back(s.scale);
     if (!s.finite) run_["skipped"].push_back(s.step);
+    if (r.data_parallel) {
+      run_["comm_ms"].push_back(number_or_null(s.comm_ms));
+      run_["exposed_comm_ms"].push_back(number_or_null(s.exposed_comm_ms));
+    }
   }
   nlohmann::json e{{"epoch", r.epoch}, {"train_loss", number_or_null(r.loss)}};
   if (ev) {
@@ -216,12 +226,16 @@ void write_train_report(const std::filesystem::path& path, const nlohmann::json&
     nlohmann::json m = run;
     for (const char* k : {"step", "loss", "scale", "skipped", "epochs"})
       m[k] = nlohmann::json::array();
+    // A data-parallel run's per-step communication, step by step as well.
+    std::vector<const char*> per_step{"loss", "scale"};
+    for (const char* k : {"comm_ms", "exposed_comm_ms"})
+      if (run.contains(k)) per_step.push_back(k), m[k] = nlohmann::json::array();
     try {
       for (size_t i = 0; i < r["step"].size(); ++i)
         if (r["step"][i].get<int64_t>() < first) {
           m["step"].push_back(r["step"][i]);
-          m["loss"].push_back(r["loss"][i]);
-          m["scale"].push_back(r["scale"][i]);
+          for (const char* k : per_step)
+            m[k].push_back(r.contains(k) ? r[k][i] : nlohmann::json(nullptr));
         }
       for (const auto& s : r["skipped"])
         if (s.get<int64_t>() < first) m["skipped"].push_back(s);
@@ -231,8 +245,11 @@ void write_train_report(const std::filesystem::path& path, const nlohmann::json&
       throw std::runtime_error(path.string() + ": the run '" + run["label"].get<std::string>() +
                                "' in it is malformed");
     }
-    for (const char* k : {"step", "loss", "scale", "skipped", "epochs"})
+    for (const char* k : {"step", "skipped", "epochs"})
       for (const auto& v : run[k]) m[k].push_back(v);
+    for (const char* k : per_step)
+      for (const auto& v : run[k]) m[k].push_back(v);
+
     merged = std::move(m);
   }
   runs.push_back(merged);

@@ -187,7 +187,8 @@ nb::dict epoch_dict(const train::EpochResult& r, bool skips, bool diagnosed) {
     cli::add_epoch_overflows(j, r);
     d["overflows_json"] = j.dump();
   }
-  if (r.data_parallel) d["data_parallel_json"] = cli::data_parallel_epoch_json(*r.data_parallel).dump();
+  if (r.data_parallel)
+    d["data_parallel_json"] = cli::data_parallel_epoch_json(*r.data_parallel).dump();
   return d;
 }
 

@@ -37,7 +37,8 @@ common=("${base[@]}" --lr 0.05)
 timeout 120 "$ampx" "${common[@]}" --epochs 12 --batch 64 >"$dir/one.out" 2>"$dir/one.err" ||
   fail "one process: status $? $(tail -1 "$dir/one.err")"
 timeout 120 "$mpiexec" -np 2 "$ampx" "${common[@]}" --epochs 12 --batch 32 --data-parallel \
-  >"$dir/two.out" 2>"$dir/two.err" || fail "2 ranks: status $? $(tail -1 "$dir/two.err")"
+  --bucket-mb 0.01 --report "$dir/report.html" >"$dir/two.out" 2>"$dir/two.err" ||
+  fail "2 ranks: status $? $(tail -1 "$dir/two.err")"
 one=$(accuracy "$dir/one.out")
 two=$(accuracy "$dir/two.out")
 echo "digits-cnn O2, 12 epochs: one process batch 64 $one, 2 ranks x batch 32 $two"
@@ -46,6 +47,14 @@ awk -v a="$one" -v b="$two" 'BEGIN { exit !(b >= a - 0.01 && b >= 0.95) }' ||
 epochs=$(grep -c '"event":"epoch"' "$dir/two.out")
 [[ $epochs -eq 12 ]] || fail "2 ranks printed $epochs epoch records (rank 0 alone prints: 12)"
 grep -q '"data_parallel":{[^}]*"ranks":2' "$dir/two.out" || fail "no data_parallel record"
+# --report (rank 0's file) draws the per-step all-reduce times as a fourth chart.
+grep -q '"comm_ms":\[' "$dir/report.html" || fail "the report has no per-step all-reduce times"
+if command -v chromium >/dev/null; then
+  chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$dir/report.html" \
+    >"$dir/dom.html" 2>/dev/null
+  grep -q 'data-charts-drawn="4"' "$dir/dom.html" ||
+    fail "the report drew $(grep -o 'data-charts-drawn="[0-9]*"' "$dir/dom.html") charts, not 4"
+fi
 
 # 2. kill -9 of rank 1 after the first checkpoint, then resume.
 ckpt=$dir/ckpt
