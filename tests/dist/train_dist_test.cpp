@@ -200,6 +200,36 @@ TEST(DataParallel, AnOverflowOnOneRankSkipsTheStepEverywhere) {
   EXPECT_EQ(r.overflow_steps, 1);
 }
 
+// The overflow diagnostics and the automatic fallback decide on the ranks'
+// reduced statistics: with overflows in the last rank's rows only, every
+// rank names the same layer and moves it to f32 at the same step.
+TEST(DataParallel, EveryRankFallsBackTheSameLayerAtTheSameStep) {
+  const auto dp = join();
+  if (dp->size() < 2) GTEST_SKIP() << "needs two ranks";
+  Dataset data = synthetic(64, 12, 4, 5);
+  const std::vector<int64_t> order =
+      detail::shuffled(64, detail::splitmix64(3) ^ static_cast<uint64_t>(1));
+  const int64_t b = 4, global = b * dp->size();
+  for (int64_t step = 0; step < 3; ++step) {
+    const int64_t row = order[static_cast<size_t>(step * global + b * (dp->size() - 1))];
+    reinterpret_cast<float*>(data.inputs.data.data())[row * 12] = 1e6f;
+  }
+  Session session(cpu_ref_only());
+  TrainerOptions o = options_at(AmpLevel::kO2, b);
+  o.overflow.auto_fallback = true;
+  o.overflow.fallback_overflows = 1;  // at the second overflowed step
+  o.data_parallel = dp;
+  Trainer t(session, plain_mlp(), o);
+  const EpochResult r = t.train_epoch(data);
+  ASSERT_EQ(r.fallbacks.size(), 1u) << "on rank " << dp->rank();
+  EXPECT_EQ(r.fallbacks[0].step, 2);
+  ASSERT_FALSE(r.overflows.empty());
+  std::string decided;
+  for (const OverflowEvent& e : r.overflows) decided += e.layer + "@" + std::to_string(e.step) + ";";
+  for (const FallbackRecord& f : r.fallbacks) decided += f.layer + "@" + std::to_string(f.step);
+  EXPECT_NO_THROW(dp->require_agreement("overflow events and fallbacks", decided)) << decided;
+}
+
 TEST(DataParallel, RanksThatDisagreeAreRefusedBeforeAnyStep) {
   const auto dp = join();
   if (dp->size() < 2) GTEST_SKIP() << "needs two ranks";
