@@ -142,9 +142,14 @@ def fmt_bytes(b):
 
 def efficiency_table(models, args, nets, dtypes):
     bucket = args.bucket_mb * MIB
-    out = ["| model | step (measured) | backward (measured) | gradients f32 | link | all-reduce | "
-           + " | ".join(f"n={n} no overlap | n={n} overlap" for n in args.machines) + " |",
-           "|---|---|---|---|---|---|" + "---|---|" * len(args.machines)]
+    cols = " | ".join(f"n={n} no overlap | n={n} overlap | n={n} overlap, best bucket"
+                      for n in args.machines)
+    out = [f"| model | step (measured) | backward (measured) | gradients f32 | link | all-reduce | "
+           f"{cols} |", "|---|---|---|---|---|---|" + "---|---|---|" * len(args.machines)]
+
+    def cell(step_s, e):
+        return f"{100 * step_s / (step_s + e):.0f} % ({e * 1e3:.2f} ms)"
+
     for m in models:
         buckets = make_buckets(m.timeline, bucket)
         for gbit, net in nets:
@@ -153,11 +158,13 @@ def efficiency_table(models, args, nets, dtypes):
                 for n in args.machines:
                     for ov in (False, True):
                         e, _ = exposed_s(buckets, m.backward_s, n, wbytes, net, ov)
-                        cells.append(f"{100 * m.step_s / (m.step_s + e):.0f} % ({e * 1e3:.1f} ms)")
+                        cells.append(cell(m.step_s, e))
+                    s, e = best_bucket(m, n, wbytes, net)
+                    cells.append(cell(m.step_s, e) + f", {fmt_bucket(s, m)}")
                 out.append(f"| {m.name} | {m.step_s * 1e3:.2f} ms | {m.backward_s * 1e3:.2f} ms | "
                            f"{fmt_bytes(m.parameters * 4)} ({len(buckets)} bucket"
-                           f"{'s' if len(buckets) != 1 else ''}) | {gbit:g} Gbit/s | {dname} | "
-                           + " | ".join(cells) + " |")
+                           f"{'s' if len(buckets) != 1 else ''} of {args.bucket_mb:g} MiB) | "
+                           f"{gbit:g} Gbit/s | {dname} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -166,37 +173,46 @@ def bucket_sizes():
     return [(1 << k) for k in range(14, 29)]
 
 
+def best_bucket(m, n, wire_bytes_per_elem, net, tolerance=0.05):
+    """Where smaller buckets stop helping, with overlap: the largest bucket
+    size (f32 bytes) whose exposed communication is within `tolerance` (and
+    1 us) of the least any size reaches; and its exposed time."""
+    sweep = []
+    for s in bucket_sizes():
+        e, _ = exposed_s(make_buckets(m.timeline, s), m.backward_s, n, wire_bytes_per_elem, net,
+                         True)
+        sweep.append((s, e))
+        if s >= m.parameters * 4:
+            break
+    least = min(e for _, e in sweep)
+    return max((s, e) for s, e in sweep if e <= least * (1 + tolerance) + 1e-6)
+
+
+def fmt_bucket(s, m):
+    return "one bucket" if s >= m.parameters * 4 else fmt_bytes(s)
+
+
 def bucket_table(models, args, nets, dtypes):
     alpha_s = args.alpha_us * 1e-6
-    out = ["| model | link | all-reduce | n | s_alpha = n alpha beta (wire) | best bucket (f32 bytes) "
-           "| exposed at best | at --bucket-mb | one bucket | k_opt = sqrt(B / 2(n-1)alpha) |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| model | link | all-reduce | n | s_alpha = n alpha beta (wire bytes) | largest bucket within 5 % of the best "
+           "(f32 bytes) | exposed there | at --bucket-mb | k_opt = sqrt(B / 2(n-1)alpha), "
+           "s = G / k_opt |", "|---|---|---|---|---|---|---|---|---|"]
     for m in models:
         total = m.parameters * 4
         for gbit, net in nets:
             for dname, wbytes in dtypes:
                 for n in args.machines:
                     s_alpha = n * alpha_s * net[1]
-                    best = None
-                    for s in bucket_sizes():
-                        e, _ = exposed_s(make_buckets(m.timeline, s), m.backward_s, n, wbytes, net,
-                                         True)
-                        if best is None or e < best[1] - 1e-12:
-                            best = (s, e)
-                        if s >= total:
-                            break
+                    s_best, e_best = best_bucket(m, n, wbytes, net)
                     e_def, _ = exposed_s(make_buckets(m.timeline, args.bucket_mb * MIB),
                                          m.backward_s, n, wbytes, net, True)
-                    e_one, _ = exposed_s([(m.backward_s, total)], m.backward_s, n, wbytes, net,
-                                         True)
                     k_opt = math.sqrt(m.backward_s / (2 * (n - 1) * alpha_s)) if alpha_s else math.inf
-                    k_cell = (f"{k_opt:.1f} (s = {fmt_bytes(total / k_opt)})"
+                    k_cell = (f"{k_opt:.1f}, {fmt_bytes(total / k_opt)}"
                               if 1 < k_opt < math.inf else "-")
-                    best_s = "one bucket" if best[0] >= total else fmt_bytes(best[0])
                     out.append(
                         f"| {m.name} | {gbit:g} Gbit/s | {dname} | {n} | {fmt_bytes(s_alpha)} | "
-                        f"{best_s} | {best[1] * 1e3:.2f} ms | {e_def * 1e3:.2f} ms | "
-                        f"{e_one * 1e3:.2f} ms | {k_cell} |")
+                        f"{fmt_bucket(s_best, m)} | {e_best * 1e3:.2f} ms | {e_def * 1e3:.2f} ms | "
+                        f"{k_cell} |")
     return out
 
 

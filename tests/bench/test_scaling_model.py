@@ -150,7 +150,7 @@ def test_scaling_model_prints_both_tables():
     p = run_script(str(ROOT / "bench/scaling_model.py"), "--model", "mlp:4198400:8.6:3.1",
                    "--gamma-ns", "0.3")
     assert p.returncode == 0, p.stderr
-    assert "| mlp | 8.60 ms | 3.10 ms | 16.0 MiB (1 bucket) | 25 Gbit/s | f32 |" in p.stdout
+    assert "| mlp | 8.60 ms | 3.10 ms | 16.0 MiB (1 bucket of 25 MiB) | 25 Gbit/s | f32 |" in p.stdout
     assert "Where smaller buckets stop helping" in p.stdout
 
 
