@@ -9,7 +9,9 @@ alternating; the step time is the median of a run's steps after its first
 epoch. One `--profile-step` run per round gives the backward pass's share
 of the step (nodes named `*/grad/*`) and the order in which each layer's
 gradients are complete; a short text run gives the trainable parameters.
-Writes JSON for `bench/scaling_model.py --compute` and prints a table.
+Writes JSON for `bench/scaling_model.py --compute` (the quietest round's
+2-thread step and the quietest profile: the model is of dedicated
+machines, this one is shared) and prints a table.
 
 `compare`: 1 rank x 2 threads against 2 ranks x 1 thread (`mpirun
 --oversubscribe -np 2 --bind-to none -x OMP_NUM_THREADS=1 ampx --threads 1
@@ -126,9 +128,10 @@ def layer_parameters(step):
 
 
 def profile_split(recs, parameters):
-    """From a profiled step: (backward share of the step's node time, the
-    gradient timeline [(fraction of the backward pass, f32 bytes)] or None
-    when the layers' parameters do not add up to the trainable ones)."""
+    """From a profiled step: (the nodes' total time in us, the backward
+    share of it, the gradient timeline [(fraction of the backward pass, f32
+    bytes)] or None when the layers' parameters do not add up to the
+    trainable ones)."""
     prof = [r for r in recs if r.get("event") == "profile"]
     if not prof:
         raise BenchError("no profile record")
@@ -145,7 +148,7 @@ def profile_split(recs, parameters):
                       if owned.get(layer))
     if sum(b for _, b in timeline) != parameters * 4:
         timeline = None
-    return bwd / total, timeline
+    return total, bwd / total, timeline
 
 
 def parameters_of(args, name, data):
@@ -165,14 +168,14 @@ def spread(values):
 def cmd_compute(args):
     names = args.models.split(",")
     scratch = tempfile.mkdtemp(prefix="ampx-dp-")
-    rows, doc = [], {"device": args.device, "models": []}
+    doc = {"device": args.device, "models": [], "load_average_start": os.getloadavg()[0]}
     try:
         data = {n: make_data(n, scratch) for n in names}
         params = {n: parameters_of(args, n, data[n]) for n in names}
         configs = [("2 threads, batch B", 2, 1), ("1 thread, batch B", 1, 1),
                    ("1 thread, batch B/2", 1, 2)]
         times = {(n, c[0]): [] for n in names for c in configs}
-        shares, timelines = {n: [] for n in names}, {n: None for n in names}
+        profiles = {n: [] for n in names}  # (total us, backward share, timeline) per round
         for rnd in range(args.rounds):
             for n in names:
                 batch = MODELS[n][2]
@@ -184,30 +187,35 @@ def cmd_compute(args):
                 recs = records(run(train_cmd(args, n, data[n], 2, batch,
                                              ["--profile-step", str(args.profile_step)]),
                                    {"OMP_NUM_THREADS": "2"}, f"{n} profile"), n)
-                share, tl = profile_split(recs, params[n])
-                shares[n].append(share)
-                timelines[n] = timelines[n] or tl
+                profiles[n].append(profile_split(recs, params[n]))
     except BenchError as e:
         fail(str(e))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    doc["load_average_end"] = os.getloadavg()[0]
     print(f"Compute per step on {args.device} ({args.rounds} rounds, median of each run's steps "
-          "after its first epoch; cells: median over rounds (range of the rounds)):\n")
+          "after its first epoch; cells: median over rounds (range of the rounds); load average "
+          f"{doc['load_average_start']:.2f} at the start, {doc['load_average_end']:.2f} at the "
+          "end). The model's inputs: the quietest round's step at 2 threads, and the backward "
+          "share and gradient order of the quietest profiled step (least node time):\n")
     print("| model | parameters | gradients f32 | B | " + " | ".join(c[0] for c in configs) +
-          " | backward share (profiled, 2 threads) |")
-    print("|---|---|---|---|" + "---|" * len(configs) + "---|")
+          " | backward share (profiled, 2 threads) | model input: step, backward |")
+    print("|---|---|---|---|" + "---|" * len(configs) + "---|---|")
     for n in names:
         med = {c[0]: statistics.median(times[(n, c[0])]) for c in configs}
-        share = statistics.median(shares[n])
+        shares = [p[1] for p in profiles[n]]
+        _, share, timeline = min(profiles[n], key=lambda p: p[0])
+        step = min(times[(n, configs[0][0])])
         cells = [f"{med[c[0]]:.2f} ms ({spread(times[(n, c[0])])})" for c in configs]
         print(f"| {n} | {params[n]} | {params[n] * 4 / 2**20:.2f} MiB | {MODELS[n][2]} | " +
-              " | ".join(cells) + f" | {100 * share:.0f} % ({spread([100 * s for s in shares[n]])} %) |")
-        step = med[configs[0][0]]
+              " | ".join(cells) + f" | {100 * statistics.median(shares):.0f} % "
+              f"({spread([100 * s for s in shares])} %) | {step:.2f} ms, {step * share:.2f} ms "
+              f"({100 * share:.0f} %) |")
         doc["models"].append({
             "model": n, "parameters": params[n], "batch": MODELS[n][2], "threads": 2,
             "step_ms": step, "backward_ms": step * share, "backward_share": share,
             "step_ms_by_config": {c[0]: times[(n, c[0])] for c in configs},
-            "timeline": timelines[n]})
+            "timeline": timeline})
     if args.out:
         with open(args.out, "w") as f:
             json.dump(doc, f, indent=1)

@@ -109,14 +109,15 @@ PARAMS = 4 * 9 + 4 + 8 + 2570
 
 
 def test_profile_split_gives_the_backward_share_and_the_gradient_order():
-    share, tl = dp.profile_split([profile_record(PROFILE)], PARAMS)
+    total, share, tl = dp.profile_split([profile_record(PROFILE)], PARAMS)
+    assert total == 160
     assert share == pytest.approx(100 / 160)
     assert tl == [(pytest.approx(0.4), 2570 * 4), (pytest.approx(0.7), 8 * 4),
                   (pytest.approx(1.0), 40 * 4)]
 
 
 def test_profile_split_falls_back_when_the_layers_do_not_add_up():
-    share, tl = dp.profile_split([profile_record(PROFILE)], PARAMS + 1)
+    _, _, tl = dp.profile_split([profile_record(PROFILE)], PARAMS + 1)
     assert tl is None
     with pytest.raises(dp.BenchError, match="no profile record"):
         dp.profile_split([{"event": "epoch"}], PARAMS)
