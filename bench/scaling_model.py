@@ -62,15 +62,26 @@ def make_buckets(timeline, bucket_bytes):
     return buckets
 
 
+def recursive_doubling_s(n, wire_bytes, elements, alpha_s, beta_bps, gamma_s):
+    """Seconds for a recursive-doubling all-reduce (log2 n exchanges of the
+    whole buffer): what MPI libraries pick for small buffers."""
+    if n <= 1:
+        return 0.0
+    return math.log2(n) * (alpha_s + wire_bytes / beta_bps + elements * gamma_s)
+
+
+ALGORITHMS = {"ring": ring_allreduce_s, "recursive-doubling": recursive_doubling_s}
+
+
 def exposed_s(buckets, backward_s, n, wire_bytes_per_elem, net, overlap):
     """Communication time the step waits for after its backward pass, and
     the total communication time (sum over buckets)."""
-    alpha_s, beta_bps, gamma_s = net
+    alpha_s, beta_bps, gamma_s = net[:3]
+    allreduce = net[3] if len(net) > 3 else ring_allreduce_s
     end, total = 0.0, 0.0
     for ready, f32_bytes in buckets:
         elements = f32_bytes / 4
-        t = ring_allreduce_s(n, elements * wire_bytes_per_elem, elements, alpha_s, beta_bps,
-                             gamma_s)
+        t = allreduce(n, elements * wire_bytes_per_elem, elements, alpha_s, beta_bps, gamma_s)
         start = max(ready if overlap else backward_s, end)
         end = start + t
         total += t
@@ -194,9 +205,10 @@ def fmt_bucket(s, m):
 
 def bucket_table(models, args, nets, dtypes):
     alpha_s = args.alpha_us * 1e-6
-    out = ["| model | link | all-reduce | n | s_alpha = n alpha beta (wire bytes) | largest bucket within 5 % of the best "
-           "(f32 bytes) | exposed there | at --bucket-mb | k_opt = sqrt(B / 2(n-1)alpha), "
-           "s = G / k_opt |", "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| model | link | all-reduce | n | s_alpha = n alpha beta (ring, wire bytes) "
+           "| largest bucket within 5 % of the best (f32 bytes) | exposed there "
+           "| at --bucket-mb | ring k_opt = sqrt(B / 2(n-1)alpha), s = G / k_opt |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for m in models:
         total = m.parameters * 4
         for gbit, net in nets:
@@ -231,6 +243,9 @@ def main():
     ap.add_argument("--gamma-ns", type=float,
                     help="reduction time per f32 element in ns (default: measured here)")
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="bucket size in MiB")
+    ap.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="ring",
+                    help="all-reduce algorithm (default ring; recursive-doubling: log2(n) "
+                    "exchanges of the whole buffer, for small buffers)")
     args = ap.parse_args()
     try:
         args.machines = [int(x) for x in args.machines.split(",")]
@@ -243,9 +258,10 @@ def main():
                  "0 < link efficiency <= 1")
     models = load_models(args)
     gamma_s = args.gamma_ns * 1e-9 if args.gamma_ns is not None else measure_gamma_s()
-    nets = [(g, (args.alpha_us * 1e-6, g * GBIT * args.link_efficiency, gamma_s)) for g in gbits]
+    nets = [(g, (args.alpha_us * 1e-6, g * GBIT * args.link_efficiency, gamma_s,
+                 ALGORITHMS[args.algorithm])) for g in gbits]
     dtypes = [("f32", 4), ("16-bit", 2)]
-    print(f"Predictions (alpha-beta model, ring all-reduce, one rank per machine): alpha = "
+    print(f"Predictions (alpha-beta model, {args.algorithm} all-reduce, one rank per machine): alpha = "
           f"{args.alpha_us:g} us per hop, beta = link x {args.link_efficiency:g}, gamma = "
           f"{gamma_s * 1e9:.3f} ns per element, buckets of {args.bucket_mb:g} MiB.")
     for m in models:

@@ -30,6 +30,13 @@ def test_ring_allreduce_terms():
     assert sm.ring_allreduce_s(1, 1e9, 1e9, 1.0, 1.0, 1.0) == 0.0
 
 
+def test_recursive_doubling_exchanges_the_whole_buffer_log2_n_times():
+    assert sm.recursive_doubling_s(64, 1e6, 0, 1e-5, GB, 0.0) == pytest.approx(6 * (1e-5 + 1e-3))
+    net = (1e-5, GB, 0.0, sm.recursive_doubling_s)
+    e, _ = sm.exposed_s([(0.0, 4e6)], 0.0, 8, 4, net, overlap=False)
+    assert e == pytest.approx(3 * (1e-5 + 4e-3))
+
+
 def test_buckets_close_when_full_and_never_split_a_tensor():
     tl = [(1.0, 100), (2.0, 100), (3.0, 500), (4.0, 50)]
     assert sm.make_buckets(tl, 200) == [(2.0, 200), (3.0, 500), (4.0, 50)]
