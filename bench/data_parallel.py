@@ -226,11 +226,14 @@ DP_FIELDS = ("buckets", "allreduce_dtype", "wire_bytes_per_step", "comm_ms_per_s
              "exposed_comm_ms_per_step", "overlap")
 
 
-def dp_summary(epochs):
+def dp_summary(epochs, ranks):
     """The data_parallel fields of the epochs after the first (medians)."""
     dps = [e.get("data_parallel") for e in epochs[1:]]
     if not dps or any(d is None for d in dps):
         raise BenchError("the epoch records have no 'data_parallel' object")
+    if any(d.get("ranks") != ranks for d in dps):
+        # N singletons (an mpirun of another MPI) would each train alone.
+        raise BenchError(f"'data_parallel' says ranks {dps[0].get('ranks')}, mpirun started {ranks}")
     out = {}
     for k in DP_FIELDS:
         vals = [d.get(k) for d in dps]
@@ -271,7 +274,7 @@ def cmd_compare(args):
                         env = dict(MPIRUN_ENV, OMP_NUM_THREADS="1")
                     what = f"{n} {label} {dt or ''}".strip()
                     ms, epochs = step_ms(records(run(cmd, env, what), what))
-                    dp = dp_summary(epochs) if dt else None
+                    dp = dp_summary(epochs, 2) if dt else None
                     results.setdefault((n, label, dt), []).append((ms, dp))
     except BenchError as e:
         fail(str(e))
@@ -280,15 +283,16 @@ def cmd_compare(args):
     print(f"Data-parallel on {args.device}, {args.rounds} rounds alternating, the same global "
           f"batch (2 ranks: B/2 each), buckets of {args.bucket_mb:g} MiB; cells: median over "
           "rounds (range of the rounds):\n")
-    print("| model | B | configuration | all-reduce | step | samples/s | buckets | wire bytes/step "
-          "| comm ms/step | exposed ms/step | overlap |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| model | B | configuration | all-reduce | step | samples/s | against 1 rank | buckets "
+          "| wire bytes/step | comm ms/step | exposed ms/step | overlap |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (n, label, dt), rs in results.items():
         steps = [r[0] for r in rs]
         med = statistics.median(steps)
+        base = statistics.median(r[0] for r in results[(n, "1 rank x 2 threads", None)])
         batch = MODELS[n][2]
         cells = [n, str(batch), label, dt or "-", f"{med:.2f} ms ({spread(steps)})",
-                 f"{batch / med * 1e3:.0f}"]
+                 f"{batch / med * 1e3:.0f}", f"{base / med:.2f}x"]
         if dt:
             dps = [r[1] for r in rs]
             m = {k: statistics.median(d[k] for d in dps) for k in DP_FIELDS

@@ -131,15 +131,17 @@ def test_profile_split_falls_back_when_the_layers_do_not_add_up():
 
 
 def test_dp_summary_names_a_missing_field():
-    good = {"buckets": 1, "allreduce_dtype": "f32", "wire_bytes_per_step": 8.0,
+    good = {"ranks": 2, "buckets": 1, "allreduce_dtype": "f32", "wire_bytes_per_step": 8.0,
             "comm_ms_per_step": 2.0, "exposed_comm_ms_per_step": 1.0, "overlap": 0.5}
     epochs = [{}, {"data_parallel": good}, {"data_parallel": dict(good, overlap=0.7)}]
-    assert dp.dp_summary(epochs)["overlap"] == pytest.approx(0.6)
+    assert dp.dp_summary(epochs, 2)["overlap"] == pytest.approx(0.6)
     with pytest.raises(dp.BenchError, match="no 'data_parallel'"):
-        dp.dp_summary([{}, {}])
+        dp.dp_summary([{}, {}], 2)
+    with pytest.raises(dp.BenchError, match="ranks 1, mpirun started 2"):
+        dp.dp_summary([{}, {"data_parallel": dict(good, ranks=1)}], 2)
     missing = {k: v for k, v in good.items() if k != "wire_bytes_per_step"}
     with pytest.raises(dp.BenchError, match="'wire_bytes_per_step'"):
-        dp.dp_summary([{}, {"data_parallel": missing}])
+        dp.dp_summary([{}, {"data_parallel": missing}], 2)
 
 
 def run_script(*args):
