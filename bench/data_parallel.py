@@ -107,6 +107,12 @@ def step_ms(recs):
     return statistics.median(steps), epochs
 
 
+def mean_step_ms(epochs):
+    """Mean step of the epochs after the first, as their step_ms weighs it."""
+    steps = [t for r in epochs[1:] for t in r["step_times_ms"] if t is not None]
+    return sum(steps) / len(steps)
+
+
 SHAPE = re.compile(r"\w+\[([0-9x]*)\]")
 
 
@@ -255,7 +261,7 @@ def cmd_compare(args):
     names = args.models.split(",")
     dtypes = args.allreduce_dtypes.split(",")
     scratch = tempfile.mkdtemp(prefix="ampx-dp-")
-    results = {}
+    results, load_start = {}, os.getloadavg()[0]
     try:
         data = {n: make_data(n, scratch) for n in names}
         for rnd in range(args.rounds):
@@ -275,26 +281,30 @@ def cmd_compare(args):
                     what = f"{n} {label} {dt or ''}".strip()
                     ms, epochs = step_ms(records(run(cmd, env, what), what))
                     dp = dp_summary(epochs, 2) if dt else None
-                    results.setdefault((n, label, dt), []).append((ms, dp))
+                    results.setdefault((n, label, dt), []).append((ms, mean_step_ms(epochs), dp))
     except BenchError as e:
         fail(str(e))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"Data-parallel on {args.device}, {args.rounds} rounds alternating, the same global "
-          f"batch (2 ranks: B/2 each), buckets of {args.bucket_mb:g} MiB; cells: median over "
-          "rounds (range of the rounds):\n")
-    print("| model | B | configuration | all-reduce | step | samples/s | against 1 rank | buckets "
-          "| wire bytes/step | comm ms/step | exposed ms/step | overlap |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          f"batch (2 ranks: B/2 each), buckets of {args.bucket_mb:g} MiB, load average "
+          f"{load_start:.2f} at the start and {os.getloadavg()[0]:.2f} at the end. Cells: median "
+          "over rounds (range of the rounds) of each run's median step after its first epoch; "
+          "'mean step' and the communication columns are means per step (the JSON gives "
+          "communication as means), so compare exposed time with the mean step:\n")
+    print("| model | B | configuration | all-reduce | step | samples/s | against 1 rank "
+          "| mean step | buckets | wire bytes/step | comm ms/step | exposed ms/step | overlap |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (n, label, dt), rs in results.items():
         steps = [r[0] for r in rs]
         med = statistics.median(steps)
         base = statistics.median(r[0] for r in results[(n, "1 rank x 2 threads", None)])
         batch = MODELS[n][2]
         cells = [n, str(batch), label, dt or "-", f"{med:.2f} ms ({spread(steps)})",
-                 f"{batch / med * 1e3:.0f}", f"{base / med:.2f}x"]
+                 f"{batch / med * 1e3:.0f}", f"{base / med:.2f}x",
+                 f"{statistics.median(r[1] for r in rs):.2f} ms"]
         if dt:
-            dps = [r[1] for r in rs]
+            dps = [r[2] for r in rs]
             m = {k: statistics.median(d[k] for d in dps) for k in DP_FIELDS
                  if k != "allreduce_dtype"}
             cells += [f"{m['buckets']:g}", f"{m['wire_bytes_per_step']:.0f}",

@@ -4,6 +4,7 @@ compute` end to end on digits-cnn (one process, no MPI)."""
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -178,3 +179,25 @@ def test_compute_end_to_end_on_digits(tmp_path):
     p = run_script(str(ROOT / "bench/scaling_model.py"), "--compute", str(out))
     assert p.returncode == 0, p.stderr
     assert "measured gradient order" in p.stdout
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun")
+def test_compare_under_mpirun_with_a_stand_in_for_ampx():
+    p = run_script(str(ROOT / "bench/data_parallel.py"), "compare", "--ampx",
+                   str(ROOT / "tests/bench/fake_ampx.sh"), "--models", "digits-cnn", "--rounds",
+                   "2")
+    assert p.returncode == 0, p.stderr
+    rows = [line for line in p.stdout.splitlines() if line.startswith("| digits-cnn")]
+    assert len(rows) == 3
+    assert "| 1 rank x 2 threads | - | 2.00 ms (2.00-2.00) | 16000 | 1.00x | 2.33 ms |" in rows[0]
+    assert "| f32 |" in rows[1] and "| 1 | 64 | 2.00 | 0.50 | 75 % |" in rows[1]
+    assert "| bf16 |" in rows[2] and "| 1 | 32 | 2.00 | 0.50 | 75 % |" in rows[2]
+
+
+def test_compare_refuses_an_ampx_without_data_parallel(tmp_path):
+    fake = tmp_path / "ampx"
+    fake.write_text("#!/bin/sh\necho '  --epochs INT'\n")
+    fake.chmod(0o755)
+    p = run_script(str(ROOT / "bench/data_parallel.py"), "compare", "--ampx", str(fake))
+    assert p.returncode != 0
+    assert "has no --data-parallel" in p.stderr and p.stderr.strip().count("\n") == 0
