@@ -24,13 +24,14 @@ over the backward pass). Output: Markdown tables, the predictions and the
 bucket sizes where smaller buckets stop helping.
 
     .venv/bin/python bench/scaling_model.py --compute build/dp_compute.json
-    .venv/bin/python bench/scaling_model.py --model mlp:4198400:40:27 --alpha-us 5
+    .venv/bin/python bench/scaling_model.py --model mlp:4198400:8.52:2.95 --alpha-us 5
 """
 import argparse
 import json
 import math
 import sys
 import time
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -73,15 +74,21 @@ def recursive_doubling_s(n, wire_bytes, elements, alpha_s, beta_bps, gamma_s):
 ALGORITHMS = {"ring": ring_allreduce_s, "recursive-doubling": recursive_doubling_s}
 
 
+class Network(NamedTuple):
+    alpha_s: float  # latency per hop
+    beta_bps: float  # bytes per second
+    gamma_s: float  # reduction time per element
+    allreduce: Callable = ring_allreduce_s
+
+
 def exposed_s(buckets, backward_s, n, wire_bytes_per_elem, net, overlap):
     """Communication time the step waits for after its backward pass, and
     the total communication time (sum over buckets)."""
-    alpha_s, beta_bps, gamma_s = net[:3]
-    allreduce = net[3] if len(net) > 3 else ring_allreduce_s
     end, total = 0.0, 0.0
     for ready, f32_bytes in buckets:
         elements = f32_bytes / 4
-        t = allreduce(n, elements * wire_bytes_per_elem, elements, alpha_s, beta_bps, gamma_s)
+        t = net.allreduce(n, elements * wire_bytes_per_elem, elements, net.alpha_s, net.beta_bps,
+                          net.gamma_s)
         start = max(ready if overlap else backward_s, end)
         end = start + t
         total += t
@@ -214,7 +221,7 @@ def bucket_table(models, args, nets, dtypes):
         for gbit, net in nets:
             for dname, wbytes in dtypes:
                 for n in args.machines:
-                    s_alpha = n * alpha_s * net[1]
+                    s_alpha = n * alpha_s * net.beta_bps
                     s_best, e_best = best_bucket(m, n, wbytes, net)
                     e_def, _ = exposed_s(make_buckets(m.timeline, args.bucket_mb * MIB),
                                          m.backward_s, n, wbytes, net, True)
@@ -258,8 +265,8 @@ def main():
                  "0 < link efficiency <= 1")
     models = load_models(args)
     gamma_s = args.gamma_ns * 1e-9 if args.gamma_ns is not None else measure_gamma_s()
-    nets = [(g, (args.alpha_us * 1e-6, g * GBIT * args.link_efficiency, gamma_s,
-                 ALGORITHMS[args.algorithm])) for g in gbits]
+    nets = [(g, Network(args.alpha_us * 1e-6, g * GBIT * args.link_efficiency, gamma_s,
+                        ALGORITHMS[args.algorithm])) for g in gbits]
     dtypes = [("f32", 4), ("16-bit", 2)]
     print(f"Predictions (alpha-beta model, {args.algorithm} all-reduce, one rank per machine): alpha = "
           f"{args.alpha_us:g} us per hop, beta = link x {args.link_efficiency:g}, gamma = "

@@ -33,7 +33,7 @@ def test_ring_allreduce_terms():
 
 def test_recursive_doubling_exchanges_the_whole_buffer_log2_n_times():
     assert sm.recursive_doubling_s(64, 1e6, 0, 1e-5, GB, 0.0) == pytest.approx(6 * (1e-5 + 1e-3))
-    net = (1e-5, GB, 0.0, sm.recursive_doubling_s)
+    net = sm.Network(1e-5, GB, 0.0, sm.recursive_doubling_s)
     e, _ = sm.exposed_s([(0.0, 4e6)], 0.0, 8, 4, net, overlap=False)
     assert e == pytest.approx(3 * (1e-5 + 4e-3))
 
@@ -49,7 +49,7 @@ def uniform_buckets(k, total, backward):
 
 
 def test_without_overlap_everything_is_exposed():
-    net = (1e-5, GB, 0.0)
+    net = sm.Network(1e-5, GB, 0.0)
     b = uniform_buckets(4, 4e6, 0.010)
     per = sm.ring_allreduce_s(8, 1e6, 0, *net[:2], 0.0)
     exposed, total = sm.exposed_s(b, 0.010, 8, 4, net, overlap=False)
@@ -58,7 +58,7 @@ def test_without_overlap_everything_is_exposed():
 
 
 def test_overlap_hides_all_but_the_last_bucket_when_communication_keeps_up():
-    net = (1e-5, GB, 0.0)
+    net = sm.Network(1e-5, GB, 0.0)
     b = uniform_buckets(4, 4e6, 0.100)  # 25 ms between buckets, ~2 ms each
     per = sm.ring_allreduce_s(8, 1e6, 0, *net[:2], 0.0)
     exposed, _ = sm.exposed_s(b, 0.100, 8, 4, net, overlap=True)
@@ -67,7 +67,7 @@ def test_overlap_hides_all_but_the_last_bucket_when_communication_keeps_up():
 
 def test_overlap_when_communication_bound_matches_the_closed_form():
     # C - B (1 - 1/k): the channel busy from the first bucket on.
-    net = (1e-5, 1e8, 0.0)
+    net = sm.Network(1e-5, 1e8, 0.0)
     k, backward = 8, 0.010
     b = uniform_buckets(k, 16e6, backward)
     per = sm.ring_allreduce_s(8, 2e6, 0, *net[:2], 0.0)
@@ -77,7 +77,7 @@ def test_overlap_when_communication_bound_matches_the_closed_form():
 
 
 def test_sixteen_bit_halves_the_bandwidth_term():
-    net = (0.0, GB, 0.0)
+    net = sm.Network(0.0, GB, 0.0)
     b = [(0.0, 8e6)]
     f32, _ = sm.exposed_s(b, 0.0, 2, 4, net, overlap=False)
     half, _ = sm.exposed_s(b, 0.0, 2, 2, net, overlap=False)
@@ -85,7 +85,7 @@ def test_sixteen_bit_halves_the_bandwidth_term():
 
 
 def test_one_bucket_gains_nothing_from_overlap():
-    net = (1e-5, GB, 0.0)
+    net = sm.Network(1e-5, GB, 0.0)
     tl = sm.uniform_timeline(1_000_000, 0.005)
     b = sm.make_buckets(tl, 25 << 20)
     assert len(b) == 1
