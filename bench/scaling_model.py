@@ -10,9 +10,9 @@ gradient bytes. Per bucket of m bytes (e elements), a ring all-reduce takes
 
 (alpha: latency per hop; beta: link bandwidth in bytes/s; gamma: the
 reduction's time per element, measured here with NumPy unless --gamma-ns).
-Buckets fill in the order the backward pass produces gradients and close
-when they reach the bucket size (a tensor is never split, as in PyTorch
-DDP); one all-reduce runs at a time. Without overlap every bucket waits
+Buckets fill in the order the backward pass produces gradients, at most
+the bucket size each (a larger tensor alone, none split: ampx's
+plan_buckets); one all-reduce runs at a time, in bucket order. Without overlap every bucket waits
 for the end of the backward pass; with overlap a bucket starts when its
 last gradient is produced (or when the previous bucket finishes) and only
 what runs past the end of the backward pass is exposed.
@@ -48,11 +48,15 @@ def ring_allreduce_s(n, wire_bytes, elements, alpha_s, beta_bps, gamma_s):
 
 
 def make_buckets(timeline, bucket_bytes):
-    """Buckets from [(ready_s, f32_bytes)] in production order: a bucket
-    closes once it holds bucket_bytes (of f32 gradient) or at the end; its
+    """Buckets from [(ready_s, f32_bytes)] in production order, as ampx's
+    plan_buckets makes them: at most bucket_bytes of f32 gradient each, a
+    tensor larger than that a bucket of its own, never split; a bucket's
     ready time is its last tensor's. Returns [(ready_s, f32_bytes)]."""
     buckets, size, ready = [], 0, 0.0
     for t, b in timeline:
+        if size and size + b > bucket_bytes:
+            buckets.append((ready, size))
+            size = 0
         size += b
         ready = t
         if size >= bucket_bytes:

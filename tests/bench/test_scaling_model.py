@@ -38,9 +38,11 @@ def test_recursive_doubling_exchanges_the_whole_buffer_log2_n_times():
     assert e == pytest.approx(3 * (1e-5 + 4e-3))
 
 
-def test_buckets_close_when_full_and_never_split_a_tensor():
+def test_buckets_hold_at_most_the_size_and_never_split_a_tensor():
     tl = [(1.0, 100), (2.0, 100), (3.0, 500), (4.0, 50)]
     assert sm.make_buckets(tl, 200) == [(2.0, 200), (3.0, 500), (4.0, 50)]
+    assert sm.make_buckets(tl, 150) == [(1.0, 100), (2.0, 100), (3.0, 500), (4.0, 50)]
+    assert sm.make_buckets(tl, 600) == [(2.0, 200), (4.0, 550)]
     assert sm.make_buckets(tl, 10_000) == [(4.0, 750)]
 
 
