@@ -16,7 +16,7 @@ machines, this one is shared) and prints a table.
 `compare`: 1 rank x 2 threads against 2 ranks x 1 thread (`mpirun
 --oversubscribe -np 2 --bind-to none -x OMP_NUM_THREADS=1 ampx --threads 1
 train ... --data-parallel`) at the same global batch (each rank --batch
-B/2), f32 and 16-bit all-reduce, the runs alternating, with the
+b/2), f32 and 16-bit all-reduce, the runs alternating, with the
 `data_parallel` fields of the epoch records. Prints a Markdown table.
 
     .venv/bin/python bench/data_parallel.py compute --out build/dp_compute.json
@@ -178,8 +178,8 @@ def cmd_compute(args):
     try:
         data = {n: make_data(n, scratch) for n in names}
         params = {n: parameters_of(args, n, data[n]) for n in names}
-        configs = [("2 threads, batch B", 2, 1), ("1 thread, batch B", 1, 1),
-                   ("1 thread, batch B/2", 1, 2)]
+        configs = [("2 threads, batch b", 2, 1), ("1 thread, batch b", 1, 1),
+                   ("1 thread, batch b/2", 1, 2)]
         times = {(n, c[0]): [] for n in names for c in configs}
         profiles = {n: [] for n in names}  # (total us, backward share, timeline) per round
         for rnd in range(args.rounds):
@@ -204,7 +204,7 @@ def cmd_compute(args):
           f"{doc['load_average_start']:.2f} at the start, {doc['load_average_end']:.2f} at the "
           "end). The model's inputs: the quietest round's step at 2 threads, and the backward "
           "share and gradient order of the quietest profiled step (least node time):\n")
-    print("| model | parameters | gradients f32 | B | " + " | ".join(c[0] for c in configs) +
+    print("| model | parameters | gradients f32 | b | " + " | ".join(c[0] for c in configs) +
           " | backward share (profiled, 2 threads) | model input: step, backward |")
     print("|---|---|---|---|" + "---|" * len(configs) + "---|---|")
     for n in names:
@@ -287,12 +287,12 @@ def cmd_compare(args):
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"Data-parallel on {args.device}, {args.rounds} rounds alternating, the same global "
-          f"batch (2 ranks: B/2 each), buckets of {args.bucket_mb:g} MiB, load average "
+          f"batch (2 ranks: b/2 each), buckets of {args.bucket_mb:g} MiB, load average "
           f"{load_start:.2f} at the start and {os.getloadavg()[0]:.2f} at the end. Cells: median "
           "over rounds (range of the rounds) of each run's median step after its first epoch; "
           "'mean step' and the communication columns are means per step (the JSON gives "
           "communication as means), so compare exposed time with the mean step:\n")
-    print("| model | B | configuration | all-reduce | step | samples/s | against 1 rank "
+    print("| model | b | configuration | all-reduce | step | samples/s | against 1 rank "
           "| mean step | buckets | wire bytes/step | comm ms/step | exposed ms/step | overlap |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (n, label, dt), rs in results.items():
