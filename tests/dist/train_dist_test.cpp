@@ -225,7 +225,8 @@ TEST(DataParallel, EveryRankFallsBackTheSameLayerAtTheSameStep) {
   EXPECT_EQ(r.fallbacks[0].step, 2);
   ASSERT_FALSE(r.overflows.empty());
   std::string decided;
-  for (const OverflowEvent& e : r.overflows) decided += e.layer + "@" + std::to_string(e.step) + ";";
+  for (const OverflowEvent& e : r.overflows)
+    decided += e.layer + "@" + std::to_string(e.step) + ";";
   for (const FallbackRecord& f : r.fallbacks) decided += f.layer + "@" + std::to_string(f.step);
   EXPECT_NO_THROW(dp->require_agreement("overflow events and fallbacks", decided)) << decided;
 }

@@ -55,7 +55,11 @@ std::vector<std::vector<size_t>> plan_buckets(std::span<const BucketedGradient> 
   for (size_t k = gradients.size(); k-- > 0;) {
     const BucketedGradient& g = gradients[k];
     const uint64_t bytes = static_cast<uint64_t>(g.elements) * 4;
-    if (buckets.empty() || g.wire != wire || filled + bytes > bucket_bytes) {
+    // The first bucket (the last layers, whose gradients come first) is
+    // small, as DDP's: its all-reduce starts early in the backward pass.
+    const uint64_t capacity =
+        buckets.size() == 1 ? std::min(bucket_bytes, kFirstBucketBytes) : bucket_bytes;
+    if (buckets.empty() || g.wire != wire || filled + bytes > capacity) {
       // A gradient alone in a bucket stays there, however large.
       if (buckets.empty() || !buckets.back().empty()) buckets.emplace_back();
       filled = 0;

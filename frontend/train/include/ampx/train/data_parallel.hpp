@@ -49,11 +49,12 @@ struct BucketedGradient {
   DType wire = DType::kF32;
 };
 // Gradients in buckets of at most `bucket_bytes` (counted in f32 bytes, so
-// that the bucket boundaries do not move with --allreduce-dtype), in
-// reverse weight order as DDP does (the backward pass produces the last
-// layer's gradients first), a new bucket at every change of wire dtype; a
-// gradient larger than a bucket is a bucket of its own. Each bucket lists
-// indexes into `gradients`.
+// that the bucket boundaries do not move with --allreduce-dtype), the first
+// of at most kFirstBucketBytes, in reverse weight order as DDP does (the
+// backward pass produces the last layer's gradients first), a new bucket at
+// every change of wire dtype; a gradient larger than a bucket is a bucket
+// of its own. Each bucket lists indexes into `gradients`.
+inline constexpr uint64_t kFirstBucketBytes = uint64_t{1} << 20;  // DDP's first bucket
 std::vector<std::vector<size_t>> plan_buckets(std::span<const BucketedGradient> gradients,
                                               uint64_t bucket_bytes);
 
