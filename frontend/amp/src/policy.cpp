@@ -65,7 +65,10 @@ std::vector<OpType> default_black_list() {
 }
 
 bool black_listed_origin(std::string_view onnx_op) {
-  return onnx_op == "DFT" || onnx_op == "STFT" || onnx_op == "AffineGrid";
+  // "SyncBatchNorm": a training step's synchronized BatchNorm, composed of
+  // ordinary ops (train/sync_batch_norm.hpp), black as BatchNormTraining.
+  return onnx_op == "DFT" || onnx_op == "STFT" || onnx_op == "AffineGrid" ||
+         onnx_op == "SyncBatchNorm";
 }
 
 std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag) {

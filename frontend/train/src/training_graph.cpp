@@ -3,8 +3,10 @@
 #include <ampx/ir/shape_inference.hpp>
 #include <ampx/ir/verifier.hpp>
 #include <ampx/train/autodiff.hpp>
+#include <ampx/train/sync_batch_norm.hpp>
 #include <ampx/train/training_graph.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -366,6 +368,8 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   // The forward in training mode.
   std::vector<std::pair<size_t, ValueId>> new_state;  // state index -> new value
   const size_t first_forward = s.num_nodes();
+  std::vector<bool> inner;          // by step node: a composition's node other than its output
+  std::vector<ValueId> sync_stats;  // S of each synchronized BatchNorm
   for (NodeId id : f.topological_order()) {
     const Node& n = f.node(id);
     std::vector<ValueId> ins;
@@ -373,16 +377,32 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
     if (n.op == OpType::kBatchNorm) {
       if (attr_string(n.attrs, "activation", "none") != "none")
         throw GraphError("node '" + n.name + "' (BatchNorm): a fused activation cannot be trained");
-      const TensorType& x = f.value(n.inputs[0]).type;
-      const TensorType per_channel{x.dtype, {x.shape.at(1)}};
-      const NodeId bn = s.add_node(n.name, OpType::kBatchNormTraining, ins,
-                                   {x, per_channel, per_channel, per_channel, per_channel},
-                                   {{"epsilon", attr_float(n.attrs, "epsilon", 1e-5)}});
-      s.node(bn).origin = n.origin;
-      map[static_cast<size_t>(n.outputs[0])] = s.node(bn).outputs[0];
+      const double eps = attr_float(n.attrs, "epsilon", 1e-5);
+      std::array<ValueId, 2> running{};  // the new mean and variance
+      if (options.batch_statistics == BatchStatistics::kSynchronized) {
+        const GraphSyncBatchNorm sync =
+            append_sync_batch_norm(s, n.name, {ins[0], ins[1], ins[2], ins[3], ins[4], eps});
+        for (NodeId k : sync.inner_nodes) {
+          if (static_cast<size_t>(k) >= inner.size()) inner.resize(static_cast<size_t>(k) + 1);
+          inner[static_cast<size_t>(k)] = true;
+        }
+        map[static_cast<size_t>(n.outputs[0])] = sync.values.y;
+        running = {sync.values.running_mean, sync.values.running_var};
+        sync_stats.push_back(sync.values.stats);
+        tg.synchronized.push_back({n.name, s.value(sync.values.stats).name, ""});
+      } else {
+        const TensorType& x = f.value(n.inputs[0]).type;
+        const TensorType per_channel{x.dtype, {x.shape.at(1)}};
+        const NodeId bn =
+            s.add_node(n.name, OpType::kBatchNormTraining, ins,
+                       {x, per_channel, per_channel, per_channel, per_channel}, {{"epsilon", eps}});
+        s.node(bn).origin = n.origin;
+        map[static_cast<size_t>(n.outputs[0])] = s.node(bn).outputs[0];
+        running = {s.node(bn).outputs[1], s.node(bn).outputs[2]};
+      }
       for (size_t k = 3; k <= 4; ++k) {
         const size_t st = state_of[static_cast<size_t>(n.inputs[k])];
-        if (st != SIZE_MAX) new_state.emplace_back(st, s.node(bn).outputs[k - 2]);
+        if (st != SIZE_MAX) new_state.emplace_back(st, running[k - 3]);
       }
       continue;
     }
@@ -406,7 +426,8 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   // The loss.
   std::vector<NodeId> forward_nodes;  // in the step, in order, the loss included
   for (size_t id = first_forward; id < s.num_nodes(); ++id)
-    forward_nodes.push_back(static_cast<NodeId>(id));
+    if (id >= inner.size() || !inner[id]) forward_nodes.push_back(static_cast<NodeId>(id));
+  const size_t first_loss = s.num_nodes();
   const ValueId pred = map[static_cast<size_t>(f.outputs()[0])];
   ValueId loss = kNone;
   if (options.loss == LossKind::kCrossEntropy) {
@@ -422,13 +443,16 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
                              {{"keepdims", int64_t{0}}}))
                .outputs[0];
   }
-  for (size_t id = forward_nodes.size() + first_forward; id < s.num_nodes(); ++id)
+  for (size_t id = first_loss; id < s.num_nodes(); ++id)
     forward_nodes.push_back(static_cast<NodeId>(id));
 
   // Backward, then one update per weight.
   std::vector<GradientContribution> contributions;
   const std::vector<ValueId> grads = append_gradients(
       s, loss, loss_scale, weights, options.diagnose_overflow ? &contributions : nullptr);
+  for (size_t k = 0; k < sync_stats.size(); ++k)
+    if (const ValueId g = sync_stats_gradient(s, sync_stats[k]); g != kNone)
+      tg.synchronized[k].gradient = s.value(g).name;
   // One guard between the backward pass and every update: the finite
   // check and the clipping, on the device.
   std::vector<ValueId> guard_in{hyper_in};

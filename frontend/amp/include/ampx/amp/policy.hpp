@@ -57,8 +57,9 @@ std::vector<OpType> default_black_list();
 // of this type was composed of (ir::Node::origin): DFT and STFT (one GEMM
 // with a DFT matrix: PyTorch autocast keeps fft_* in f32, and a long
 // signal's DC bin passes f16's 65504) and AffineGrid (a GEMM that makes
-// GridSample's coordinates, black for their precision). A custom black
-// list replaces it.
+// GridSample's coordinates, black for their precision), and a training
+// step's synchronized BatchNorm ("SyncBatchNorm", train/sync_batch_norm.hpp:
+// BatchNorm's ops). A custom black list replaces it.
 bool black_listed_origin(std::string_view onnx_op);
 
 // "Conv2d,MatMul" -> ops; throws std::invalid_argument naming an unknown op.

@@ -1,0 +1,298 @@
+// Synchronized batch statistics (train/sync_batch_norm.hpp) on one process,
+// where nothing sums S: the composition trains as BatchNormTraining does
+// (the same losses, gradient norms, weights, momentum buffers and running
+// statistics after some SGD steps, partial batch included) at O0 and O2; the
+// values a data-parallel run sums are named, [2C + 1] and f32 in the step
+// as it runs, at O3 too; the diagnostics probe a BatchNorm's output under
+// its own name.
+#include <ampx/ir/builder.hpp>
+#include <ampx/models/builtin_models.hpp>
+#include <ampx/session/trainer.hpp>
+#include <ampx/train/sync_batch_norm.hpp>
+#include <ampx/train/training_graph.hpp>
+
+#include <tolerances.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "train_fixtures.hpp"
+
+using namespace ampx;
+using namespace ampx::train;
+using namespace ampx::train::testing;
+
+namespace {
+
+// Dense, BatchNorm over [N, C], Tanh, Dense.
+Graph bn_mlp() {
+  GraphBuilder b("bn-mlp", 13);
+  ValueId x = b.input("input", DType::kF32, {16, 12});
+  x = b.dense("fc1", x, 24);
+  x = b.batch_norm("bn", x);
+  x = b.unary(OpType::kTanh, "act", x);
+  x = b.dense("fc2", x, 4);
+  b.output(x);
+  return std::move(b).build();
+}
+
+struct ModelCase {
+  std::string name;
+  Graph (*make)();
+  std::vector<int64_t> sample;
+  int64_t classes;
+};
+
+Graph digits_cnn() {
+  return make_builtin_model("digits-cnn");
+}
+
+const ModelCase kBnMlp{"bn_mlp", bn_mlp, {12}, 4};
+const ModelCase kDigitsCnn{"digits_cnn", digits_cnn, {1, 8, 8}, 10};
+
+struct TrainedRun {
+  std::vector<StepRecord> steps;
+  std::vector<HostTensor> state;
+};
+
+// Two epochs of 40 samples at batch 16 (two full batches and a partial one
+// of 8 each), SGD with momentum: the momentum buffers hold the gradients.
+TrainedRun train(const ModelCase& m, AmpLevel level, BatchStatistics stats) {
+  Session session(cpu_ref_only());
+  TrainerOptions o = sgd(16);
+  o.policy.level = level;
+  o.capability_blind = true;  // cpu_ref's 16-bit really rounds
+  LossScaleOptions scale = LossScaleOptions::fixed(128.0);
+  scale.skip_nonfinite = true;  // keep_statistics_on_skip around the composition too
+  o.loss_scale = scale;
+  o.graph.batch_statistics = stats;
+  Trainer t(session, m.make(), o);
+  const Dataset data = synthetic(40, m.sample, m.classes, 21);
+  TrainedRun r;
+  for (int e = 0; e < 2; ++e) {
+    const EpochResult ep = t.train_epoch(data);
+    r.steps.insert(r.steps.end(), ep.records.begin(), ep.records.end());
+  }
+  r.state = t.state();
+  return r;
+}
+
+std::vector<float> floats(const HostTensor& t) {
+  std::vector<float> v(t.data.size() / 4);
+  std::memcpy(v.data(), t.data.data(), t.data.size());
+  return v;
+}
+
+float max_abs(const HostTensor& t) {
+  float m = 0;
+  for (float x : floats(t)) m = std::max(m, std::abs(x));
+  return m;
+}
+
+// Normwise error of each state tensor against `ref`: max |got - ref| over
+// max |ref|; a tensor whose reference is below 1e-3 of the largest of its
+// kind (momentum buffers, the rest) is measured against that largest
+// instead. Such a tensor is the gradient of a bias that a BatchNorm
+// follows: 0 but for rounding, in both forms.
+std::map<std::string, double> state_errors(const std::vector<HostTensor>& got,
+                                           const std::vector<HostTensor>& ref) {
+  EXPECT_EQ(got.size(), ref.size());
+  auto kind = [](const HostTensor& t) { return t.name.ends_with("/momentum") ? 1 : 0; };
+  float largest[2] = {0, 0};
+  for (const HostTensor& t : ref) largest[kind(t)] = std::max(largest[kind(t)], max_abs(t));
+  std::map<std::string, double> errors;
+  for (size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
+    EXPECT_EQ(got[i].name, ref[i].name);
+    const std::vector<float> a = floats(got[i]), b = floats(ref[i]);
+    float diff = 0;
+    for (size_t k = 0; k < a.size(); ++k) diff = std::max(diff, std::abs(a[k] - b[k]));
+    const float scale = std::max(max_abs(ref[i]), 1e-3f * largest[kind(ref[i])]);
+    errors[ref[i].name] = scale > 0 ? diff / scale : diff;
+  }
+  return errors;
+}
+
+using SameStepParam = std::tuple<ModelCase, AmpLevel>;
+class SynchronizedOnOneProcess : public ::testing::TestWithParam<SameStepParam> {};
+
+// At O0 both forms are f32 throughout and agree within f32 tolerance. At
+// O2 the 16-bit layers around them round differently once the weights
+// differ in their last bits, so the composition is held to the local
+// form's own accuracy: every state tensor within 1.5 times the local
+// form's distance from the f32 run, plus the f16 tolerance.
+TEST_P(SynchronizedOnOneProcess, TrainsAsLocalStatistics) {
+  const auto& [model, level] = GetParam();
+  const TrainedRun local = train(model, level, BatchStatistics::kLocal);
+  const TrainedRun synced = train(model, level, BatchStatistics::kSynchronized);
+  const double tol =
+      test::model_tolerance(level == AmpLevel::kO0 ? AMPX_DTYPE_F32 : AMPX_DTYPE_F16);
+  ASSERT_EQ(synced.steps.size(), 6u);
+  ASSERT_EQ(local.steps.size(), synced.steps.size());
+  for (size_t i = 0; i < synced.steps.size(); ++i) {
+    ASSERT_TRUE(synced.steps[i].finite) << "step " << i + 1;
+    EXPECT_NEAR(synced.steps[i].loss, local.steps[i].loss, tol * std::abs(local.steps[i].loss))
+        << "step " << i + 1;
+    EXPECT_NEAR(synced.steps[i].grad_norm, local.steps[i].grad_norm, tol * local.steps[i].grad_norm)
+        << "step " << i + 1;
+  }
+  int running = 0;
+  for (const HostTensor& t : synced.state)
+    running += t.name.ends_with(".mean") || t.name.ends_with(".var");
+  EXPECT_EQ(running, model.name == "bn_mlp" ? 2 : 4);
+  if (level == AmpLevel::kO0) {
+    for (const auto& [name, error] : state_errors(synced.state, local.state))
+      EXPECT_LT(error, tol) << name;
+    return;
+  }
+  const TrainedRun f32 = train(model, AmpLevel::kO0, BatchStatistics::kLocal);
+  const auto local_error = state_errors(local.state, f32.state);
+  for (const auto& [name, error] : state_errors(synced.state, f32.state))
+    EXPECT_LT(error, 1.5 * local_error.at(name) + tol)
+        << name << ": the local form's 16-bit run is " << local_error.at(name) << " from f32";
+}
+
+INSTANTIATE_TEST_SUITE_P(ModelsAndLevels, SynchronizedOnOneProcess,
+                         ::testing::Combine(::testing::Values(kBnMlp, kDigitsCnn),
+                                            ::testing::Values(AmpLevel::kO0, AmpLevel::kO2)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param).name + "_" +
+                                  std::string(amp_level_name(std::get<1>(info.param)));
+                         });
+
+const Value* value_named(const Graph& g, const std::string& name) {
+  for (const Value& v : g.values())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+// The summed values, as the data-parallel executor finds them: by name in
+// the step as it runs (planned, optimizer lowered, fused), f32 [2C + 1],
+// produced by a Concat and read by a Split; at O2 the composition is f32
+// (black as BatchNorm), at O3 its statistics stay f32.
+class SynchronizedValues : public ::testing::TestWithParam<AmpLevel> {};
+
+TEST_P(SynchronizedValues, AreNamedF32AndShapedTwoCPlusOneInTheRunningStep) {
+  Session session(cpu_ref_only());
+  TrainerOptions o = sgd(16);
+  o.policy.level = GetParam();
+  o.capability_blind = true;
+  o.loss_scale = LossScaleOptions::fixed(128.0);
+  o.graph.batch_statistics = BatchStatistics::kSynchronized;
+  Trainer t(session, digits_cnn(), o);
+  const std::vector<SynchronizedValue>& sync = t.training_graph().synchronized;
+  ASSERT_EQ(sync.size(), 2u);
+  const Graph& step = t.step_graph();
+  const int64_t channels[] = {16, 32};
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(sync[k].layer, "bn" + std::to_string(k + 1));
+    EXPECT_EQ(sync[k].forward, sync[k].layer + "/sync/stats");
+    ASSERT_FALSE(sync[k].gradient.empty()) << sync[k].layer;
+    for (const std::string& name : {sync[k].forward, sync[k].gradient}) {
+      const Value* v = value_named(step, name);
+      ASSERT_NE(v, nullptr) << name << " is not a value of the running step";
+      EXPECT_EQ(v->type, (TensorType{DType::kF32, {2 * channels[k] + 1}})) << name;
+      ASSERT_NE(v->producer, kNone) << name;
+      EXPECT_EQ(step.node(v->producer).op, OpType::kConcat) << name;
+      int split_readers = 0, readers = 0;
+      for (const Node& n : step.nodes())
+        for (ValueId in : n.inputs)
+          if (&step.value(in) == v) ++readers, split_readers += n.op == OpType::kSplit;
+      EXPECT_EQ(readers, 1) << name;
+      EXPECT_EQ(split_readers, 1) << name;
+    }
+  }
+  int composed = 0;
+  for (const NodePlan& np : t.plan().nodes) {
+    if (np.origin != kSyncBatchNormOrigin) continue;
+    ++composed;
+    const bool statistics = np.name.find("/sync/centred") == std::string::npos &&
+                            np.name.find("/sync/scaled") == std::string::npos &&
+                            np.name.find("/sync/bias_wide") == std::string::npos &&
+                            np.name != "bn1" && np.name != "bn2";
+    if (GetParam() == AmpLevel::kO2 || statistics) EXPECT_EQ(np.effective, DType::kF32) << np.name;
+  }
+  EXPECT_GT(composed, 40);
+  // And it trains at this level.
+  const EpochResult ep = t.train_epoch(synthetic(32, {1, 8, 8}, 10, 4));
+  EXPECT_TRUE(std::isfinite(ep.loss));
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, SynchronizedValues,
+                         ::testing::Values(AmpLevel::kO2, AmpLevel::kO3),
+                         [](const auto& info) { return std::string(amp_level_name(info.param)); });
+
+TEST(SynchronizedBatchNorm, LocalStatisticsSynchronizeNothing) {
+  TrainingGraphOptions o;
+  EXPECT_EQ(o.batch_statistics, BatchStatistics::kLocal);
+  const TrainingGraph tg = build_training_graph(digits_cnn(), o);
+  EXPECT_TRUE(tg.synchronized.empty());
+  int bn_training = 0;
+  for (const Node& n : tg.step.nodes()) bn_training += n.op == OpType::kBatchNormTraining;
+  EXPECT_EQ(bn_training, 2);
+}
+
+// The overflow diagnostics see the same layers either way: a BatchNorm's
+// activation probe is its output, under the BatchNorm's name, and none of
+// the composition's inner nodes is a layer of its own.
+TEST(SynchronizedBatchNorm, TheProbeSeesABatchNormsOutputUnderItsName) {
+  auto activation_layers = [](BatchStatistics stats) {
+    TrainingGraphOptions o;
+    o.diagnose_overflow = true;
+    o.batch_statistics = stats;
+    const TrainingGraph tg = build_training_graph(digits_cnn(), o);
+    std::vector<std::string> layers;
+    for (const OverflowProbe& p : tg.probes) {
+      if (p.kind != OverflowProbe::Kind::kActivation) continue;
+      layers.push_back(p.layer);
+      if (stats == BatchStatistics::kSynchronized && p.layer.starts_with("bn"))
+        EXPECT_EQ(p.tensor, p.layer);
+    }
+    return layers;
+  };
+  const std::vector<std::string> local = activation_layers(BatchStatistics::kLocal);
+  EXPECT_NE(std::find(local.begin(), local.end(), "bn2"), local.end());
+  EXPECT_EQ(activation_layers(BatchStatistics::kSynchronized), local);
+}
+
+TEST(SynchronizedBatchNorm, ABatchNormOnDataHasNoGradientToSum) {
+  GraphBuilder b("bn-first", 5);
+  ValueId x = b.input("input", DType::kF32, {8, 6});
+  x = b.batch_norm("bn", x);
+  x = b.dense("fc", x, 3);
+  b.output(x);
+  TrainingGraphOptions o;
+  o.batch_statistics = BatchStatistics::kSynchronized;
+  const TrainingGraph tg = build_training_graph(std::move(b).build(), o);
+  ASSERT_EQ(tg.synchronized.size(), 1u);
+  EXPECT_EQ(tg.synchronized[0].forward, "bn/sync/stats");
+  EXPECT_EQ(tg.synchronized[0].gradient, "");
+}
+
+TEST(SynchronizedBatchNorm, AnF16BatchNormIsRefusedNamingIt) {
+  GraphBuilder b("bn-f16", 5);
+  ValueId x = b.input("input", DType::kF32, {8, 6});
+  x = b.dense("fc", x, 6);
+  x = b.add(OpType::kCast, "to16", {x}, {{"to", static_cast<int64_t>(DType::kF16)}});
+  const std::vector<float> ones(6, 1.0f), zeros(6, 0.0f);
+  const ValueId s = b.constant("s", DType::kF16, {6}, ones);
+  const ValueId z = b.constant("z", DType::kF16, {6}, zeros);
+  const ValueId m = b.constant("m", DType::kF16, {6}, zeros);
+  const ValueId v = b.constant("v", DType::kF16, {6}, ones);
+  x = b.add(OpType::kBatchNorm, "bn16", {x, s, z, m, v});
+  x = b.add(OpType::kCast, "to32", {x}, {{"to", static_cast<int64_t>(DType::kF32)}});
+  b.output(x);
+  TrainingGraphOptions o;
+  o.batch_statistics = BatchStatistics::kSynchronized;
+  try {
+    build_training_graph(std::move(b).build(), o);
+    FAIL() << "an f16 BatchNorm was composed";
+  } catch (const GraphError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'bn16' (BatchNorm)"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
