@@ -25,6 +25,7 @@
 using namespace ampx;
 using namespace ampx::train;
 using namespace ampx::train::testing;
+using namespace std::string_literals;
 
 namespace {
 
@@ -49,6 +50,10 @@ struct ModelCase {
 
 Graph digits_cnn() {
   return make_builtin_model("digits-cnn");
+}
+
+void PrintTo(const ModelCase& m, std::ostream* os) {
+  *os << m.name;
 }
 
 const ModelCase kBnMlp{"bn_mlp", bn_mlp, {12}, 4};
@@ -194,9 +199,10 @@ TEST_P(SynchronizedValues, AreNamedF32AndShapedTwoCPlusOneInTheRunningStep) {
     for (const std::string& name : {sync[k].forward, sync[k].gradient}) {
       const Value* v = value_named(step, name);
       ASSERT_NE(v, nullptr) << name << " is not a value of the running step";
-      EXPECT_EQ(v->type, (TensorType{DType::kF32, {2 * channels[k] + 1}})) << name;
+      EXPECT_EQ(dtype_name(v->type.dtype), "f32") << name;
+      EXPECT_EQ(shape_str(v->type.shape), shape_str({2 * channels[k] + 1})) << name;
       ASSERT_NE(v->producer, kNone) << name;
-      EXPECT_EQ(step.node(v->producer).op, OpType::kConcat) << name;
+      EXPECT_EQ(op_name(step.node(v->producer).op), "Concat") << name;
       int split_readers = 0, readers = 0;
       for (const Node& n : step.nodes())
         for (ValueId in : n.inputs)
@@ -236,26 +242,41 @@ TEST(SynchronizedBatchNorm, LocalStatisticsSynchronizeNothing) {
 }
 
 // The overflow diagnostics see the same layers either way: a BatchNorm's
-// activation probe is its output, under the BatchNorm's name, and none of
+// activation probe is its output, under the BatchNorm's name; its gradient
+// probes are the gradients of X, scale and bias (BatchNormGrad's); none of
 // the composition's inner nodes is a layer of its own.
-TEST(SynchronizedBatchNorm, TheProbeSeesABatchNormsOutputUnderItsName) {
-  auto activation_layers = [](BatchStatistics stats) {
+TEST(SynchronizedBatchNorm, TheProbeSeesABatchNormAsOneLayer) {
+  struct Probes {
+    std::vector<std::string> activations;
+    std::vector<std::pair<std::string, size_t>> gradients;  // sorted
+  };
+  auto probes = [](BatchStatistics stats) {
     TrainingGraphOptions o;
     o.diagnose_overflow = true;
     o.batch_statistics = stats;
     const TrainingGraph tg = build_training_graph(digits_cnn(), o);
-    std::vector<std::string> layers;
-    for (const OverflowProbe& p : tg.probes) {
-      if (p.kind != OverflowProbe::Kind::kActivation) continue;
-      layers.push_back(p.layer);
-      if (stats == BatchStatistics::kSynchronized && p.layer.starts_with("bn"))
-        EXPECT_EQ(p.tensor, p.layer);
+    Probes p;
+    for (const OverflowProbe& probe : tg.probes) {
+      if (probe.kind == OverflowProbe::Kind::kActivation) {
+        p.activations.push_back(probe.layer);
+        if (stats == BatchStatistics::kSynchronized && probe.layer.starts_with("bn"))
+          EXPECT_EQ(probe.tensor, probe.layer);
+      } else {
+        p.gradients.emplace_back(probe.layer, probe.input);
+      }
     }
-    return layers;
+    std::sort(p.gradients.begin(), p.gradients.end());
+    return p;
   };
-  const std::vector<std::string> local = activation_layers(BatchStatistics::kLocal);
-  EXPECT_NE(std::find(local.begin(), local.end(), "bn2"), local.end());
-  EXPECT_EQ(activation_layers(BatchStatistics::kSynchronized), local);
+  const Probes local = probes(BatchStatistics::kLocal);
+  const Probes synced = probes(BatchStatistics::kSynchronized);
+  EXPECT_NE(std::find(local.activations.begin(), local.activations.end(), "bn2"),
+            local.activations.end());
+  EXPECT_EQ(synced.activations, local.activations);
+  for (size_t k = 0; k < 3; ++k)
+    EXPECT_NE(std::find(local.gradients.begin(), local.gradients.end(), std::pair{"bn2"s, k}),
+              local.gradients.end());
+  EXPECT_EQ(synced.gradients, local.gradients);
 }
 
 TEST(SynchronizedBatchNorm, ABatchNormOnDataHasNoGradientToSum) {

@@ -157,8 +157,13 @@ GraphSyncBatchNorm append_sync_batch_norm(Graph& g, const std::string& name,
   GraphSyncBatchNorm r;
   r.values = compose_sync_batch_norm(sink, name, in);
   const NodeId y_node = g.value(r.values.y).producer;
-  for (NodeId id : sink.added)
+  const std::array<ValueId, 3> operands{in.x, in.scale, in.bias};
+  for (NodeId id : sink.added) {
     if (id != y_node) r.inner_nodes.push_back(id);
+    for (size_t k = 0; k < operands.size(); ++k)
+      if (r.operand_readers[k] == kNone && g.node(id).inputs.at(0) == operands[k])
+        r.operand_readers[k] = id;
+  }
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <ampx/train/sync_batch_norm.hpp>
 #include <ampx/train/training_graph.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -202,6 +203,37 @@ void keep_statistics_on_skip(TrainingGraph& tg, std::vector<std::pair<size_t, Va
   }
 }
 
+// A synchronized BatchNorm in the step (train/sync_batch_norm.hpp): its
+// output node (named as the BatchNorm), its inner nodes [first, last] (added
+// one after the other) and the readers of its X, scale and bias.
+struct ComposedLayer {
+  NodeId output, first, last;
+  std::array<NodeId, 3> operand_readers;
+};
+
+// The diagnostics see a synchronized BatchNorm as the one layer it stands
+// for: the gradients its nodes give X, scale and bias become the BatchNorm's
+// (inputs 0, 1, 2, as BatchNormGrad's dX, dScale, dBias), and the gradients
+// inside it, all f32, are not probed.
+std::vector<GradientContribution> as_layer_gradients(
+    const std::vector<GradientContribution>& contributions,
+    const std::vector<ComposedLayer>& composed) {
+  std::vector<GradientContribution> out;
+  for (const GradientContribution& c : contributions) {
+    const auto layer = std::find_if(composed.begin(), composed.end(), [&](const ComposedLayer& l) {
+      return c.forward == l.output || (c.forward >= l.first && c.forward <= l.last);
+    });
+    if (layer == composed.end()) {
+      out.push_back(c);
+      continue;
+    }
+    for (size_t k = 0; k < layer->operand_readers.size(); ++k)
+      if (c.forward == layer->operand_readers[k] && c.input == 0)
+        out.push_back({layer->output, k, c.grad});
+  }
+  return out;
+}
+
 // True for an op that cannot make a non-finite value from finite inputs
 // (a selection: Relu, MaxPool, Clip), so its output is never the first
 // non-finite tensor of a step: its input was, and was probed before it. The
@@ -370,6 +402,7 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   const size_t first_forward = s.num_nodes();
   std::vector<bool> inner;          // by step node: a composition's node other than its output
   std::vector<ValueId> sync_stats;  // S of each synchronized BatchNorm
+  std::vector<ComposedLayer> composed;
   for (NodeId id : f.topological_order()) {
     const Node& n = f.node(id);
     std::vector<ValueId> ins;
@@ -389,6 +422,8 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
         map[static_cast<size_t>(n.outputs[0])] = sync.values.y;
         running = {sync.values.running_mean, sync.values.running_var};
         sync_stats.push_back(sync.values.stats);
+        composed.push_back({s.value(sync.values.y).producer, sync.inner_nodes.front(),
+                            sync.inner_nodes.back(), sync.operand_readers});
         tg.synchronized.push_back({n.name, s.value(sync.values.stats).name, ""});
       } else {
         const TensorType& x = f.value(n.inputs[0]).type;
@@ -450,6 +485,7 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   std::vector<GradientContribution> contributions;
   const std::vector<ValueId> grads = append_gradients(
       s, loss, loss_scale, weights, options.diagnose_overflow ? &contributions : nullptr);
+  if (!composed.empty()) contributions = as_layer_gradients(contributions, composed);
   for (size_t k = 0; k < sync_stats.size(); ++k)
     if (const ValueId g = sync_stats_gradient(s, sync_stats[k]); g != kNone)
       tg.synchronized[k].gradient = s.value(g).name;

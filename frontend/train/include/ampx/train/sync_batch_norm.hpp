@@ -18,6 +18,7 @@
 
 #include <ampx/ir/graph.hpp>
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,11 +72,15 @@ struct SyncBatchNormValues {
 SyncBatchNormValues compose_sync_batch_norm(SyncBatchNormSink& sink, const std::string& name,
                                             const SyncBatchNormOperands& in);
 
-// The composition in a graph: the nodes it added other than Y's producer
-// too (the overflow diagnostics probe the layer's output only).
+// The composition in a graph, and what the overflow diagnostics need to
+// see it as one layer: its nodes other than Y's producer (whose outputs are
+// not activations of a layer), and the nodes that read X, scale and bias,
+// each as its input 0 (the gradients they give are the layer's dX, dScale
+// and dBias, BatchNormGrad's outputs).
 struct GraphSyncBatchNorm {
   SyncBatchNormValues values;
   std::vector<NodeId> inner_nodes;
+  std::array<NodeId, 3> operand_readers{kNone, kNone, kNone};
 };
 GraphSyncBatchNorm append_sync_batch_norm(Graph& g, const std::string& name,
                                           const SyncBatchNormOperands& in);
