@@ -181,13 +181,18 @@ const Value* value_named(const Graph& g, const std::string& name) {
 // the step as it runs (planned, optimizer lowered, fused), f32 [2C + 1],
 // produced by a Concat and read by a Split; at O2 the composition is f32
 // (black as BatchNorm), at O3 its statistics stay f32.
-class SynchronizedValues : public ::testing::TestWithParam<AmpLevel> {};
+// On onednn too, where the plugin is built: its own fusions, and at O2 its
+// native 16-bit kernels (planned capability-aware).
+class SynchronizedValues : public ::testing::TestWithParam<std::tuple<AmpLevel, std::string>> {};
 
 TEST_P(SynchronizedValues, AreNamedF32AndShapedTwoCPlusOneInTheRunningStep) {
-  Session session(cpu_ref_only());
+  const auto& [level, device] = GetParam();
+  SessionOptions so = cpu_ref_only();
+  so.devices = device;
+  Session session(so);
   TrainerOptions o = sgd(16);
-  o.policy.level = GetParam();
-  o.capability_blind = true;
+  o.policy.level = level;
+  o.capability_blind = device == "cpu_ref:0";
   o.loss_scale = LossScaleOptions::fixed(128.0);
   o.graph.batch_statistics = BatchStatistics::kSynchronized;
   Trainer t(session, digits_cnn(), o);
@@ -222,7 +227,7 @@ TEST_P(SynchronizedValues, AreNamedF32AndShapedTwoCPlusOneInTheRunningStep) {
                             np.name.find("/sync/scaled") == std::string::npos &&
                             np.name.find("/sync/bias_wide") == std::string::npos &&
                             np.name != "bn1" && np.name != "bn2";
-    if (GetParam() == AmpLevel::kO2 || statistics) EXPECT_EQ(np.effective, DType::kF32) << np.name;
+    if (level == AmpLevel::kO2 || statistics) EXPECT_EQ(np.effective, DType::kF32) << np.name;
   }
   EXPECT_GT(composed, 40);
   // And it trains at this level.
@@ -230,9 +235,20 @@ TEST_P(SynchronizedValues, AreNamedF32AndShapedTwoCPlusOneInTheRunningStep) {
   EXPECT_TRUE(std::isfinite(ep.loss));
 }
 
-INSTANTIATE_TEST_SUITE_P(Levels, SynchronizedValues,
-                         ::testing::Values(AmpLevel::kO2, AmpLevel::kO3),
-                         [](const auto& info) { return std::string(amp_level_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(LevelsAndDevices, SynchronizedValues,
+                         ::testing::Combine(::testing::Values(AmpLevel::kO2, AmpLevel::kO3),
+                                            ::testing::Values("cpu_ref:0"
+#ifdef AMPX_TEST_HAVE_ONEDNN
+                                                              ,
+                                                              "onednn:0"
+#endif
+                                                              )),
+                         [](const auto& info) {
+                           std::string device = std::get<1>(info.param);
+                           device.resize(device.find(':'));
+                           return std::string(amp_level_name(std::get<0>(info.param))) + "_" +
+                                  device;
+                         });
 
 TEST(SynchronizedBatchNorm, LocalStatisticsSynchronizeNothing) {
   TrainingGraphOptions o;
