@@ -228,6 +228,12 @@ TEST_P(SynchronizedValues, AreNamedF32AndShapedTwoCPlusOneInTheRunningStep) {
                             np.name.find("/sync/bias_wide") == std::string::npos &&
                             np.name != "bn1" && np.name != "bn2";
     if (level == AmpLevel::kO2 || statistics) EXPECT_EQ(np.effective, DType::kF32) << np.name;
+    // The bias's Reshape is data movement, which follows its input.
+    const std::string why = statistics                        ? "batch-statistics"
+                            : np.name.ends_with("/bias_wide") ? "follows-input"
+                            : level == AmpLevel::kO2          ? "black-list"
+                                                              : "policy";
+    EXPECT_EQ(std::string(intent_reason_name(np.intent_reason)), why) << np.name;
   }
   EXPECT_GT(composed, 40);
   // And it trains at this level.

@@ -82,6 +82,8 @@ enum class IntentReason {
   kOverflowFallback,  // AmpPolicy::overflow_fallback: it overflowed in 16-bit training
   kProbe,             // TensorStats: reads every tensor in the dtype it has
   kIntegerExact,      // Node::keep_f32: integer values computed in f32, exact only there
+  kBatchStatistics,   // Node::keep_f32 of a synchronized BatchNorm's statistics (origin
+                      // SyncBatchNorm)
 };
 // The policy step of the planner (docs/PLANNER.md, 1): what the level, the
 // lists and the overrides intend for each float node, in topological
