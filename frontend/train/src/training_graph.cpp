@@ -204,12 +204,41 @@ void keep_statistics_on_skip(TrainingGraph& tg, std::vector<std::pair<size_t, Va
 }
 
 // A synchronized BatchNorm in the step (train/sync_batch_norm.hpp): its
-// output node (named as the BatchNorm), its inner nodes [first, last] (added
-// one after the other) and the readers of its X, scale and bias.
+// output node (named as the BatchNorm), its nodes [first, last] (added one
+// after the other), the readers of its X, scale and bias, and S.
 struct ComposedLayer {
   NodeId output, first, last;
   std::array<NodeId, 3> operand_readers;
+  ValueId stats;
+  // A node of the composition other than its output: not a layer of its own.
+  bool inner(NodeId id) const { return id != output && id >= first && id <= last; }
 };
+
+// A BatchNorm of the forward in training mode, for `batch_statistics`:
+// one BatchNormTraining node, or the synchronized composition (recorded in
+// `composed`). Returns Y and the new running mean and variance.
+std::array<ValueId, 3> add_training_batch_norm(Graph& s, const Graph& f, const Node& n,
+                                               const std::vector<ValueId>& ins,
+                                               BatchStatistics statistics,
+                                               std::vector<ComposedLayer>& composed) {
+  if (attr_string(n.attrs, "activation", "none") != "none")
+    throw GraphError("node '" + n.name + "' (BatchNorm): a fused activation cannot be trained");
+  const double eps = attr_float(n.attrs, "epsilon", 1e-5);
+  if (statistics == BatchStatistics::kSynchronized) {
+    const GraphSyncBatchNorm sync =
+        append_sync_batch_norm(s, n.name, {ins[0], ins[1], ins[2], ins[3], ins[4], eps});
+    composed.push_back({s.value(sync.values.y).producer, sync.inner_nodes.front(),
+                        sync.inner_nodes.back(), sync.operand_readers, sync.values.stats});
+    return {sync.values.y, sync.values.running_mean, sync.values.running_var};
+  }
+  const TensorType& x = f.value(n.inputs[0]).type;
+  const TensorType per_channel{x.dtype, {x.shape.at(1)}};
+  const NodeId bn =
+      s.add_node(n.name, OpType::kBatchNormTraining, ins,
+                 {x, per_channel, per_channel, per_channel, per_channel}, {{"epsilon", eps}});
+  s.node(bn).origin = n.origin;
+  return {s.node(bn).outputs[0], s.node(bn).outputs[1], s.node(bn).outputs[2]};
+}
 
 // The diagnostics see a synchronized BatchNorm as the one layer it stands
 // for: the gradients its nodes give X, scale and bias become the BatchNorm's
@@ -221,7 +250,7 @@ std::vector<GradientContribution> as_layer_gradients(
   std::vector<GradientContribution> out;
   for (const GradientContribution& c : contributions) {
     const auto layer = std::find_if(composed.begin(), composed.end(), [&](const ComposedLayer& l) {
-      return c.forward == l.output || (c.forward >= l.first && c.forward <= l.last);
+      return c.forward == l.output || l.inner(c.forward);
     });
     if (layer == composed.end()) {
       out.push_back(c);
@@ -400,44 +429,18 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   // The forward in training mode.
   std::vector<std::pair<size_t, ValueId>> new_state;  // state index -> new value
   const size_t first_forward = s.num_nodes();
-  std::vector<bool> inner;          // by step node: a composition's node other than its output
-  std::vector<ValueId> sync_stats;  // S of each synchronized BatchNorm
-  std::vector<ComposedLayer> composed;
+  std::vector<ComposedLayer> composed;  // the synchronized BatchNorms
   for (NodeId id : f.topological_order()) {
     const Node& n = f.node(id);
     std::vector<ValueId> ins;
     for (ValueId v : n.inputs) ins.push_back(map[static_cast<size_t>(v)]);
     if (n.op == OpType::kBatchNorm) {
-      if (attr_string(n.attrs, "activation", "none") != "none")
-        throw GraphError("node '" + n.name + "' (BatchNorm): a fused activation cannot be trained");
-      const double eps = attr_float(n.attrs, "epsilon", 1e-5);
-      std::array<ValueId, 2> running{};  // the new mean and variance
-      if (options.batch_statistics == BatchStatistics::kSynchronized) {
-        const GraphSyncBatchNorm sync =
-            append_sync_batch_norm(s, n.name, {ins[0], ins[1], ins[2], ins[3], ins[4], eps});
-        for (NodeId k : sync.inner_nodes) {
-          if (static_cast<size_t>(k) >= inner.size()) inner.resize(static_cast<size_t>(k) + 1);
-          inner[static_cast<size_t>(k)] = true;
-        }
-        map[static_cast<size_t>(n.outputs[0])] = sync.values.y;
-        running = {sync.values.running_mean, sync.values.running_var};
-        sync_stats.push_back(sync.values.stats);
-        composed.push_back({s.value(sync.values.y).producer, sync.inner_nodes.front(),
-                            sync.inner_nodes.back(), sync.operand_readers});
-        tg.synchronized.push_back({n.name, s.value(sync.values.stats).name, ""});
-      } else {
-        const TensorType& x = f.value(n.inputs[0]).type;
-        const TensorType per_channel{x.dtype, {x.shape.at(1)}};
-        const NodeId bn =
-            s.add_node(n.name, OpType::kBatchNormTraining, ins,
-                       {x, per_channel, per_channel, per_channel, per_channel}, {{"epsilon", eps}});
-        s.node(bn).origin = n.origin;
-        map[static_cast<size_t>(n.outputs[0])] = s.node(bn).outputs[0];
-        running = {s.node(bn).outputs[1], s.node(bn).outputs[2]};
-      }
+      const std::array<ValueId, 3> out =
+          add_training_batch_norm(s, f, n, ins, options.batch_statistics, composed);
+      map[static_cast<size_t>(n.outputs[0])] = out[0];
       for (size_t k = 3; k <= 4; ++k) {
         const size_t st = state_of[static_cast<size_t>(n.inputs[k])];
-        if (st != SIZE_MAX) new_state.emplace_back(st, running[k - 3]);
+        if (st != SIZE_MAX) new_state.emplace_back(st, out[k - 2]);
       }
       continue;
     }
@@ -461,7 +464,9 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   // The loss.
   std::vector<NodeId> forward_nodes;  // in the step, in order, the loss included
   for (size_t id = first_forward; id < s.num_nodes(); ++id)
-    if (id >= inner.size() || !inner[id]) forward_nodes.push_back(static_cast<NodeId>(id));
+    if (std::none_of(composed.begin(), composed.end(),
+                     [&](const ComposedLayer& l) { return l.inner(static_cast<NodeId>(id)); }))
+      forward_nodes.push_back(static_cast<NodeId>(id));
   const size_t first_loss = s.num_nodes();
   const ValueId pred = map[static_cast<size_t>(f.outputs()[0])];
   ValueId loss = kNone;
@@ -486,9 +491,11 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   const std::vector<ValueId> grads = append_gradients(
       s, loss, loss_scale, weights, options.diagnose_overflow ? &contributions : nullptr);
   if (!composed.empty()) contributions = as_layer_gradients(contributions, composed);
-  for (size_t k = 0; k < sync_stats.size(); ++k)
-    if (const ValueId g = sync_stats_gradient(s, sync_stats[k]); g != kNone)
-      tg.synchronized[k].gradient = s.value(g).name;
+  for (const ComposedLayer& l : composed) {
+    const ValueId g = sync_stats_gradient(s, l.stats);
+    tg.synchronized.push_back(
+        {s.node(l.output).name, s.value(l.stats).name, g != kNone ? s.value(g).name : ""});
+  }
   // One guard between the backward pass and every update: the finite
   // check and the clipping, on the device.
   std::vector<ValueId> guard_in{hyper_in};
