@@ -3,6 +3,7 @@
 // opset::kGradientCheckTolerance); and that the check fails a wrong rule.
 #include <ampx/exec/fusion.hpp>
 #include <ampx/session/device_capabilities.hpp>
+#include <ampx/train/sync_batch_norm.hpp>
 
 #include <tolerances.hpp>
 
@@ -39,6 +40,39 @@ ValueId in(GraphBuilder& b, std::vector<CheckedInput>& checked, const std::strin
 }
 
 using Ints = std::vector<int64_t>;
+
+// The synchronized BatchNorm's composition (train/sync_batch_norm.hpp) built
+// through the test's GraphBuilder: autodiff differentiates through it.
+class BuilderSink final : public train::SyncBatchNormSink {
+ public:
+  explicit BuilderSink(GraphBuilder& b) : b_(b) {}
+  TensorType type(ValueId v) const override { return b_.type(v); }
+  std::vector<ValueId> add(OpType op, const std::string& name, std::vector<ValueId> inputs,
+                           AttrMap attrs, train::SyncBatchNormPart) override {
+    return b_.add_multi(op, name, std::move(inputs), std::move(attrs));
+  }
+  ValueId constant(const std::string& name, DType dtype, double value) override {
+    const float v = static_cast<float>(value);
+    return b_.constant(name, dtype, {1}, std::span<const float>(&v, 1));
+  }
+
+ private:
+  GraphBuilder& b_;
+};
+
+RuleCase sync_batch_norm(const std::string& name, Shape x_shape) {
+  return {name, [=](GraphBuilder& b, std::vector<CheckedInput>& c) {
+            const int64_t ch = x_shape[1];
+            const ValueId x = in(b, c, "x", x_shape);
+            const ValueId s = in(b, c, "scale", {ch});
+            const ValueId bias = in(b, c, "bias", {ch});
+            const ValueId m = b.random_weight("running_mean", {ch}, 0.1f, kGradCheckDtype);
+            const std::vector<float> ones(static_cast<size_t>(ch), 1.0f);
+            const ValueId var = b.constant("running_var", kGradCheckDtype, {ch}, ones);
+            BuilderSink sink(b);
+            return train::compose_sync_batch_norm(sink, "bn", {x, s, bias, m, var, 1e-5}).y;
+          }};
+}
 
 // One op applied to fresh checked inputs of the given shapes.
 RuleCase unary(const std::string& name, OpType op, Shape shape, AttrMap attrs = {},
@@ -111,6 +145,8 @@ std::vector<RuleCase> cases() {
                  return b.add_multi(OpType::kBatchNormTraining, "bn", {x, s, bias, m, var},
                                     {{"momentum", 0.8}})[0];
                }});
+  v.push_back(sync_batch_norm("SyncBatchNormComposition", {3, 4, 2, 3}));
+  v.push_back(sync_batch_norm("SyncBatchNormCompositionRank2", {5, 3}));
   v.push_back({"LayerNormTwoTrailingAxes", [](GraphBuilder& b, std::vector<CheckedInput>& c) {
                  const ValueId x = in(b, c, "x", {3, 2, 5});
                  const ValueId s = in(b, c, "scale", {2, 5});

@@ -52,6 +52,8 @@ std::string_view intent_reason_name(IntentReason r) {
       return "probe";
     case IntentReason::kIntegerExact:
       return "integer-exact";
+    case IntentReason::kBatchStatistics:
+      return "batch-statistics";
   }
   return "?";
 }

@@ -65,7 +65,10 @@ std::vector<OpType> default_black_list() {
 }
 
 bool black_listed_origin(std::string_view onnx_op) {
-  return onnx_op == "DFT" || onnx_op == "STFT" || onnx_op == "AffineGrid";
+  // "SyncBatchNorm": a training step's synchronized BatchNorm, composed of
+  // ordinary ops (train/sync_batch_norm.hpp), black as BatchNormTraining.
+  return onnx_op == "DFT" || onnx_op == "STFT" || onnx_op == "AffineGrid" ||
+         onnx_op == "SyncBatchNorm";
 }
 
 std::vector<OpType> parse_op_list(std::string_view text, std::string_view flag) {
@@ -234,9 +237,13 @@ PolicyStep::Intent PolicyStep::intend(const Graph& g, const Node& n,
   // 16-bit value holds 11 significant bits, so the sums, products and the
   // rounding would change the integers. Not a precision choice: an
   // override (marked used above) does not move it either.
+  // A synchronized BatchNorm's statistics (train/sync_batch_norm.hpp) are
+  // kept f32 the same way, for their range (Σx² passes f16's 65504) and
+  // the f32 all-reduce of data-parallel training.
   if (n.keep_f32) {
     r.want16 = false;
-    r.reason = IntentReason::kIntegerExact;
+    r.reason =
+        n.origin == "SyncBatchNorm" ? IntentReason::kBatchStatistics : IntentReason::kIntegerExact;
   }
   if (n.grad_of.empty() && !want16_by_node_.empty())
     if (const auto it = want16_by_node_.find(n.name); it != want16_by_node_.end())

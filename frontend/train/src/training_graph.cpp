@@ -3,8 +3,11 @@
 #include <ampx/ir/shape_inference.hpp>
 #include <ampx/ir/verifier.hpp>
 #include <ampx/train/autodiff.hpp>
+#include <ampx/train/sync_batch_norm.hpp>
 #include <ampx/train/training_graph.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -200,6 +203,66 @@ void keep_statistics_on_skip(TrainingGraph& tg, std::vector<std::pair<size_t, Va
   }
 }
 
+// A synchronized BatchNorm in the step (train/sync_batch_norm.hpp): its
+// output node (named as the BatchNorm), its nodes [first, last] (added one
+// after the other), the readers of its X, scale and bias, and S.
+struct ComposedLayer {
+  NodeId output, first, last;
+  std::array<NodeId, 3> operand_readers;
+  ValueId stats;
+  // A node of the composition other than its output: not a layer of its own.
+  bool inner(NodeId id) const { return id != output && id >= first && id <= last; }
+};
+
+// A BatchNorm of the forward in training mode, for `batch_statistics`:
+// one BatchNormTraining node, or the synchronized composition (recorded in
+// `composed`). Returns Y and the new running mean and variance.
+std::array<ValueId, 3> add_training_batch_norm(Graph& s, const Graph& f, const Node& n,
+                                               const std::vector<ValueId>& ins,
+                                               BatchStatistics statistics,
+                                               std::vector<ComposedLayer>& composed) {
+  if (attr_string(n.attrs, "activation", "none") != "none")
+    throw GraphError("node '" + n.name + "' (BatchNorm): a fused activation cannot be trained");
+  const double eps = attr_float(n.attrs, "epsilon", 1e-5);
+  if (statistics == BatchStatistics::kSynchronized) {
+    const GraphSyncBatchNorm sync =
+        append_sync_batch_norm(s, n.name, {ins[0], ins[1], ins[2], ins[3], ins[4], eps});
+    composed.push_back({s.value(sync.values.y).producer, sync.inner_nodes.front(),
+                        sync.inner_nodes.back(), sync.operand_readers, sync.values.stats});
+    return {sync.values.y, sync.values.running_mean, sync.values.running_var};
+  }
+  const TensorType& x = f.value(n.inputs[0]).type;
+  const TensorType per_channel{x.dtype, {x.shape.at(1)}};
+  const NodeId bn =
+      s.add_node(n.name, OpType::kBatchNormTraining, ins,
+                 {x, per_channel, per_channel, per_channel, per_channel}, {{"epsilon", eps}});
+  s.node(bn).origin = n.origin;
+  return {s.node(bn).outputs[0], s.node(bn).outputs[1], s.node(bn).outputs[2]};
+}
+
+// The diagnostics see a synchronized BatchNorm as the one layer it stands
+// for: the gradients its nodes give X, scale and bias become the BatchNorm's
+// (inputs 0, 1, 2, as BatchNormGrad's dX, dScale, dBias), and the gradients
+// inside it, all f32, are not probed.
+std::vector<GradientContribution> as_layer_gradients(
+    const std::vector<GradientContribution>& contributions,
+    const std::vector<ComposedLayer>& composed) {
+  std::vector<GradientContribution> out;
+  for (const GradientContribution& c : contributions) {
+    const auto layer = std::find_if(composed.begin(), composed.end(), [&](const ComposedLayer& l) {
+      return c.forward == l.output || l.inner(c.forward);
+    });
+    if (layer == composed.end()) {
+      out.push_back(c);
+      continue;
+    }
+    for (size_t k = 0; k < layer->operand_readers.size(); ++k)
+      if (c.forward == layer->operand_readers[k] && c.input == 0)
+        out.push_back({layer->output, k, c.grad});
+  }
+  return out;
+}
+
 // True for an op that cannot make a non-finite value from finite inputs
 // (a selection: Relu, MaxPool, Clip), so its output is never the first
 // non-finite tensor of a step: its input was, and was probed before it. The
@@ -366,23 +429,18 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   // The forward in training mode.
   std::vector<std::pair<size_t, ValueId>> new_state;  // state index -> new value
   const size_t first_forward = s.num_nodes();
+  std::vector<ComposedLayer> composed;  // the synchronized BatchNorms
   for (NodeId id : f.topological_order()) {
     const Node& n = f.node(id);
     std::vector<ValueId> ins;
     for (ValueId v : n.inputs) ins.push_back(map[static_cast<size_t>(v)]);
     if (n.op == OpType::kBatchNorm) {
-      if (attr_string(n.attrs, "activation", "none") != "none")
-        throw GraphError("node '" + n.name + "' (BatchNorm): a fused activation cannot be trained");
-      const TensorType& x = f.value(n.inputs[0]).type;
-      const TensorType per_channel{x.dtype, {x.shape.at(1)}};
-      const NodeId bn = s.add_node(n.name, OpType::kBatchNormTraining, ins,
-                                   {x, per_channel, per_channel, per_channel, per_channel},
-                                   {{"epsilon", attr_float(n.attrs, "epsilon", 1e-5)}});
-      s.node(bn).origin = n.origin;
-      map[static_cast<size_t>(n.outputs[0])] = s.node(bn).outputs[0];
+      const std::array<ValueId, 3> out =
+          add_training_batch_norm(s, f, n, ins, options.batch_statistics, composed);
+      map[static_cast<size_t>(n.outputs[0])] = out[0];
       for (size_t k = 3; k <= 4; ++k) {
         const size_t st = state_of[static_cast<size_t>(n.inputs[k])];
-        if (st != SIZE_MAX) new_state.emplace_back(st, s.node(bn).outputs[k - 2]);
+        if (st != SIZE_MAX) new_state.emplace_back(st, out[k - 2]);
       }
       continue;
     }
@@ -406,7 +464,10 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   // The loss.
   std::vector<NodeId> forward_nodes;  // in the step, in order, the loss included
   for (size_t id = first_forward; id < s.num_nodes(); ++id)
-    forward_nodes.push_back(static_cast<NodeId>(id));
+    if (std::none_of(composed.begin(), composed.end(),
+                     [&](const ComposedLayer& l) { return l.inner(static_cast<NodeId>(id)); }))
+      forward_nodes.push_back(static_cast<NodeId>(id));
+  const size_t first_loss = s.num_nodes();
   const ValueId pred = map[static_cast<size_t>(f.outputs()[0])];
   ValueId loss = kNone;
   if (options.loss == LossKind::kCrossEntropy) {
@@ -422,13 +483,19 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
                              {{"keepdims", int64_t{0}}}))
                .outputs[0];
   }
-  for (size_t id = forward_nodes.size() + first_forward; id < s.num_nodes(); ++id)
+  for (size_t id = first_loss; id < s.num_nodes(); ++id)
     forward_nodes.push_back(static_cast<NodeId>(id));
 
   // Backward, then one update per weight.
   std::vector<GradientContribution> contributions;
   const std::vector<ValueId> grads = append_gradients(
       s, loss, loss_scale, weights, options.diagnose_overflow ? &contributions : nullptr);
+  if (!composed.empty()) contributions = as_layer_gradients(contributions, composed);
+  for (const ComposedLayer& l : composed) {
+    const ValueId g = sync_stats_gradient(s, l.stats);
+    tg.synchronized.push_back(
+        {s.node(l.output).name, s.value(l.stats).name, g != kNone ? s.value(g).name : ""});
+  }
   // One guard between the backward pass and every update: the finite
   // check and the clipping, on the device.
   std::vector<ValueId> guard_in{hyper_in};

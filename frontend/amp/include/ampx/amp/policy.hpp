@@ -57,8 +57,9 @@ std::vector<OpType> default_black_list();
 // of this type was composed of (ir::Node::origin): DFT and STFT (one GEMM
 // with a DFT matrix: PyTorch autocast keeps fft_* in f32, and a long
 // signal's DC bin passes f16's 65504) and AffineGrid (a GEMM that makes
-// GridSample's coordinates, black for their precision). A custom black
-// list replaces it.
+// GridSample's coordinates, black for their precision), and a training
+// step's synchronized BatchNorm ("SyncBatchNorm", train/sync_batch_norm.hpp:
+// BatchNorm's ops). A custom black list replaces it.
 bool black_listed_origin(std::string_view onnx_op);
 
 // "Conv2d,MatMul" -> ops; throws std::invalid_argument naming an unknown op.
@@ -81,6 +82,8 @@ enum class IntentReason {
   kOverflowFallback,  // AmpPolicy::overflow_fallback: it overflowed in 16-bit training
   kProbe,             // TensorStats: reads every tensor in the dtype it has
   kIntegerExact,      // Node::keep_f32: integer values computed in f32, exact only there
+  kBatchStatistics,   // Node::keep_f32 of a synchronized BatchNorm's statistics (origin
+                      // SyncBatchNorm)
 };
 // The policy step of the planner (docs/PLANNER.md, 1): what the level, the
 // lists and the overrides intend for each float node, in topological

@@ -66,6 +66,8 @@ struct Node {
   // The node computes integer values in f32 (an ONNX quantization op's
   // composition, frontend/onnx): exact only there, so the planner keeps it
   // f32 at every level (intent reason `integer-exact`, docs/PLANNER.md).
+  // A training step's synchronized BatchNorm marks its statistics so too
+  // (train/sync_batch_norm.hpp; reason `batch-statistics`).
   bool keep_f32 = false;
   // Placement: the index of the device the node runs on, into the device
   // list of the plan that produced the graph (AmpPlan::devices). 0 for

@@ -34,6 +34,16 @@ struct OptimizerOptions {
 
 enum class LossKind { kCrossEntropy, kMse };
 
+// Over which rows a BatchNorm of the forward takes its batch statistics.
+// kLocal: this process's batch (one BatchNormTraining node). kSynchronized:
+// every BatchNorm becomes the composition of train/sync_batch_norm.hpp,
+// whose per-channel sums travel as one value S (TrainingGraph::
+// synchronized); summed over the ranks of a data-parallel run before it is
+// read, they make the statistics the global batch's (PyTorch's
+// SyncBatchNorm). On one process, with nothing summed, both forms compute
+// the same step (within f32 rounding).
+enum class BatchStatistics { kLocal, kSynchronized };
+
 struct TrainingGraphOptions {
   OptimizerOptions optimizer;
   LossKind loss = LossKind::kCrossEntropy;
@@ -53,6 +63,20 @@ struct TrainingGraphOptions {
   // share counts against.
   bool diagnose_overflow = false;
   double underflow_below = 0x1p-14;
+  BatchStatistics batch_statistics = BatchStatistics::kLocal;
+};
+
+// One value of the step that a data-parallel run sums over the ranks (in
+// place, between its producer and its first reader; f32): a synchronized
+// BatchNorm's statistics S = [Σx (C), Σx² (C), count (1)], and the total
+// gradient of S. Names of values of TrainingGraph::step, which the planner
+// and fusion keep.
+struct SynchronizedValue {
+  std::string layer;    // the BatchNorm (a node of the model)
+  std::string forward;  // S: "<layer>/sync/stats"
+  // The gradient of S, every contribution summed; empty when no gradient
+  // flows through S (the BatchNorm's input depends on no trained weight).
+  std::string gradient;
 };
 
 // One tensor the diagnostics probe: row `index` of the step's "overflow"
@@ -126,6 +150,9 @@ struct TrainingGraph {
   // then gradients in backward order (the order the step computes them):
   // the rows of output(TrainingOutput::kOverflow).
   std::vector<OverflowProbe> probes;
+  // BatchStatistics::kSynchronized: one entry per BatchNorm, in forward
+  // order. Empty for kLocal.
+  std::vector<SynchronizedValue> synchronized;
   // Each slot's place, indexed by the enums (build_training_graph fills
   // them; input() and output() read them).
   std::array<SlotRange, kTrainingInputs> input_slots{};
