@@ -5,6 +5,7 @@
 #include "../train/train_fixtures.hpp"
 
 #include <ampx/ir/builder.hpp>
+#include <ampx/models/builtin_models.hpp>
 #include <ampx/session/trainer.hpp>
 #include <ampx/train/shuffle.hpp>
 
@@ -109,6 +110,42 @@ TEST_P(DataParallelMatchesOneRank, OnAnMlp) {
   // The weights moved: a run that skipped every update would also agree.
   const auto [moved, _] = max_difference(t.state(), Trainer(session, model, o).state());
   EXPECT_GT(moved, 10 * GetParam().tolerance);
+}
+
+// digits-cnn has BatchNorm: the ranks' sums make its statistics the global
+// batch's (SyncBatchNorm). The one-rank run computes them in the same
+// composition (batch_statistics kSynchronized on one process); at O0 also
+// against BatchNorm's own kernel (one-pass against two-pass variance).
+TEST_P(DataParallelMatchesOneRank, OnDigitsCnnWithBatchNorm) {
+  const auto dp = join();
+  const int64_t b = 8;
+  // At O2 one step: a 16-bit rounding that differs (a rank's partial sums
+  // against the whole batch's) can flip a ReLU or a max-pool's arg max, and
+  // momentum SGD carries such jumps on (measured on 2 ranks: 2e-4 after 2
+  // steps, 1e-2 after 6, 0.2 after 26; one process's local against
+  // synchronized BatchNorm differs as much). The MLP covers O2 over epochs.
+  const int64_t rows = GetParam().level == AmpLevel::kO0 ? 203 : b * dp->size();
+  const int epochs = GetParam().level == AmpLevel::kO0 ? 2 : 1;
+  const Dataset data = synthetic(rows, std::vector<int64_t>{1, 8, 8}, 10, 7);
+  const Graph model = make_builtin_model("digits-cnn");
+  TrainerOptions single = options_at(GetParam().level, b * dp->size());
+  single.graph.batch_statistics = BatchStatistics::kSynchronized;
+  const std::vector<HostTensor> alone = train_alone(model, single, data, epochs);
+  Session session(cpu_ref_only());
+  TrainerOptions o = options_at(GetParam().level, b);
+  o.data_parallel = dp;
+  Trainer t(session, model, o);
+  EpochResult r;
+  for (int e = 0; e < epochs; ++e) r = t.train_epoch(data);
+  EXPECT_EQ(r.data_parallel->synchronized_per_step, 2 * 2);  // two BatchNorms, S and its gradient
+  const auto [diff, where] = max_difference(t.state(), alone);
+  EXPECT_LE(diff, GetParam().tolerance) << "at " << where;
+  if (GetParam().level == AmpLevel::kO0) {
+    const std::vector<HostTensor> local =
+        train_alone(model, options_at(AmpLevel::kO0, b * dp->size()), data, 2);
+    const auto [d, w] = max_difference(t.state(), local);
+    EXPECT_LE(d, 1e-3) << "at " << w;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, DataParallelMatchesOneRank,

@@ -116,6 +116,11 @@ Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
   shared_copies_ = std::move(untied.copies);
   for (const std::string& line : describe_shared_copies(shared_copies_))
     spdlog::info("shared initializer {}: each reader trains its own", line);
+  // Data parallelism normalises over the global batch: each BatchNorm's
+  // sums are added over the ranks (SyncBatchNorm), so that N ranks at batch
+  // b take the step one process takes at N b, and every rank's running
+  // statistics stay the same.
+  if (options_.data_parallel) options_.graph.batch_statistics = BatchStatistics::kSynchronized;
   options_.graph.skip_nonfinite = options_.loss_scale->skip_nonfinite;
   options_.overflow.validate();
   options_.overflow.diagnose = options_.overflow.diagnose || options_.overflow.auto_fallback;
@@ -181,15 +186,31 @@ void Trainer::attach_exchange(Program& p) {
       }
     }
   }
+  const Graph& g = *p.compiled->execution_plan().graph;
   std::vector<BucketedGradient> bucketed;
   std::vector<ExchangedValue> values;
   for (size_t k = 0; k < sorted.size(); ++k) {
-    const Graph& g = *p.compiled->execution_plan().graph;
     bucketed.push_back(
         {sorted[k].weight, element_count(g.value(sorted[k].value).type.shape), wire_dtypes_[k]});
     values.push_back({sorted[k].value, 0});
   }
-  p.exchange = dp.make_exchange(bucketed, {});
+  // The synchronized BatchNorms' sums and their gradients, each summed
+  // alone when first read (groups 1, 2, ...: not with the buckets).
+  std::map<std::string, ValueId> by_name;
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) by_name[g.value(v).name] = v;
+  std::vector<int64_t> synchronized;
+  for (const SynchronizedValue& s : p.tg.synchronized) {
+    for (const std::string& name : {s.forward, s.gradient}) {
+      if (name.empty()) continue;  // no gradient flows through this one
+      const auto it = by_name.find(name);
+      if (it == by_name.end())
+        throw std::logic_error("the running step lost BatchNorm '" + s.layer + "''s value '" +
+                               name + "'");
+      values.push_back({it->second, static_cast<int>(values.size())});
+      synchronized.push_back(element_count(g.value(it->second).type.shape));
+    }
+  }
+  p.exchange = dp.make_exchange(bucketed, synchronized);
   p.exec().set_exchange(values, p.exchange.get());
 }
 
