@@ -47,19 +47,27 @@ def ring_allreduce_s(n, wire_bytes, elements, alpha_s, beta_bps, gamma_s):
             (n - 1) / n * elements * gamma_s)
 
 
+FIRST_BUCKET_BYTES = MIB
+
+
 def make_buckets(timeline, bucket_bytes):
     """Buckets from [(ready_s, f32_bytes)] in production order, as ampx's
-    plan_buckets makes them: at most bucket_bytes of f32 gradient each, a
+    plan_buckets makes them: at most bucket_bytes of f32 gradient each (the
+    first at most 1 MiB), a
     tensor larger than that a bucket of its own, never split; a bucket's
     ready time is its last tensor's. Returns [(ready_s, f32_bytes)]."""
     buckets, size, ready = [], 0, 0.0
     for t, b in timeline:
-        if size and size + b > bucket_bytes:
+        # The first bucket holds at most 1 MiB (FIRST_BUCKET_BYTES, DDP's
+        # rule, as plan_buckets' kFirstBucketBytes).
+        cap = min(bucket_bytes, FIRST_BUCKET_BYTES) if not buckets else bucket_bytes
+        if size and size + b > cap:
             buckets.append((ready, size))
             size = 0
+            cap = bucket_bytes
         size += b
         ready = t
-        if size >= bucket_bytes:
+        if size >= cap:
             buckets.append((ready, size))
             size = 0
     if size:

@@ -86,12 +86,20 @@ def test_sixteen_bit_halves_the_bandwidth_term():
     assert half == pytest.approx(f32 / 2)
 
 
-def test_one_bucket_gains_nothing_from_overlap():
+def test_default_buckets_overlap_only_their_first_mebibyte():
     net = sm.Network(1e-5, GB, 0.0)
     tl = sm.uniform_timeline(1_000_000, 0.005)
     b = sm.make_buckets(tl, 25 << 20)
-    assert len(b) == 1
-    assert sm.exposed_s(b, 0.005, 8, 4, net, True) == sm.exposed_s(b, 0.005, 8, 4, net, False)
+    # plan_buckets' rule: the first bucket at most 1 MiB, the rest in one.
+    assert len(b) == 2
+    assert b[0][1] <= sm.FIRST_BUCKET_BYTES < b[0][1] + 4_000_000 / 1024
+    overlapped, _ = sm.exposed_s(b, 0.005, 8, 4, net, True)
+    alone, _ = sm.exposed_s(b, 0.005, 8, 4, net, False)
+    assert overlapped < alone
+    # A single tensor is one bucket, whatever its size: nothing overlaps.
+    one = sm.make_buckets([(0.005, 4_000_000)], 25 << 20)
+    assert len(one) == 1
+    assert sm.exposed_s(one, 0.005, 8, 4, net, True) == sm.exposed_s(one, 0.005, 8, 4, net, False)
 
 
 def profile_record(steps):
@@ -163,7 +171,7 @@ def test_scaling_model_prints_both_tables():
     p = run_script(str(ROOT / "bench/scaling_model.py"), "--model", "mlp:4198400:8.6:3.1",
                    "--gamma-ns", "0.3")
     assert p.returncode == 0, p.stderr
-    assert "| mlp | 8.60 ms | 3.10 ms | 16.0 MiB (1 bucket of 25 MiB) | 25 Gbit/s | f32 |" in p.stdout
+    assert "| mlp | 8.60 ms | 3.10 ms | 16.0 MiB (2 buckets of 25 MiB) | 25 Gbit/s | f32 |" in p.stdout
     assert "Where smaller buckets stop helping" in p.stdout
 
 
