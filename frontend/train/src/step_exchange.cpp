@@ -78,6 +78,17 @@ class MpiStepExchange final : public StepExchange {
 
   StepCommunication step_communication() const override { return step_; }
 
+  // An f32 gradient is copied straight into its bucket (and read back from
+  // it): no copy of the exchange's own on either side.
+  std::span<std::byte> host_copy(size_t i, size_t bytes) override {
+    if (i >= gradients_) return {};
+    Bucket& b = buckets_[bucket_of_.at(i)];
+    if (b.wire != DType::kF32) return {};
+    const size_t k = slot_in(b, i);
+    if (bytes != member_elements(b, k) * 4) return {};
+    return std::as_writable_bytes(std::span<float>(b.f32).subspan(b.offsets[k], bytes / 4));
+  }
+
   void produced(size_t i, std::span<std::byte> bytes) override {
     if (i >= gradients_) return;  // a synchronized value: summed when read
     Bucket& b = buckets_[bucket_of_.at(i)];
@@ -85,7 +96,8 @@ class MpiStepExchange final : public StepExchange {
     const size_t n = bytes.size() / 4;
     const auto* src = reinterpret_cast<const float*>(bytes.data());
     if (b.wire == DType::kF32) {
-      std::memcpy(b.f32.data() + b.offsets[k], src, bytes.size());
+      if (src != b.f32.data() + b.offsets[k])
+        std::memcpy(b.f32.data() + b.offsets[k], src, bytes.size());
     } else {
       uint16_t* dst = b.half.data() + b.offsets[k];
       const bool bf16 = b.wire == DType::kBF16;
@@ -127,7 +139,8 @@ class MpiStepExchange final : public StepExchange {
     const size_t n = bytes.size() / 4;
     auto* dst = reinterpret_cast<float*>(bytes.data());
     if (b.wire == DType::kF32) {
-      std::memcpy(dst, b.f32.data() + b.offsets[k], bytes.size());
+      if (dst != b.f32.data() + b.offsets[k])
+        std::memcpy(dst, b.f32.data() + b.offsets[k], bytes.size());
     } else {
       const uint16_t* src = b.half.data() + b.offsets[k];
       const bool bf16 = b.wire == DType::kBF16;
@@ -137,6 +150,12 @@ class MpiStepExchange final : public StepExchange {
   }
 
  private:
+  // Elements of the bucket's k-th member.
+  static size_t member_elements(const Bucket& b, size_t k) {
+    const size_t end = k + 1 < b.offsets.size() ? b.offsets[k + 1] : b.elements;
+    return end - b.offsets[k];
+  }
+
   static size_t slot_in(const Bucket& b, size_t gradient) {
     for (size_t k = 0; k < b.members.size(); ++k)
       if (b.members[k] == gradient) return k;

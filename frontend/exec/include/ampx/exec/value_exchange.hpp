@@ -38,6 +38,12 @@ class ValueExchange {
   // Value i is about to be read: `bytes` (its host copy, as produced() got
   // it) must hold the value to use when this returns.
   virtual void needed(size_t i, std::span<std::byte> bytes) = 0;
+  // Where value i's host copy should live, asked once when the exchange is
+  // set: memory of the exchange's own, of exactly `bytes` bytes, that it
+  // keeps alive while it is set (a gradient bucket: the executor's copies
+  // then land where the all-reduce reads them); an empty span: the
+  // executor keeps a buffer of its own.
+  virtual std::span<std::byte> host_copy(size_t /*i*/, size_t /*bytes*/) { return {}; }
 };
 
 // One value to exchange. A group's values are made current together:
@@ -72,9 +78,16 @@ class ExchangeHooks {
       : exchange_(exchange) {
     if (!exchange_) return;
     points_ = exchange_points(plan, values);
-    for (const ExchangedValue& v : values) {
-      values_.push_back(v.value);
-      host_.emplace_back(plan.graph->value(v.value).byte_size());
+    owned_.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      values_.push_back(values[i].value);
+      const size_t bytes = plan.graph->value(values[i].value).byte_size();
+      std::span<std::byte> at = exchange_->host_copy(i, bytes);
+      if (at.size() != bytes) {
+        owned_[i].resize(bytes);
+        at = owned_[i];
+      }
+      host_.push_back(at);
     }
   }
   bool active() const { return exchange_ != nullptr; }
@@ -106,7 +119,8 @@ class ExchangeHooks {
   ValueExchange* exchange_ = nullptr;
   std::vector<ValueId> values_;
   ExchangePoints points_;
-  std::vector<std::vector<std::byte>> host_;
+  std::vector<std::span<std::byte>> host_;     // each value's host copy
+  std::vector<std::vector<std::byte>> owned_;  // those the exchange did not place
   size_t outstanding_ = 0;
 };
 
