@@ -7,7 +7,9 @@
 #      line naming it (mpirun --enable-recovery), nothing hangs; a resume from
 #      the last checkpoint then ends with the weights of an uninterrupted run;
 #   3. ranks started with different options are refused before any step,
-#      each in one line.
+#      each in one line;
+#   4. a rank that stalls (SIGSTOP): the other stops after --comm-timeout
+#      with one line, and mpirun ends the job.
 #
 #   train_cli_test.sh AMPX MPIEXEC
 #
@@ -107,10 +109,39 @@ timeout 60 "$mpiexec" -np 2 bash -c \
 status=$?
 ms=$((($(date +%s%N) - start) / 1000000))
 [[ $status -ne 0 && $status -ne 124 ]] || fail "disagreeing ranks: mpirun status $status"
-lines=$(grep -c '^ampx: error: .*ranks disagree on the training options' "$dir/disagree.err")
-[[ $lines -eq 2 ]] || fail "disagreeing ranks: $lines lines: $(grep '^ampx' "$dir/disagree.err")"
+# Counted as occurrences: mpirun may join the two ranks' lines into one.
+lines=$(grep -o 'ampx: error: the 2 ranks disagree on the training options' "$dir/disagree.err" |
+  wc -l)
+[[ $lines -eq 2 ]] || fail "disagreeing ranks: $lines lines: $(grep 'ampx' "$dir/disagree.err")"
 grep -q '"event":"epoch"' "$dir/disagree.out" && fail "disagreeing ranks trained"
 echo "disagreeing ranks refused in ${ms} ms"
+
+# 4. A rank that stalls (SIGSTOP) after the first checkpoint: the other gives
+#    up after --comm-timeout (2 s) with one line, and mpirun ends the job.
+ckpt=$dir/stall
+(timeout 120 "$mpiexec" -np 2 "$ampx" "${common[@]}" --epochs 100 --batch 32 --data-parallel \
+  --checkpoint "$ckpt" --comm-timeout 2 >"$dir/stalled.out" 2>"$dir/stalled.err") &
+launcher=$!
+for _ in $(seq 1 600); do
+  compgen -G "$ckpt/*.ampxckpt" >/dev/null && break
+  sleep 0.1
+done
+stopped=0
+start=$(date +%s%N)
+for p in $(pgrep -f "$ckpt"); do
+  if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+    kill -STOP "$p" && stopped=1
+  fi
+done
+wait "$launcher"
+status=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+[[ $stopped -eq 1 ]] || fail "no rank 1 to stop"
+echo "rank 1 stopped: the run ended ${ms} ms later, mpirun status $status"
+[[ $status -ne 0 && $status -ne 124 ]] || fail "stalled rank: mpirun status $status"
+[[ $ms -ge 2000 && $ms -lt 30000 ]] || fail "the run ended ${ms} ms after the stall (timeout 2 s)"
+lines=$(grep -c '^ampx: error: .*no answer from the other ranks within 2 s' "$dir/stalled.err")
+[[ $lines -eq 1 ]] || fail "stalled rank: $lines timeout lines: $(grep '^ampx' "$dir/stalled.err")"
 
 [[ $failures -eq 0 ]] && echo "PASS" || echo "$failures failures"
 exit $((failures > 0))
