@@ -35,6 +35,36 @@ base=(train builtin:digits-cnn --data builtin:digits --optimizer sgd --momentum 
   --format json)
 common=("${base[@]}" --lr 0.05)
 
+# signal_rank_1 NAME SIGNAL CKPT MPIRUN_OPTIONS... -- AMPX_OPTIONS...: a long
+# 2-rank run checkpointing into CKPT; once its first checkpoint is there,
+# rank 1 gets SIGNAL. Waits for the run; sets $status (mpirun's), $ms (from
+# the signal to the end) and $signalled (1 when rank 1 was found).
+signal_rank_1() {
+  local name=$1 signal=$2 ckpt=$3
+  shift 3
+  local mpirun_options=()
+  while [[ $1 != -- ]]; do mpirun_options+=("$1"); shift; done
+  shift
+  (timeout 120 "$mpiexec" "${mpirun_options[@]}" -np 2 "$ampx" "${common[@]}" --epochs 100 \
+    --batch 32 --data-parallel --checkpoint "$ckpt" "$@" >"$dir/$name.out" 2>"$dir/$name.err") &
+  local launcher=$!
+  for _ in $(seq 1 600); do
+    compgen -G "$ckpt/*.ampxckpt" >/dev/null && break
+    sleep 0.1
+  done
+  signalled=0
+  local start p
+  start=$(date +%s%N)
+  for p in $(pgrep -f "$ckpt"); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+      kill "-$signal" "$p" && signalled=1
+    fi
+  done
+  wait "$launcher"
+  status=$?
+  ms=$((($(date +%s%N) - start) / 1000000))
+}
+
 # 1. Accuracy.
 timeout 120 "$ampx" "${common[@]}" --epochs 12 --batch 64 >"$dir/one.out" 2>"$dir/one.err" ||
   fail "one process: status $? $(tail -1 "$dir/one.err")"
@@ -60,23 +90,8 @@ fi
 
 # 2. kill -9 of rank 1 after the first checkpoint, then resume.
 ckpt=$dir/ckpt
-(timeout 120 "$mpiexec" --enable-recovery -np 2 "$ampx" "${common[@]}" --epochs 100 --batch 32 \
-  --data-parallel --checkpoint "$ckpt" --comm-timeout 30 >"$dir/killed.out" 2>"$dir/killed.err") &
-launcher=$!
-for _ in $(seq 1 600); do
-  compgen -G "$ckpt/*.ampxckpt" >/dev/null && break
-  sleep 0.1
-done
-killed=0
-start=$(date +%s%N)
-for p in $(pgrep -f "$ckpt"); do
-  if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
-    kill -KILL "$p" && killed=1
-  fi
-done
-wait "$launcher"
-ms=$((($(date +%s%N) - start) / 1000000))
-[[ $killed -eq 1 ]] || fail "no rank 1 to kill"
+signal_rank_1 killed KILL "$ckpt" --enable-recovery -- --comm-timeout 30
+[[ $signalled -eq 1 ]] || fail "no rank 1 to kill"
 echo "rank 1 killed: the run ended ${ms} ms later"
 [[ $ms -lt 30000 ]] || fail "the run took ${ms} ms to end after the kill"
 lines=$(grep -c '^ampx: error:' "$dir/killed.err")
@@ -118,25 +133,8 @@ echo "disagreeing ranks refused in ${ms} ms"
 
 # 4. A rank that stalls (SIGSTOP) after the first checkpoint: the other gives
 #    up after --comm-timeout (2 s) with one line, and mpirun ends the job.
-ckpt=$dir/stall
-(timeout 120 "$mpiexec" -np 2 "$ampx" "${common[@]}" --epochs 100 --batch 32 --data-parallel \
-  --checkpoint "$ckpt" --comm-timeout 2 >"$dir/stalled.out" 2>"$dir/stalled.err") &
-launcher=$!
-for _ in $(seq 1 600); do
-  compgen -G "$ckpt/*.ampxckpt" >/dev/null && break
-  sleep 0.1
-done
-stopped=0
-start=$(date +%s%N)
-for p in $(pgrep -f "$ckpt"); do
-  if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
-    kill -STOP "$p" && stopped=1
-  fi
-done
-wait "$launcher"
-status=$?
-ms=$((($(date +%s%N) - start) / 1000000))
-[[ $stopped -eq 1 ]] || fail "no rank 1 to stop"
+signal_rank_1 stalled STOP "$dir/stall" -- --comm-timeout 2
+[[ $signalled -eq 1 ]] || fail "no rank 1 to stop"
 echo "rank 1 stopped: the run ended ${ms} ms later, mpirun status $status"
 [[ $status -ne 0 && $status -ne 124 ]] || fail "stalled rank: mpirun status $status"
 [[ $ms -ge 2000 && $ms -lt 30000 ]] || fail "the run ended ${ms} ms after the stall (timeout 2 s)"
