@@ -2,8 +2,10 @@
 
 #include <ampx/fileio/file_error.hpp>
 
+#include <cstdio>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace ampx::cli {
@@ -21,6 +23,12 @@ std::string error_message(const std::exception& e) {
   // A bug of ampx's, not the input's: say so without the library's words.
   if (internal) return "internal error: an index out of range (a bug in ampx; please report it)";
   return fileio::escape_control(what);
+}
+
+void print_error_line(const std::string& text) {
+  const std::string line = "ampx: error: " + text + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
 }
 
 }  // namespace ampx::cli

@@ -13,4 +13,9 @@ namespace ampx::cli {
 // or a terminal escape in a name taken from a model) are written as \xNN.
 std::string error_message(const std::exception& e);
 
+// Writes `ampx: error: TEXT` and a newline to stderr in one write: ranks of
+// one mpirun job share its stderr, and a line written in pieces can come out
+// cut by another rank's.
+void print_error_line(const std::string& text);
+
 }  // namespace ampx::cli

@@ -79,9 +79,9 @@ int main(int argc, char** argv) {
     // CLI11 would print two lines; a bad argument gets one, and exit code 2.
     const auto rest = app.remaining();
     if (!rest.empty() && app.get_subcommands().empty())
-      std::cerr << "ampx: error: unknown command '" << rest.front() << "' (see ampx --help)\n";
+      print_error_line("unknown command '" + rest.front() + "' (see ampx --help)");
     else
-      std::cerr << "ampx: error: " << e.what() << " (see ampx --help)\n";
+      print_error_line(std::string(e.what()) + " (see ampx --help)");
     return 2;
   }
   try {
@@ -89,10 +89,10 @@ int main(int argc, char** argv) {
     for (auto& [cmd, action] : actions)
       if (cmd->parsed()) return action();
   } catch (const std::invalid_argument& e) {  // bad argument, UsageError included
-    std::cerr << "ampx: error: " << error_message(e) << "\n";
+    print_error_line(error_message(e));
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "ampx: error: " << error_message(e) << "\n";
+    print_error_line(error_message(e));
     return 1;
   }
   return 1;

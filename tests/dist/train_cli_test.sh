@@ -124,10 +124,14 @@ timeout 60 "$mpiexec" -np 2 bash -c \
 status=$?
 ms=$((($(date +%s%N) - start) / 1000000))
 [[ $status -ne 0 && $status -ne 124 ]] || fail "disagreeing ranks: mpirun status $status"
-# Counted as occurrences: mpirun may join the two ranks' lines into one.
-lines=$(grep -o 'ampx: error: the 2 ranks disagree on the training options' "$dir/disagree.err" |
-  wc -l)
-[[ $lines -eq 2 ]] || fail "disagreeing ranks: $lines lines: $(grep 'ampx' "$dir/disagree.err")"
+# Each rank's line names it (ampx writes the line in one piece; mpirun
+# forwards the ranks' stderr as it comes).
+for r in 0 1; do
+  grep -q "^ampx: error: the 2 ranks disagree on the training options (rank $r: " \
+    "$dir/disagree.err" || fail "disagreeing ranks: no line from rank $r: $(grep ampx "$dir/disagree.err")"
+done
+lines=$(grep -c 'ampx: error:' "$dir/disagree.err")
+[[ $lines -eq 2 ]] || fail "disagreeing ranks: $lines error lines: $(grep ampx "$dir/disagree.err")"
 grep -q '"event":"epoch"' "$dir/disagree.out" && fail "disagreeing ranks trained"
 echo "disagreeing ranks refused in ${ms} ms"
 

@@ -227,7 +227,9 @@ TEST_P(SynchronizedValues, AreNamedF32AndShapedTwoCPlusOneInTheRunningStep) {
                             np.name.find("/sync/scaled") == std::string::npos &&
                             np.name.find("/sync/bias_wide") == std::string::npos &&
                             np.name != "bn1" && np.name != "bn2";
-    if (level == AmpLevel::kO2 || statistics) EXPECT_EQ(np.effective, DType::kF32) << np.name;
+    if (level == AmpLevel::kO2 || statistics) {
+      EXPECT_EQ(np.effective, DType::kF32) << np.name;
+    }
     // The bias's Reshape is data movement, which follows its input.
     const std::string why = statistics                        ? "batch-statistics"
                             : np.name.ends_with("/bias_wide") ? "follows-input"
@@ -284,8 +286,9 @@ TEST(SynchronizedBatchNorm, TheProbeSeesABatchNormAsOneLayer) {
     for (const OverflowProbe& probe : tg.probes) {
       if (probe.kind == OverflowProbe::Kind::kActivation) {
         p.activations.push_back(probe.layer);
-        if (stats == BatchStatistics::kSynchronized && probe.layer.starts_with("bn"))
+        if (stats == BatchStatistics::kSynchronized && probe.layer.starts_with("bn")) {
           EXPECT_EQ(probe.tensor, probe.layer);
+        }
       } else {
         p.gradients.emplace_back(probe.layer, probe.input);
       }
