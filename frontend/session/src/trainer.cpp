@@ -198,7 +198,6 @@ void Trainer::attach_exchange(Program& p) {
   // alone when first read (groups 1, 2, ...: not with the buckets).
   std::map<std::string, ValueId> by_name;
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) by_name[g.value(v).name] = v;
-  std::vector<int64_t> synchronized;
   for (const SynchronizedValue& s : p.tg.synchronized) {
     for (const std::string& name : {s.forward, s.gradient}) {
       if (name.empty()) continue;  // no gradient flows through this one
@@ -207,10 +206,9 @@ void Trainer::attach_exchange(Program& p) {
         throw std::logic_error("the running step lost BatchNorm '" + s.layer + "''s value '" +
                                name + "'");
       values.push_back({it->second, static_cast<int>(values.size())});
-      synchronized.push_back(element_count(g.value(it->second).type.shape));
     }
   }
-  p.exchange = dp.make_exchange(bucketed, synchronized);
+  p.exchange = dp.make_exchange(bucketed);
   p.exec().set_exchange(values, p.exchange.get());
 }
 

@@ -112,10 +112,10 @@ void DataParallel::require_agreement(std::string_view what, std::string_view tex
 }
 
 std::unique_ptr<StepExchange> DataParallel::make_exchange(
-    std::span<const BucketedGradient> gradients, std::span<const int64_t> synchronized_elements) {
+    std::span<const BucketedGradient> gradients) {
   const auto bucket_bytes = static_cast<uint64_t>(options_.bucket_mb * 1024 * 1024);
   return make_step_exchange(impl_->buckets, impl_->sync, gradients,
-                            plan_buckets(gradients, bucket_bytes), synchronized_elements);
+                            plan_buckets(gradients, bucket_bytes));
 }
 
 #else
@@ -137,8 +137,7 @@ int DataParallel::size() const {
 void DataParallel::sum(std::span<float>) {}
 void DataParallel::max(std::span<float>) {}
 void DataParallel::require_agreement(std::string_view, std::string_view) {}
-std::unique_ptr<StepExchange> DataParallel::make_exchange(std::span<const BucketedGradient>,
-                                                          std::span<const int64_t>) {
+std::unique_ptr<StepExchange> DataParallel::make_exchange(std::span<const BucketedGradient>) {
   return nullptr;
 }
 

@@ -40,11 +40,8 @@ class MpiStepExchange final : public StepExchange {
  public:
   MpiStepExchange(dist::Communicator& buckets, dist::Communicator& sync,
                   std::span<const BucketedGradient> gradients,
-                  std::vector<std::vector<size_t>> members, std::span<const int64_t> synchronized)
-      : bucket_comm_(buckets),
-        sync_comm_(sync),
-        gradients_(gradients.size()),
-        synchronized_(synchronized.begin(), synchronized.end()) {
+                  std::vector<std::vector<size_t>> members)
+      : bucket_comm_(buckets), sync_comm_(sync), gradients_(gradients.size()) {
     for (auto& m : members) {
       Bucket b;
       b.wire = gradients[m.front()].wire;
@@ -187,7 +184,6 @@ class MpiStepExchange final : public StepExchange {
   dist::Communicator& bucket_comm_;
   dist::Communicator& sync_comm_;
   size_t gradients_ = 0;
-  std::vector<int64_t> synchronized_;
   std::vector<Bucket> buckets_;
   std::map<size_t, size_t> bucket_of_;
   size_t next_start_ = 0;
@@ -199,10 +195,8 @@ class MpiStepExchange final : public StepExchange {
 std::unique_ptr<StepExchange> make_step_exchange(dist::Communicator& buckets,
                                                  dist::Communicator& sync,
                                                  std::span<const BucketedGradient> gradients,
-                                                 std::vector<std::vector<size_t>> bucket_members,
-                                                 std::span<const int64_t> synchronized_elements) {
-  return std::make_unique<MpiStepExchange>(buckets, sync, gradients, std::move(bucket_members),
-                                           synchronized_elements);
+                                                 std::vector<std::vector<size_t>> bucket_members) {
+  return std::make_unique<MpiStepExchange>(buckets, sync, gradients, std::move(bucket_members));
 }
 
 }  // namespace ampx::train

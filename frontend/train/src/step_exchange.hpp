@@ -9,7 +9,6 @@ namespace ampx::train {
 std::unique_ptr<StepExchange> make_step_exchange(dist::Communicator& buckets,
                                                  dist::Communicator& sync,
                                                  std::span<const BucketedGradient> gradients,
-                                                 std::vector<std::vector<size_t>> bucket_members,
-                                                 std::span<const int64_t> synchronized_elements);
+                                                 std::vector<std::vector<size_t>> bucket_members);
 
 }  // namespace ampx::train

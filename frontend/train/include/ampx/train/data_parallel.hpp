@@ -110,10 +110,9 @@ class DataParallel {
   void max(std::span<float> values);
 
   // The exchange for a step whose gradients are `gradients` (bucketed by
-  // plan_buckets) and which synchronizes `synchronized` f32 values of
-  // `synchronized_elements` elements each.
-  std::unique_ptr<StepExchange> make_exchange(std::span<const BucketedGradient> gradients,
-                                              std::span<const int64_t> synchronized_elements);
+  // plan_buckets); any value handed over after them is a synchronized f32
+  // value, summed alone when first read.
+  std::unique_ptr<StepExchange> make_exchange(std::span<const BucketedGradient> gradients);
 
   struct Impl;
 
