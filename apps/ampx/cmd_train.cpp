@@ -74,6 +74,7 @@ struct TrainOptions {
   double bucket_mb = 25;
   std::string allreduce_dtype = "f32";
   double comm_timeout_s = 60;
+  bool shard_optimizer = false;
 };
 
 // Ranks other than 0 of a data-parallel run print nothing on stdout (the
@@ -103,14 +104,18 @@ class QuietRank {
 
 std::shared_ptr<train::DataParallel> join_data_parallel(const TrainOptions& o) {
   if (!o.data_parallel) {
-    if (o.bucket_mb != 25 || o.allreduce_dtype != "f32" || o.comm_timeout_s != 60)
-      throw UsageError("--bucket-mb, --allreduce-dtype and --comm-timeout need --data-parallel");
+    if (o.bucket_mb != 25 || o.allreduce_dtype != "f32" || o.comm_timeout_s != 60 ||
+        o.shard_optimizer)
+      throw UsageError(
+          "--bucket-mb, --allreduce-dtype, --comm-timeout and --shard-optimizer need "
+          "--data-parallel");
     return nullptr;
   }
   train::DataParallelOptions d;
   d.bucket_mb = o.bucket_mb;
   d.allreduce_dtype = train::parse_allreduce_dtype(o.allreduce_dtype);
   d.comm_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.comm_timeout_s * 1000));
+  if (o.shard_optimizer) d.sharding = train::OptimizerSharding::kZero1;
   try {
     d.validate();
   } catch (const std::invalid_argument& e) {
@@ -295,6 +300,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
         plan.nodes.size(), o.optimizer, fmt::format("lr {}", o.lr));
     std::cout << fmt::format("loss scale {}: {}\n", trainer.loss_scaler().options().str(),
                              trainer.loss_scale_reason());
+    if (const auto& m = trainer.sharded_memory()) std::cout << sharded_memory_line(*m) << "\n";
     if (!trainer.shared_copies().empty()) {
       std::map<std::string, int> per_value;  // shared initializer -> copies made
       std::vector<std::string> order;
@@ -347,10 +353,9 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       write_train_report(o.report, curves->to_json());
     }
     std::string saved;
-    if (!o.checkpoint.empty()) {
-      const train::Checkpoint c = trainer.checkpoint();  // every rank: it reads the state
-      if (writes) saved = train::save_checkpoint(o.checkpoint, c, o.keep).string();
-    }
+    // Every rank: the state is read everywhere, and a sharded optimizer's
+    // ranks each write their shard.
+    if (!o.checkpoint.empty()) saved = trainer.save_checkpoint(o.checkpoint, o.keep).string();
     if (o.format == Format::kJson) {
       nlohmann::json j{{"schema", "ampx.train/1"}, {"event", "epoch"},
                        {"epoch", r.epoch},         {"epochs", o.epochs},
@@ -427,6 +432,7 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
       j["diagnostics"] = overflow_diagnostics_json(*d, trainer.fallbacks());
     }
     if (!o.export_path.empty()) j["exported"] = o.export_path;
+    if (const auto& m = trainer.sharded_memory()) j["sharded_optimizer"] = sharded_memory_json(*m);
     if (!o.trace.empty() && trainer.profiled_step()) j["trace"] = o.trace;
     j["shared_copies"] = nlohmann::json::array();
     for (const train::SharedStateCopy& c : trainer.shared_copies())
@@ -550,6 +556,10 @@ Action add_train_command(CLI::App& app, const GlobalOptions& global) {
                   "run stops")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 1e6));
+  cmd->add_flag("--shard-optimizer", o->shard_optimizer,
+                "--data-parallel: ZeRO-1: each rank keeps and updates the optimizer state of the "
+                "weights it owns, gradients reduced to their owner, weights all-gathered after "
+                "each step; checkpoints in shards (docs/DISTRIBUTED.md)");
   o->policy.add_to(*cmd);
   o->model_args.add_to(*cmd);
   o->memory.add_to(*cmd);

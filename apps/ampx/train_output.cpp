@@ -2,6 +2,8 @@
 
 #include "run_profile_output.hpp"
 
+#include <fmt/format.h>
+
 namespace ampx::cli {
 namespace {
 
@@ -86,7 +88,39 @@ nlohmann::json data_parallel_epoch_json(const train::DataParallelEpoch& d) {
           {"exposed_comm_ms_per_step", d.exposed_comm_ms_per_step},
           {"overlap", overlap},
           {"synchronized_per_step", d.synchronized_per_step},
-          {"dropped_rows", d.dropped_rows}};
+          {"dropped_rows", d.dropped_rows},
+          {"sharded_optimizer", d.sharded_optimizer},
+          {"allgather_bytes_per_step", d.allgather_bytes_per_step},
+          {"allgather_ms_per_step", d.allgather_ms_per_step}};
+}
+
+namespace {
+double mib(uint64_t bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024.0);
+}
+}  // namespace
+
+std::string sharded_memory_line(const train::ShardedMemory& m) {
+  return fmt::format(
+      "sharded optimizer (ZeRO-1): rank {} of {} owns {} of {} weights ({:.2f} of {:.2f} MiB); "
+      "optimizer state {:.2f} MiB on this rank against {:.2f} MiB unsharded; state kept "
+      "{:.2f} MiB against {:.2f} MiB",
+      m.rank, m.ranks, m.owned_weights, m.weights, mib(m.owned_weight_bytes), mib(m.weight_bytes),
+      mib(m.optimizer_bytes), mib(m.unsharded_optimizer_bytes), mib(m.state_bytes),
+      mib(m.unsharded_state_bytes));
+}
+
+nlohmann::json sharded_memory_json(const train::ShardedMemory& m) {
+  return {{"rank", m.rank},
+          {"ranks", m.ranks},
+          {"owned_weights", m.owned_weights},
+          {"weights", m.weights},
+          {"owned_weight_bytes", m.owned_weight_bytes},
+          {"weight_bytes", m.weight_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"unsharded_optimizer_bytes", m.unsharded_optimizer_bytes},
+          {"state_bytes", m.state_bytes},
+          {"unsharded_state_bytes", m.unsharded_state_bytes}};
 }
 
 }  // namespace ampx::cli

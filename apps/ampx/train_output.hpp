@@ -32,8 +32,13 @@ nlohmann::json overflow_diagnostics_json(const train::OverflowDiagnostics& d,
 // batch, buckets, the all-reduce dtype, payload bytes per step, the
 // all-reduces' time per step, the part the step waited for, the overlap
 // (1 - waited / all-reduce time) and the rows of a too-small last batch
-// left out.
+// left out; with --shard-optimizer the all-gather's bytes and time.
 nlohmann::json data_parallel_epoch_json(const train::DataParallelEpoch& d);
+
+// `--shard-optimizer`'s state on this rank against the unsharded run: the
+// text line, and the `done` record's "sharded_optimizer".
+std::string sharded_memory_line(const train::ShardedMemory& m);
+nlohmann::json sharded_memory_json(const train::ShardedMemory& m);
 
 // `--profile-step`'s step (the `profile` event): its per-node table as
 // `ampx run --per-node --format json` has it.

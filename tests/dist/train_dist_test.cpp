@@ -2,7 +2,7 @@
 // on every rank, in the same order. The single-process references run on
 // each rank alone (no DataParallel), on cpu_ref, so every rank can compare
 // its own state with them.
-#include "../train/train_fixtures.hpp"
+#include "train_dist_fixtures.hpp"
 
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
@@ -22,60 +22,7 @@ namespace {
 using testing::cpu_ref_only;
 using ::testing::HasSubstr;
 using testing::synthetic;
-
-// Dense layers only: no Dropout (whose masks depend on the rows a rank
-// holds) and no BatchNorm.
-Graph plain_mlp() {
-  GraphBuilder b("plain-mlp", 5);
-  ValueId x = b.input("input", DType::kF32, {8, 12});
-  x = b.dense("fc1", x, 32);
-  x = b.unary(OpType::kRelu, "relu", x);
-  x = b.dense("fc2", x, 24);
-  x = b.unary(OpType::kTanh, "act", x);
-  x = b.dense("fc3", x, 4);
-  b.output(x);
-  return std::move(b).build();
-}
-
-std::shared_ptr<DataParallel> join(DataParallelOptions o = {}) {
-  return std::make_shared<DataParallel>(o);
-}
-
-TrainerOptions options_at(AmpLevel level, int64_t batch) {
-  TrainerOptions o = testing::sgd(batch);
-  o.policy.level = level;
-  // cpu_ref's emulated 16-bit really rounds to 16-bit (as a policy-string
-  // framework plans it), so that O2 is not O0 in disguise here.
-  o.capability_blind = true;
-  // O2's dynamic loss scaling, from a scale that does not overflow at the
-  // first steps: which steps overflow at 2^24 depends on the rows a
-  // 16-bit gradient sums over, and one skip more moves the whole run.
-  if (level == AmpLevel::kO2) o.loss_scale = LossScaleOptions::parse("dynamic:1024,2,1000");
-  return o;
-}
-
-std::vector<HostTensor> train_alone(const Graph& model, TrainerOptions o, const Dataset& data,
-                                    int epochs) {
-  Session session(cpu_ref_only());
-  Trainer t(session, model, std::move(o));
-  for (int e = 0; e < epochs; ++e) t.train_epoch(data);
-  return t.state();
-}
-
-// The largest |a - b| / (1 + |b|) over every weight (not the optimizer's
-// moments), and the name of the tensor where it is.
-std::pair<double, std::string> max_difference(const std::vector<HostTensor>& a,
-                                              const std::vector<HostTensor>& b) {
-  std::pair<double, std::string> worst{0.0, ""};
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::vector<double> x = to_doubles(a[i]), y = to_doubles(b[i]);
-    for (size_t k = 0; k < x.size(); ++k) {
-      const double d = std::abs(x[k] - y[k]) / (1.0 + std::abs(y[k]));
-      if (!(d <= worst.first)) worst = {d, a[i].name};
-    }
-  }
-  return worst;
-}
+using namespace dist_testing;
 
 struct Level {
   AmpLevel level;

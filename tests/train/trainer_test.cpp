@@ -134,7 +134,8 @@ TEST(Trainer, RunOptionsAreTheTextOlderCheckpointsHold) {
 // restore() refuses a checkpoint of another run in one line and changes
 // nothing: another model, other options, another seed, another loss-scale
 // schedule (unless asked to start it afresh), a fallback layer the model
-// lacks, state that does not fit.
+// lacks, state that does not fit (matched by name: a sharded run's
+// checkpoint holds every rank's moments).
 TEST(Trainer, RestoreRefusesAnotherRunChangingNothing) {
   const Dataset data = synthetic(32, 12, 4, 5);
   Session session(cpu_ref_only());
@@ -175,12 +176,19 @@ TEST(Trainer, RestoreRefusesAnotherRunChangingNothing) {
           Trainer::LossScaleOnRestore::kStartAfresh);
   c = good;
   c.state.pop_back();
-  refused(c, "the state has 7 tensors, the training step 8");
+  refused(c, "the checkpoint has no tensor 'fc2.bias/momentum' (momentum)");
   c.fallbacks = {{"fc1", "overflow", 1, ""}};  // checked before the layer moves
-  refused(c, "the state has 7 tensors, the training step 8");
+  refused(c, "the checkpoint has no tensor 'fc2.bias/momentum' (momentum)");
   c = good;
   c.state[1].name = "fc1.bias.renamed";
-  refused(c, "state tensor 1 is 'fc1.bias.renamed'");
+  refused(c, "the checkpoint has no tensor 'fc1.bias' (weight)");
+  c = good;
+  c.state.push_back(c.state[0]);
+  c.state.back().name = "stray";
+  refused(c, "the checkpoint's tensor 'stray' is not state of this training step");
+  c = good;
+  c.state[0].type.shape.push_back(1);
+  refused(c, "state tensor 0 is 'fc1.weight'");
   // Another schedule started afresh: the state and progress are taken up,
   // the scaler is this run's own.
   c = good;

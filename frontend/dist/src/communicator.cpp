@@ -6,6 +6,8 @@
 
 #include <ampx/half.hpp>
 
+#include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -40,22 +42,37 @@ void collective(detail::Liveness& live, const char* call, size_t n, Start&& star
   detail::wait_all(requests, live, call);
 }
 
-// Starts an in-place MPI_Iallreduce of `n` elements of `type` under `op`,
-// in pieces, as one PendingAllreduce.
-PendingAllreduce start_allreduce(const MpiRuntime& runtime,
+// Starts an in-place reduction of `n` elements of `type` under `op`, in
+// pieces, as one PendingAllreduce: MPI_Iallreduce to every rank, or, with a
+// `root`, MPI_Ireduce to that rank alone (the others' buffers are only read).
+struct Reduction {
+  MPI_Datatype type;
+  size_t element_bytes;
+  MPI_Op op;
+  std::optional<int> root;  // none: every rank
+};
+
+PendingAllreduce start_reduction(const MpiRuntime& runtime,
                                  const std::shared_ptr<detail::Liveness>& live, MPI_Comm comm,
-                                 std::byte* data, size_t n, MPI_Datatype type, size_t element_bytes,
-                                 MPI_Op op) {
+                                 std::byte* data, size_t n, const Reduction& how) {
   live->check_usable();
-  auto impl = std::make_unique<PendingAllreduce::Impl>(
-      PendingAllreduce::Impl{runtime, live, {}, "MPI_Iallreduce"});
+  const char* call = how.root ? "MPI_Ireduce" : "MPI_Iallreduce";
+  auto impl =
+      std::make_unique<PendingAllreduce::Impl>(PendingAllreduce::Impl{runtime, live, {}, call});
   detail::for_each_piece(n, [&](size_t offset, int count) {
     MPI_Request request = MPI_REQUEST_NULL;
-    const int code = MPI_Iallreduce(MPI_IN_PLACE, data + offset * element_bytes, count, type, op,
-                                    comm, &request);
+    std::byte* piece = data + offset * how.element_bytes;
+    int code = MPI_SUCCESS;
+    if (!how.root) {
+      code = MPI_Iallreduce(MPI_IN_PLACE, piece, count, how.type, how.op, comm, &request);
+    } else if (*how.root == live->rank) {
+      code = MPI_Ireduce(MPI_IN_PLACE, piece, count, how.type, how.op, *how.root, comm, &request);
+    } else {
+      code = MPI_Ireduce(piece, nullptr, count, how.type, how.op, *how.root, comm, &request);
+    }
     if (code != MPI_SUCCESS) {
       PendingAllreduce started(std::move(impl));  // waits for the pieces already started
-      detail::throw_mpi_error(code, "MPI_Iallreduce", live->rank, live->size);
+      detail::throw_mpi_error(code, call, live->rank, live->size);
     }
     impl->requests.push_back(request);
   });
@@ -194,18 +211,73 @@ void Communicator::barrier() {
              [&](size_t, int, MPI_Request* r) { return MPI_Ibarrier(impl_->comm, r); });
 }
 
+void Communicator::allgather_in_place(std::span<std::byte> all, std::span<const uint64_t> counts) {
+  if (counts.size() != static_cast<size_t>(impl_->size)) {
+    throw std::invalid_argument("allgather: " + std::to_string(counts.size()) + " counts for " +
+                                std::to_string(impl_->size) + " ranks");
+  }
+  uint64_t total = 0, hash = 0xcbf29ce484222325ull;
+  std::vector<int> ints(counts.size()), displs(counts.size());
+  for (size_t r = 0; r < counts.size(); ++r) {
+    if (counts[r] > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
+        total > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+      throw std::invalid_argument("allgather: a block or offset beyond 2^31 - 1 bytes");
+    }
+    ints[r] = static_cast<int>(counts[r]);
+    displs[r] = static_cast<int>(total);
+    total += counts[r];
+    hash = (hash ^ counts[r]) * 0x100000001b3ull;
+  }
+  if (total != all.size()) {
+    throw std::invalid_argument("allgather: the counts add up to " + std::to_string(total) +
+                                " bytes, the buffer holds " + std::to_string(all.size()));
+  }
+  // As in broadcast(): ranks with other blocks all refuse together.
+  if (!all_equal(hash)) {
+    throw DistError("allgather failed on rank " + std::to_string(impl_->rank) + " of " +
+                    std::to_string(impl_->size) + ": the ranks' block sizes differ");
+  }
+  collective(*impl_->live, "MPI_Iallgatherv", 1, [&](size_t, int, MPI_Request* r) {
+    return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, all.data(), ints.data(), displs.data(),
+                           MPI_BYTE, impl_->comm, r);
+  });
+}
+
 PendingAllreduce Communicator::start_allreduce_sum(std::span<float> values) {
-  return start_allreduce(impl_->runtime, impl_->live, impl_->comm,
-                         reinterpret_cast<std::byte*>(values.data()), values.size(), MPI_FLOAT,
-                         sizeof(float), MPI_SUM);
+  return start_reduction(impl_->runtime, impl_->live, impl_->comm,
+                         reinterpret_cast<std::byte*>(values.data()), values.size(),
+                         {MPI_FLOAT, sizeof(float), MPI_SUM, std::nullopt});
 }
 
 PendingAllreduce Communicator::start_allreduce_sum(std::span<uint16_t> values, DType dtype) {
   require_16bit(dtype, "start_allreduce_sum of 16-bit values");
   const MPI_Op op = dtype == DType::kF16 ? impl_->ops->f16_sum() : impl_->ops->bf16_sum();
-  return start_allreduce(impl_->runtime, impl_->live, impl_->comm,
-                         reinterpret_cast<std::byte*>(values.data()), values.size(), MPI_UINT16_T,
-                         sizeof(uint16_t), op);
+  return start_reduction(impl_->runtime, impl_->live, impl_->comm,
+                         reinterpret_cast<std::byte*>(values.data()), values.size(),
+                         {MPI_UINT16_T, sizeof(uint16_t), op, std::nullopt});
+}
+
+void Communicator::require_root(int root, const char* what) const {
+  if (root < 0 || root >= impl_->size) {
+    throw std::invalid_argument(std::string(what) + ": root " + std::to_string(root) +
+                                " is not a rank of " + std::to_string(impl_->size));
+  }
+}
+
+PendingAllreduce Communicator::start_reduce_sum(std::span<float> values, int root) {
+  require_root(root, "start_reduce_sum");
+  return start_reduction(impl_->runtime, impl_->live, impl_->comm,
+                         reinterpret_cast<std::byte*>(values.data()), values.size(),
+                         {MPI_FLOAT, sizeof(float), MPI_SUM, root});
+}
+
+PendingAllreduce Communicator::start_reduce_sum(std::span<uint16_t> values, DType dtype, int root) {
+  require_16bit(dtype, "start_reduce_sum of 16-bit values");
+  require_root(root, "start_reduce_sum");
+  const MPI_Op op = dtype == DType::kF16 ? impl_->ops->f16_sum() : impl_->ops->bf16_sum();
+  return start_reduction(impl_->runtime, impl_->live, impl_->comm,
+                         reinterpret_cast<std::byte*>(values.data()), values.size(),
+                         {MPI_UINT16_T, sizeof(uint16_t), op, root});
 }
 
 }  // namespace ampx::dist

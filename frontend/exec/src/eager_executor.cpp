@@ -261,6 +261,10 @@ std::vector<HostTensor> EagerExecutor::run_nodes(std::span<const HostTensorView>
     const ValueId in = g.inputs()[plan_.state[i].input];
     const ValueId out = g.outputs()[plan_.state[i].output];
     const int h = plan_.home[static_cast<size_t>(in)];
+    if (out == in) {  // state the run reads and leaves as it was
+      next[i] = std::move(state_[i]);
+      continue;
+    }
     auto& made = r.live[static_cast<size_t>(h)][static_cast<size_t>(out)];
     if (made) {
       next[i] = std::move(made);

@@ -118,6 +118,12 @@ ExecutionPlan lower(const Graph& graph, std::span<const LoweringDevice> devices,
     const ValueId out = graph.outputs()[p.state[i].output];
     const int h = p.home[static_cast<size_t>(in)];
     p.needs[static_cast<size_t>(h)].state_bytes += graph.value(in).byte_size();
+    if (out == in) {
+      // State the run only reads (ZeRO-1's weights of another rank, written
+      // between runs): its buffer already holds the output.
+      p.state_in_place[i] = true;
+      continue;
+    }
     const NodeId prod = graph.value(out).producer;
     if (prod == kNone || p.known_at_load[static_cast<size_t>(out)] || dev_of(prod) != h) continue;
     const Node& pn = graph.node(prod);

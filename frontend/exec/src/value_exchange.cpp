@@ -43,21 +43,32 @@ ExchangePoints exchange_points(const ExecutionPlan& plan, std::span<const Exchan
     size_t& done = group_done[values[i].group];
     done = std::max(done, producer[i]);
   }
+  // Each value's first reader after its group is made; a value no step
+  // reads then (the update guard's statistics, a step output) is made
+  // current with its group, before the group's first reader.
+  std::vector<size_t> reader(values.size(), steps);
+  std::map<int, size_t> group_reader;
+  for (size_t i = 0; i < values.size(); ++i) {
+    size_t s = group_done.at(values[i].group) + 1;
+    while (s < steps && !step_reads(g, plan.steps[s], values[i].value)) ++s;
+    reader[i] = s;
+    auto [it, added] = group_reader.emplace(values[i].group, s);
+    if (!added) it->second = std::min(it->second, s);
+  }
   for (size_t i = 0; i < values.size(); ++i) {
     const ValueId v = values[i].value;
-    size_t reader = group_done.at(values[i].group) + 1;
-    while (reader < steps && !step_reads(g, plan.steps[reader], v)) ++reader;
-    if (reader >= steps)
+    if (reader[i] >= steps) reader[i] = group_reader.at(values[i].group);
+    if (reader[i] >= steps)
       throw std::invalid_argument("exchanged value '" + g.value(v).name +
                                   "' is not read after its group is made");
     // A copy to another device in between would carry the rank's own value
     // there, where the exchanged one never arrives.
-    for (size_t s = producer[i] + 1; s < reader; ++s)
+    for (size_t s = producer[i] + 1; s < reader[i]; ++s)
       if (std::holds_alternative<CopyStep>(plan.steps[s]) && step_reads(g, plan.steps[s], v))
         throw std::invalid_argument("exchanged value '" + g.value(v).name +
                                     "' is copied to another device before its group is made");
     p.after[producer[i]].push_back(i);
-    p.before[reader].push_back(i);
+    p.before[reader[i]].push_back(i);
   }
   return p;
 }

@@ -1,7 +1,9 @@
 #include <ampx/session/trainer.hpp>
+
 #include <ampx/train/fused_update.hpp>
 #include <ampx/train/step_gradients.hpp>
 #include <ampx/tune/tuner.hpp>
+#include "trainer_program.hpp"
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -17,33 +19,6 @@
 #include <array>
 
 namespace ampx::train {
-
-// One compiled training step for one batch size.
-struct Trainer::Program {
-  TrainingGraph tg;
-  PlannedModel planned;  // its source: tg.step
-  const AmpPlan& plan() const { return planned.plan; }
-  // TrainerOptions::eager: compiled with ExecutionMode::kEager, the
-  // planned step run node by node (nothing fused).
-  std::optional<CompiledModel> compiled;
-  // The fused optimizer's 16-bit weight copies: state after tg.state's,
-  // derived from the weights (written whenever a weight is), never read back.
-  std::vector<WeightCopy> copies;
-  // Data parallelism: what the executor hands the gradients to.
-  std::unique_ptr<StepExchange> exchange;
-
-  PlanExecutor& exec() { return compiled->executor(); }
-  const PlanExecutor& exec() const { return compiled->executor(); }
-  const FusedGraph& ran() const { return compiled->fused(); }
-  std::vector<HostTensor> run(std::span<const HostTensor> in) { return exec().run(in); }
-  void write_state(size_t i, std::span<const std::byte> bytes) {
-    exec().write_state(i, bytes);
-    for (size_t j = 0; j < copies.size(); ++j)
-      if (copies[j].weight_input == tg.state[i].binding.input)
-        exec().write_state(tg.state.size() + j, copy_bytes(copies[j].dtype, bytes));
-  }
-  HostTensor read_state(size_t i) const { return exec().read_state(i); }
-};
 
 namespace {
 
@@ -126,6 +101,9 @@ Trainer::Trainer(Session& session, Graph forward, TrainerOptions options)
   options_.overflow.diagnose = options_.overflow.diagnose || options_.overflow.auto_fallback;
   options_.graph.diagnose_overflow = options_.overflow.diagnose;
   options_.graph.underflow_below = dtype_min_normal(options_.policy.half);
+  if (options_.data_parallel &&
+      options_.data_parallel->options().sharding == OptimizerSharding::kZero1)
+    shard_weights();
   Program& p = activate(options_.batch);
   if (options_.data_parallel) require_agreement(p);
   if (options_.overflow.diagnose) start_diagnostics(p);
@@ -142,9 +120,13 @@ void Trainer::require_agreement(const Program& p) {
   // run different steps.
   std::string plan;
   for (const Node& n : p.plan().graph.nodes()) {
+    // A sharded optimizer's updates are each rank's own weights'.
+    if (sharded() && (n.op == OpType::kSgdUpdate || n.op == OpType::kAdamUpdate)) continue;
     plan += n.name + ":" + std::string(op_name(n.op)) + "@" + std::to_string(n.device);
-    for (ValueId v : n.outputs)
-      plan += "," + std::string(dtype_name(p.plan().graph.value(v).type.dtype));
+    for (ValueId v : n.outputs) {
+      plan += ',';
+      plan += dtype_name(p.plan().graph.value(v).type.dtype);
+    }
     plan += ";";
   }
   dp.require_agreement("plan (" + std::to_string(p.plan().graph.num_nodes()) + " nodes)", plan);
@@ -152,12 +134,16 @@ void Trainer::require_agreement(const Program& p) {
 
 void Trainer::attach_exchange(Program& p) {
   DataParallel& dp = *options_.data_parallel;
-  std::vector<StepGradient> grads = step_gradients(*p.compiled->execution_plan().graph);
   // The buckets follow the step's weight order, which every rank shares
   // whatever its plan scheduled.
   std::map<std::string, size_t> order;
-  for (const StateEntry& e : p.tg.state)
-    if (e.role == StateRole::kWeight) order.emplace(e.name, order.size());
+  std::vector<std::string> weights;
+  for (const StateEntry& e : p.tg.state) {
+    if (e.role != StateRole::kWeight) continue;
+    order.emplace(e.name, order.size());
+    weights.push_back(e.name);
+  }
+  std::vector<StepGradient> grads = step_gradients(*p.compiled->execution_plan().graph, weights);
   if (grads.size() != order.size())
     throw std::logic_error("the training step's guard reads " + std::to_string(grads.size()) +
                            " gradients for " + std::to_string(order.size()) + " weights");
@@ -190,9 +176,22 @@ void Trainer::attach_exchange(Program& p) {
   std::vector<BucketedGradient> bucketed;
   std::vector<ExchangedValue> values;
   for (size_t k = 0; k < sorted.size(); ++k) {
-    bucketed.push_back(
-        {sorted[k].weight, element_count(g.value(sorted[k].value).type.shape), wire_dtypes_[k]});
+    bucketed.push_back({sorted[k].weight, element_count(g.value(sorted[k].value).type.shape),
+                        wire_dtypes_[k], sharded() ? weight_owner_[k] : -1});
     values.push_back({sorted[k].value, 0});
+  }
+  std::optional<GuardRule> guard;
+  if (sharded()) {
+    // The guard's hyper' and stats, one group: the verdict over every
+    // rank's statistics is written into both before the first update.
+    const auto it = std::find_if(g.nodes().begin(), g.nodes().end(),
+                                 [](const Node& n) { return n.name == kUpdateGuardNode; });
+    if (it == g.nodes().end() || it->outputs.size() != 2)
+      throw std::logic_error("the sharded training step has no update guard");
+    const int group = static_cast<int>(values.size());
+    values.push_back({it->outputs[0], group});
+    values.push_back({it->outputs[1], group});
+    guard = GuardRule{options_.graph.clip_grad_norm, options_.graph.skip_nonfinite};
   }
   // The synchronized BatchNorms' sums and their gradients, each summed
   // alone when first read (groups 1, 2, ...: not with the buckets).
@@ -208,7 +207,7 @@ void Trainer::attach_exchange(Program& p) {
       values.push_back({it->second, static_cast<int>(values.size())});
     }
   }
-  p.exchange = dp.make_exchange(bucketed);
+  p.exchange = dp.make_exchange(bucketed, guard);
   p.exec().set_exchange(values, p.exchange.get());
 }
 
@@ -284,6 +283,11 @@ Trainer::Program& Trainer::program(int64_t batch) {
     compile.mode = ExecutionMode::kEager;
     p->compiled.emplace(session_.compile(p->planned, compile));
     optimizer += " (eager: node by node)";
+  } else if (sharded()) {
+    // The fused pass takes the guard's verdict inside one node; a sharded
+    // optimizer's verdict is taken over the ranks between the guard and
+    // the updates.
+    optimizer += " (sharded optimizer: the guard's verdict is taken over the ranks)";
   } else if (options_.update_lowering == TrainerOptions::UpdateLowering::kFused) {
     // The optimizer as one pass where the updates' device answers for it
     // (train/fused_update.hpp); otherwise the planned per-tensor nodes.
@@ -302,6 +306,7 @@ Trainer::Program& Trainer::program(int64_t batch) {
   }
   if (!p->compiled) p->compiled.emplace(session_.compile(p->planned, compile));
   if (options_.data_parallel) attach_exchange(*p);
+  if (sharded() && batch == options_.batch) sharded_memory_ = measure_sharding(*p);
   spdlog::info(
       "training step for batch {}: {} nodes ({} 16-bit), {} state tensors ({} in place), {}, "
       "planned and compiled in {:.0f} ms",
@@ -420,6 +425,7 @@ EpochResult Trainer::train_epoch(const Dataset& data,
       ++timed_steps;
       timed_samples += global_count;  // every rank's rows, in the same time
     }
+    const double gather_ms = sharded() ? gather_weights(p) : 0.0;
     const auto loss = static_cast<double>(scalar_of(out.at(p.tg.output(TrainingOutput::kLoss))));
     // A step whose forward overflowed has no loss to average.
     if (std::isfinite(loss)) {
@@ -432,14 +438,19 @@ EpochResult Trainer::train_epoch(const Dataset& data,
         step_ + 1, loss, scaler_.scale(), guard[0] != 0.0f, static_cast<double>(guard[1]), ms};
     if (p.exchange) {
       const StepCommunication c = p.exchange->step_communication();
-      rec.comm_ms = c.comm_ms;
-      rec.exposed_comm_ms = c.exposed_ms;
+      rec.comm_ms = c.comm_ms + gather_ms;
+      rec.exposed_comm_ms = c.exposed_ms + gather_ms;
       DataParallelEpoch& d = *r.data_parallel;
+      if (sharded()) {
+        d.sharded_optimizer = true;
+        d.allgather_bytes_per_step = gathered_.size();
+        d.allgather_ms_per_step += gather_ms;
+      }
       d.buckets = c.buckets;
       d.wire_bytes_per_step = c.wire_bytes;
       d.synchronized_per_step = c.synchronized;
-      d.comm_ms_per_step += c.comm_ms;
-      d.exposed_comm_ms_per_step += c.exposed_ms;
+      d.comm_ms_per_step += rec.comm_ms;
+      d.exposed_comm_ms_per_step += rec.exposed_comm_ms;
     }
     r.records.push_back(rec);
     if (p.tg.has_output(TrainingOutput::kOverflow) && diagnostics_) {
@@ -491,6 +502,7 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     if (steps > 0) {
       r.data_parallel->comm_ms_per_step /= static_cast<double>(steps);
       r.data_parallel->exposed_comm_ms_per_step /= static_cast<double>(steps);
+      r.data_parallel->allgather_ms_per_step /= static_cast<double>(steps);
     }
   }
   r.loss = loss_samples > 0 ? loss_sum / static_cast<double>(loss_samples)
@@ -670,12 +682,14 @@ void Trainer::restore(const Checkpoint& c, LossScaleOnRestore loss_scale) {
                                 ", this run's " + schedule +
                                 " (--reset-loss-scale starts the new schedule afresh)");
   check_fallback_layers(c.fallbacks);
-  check_state(c.state);  // a fallback re-plans precisions, never the state's types
+  // By name: a sharded run's checkpoint holds every rank's moments.
+  const std::vector<HostTensor> state = state_by_name(c.state);
+  check_state(state);  // a fallback re-plans precisions, never the state's types
   // The layers moved to f32 stay there: the step is planned again before
   // the state goes in.
   set_fallbacks(c.fallbacks);
   if (diagnostics_) diagnostics_->set_windows(c.fallback_windows);
-  set_state(c.state);
+  set_state(state);
   epoch_ = c.epoch;
   step_ = c.step;
   if (loss_scale == LossScaleOnRestore::kResume) scaler_.set_state(c.loss_scale);
@@ -717,7 +731,9 @@ RunProfile Trainer::profile_step(const Dataset& data) {
   std::iota(rows.begin(), rows.end(), 0);
   const std::vector<HostTensor> in = step_inputs(p, data, rows);
   RunProfile profile;
+  if (p.exchange) p.exchange->begin_step();
   p.exec().run(in, profile);
+  if (sharded()) gather_weights(p);
   ++step_;
   return profile;
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <regex>
+#include <set>
 #include <span>
 
 namespace ampx::train {
@@ -132,6 +133,7 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   nlohmann::ordered_json order = nlohmann::ordered_json::array();
   for (const HostTensor& t : c.state) order.push_back(t.name);
   header["__metadata__"]["order"] = order.dump();
+  if (!c.shards.empty()) header["__metadata__"]["shards"] = nlohmann::json(c.shards).dump();
   // Every tensor's CRC-32: a flipped byte in the data is found on reading.
   nlohmann::ordered_json crcs = nlohmann::ordered_json::object();
   for (const HostTensor& t : c.state) crcs[t.name] = crc32_hex(t.data);
@@ -248,7 +250,8 @@ void read_fallback_windows(const nlohmann::json& text, Checkpoint& c, const Bad&
 
 }  // namespace
 
-Checkpoint read_checkpoint(const std::filesystem::path& file) {
+// One file: a whole checkpoint, a manifest (its shards not read), or a shard.
+Checkpoint read_checkpoint_file(const std::filesystem::path& file) {
   const std::string bytes = fileio::read_regular_file(file);
   auto bad = [&](const std::string& what) -> std::runtime_error {
     return std::runtime_error(file.string() + ": " + what);
@@ -298,6 +301,17 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
   if (meta.contains("loss_scale")) read_loss_scale(meta["loss_scale"], c, bad);
   if (meta.contains("amp_fallback")) read_fallbacks(meta["amp_fallback"], c, bad);
   if (meta.contains("fallback_windows")) read_fallback_windows(meta["fallback_windows"], c, bad);
+  if (meta.contains("shards")) {
+    const nlohmann::json shards = parse_json_member(meta["shards"], "the shard list", bad);
+    const std::regex shard_name(R"(epoch-\d{4,}\.shard-\d+-of-\d+\.ampxckpt)");
+    if (!shards.is_array()) throw bad("the shard list is not a JSON array");
+    for (const auto& name : shards) {
+      // Plain names in the manifest's directory: never a path elsewhere.
+      if (!name.is_string() || !std::regex_match(name.get<std::string>(), shard_name))
+        throw bad("the shard list names something that is not a shard file");
+      c.shards.push_back(name.get<std::string>());
+    }
+  }
   const uint64_t data_start = 8 + n, data_bytes = bytes.size() - data_start;
   if (!meta.contains("crc32")) throw bad("the tensor checksums (metadata crc32) are missing");
   const nlohmann::json crcs = parse_json_member(meta["crc32"], "the tensor checksums", bad);
@@ -379,6 +393,36 @@ Checkpoint read_checkpoint(const std::filesystem::path& file) {
   return c;
 }
 
+std::string shard_file_name(int epoch, int rank, int ranks) {
+  char name[96];
+  std::snprintf(name, sizeof name, "epoch-%04d.shard-%d-of-%d.ampxckpt", epoch, rank, ranks);
+  return name;
+}
+
+Checkpoint read_checkpoint(const std::filesystem::path& file) {
+  Checkpoint c = read_checkpoint_file(file);
+  std::set<std::string> names;
+  for (const HostTensor& t : c.state) names.insert(t.name);
+  for (const std::string& shard_name : c.shards) {
+    const std::filesystem::path shard_path = file.parent_path() / shard_name;
+    Checkpoint shard = read_checkpoint_file(shard_path);
+    const auto bad = [&](const std::string& what) {
+      return std::runtime_error(fileio::printable_path(shard_path) + ": " + what);
+    };
+    if (!shard.shards.empty()) throw bad("a shard names shards of its own");
+    if (shard.model != c.model || shard.options != c.options || shard.seed != c.seed ||
+        shard.epoch != c.epoch || shard.step != c.step)
+      throw bad("the shard is of another run or step than its manifest '" +
+                fileio::printable_path(file.filename()) + "' (epoch " +
+                std::to_string(shard.epoch) + ", step " + std::to_string(shard.step) + ")");
+    for (HostTensor& t : shard.state) {
+      if (!names.insert(t.name).second) throw bad("tensor '" + t.name + "' is in two files");
+      c.state.push_back(std::move(t));
+    }
+  }
+  return c;
+}
+
 void make_checkpoint_dir(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -405,8 +449,16 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& dir, const Ch
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (std::regex_match(e.path().filename().string(), kFileName)) all.push_back(e.path());
   std::sort(all.begin(), all.end());
-  for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 1)) < all.size(); ++i)
+  for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 1)) < all.size(); ++i) {
+    // A sharded checkpoint's shards go with its manifest.
+    const std::string stem = all[i].filename().string();
+    const std::regex its_shards(std::regex_replace(stem, std::regex(R"(\.ampxckpt$)"), "") +
+                                R"(\.shard-\d+-of-\d+\.ampxckpt)");
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (std::regex_match(e.path().filename().string(), its_shards))
+        std::filesystem::remove(e.path());
     std::filesystem::remove(all[i]);
+  }
   return file;
 }
 

@@ -52,6 +52,7 @@ std::vector<std::vector<size_t>> plan_buckets(std::span<const BucketedGradient> 
   std::vector<std::vector<size_t>> buckets;
   uint64_t filled = 0;
   DType wire = DType::kF32;
+  int owner = -1;
   for (size_t k = gradients.size(); k-- > 0;) {
     const BucketedGradient& g = gradients[k];
     const uint64_t bytes = static_cast<uint64_t>(g.elements) * 4;
@@ -59,11 +60,12 @@ std::vector<std::vector<size_t>> plan_buckets(std::span<const BucketedGradient> 
     // small, as DDP's: its all-reduce starts early in the backward pass.
     const uint64_t capacity =
         buckets.size() == 1 ? std::min(bucket_bytes, kFirstBucketBytes) : bucket_bytes;
-    if (buckets.empty() || g.wire != wire || filled + bytes > capacity) {
+    if (buckets.empty() || g.wire != wire || g.owner != owner || filled + bytes > capacity) {
       // A gradient alone in a bucket stays there, however large.
       if (buckets.empty() || !buckets.back().empty()) buckets.emplace_back();
       filled = 0;
       wire = g.wire;
+      owner = g.owner;
     }
     buckets.back().push_back(k);
     filled += bytes;
@@ -112,10 +114,14 @@ void DataParallel::require_agreement(std::string_view what, std::string_view tex
 }
 
 std::unique_ptr<StepExchange> DataParallel::make_exchange(
-    std::span<const BucketedGradient> gradients) {
+    std::span<const BucketedGradient> gradients, std::optional<GuardRule> guard) {
   const auto bucket_bytes = static_cast<uint64_t>(options_.bucket_mb * 1024 * 1024);
-  return make_step_exchange(impl_->buckets, impl_->sync, gradients,
-                            plan_buckets(gradients, bucket_bytes));
+  return make_step_exchange({impl_->buckets, impl_->sync}, gradients,
+                            plan_buckets(gradients, bucket_bytes), guard);
+}
+
+void DataParallel::allgather(std::span<std::byte> all, std::span<const uint64_t> counts) {
+  impl_->sync.allgather_in_place(all, counts);
 }
 
 #else
@@ -137,9 +143,11 @@ int DataParallel::size() const {
 void DataParallel::sum(std::span<float>) {}
 void DataParallel::max(std::span<float>) {}
 void DataParallel::require_agreement(std::string_view, std::string_view) {}
-std::unique_ptr<StepExchange> DataParallel::make_exchange(std::span<const BucketedGradient>) {
+std::unique_ptr<StepExchange> DataParallel::make_exchange(std::span<const BucketedGradient>,
+                                                          std::optional<GuardRule>) {
   return nullptr;
 }
+void DataParallel::allgather(std::span<std::byte>, std::span<const uint64_t>) {}
 
 #endif
 

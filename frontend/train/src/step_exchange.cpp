@@ -8,6 +8,7 @@
 
 #include <ampx/half.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -24,6 +25,7 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 struct Bucket {
   DType wire = DType::kF32;
+  int owner = -1;               // ZeRO-1: the rank the sum goes to; -1: every rank
   std::vector<size_t> members;  // gradient indexes
   std::vector<size_t> offsets;  // each member's first element in the bucket
   size_t elements = 0;
@@ -38,16 +40,19 @@ struct Bucket {
 
 class MpiStepExchange final : public StepExchange {
  public:
-  MpiStepExchange(dist::Communicator& buckets, dist::Communicator& sync,
-                  std::span<const BucketedGradient> gradients,
-                  std::vector<std::vector<size_t>> members)
-      : bucket_comm_(buckets), sync_comm_(sync), gradients_(gradients.size()) {
+  MpiStepExchange(StepCommunicators comms, std::span<const BucketedGradient> gradients,
+                  std::vector<std::vector<size_t>> members, std::optional<GuardRule> guard)
+      : bucket_comm_(comms.buckets),
+        sync_comm_(comms.sync),
+        gradients_(gradients.size()),
+        guard_(guard) {
     for (auto& m : members) {
       Bucket b;
       b.wire = gradients[m.front()].wire;
+      b.owner = gradients[m.front()].owner;
       for (size_t g : m) {
-        if (gradients[g].wire != b.wire)
-          throw std::logic_error("a gradient bucket mixes wire dtypes");
+        if (gradients[g].wire != b.wire || gradients[g].owner != b.owner)
+          throw std::logic_error("a gradient bucket mixes wire dtypes or owners");
         bucket_of_[g] = buckets_.size();
         b.offsets.push_back(b.elements);
         b.elements += static_cast<size_t>(gradients[g].elements);
@@ -71,6 +76,7 @@ class MpiStepExchange final : public StepExchange {
     }
     next_start_ = 0;
     step_ = {};
+    guard_done_ = false;
   }
 
   StepCommunication step_communication() const override { return step_; }
@@ -87,6 +93,10 @@ class MpiStepExchange final : public StepExchange {
   }
 
   void produced(size_t i, std::span<std::byte> bytes) override {
+    if (is_guard(i)) {
+      guard_values_[i - gradients_] = bytes;
+      return;
+    }
     if (i >= gradients_) return;  // a synchronized value: summed when read
     Bucket& b = buckets_[bucket_of_.at(i)];
     const size_t k = slot_in(b, i);
@@ -113,6 +123,10 @@ class MpiStepExchange final : public StepExchange {
   }
 
   void needed(size_t i, std::span<std::byte> bytes) override {
+    if (is_guard(i)) {
+      if (!guard_done_) take_guard_verdict();
+      return;
+    }
     if (i >= gradients_) {
       const auto t0 = Clock::now();
       sync_comm_.allreduce_sum(
@@ -135,6 +149,12 @@ class MpiStepExchange final : public StepExchange {
     const size_t k = slot_in(b, i);
     const size_t n = bytes.size() / 4;
     auto* dst = reinterpret_cast<float*>(bytes.data());
+    if (b.owner >= 0 && b.owner != bucket_comm_.rank()) {
+      // Another rank's weight: its sum went to its owner; the guard here
+      // must count the gradients this rank owns only.
+      std::memset(dst, 0, bytes.size());
+      return;
+    }
     if (b.wire == DType::kF32) {
       if (dst != b.f32.data() + b.offsets[k])
         std::memcpy(dst, b.f32.data() + b.offsets[k], bytes.size());
@@ -147,6 +167,30 @@ class MpiStepExchange final : public StepExchange {
   }
 
  private:
+  bool is_guard(size_t i) const { return guard_ && i >= gradients_ && i < gradients_ + 2; }
+
+  // The guard's statistics over every rank (train/sharded_optimizer.hpp):
+  // the sums of (1 - finite) and norm², then the verdict written into this
+  // rank's hyper' and stats.
+  void take_guard_verdict() {
+    guard_done_ = true;
+    const auto hyper = as_floats(guard_values_[0]);
+    const auto stats = as_floats(guard_values_[1]);
+    if (stats.size() != 2 || hyper.size() < 3)
+      throw std::logic_error("the update guard's values were not handed over");
+    std::array<float, 2> sums{1.0f - stats[0], stats[1] * stats[1]};
+    const auto t0 = Clock::now();
+    sync_comm_.allreduce_sum(std::span<float>(sums));
+    const double ms = ms_between(t0, Clock::now());
+    step_.comm_ms += ms;
+    step_.exposed_ms += ms;
+    apply_guard_verdict(hyper, stats, sums[0], sums[1], *guard_);
+  }
+
+  static std::span<float> as_floats(std::span<std::byte> bytes) {
+    return {reinterpret_cast<float*>(bytes.data()), bytes.size() / sizeof(float)};
+  }
+
   // Elements of the bucket's k-th member.
   static size_t member_elements(const Bucket& b, size_t k) {
     const size_t end = k + 1 < b.offsets.size() ? b.offsets[k + 1] : b.elements;
@@ -166,10 +210,14 @@ class MpiStepExchange final : public StepExchange {
       b.start = Clock::now();
       b.started = true;
       if (b.wire == DType::kF32) {
-        b.pending = bucket_comm_.start_allreduce_sum(std::span<float>(b.f32));
+        const std::span<float> values(b.f32);
+        b.pending = b.owner < 0 ? bucket_comm_.start_allreduce_sum(values)
+                                : bucket_comm_.start_reduce_sum(values, b.owner);
         step_.wire_bytes += b.elements * 4;
       } else {
-        b.pending = bucket_comm_.start_allreduce_sum(std::span<uint16_t>(b.half), b.wire);
+        const std::span<uint16_t> values(b.half);
+        b.pending = b.owner < 0 ? bucket_comm_.start_allreduce_sum(values, b.wire)
+                                : bucket_comm_.start_reduce_sum(values, b.wire, b.owner);
         step_.wire_bytes += b.elements * 2;
       }
       ++step_.buckets;
@@ -188,15 +236,18 @@ class MpiStepExchange final : public StepExchange {
   std::map<size_t, size_t> bucket_of_;
   size_t next_start_ = 0;
   StepCommunication step_;
+  std::optional<GuardRule> guard_;
+  std::array<std::span<std::byte>, 2> guard_values_;  // hyper', stats (host copies)
+  bool guard_done_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<StepExchange> make_step_exchange(dist::Communicator& buckets,
-                                                 dist::Communicator& sync,
+std::unique_ptr<StepExchange> make_step_exchange(StepCommunicators comms,
                                                  std::span<const BucketedGradient> gradients,
-                                                 std::vector<std::vector<size_t>> bucket_members) {
-  return std::make_unique<MpiStepExchange>(buckets, sync, gradients, std::move(bucket_members));
+                                                 std::vector<std::vector<size_t>> bucket_members,
+                                                 std::optional<GuardRule> guard) {
+  return std::make_unique<MpiStepExchange>(comms, gradients, std::move(bucket_members), guard);
 }
 
 }  // namespace ampx::train

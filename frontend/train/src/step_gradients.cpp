@@ -6,7 +6,8 @@
 
 namespace ampx::train {
 
-std::vector<StepGradient> step_gradients(const Graph& step) {
+std::vector<StepGradient> step_gradients(const Graph& step,
+                                         std::span<const std::string> weight_order) {
   const Node* guard = nullptr;
   for (const Node& n : step.nodes()) {
     if (n.op != OpType::kUpdateGuard && n.op != OpType::kMultiSgdUpdate &&
@@ -38,6 +39,12 @@ std::vector<StepGradient> step_gradients(const Graph& step) {
     s.value = guard->inputs[g];
     if (w != SIZE_MAX) {
       s.weight = step.value(guard->inputs[w]).name;
+    } else if (!weight_order.empty()) {
+      if (weight_order.size() + 1 != guard->inputs.size())
+        throw std::invalid_argument("node '" + guard->name + "' reads " +
+                                    std::to_string(guard->inputs.size() - 1) + " gradients for " +
+                                    std::to_string(weight_order.size()) + " weights");
+      s.weight = weight_order[g - 1];
     } else {
       // The update that reads this gradient names its weight (operand 0).
       for (const Node& n : step.nodes())

@@ -425,6 +425,14 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   if (weights.empty())
     throw std::invalid_argument("model '" + f.name + "' has no float weights to train" +
                                 (options.freeze.empty() ? "" : " (all are frozen)"));
+  if (options.owned_weights) {
+    for (const std::string& name : *options.owned_weights)
+      if (std::none_of(tg.state.begin(), tg.state.end(), [&](const StateEntry& e) {
+            return e.role == StateRole::kWeight && e.name == name;
+          }))
+        throw std::invalid_argument("owned weight '" + name +
+                                    "' is not a trained weight of model '" + f.name + "'");
+  }
 
   // The forward in training mode.
   std::vector<std::pair<size_t, ValueId>> new_state;  // state index -> new value
@@ -500,10 +508,14 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
   // check and the clipping, on the device.
   std::vector<ValueId> guard_in{hyper_in};
   guard_in.insert(guard_in.end(), grads.begin(), grads.end());
-  const NodeId guard = s.add_node(
-      "update_guard", OpType::kUpdateGuard, std::move(guard_in),
-      {s.value(hyper_in).type, {DType::kF32, {2}}},
-      {{"clip_norm", options.clip_grad_norm}, {"skip_nonfinite", int64_t{options.skip_nonfinite}}});
+  // Sharded (ZeRO-1): the verdict is taken over every rank's statistics
+  // by the caller, so the guard itself is neutral.
+  const bool sharded = options.owned_weights.has_value();
+  const NodeId guard =
+      s.add_node(kUpdateGuardNode, OpType::kUpdateGuard, std::move(guard_in),
+                 {s.value(hyper_in).type, {DType::kF32, {2}}},
+                 {{"clip_norm", sharded ? 0.0 : options.clip_grad_norm},
+                  {"skip_nonfinite", int64_t{options.skip_nonfinite && !sharded}}});
   const ValueId hyper = s.node(guard).outputs[0];
   const ValueId guard_stats = s.node(guard).outputs[1];
   if (options.skip_nonfinite) keep_statistics_on_skip(tg, new_state, hyper);
@@ -516,6 +528,11 @@ TrainingGraph build_training_graph(const Graph& f, const TrainingGraphOptions& o
     const ValueId g = grads[wi++];
     const TensorType t = s.value(w).type;
     const std::string name = tg.state[st].name;  // a copy: moments are added to tg.state
+    if (sharded && std::find(options.owned_weights->begin(), options.owned_weights->end(), name) ==
+                       options.owned_weights->end()) {
+      new_state.emplace_back(st, w);  // another rank's: read, left as it was
+      continue;
+    }
     auto add_moment = [&](StateRole r, const char* suffix) {
       const std::string mname = name + "/" + suffix;
       const ValueId m = s.add_input(mname, t);

@@ -100,6 +100,15 @@ class Communicator {
 
   void barrier();
 
+  // Every rank's block into every rank's buffer (MPI_Iallgatherv in place):
+  // `all` holds the ranks' blocks one after the other, rank r's of
+  // counts[r] bytes, this rank's already in its place. ZeRO-1's all-gather
+  // of the updated weights, each rank's block the weights it owns. The
+  // counts are checked first (one small all-reduce): ranks that disagree
+  // all throw DistError. Throws std::invalid_argument for counts that do
+  // not add up to all.size(), one per rank, each under 2^31 bytes.
+  void allgather_in_place(std::span<std::byte> all, std::span<const uint64_t> counts);
+
   // Starts the sum of allreduce_sum() without waiting (MPI_Iallreduce). The
   // buffer must stay alive and untouched until the returned request is
   // complete (wait(), or its destruction). Throws DistError if the start
@@ -119,7 +128,16 @@ class Communicator {
   // std::invalid_argument for another dtype, DistError if the start fails.
   PendingAllreduce start_allreduce_sum(std::span<uint16_t> values, DType dtype);
 
+  // The same sums delivered to `root` alone (MPI_Ireduce): ZeRO-1's
+  // reduce-scatter, a gradient bucket summed into the rank that owns its
+  // weights. On the root the buffer becomes the sum; on the other ranks it
+  // is only read (and must stay untouched until the request completes).
+  // Throws std::invalid_argument for a root outside [0, size()).
+  PendingAllreduce start_reduce_sum(std::span<float> values, int root);
+  PendingAllreduce start_reduce_sum(std::span<uint16_t> values, DType dtype, int root);
+
  private:
+  void require_root(int root, const char* what) const;
   void allreduce_16bit(std::span<uint16_t> values, DType dtype, bool average);
 
   struct Impl;  // src/communicator.cpp

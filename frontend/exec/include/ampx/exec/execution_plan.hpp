@@ -69,8 +69,9 @@ struct ExecutionPlan {
   std::vector<ExecutionStep> steps;
   std::vector<StateBinding> state;
   // By binding: the state output is written in its input's buffer (an
-  // update writing its own state input after every other reader of it);
-  // false: copied back after the run.
+  // update writing its own state input after every other reader of it, or
+  // a state output that is its input: state the run only reads); false:
+  // copied back after the run.
   std::vector<bool> state_in_place;
   std::vector<ValueId> alias_of;  // by ValueId: the state input whose buffer it is written in
   // Per device, by ValueId: the value's offset in the device's arena, -1

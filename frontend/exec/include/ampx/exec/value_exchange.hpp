@@ -50,7 +50,9 @@ class ValueExchange {
 // before the first step that reads any of them after the last of them is
 // produced (a bucket of gradients, read by the optimizer, while a probe
 // that reads one earlier sees the rank's own); a value alone in its group
-// before its first reader.
+// before its first reader. A value of a group that no step reads after the
+// group is made (a step output) is made current with the group's first
+// reader.
 struct ExchangedValue {
   ValueId value = kNone;
   int group = 0;
@@ -60,7 +62,7 @@ struct ExchangedValue {
 // values (indexes into `values`) produced by step s, `before[s]` those made
 // current before step s. Throws std::invalid_argument naming a value that
 // no step of the run produces (a graph input, a constant, a value computed
-// at load) or that no step reads after its group is produced.
+// at load) or whose group no step reads after it is produced.
 struct ExchangePoints {
   std::vector<std::vector<size_t>> after;
   std::vector<std::vector<size_t>> before;

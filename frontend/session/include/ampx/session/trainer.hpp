@@ -19,9 +19,11 @@
 #include <ampx/train/datasets.hpp>
 #include <ampx/train/loss_scale.hpp>
 #include <ampx/train/overflow_diagnostics.hpp>
+#include <ampx/train/sharded_optimizer.hpp>
 #include <ampx/train/shared_state.hpp>
 #include <ampx/train/training_graph.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -100,6 +102,13 @@ struct DataParallelEpoch {
   int synchronized_per_step = 0;  // BatchNorm statistics' reductions
   // Rows of a last global batch smaller than the rank count, not trained.
   int64_t dropped_rows = 0;
+  // ZeRO-1 (--shard-optimizer): the gradients are reduced to their owners
+  // (wire_bytes_per_step counts them), and after each step the owners'
+  // updated weights are all-gathered (not overlapped: within
+  // comm_ms_per_step and exposed_comm_ms_per_step too).
+  bool sharded_optimizer = false;
+  uint64_t allgather_bytes_per_step = 0;
+  double allgather_ms_per_step = 0;
 };
 
 struct EpochResult {
@@ -181,12 +190,25 @@ class Trainer {
   int epoch() const { return epoch_; }
   int64_t step() const { return step_; }
 
+  // Writes checkpoint() into `dir` (save_checkpoint's file names, the
+  // `keep` newest kept) and returns the file, empty on ranks that write
+  // none. Alone, or on rank 0 of a data-parallel run: one file. With a
+  // sharded optimizer (ZeRO-1) collective: every rank writes its shard,
+  // and rank 0 the manifest once every rank has (train/checkpoint.hpp);
+  // a rank that cannot write makes every rank throw.
+  std::filesystem::path save_checkpoint(const std::filesystem::path& dir, int keep);
+  // ZeRO-1: this rank's state against the unsharded run's; nullopt unless
+  // the optimizer is sharded.
+  const std::optional<ShardedMemory>& sharded_memory() const { return sharded_memory_; }
+
   // Resume (docs/TRAINING.md, "Checkpoints"). checkpoint() is the run as it
   // stands: every state tensor, the epoch and step, the seed, the model's
   // fingerprint, run_options(), the loss-scale schedule and where it
   // stands, and the automatic fallback's layers and windows. A later run
   // of the same model, options and seed restore()s it and continues as
-  // the uninterrupted run would, bit for bit on cpu_ref.
+  // the uninterrupted run would, bit for bit on cpu_ref. A sharded run's
+  // checkpoint() holds this rank's state: every weight and running
+  // statistic, and the optimizer moments it owns.
   Checkpoint checkpoint() const;
   // What restore() does with the checkpoint's loss-scale state: take it up
   // (a checkpoint of another schedule is refused), or start this run's
@@ -271,6 +293,18 @@ class Trainer {
   // (decided from the first plan, the same for every later one).
   std::vector<DType> wire_dtypes_;
   int64_t agreed_data_size_ = -1;
+  // ZeRO-1: each weight's owner (the step's weights in state order), and
+  // the all-gather's buffer.
+  std::vector<int> weight_owner_;
+  std::vector<std::byte> gathered_;
+  std::optional<ShardedMemory> sharded_memory_;
+  bool sharded() const { return !weight_owner_.empty(); }
+  // Owners decided, this rank's weights named in options_.graph.
+  void shard_weights();
+  // After a step: every owner's updated weights into every rank's step;
+  // returns the time it took.
+  double gather_weights(Program& p);
+  ShardedMemory measure_sharding(const Program& p) const;
   Program& activate(int64_t batch);
   // The data inputs of step step_ + 1 on `rows` of `data`.
   // `loss_weight` scales this rank's loss seed: its share of the global
@@ -298,6 +332,12 @@ class Trainer {
   void check_fallback_layers(const std::vector<FallbackRecord>& records) const;
   // std::invalid_argument naming the first tensor that does not fit the step.
   void check_state(const std::vector<HostTensor>& state) const;
+  // `tensors`' state of this step, by name, in the step's order: a sharded
+  // run's checkpoint holds every rank's moments, an unsharded one's may be
+  // read by a sharded run. Throws std::invalid_argument naming a tensor the
+  // step needs and `tensors` lack, or one it holds that is neither this
+  // step's state nor another rank's optimizer moment of its weights.
+  std::vector<HostTensor> state_by_name(const std::vector<HostTensor>& tensors) const;
   // Drops every compiled step and compiles the current batch's again under
   // the current policy, with the state carried over; returns the time.
   double replan();

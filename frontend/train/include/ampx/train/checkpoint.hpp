@@ -41,6 +41,10 @@ struct Checkpoint {
   std::vector<FallbackRecord> fallbacks;
   // And what their windows held (metadata "fallback_windows").
   std::vector<FallbackWindow> fallback_windows;
+  // A sharded checkpoint's manifest (ZeRO-1, docs/DISTRIBUTED.md): the shard
+  // files, in its directory, that hold the rest of the state (metadata
+  // "shards"). Empty for a whole checkpoint and for a shard.
+  std::vector<std::string> shards;
 };
 
 // Names, dtypes and shapes of the forward graph's inputs, outputs and
@@ -60,8 +64,20 @@ void write_checkpoint(const std::filesystem::path& file, const Checkpoint& c);
 // Throws std::runtime_error "FILE: <what is wrong>" for a truncated,
 // corrupt or foreign file: a tensor whose data does not match its CRC-32,
 // or a float tensor holding NaN or infinity (named). write_checkpoint()
-// refuses such a tensor too, writing nothing.
+// refuses such a tensor too, writing nothing. A manifest's shards are read
+// too (each must be of the same model, options, seed, epoch and step, and
+// name no tensor twice): `state` is then the manifest's tensors followed by
+// each shard's.
 Checkpoint read_checkpoint(const std::filesystem::path& file);
+
+// ZeRO-1's sharded checkpoints: rank `rank` of `ranks` writes its tensors
+// (the master weights it owns and their optimizer moments) into
+// "<dir>/epoch-0003.shard-1-of-2.ampxckpt" with write_checkpoint(); once
+// every rank has, rank 0 writes the manifest with save_checkpoint(), the
+// rest of the state and `shards` naming them all. A manifest on disk thus
+// means a complete checkpoint; latest_checkpoint() sees manifests only, and
+// save_checkpoint() removes an old manifest's shards with it.
+std::string shard_file_name(int epoch, int rank, int ranks);
 // The newest checkpoint in `dir`; nullopt when there is none.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& dir);
 

@@ -11,10 +11,12 @@
 
 #include <ampx/exec/value_exchange.hpp>
 #include <ampx/ir/dtype.hpp>
+#include <ampx/train/sharded_optimizer.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,11 +34,17 @@ std::string_view allreduce_dtype_name(AllreduceDtype d);  // "f32", "bf16", "f16
 // Throws std::invalid_argument naming the text.
 AllreduceDtype parse_allreduce_dtype(std::string_view text);
 
+// Where the optimizer's state lives (`ampx train --shard-optimizer`):
+// replicated, every rank updating every weight (DDP), or ZeRO-1, each rank
+// the weights it owns (train/sharded_optimizer.hpp).
+enum class OptimizerSharding { kReplicated, kZero1 };
+
 struct DataParallelOptions {
   double bucket_mb = 25;  // a bucket's gradients, in MiB of f32 (PyTorch DDP's default); > 0
   AllreduceDtype allreduce_dtype = AllreduceDtype::kF32;
   // How long a collective waits for the other ranks before the run stops.
   std::chrono::milliseconds comm_timeout{60000};
+  OptimizerSharding sharding = OptimizerSharding::kReplicated;
   // Throws std::invalid_argument naming the bad option.
   void validate() const;
 };
@@ -47,12 +55,16 @@ struct BucketedGradient {
   std::string weight;
   int64_t elements = 0;
   DType wire = DType::kF32;
+  // ZeRO-1: the rank that owns the weight, to which alone the sum goes
+  // (the others zero their copy after sending it); -1: every rank (an
+  // all-reduce).
+  int owner = -1;
 };
 // Gradients in buckets of at most `bucket_bytes` (counted in f32 bytes, so
 // that the bucket boundaries do not move with --allreduce-dtype), the first
 // of at most kFirstBucketBytes, in reverse weight order as DDP does (the
 // backward pass produces the last layer's gradients first), a new bucket at
-// every change of wire dtype; a gradient larger than a bucket is a bucket
+// every change of wire dtype or owner; a gradient larger than a bucket is a bucket
 // of its own. Each bucket lists indexes into `gradients`.
 inline constexpr uint64_t kFirstBucketBytes = uint64_t{1} << 20;  // DDP's first bucket
 std::vector<std::vector<size_t>> plan_buckets(std::span<const BucketedGradient> gradients,
@@ -78,7 +90,9 @@ struct StepCommunication {
 
 // The exchange of one compiled step: the values the executor hands over
 // (exec/value_exchange.hpp) are first the gradients, in `gradients` order,
-// then the synchronized values (summed in place when first read).
+// with a sharded optimizer then the update guard's hyper' and stats (one
+// group: the verdict over every rank is written into them before the first
+// update), then the synchronized values (summed in place when first read).
 class StepExchange : public ValueExchange {
  public:
   // Clears the per-step figures before a run; after it, what it did.
@@ -110,9 +124,14 @@ class DataParallel {
   void max(std::span<float> values);
 
   // The exchange for a step whose gradients are `gradients` (bucketed by
-  // plan_buckets); any value handed over after them is a synchronized f32
-  // value, summed alone when first read.
-  std::unique_ptr<StepExchange> make_exchange(std::span<const BucketedGradient> gradients);
+  // plan_buckets); with a `guard` rule (a sharded optimizer) the next two
+  // values handed over are the guard's hyper' and stats; any value after
+  // them is a synchronized f32 value, summed alone when first read.
+  std::unique_ptr<StepExchange> make_exchange(std::span<const BucketedGradient> gradients,
+                                              std::optional<GuardRule> guard = std::nullopt);
+  // Every rank's block of `all` into every rank's (Communicator::
+  // allgather_in_place): ZeRO-1's all-gather of the updated weights.
+  void allgather(std::span<std::byte> all, std::span<const uint64_t> counts);
 
   struct Impl;
 

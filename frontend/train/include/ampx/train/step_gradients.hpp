@@ -5,6 +5,7 @@
 
 #include <ampx/ir/graph.hpp>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,13 @@ struct StepGradient {
 };
 
 // The gradient operands of `step`'s UpdateGuard, or of its fused
-// MultiSgdUpdate / MultiAdamUpdate, in their operand order. Throws
-// std::invalid_argument when the step has no such node, or more than one.
-std::vector<StepGradient> step_gradients(const Graph& step);
+// MultiSgdUpdate / MultiAdamUpdate, in their operand order. The guard's
+// operands are the gradients of the step's weights in state order
+// (build_training_graph): `weight_order`, when given, names them so; else
+// the update that reads each does (a sharded step has none for the weights
+// other ranks own). Throws std::invalid_argument when the step has no such
+// node, or more than one, or a gradient no name is found for.
+std::vector<StepGradient> step_gradients(const Graph& step,
+                                         std::span<const std::string> weight_order = {});
 
 }  // namespace ampx::train

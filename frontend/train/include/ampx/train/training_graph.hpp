@@ -64,6 +64,17 @@ struct TrainingGraphOptions {
   bool diagnose_overflow = false;
   double underflow_below = 0x1p-14;
   BatchStatistics batch_statistics = BatchStatistics::kLocal;
+  // ZeRO-1 (docs/DISTRIBUTED.md, "Sharded optimizer"): the weights this
+  // rank updates, by name; unset: every weight. Every gradient is still
+  // computed and read by the update guard (a data-parallel run sends each
+  // to its owner), but only these weights get an update and optimizer
+  // moments; the others are state the step reads and leaves as it was
+  // (their owner's update arrives between steps). The guard's attributes
+  // are then neutral (no clipping, no skip: hyper' = hyper) and its
+  // statistics this rank's alone: the caller reduces them over the ranks
+  // and writes the verdict into hyper' before the first update reads it
+  // (train/sharded_optimizer.hpp, guard_verdict()).
+  std::optional<std::vector<std::string>> owned_weights;
 };
 
 // One value of the step that a data-parallel run sums over the ranks (in
@@ -132,6 +143,9 @@ struct SlotRange {
   size_t first = 0;
   size_t count = 0;
 };
+
+// The name of the step's UpdateGuard node (its outputs: hyper', stats).
+inline constexpr const char* kUpdateGuardNode = "update_guard";
 
 struct TrainingGraph {
   // Inputs, in order: the model's inputs, labels, hyper, loss_scale, the
