@@ -407,12 +407,16 @@ int run_train(const GlobalOptions& global, TrainOptions o) {
     else
       print_profiled_step(*p, o.trace);
   }
-  if (!o.export_path.empty() && writes) {
-    onnx_io::ExportOptions eo;
-    eo.doc = "trained by ampx train (" + std::to_string(trainer.epoch()) + " epochs)";
-    eo.batch_dim = "batch";  // it trained at --batch; it runs at any
-    onnx_io::write_onnx(trainer.trained_model(), o.export_path, eo);
-    if (o.format == Format::kText) std::cout << "wrote " << o.export_path << "\n";
+  if (!o.export_path.empty()) {
+    // Every rank: a sharded optimizer's masters are gathered from their owners.
+    const Graph trained = trainer.trained_model();
+    if (writes) {
+      onnx_io::ExportOptions eo;
+      eo.doc = "trained by ampx train (" + std::to_string(trainer.epoch()) + " epochs)";
+      eo.batch_dim = "batch";  // it trained at --batch; it runs at any
+      onnx_io::write_onnx(trained, o.export_path, eo);
+      if (o.format == Format::kText) std::cout << "wrote " << o.export_path << "\n";
+    }
   }
   if (o.format == Format::kJson) {
     // The plan now: an automatic fallback re-planned the step.

@@ -102,12 +102,13 @@ double mib(uint64_t bytes) {
 
 std::string sharded_memory_line(const train::ShardedMemory& m) {
   return fmt::format(
-      "sharded optimizer (ZeRO-1): rank {} of {} owns {} of {} weights ({:.2f} of {:.2f} MiB); "
-      "optimizer state {:.2f} MiB on this rank against {:.2f} MiB unsharded; state kept "
-      "{:.2f} MiB against {:.2f} MiB",
+      "sharded optimizer (ZeRO-1): rank {} of {} owns {} of {} weights ({:.2f} of {:.2f} MiB of "
+      "f32 masters); it keeps {:.2f} MiB of f32 weights, {} other ranks' weights as 16-bit "
+      "copies ({:.2f} MiB), {:.2f} MiB of optimizer state against {:.2f} MiB unsharded; all "
+      "state {:.2f} MiB against {:.2f} MiB",
       m.rank, m.ranks, m.owned_weights, m.weights, mib(m.owned_weight_bytes), mib(m.weight_bytes),
-      mib(m.optimizer_bytes), mib(m.unsharded_optimizer_bytes), mib(m.state_bytes),
-      mib(m.unsharded_state_bytes));
+      mib(m.master_bytes), m.held_16bit, mib(m.working_copy_bytes), mib(m.optimizer_bytes),
+      mib(m.unsharded_optimizer_bytes), mib(m.state_bytes), mib(m.unsharded_state_bytes));
 }
 
 nlohmann::json sharded_memory_json(const train::ShardedMemory& m) {
@@ -115,7 +116,10 @@ nlohmann::json sharded_memory_json(const train::ShardedMemory& m) {
           {"ranks", m.ranks},
           {"owned_weights", m.owned_weights},
           {"weights", m.weights},
+          {"held_16bit", m.held_16bit},
           {"owned_weight_bytes", m.owned_weight_bytes},
+          {"master_bytes", m.master_bytes},
+          {"working_copy_bytes", m.working_copy_bytes},
           {"weight_bytes", m.weight_bytes},
           {"optimizer_bytes", m.optimizer_bytes},
           {"unsharded_optimizer_bytes", m.unsharded_optimizer_bytes},

@@ -222,7 +222,7 @@ class Session:
                 force_16bit: Iterable[str] | None = None, white_list: str | None = None,
                 black_list: str | None = None, data_parallel: bool = False,
                 bucket_mb: float = 25.0, allreduce_dtype: str = "f32",
-                comm_timeout: float = 60.0) -> Trainer:
+                comm_timeout: float = 60.0, shard_optimizer: bool = False) -> Trainer:
         """``ampx train``'s Trainer (docs/TRAINING.md): the training step of
         MODEL planned at `amp` and compiled on this session's devices, with
         ``ampx train``'s options (optimizer sgd, adam or adamw; loss_scale
@@ -250,7 +250,12 @@ class Session:
         that waits more than ``comm_timeout`` seconds stops the run. Each
         epoch's record gains ``data_parallel`` (the communication); rank 0
         writes the checkpoints. Every rank returns the same history: print
-        from one (``trainer.rank == 0``)."""
+        from one (``trainer.rank == 0``). shard_optimizer=True
+        (``--shard-optimizer``, ZeRO-1): each rank keeps and updates the
+        optimizer state and f32 masters of the weights it owns; every rank
+        writes its checkpoint shard, rank 0 the manifest; state_dict(),
+        evaluate(), checkpoint() and export() are then collective (every
+        rank calls them)."""
         if not isinstance(lr, (int, float)) or isinstance(lr, bool):
             raise TypeError("lr must be a number")
         data = _model_bytes(model)
@@ -279,7 +284,8 @@ class Session:
             data_parallel=_args.flag("data_parallel", data_parallel),
             bucket_mb=_number("bucket_mb", bucket_mb),
             allreduce_dtype=_args.text("allreduce_dtype", allreduce_dtype),
-            comm_timeout=_number("comm_timeout", comm_timeout))
+            comm_timeout=_number("comm_timeout", comm_timeout),
+            shard_optimizer=_args.flag("shard_optimizer", shard_optimizer))
         return Trainer(impl, path)
 
     def __repr__(self) -> str:

@@ -91,7 +91,7 @@ std::shared_ptr<TrainerState> make_trainer(
     double fallback_underflow, const std::vector<std::string>& keep_fp32,
     const std::vector<std::string>& force_16bit, const std::optional<std::string>& white_list,
     const std::optional<std::string>& black_list, bool data_parallel, double bucket_mb,
-    const std::string& allreduce_dtype, double comm_timeout) {
+    const std::string& allreduce_dtype, double comm_timeout, bool shard_optimizer) {
   if (batch < 1) throw std::invalid_argument("batch must be 1 or more");
   if (loss != "cross-entropy" && loss != "mse")
     throw std::invalid_argument("loss '" + loss + "': expected cross-entropy or mse");
@@ -138,7 +138,10 @@ std::shared_ptr<TrainerState> make_trainer(
     if (!(comm_timeout > 0) || comm_timeout > 1e6)
       throw std::invalid_argument("comm_timeout must be in (0, 1e6] seconds");
     dp.comm_timeout = std::chrono::milliseconds(static_cast<int64_t>(comm_timeout * 1000));
+    if (shard_optimizer) dp.sharding = train::OptimizerSharding::kZero1;
     t.data_parallel = std::make_shared<train::DataParallel>(dp);
+  } else if (shard_optimizer) {
+    throw std::invalid_argument("shard_optimizer needs data_parallel=True");
   }
   ModelOptions mo;
   for (const auto& [name, dims] : input_shapes)
@@ -302,17 +305,19 @@ void export_model(TrainerState& s, const std::string& path) {
   onnx_io::ExportOptions eo;
   eo.doc = "ampx train of " + s.model;
   eo.batch_dim = "batch";  // trained at `batch`, runs at any
-  onnx_io::write_onnx(s.trainer->trained_model(), path, eo);
+  // Every rank (a sharded optimizer's masters are gathered); rank 0 writes.
+  const Graph trained = s.trainer->trained_model();
+  if (const auto& dp = s.trainer->options().data_parallel; dp && dp->rank() != 0) return;
+  onnx_io::write_onnx(trained, path, eo);
 }
 
 std::string checkpoint(TrainerState& s, const std::string& dir, int keep) {
   if (keep < 1) throw std::invalid_argument("keep must be 1 or more");
   nb::gil_scoped_release release;
   const std::lock_guard lock(s.session->mutex);
-  const train::Checkpoint c = s.trainer->checkpoint();
-  // Data parallelism: rank 0 writes, every rank holding the same state.
-  if (const auto& dp = s.trainer->options().data_parallel; dp && dp->rank() != 0) return "";
-  return train::save_checkpoint(dir, c, keep).string();
+  // Data parallelism: rank 0 writes (with a sharded optimizer, every rank
+  // its shard and rank 0 the manifest); "" on the other ranks.
+  return s.trainer->save_checkpoint(dir, keep).string();
 }
 
 train::Trainer::LossScaleOnRestore on_restore(bool reset_loss_scale) {
@@ -433,23 +438,23 @@ void add_trainer(nb::module_& m, nb::class_<SessionState>& session) {
       .def_prop_ro("mse", [](const TrainerState& s) {
         return s.trainer->options().graph.loss == train::LossKind::kMse;
       });
-  session.def("trainer", &make_trainer, nb::arg("model"), nb::arg("optimizer") = "sgd",
-              nb::arg("lr") = 0.01, nb::arg("momentum") = 0.0, nb::arg("nesterov") = false,
-              nb::arg("weight_decay") = 0.0, nb::arg("loss") = "cross-entropy",
-              nb::arg("amp") = "O2", nb::arg("dtype") = "auto", nb::arg("loss_scale") = "auto",
-              nb::arg("batch") = 32, nb::arg("seed") = 0,
-              nb::arg("freeze") = std::vector<std::string>{}, nb::arg("clip_grad_norm") = 0.0,
-              nb::arg("eager") = false, nb::arg("capability_blind") = false,
-              nb::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
-              nb::arg("diagnose_overflow") = false, nb::arg("auto_fallback") = false,
-              nb::arg("fallback_after") = 2, nb::arg("fallback_window") = 200,
-              nb::arg("fallback_underflow") = 0.0,
-              nb::arg("keep_fp32") = std::vector<std::string>{},
-              nb::arg("force_16bit") = std::vector<std::string>{},
-              nb::arg("white_list") = nb::none(), nb::arg("black_list") = nb::none(),
-              nb::arg("data_parallel") = false, nb::arg("bucket_mb") = 25.0,
-              nb::arg("allreduce_dtype") = "f32", nb::arg("comm_timeout") = 60.0,
-              "Session::train: a Trainer of MODEL with `ampx train`'s options.");
+  session.def(
+      "trainer", &make_trainer, nb::arg("model"), nb::arg("optimizer") = "sgd",
+      nb::arg("lr") = 0.01, nb::arg("momentum") = 0.0, nb::arg("nesterov") = false,
+      nb::arg("weight_decay") = 0.0, nb::arg("loss") = "cross-entropy", nb::arg("amp") = "O2",
+      nb::arg("dtype") = "auto", nb::arg("loss_scale") = "auto", nb::arg("batch") = 32,
+      nb::arg("seed") = 0, nb::arg("freeze") = std::vector<std::string>{},
+      nb::arg("clip_grad_norm") = 0.0, nb::arg("eager") = false,
+      nb::arg("capability_blind") = false,
+      nb::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
+      nb::arg("diagnose_overflow") = false, nb::arg("auto_fallback") = false,
+      nb::arg("fallback_after") = 2, nb::arg("fallback_window") = 200,
+      nb::arg("fallback_underflow") = 0.0, nb::arg("keep_fp32") = std::vector<std::string>{},
+      nb::arg("force_16bit") = std::vector<std::string>{}, nb::arg("white_list") = nb::none(),
+      nb::arg("black_list") = nb::none(), nb::arg("data_parallel") = false,
+      nb::arg("bucket_mb") = 25.0, nb::arg("allreduce_dtype") = "f32",
+      nb::arg("comm_timeout") = 60.0, nb::arg("shard_optimizer") = false,
+      "Session::train: a Trainer of MODEL with `ampx train`'s options.");
   m.def("load_digits", &load_digits,
         "builtin:digits: ((x_train, y_train), (x_test, y_test)), as `ampx train` splits it.");
 }

@@ -51,6 +51,7 @@ TEST_P(ShardedOptimizerMatchesReplicated, OnAnMlp) {
   const Graph model = plain_mlp();
   std::vector<HostTensor> states[2];
   EpochResult last[2];
+  std::optional<ShardedMemory> memory;
   for (int sharded = 0; sharded < 2; ++sharded) {
     const auto dp = sharded ? join_sharded({.bucket_mb = 0.001}) : join({.bucket_mb = 0.001});
     Session session(cpu_ref_only());
@@ -63,14 +64,21 @@ TEST_P(ShardedOptimizerMatchesReplicated, OnAnMlp) {
     Trainer t(session, model, o);
     for (int e = 0; e < 2; ++e) last[sharded] = t.train_epoch(data);
     states[sharded] = weights_of(t);
+    if (sharded) memory = t.sharded_memory();
   }
   ASSERT_EQ(states[0].size(), 6u);
   ASSERT_EQ(states[1].size(), 6u);
   EXPECT_TRUE(last[1].data_parallel->sharded_optimizer);
   EXPECT_FALSE(last[0].data_parallel->sharded_optimizer);
-  // Every weight's f32 bytes are gathered once per step.
+  // Every weight is gathered once per step: in f32 at O0; at O2, where
+  // the forward reads every weight in 16-bit, as the 16-bit copies the
+  // other ranks hold instead of the f32 masters.
+  const uint64_t f32_bytes = static_cast<uint64_t>(12 * 32 + 32 + 32 * 24 + 24 + 24 * 4 + 4) * 4;
   EXPECT_EQ(last[1].data_parallel->allgather_bytes_per_step,
-            static_cast<uint64_t>(12 * 32 + 32 + 32 * 24 + 24 + 24 * 4 + 4) * 4);
+            c.level == AmpLevel::kO0 ? f32_bytes : f32_bytes / 2);
+  ASSERT_TRUE(memory);
+  EXPECT_EQ(memory->held_16bit, c.level == AmpLevel::kO0 ? 0 : 6 - memory->owned_weights);
+  EXPECT_EQ(memory->master_bytes + 2 * memory->working_copy_bytes, f32_bytes);
   const auto [diff, where] = max_difference(states[1], states[0]);
   EXPECT_LE(diff, 1e-6) << "at " << where;
   // The clipped runs: the global norm, not a rank's share, decides; each
@@ -206,13 +214,18 @@ std::filesystem::path shared_temp_dir(DataParallel& dp) {
 // the same rank count, sharded: bit for bit. Resumed replicated at the
 // same count, and on one rank at the global batch (another N): the same
 // run, to f32 summation tolerance.
-TEST(ShardedOptimizer, CheckpointsInShardsAndResumesAtAnyRankCount) {
+// At O2 the ranks hold each other's weights as 16-bit copies: the
+// checkpoint gathers the f32 masters, and a resume rounds them again.
+class ShardedCheckpoints : public ::testing::TestWithParam<AmpLevel> {};
+
+TEST_P(ShardedCheckpoints, InShardsAndResumedAtAnyRankCount) {
+  const AmpLevel level = GetParam();
   const auto dp = join_sharded();
   const std::filesystem::path dir = shared_temp_dir(*dp);
   const int64_t b = 8;
   const Dataset data = synthetic(96, 12, 4, 8);
   const Graph model = plain_mlp();
-  TrainerOptions o = options_at(AmpLevel::kO0, b);
+  TrainerOptions o = options_at(level, b);
   o.graph.optimizer.kind = OptimizerKind::kAdam;
   o.graph.optimizer.momentum = 0;
   o.graph.optimizer.lr = 0.003;
@@ -252,14 +265,18 @@ TEST(ShardedOptimizer, CheckpointsInShardsAndResumesAtAnyRankCount) {
   auto [diff, where] = max_difference_by_name(whole.state(), unsharded.state());
   EXPECT_LE(diff, 1e-6) << "at " << where;
 
-  TrainerOptions alone = o;
-  alone.data_parallel = nullptr;
-  alone.batch = b * dp->size();
-  Trainer one(session, model, alone);
-  one.restore(c2);
-  one.train_epoch(data);
-  std::tie(diff, where) = max_difference_by_name(whole.state(), one.state());
-  EXPECT_LE(diff, 2e-5) << "at " << where;
+  // On one rank, each step's 16-bit roundings differ from the ranks' (as
+  // in DataParallel.ResumesAtTheSameAndAnotherRankCount): O0 only.
+  if (level == AmpLevel::kO0) {
+    TrainerOptions alone = o;
+    alone.data_parallel = nullptr;
+    alone.batch = b * dp->size();
+    Trainer one(session, model, alone);
+    one.restore(c2);
+    one.train_epoch(data);
+    std::tie(diff, where) = max_difference_by_name(whole.state(), one.state());
+    EXPECT_LE(diff, 2e-5) << "at " << where;
+  }
 
   // A manifest whose shard is gone is refused, naming the shard.
   barrier(*dp);
@@ -275,6 +292,61 @@ TEST(ShardedOptimizer, CheckpointsInShardsAndResumesAtAnyRankCount) {
   }
   barrier(*dp);
   if (dp->rank() == 0) std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, ShardedCheckpoints,
+                         ::testing::Values(AmpLevel::kO0, AmpLevel::kO2),
+                         [](const auto& info) { return std::string(amp_level_name(info.param)); });
+
+// The automatic FP32 fallback re-plans a sharded step mid-run: a layer's
+// weights leave their 16-bit copies for f32 masters on the other ranks.
+// Every rank moves at the same step, and ends where the replicated run
+// does.
+TEST(ShardedOptimizer, FallsBackLikeTheReplicatedRun) {
+  const auto probe = join();
+  if (probe->size() < 2) GTEST_SKIP() << "needs two ranks";
+  Dataset data = synthetic(64, 12, 4, 5);
+  const std::vector<int64_t> order =
+      detail::shuffled(64, detail::splitmix64(3) ^ static_cast<uint64_t>(1));
+  const int64_t b = 4, global = b * probe->size();
+  for (int64_t step = 0; step < 3; ++step) {
+    const int64_t row = order[static_cast<size_t>(step * global + b * (probe->size() - 1))];
+    reinterpret_cast<float*>(data.inputs.data.data())[row * 12] = 1e6f;
+  }
+  std::vector<HostTensor> states[2];
+  for (int sharded = 0; sharded < 2; ++sharded) {
+    Session session(cpu_ref_only());
+    TrainerOptions o = options_at(AmpLevel::kO2, b);
+    o.overflow.auto_fallback = true;
+    o.overflow.fallback_overflows = 1;
+    o.graph.optimizer.momentum = 0.9;
+    o.data_parallel = sharded ? join_sharded() : join();
+    Trainer t(session, plain_mlp(), o);
+    const EpochResult r = t.train_epoch(data);
+    ASSERT_EQ(r.fallbacks.size(), 1u);
+    EXPECT_EQ(r.fallbacks[0].step, 2);
+    states[sharded] = weights_of(t);
+  }
+  const auto [diff, where] = max_difference(states[1], states[0]);
+  EXPECT_LE(diff, 1e-6) << "at " << where;
+}
+
+// Node by node (--eager): the same sharded step as the compiled one (to
+// the roundings that the compiled step's fused epilogues change at O2).
+TEST(ShardedOptimizer, EagerMatchesCompiled) {
+  const Dataset data = synthetic(64, 12, 4, 6);
+  std::vector<HostTensor> states[2];
+  for (int eager = 0; eager < 2; ++eager) {
+    Session session(cpu_ref_only());
+    TrainerOptions o = options_at(AmpLevel::kO2, 8);
+    o.eager = eager == 1;
+    o.data_parallel = join_sharded();
+    Trainer t(session, plain_mlp(), o);
+    t.train_epoch(data);
+    states[eager] = weights_of(t);
+  }
+  const auto [diff, where] = max_difference(states[1], states[0]);
+  EXPECT_LE(diff, 1e-4) << "at " << where;
 }
 
 TEST(ShardedOptimizer, MoreRanksThanWeightsAreRefused) {

@@ -1,4 +1,5 @@
-"""trainer.fit(data_parallel=True) under mpirun (docs/DISTRIBUTED.md): run
+"""trainer.fit(data_parallel=True), also with shard_optimizer=True, under
+mpirun (docs/DISTRIBUTED.md): run
 by ctest as `mpiexec -n 2 python mpi_fit.py`. Each rank also trains alone at
 the global batch and compares; a failed check exits 1 on that rank."""
 
@@ -59,6 +60,17 @@ def main() -> int:
         diff = float(np.max(np.abs(mine - value) / (1 + np.abs(value))))
         if diff > 2e-5:
             failures.append(f"{name}: {diff:g} from the one-rank run at the global batch")
+    # ZeRO-1: this rank's moments only, the same weights as the one-rank run.
+    sharded = s.trainer(model, batch=8, data_parallel=True, shard_optimizer=True, **common)
+    sharded.fit(x, y, epochs=2, progress=False)
+    mine = sharded.state_dict()
+    if len(mine) >= len(alone.state_dict()) and dp.ranks > 1:
+        failures.append(f"the sharded trainer holds {len(mine)} tensors, all of them")
+    for name in ("w1", "b1", "w2", "b2"):
+        value = alone.state_dict()[name]
+        diff = float(np.max(np.abs(mine[name] - value) / (1 + np.abs(value))))
+        if diff > 2e-5:
+            failures.append(f"sharded {name}: {diff:g} from the one-rank run at the global batch")
     for f in failures:
         print(f"[rank {dp.rank}] {f}", file=sys.stderr)
     if dp.rank == 0 and not failures:

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include <ampx/train/shuffle.hpp>
 
@@ -277,11 +278,33 @@ Trainer::Program& Trainer::program(int64_t batch) {
   CompileOptions compile;
   for (const StateEntry& e : p->tg.state) compile.state.push_back(e.binding);
   std::string optimizer = "per-tensor updates";
+  // ZeRO-1: other ranks' 16-bit weights held as their copies alone.
+  std::optional<PlannedModel> holding;
+  if (sharded()) {
+    std::vector<size_t> inputs;
+    std::set<size_t> owned;
+    for (const StateEntry& e : p->tg.state) {
+      if (e.role != StateRole::kWeight) continue;
+      if (weight_owner_[inputs.size()] == rank()) owned.insert(inputs.size());
+      inputs.push_back(e.binding.input);
+    }
+    WorkingWeights w = hold_working_copies(p->plan().graph, inputs, owned);
+    p->working = w.dtypes;
+    p->held.assign(p->tg.state.size(), DType::kF32);
+    for (size_t i = 0, k = 0; i < p->tg.state.size(); ++i)
+      if (p->tg.state[i].role == StateRole::kWeight && !owned.contains(k++))
+        p->held[i] = p->working[k - 1];
+    if (w.held_16bit > 0) {
+      holding = p->planned;
+      holding->plan.graph = std::move(w.graph);
+    }
+  }
+  const PlannedModel& source = holding ? *holding : p->planned;
   if (options_.eager) {
     // Node by node, PyNative's way (exec/eager_executor.hpp): the planned
     // step as it is, its per-tensor updates included (no fused pass).
     compile.mode = ExecutionMode::kEager;
-    p->compiled.emplace(session_.compile(p->planned, compile));
+    p->compiled.emplace(session_.compile(source, compile));
     optimizer += " (eager: node by node)";
   } else if (sharded()) {
     // The fused pass takes the guard's verdict inside one node; a sharded
@@ -304,7 +327,7 @@ Trainer::Program& Trainer::program(int64_t batch) {
       optimizer += " (" + lowered.reason + ")";
     }
   }
-  if (!p->compiled) p->compiled.emplace(session_.compile(p->planned, compile));
+  if (!p->compiled) p->compiled.emplace(session_.compile(source, compile));
   if (options_.data_parallel) attach_exchange(*p);
   if (sharded() && batch == options_.batch) sharded_memory_ = measure_sharding(*p);
   spdlog::info(
@@ -603,9 +626,13 @@ Evaluation Trainer::evaluate(const Dataset& data) {
 }
 
 std::vector<HostTensor> Trainer::state() const {
+  std::vector<HostTensor> masters;
+  if (active_->copies_held_somewhere()) masters = gather_masters(*active_);
   std::vector<HostTensor> out;
-  for (size_t i = 0; i < active_->tg.state.size(); ++i) {
-    HostTensor t = active_->read_state(i);
+  for (size_t i = 0, k = 0; i < active_->tg.state.size(); ++i) {
+    const bool weight = active_->tg.state[i].role == StateRole::kWeight;
+    HostTensor t = weight && !masters.empty() ? std::move(masters[k]) : active_->read_state(i);
+    k += weight ? 1 : 0;
     t.name = active_->tg.state[i].name;
     out.push_back(std::move(t));
   }

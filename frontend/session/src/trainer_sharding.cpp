@@ -45,42 +45,75 @@ void Trainer::shard_weights() {
   options_.graph.owned_weights = std::move(owned);
 }
 
-double Trainer::gather_weights(Program& p) {
-  const auto t0 = std::chrono::steady_clock::now();
-  // The blocks of ranks 0, 1, ... one after the other, each its weights in
-  // bucket order (reverse state order), as f32.
+std::vector<uint64_t> Trainer::all_gather_weights(const Program& p, std::span<const DType> wire,
+                                                  std::vector<std::byte>& buffer) const {
   std::vector<size_t> weight_states;
   for (size_t i = 0; i < p.tg.state.size(); ++i)
     if (p.tg.state[i].role == StateRole::kWeight) weight_states.push_back(i);
+  const auto wire_bytes = [&](size_t k) {
+    const uint64_t f32 = p.tg.state[weight_states[k]].initial.data.size();
+    return wire[k] == DType::kF32 ? f32 : f32 / 2;
+  };
   std::vector<uint64_t> counts(static_cast<size_t>(ranks()), 0);
   for (size_t k = 0; k < weight_states.size(); ++k)
-    counts[static_cast<size_t>(weight_owner_[k])] +=
-        p.tg.state[weight_states[k]].initial.data.size();
+    counts[static_cast<size_t>(weight_owner_[k])] += wire_bytes(k);
+  std::vector<uint64_t> next(counts.size());
   uint64_t total = 0;
-  std::vector<uint64_t> block(counts.size());
   for (size_t r = 0; r < counts.size(); ++r) {
-    block[r] = total;
+    next[r] = total;
     total += counts[r];
   }
-  gathered_.resize(total);
   std::vector<uint64_t> offset(weight_states.size());
   for (size_t k = weight_states.size(); k-- > 0;) {
-    uint64_t& at = block[static_cast<size_t>(weight_owner_[k])];
+    uint64_t& at = next[static_cast<size_t>(weight_owner_[k])];
     offset[k] = at;
-    at += p.tg.state[weight_states[k]].initial.data.size();
+    at += wire_bytes(k);
   }
+  buffer.resize(total);
   for (size_t k = 0; k < weight_states.size(); ++k) {
     if (weight_owner_[k] != rank()) continue;
-    const HostTensor w = p.read_state(weight_states[k]);
-    std::memcpy(gathered_.data() + offset[k], w.data.data(), w.data.size());
+    const HostTensor master = p.read_state(weight_states[k]);  // owned: f32
+    if (wire[k] == DType::kF32) {
+      std::memcpy(buffer.data() + offset[k], master.data.data(), master.data.size());
+    } else {
+      const std::vector<std::byte> copy = copy_bytes(wire[k], master.data);
+      std::memcpy(buffer.data() + offset[k], copy.data(), copy.size());
+    }
   }
-  options_.data_parallel->allgather(gathered_, counts);
-  for (size_t k = 0; k < weight_states.size(); ++k) {
-    if (weight_owner_[k] == rank()) continue;
-    const size_t bytes = p.tg.state[weight_states[k]].initial.data.size();
-    p.write_state(weight_states[k], std::span(gathered_).subspan(offset[k], bytes));
+  options_.data_parallel->allgather(buffer, counts);
+  return offset;
+}
+
+double Trainer::gather_weights(Program& p) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Each weight as the ranks that do not own it hold it: its 16-bit copy
+  // where that is all its forward reads, else f32.
+  const std::vector<uint64_t> offset = all_gather_weights(p, p.working, gathered_);
+  for (size_t i = 0, k = 0; i < p.tg.state.size(); ++i) {
+    if (p.tg.state[i].role != StateRole::kWeight) continue;
+    if (weight_owner_[k] != rank()) {
+      const uint64_t f32 = p.tg.state[i].initial.data.size();
+      const uint64_t bytes = p.working[k] == DType::kF32 ? f32 : f32 / 2;
+      p.write_state(i, std::span(gathered_).subspan(offset[k], bytes));
+    }
+    ++k;
   }
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<HostTensor> Trainer::gather_masters(const Program& p) const {
+  const std::vector<DType> f32(p.working.size(), DType::kF32);
+  std::vector<std::byte> buffer;
+  const std::vector<uint64_t> offset = all_gather_weights(p, f32, buffer);
+  std::vector<HostTensor> out;
+  for (size_t i = 0, k = 0; i < p.tg.state.size(); ++i) {
+    const StateEntry& e = p.tg.state[i];
+    if (e.role != StateRole::kWeight) continue;
+    HostTensor t{e.name, e.initial.type, std::vector<std::byte>(e.initial.data.size())};
+    std::memcpy(t.data.data(), buffer.data() + offset[k++], t.data.size());
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 ShardedMemory Trainer::measure_sharding(const Program& p) const {
@@ -90,23 +123,32 @@ ShardedMemory Trainer::measure_sharding(const Program& p) const {
     moments_per_weight = 2;
   else if (options_.graph.optimizer.momentum > 0)
     moments_per_weight = 1;
-  for (size_t k = 0, w = 0; k < p.tg.state.size(); ++k) {
-    const StateEntry& e = p.tg.state[k];
-    const uint64_t bytes = e.initial.data.size();
-    m.state_bytes += bytes;
+  for (size_t i = 0, k = 0; i < p.tg.state.size(); ++i) {
+    const StateEntry& e = p.tg.state[i];
+    const uint64_t f32 = e.initial.data.size();
+    const uint64_t held = p.held[i] == DType::kF32 ? f32 : f32 / 2;
+    m.state_bytes += held;
+    m.unsharded_state_bytes += f32;
     if (e.role == StateRole::kWeight) {
       ++m.weights;
-      m.weight_bytes += bytes;
-      m.unsharded_optimizer_bytes += bytes * static_cast<uint64_t>(moments_per_weight);
-      if (weight_owner_[w++] == rank()) {
+      m.weight_bytes += f32;
+      m.unsharded_optimizer_bytes += f32 * static_cast<uint64_t>(moments_per_weight);
+      m.unsharded_state_bytes += f32 * static_cast<uint64_t>(moments_per_weight);
+      if (weight_owner_[k++] == rank()) {
         ++m.owned_weights;
-        m.owned_weight_bytes += bytes;
+        m.owned_weight_bytes += f32;
+      }
+      if (p.held[i] == DType::kF32) {
+        m.master_bytes += f32;
+      } else {
+        ++m.held_16bit;
+        m.working_copy_bytes += held;
       }
     } else if (is_moment(e.role)) {
-      m.optimizer_bytes += bytes;
+      m.optimizer_bytes += f32;
+      m.unsharded_state_bytes -= f32;  // counted with its weight above
     }
   }
-  m.unsharded_state_bytes = m.state_bytes - m.optimizer_bytes + m.unsharded_optimizer_bytes;
   return m;
 }
 

@@ -1,6 +1,8 @@
 #include <ampx/train/sharded_optimizer.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -47,6 +49,76 @@ void apply_guard_verdict(std::span<float> hyper, std::span<float> stats, double 
     if (factor < 1) hyper[1] = static_cast<float>(static_cast<double>(hyper[1]) * factor);
   }
   if (rule.skip_nonfinite && !finite) hyper[2] = 0.0f;
+}
+
+namespace {
+
+// The 16-bit type every reader of `w` other than an optimizer update casts
+// it to; kF32 when a reader uses it otherwise (or there is none).
+DType working_dtype(const Graph& g, ValueId w) {
+  DType found = DType::kInvalid;
+  for (const Node& n : g.nodes()) {
+    if (std::find(n.inputs.begin(), n.inputs.end(), w) == n.inputs.end()) continue;
+    if (n.op == OpType::kSgdUpdate || n.op == OpType::kAdamUpdate) continue;
+    if (n.op != OpType::kCast) return DType::kF32;
+    const DType to = g.value(n.outputs[0]).type.dtype;
+    if ((to != DType::kF16 && to != DType::kBF16) || (found != DType::kInvalid && to != found))
+      return DType::kF32;
+    found = to;
+  }
+  return found == DType::kInvalid ? DType::kF32 : found;
+}
+
+}  // namespace
+
+WorkingWeights hold_working_copies(const Graph& g, std::span<const size_t> weight_inputs,
+                                   const std::set<size_t>& owned) {
+  WorkingWeights r;
+  std::map<ValueId, DType> held;  // another rank's weight input -> its copy's dtype
+  for (size_t k = 0; k < weight_inputs.size(); ++k) {
+    const ValueId w = g.inputs()[weight_inputs[k]];
+    r.dtypes.push_back(working_dtype(g, w));
+    if (r.dtypes.back() != DType::kF32 && !owned.contains(k)) held.emplace(w, r.dtypes.back());
+  }
+  r.held_16bit = static_cast<int>(held.size());
+  if (held.empty()) return r;
+  // The same graph, the held weights' inputs 16-bit and their Casts gone
+  // (their readers read the input); inputs and outputs keep their order.
+  Graph& out = r.graph;
+  out.name = g.name;
+  std::vector<ValueId> map(g.num_values(), kNone);
+  for (ValueId v : g.inputs()) {
+    TensorType t = g.value(v).type;
+    if (const auto it = held.find(v); it != held.end()) t.dtype = it->second;
+    map[static_cast<size_t>(v)] = out.add_input(g.value(v).name, t);
+  }
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
+    if (g.value(v).is_constant())
+      map[static_cast<size_t>(v)] =
+          out.add_constant(g.value(v).name, g.value(v).type, g.value(v).constant);
+  for (NodeId id : g.topological_order()) {
+    const Node& n = g.node(id);
+    if (n.op == OpType::kCast && held.contains(n.inputs[0])) {
+      map[static_cast<size_t>(n.outputs[0])] = map[static_cast<size_t>(n.inputs[0])];
+      continue;
+    }
+    std::vector<ValueId> ins;
+    for (ValueId v : n.inputs) ins.push_back(map[static_cast<size_t>(v)]);
+    std::vector<TensorType> types;
+    for (ValueId v : n.outputs) types.push_back(g.value(v).type);
+    const NodeId c = out.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
+    Node& cn = out.node(c);
+    cn.device = n.device;
+    cn.origin = n.origin;
+    cn.grad_of = n.grad_of;
+    cn.keep_f32 = n.keep_f32;
+    for (size_t o = 0; o < n.outputs.size(); ++o) {
+      map[static_cast<size_t>(n.outputs[o])] = cn.outputs[o];
+      out.value(cn.outputs[o]).name = g.value(n.outputs[o]).name;
+    }
+  }
+  for (ValueId v : g.outputs()) out.add_output(map[static_cast<size_t>(v)]);
+  return r;
 }
 
 }  // namespace ampx::train

@@ -181,7 +181,11 @@ class Trainer {
   Evaluation evaluate(const Dataset& data);
 
   // Every state tensor (weights, running statistics, optimizer moments),
-  // named as in TrainingGraph::state.
+  // named as in TrainingGraph::state. A sharded run (ZeRO-1) holds the
+  // moments of its own weights only; where it holds other ranks' weights
+  // as 16-bit copies, state() is collective (every rank calls it together,
+  // as evaluate(), checkpoint() and trained_model(), which use it): the f32
+  // masters are gathered from their owners.
   std::vector<HostTensor> state() const;
   // Throws std::invalid_argument naming the first tensor whose name or type
   // is not the step's, writing nothing.
@@ -301,9 +305,16 @@ class Trainer {
   bool sharded() const { return !weight_owner_.empty(); }
   // Owners decided, this rank's weights named in options_.graph.
   void shard_weights();
-  // After a step: every owner's updated weights into every rank's step;
-  // returns the time it took.
+  // After a step: every owner's updated weights into every rank's step
+  // (each in its working dtype); returns the time it took.
   double gather_weights(Program& p);
+  // Collective: every weight's f32 master from its owner, in state order.
+  std::vector<HostTensor> gather_masters(const Program& p) const;
+  // The all-gather: ranks' blocks one after the other, each its weights in
+  // bucket order, weight k as wire[k] (16-bit: the master rounded); fills
+  // `buffer`, returns each weight's offset in it.
+  std::vector<uint64_t> all_gather_weights(const Program& p, std::span<const DType> wire,
+                                           std::vector<std::byte>& buffer) const;
   ShardedMemory measure_sharding(const Program& p) const;
   Program& activate(int64_t batch);
   // The data inputs of step step_ + 1 on `rows` of `data`.

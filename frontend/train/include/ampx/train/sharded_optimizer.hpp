@@ -5,8 +5,12 @@
 // verdict from the ranks' reduced statistics.
 #pragma once
 
+#include <ampx/ir/graph.hpp>
+
 #include <cstdint>
+#include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace ampx::train {
@@ -37,15 +41,37 @@ struct GuardRule {
 void apply_guard_verdict(std::span<float> hyper, std::span<float> stats, double nonfinite_ranks,
                          double norm_squared, const GuardRule& rule);
 
+// The working weights of a sharded rank's planned step. A weight whose
+// every reader but its update casts it to one 16-bit type (an O2 layer's
+// weight) has that type as its working dtype, the rest f32. Another rank's
+// weight with a 16-bit working dtype is then held as that 16-bit copy
+// alone: its state input becomes the copy, its Casts go (ZeRO-1: only the
+// owner keeps the f32 master). `dtypes` has one entry per weight of `state`
+// (state order), the same on every rank of one plan, owned weights
+// included: what the all-gather sends.
+struct WorkingWeights {
+  Graph graph;                // the planned step, rewritten (empty: nothing held in 16-bit)
+  std::vector<DType> dtypes;  // per weight: kF32, kF16 or kBF16
+  int held_16bit = 0;         // other ranks' weights held as 16-bit copies
+};
+// `weight_inputs`: each weight's graph input (state order); `owned`: the
+// indexes (into weight_inputs) of the weights this rank owns.
+WorkingWeights hold_working_copies(const Graph& planned, std::span<const size_t> weight_inputs,
+                                   const std::set<size_t>& owned);
+
 // The state one rank of a sharded run keeps, in bytes, against the
-// unsharded run's (every rank: all of it).
+// unsharded run's (every rank: all of it, the 16-bit copies of a fused
+// optimizer pass not counted).
 struct ShardedMemory {
   int rank = 0;
   int ranks = 1;
   int owned_weights = 0;
   int weights = 0;
-  uint64_t owned_weight_bytes = 0;  // f32 master weights this rank updates
-  uint64_t weight_bytes = 0;        // all f32 weights (each rank reads them all)
+  int held_16bit = 0;               // other ranks' weights held as 16-bit copies
+  uint64_t owned_weight_bytes = 0;  // f32 master weights this rank owns and updates
+  uint64_t master_bytes = 0;  // f32 weights kept on this rank (owned, and others' read in f32)
+  uint64_t working_copy_bytes = 0;  // other ranks' weights as 16-bit copies
+  uint64_t weight_bytes = 0;        // every weight in f32: the unsharded run's masters
   uint64_t optimizer_bytes = 0;     // this rank's optimizer moments
   uint64_t unsharded_optimizer_bytes = 0;
   uint64_t state_bytes = 0;  // everything the step keeps between steps on this rank
