@@ -145,5 +145,37 @@ echo "rank 1 stopped: the run ended ${ms} ms later, mpirun status $status"
 lines=$(grep -c '^ampx: error: .*no answer from the other ranks within 2 s' "$dir/stalled.err")
 [[ $lines -eq 1 ]] || fail "stalled rank: $lines timeout lines: $(grep '^ampx' "$dir/stalled.err")"
 
+# 5. ZeRO-1 (--shard-optimizer), planned capability-blind so that the O2
+#    layers' weights are 16-bit copies on the ranks that do not own them:
+#    the accuracy of the replicated run, each rank's share of the optimizer
+#    state, checkpoints in shards, and a resume that ends bit for bit where
+#    the uninterrupted run does.
+zero=("${common[@]}" --batch 32 --data-parallel --shard-optimizer --capability-blind)
+timeout 120 "$mpiexec" -np 2 "$ampx" "${zero[@]}" --epochs 12 --checkpoint "$dir/zero" \
+  --export "$dir/zero12.onnx" >"$dir/zero.out" 2>"$dir/zero.err" ||
+  fail "--shard-optimizer: status $? $(grep '^ampx' "$dir/zero.err")"
+sharded=$(accuracy "$dir/zero.out")
+echo "digits-cnn O2 (capability-blind), 12 epochs, 2 ranks x 32, --shard-optimizer: $sharded"
+awk -v a="$one" -v b="$sharded" 'BEGIN { exit !(b >= a - 0.01 && b >= 0.95) }' ||
+  fail "--shard-optimizer reached $sharded against one process's $one"
+memory=$(grep '"event":"done"' "$dir/zero.out" | sed 's/.*"sharded_optimizer":{\([^}]*\)}.*/\1/')
+field() { echo "$memory" | sed "s/.*\"$1\":\([0-9]*\).*/\1/"; }
+[[ $(field held_16bit) -gt 0 ]] || fail "--shard-optimizer held no 16-bit copies: $memory"
+[[ $(field optimizer_bytes) -lt $(field unsharded_optimizer_bytes) ]] ||
+  fail "--shard-optimizer: rank 0 keeps all the optimizer state: $memory"
+for f in epoch-0012.ampxckpt epoch-0012.shard-0-of-2.ampxckpt epoch-0012.shard-1-of-2.ampxckpt; do
+  [[ -f $dir/zero/$f ]] || fail "--shard-optimizer wrote no $f: $(ls "$dir/zero")"
+done
+[[ -f $dir/zero/epoch-0009.shard-0-of-2.ampxckpt ]] && fail "epoch 9's shards outlived --keep 3"
+rm "$dir"/zero/epoch-001[012]*
+timeout 120 "$mpiexec" -np 2 "$ampx" "${zero[@]}" --epochs 12 --checkpoint "$dir/zero" --resume \
+  --export "$dir/zero-resumed.onnx" >"$dir/zero-resumed.out" 2>"$dir/zero-resumed.err" ||
+  fail "--shard-optimizer --resume: status $? $(grep '^ampx' "$dir/zero-resumed.err")"
+cmp -s "$dir/zero-resumed.onnx" "$dir/zero12.onnx" ||
+  fail "--shard-optimizer: resumed at epoch 9, the weights differ from the uninterrupted run's"
+"$ampx" "${base[@]}" --epochs 1 --shard-optimizer >/dev/null 2>"$dir/usage.err"
+[[ $? -eq 2 ]] && grep -q 'need --data-parallel' "$dir/usage.err" ||
+  fail "--shard-optimizer without --data-parallel: $(cat "$dir/usage.err")"
+
 [[ $failures -eq 0 ]] && echo "PASS" || echo "$failures failures"
 exit $((failures > 0))
