@@ -22,6 +22,11 @@ b/2), f32 and 16-bit all-reduce, the runs alternating, with the
     .venv/bin/python bench/data_parallel.py compute --out build/dp_compute.json
     .venv/bin/python bench/scaling_model.py --compute build/dp_compute.json
     .venv/bin/python bench/data_parallel.py compare --rounds 3
+    .venv/bin/python bench/data_parallel.py zero --rounds 3
+
+`zero`: 2 ranks replicated against 2 ranks with --shard-optimizer (ZeRO-1),
+Adam at O2 by default: step time, communication, the weights' all-gather,
+and rank 0's optimizer state and whole state against the unsharded run's.
 
 Models: builtin:digits-cnn on builtin:digits (batch 32), builtin:cnn (the
 CIFAR-shaped CNN, 3x32x32, batch 32) and builtin:mlp (4 x 1024, batch 64)
@@ -315,10 +320,78 @@ def cmd_compare(args):
         print("| " + " | ".join(cells) + " |")
 
 
+def cmd_zero(args):
+    """2 ranks replicated against 2 ranks with --shard-optimizer (ZeRO-1), the
+    same global batch, alternating: step time, communication, the all-gather,
+    and rank 0's state against the unsharded run's."""
+    mpirun = shutil.which(args.mpirun)
+    if not mpirun:
+        fail(f"no '{args.mpirun}' on PATH")
+    names = args.models.split(",")
+    scratch = tempfile.mkdtemp(prefix="ampx-zero-")
+    results, memory, load_start = {}, {}, os.getloadavg()[0]
+    extra_common = ["--data-parallel", "--optimizer", args.optimizer, "--amp", args.amp]
+    if args.capability_blind:
+        extra_common.append("--capability-blind")
+    try:
+        data = {n: make_data(n, scratch) for n in names}
+        for rnd in range(args.rounds):
+            for n in names:
+                batch = MODELS[n][2]
+                modes = [("replicated", []), ("ZeRO-1", ["--shard-optimizer"])]
+                for label, flags in (modes if rnd % 2 == 0 else modes[::-1]):
+                    cmd = [mpirun, "--oversubscribe", "-np", "2", "--bind-to", "none",
+                           "--mca", "btl", "self,vader", "-x", "OMP_NUM_THREADS=1",
+                           *train_cmd(args, n, data[n], 1, batch // 2, extra_common + flags)]
+                    env = dict(MPIRUN_ENV, OMP_NUM_THREADS="1")
+                    what = f"{n} {label}"
+                    recs = records(run(cmd, env, what), what)
+                    ms, epochs = step_ms(recs)
+                    dp = dp_summary(epochs, 2)
+                    extra = [e["data_parallel"] for e in epochs[1:]]
+                    gather = statistics.median(d.get("allgather_ms_per_step", 0) for d in extra)
+                    gbytes = statistics.median(d.get("allgather_bytes_per_step", 0) for d in extra)
+                    done = [r for r in recs if r.get("event") == "done"]
+                    if flags and done and "sharded_optimizer" in done[0]:
+                        memory[n] = done[0]["sharded_optimizer"]
+                    results.setdefault((n, label), []).append((ms, dp, gather, gbytes))
+    except BenchError as e:
+        fail(str(e))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"ZeRO-1 on {args.device}, {args.optimizer}, amp {args.amp}"
+          f"{' (capability-blind)' if args.capability_blind else ''}, 2 ranks x 1 thread at "
+          f"b/2 each, {args.rounds} rounds alternating, load average {load_start:.2f} at the "
+          f"start and {os.getloadavg()[0]:.2f} at the end. Step: median over rounds (range) of "
+          "each run's median step after its first epoch; communication columns: means per "
+          "step; state: rank 0's, from the run's `done` record:\n")
+    print("| model | configuration | step | comm ms/step | exposed ms/step | reduce/all-reduce "
+          "bytes | all-gather ms | all-gather bytes | optimizer state (rank 0) | all state "
+          "(rank 0) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    mib = lambda b: f"{b / 1048576:.2f} MiB"
+    for (n, label), rs in results.items():
+        steps = [r[0] for r in rs]
+        m = {k: statistics.median(r[1][k] for r in rs) for k in
+             ("comm_ms_per_step", "exposed_comm_ms_per_step", "wire_bytes_per_step")}
+        mem = memory.get(n)
+        if label == "ZeRO-1" and mem:
+            opt = f"{mib(mem['optimizer_bytes'])} (unsharded {mib(mem['unsharded_optimizer_bytes'])})"
+            state = f"{mib(mem['state_bytes'])} (unsharded {mib(mem['unsharded_state_bytes'])})"
+        else:
+            opt = state = "-"
+        print("| " + " | ".join([
+            n, label, f"{statistics.median(steps):.2f} ms ({spread(steps)})",
+            f"{m['comm_ms_per_step']:.2f}", f"{m['exposed_comm_ms_per_step']:.2f}",
+            f"{m['wire_bytes_per_step']:.0f}",
+            f"{statistics.median(r[2] for r in rs):.2f}",
+            f"{statistics.median(r[3] for r in rs):.0f}", opt, state]) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("compute", "compare"):
+    for name in ("compute", "compare", "zero"):
         p = sub.add_parser(name)
         p.add_argument("--ampx", default="build/release/apps/ampx")
         p.add_argument("--device", default="onednn:0")
@@ -331,6 +404,11 @@ def main():
     sub.choices["compare"].add_argument("--allreduce-dtypes", default="f32,bf16")
     sub.choices["compare"].add_argument("--bucket-mb", type=float, default=25.0)
     sub.choices["compare"].add_argument("--mpirun", default="mpirun")
+    sub.choices["zero"].add_argument("--mpirun", default="mpirun")
+    sub.choices["zero"].add_argument("--optimizer", default="adam")
+    sub.choices["zero"].add_argument("--amp", default="O2")
+    sub.choices["zero"].add_argument("--capability-blind", action="store_true",
+                                     help="plan 16-bit on emulated kernels too (cpu_ref)")
     args = ap.parse_args()
     for n in args.models.split(","):
         if n not in MODELS:
@@ -341,7 +419,7 @@ def main():
         fail(f"--ampx '{args.ampx}': not an executable")
     os.environ.setdefault("AMPX_CAPABILITY_DB",
                           os.path.join(tempfile.mkdtemp(prefix="ampx-dp-db-"), "c.db"))
-    (cmd_compute if args.cmd == "compute" else cmd_compare)(args)
+    {"compute": cmd_compute, "compare": cmd_compare, "zero": cmd_zero}[args.cmd](args)
 
 
 if __name__ == "__main__":

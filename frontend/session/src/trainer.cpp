@@ -434,21 +434,24 @@ EpochResult Trainer::train_epoch(const Dataset& data,
     std::vector<HostTensor> out;
     // The step's run time; NaN for the profiled step (not a timed one).
     double ms = std::numeric_limits<double>::quiet_NaN();
+    // ZeRO-1: the owners' updated weights into every rank, part of the step.
+    double gather_ms = 0;
     if (step_ + 1 == profile_at_) {
       // The profiled step: each kernel waited for, so not a timed one.
       ProfiledStep ps{step_ + 1, epoch_ + 1, count, {}, {}, p.plan().devices};
       out = p.exec().run(in, ps.profile);
       ps.predicted = step_predictions(p.plan(), p.ran(), ps.profile);
       profiled_ = std::move(ps);
+      if (sharded()) gather_ms = gather_weights(p);
     } else {
       const auto t0 = std::chrono::steady_clock::now();
       out = p.run(in);
+      if (sharded()) gather_ms = gather_weights(p);
       ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       run_ms += ms;
       ++timed_steps;
       timed_samples += global_count;  // every rank's rows, in the same time
     }
-    const double gather_ms = sharded() ? gather_weights(p) : 0.0;
     const auto loss = static_cast<double>(scalar_of(out.at(p.tg.output(TrainingOutput::kLoss))));
     // A step whose forward overflowed has no loss to average.
     if (std::isfinite(loss)) {

@@ -80,8 +80,9 @@ struct StepRecord {
   double scale = 1;      // the loss scale the step ran with
   bool finite = true;    // all gradients finite (else: skipped, unless loss scale none)
   double grad_norm = 0;  // of the unscaled gradients; +inf when not finite
-  // Wall time of the compiled step's run (EpochResult::step_ms's terms);
-  // NaN for the profiled step, which is not timed.
+  // Wall time of the compiled step's run (EpochResult::step_ms's terms),
+  // with a sharded optimizer's all-gather after it; NaN for the profiled
+  // step, which is not timed.
   double run_ms = 0;
   // Data parallelism: the step's all-reduces from start to completion,
   // summed, and the part of it the step waited for (within run_ms).
