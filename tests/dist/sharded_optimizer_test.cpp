@@ -7,7 +7,6 @@
 
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/train/checkpoint.hpp>
-#include <ampx/train/shuffle.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -171,12 +170,8 @@ TEST(ShardedOptimizer, TwoRunsAreBitIdentical) {
 TEST(ShardedOptimizer, AnOverflowOnOneRankSkipsTheStepEverywhere) {
   const auto dp = join_sharded();
   if (dp->size() < 2) GTEST_SKIP() << "needs two ranks";
-  Dataset data = synthetic(64, 12, 4, 5);
-  const std::vector<int64_t> order =
-      detail::shuffled(64, detail::splitmix64(3) ^ static_cast<uint64_t>(1));
-  const int64_t b = 4, global = b * dp->size();
-  const int64_t row = order[static_cast<size_t>(global + b * (dp->size() - 1))];
-  reinterpret_cast<float*>(data.inputs.data.data())[row * 12] = 1e6f;
+  const int64_t b = 4;
+  const Dataset data = overflowing_on_the_last_rank({1}, b, dp->size());
   Session session(cpu_ref_only());
   TrainerOptions o = options_at(AmpLevel::kO2, b);
   o.data_parallel = dp;
@@ -305,14 +300,8 @@ INSTANTIATE_TEST_SUITE_P(Levels, ShardedCheckpoints,
 TEST(ShardedOptimizer, FallsBackLikeTheReplicatedRun) {
   const auto probe = join();
   if (probe->size() < 2) GTEST_SKIP() << "needs two ranks";
-  Dataset data = synthetic(64, 12, 4, 5);
-  const std::vector<int64_t> order =
-      detail::shuffled(64, detail::splitmix64(3) ^ static_cast<uint64_t>(1));
-  const int64_t b = 4, global = b * probe->size();
-  for (int64_t step = 0; step < 3; ++step) {
-    const int64_t row = order[static_cast<size_t>(step * global + b * (probe->size() - 1))];
-    reinterpret_cast<float*>(data.inputs.data.data())[row * 12] = 1e6f;
-  }
+  const int64_t b = 4;
+  const Dataset data = overflowing_on_the_last_rank({0, 1, 2}, b, probe->size());
   std::vector<HostTensor> states[2];
   for (int sharded = 0; sharded < 2; ++sharded) {
     Session session(cpu_ref_only());

@@ -6,6 +6,7 @@
 
 #include <ampx/ir/builder.hpp>
 #include <ampx/session/trainer.hpp>
+#include <ampx/train/shuffle.hpp>
 
 #include <cmath>
 #include <memory>
@@ -83,6 +84,22 @@ inline std::pair<double, std::string> max_difference_by_name(const std::vector<H
         y.push_back(u);
       }
   return max_difference(x, y);
+}
+
+// 64 samples of 12 features in which, at each of `steps` (counted from 0)
+// of epoch 1 (seed 3, per-rank batch `b` on `ranks` ranks), the first row
+// the last rank reads holds 1e6: beyond f16, infinite once cast, so that
+// rank's 16-bit gradients overflow and no other rank's do.
+inline Dataset overflowing_on_the_last_rank(std::vector<int64_t> steps, int64_t b, int ranks) {
+  Dataset data = testing::synthetic(64, 12, 4, 5);
+  const std::vector<int64_t> order =
+      detail::shuffled(64, detail::splitmix64(3) ^ static_cast<uint64_t>(1));
+  const int64_t global = b * ranks;
+  for (int64_t step : steps) {
+    const int64_t row = order[static_cast<size_t>(step * global + b * (ranks - 1))];
+    reinterpret_cast<float*>(data.inputs.data.data())[row * 12] = 1e6f;
+  }
+  return data;
 }
 
 }  // namespace ampx::train::dist_testing

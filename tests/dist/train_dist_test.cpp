@@ -7,7 +7,6 @@
 #include <ampx/ir/builder.hpp>
 #include <ampx/models/builtin_models.hpp>
 #include <ampx/session/trainer.hpp>
-#include <ampx/train/shuffle.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -187,15 +186,8 @@ TEST(DataParallel, SixteenBitAllReduceHalvesTheBytes) {
 TEST(DataParallel, AnOverflowOnOneRankSkipsTheStepEverywhere) {
   const auto dp = join();
   if (dp->size() < 2) GTEST_SKIP() << "needs two ranks";
-  Dataset data = synthetic(64, 12, 4, 5);
-  // The epoch's order is shuffled: poison the row the last rank reads
-  // first in step 2 of epoch 1.
-  const std::vector<int64_t> order = detail::shuffled(
-      64, detail::splitmix64(3) ^ static_cast<uint64_t>(1));  // options' seed 3, epoch 1
-  const int64_t b = 4, global = b * dp->size();
-  const int64_t row = order[static_cast<size_t>(global + b * (dp->size() - 1))];
-  reinterpret_cast<float*>(data.inputs.data.data())[row * 12] =
-      1e6f;  // beyond f16: infinite once cast
+  const int64_t b = 4;
+  const Dataset data = overflowing_on_the_last_rank({1}, b, dp->size());  // step 2 only
   Session session(cpu_ref_only());
   TrainerOptions o = options_at(AmpLevel::kO2, b);
   o.data_parallel = dp;
@@ -215,14 +207,8 @@ TEST(DataParallel, AnOverflowOnOneRankSkipsTheStepEverywhere) {
 TEST(DataParallel, EveryRankFallsBackTheSameLayerAtTheSameStep) {
   const auto dp = join();
   if (dp->size() < 2) GTEST_SKIP() << "needs two ranks";
-  Dataset data = synthetic(64, 12, 4, 5);
-  const std::vector<int64_t> order =
-      detail::shuffled(64, detail::splitmix64(3) ^ static_cast<uint64_t>(1));
-  const int64_t b = 4, global = b * dp->size();
-  for (int64_t step = 0; step < 3; ++step) {
-    const int64_t row = order[static_cast<size_t>(step * global + b * (dp->size() - 1))];
-    reinterpret_cast<float*>(data.inputs.data.data())[row * 12] = 1e6f;
-  }
+  const int64_t b = 4;
+  const Dataset data = overflowing_on_the_last_rank({0, 1, 2}, b, dp->size());
   Session session(cpu_ref_only());
   TrainerOptions o = options_at(AmpLevel::kO2, b);
   o.overflow.auto_fallback = true;

@@ -116,19 +116,8 @@ ExchangeRun step_with_exchange(float factor, ExecutionMode mode, double lr) {
   for (const StepGradient& g : grads) values.push_back({g.value, 0});
   model.executor().set_exchange(values, &exchange);
 
-  const Dataset data = testing::synthetic(16, 12, 4, 1);
-  std::vector<HostTensor> in(tg.data_inputs);
-  const auto put = [&](TrainingInput slot, HostTensor t) {
-    const size_t i = tg.input(slot);
-    t.name = tg.step.value(tg.step.inputs()[i]).name;
-    in[i] = std::move(t);
-  };
-  put(TrainingInput::kData, data.inputs);
-  put(TrainingInput::kLabels, data.labels);
-  put(TrainingInput::kHyper, hyper_tensor(options.optimizer, 1));
-  put(TrainingInput::kLossScale, loss_scale_tensor(1.0));
-  HostTensor seed{"", {DType::kI64, {1}}, std::vector<std::byte>(8)};
-  put(TrainingInput::kDropoutSeed, seed);
+  const std::vector<HostTensor> in = testing::one_step_inputs(tg, testing::synthetic(16, 12, 4, 1),
+                                                              hyper_tensor(options.optimizer, 1));
   model.run(in);
   ExchangeRun r{{}, exchange.events};
   for (size_t i = 0; i < tg.state.size(); ++i) r.state.push_back(model.executor().read_state(i));

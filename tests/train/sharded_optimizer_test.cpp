@@ -167,18 +167,9 @@ TEST_P(ShardedStepIn, LeavesOtherRanksWeightsAndTakesTheGuardsVerdict) {
   const std::vector<ExchangedValue> values{{guard->outputs[0], 7}, {guard->outputs[1], 7}};
   m.executor().set_exchange(values, &exchange);
 
-  const Dataset data = testing::synthetic(16, 12, 4, 1);
-  std::vector<HostTensor> in(tg.data_inputs);
-  const auto put = [&](TrainingInput slot, HostTensor t) {
-    const size_t i = tg.input(slot);
-    t.name = tg.step.value(tg.step.inputs()[i]).name;
-    in[i] = std::move(t);
-  };
-  put(TrainingInput::kData, data.inputs);
-  put(TrainingInput::kLabels, data.labels);
-  put(TrainingInput::kHyper, hyper_tensor(o.optimizer, 1, /*grad_scale=*/0.0));
-  put(TrainingInput::kLossScale, loss_scale_tensor(1.0));
-  put(TrainingInput::kDropoutSeed, HostTensor{"", {DType::kI64, {1}}, std::vector<std::byte>(8)});
+  // grad_scale 0 in the input: only the exchange's 1 makes the update move.
+  const std::vector<HostTensor> in = testing::one_step_inputs(
+      tg, testing::synthetic(16, 12, 4, 1), hyper_tensor(o.optimizer, 1, /*grad_scale=*/0.0));
   const std::vector<HostTensor> out = m.run(in);
   EXPECT_THAT(exchange.events, ElementsAre("produced 0", "produced 1", "needed 0", "needed 1"));
   // The stats output is what the exchange left.
@@ -186,7 +177,6 @@ TEST_P(ShardedStepIn, LeavesOtherRanksWeightsAndTakesTheGuardsVerdict) {
   for (size_t i = 0; i < tg.state.size(); ++i) {
     if (tg.state[i].role != StateRole::kWeight) continue;
     const bool same = m.executor().read_state(i).data == tg.state[i].initial.data;
-    // grad_scale 0 in the input: only the exchange's 1 makes the update move.
     EXPECT_EQ(same, tg.state[i].name != owned) << tg.state[i].name;
   }
   // Another rank's weight written between runs is what the next run reads

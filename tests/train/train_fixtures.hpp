@@ -86,6 +86,26 @@ inline Graph small_mlp() {
   return std::move(b).build();
 }
 
+// The inputs of one training step of `tg` on all of `data` (batch = its
+// rows): samples, labels, `hyper`, loss scale 1 and zero dropout seeds.
+inline std::vector<HostTensor> one_step_inputs(const TrainingGraph& tg, const Dataset& data,
+                                               HostTensor hyper) {
+  std::vector<HostTensor> in(tg.data_inputs);
+  const auto put = [&](TrainingInput slot, size_t k, HostTensor t) {
+    const size_t i = tg.input(slot, k);
+    t.name = tg.step.value(tg.step.inputs()[i]).name;
+    in[i] = std::move(t);
+  };
+  put(TrainingInput::kData, 0, data.inputs);
+  put(TrainingInput::kLabels, 0, data.labels);
+  put(TrainingInput::kHyper, 0, std::move(hyper));
+  put(TrainingInput::kLossScale, 0, loss_scale_tensor(1.0));
+  for (size_t d = 0; d < tg.input_count(TrainingInput::kDropoutSeed); ++d)
+    put(TrainingInput::kDropoutSeed, d,
+        HostTensor{"", {DType::kI64, {1}}, std::vector<std::byte>(8)});
+  return in;
+}
+
 inline std::vector<std::vector<std::byte>> bytes_of(const std::vector<HostTensor>& state) {
   std::vector<std::vector<std::byte>> out;
   for (const auto& t : state) out.push_back(t.data);

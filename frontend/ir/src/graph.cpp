@@ -102,4 +102,22 @@ std::vector<NodeId> Graph::topological_order() const {
   return order;
 }
 
+NodeId copy_node(Graph& out, const Graph& from, const Node& n, std::vector<ValueId>& map) {
+  std::vector<ValueId> ins;
+  for (ValueId v : n.inputs) ins.push_back(map[static_cast<size_t>(v)]);
+  std::vector<TensorType> types;
+  for (ValueId v : n.outputs) types.push_back(from.value(v).type);
+  const NodeId c = out.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
+  Node& cn = out.node(c);
+  cn.device = n.device;
+  cn.origin = n.origin;
+  cn.grad_of = n.grad_of;
+  cn.keep_f32 = n.keep_f32;
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    map[static_cast<size_t>(n.outputs[o])] = cn.outputs[o];
+    out.value(cn.outputs[o]).name = from.value(n.outputs[o]).name;
+  }
+  return c;
+}
+
 }  // namespace ampx

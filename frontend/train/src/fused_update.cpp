@@ -174,19 +174,7 @@ LoweredUpdates fuse_updates(const Graph& g, std::span<CapabilitySource* const> d
                          (answer.note.empty() ? "" : ": " + answer.note));
       continue;
     }
-    std::vector<ValueId> mapped;
-    for (ValueId v : nd.inputs) mapped.push_back(map[static_cast<size_t>(v)]);
-    std::vector<TensorType> ot;
-    for (ValueId v : nd.outputs) ot.push_back(g.value(v).type);
-    const NodeId c = out.add_node(nd.name, nd.op, std::move(mapped), std::move(ot), nd.attrs);
-    Node& cn = out.node(c);
-    cn.device = nd.device;
-    cn.origin = nd.origin;
-    cn.grad_of = nd.grad_of;
-    for (size_t o = 0; o < nd.outputs.size(); ++o) {
-      map[static_cast<size_t>(nd.outputs[o])] = cn.outputs[o];
-      out.value(cn.outputs[o]).name = g.value(nd.outputs[o]).name;
-    }
+    copy_node(out, g, nd, map);
   }
   for (ValueId v : g.outputs()) out.add_output(map[static_cast<size_t>(v)]);
   const NodeId fused = out.value(map[static_cast<size_t>(hyper_out)]).producer;

@@ -102,20 +102,7 @@ WorkingWeights hold_working_copies(const Graph& g, std::span<const size_t> weigh
       map[static_cast<size_t>(n.outputs[0])] = map[static_cast<size_t>(n.inputs[0])];
       continue;
     }
-    std::vector<ValueId> ins;
-    for (ValueId v : n.inputs) ins.push_back(map[static_cast<size_t>(v)]);
-    std::vector<TensorType> types;
-    for (ValueId v : n.outputs) types.push_back(g.value(v).type);
-    const NodeId c = out.add_node(n.name, n.op, std::move(ins), std::move(types), n.attrs);
-    Node& cn = out.node(c);
-    cn.device = n.device;
-    cn.origin = n.origin;
-    cn.grad_of = n.grad_of;
-    cn.keep_f32 = n.keep_f32;
-    for (size_t o = 0; o < n.outputs.size(); ++o) {
-      map[static_cast<size_t>(n.outputs[o])] = cn.outputs[o];
-      out.value(cn.outputs[o]).name = g.value(n.outputs[o]).name;
-    }
+    copy_node(out, g, n, map);
   }
   for (ValueId v : g.outputs()) out.add_output(map[static_cast<size_t>(v)]);
   return r;

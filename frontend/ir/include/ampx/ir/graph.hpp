@@ -123,4 +123,10 @@ class Graph {
   std::vector<ValueId> outputs_;
 };
 
+// Adds a copy of `from`'s node `n` to `out` for a graph rewrite: its inputs
+// are map[input] (values of `out`), its outputs keep their types and names
+// and are recorded in map[output]; device, origin, grad_of and keep_f32
+// are kept. Returns the new node.
+NodeId copy_node(Graph& out, const Graph& from, const Node& n, std::vector<ValueId>& map);
+
 }  // namespace ampx
