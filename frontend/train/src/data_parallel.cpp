@@ -9,6 +9,9 @@
 #include <ampx/dist/communicator.hpp>
 #include <ampx/dist/dist_error.hpp>
 #endif
+#if AMPX_HAVE_NCCL
+#include "nccl_step_exchange.hpp"
+#endif
 
 namespace ampx::train {
 
@@ -81,11 +84,18 @@ struct DataParallel::Impl {
   dist::Communicator buckets;
   dist::Communicator sync;
   Impl(dist::CommunicatorOptions o) : buckets(dist::MpiRuntime(), o), sync(dist::MpiRuntime(), o) {}
+#if AMPX_HAVE_NCCL
+  // Gradients on one CUDA device: NCCL (nccl_step_exchange.hpp).
+  NcclState nccl{sync, std::chrono::milliseconds(0), nullptr, {}};
+#endif
 };
 
 DataParallel::DataParallel(DataParallelOptions options) : options_(std::move(options)) {
   options_.validate();
   impl_ = std::make_unique<Impl>(dist::CommunicatorOptions{.timeout = options_.comm_timeout});
+#if AMPX_HAVE_NCCL
+  impl_->nccl.timeout = options_.comm_timeout;
+#endif
 }
 
 int DataParallel::rank() const {
@@ -114,8 +124,14 @@ void DataParallel::require_agreement(std::string_view what, std::string_view tex
 std::unique_ptr<StepExchange> DataParallel::make_exchange(
     std::span<const BucketedGradient> gradients) {
   const auto bucket_bytes = static_cast<uint64_t>(options_.bucket_mb * 1024 * 1024);
-  return make_step_exchange(impl_->buckets, impl_->sync, gradients,
-                            plan_buckets(gradients, bucket_bytes));
+  auto host = make_step_exchange(impl_->buckets, impl_->sync, gradients,
+                                 plan_buckets(gradients, bucket_bytes));
+#if AMPX_HAVE_NCCL
+  return make_nccl_step_exchange(impl_->nccl, std::move(host), gradients,
+                                 plan_buckets(gradients, bucket_bytes));
+#else
+  return host;
+#endif
 }
 
 #else
