@@ -1,6 +1,8 @@
 #include <ampx/dist/dist_error.hpp>
 #include <ampx/nccl/device_communicator.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <sstream>
 #include <thread>
 
@@ -39,7 +41,8 @@ DeviceCommunicator::DeviceCommunicator(Module& module, dist::Communicator& mpi, 
   mpi.broadcast(std::span<std::byte>(id), 0);
   try {
     comm_ = module.init_rank(mpi.size(), mpi.rank(), id, ordinal,
-                             InitOptions{.timeout_ms = static_cast<int>(timeout.count())});
+                             InitOptions{.timeout_ms = static_cast<int>(std::min<int64_t>(
+                                             timeout.count(), 24LL * 3600 * 1000))});
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -109,10 +109,18 @@ class NcclComm final : public Comm {
   NcclComm(ncclComm_t comm, int ordinal, int rank, int size)
       : comm_(comm), ordinal_(ordinal), rank_(rank), size_(size) {}
   ~NcclComm() override {
+    if (aborted_) return;  // ncclCommAbort freed it already
     DeviceScope d(ordinal_);
-    // An aborted communicator is gone already; a healthy one is destroyed
-    // (after its work has finished: the owner waited for the stream).
-    if (!aborted_) (void)ncclCommDestroy(comm_);
+    // A non-blocking communicator is finalized (polled, bounded) before it
+    // is destroyed; one that does not finish in time is aborted instead.
+    try {
+      const ncclResult_t r = ncclCommFinalize(comm_);
+      if (r != ncclSuccess && r != ncclInProgress) throw std::runtime_error(nccl_text(r, comm_));
+      settle(comm_, Clock::now() + std::chrono::seconds(10), "ncclCommFinalize");
+      (void)ncclCommDestroy(comm_);
+    } catch (const std::exception&) {
+      (void)ncclCommAbort(comm_);
+    }
   }
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
