@@ -66,6 +66,11 @@ pack() {
     cp "$build/tests/nccl/ampx_nccl_tests" "$dir/bin/"
     cp "$build/lib/ampx/libampx_nccl.so" "$dir/lib/"
     strip --strip-unneeded "$dir/lib/libampx_nccl.so"
+    # Open MPI's components (the GPU machine has no Open MPI): enough for
+    # the one-rank run's MPI singleton, started isolated (no orted).
+    local mca
+    mca=$(dirname "$(ldd "$build/apps/ampx" | awk '/libmpi\.so/ { print $3 }')")/openmpi/lib/openmpi3
+    if [ -d "$mca" ]; then mkdir -p "$dir/openmpi" && cp "$mca"/mca_*.so "$dir/openmpi/"; fi
   fi
   strip --strip-unneeded "$dir"/bin/* "$dir"/plugins/*
   # Every non-system library any carried binary needs (resolved here). The
@@ -194,7 +199,9 @@ run() {
       --gtest_output="xml:$results/nccl_tests.xml" >"$results/nccl_tests.log" 2>&1
     nccl_rc=$?
     echo "device-check: data-parallel training on cuda:0 (NCCL)" >&2
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+      OMPI_MCA_mca_base_component_path="$dir/openmpi" OMPI_MCA_ess_singleton_isolated=1 \
+      OMPI_MCA_pmix=isolated OMPI_MCA_pml=ob1 OMPI_MCA_btl=self timeout 120 \
       "$dir/bin/ampx" --plugin-dir "$plugins" --log-level info train builtin:digits-cnn \
       --data builtin:digits --device cuda:0 --data-parallel --epochs 2 --amp O2 \
       >"$results/nccl_train.log" 2>&1
