@@ -53,7 +53,7 @@ pack() {
   [ -f "$build/build.ninja" ] || cmake --preset "$preset" >/dev/null
   # NCCL (frontend/nccl) where this build found it.
   local nccl=""
-  ninja -C "$build" -t targets all 2>/dev/null | grep -q '^ampx_nccl_tests:' && nccl=1
+  ninja -C "$build" -t targets 2>/dev/null | grep -q '^ampx_nccl_tests: phony' && nccl=1
   cmake --build "$build" -j "${AMPX_JOBS:-2}" --target ampx ampx_cuda_tests ampx_cuda_bench \
     ampx_backend_cpu_ref ampx_backend_cuda ${nccl:+ampx_nccl_tests ampx_nccl_module}
   rm -rf "${dir:?}"/*
