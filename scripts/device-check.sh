@@ -156,6 +156,20 @@ run() {
         mkdir -p "$plugins"
         cp "$dir/plugins/libampx_backend_cpu_ref.so" "$sb/plugins/libampx_backend_cuda.so" "$plugins/"
         rm -rf "$sb"
+        # The NCCL module has the same CUDA runtime linked in: rebuilt too,
+        # against this machine's NCCL (the toolkit's or PyTorch's wheel).
+        if [ -f "$dir/lib/libampx_nccl.so" ]; then
+          local nb="$results/nccl-standalone" nccl_home
+          nccl_home=$(cuda_lib_dirs | grep '/nvidia/nccl/lib$' | head -1)
+          if NCCL_HOME="${nccl_home%/lib}" cmake -S "$src/frontend/nccl/standalone" -B "$nb" \
+            -DCMAKE_BUILD_TYPE=Release >>"$results/rebuild.log" 2>&1 &&
+            cmake --build "$nb" -j "$(nproc)" >>"$results/rebuild.log" 2>&1; then
+            cp "$nb/libampx_nccl.so" "$results/libampx_nccl.so"
+            rm -rf "$nb"
+          else
+            echo "device-check: NCCL module rebuild failed, see $results/rebuild.log" >&2
+          fi
+        fi
       else
         echo "device-check: rebuild failed, see $results/rebuild.log" >&2
       fi
@@ -163,6 +177,7 @@ run() {
   fi
   export AMPX_TEST_PLUGIN_DIR="$plugins" AMPX_PLUGIN_PATH="$plugins"
   export AMPX_NCCL_MODULE="$dir/lib/libampx_nccl.so"
+  [ -f "$results/libampx_nccl.so" ] && AMPX_NCCL_MODULE="$results/libampx_nccl.so"
   local summary="$results/summary.md" rc=0
   {
     echo "# ampx CUDA device check, $(date -u +%Y-%m-%dT%H:%MZ)"
