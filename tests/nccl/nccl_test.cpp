@@ -56,16 +56,21 @@ std::vector<float> data(size_t n, int seed) {
   return v;
 }
 
-// The CUDA plugin's device `index`, with its native handles.
+// The CUDA plugin's device `index`, with its native handles. No pre-flight
+// child: CUDA is initialised in this process already (the module counted
+// the devices), and a forked child cannot use it.
 struct CudaDevice {
+  static plugins::PluginHostOptions options() {
+    plugins::PluginHostOptions o;
+    o.use_env_path = false;
+    o.own_dirs = {plugin_dir()};
+    o.preflight = false;
+    return o;
+  }
   plugins::PluginHost host;
   const plugins::Device* device = nullptr;
   plugins::NativeDevice native;
-  explicit CudaDevice(int index)
-      : host(plugins::PluginHostOptions{.extra_dirs = {},
-                                        .use_env_path = false,
-                                        .use_default_dirs = true,
-                                        .own_dirs = {plugin_dir()}}) {
+  explicit CudaDevice(int index) : host(options()) {
     device = host.find_device("cuda:" + std::to_string(index));
     if (device == nullptr) throw std::runtime_error("no cuda:" + std::to_string(index));
     native = device->native().value();

@@ -234,6 +234,7 @@ class NcclModule final : public Module {
   std::vector<std::unique_ptr<Comm>> init_all(std::span<const int> ordinals,
                                               InitOptions options) override {
     const int n = static_cast<int>(ordinals.size());
+    const DeviceScope restore(ordinals.empty() ? 0 : ordinals[0]);  // the caller's device after
     const UniqueId id = unique_id();
     ncclUniqueId nid;
     std::memcpy(&nid, id.data(), sizeof nid);
