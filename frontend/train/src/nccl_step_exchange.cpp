@@ -80,7 +80,15 @@ class NcclStepExchange final : public StepExchange {
 
   std::vector<bool> on_device(std::span<const plugins::Device* const> homes) override {
     std::string why;
-    std::optional<plugins::NativeDevice> native = choose(homes, why);
+    std::optional<plugins::NativeDevice> native;
+    try {
+      native = choose(homes, why);
+    } catch (const std::exception& e) {
+      // A plugin's malformed answer: this rank's reason, not a lone throw
+      // that would leave the others waiting in the agreement below.
+      why = e.what();
+      native.reset();
+    }
     // Every rank takes the same path, or the collectives would not match.
     if (!state_.sync.all_true(native.has_value())) {
       if (why.empty()) why = "another rank takes the host path";
