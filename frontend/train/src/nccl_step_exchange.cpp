@@ -32,6 +32,10 @@ nccl::WireType wire_type(DType d) {
   return nccl::WireType::kF32;
 }
 
+nccl::Module* module_of(NcclState& state, std::string& why) {
+  return state.module != nullptr ? state.module : nccl::nccl_module(why);
+}
+
 struct DeviceBucket {
   DType wire = DType::kF32;
   std::vector<size_t> members;
@@ -100,7 +104,7 @@ class NcclStepExchange final : public StepExchange {
     }
     if (!state_.comm) {
       std::string load_error;
-      nccl::Module* module = nccl::nccl_module(load_error);
+      nccl::Module* module = module_of(state_, load_error);
       state_.comm = std::make_unique<nccl::DeviceCommunicator>(*module, state_.sync,
                                                                native->ordinal, state_.timeout);
       spdlog::info("data-parallel: the gradients go through NCCL on {} ({})", device_id_,
@@ -184,7 +188,7 @@ class NcclStepExchange final : public StepExchange {
   std::optional<plugins::NativeDevice> choose(std::span<const plugins::Device* const> homes,
                                               std::string& why) {
     std::string load_error;
-    if (nccl::nccl_module(load_error) == nullptr) {
+    if (module_of(state_, load_error) == nullptr) {
       why = load_error;
       return std::nullopt;
     }

@@ -20,6 +20,9 @@ struct NcclState {
   std::chrono::milliseconds timeout;
   std::unique_ptr<nccl::DeviceCommunicator> comm;
   std::string last_reason;  // the last host-path reason said (said once)
+  // A stand-in for the loaded module (tests: NCCL's part on host memory);
+  // nullptr: nccl_module()'s.
+  nccl::Module* module = nullptr;
 };
 
 // Wraps `host` (the MPI exchange, which keeps the synchronized values and
