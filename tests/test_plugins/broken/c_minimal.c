@@ -94,8 +94,7 @@ static void* cm_trap_host_ptr(ampx_buffer* buffer) {
 #endif
 
 #if defined(C_MINIMAL_NATIVE)
-static ampx_status* cm_native_device(ampx_plugin* plugin, int32_t device,
-                                     ampx_native_device* out) {
+static ampx_status* cm_native_device(ampx_plugin* plugin, int32_t device, ampx_native_device* out) {
   ampx_status* status = tp_check_device(plugin, device);
   if (status != NULL) return status;
   if (out == NULL) return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "native_device: NULL out");
@@ -113,7 +112,8 @@ static ampx_status* cm_buffer_native_ptr(ampx_buffer* buffer, void** out) {
 }
 static const ampx_native_handles_extension cm_native_ext = {
     {sizeof(ampx_native_handles_extension), AMPX_EXTENSION_NATIVE_HANDLES, NULL},
-    cm_native_device, cm_buffer_native_ptr};
+    cm_native_device,
+    cm_buffer_native_ptr};
 #define CM_EXTENSIONS .extensions = &cm_native_ext.base,
 #else
 #define CM_EXTENSIONS

@@ -177,8 +177,7 @@ static const ampx_numerics_extension cr_numerics_ext = {
    (UNSUPPORTED: the host copies); device 1 answers an API no ABI names
    (the host refuses it, naming the plugin). A buffer's "device address" is
    its host memory: no host test ever hands it to CUDA. */
-static ampx_status* cr_native_device(ampx_plugin* plugin, int32_t device,
-                                     ampx_native_device* out) {
+static ampx_status* cr_native_device(ampx_plugin* plugin, int32_t device, ampx_native_device* out) {
   if (plugin == NULL || out == NULL || device < 0 || device >= plugin->num_devices)
     return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "native_device: bad argument");
   if (device == 0) return tp_status(AMPX_STATUS_UNSUPPORTED, "c_relu:0 has no native handles");
@@ -196,7 +195,8 @@ static ampx_status* cr_buffer_native_ptr(ampx_buffer* buffer, void** out) {
 }
 static const ampx_native_handles_extension cr_native_ext = {
     {sizeof(ampx_native_handles_extension), AMPX_EXTENSION_NATIVE_HANDLES, &cr_numerics_ext.base},
-    cr_native_device, cr_buffer_native_ptr};
+    cr_native_device,
+    cr_buffer_native_ptr};
 static const ampx_extension cr_unknown_ext = {sizeof(ampx_extension), 4242, &cr_native_ext.base};
 #endif
 
