@@ -12,12 +12,14 @@
 #   scripts/device-check.sh run [DIR]    # there: run from DIR, results to
 #                                        #   $OUT (if set) or DIR/results
 #
-# DIR holds bin/ (ampx, ampx_cuda_tests, ampx_cuda_bench), plugins/ (cpu_ref,
-# cuda) and lib/ (the shared libraries ldd shows outside glibc and CUDA:
+# DIR holds bin/ (ampx, ampx_cuda_tests, ampx_cuda_bench, and where NCCL was
+# found ampx_nccl_tests), plugins/ (cpu_ref, cuda), lib/libampx_nccl.so (the
+# NCCL module, frontend/nccl) and lib/ (the shared libraries ldd shows outside glibc and CUDA:
 # spdlog, fmt; libstdc++ and libgcc_s in lib/fallback, used only when the
 # machine's own are too old). cuBLAS(Lt) and cuDNN are NOT carried: the GPU
 # machine's own libraries are found through LD_LIBRARY_PATH (CUDA_HOME,
-# /usr/local/cuda, and PyTorch's nvidia-* wheels when present).
+# /usr/local/cuda, and PyTorch's nvidia-* wheels when present), nor is
+# libnccl.so.2 (218 MB; PyTorch's nvidia-nccl wheel or the toolkit's there).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode="${1:-run}"
@@ -34,6 +36,7 @@ system_lib() {
   case "$(basename "$1")" in
     libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux* | libresolv.so*) return 0 ;;
     libcuda.so* | libcudart.so* | libcublas* | libcudnn* | libnvrtc* | libnvJitLink*) return 0 ;;
+    libnccl.so*) return 0 ;;
     *) return 1 ;;
   esac
 }
@@ -48,21 +51,35 @@ pack() {
   cd "$here/.."
   local preset=release build=build/release
   [ -f "$build/build.ninja" ] || cmake --preset "$preset" >/dev/null
+  # NCCL (frontend/nccl) where this build found it.
+  local nccl=""
+  ninja -C "$build" -t targets 2>/dev/null | grep -q '^ampx_nccl_tests: phony' && nccl=1
   cmake --build "$build" -j "${AMPX_JOBS:-2}" --target ampx ampx_cuda_tests ampx_cuda_bench \
-    ampx_backend_cpu_ref ampx_backend_cuda
+    ampx_backend_cpu_ref ampx_backend_cuda ${nccl:+ampx_nccl_tests ampx_nccl_module}
   rm -rf "${dir:?}"/*
   mkdir -p "$dir/bin" "$dir/plugins" "$dir/lib"
   cp "$build/apps/ampx" "$build/tests/cuda/ampx_cuda_tests" "$build/bench/ampx_cuda_bench" \
     "$dir/bin/"
   cp "$build/lib/ampx/plugins/libampx_backend_cpu_ref.so" \
     "$build/lib/ampx/plugins/libampx_backend_cuda.so" "$dir/plugins/"
+  if [ -n "$nccl" ]; then
+    cp "$build/tests/nccl/ampx_nccl_tests" "$dir/bin/"
+    cp "$build/lib/ampx/libampx_nccl.so" "$dir/lib/"
+    strip --strip-unneeded "$dir/lib/libampx_nccl.so"
+    # Open MPI's components (the GPU machine has no Open MPI): enough for
+    # the one-rank run's MPI singleton, started isolated (no orted).
+    local mca
+    mca=$(dirname "$(ldd "$build/apps/ampx" | awk '/libmpi\.so/ { print $3 }')")/openmpi/lib/openmpi3
+    if [ -d "$mca" ]; then mkdir -p "$dir/openmpi" && cp "$mca"/mca_*.so "$dir/openmpi/"; fi
+  fi
   strip --strip-unneeded "$dir"/bin/* "$dir"/plugins/*
   # Every non-system library any carried binary needs (resolved here). The
   # C++ runtime goes to lib/fallback: Debian 12's needs glibc 2.36, so it is
   # used there only when the machine's own libstdc++ is too old.
   mkdir -p "$dir/lib/fallback"
   local f lib
-  for f in "$dir"/bin/* "$dir"/plugins/*; do
+  for f in "$dir"/bin/* "$dir"/plugins/* "$dir"/lib/libampx_nccl.so; do
+    [ -f "$f" ] || continue
     ldd "$f" | awk '/=> \// { print $3 }' | while read -r lib; do
       case "$(basename "$lib")" in
         libstdc++.so* | libgcc_s.so*) cp -L -n "$lib" "$dir/lib/fallback/" ;;
@@ -139,12 +156,28 @@ run() {
         mkdir -p "$plugins"
         cp "$dir/plugins/libampx_backend_cpu_ref.so" "$sb/plugins/libampx_backend_cuda.so" "$plugins/"
         rm -rf "$sb"
+        # The NCCL module has the same CUDA runtime linked in: rebuilt too,
+        # against this machine's NCCL (the toolkit's or PyTorch's wheel).
+        if [ -f "$dir/lib/libampx_nccl.so" ]; then
+          local nb="$results/nccl-standalone" nccl_home
+          nccl_home=$(cuda_lib_dirs | grep '/nvidia/nccl/lib$' | head -1)
+          if NCCL_HOME="${nccl_home%/lib}" cmake -S "$src/frontend/nccl/standalone" -B "$nb" \
+            -DCMAKE_BUILD_TYPE=Release >>"$results/rebuild.log" 2>&1 &&
+            cmake --build "$nb" -j "$(nproc)" >>"$results/rebuild.log" 2>&1; then
+            cp "$nb/libampx_nccl.so" "$results/libampx_nccl.so"
+            rm -rf "$nb"
+          else
+            echo "device-check: NCCL module rebuild failed, see $results/rebuild.log" >&2
+          fi
+        fi
       else
         echo "device-check: rebuild failed, see $results/rebuild.log" >&2
       fi
     fi
   fi
   export AMPX_TEST_PLUGIN_DIR="$plugins" AMPX_PLUGIN_PATH="$plugins"
+  export AMPX_NCCL_MODULE="$dir/lib/libampx_nccl.so"
+  [ -f "$results/libampx_nccl.so" ] && AMPX_NCCL_MODULE="$results/libampx_nccl.so"
   local summary="$results/summary.md" rc=0
   {
     echo "# ampx CUDA device check, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -170,6 +203,25 @@ run() {
   timeout 90 "$dir/bin/ampx_cuda_bench" --plugin-dir "$plugins" --out "$results/bench.md" \
     >"$results/bench.log" 2>&1
   local bench_rc=$?
+  # NCCL (where packed): the module, the native handles and ncclAllReduce
+  # on the plugin's stream against the host path (1 rank; 2 GPUs where
+  # there are two), two ranks on one GPU ending in one line; then a
+  # data-parallel run on cuda:0, one rank (an MPI singleton).
+  local nccl_rc=0 train_rc=0
+  if [ -x "$dir/bin/ampx_nccl_tests" ]; then
+    echo "device-check: NCCL tests" >&2
+    AMPX_EXPECT_CUDA_DEVICE=1 timeout 120 "$dir/bin/ampx_nccl_tests" \
+      --gtest_output="xml:$results/nccl_tests.xml" >"$results/nccl_tests.log" 2>&1
+    nccl_rc=$?
+    echo "device-check: data-parallel training on cuda:0 (NCCL)" >&2
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+      OMPI_MCA_mca_base_component_path="$dir/openmpi" OMPI_MCA_ess_singleton_isolated=1 \
+      OMPI_MCA_pmix=isolated OMPI_MCA_pml=ob1 OMPI_MCA_btl=self timeout 120 \
+      "$dir/bin/ampx" --plugin-dir "$plugins" --log-level info train builtin:digits-cnn \
+      --data builtin:digits --device cuda:0 --data-parallel --epochs 2 --amp O2 \
+      >"$results/nccl_train.log" 2>&1
+    train_rc=$?
+  fi
   set -e
   {
     echo
@@ -181,9 +233,24 @@ run() {
     echo "## Benchmark (exit $bench_rc)"
     echo
     if [ -s "$results/bench.md" ]; then cat "$results/bench.md"; else tail -20 "$results/bench.log"; fi
+    if [ -x "$dir/bin/ampx_nccl_tests" ]; then
+      echo
+      echo "## NCCL tests (exit $nccl_rc)"
+      echo '```'
+      grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[       OK|^\[  FAILED  \]|^module:|^refused:|NCCL accepted|tests? ran' \
+        "$results/nccl_tests.log" | head -30
+      echo '```'
+      echo
+      echo "## Data-parallel training on cuda:0, NCCL (exit $train_rc)"
+      echo '```'
+      tail -15 "$results/nccl_train.log"
+      echo '```'
+    fi
   } >>"$summary"
   [ "$test_rc" -eq 0 ] || rc=1
   [ "$bench_rc" -eq 0 ] || rc=1
+  [ "$nccl_rc" -eq 0 ] || rc=1
+  [ "$train_rc" -eq 0 ] || rc=1
   cat "$summary"
   return "$rc"
 }

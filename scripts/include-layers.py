@@ -49,6 +49,9 @@ LAYERS = [
     [("frontend/ir", ["frontend/ir/"])],
     # Data-parallel communication over MPI (built where MPI is found).
     [("frontend/dist", ["frontend/dist/"])],
+    # NCCL for CUDA devices over the MPI communicator (built where CUDA,
+    # MPI and NCCL are found); the module it loads names no ampx layer.
+    [("frontend/nccl", ["frontend/nccl/"])],
     [("frontend/amp", ["frontend/amp/"])],
     [("frontend/exec", ["frontend/exec/"])],
     [("frontend/onnx", ["frontend/onnx/"])],

@@ -191,6 +191,19 @@ class CudaPlugin {
   void synchronize(int32_t device) { rt_.context(device).synchronize(); }
   // No host_ptr: device memory is not host-visible.
 
+  // ABI 1.6 native handles: every launch and copy above goes to the
+  // context's one stream, so work the host enqueues there (NCCL's
+  // all-reduce) is in the device's order.
+  ampx_native_device native_device(int32_t device) {
+    DeviceContext& ctx = rt_.context(device);
+    ampx_native_device d{};
+    d.api = AMPX_NATIVE_API_CUDA;
+    d.ordinal = ctx.index();
+    d.stream = ctx.stream();
+    return d;
+  }
+  void* native_ptr(Buffer& b) { return b.data(); }
+
  private:
   Runtime rt_;
 };

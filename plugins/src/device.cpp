@@ -211,3 +211,46 @@ std::string Device::plugin_note() const {
 }
 
 }  // namespace ampx::plugins
+
+namespace ampx::plugins {
+
+std::optional<NativeDevice> Device::native() const {
+  const LoadedPlugin::NativeHandleFns& fns = plugin_->native_handles();
+  if (fns.native_device == nullptr) return std::nullopt;
+  ampx_native_device out{};
+  out.struct_size = sizeof out;
+  ampx_status* status = plugin_->guarded(
+      "native_device", [&] { return fns.native_device(plugin_->instance(), index_, &out); });
+  if (status != nullptr &&
+      plugin_->api().status_code(status) == AMPX_STATUS_UNSUPPORTED) {  // the host copies
+    plugin_->api().status_destroy(status);
+    return std::nullopt;
+  }
+  plugin_->check(status, fmt::format("native_device(device {})", index_));
+  // A member the plugin did not write reads as zero: a NULL stream below.
+  detail::clear_missing(out, detail::readable_size(out), &ampx_native_device::api,
+                        &ampx_native_device::ordinal, &ampx_native_device::stream);
+  if (out.api != AMPX_NATIVE_API_CUDA || out.ordinal < 0 || out.stream == nullptr)
+    throw PluginLoadError(fmt::format(
+        "{}: native_device(device {}) answered api {}, ordinal {}, stream {} (the ABI wants "
+        "api {} (CUDA), an ordinal >= 0 and a stream)",
+        plugin_->name(), index_, out.api, out.ordinal, out.stream != nullptr ? "set" : "NULL",
+        static_cast<int>(AMPX_NATIVE_API_CUDA)));
+  return NativeDevice{static_cast<ampx_native_api>(out.api), out.ordinal, out.stream};
+}
+
+void* Device::native_ptr(const Buffer& buffer) const {
+  const LoadedPlugin::NativeHandleFns& fns = plugin_->native_handles();
+  if (fns.buffer_native_ptr == nullptr)
+    throw std::logic_error(fmt::format("{}: native_ptr of a device without native handles", id_));
+  check_own(buffer, "native_ptr");
+  void* out = nullptr;
+  plugin_->check(plugin_->guarded("buffer_native_ptr",
+                                  [&] { return fns.buffer_native_ptr(buffer.handle(), &out); }),
+                 "buffer_native_ptr");
+  if (out == nullptr)
+    throw PluginLoadError(fmt::format("{}: buffer_native_ptr answered NULL", plugin_->name()));
+  return out;
+}
+
+}  // namespace ampx::plugins

@@ -77,11 +77,12 @@ void LoadedPlugin::destroy_instance() noexcept {
 
 // What a plugin declares in its extension chain (backend_api.h,
 // "Extensions"): the options it documents (1.2), how its f16 kernels
-// accumulate (1.3) and its kernels' reports (1.4). Unknown types are
-// skipped, a malformed chain is an error.
+// accumulate (1.3), its kernels' reports (1.4) and its native handles
+// (1.6). Unknown types are skipped, a malformed chain is an error.
 void read_extensions(const ampx_extension* ext, std::vector<PluginOption>& out,
                      std::optional<ampx_accumulation>& f16_accumulation,
-                     LoadedPlugin::KernelReportFn& kernel_report) {
+                     LoadedPlugin::KernelReportFn& kernel_report,
+                     LoadedPlugin::NativeHandleFns& native_handles) {
   const auto text = [](const char* s) { return s ? printable(s, 256) : std::string(); };
   for (int n = 0; ext != nullptr; ext = ext->next, ++n) {
     if (n >= AMPX_EXTENSION_CHAIN_MAX)
@@ -108,6 +109,15 @@ void read_extensions(const ampx_extension* ext, std::vector<PluginOption>& out,
       if (detail::has_member(*info, info->base.struct_size,
                              &ampx_kernel_info_extension::kernel_report))
         kernel_report = info->kernel_report;
+      continue;
+    }
+    if (ext->type == AMPX_EXTENSION_NATIVE_HANDLES) {
+      // Half of it is no use: without either member the host copies.
+      const auto* nat = reinterpret_cast<const ampx_native_handles_extension*>(ext);
+      if (detail::has_member(*nat, nat->base.struct_size,
+                             &ampx_native_handles_extension::buffer_native_ptr) &&
+          nat->native_device != nullptr && nat->buffer_native_ptr != nullptr)
+        native_handles = {nat->native_device, nat->buffer_native_ptr};
       continue;
     }
     if (ext->type != AMPX_EXTENSION_OPTIONS) continue;
@@ -230,7 +240,7 @@ std::unique_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   plugin->version_ = printable(api.plugin_version, kMaxVersionLength);
   try {
     read_extensions(api.extensions, plugin->options_, plugin->declared_f16_accumulation_,
-                    plugin->kernel_report_);
+                    plugin->kernel_report_, plugin->native_handles_);
   } catch (const std::invalid_argument& e) {
     throw fail(e.what());
   }

@@ -297,5 +297,30 @@ TEST_F(DeviceTest, PluginErrorsFromAllocation) {
   }
 }
 
+// ABI 1.6 native handles, checked by the host: a plugin without the
+// extension (c_minimal) and a device answering UNSUPPORTED (c_relu:0) give
+// nullopt, the data-parallel exchange's host path; an answer naming an API
+// the ABI does not (c_relu:1) is refused in one line naming the plugin.
+TEST_F(DeviceTest, NativeHandlesAbsentUnsupportedOrMalformed) {
+  const Device& minimal = host_.device("c_minimal:0");
+  EXPECT_FALSE(minimal.native().has_value());
+  Buffer b = minimal.allocate(64);
+  EXPECT_THROW((void)minimal.native_ptr(b), std::logic_error);
+
+  const Device& relu0 = host_.device("c_relu:0");
+  EXPECT_FALSE(relu0.native().has_value());
+  const Device& relu1 = host_.device("c_relu:1");
+  try {
+    (void)relu1.native();
+    FAIL() << "a native_device answer with api 7 was accepted";
+  } catch (const PluginLoadError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("c_relu: native_device(device 1) answered api 7"));
+  }
+  // The buffer's address is the plugin's answer, for its own buffers only.
+  Buffer r = relu1.allocate(64);
+  EXPECT_EQ(relu1.native_ptr(r), r.host_ptr());
+  EXPECT_THROW((void)relu0.native_ptr(r), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace ampx::plugins::test

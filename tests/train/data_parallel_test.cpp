@@ -64,11 +64,34 @@ TEST(DataParallelOptions, RefusesBadValues) {
   EXPECT_NO_THROW(DataParallelOptions{}.validate());
 }
 
+// Where ScalingExchange takes the values: host copies, or the device path
+// (exec/value_exchange.hpp: DeviceSlot, as NCCL's exchange does), which
+// here reads and writes the slot through the plugin's copies.
+enum class ExchangePath { kHost, kDevice };
+
 // An exchange that records the order of its calls and scales every value
 // it is handed by `factor` when it is needed.
 class ScalingExchange final : public ValueExchange {
  public:
-  explicit ScalingExchange(float factor) : factor_(factor) {}
+  explicit ScalingExchange(float factor, ExchangePath path = ExchangePath::kHost)
+      : factor_(factor), path_(path) {}
+  std::vector<bool> on_device(std::span<const plugins::Device* const> homes) override {
+    if (path_ == ExchangePath::kHost) return {};
+    for (const plugins::Device* d : homes) EXPECT_NE(d, nullptr);
+    return std::vector<bool>(homes.size(), true);
+  }
+  void produced_on_device(size_t i, const DeviceSlot& slot) override {
+    events.push_back("produced " + std::to_string(i));
+    EXPECT_EQ(slot.bytes % 4, 0u);
+    EXPECT_LE(slot.offset + slot.bytes, slot.buffer->size());
+  }
+  void needed_on_device(size_t i, const DeviceSlot& slot) override {
+    std::vector<std::byte> bytes(slot.bytes);
+    slot.device->synchronize();
+    slot.device->copy_to_host(bytes, *slot.buffer, slot.offset);
+    needed(i, bytes);
+    slot.device->copy_to_device(*slot.buffer, slot.offset, bytes);
+  }
   void produced(size_t i, std::span<std::byte> bytes) override {
     events.push_back("produced " + std::to_string(i));
     EXPECT_EQ(bytes.size() % 4, 0u);
@@ -88,6 +111,7 @@ class ScalingExchange final : public ValueExchange {
 
  private:
   float factor_;
+  ExchangePath path_;
 };
 
 struct ExchangeRun {
@@ -97,7 +121,8 @@ struct ExchangeRun {
 
 // One plain-SGD step (the update is w - lr g) of the small MLP, compiled
 // in `mode`, its guard's gradients handed to an exchange that scales them.
-ExchangeRun step_with_exchange(float factor, ExecutionMode mode, double lr) {
+ExchangeRun step_with_exchange(float factor, ExecutionMode mode, double lr,
+                               ExchangePath path = ExchangePath::kHost) {
   Session session(testing::cpu_ref_only());
   TrainingGraphOptions options;
   options.optimizer.lr = lr;
@@ -109,7 +134,7 @@ ExchangeRun step_with_exchange(float factor, ExecutionMode mode, double lr) {
   CompiledModel model = session.compile(planned, compile);
   for (size_t i = 0; i < tg.state.size(); ++i)
     model.executor().write_state(i, tg.state[i].initial.data);
-  ScalingExchange exchange(factor);
+  ScalingExchange exchange(factor, path);
   const std::vector<StepGradient> grads = step_gradients(*model.execution_plan().graph);
   EXPECT_EQ(grads.size(), 4u);  // fc1 and fc2, weights and biases
   std::vector<ExchangedValue> values;
@@ -139,6 +164,22 @@ TEST_P(ValueExchangeIn, TheUpdateReadsWhatTheExchangeLeft) {
   }
   const ExchangeRun plain = step_with_exchange(1.0f, GetParam(), 0.05);
   EXPECT_NE(testing::bytes_of(plain.state), testing::bytes_of(doubled.state));
+  ASSERT_EQ(doubled.events.size(), 8u);
+  for (size_t k = 0; k < 4; ++k) EXPECT_THAT(doubled.events[k], HasSubstr("produced"));
+  for (size_t k = 4; k < 8; ++k) EXPECT_THAT(doubled.events[k], HasSubstr("needed"));
+}
+
+// The same through the device path: the executor hands over where each
+// gradient lives (no host copy of its own) and the readers see what the
+// exchange left there.
+TEST_P(ValueExchangeIn, TheDevicePathHandsOverWhereTheValueLives) {
+  const ExchangeRun doubled = step_with_exchange(2.0f, GetParam(), 0.05, ExchangePath::kDevice);
+  const ExchangeRun faster = step_with_exchange(1.0f, GetParam(), 0.1, ExchangePath::kHost);
+  for (size_t i = 0; i < doubled.state.size(); ++i) {
+    const std::vector<double> a = to_doubles(doubled.state[i]), b = to_doubles(faster.state[i]);
+    for (size_t k = 0; k < a.size(); ++k)
+      ASSERT_NEAR(a[k], b[k], 1e-6 * (1 + std::abs(b[k]))) << doubled.state[i].name;
+  }
   ASSERT_EQ(doubled.events.size(), 8u);
   for (size_t k = 0; k < 4; ++k) EXPECT_THAT(doubled.events[k], HasSubstr("produced"));
   for (size_t k = 4; k < 8; ++k) EXPECT_THAT(doubled.events[k], HasSubstr("needed"));

@@ -225,15 +225,19 @@ std::vector<HostTensor> EagerExecutor::run_nodes(std::span<const HostTensorView>
     dev(h).copy_to_device(*b, 0, bytes);
     dev(h).synchronize();
   };
+  const auto exchange_slot = [&](ValueId v) {
+    const auto [h, b] = exchanged(v);
+    return DeviceSlot{&dev(h), b, 0, g.value(v).byte_size()};
+  };
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const ExecutionStep& s = plan_.steps[i];
-    exchange_.before_step(i, exchange_to_device);
+    exchange_.before_step(i, exchange_to_device, exchange_slot);
     if (const auto* c = std::get_if<CopyStep>(&s)) {
       copy(c->value, c->from, c->to);
       continue;
     }
     launch(std::get<KernelStep>(s).node, std::get<KernelStep>(s).device);
-    exchange_.after_step(i, exchange_to_host);
+    exchange_.after_step(i, exchange_to_host, exchange_slot);
   }
   stats_.last_run_copy_us = copy_us;
 

@@ -276,14 +276,22 @@ std::vector<HostTensor> Executor::run_steps(std::span<const HostTensorView> inpu
     const Location l = where(v, h);
     devices_[static_cast<size_t>(h)]->copy_to_device(*l.buffer, l.offset, bytes);
   };
+  // The device path: where the value is, nothing waited for (the exchange
+  // works in the device's order).
+  const auto exchange_slot = [&](ValueId v) {
+    const int h = plan_.home[static_cast<size_t>(v)];
+    const Location l = where(v, h);
+    return DeviceSlot{devices_[static_cast<size_t>(h)], l.buffer, l.offset,
+                      graph_.value(v).byte_size()};
+  };
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = steps_[i];
-    exchange_.before_step(i, exchange_to_device);
+    exchange_.before_step(i, exchange_to_device, exchange_slot);
     if (s.copy_from < 0) {
       if (!profile) {
         s.kernel->launch(s.inputs, s.outputs);
         pending[static_cast<size_t>(s.device)] = true;
-        exchange_.after_step(i, exchange_to_host);
+        exchange_.after_step(i, exchange_to_host, exchange_slot);
         continue;
       }
       StepTiming t = step_info_[i];
@@ -299,7 +307,7 @@ std::vector<HostTensor> Executor::run_steps(std::span<const HostTensorView> inpu
         t.casts = r->casts;
       }
       profile->steps.push_back(std::move(t));
-      exchange_.after_step(i, exchange_to_host);
+      exchange_.after_step(i, exchange_to_host, exchange_slot);
       continue;
     }
     // Waiting for the producer is compute, not copy time.

@@ -9,6 +9,9 @@
 #include <ampx/dist/communicator.hpp>
 #include <ampx/dist/dist_error.hpp>
 #endif
+#if AMPX_HAVE_NCCL
+#include "nccl_step_exchange.hpp"
+#endif
 
 namespace ampx::train {
 
@@ -83,11 +86,18 @@ struct DataParallel::Impl {
   dist::Communicator buckets;
   dist::Communicator sync;
   Impl(dist::CommunicatorOptions o) : buckets(dist::MpiRuntime(), o), sync(dist::MpiRuntime(), o) {}
+#if AMPX_HAVE_NCCL
+  // Gradients on one CUDA device: NCCL (nccl_step_exchange.hpp).
+  NcclState nccl{sync, std::chrono::milliseconds(0), nullptr, {}};
+#endif
 };
 
 DataParallel::DataParallel(DataParallelOptions options) : options_(std::move(options)) {
   options_.validate();
   impl_ = std::make_unique<Impl>(dist::CommunicatorOptions{.timeout = options_.comm_timeout});
+#if AMPX_HAVE_NCCL
+  impl_->nccl.timeout = options_.comm_timeout;
+#endif
 }
 
 int DataParallel::rank() const {
@@ -116,8 +126,16 @@ void DataParallel::require_agreement(std::string_view what, std::string_view tex
 std::unique_ptr<StepExchange> DataParallel::make_exchange(
     std::span<const BucketedGradient> gradients, std::optional<GuardRule> guard) {
   const auto bucket_bytes = static_cast<uint64_t>(options_.bucket_mb * 1024 * 1024);
-  return make_step_exchange({impl_->buckets, impl_->sync}, gradients,
-                            plan_buckets(gradients, bucket_bytes), guard);
+  auto host = make_step_exchange({impl_->buckets, impl_->sync}, gradients,
+                                 plan_buckets(gradients, bucket_bytes), guard);
+#if AMPX_HAVE_NCCL
+  // ZeRO-1's reduce to the owner and the guard's verdict are the host
+  // path's alone.
+  if (!guard)
+    return make_nccl_step_exchange(impl_->nccl, std::move(host), gradients,
+                                   plan_buckets(gradients, bucket_bytes));
+#endif
+  return host;
 }
 
 void DataParallel::allgather(std::span<std::byte> all, std::span<const uint64_t> counts) {

@@ -8,7 +8,12 @@
  *  - c_old (C_MINIMAL_OLD): reports the minimal v1 struct_size, so the
  *    optional buffer_host_ptr lies past it; that member points at a function
  *    that aborts, to prove the host treats it as NULL;
- *  - c_future (C_MINIMAL_FUTURE): a newer minor with a longer table.
+ *  - c_future (C_MINIMAL_FUTURE): a newer minor with a longer table;
+ *  - c_native (C_MINIMAL_NATIVE): with ABI 1.6 native handles that claim
+ *    CUDA (ordinal 0, a stream that is the plugin instance's address, a
+ *    buffer's host memory as its "device address"): the NCCL exchange's
+ *    logic tested against a stand-in for NCCL that works on host memory
+ *    (tests/nccl). Nothing ever hands these handles to CUDA.
  */
 #include "test_plugin.h"
 
@@ -88,12 +93,38 @@ static void* cm_trap_host_ptr(ampx_buffer* buffer) {
 #define CM_TABLE_SIZE sizeof(ampx_plugin_api)
 #endif
 
+#if defined(C_MINIMAL_NATIVE)
+static ampx_status* cm_native_device(ampx_plugin* plugin, int32_t device, ampx_native_device* out) {
+  ampx_status* status = tp_check_device(plugin, device);
+  if (status != NULL) return status;
+  if (out == NULL) return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "native_device: NULL out");
+  out->struct_size = TP_MIN(out->struct_size, sizeof(*out));
+  out->api = AMPX_NATIVE_API_CUDA;
+  out->ordinal = 0;
+  out->stream = plugin;
+  return NULL;
+}
+static ampx_status* cm_buffer_native_ptr(ampx_buffer* buffer, void** out) {
+  if (buffer == NULL || out == NULL)
+    return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "buffer_native_ptr: NULL argument");
+  *out = buffer->data;
+  return NULL;
+}
+static const ampx_native_handles_extension cm_native_ext = {
+    {sizeof(ampx_native_handles_extension), AMPX_EXTENSION_NATIVE_HANDLES, NULL},
+    cm_native_device,
+    cm_buffer_native_ptr};
+#define CM_EXTENSIONS .extensions = &cm_native_ext.base,
+#else
+#define CM_EXTENSIONS
+#endif
+
 #define CM_MEMBERS                                                                               \
   .abi_major = AMPX_ABI_VERSION_MAJOR, .plugin_name = C_MINIMAL_NAME, .plugin_version = "1.0.0", \
   .plugin_create = cm_create, .plugin_info = cm_info, .device_count = tp_device_count,           \
   .device_props = cm_device_props, .query_capability = cm_query, .kernel_prepare = cm_prepare,   \
   .kernel_launch = tp_launch_unsupported, .kernel_destroy = tp_kernel_destroy_none,              \
-  .buffer_host_ptr = CM_HOST_PTR, TP_STATUS_MEMBERS, TP_BUFFER_MEMBERS
+  .buffer_host_ptr = CM_HOST_PTR, CM_EXTENSIONS TP_STATUS_MEMBERS, TP_BUFFER_MEMBERS
 
 #if defined(C_MINIMAL_FUTURE)
 /* A table from a future minor version: members appended at the end. */

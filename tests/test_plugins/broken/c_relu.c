@@ -168,11 +168,36 @@ static const ampx_option_desc cr_options[] = {
     {sizeof(ampx_option_desc), "relu_slope", "0", "reserved"}};
 /* ABI 1.3: a declared compute mode (c_relu has no f16 kernel: this only
    tests that plugin-check reads the declaration). */
-static const ampx_numerics_extension cr_numerics_ext = {
-    {sizeof(ampx_numerics_extension), AMPX_EXTENSION_NUMERICS, NULL}, AMPX_ACCUMULATE_F16};
 static const ampx_options_extension cr_options_ext = {
-    {sizeof(ampx_options_extension), AMPX_EXTENSION_OPTIONS, &cr_numerics_ext.base}, 2, cr_options};
-static const ampx_extension cr_unknown_ext = {sizeof(ampx_extension), 4242, &cr_options_ext.base};
+    {sizeof(ampx_options_extension), AMPX_EXTENSION_OPTIONS, NULL}, 2, cr_options};
+static const ampx_numerics_extension cr_numerics_ext = {
+    {sizeof(ampx_numerics_extension), AMPX_EXTENSION_NUMERICS, &cr_options_ext.base},
+    AMPX_ACCUMULATE_F16};
+/* ABI 1.6: native handles the host must check. Device 0 has none
+   (UNSUPPORTED: the host copies); device 1 answers an API no ABI names
+   (the host refuses it, naming the plugin). A buffer's "device address" is
+   its host memory: no host test ever hands it to CUDA. */
+static ampx_status* cr_native_device(ampx_plugin* plugin, int32_t device, ampx_native_device* out) {
+  if (plugin == NULL || out == NULL || device < 0 || device >= plugin->num_devices)
+    return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "native_device: bad argument");
+  if (device == 0) return tp_status(AMPX_STATUS_UNSUPPORTED, "c_relu:0 has no native handles");
+  out->struct_size = TP_MIN(out->struct_size, sizeof(ampx_native_device));
+  out->api = 7;
+  out->ordinal = 1;
+  out->stream = plugin;
+  return NULL;
+}
+static ampx_status* cr_buffer_native_ptr(ampx_buffer* buffer, void** out) {
+  if (buffer == NULL || out == NULL)
+    return tp_status(AMPX_STATUS_INVALID_ARGUMENT, "buffer_native_ptr: NULL argument");
+  *out = buffer->data;
+  return NULL;
+}
+static const ampx_native_handles_extension cr_native_ext = {
+    {sizeof(ampx_native_handles_extension), AMPX_EXTENSION_NATIVE_HANDLES, &cr_numerics_ext.base},
+    cr_native_device,
+    cr_buffer_native_ptr};
+static const ampx_extension cr_unknown_ext = {sizeof(ampx_extension), 4242, &cr_native_ext.base};
 #endif
 
 static const ampx_plugin_api cr_table = {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -21,6 +22,15 @@ struct Capability {
   ampx_support support = AMPX_SUPPORT_UNSUPPORTED;
   double cost_us = -1.0;  // predicted kernel time; < 0: no estimate
   std::string note;       // optional short reason
+};
+
+// A device's native handles (ABI 1.6, backend_api.h "Native handles"): its
+// ordinal in the vendor API and the one stream the plugin issues all of the
+// device's work on. Work enqueued there is in the device's order.
+struct NativeDevice {
+  ampx_native_api api = AMPX_NATIVE_API_NONE;
+  int32_t ordinal = -1;
+  void* stream = nullptr;
 };
 
 // A cheap, copyable handle; every copy keeps the plugin loaded. Created by
@@ -61,6 +71,15 @@ class Device {
 
   // Waits for all work launched on this device.
   void synchronize() const;
+  // The device's native handles, or nullopt when its plugin publishes none
+  // or answers UNSUPPORTED for this device (the caller then copies through
+  // the host). An answer that breaks the ABI's rules (an unknown API, a
+  // negative ordinal, a NULL stream) throws PluginLoadError naming the plugin.
+  std::optional<NativeDevice> native() const;
+  // The device address of `buffer`'s byte 0 (a buffer of this device), for
+  // work on native()'s stream only. Throws std::logic_error where native()
+  // is nullopt, PluginError when the plugin fails.
+  void* native_ptr(const Buffer& buffer) const;
 
   // plugin_info's note as the plugin answers it now (PluginRecord::note is
   // the one at load): a plugin may report counters there (the oneDNN

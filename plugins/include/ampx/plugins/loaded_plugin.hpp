@@ -79,6 +79,13 @@ class LoadedPlugin {
   // Its kernels' reports (ABI 1.4 kernel-info extension), or NULL.
   using KernelReportFn = ampx_status* (*)(ampx_kernel*, ampx_kernel_report*);
   KernelReportFn kernel_report() const noexcept { return kernel_report_; }
+  // Its native handles (ABI 1.6 native-handles extension): both members, or
+  // both NULL when the plugin publishes none (or one too short to hold them).
+  struct NativeHandleFns {
+    ampx_status* (*native_device)(ampx_plugin*, int32_t, ampx_native_device*) = nullptr;
+    ampx_status* (*buffer_native_ptr)(ampx_buffer*, void**) = nullptr;
+  };
+  const NativeHandleFns& native_handles() const noexcept { return native_handles_; }
 
   // The host's copy of the table, host-sized: members beyond the plugin's
   // struct_size are NULL, so optional members may simply be tested.
@@ -141,6 +148,7 @@ class LoadedPlugin {
   std::vector<PluginOption> options_;
   std::optional<ampx_accumulation> declared_f16_accumulation_;
   KernelReportFn kernel_report_ = nullptr;
+  NativeHandleFns native_handles_;
   ampx_plugin* instance_ = nullptr;
   std::string note_;
   std::string library_name_;

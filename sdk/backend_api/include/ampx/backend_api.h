@@ -114,6 +114,35 @@
  *    conversion). The struct is one the plugin fills (see struct_size).
  *    Without the extension (a 1.3 plugin) the host shows no implementation
  *    and no conversions.
+ *  - Native handles (since 1.6, optional). A plugin whose devices are driven
+ *    through a vendor API may publish an AMPX_EXTENSION_NATIVE_HANDLES
+ *    extension that hands the host the native handles behind a device and a
+ *    buffer, so that the host can enqueue work of another library (NCCL's
+ *    collectives) in the device's order, without copies through the host.
+ *    Its rules, for the CUDA API (AMPX_NATIVE_API_CUDA):
+ *      * native_device() names the device's CUDA ordinal and ONE stream on
+ *        which the plugin issues all its work on the device (kernels,
+ *        copy_to_device, copy_to_host, copy_device_to_device into it), in
+ *        issue order, for as long as the plugin instance lives; the answer
+ *        never changes. The stream belongs to the plugin: the host never
+ *        destroys or synchronizes it through CUDA, and calls CUDA on it only
+ *        with that device current.
+ *      * Work the host enqueues on that stream is part of the device's
+ *        order: it runs after everything the plugin issued before and
+ *        before everything it issues after; synchronize(device) and
+ *        copy_to_host wait for it too; an error it causes may surface at
+ *        the plugin's next wait on the device.
+ *      * buffer_native_ptr() gives the device address of byte 0 of a
+ *        buffer (CUDA: a pointer valid in the device's context, for the
+ *        buffer's whole size), valid until buffer_free. The host reads and
+ *        writes it only with work on the buffer's device's stream, and
+ *        calls synchronize(device) before it frees a buffer that such work
+ *        may still touch.
+ *      * A device the plugin cannot answer for (none, another API):
+ *        AMPX_STATUS_UNSUPPORTED, and the host takes its copying path.
+ *        NULL arguments and out-of-range devices: INVALID_ARGUMENT.
+ *    Without the extension (a 1.5 plugin, any host-memory plugin) the host
+ *    copies through host memory.
  */
 #ifndef AMPX_BACKEND_API_H_
 #define AMPX_BACKEND_API_H_
@@ -133,8 +162,10 @@ extern "C" {
  *      and repeated destroys and a failed call's NULL out handle.
  * 1.4: AMPX_EXTENSION_KERNEL_INFO (a kernel's implementation and its last
  *      launch's conversions, for profiles).
- * 1.5: the element types AMPX_DTYPE_I16, _U16, _U32 and _U64. */
-#define AMPX_ABI_VERSION_MINOR 5
+ * 1.5: the element types AMPX_DTYPE_I16, _U16, _U32 and _U64.
+ * 1.6: AMPX_EXTENSION_NATIVE_HANDLES (a device's CUDA ordinal and stream, a
+ *      buffer's device address: NCCL collectives in the device's order). */
+#define AMPX_ABI_VERSION_MINOR 6
 
 /* The one exported symbol: `const ampx_plugin_api* ampx_plugin_entry(void);` */
 #define AMPX_PLUGIN_ENTRY_SYMBOL "ampx_plugin_entry"
@@ -314,7 +345,9 @@ typedef enum ampx_extension_type {
   /* ampx_numerics_extension (since 1.3): how the plugin computes on 16-bit data. */
   AMPX_EXTENSION_NUMERICS = 2,
   /* ampx_kernel_info_extension (since 1.4): what a kernel runs on, for profiles. */
-  AMPX_EXTENSION_KERNEL_INFO = 3
+  AMPX_EXTENSION_KERNEL_INFO = 3,
+  /* ampx_native_handles_extension (since 1.6): native device, stream, address. */
+  AMPX_EXTENSION_NATIVE_HANDLES = 4
 } ampx_extension_type;
 
 #define AMPX_EXTENSION_CHAIN_MAX 64
@@ -377,6 +410,32 @@ typedef struct ampx_kernel_info_extension {
    * wait. NULL kernel or out: AMPX_STATUS_INVALID_ARGUMENT. */
   ampx_status* (*kernel_report)(ampx_kernel* kernel, ampx_kernel_report* out);
 } ampx_kernel_info_extension;
+
+/* Since 1.6. The vendor API whose handles ampx_native_device and
+ * buffer_native_ptr give (see "Native handles" above). Values are part of
+ * the ABI. */
+typedef enum ampx_native_api {
+  AMPX_NATIVE_API_NONE = 0,
+  AMPX_NATIVE_API_CUDA = 1 /* ordinal: cudaSetDevice's; stream: a cudaStream_t */
+} ampx_native_api;
+
+/* Since 1.6. One device's native handles. Filled by the plugin: the host
+ * zero-fills it and presets struct_size. */
+typedef struct ampx_native_device {
+  size_t struct_size;
+  int32_t api;     /* ampx_native_api */
+  int32_t ordinal; /* the device's number in that API (CUDA: cudaSetDevice) */
+  void* stream;    /* the one queue of the device's work (CUDA: cudaStream_t), never NULL */
+} ampx_native_device;
+
+typedef struct ampx_native_handles_extension {
+  ampx_extension base; /* type AMPX_EXTENSION_NATIVE_HANDLES */
+  /* Fills *out for `device` of `plugin`. Cheap; may create the device's
+   * context on first use. */
+  ampx_status* (*native_device)(ampx_plugin* plugin, int32_t device, ampx_native_device* out);
+  /* *out: the device address of the buffer's byte 0 (never NULL on success). */
+  ampx_status* (*buffer_native_ptr)(ampx_buffer* buffer, void** out);
+} ampx_native_handles_extension;
 
 /* ------------------------------------------------------------ the table */
 
@@ -478,6 +537,9 @@ typedef struct ampx_plugin_api {
 #define AMPX_KERNEL_REPORT_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_kernel_report, cast_us)
 #define AMPX_KERNEL_INFO_EXTENSION_STRUCT_SIZE \
   AMPX_STRUCT_SIZE(ampx_kernel_info_extension, kernel_report)
+#define AMPX_NATIVE_DEVICE_STRUCT_SIZE AMPX_STRUCT_SIZE(ampx_native_device, stream)
+#define AMPX_NATIVE_HANDLES_EXTENSION_STRUCT_SIZE \
+  AMPX_STRUCT_SIZE(ampx_native_handles_extension, buffer_native_ptr)
 
 /* The smallest table a v1 host accepts: everything up to and including
  * `synchronize`. */

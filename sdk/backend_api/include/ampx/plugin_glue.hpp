@@ -21,7 +21,9 @@
 //   - prefix errors from prepare and launch with the node ("node 'x' (Op):");
 //   - publish kOptions as the AMPX_EXTENSION_OPTIONS extension (ABI 1.2)
 //     and the compute mode as AMPX_EXTENSION_NUMERICS (ABI 1.3), and, when
-//     Impl's kernels report themselves, AMPX_EXTENSION_KERNEL_INFO (ABI 1.4);
+//     Impl's kernels report themselves, AMPX_EXTENSION_KERNEL_INFO (ABI 1.4),
+//     and when Impl hands out native handles, AMPX_EXTENSION_NATIVE_HANDLES
+//     (ABI 1.6);
 //   - keep the live plugin, buffer, kernel and status handles, so that NULL
 //     and a second destroy of one are ignored (backend_api.h).
 //
@@ -50,6 +52,8 @@
 //   KernelReport report() const;      // -> AMPX_EXTENSION_KERNEL_INFO (ABI 1.4)
 //   void release(Buffer&) noexcept;   // Impl: called before a buffer is freed
 //   void* host_ptr(Buffer&) noexcept; // Impl: -> buffer_host_ptr
+//   ampx_native_device native_device(int32_t device);  // both: ->
+//   void* native_ptr(Buffer&);        //   AMPX_EXTENSION_NATIVE_HANDLES (ABI 1.6)
 // The glue has checked every device index, range and view before these run:
 // `device` is in [0, device_count()), a view's bytes lie inside its buffer,
 // and every view of a launch is on the kernel's device.
@@ -402,6 +406,12 @@ concept HasKernelReport = requires(const typename Impl::Kernel& k) {
 };
 
 template <class Impl>
+concept HasNativeHandles = requires(Impl& impl, typename Impl::Buffer& b) {
+  { impl.native_device(int32_t{0}) } -> std::convertible_to<ampx_native_device>;
+  { impl.native_ptr(b) } -> std::convertible_to<void*>;
+};
+
+template <class Impl>
 concept DeclaresAccumulation = requires {
   { Impl::kF16Accumulation } -> std::convertible_to<ampx_accumulation>;
 };
@@ -437,6 +447,38 @@ const ampx_extension* kernel_info_extension(const ampx_extension* next) noexcept
             rep.casts = r.casts;
             rep.cast_us = r.cast_us;
             write_out_struct(out, rep);
+          });
+        }};
+    return &ext.base;
+  } else {
+    return next;
+  }
+}
+
+// The native-handles extension (ABI 1.6): Impl's devices' native ordinal
+// and stream, its buffers' device addresses.
+template <class Impl>
+const ampx_extension* native_handles_extension(const ampx_extension* next) noexcept {
+  if constexpr (HasNativeHandles<Impl>) {
+    static const ampx_native_handles_extension ext{
+        {sizeof(ampx_native_handles_extension), AMPX_EXTENSION_NATIVE_HANDLES, next},
+        [](ampx_plugin* p, int32_t device, ampx_native_device* out) {
+          return guard([&] {
+            Impl& impl = plugin_of<Impl>(p, "native_device");
+            if (!out) invalid("native_device: NULL out");
+            check_device(impl, device, "native_device");
+            ampx_native_device d = impl.native_device(device);
+            d.struct_size = sizeof d;
+            write_out_struct(out, d);
+          });
+        },
+        [](ampx_buffer* b, void** out) {
+          if (out) *out = nullptr;
+          return guard([&] {
+            if (!b || !out) invalid("buffer_native_ptr: NULL argument");
+            BufferHandle<Impl>* h = buffer_of<Impl>(b);
+            *out = h->owner->native_ptr(h->buffer);
+            if (!*out) throw StatusError(AMPX_STATUS_UNSUPPORTED, "buffer_native_ptr: no address");
           });
         }};
     return &ext.base;
@@ -638,7 +680,8 @@ ampx_plugin_api make_table() noexcept {
       });
     };
   }
-  api.extensions = kernel_info_extension<Impl>(numerics_extension<Impl>(options_extension<Impl>()));
+  api.extensions = native_handles_extension<Impl>(
+      kernel_info_extension<Impl>(numerics_extension<Impl>(options_extension<Impl>())));
   return api;
 }
 

@@ -36,7 +36,7 @@ class EagerExecutor final : public PlanExecutor {
   HostTensor read_state(size_t i) const override;
   int state_in_place() const override { return 0; }
   void set_exchange(std::span<const ExchangedValue> values, ValueExchange* exchange) override {
-    exchange_ = ExchangeHooks(plan_, values, exchange);
+    exchange_ = ExchangeHooks(plan_, values, exchange, devices_);
   }
   const ExecutionPlan& plan() const { return plan_; }
   // What an eager run holds on each device: weights, state, and every

@@ -64,7 +64,7 @@ class Executor final : public PlanExecutor {
   std::span<const StateBinding> state() const { return plan_.state; }
   int state_in_place() const override { return state_in_place_; }
   void set_exchange(std::span<const ExchangedValue> values, ValueExchange* exchange) override {
-    exchange_ = ExchangeHooks(plan_, values, exchange);
+    exchange_ = ExchangeHooks(plan_, values, exchange, devices_);
   }
 
  private:

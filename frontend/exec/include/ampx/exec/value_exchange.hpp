@@ -15,16 +15,35 @@
 //      copies the host copy back to the device: from then on every reader
 //      sees what the exchange left there.
 // A run with no exchange set pays nothing for this.
+//
+// The device path (optional): values the exchange takes on their device
+// (on_device()) get no host copy: produced_on_device() right after the
+// producer was launched (not waited for), needed_on_device() before the
+// first reader is launched, each with where the value lives; the exchange
+// works in the device's own order (NCCL on a CUDA device's stream, through
+// the plugin's native handles: backend_api.h, ABI 1.6).
 #pragma once
 
 #include <ampx/exec/execution_plan.hpp>
 #include <ampx/ir/graph.hpp>
+#include <ampx/plugins/buffer.hpp>
+#include <ampx/plugins/device.hpp>
 
 #include <cstddef>
 #include <span>
 #include <vector>
 
 namespace ampx {
+
+// Where an exchanged value lives on its home device: `bytes` bytes of
+// `buffer` from `offset`, valid from produced_on_device() until the run
+// ends.
+struct DeviceSlot {
+  const plugins::Device* device = nullptr;
+  const plugins::Buffer* buffer = nullptr;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
 
 class ValueExchange {
  public:
@@ -44,6 +63,14 @@ class ValueExchange {
   // then land where the all-reduce reads them); an empty span: the
   // executor keeps a buffer of its own.
   virtual std::span<std::byte> host_copy(size_t /*i*/, size_t /*bytes*/) { return {}; }
+  // The device path, asked once when the exchange is set (before
+  // host_copy), with each value's home device: true for a value the
+  // exchange takes there. An empty answer (the default): none.
+  virtual std::vector<bool> on_device(std::span<const plugins::Device* const> /*homes*/) {
+    return {};
+  }
+  virtual void produced_on_device(size_t /*i*/, const DeviceSlot& /*slot*/) {}
+  virtual void needed_on_device(size_t /*i*/, const DeviceSlot& /*slot*/) {}
 };
 
 // One value to exchange. A group's values are made current together:
@@ -75,15 +102,25 @@ ExchangePoints exchange_points(const ExecutionPlan& plan, std::span<const Exchan
 class ExchangeHooks {
  public:
   ExchangeHooks() = default;
+  // `devices`: the executor's, indexed by plan.home.
   ExchangeHooks(const ExecutionPlan& plan, std::span<const ExchangedValue> values,
-                ValueExchange* exchange)
+                ValueExchange* exchange, std::span<const plugins::Device* const> devices)
       : exchange_(exchange) {
     if (!exchange_) return;
     points_ = exchange_points(plan, values);
     owned_.resize(values.size());
+    std::vector<const plugins::Device*> homes;
+    for (const ExchangedValue& v : values)
+      homes.push_back(devices[static_cast<size_t>(plan.home[static_cast<size_t>(v.value)])]);
+    on_device_ = exchange_->on_device(homes);
+    on_device_.resize(values.size(), false);
     for (size_t i = 0; i < values.size(); ++i) {
       values_.push_back(values[i].value);
       const size_t bytes = plan.graph->value(values[i].value).byte_size();
+      if (on_device_[i]) {
+        host_.emplace_back();
+        continue;
+      }
       std::span<std::byte> at = exchange_->host_copy(i, bytes);
       if (at.size() != bytes) {
         owned_[i].resize(bytes);
@@ -94,25 +131,35 @@ class ExchangeHooks {
   }
   bool active() const { return exchange_ != nullptr; }
   // Before step s: progress, and every value s reads first made current
-  // (`to_device(value, bytes)`).
-  template <class ToDevice>
-  void before_step(size_t s, ToDevice&& to_device) {
+  // (`to_device(value, bytes)`; on the device path `locate(value)`, its
+  // DeviceSlot).
+  template <class ToDevice, class Locate>
+  void before_step(size_t s, ToDevice&& to_device, Locate&& locate) {
     if (!exchange_) return;
     if (outstanding_ > 0) exchange_->progress();
     for (size_t i : points_.before[s]) {
-      exchange_->needed(i, host_[i]);
-      to_device(values_[i], std::span<const std::byte>(host_[i]));
+      if (on_device_[i]) {
+        exchange_->needed_on_device(i, locate(values_[i]));
+      } else {
+        exchange_->needed(i, host_[i]);
+        to_device(values_[i], std::span<const std::byte>(host_[i]));
+      }
       --outstanding_;
     }
   }
   // After step s: every value it produced copied out
-  // (`to_host(value, bytes)`, which waits for the device) and handed over.
-  template <class ToHost>
-  void after_step(size_t s, ToHost&& to_host) {
+  // (`to_host(value, bytes)`, which waits for the device) and handed over,
+  // or on the device path handed over where it is.
+  template <class ToHost, class Locate>
+  void after_step(size_t s, ToHost&& to_host, Locate&& locate) {
     if (!exchange_) return;
     for (size_t i : points_.after[s]) {
-      to_host(values_[i], std::span<std::byte>(host_[i]));
       ++outstanding_;
+      if (on_device_[i]) {
+        exchange_->produced_on_device(i, locate(values_[i]));
+        continue;
+      }
+      to_host(values_[i], std::span<std::byte>(host_[i]));
       exchange_->produced(i, host_[i]);
     }
   }
@@ -121,7 +168,8 @@ class ExchangeHooks {
   ValueExchange* exchange_ = nullptr;
   std::vector<ValueId> values_;
   ExchangePoints points_;
-  std::vector<std::span<std::byte>> host_;     // each value's host copy
+  std::vector<bool> on_device_;                // per value: the device path
+  std::vector<std::span<std::byte>> host_;     // each value's host copy (none on the device path)
   std::vector<std::vector<std::byte>> owned_;  // those the exchange did not place
   size_t outstanding_ = 0;
 };
