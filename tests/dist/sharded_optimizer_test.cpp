@@ -165,31 +165,6 @@ TEST(ShardedOptimizer, TwoRunsAreBitIdentical) {
   EXPECT_EQ(runs[0], runs[1]);
 }
 
-// An overflow in the last rank's rows: its gradients overflow; the owners'
-// sums do; the guard's verdict over the ranks skips the step everywhere.
-TEST(ShardedOptimizer, AnOverflowOnOneRankSkipsTheStepEverywhere) {
-  const auto dp = join_sharded();
-  if (dp->size() < 2) GTEST_SKIP() << "needs two ranks";
-  const int64_t b = 4;
-  const Dataset data = overflowing_on_the_last_rank({1}, b, dp->size());
-  Session session(cpu_ref_only());
-  TrainerOptions o = options_at(AmpLevel::kO2, b);
-  o.data_parallel = dp;
-  Trainer t(session, plain_mlp(), o);
-  const std::vector<HostTensor> before = t.state();
-  const EpochResult r = t.train_epoch(data);
-  ASSERT_GE(r.records.size(), 3u);
-  EXPECT_TRUE(r.records[0].finite);
-  EXPECT_FALSE(r.records[1].finite) << "on rank " << dp->rank();
-  EXPECT_TRUE(r.records[2].finite);
-  EXPECT_EQ(r.records[2].scale, 512);
-  EXPECT_EQ(r.overflow_steps, 1);
-  std::string text;
-  for (const HostTensor& s : weights_of(t))
-    text.append(reinterpret_cast<const char*>(s.data.data()), s.data.size());
-  EXPECT_NO_THROW(dp->require_agreement("weights", text));
-}
-
 // Every rank gets here before any goes on.
 void barrier(DataParallel& dp) {
   std::array<float, 1> nothing{0};

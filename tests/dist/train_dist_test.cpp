@@ -183,8 +183,10 @@ TEST(DataParallel, SixteenBitAllReduceHalvesTheBytes) {
 // One sample far beyond f16's range on one rank only: that rank's gradients
 // overflow, the sums do too, and every rank skips the step and backs off
 // the loss scale together.
-TEST(DataParallel, AnOverflowOnOneRankSkipsTheStepEverywhere) {
-  const auto dp = join();
+class AnOverflowOnOneRank : public ::testing::TestWithParam<OptimizerSharding> {};
+
+TEST_P(AnOverflowOnOneRank, SkipsTheStepEverywhere) {
+  const auto dp = join({.sharding = GetParam()});
   if (dp->size() < 2) GTEST_SKIP() << "needs two ranks";
   const int64_t b = 4;
   const Dataset data = overflowing_on_the_last_rank({1}, b, dp->size());  // step 2 only
@@ -199,7 +201,20 @@ TEST(DataParallel, AnOverflowOnOneRankSkipsTheStepEverywhere) {
   EXPECT_TRUE(r.records[2].finite);
   EXPECT_EQ(r.records[2].scale, 512);
   EXPECT_EQ(r.overflow_steps, 1);
+  // ZeRO-1: the owners skipped their updates alike; every rank's weights agree.
+  std::string text;
+  for (const HostTensor& s : t.state())
+    if (!s.name.ends_with("/momentum"))
+      text.append(reinterpret_cast<const char*>(s.data.data()), s.data.size());
+  EXPECT_NO_THROW(dp->require_agreement("weights", text));
 }
+
+INSTANTIATE_TEST_SUITE_P(Sharding, AnOverflowOnOneRank,
+                         ::testing::Values(OptimizerSharding::kReplicated,
+                                           OptimizerSharding::kZero1),
+                         [](const auto& info) {
+                           return info.param == OptimizerSharding::kZero1 ? "Zero1" : "Replicated";
+                         });
 
 // The overflow diagnostics and the automatic fallback decide on the ranks'
 // reduced statistics: with overflows in the last rank's rows only, every

@@ -12,25 +12,17 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void narrow_f16(const float* src, __half* dst, size_t n) {
+// Each element converted once, rounded to nearest even where it narrows.
+__device__ __half convert(float v, __half*) { return __float2half_rn(v); }
+__device__ __nv_bfloat16 convert(float v, __nv_bfloat16*) { return __float2bfloat16_rn(v); }
+__device__ float convert(__half v, float*) { return __half2float(v); }
+__device__ float convert(__nv_bfloat16 v, float*) { return __bfloat162float(v); }
+
+template <class From, class To>
+__global__ void convert_all(const From* src, To* dst, size_t n) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
        i += size_t{gridDim.x} * blockDim.x)
-    dst[i] = __float2half_rn(src[i]);
-}
-__global__ void narrow_bf16(const float* src, __nv_bfloat16* dst, size_t n) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x)
-    dst[i] = __float2bfloat16_rn(src[i]);
-}
-__global__ void widen_f16(const __half* src, float* dst, size_t n) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x)
-    dst[i] = __half2float(src[i]);
-}
-__global__ void widen_bf16(const __nv_bfloat16* src, float* dst, size_t n) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x)
-    dst[i] = __bfloat162float(src[i]);
+    dst[i] = convert(src[i], static_cast<To*>(nullptr));
 }
 
 unsigned blocks(size_t n) {
@@ -42,17 +34,17 @@ unsigned blocks(size_t n) {
 
 cudaError_t launch_narrow(const float* src, void* dst, size_t n, bool bf16, cudaStream_t s) {
   if (bf16)
-    narrow_bf16<<<blocks(n), kThreads, 0, s>>>(src, static_cast<__nv_bfloat16*>(dst), n);
+    convert_all<<<blocks(n), kThreads, 0, s>>>(src, static_cast<__nv_bfloat16*>(dst), n);
   else
-    narrow_f16<<<blocks(n), kThreads, 0, s>>>(src, static_cast<__half*>(dst), n);
+    convert_all<<<blocks(n), kThreads, 0, s>>>(src, static_cast<__half*>(dst), n);
   return cudaGetLastError();
 }
 
 cudaError_t launch_widen(const void* src, float* dst, size_t n, bool bf16, cudaStream_t s) {
   if (bf16)
-    widen_bf16<<<blocks(n), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(src), dst, n);
+    convert_all<<<blocks(n), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(src), dst, n);
   else
-    widen_f16<<<blocks(n), kThreads, 0, s>>>(static_cast<const __half*>(src), dst, n);
+    convert_all<<<blocks(n), kThreads, 0, s>>>(static_cast<const __half*>(src), dst, n);
   return cudaGetLastError();
 }
 
