@@ -13,10 +13,18 @@ namespace {
 constexpr int kThreads = 256;
 
 // Each element converted once, rounded to nearest even where it narrows.
-__device__ __half convert(float v, __half*) { return __float2half_rn(v); }
-__device__ __nv_bfloat16 convert(float v, __nv_bfloat16*) { return __float2bfloat16_rn(v); }
-__device__ float convert(__half v, float*) { return __half2float(v); }
-__device__ float convert(__nv_bfloat16 v, float*) { return __bfloat162float(v); }
+__device__ __half convert(float v, __half*) {
+  return __float2half_rn(v);
+}
+__device__ __nv_bfloat16 convert(float v, __nv_bfloat16*) {
+  return __float2bfloat16_rn(v);
+}
+__device__ float convert(__half v, float*) {
+  return __half2float(v);
+}
+__device__ float convert(__nv_bfloat16 v, float*) {
+  return __bfloat162float(v);
+}
 
 template <class From, class To>
 __global__ void convert_all(const From* src, To* dst, size_t n) {
