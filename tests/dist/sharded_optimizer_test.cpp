@@ -295,24 +295,6 @@ TEST(ShardedOptimizer, FallsBackLikeTheReplicatedRun) {
   EXPECT_LE(diff, 1e-6) << "at " << where;
 }
 
-// Node by node (--eager): the same sharded step as the compiled one (to
-// the roundings that the compiled step's fused epilogues change at O2).
-TEST(ShardedOptimizer, EagerMatchesCompiled) {
-  const Dataset data = synthetic(64, 12, 4, 6);
-  std::vector<HostTensor> states[2];
-  for (int eager = 0; eager < 2; ++eager) {
-    Session session(cpu_ref_only());
-    TrainerOptions o = options_at(AmpLevel::kO2, 8);
-    o.eager = eager == 1;
-    o.data_parallel = join_sharded();
-    Trainer t(session, plain_mlp(), o);
-    t.train_epoch(data);
-    states[eager] = weights_of(t);
-  }
-  const auto [diff, where] = max_difference(states[1], states[0]);
-  EXPECT_LE(diff, 1e-4) << "at " << where;
-}
-
 TEST(ShardedOptimizer, MoreRanksThanWeightsAreRefused) {
   const auto dp = join_sharded();
   GraphBuilder g("one-weight", 1);

@@ -157,18 +157,18 @@ std::filesystem::path Trainer::save_checkpoint(const std::filesystem::path& dir,
   if (!sharded()) return rank() == 0 ? train::save_checkpoint(dir, c, keep) : "";
   // The weights a rank owns and their moments go into its shard; the rest
   // (running statistics), the same on every rank, into rank 0's manifest.
-  std::set<std::string> owned;
+  std::set<std::string> weights;
   for (const StateEntry& e : active_->tg.state)
-    if (e.role == StateRole::kWeight) owned.insert(e.name);
+    if (e.role == StateRole::kWeight) weights.insert(e.name);
   std::vector<std::string> mine(options_.graph.owned_weights->begin(),
                                 options_.graph.owned_weights->end());
   Checkpoint shard = c, manifest = c;
   shard.state.clear();
   manifest.state.clear();
   for (HostTensor& t : c.state) {
-    const bool weight = owned.contains(t.name);
+    const bool weight = weights.contains(t.name);
     const std::string& of = weight ? t.name : moment_weight(t.name);
-    const bool sharded_tensor = weight || owned.contains(of);
+    const bool sharded_tensor = weight || weights.contains(of);
     if (!sharded_tensor)
       manifest.state.push_back(std::move(t));
     else if (std::find(mine.begin(), mine.end(), of) != mine.end())
